@@ -1,0 +1,224 @@
+//! `etscope info FILE`: what a file is and what it holds, for every supported kind.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use etscope_core::bundled::BundledProgram;
+use etscope_core::etdump::{ETDump, Event};
+use etscope_core::etrecord::{stage_short_name, ETRecord};
+use etscope_core::kind::FileKind;
+use etscope_core::pte::{EValue, Program};
+use serde_json::{json, Value};
+
+use crate::load;
+use crate::table::{bytes, Table};
+
+pub fn run(path: &Path, as_json: bool) -> Result<()> {
+    let data = load::bytes(path)?;
+    let kind = load::kind_of(path, &data)?;
+    let ctx = || path.display().to_string();
+    let info = match kind {
+        FileKind::Pte => pte_info(&Program::parse(data).with_context(ctx)?),
+        FileKind::Bpte => bpte_info(&BundledProgram::parse(&data).with_context(ctx)?),
+        FileKind::Etdump => etdump_info(&ETDump::parse(&data).with_context(ctx)?),
+        FileKind::Etrecord => etrecord_info(&ETRecord::parse(&data).with_context(ctx)?),
+        FileKind::Npy => npy_info(&etscope_core::npy::read_npy(&data).with_context(ctx)?)?,
+    };
+    if as_json {
+        return super::print_json(&info);
+    }
+    print!("{}", render(path, &info));
+    Ok(())
+}
+
+/// JSON summary of a program.
+pub fn pte_info(p: &Program) -> Value {
+    let plans: Vec<Value> = p
+        .plans
+        .iter()
+        .map(|plan| {
+            let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+            for c in &plan.chains {
+                for i in &c.instructions {
+                    *kinds.entry(i.kind()).or_default() += 1;
+                }
+            }
+            let mut value_kinds: BTreeMap<&str, usize> = BTreeMap::new();
+            let (mut constants, mut constant_bytes, mut planned) = (0usize, 0u64, 0usize);
+            for v in &plan.values {
+                *value_kinds.entry(v.kind()).or_default() += 1;
+                if let EValue::Tensor(t) = v {
+                    if t.is_constant() {
+                        constants += 1;
+                        constant_bytes += t.nbytes;
+                    } else if t.allocation.is_some() {
+                        planned += 1;
+                    }
+                }
+            }
+            json!({
+                "name": plan.name,
+                "instructions": plan.main_instructions().len(),
+                "instruction_kinds": kinds,
+                "chains": plan.chains.len(),
+                "values": plan.values.len(),
+                "value_kinds": value_kinds,
+                "operators": plan.operators.iter().map(|o| o.qualified()).collect::<Vec<_>>(),
+                "delegates": plan.delegates.len(),
+                "delegate_backends": plan.delegates.iter().map(|d| json!({
+                    "id": d.id,
+                    "blob_bytes": p.delegate_blob(d).map(|b| b.len()).unwrap_or(0),
+                    "compile_specs": d.compile_specs.iter().map(|c| json!({"key": c.key, "value": c.value_text()})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "inputs": plan.inputs,
+                "outputs": plan.outputs,
+                "constant_tensors": constants,
+                "constant_bytes": constant_bytes,
+                "planned_tensors": planned,
+                "arenas": plan.non_const_buffer_sizes.iter().enumerate().skip(1)
+                    .map(|(id, &size)| json!({"memory_id": id, "size": size})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "kind": "pte",
+        "version": p.version,
+        "bytes": p.bytes().len(),
+        "extended_header": p.extended_header,
+        "segments": p.segments,
+        "constant_segment": p.constant_segment,
+        "inline_constant_buffers": p.inline_constant_count(),
+        "named_data": p.named_data,
+        "plans": plans,
+    })
+}
+
+fn bpte_info(b: &BundledProgram) -> Value {
+    json!({
+        "kind": "bpte",
+        "version": b.version,
+        "test_suites": b.suites.iter().map(|s| json!({
+            "method": s.method_name,
+            "test_cases": s.test_cases.len(),
+            "inputs_per_case": s.test_cases.first().map(|c| c.inputs.len()).unwrap_or(0),
+            "outputs_per_case": s.test_cases.first().map(|c| c.expected_outputs.len()).unwrap_or(0),
+        })).collect::<Vec<_>>(),
+        "test_cases": b.test_case_count(),
+        "program": pte_info(&b.program),
+    })
+}
+
+fn etdump_info(d: &ETDump) -> Value {
+    let runs: Vec<Value> = d
+        .runs
+        .iter()
+        .map(|r| {
+            let (mut prof, mut dbg, mut alloc) = (0, 0, 0);
+            for e in &r.events {
+                match e {
+                    Event::Profile(_) => prof += 1,
+                    Event::Debug(_) => dbg += 1,
+                    Event::Allocation(_) => alloc += 1,
+                    Event::Empty => {}
+                }
+            }
+            json!({"name": r.name, "events": r.events.len(), "profile_events": prof, "debug_events": dbg,
+                   "allocation_events": alloc, "allocators": r.allocators, "bundled_input_index": r.bundled_input_index})
+        })
+        .collect();
+    json!({"kind": "etdump", "version": d.version, "events": d.event_count(), "runs": runs})
+}
+
+fn etrecord_info(r: &ETRecord) -> Value {
+    json!({
+        "kind": "etrecord",
+        "entries": r.entries,
+        "stages": r.stages.iter().map(|s| json!({
+            "name": s.name,
+            "short_name": stage_short_name(&s.name),
+            "nodes": s.graph.nodes.len(),
+            "inputs": s.graph.inputs.len(),
+            "outputs": s.graph.outputs.len(),
+            "schema_version": format!("{}.{}", s.graph.schema_version.0, s.graph.schema_version.1),
+        })).collect::<Vec<_>>(),
+        "debug_handle_map": r.debug_handle_map.iter().map(|(m, v)| (m.clone(), v.len())).collect::<BTreeMap<_, _>>(),
+        "delegate_map": r.delegate_map,
+    })
+}
+
+fn npy_info(t: &etscope_core::tensor::TensorData) -> Result<Value> {
+    let s = t.stats()?;
+    Ok(json!({"kind": "npy", "dtype": t.dtype.short_name(), "shape": t.shape, "stats": s}))
+}
+
+fn render(path: &Path, info: &Value) -> String {
+    let mut out = format!("{}: {}\n", path.display(), info["kind"].as_str().unwrap_or("?"));
+    let field = |v: &Value, k: &str| v.get(k).map(|x| x.to_string()).unwrap_or_default();
+    match info["kind"].as_str() {
+        Some("pte") | Some("bpte") => {
+            let p = if info["kind"] == "bpte" {
+                out.push_str(&format!("test cases: {}\n", field(info, "test_cases")));
+                &info["program"]
+            } else {
+                info
+            };
+            out.push_str(&format!(
+                "version {}  {}  segments {}  named data {}\n",
+                field(p, "version"),
+                bytes(p["bytes"].as_u64().unwrap_or(0)),
+                p["segments"].as_array().map_or(0, Vec::len),
+                p["named_data"].as_array().map_or(0, Vec::len)
+            ));
+            for plan in p["plans"].as_array().into_iter().flatten() {
+                out.push_str(&format!(
+                    "plan {}: {} instructions, {} values, {} operators, {} delegates, {} constants ({}), {} planned tensors\n",
+                    plan["name"].as_str().unwrap_or(""),
+                    field(plan, "instructions"),
+                    field(plan, "values"),
+                    plan["operators"].as_array().map_or(0, Vec::len),
+                    field(plan, "delegates"),
+                    field(plan, "constant_tensors"),
+                    bytes(plan["constant_bytes"].as_u64().unwrap_or(0)),
+                    field(plan, "planned_tensors"),
+                ));
+                for a in plan["arenas"].as_array().into_iter().flatten() {
+                    out.push_str(&format!("  arena {}: {}\n", field(a, "memory_id"), bytes(a["size"].as_u64().unwrap_or(0))));
+                }
+                for o in plan["operators"].as_array().into_iter().flatten() {
+                    out.push_str(&format!("  op {}\n", o.as_str().unwrap_or("")));
+                }
+                for d in plan["delegate_backends"].as_array().into_iter().flatten() {
+                    out.push_str(&format!("  delegate {} ({})\n", d["id"].as_str().unwrap_or(""), bytes(d["blob_bytes"].as_u64().unwrap_or(0))));
+                }
+            }
+        }
+        Some("etdump") => {
+            let mut t = Table::new(&["run", ">events", ">profile", ">debug", ">alloc"]);
+            for r in info["runs"].as_array().into_iter().flatten() {
+                t.row(vec![
+                    r["name"].as_str().unwrap_or("").into(),
+                    field(r, "events"),
+                    field(r, "profile_events"),
+                    field(r, "debug_events"),
+                    field(r, "allocation_events"),
+                ]);
+            }
+            out.push_str(&t.render());
+        }
+        Some("etrecord") => {
+            let mut t = Table::new(&["stage", "entry", ">nodes"]);
+            for s in info["stages"].as_array().into_iter().flatten() {
+                t.row(vec![s["short_name"].as_str().unwrap_or("").into(), s["name"].as_str().unwrap_or("").into(), field(s, "nodes")]);
+            }
+            out.push_str(&t.render());
+            let opaque = info["entries"].as_array().into_iter().flatten().filter(|e| e["kind"] == "pickle").count();
+            out.push_str(&format!("{opaque} pickled entries (listed, never executed)\n"));
+        }
+        _ => {
+            out.push_str(&format!("dtype {}  shape {}\n", info["dtype"].as_str().unwrap_or(""), info["shape"]));
+            out.push_str(&format!("stats {}\n", info["stats"]));
+        }
+    }
+    out
+}

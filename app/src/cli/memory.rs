@@ -1,0 +1,75 @@
+//! `etscope memory FILE.pte`: the memory plan per arena.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use etscope_core::ir::from_pte::graph_from_plan;
+use etscope_core::memory::{derive, Finding};
+use serde_json::json;
+
+use crate::load;
+use crate::table::{bytes, Table};
+
+pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
+    let program = load::program(path)?;
+    let (index, _) = super::pick_plan(&program, method, path)?;
+    let graph = graph_from_plan(&program, index).ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
+    let plan = derive(&graph);
+    if as_json {
+        return super::print_json(&json!({
+            "method": graph.method,
+            "instruction_count": plan.instruction_count,
+            "arenas": plan.arenas.iter().map(|a| json!({
+                "memory_id": a.memory_id,
+                "size": a.size,
+                "peak": a.peak,
+                "lower_bound": a.lower_bound,
+                "waste": a.waste(),
+                "tensors": a.tensors,
+            })).collect::<Vec<_>>(),
+            "findings": plan.findings,
+        }));
+    }
+    println!("{}: method {}, {} instructions", path.display(), graph.method, plan.instruction_count);
+    for a in &plan.arenas {
+        println!(
+            "\narena {}: declared {} ({} B), peak {} B, lower bound {} B, waste {} B ({:.1}%), {} tensors",
+            a.memory_id,
+            bytes(a.size),
+            a.size,
+            a.peak,
+            a.lower_bound,
+            a.waste(),
+            if a.size > 0 { 100.0 * a.waste() as f64 / a.size as f64 } else { 0.0 },
+            a.tensors.len()
+        );
+        let mut t = Table::new(&[">value", ">offset", ">size", ">first", ">last", "role", "tensor"]);
+        for p in &a.tensors {
+            t.row(vec![
+                p.value.to_string(),
+                p.offset.to_string(),
+                p.size.to_string(),
+                p.first.to_string(),
+                p.last.to_string(),
+                format!("{:?}", p.role).to_lowercase(),
+                format!("{}{:?}", p.dtype.map(|d| d.short_name()).unwrap_or_default(), p.shape),
+            ]);
+        }
+        print!("{}", t.render());
+    }
+    if plan.findings.is_empty() {
+        println!("\nfindings: none");
+    } else {
+        println!("\nfindings:");
+        for f in &plan.findings {
+            let msg = match f {
+                Finding::Overlap { message, .. }
+                | Finding::OutOfArena { message, .. }
+                | Finding::UnknownArena { message, .. }
+                | Finding::Unused { message, .. } => message,
+            };
+            println!("  {msg}");
+        }
+    }
+    Ok(())
+}

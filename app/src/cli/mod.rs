@@ -1,0 +1,120 @@
+//! The headless command line: `info`, `graph`, `memory`, `profile`, `tensors`. Every command
+//! prints a readable table, or JSON with `--json` (schemas in `docs/cli-json.md`).
+
+mod graph;
+mod info;
+mod memory;
+mod profile;
+mod tensors;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// etscope: explore, profile and debug ExecuTorch programs for Arm Cortex-M.
+#[derive(Debug, Parser)]
+#[command(name = "etscope", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Summarize any supported file: .pte, .bpte, .etdp, .etrecord, .npy.
+    Info {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the IR graph (nodes and edges) of a program or an ETRecord stage.
+    Graph {
+        file: PathBuf,
+        /// ETRecord stage (`exported`, `edge`, `edge_after_transform`, or the entry name); the
+        /// first stage when omitted. Ignored for .pte/.bpte.
+        #[arg(long)]
+        stage: Option<String>,
+        /// Execution plan (method) of a .pte; the first when omitted.
+        #[arg(long)]
+        method: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the memory plan of a .pte per arena: tensors, lifetimes, peak, lower bound, findings.
+    Memory {
+        file: PathBuf,
+        #[arg(long)]
+        method: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-operator timing statistics from an ETDump, as the ExecuTorch Inspector computes them.
+    Profile {
+        #[arg(long)]
+        pte: PathBuf,
+        #[arg(long)]
+        etdump: PathBuf,
+        /// ETRecord of the same program: adds debug handles to the rows.
+        #[arg(long)]
+        etrecord: Option<PathBuf>,
+        /// Ticks per microsecond (1000 for a host ETDump in ns; core MHz for Cortex-M cycles).
+        #[arg(long)]
+        ticks_per_us: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the intermediate tensors captured in an ETDump's debug buffer.
+    Tensors {
+        #[arg(long)]
+        etdump: PathBuf,
+        #[arg(long)]
+        debug_buffer: PathBuf,
+        /// The program, to name each instruction's operator.
+        #[arg(long)]
+        pte: Option<PathBuf>,
+        /// Write each tensor as `.npy` into this directory.
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Info { file, json } => info::run(&file, json),
+        Command::Graph { file, stage, method, json } => graph::run(&file, stage.as_deref(), method.as_deref(), json),
+        Command::Memory { file, method, json } => memory::run(&file, method.as_deref(), json),
+        Command::Profile { pte, etdump, etrecord, ticks_per_us, json } => {
+            profile::run(&pte, &etdump, etrecord.as_deref(), ticks_per_us, json)
+        }
+        Command::Tensors { etdump, debug_buffer, pte, dump, json } => {
+            tensors::run(&etdump, &debug_buffer, pte.as_deref(), dump.as_deref(), json)
+        }
+    }
+}
+
+/// Prints a value as pretty JSON.
+fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+/// The plan named `method`, or the first.
+fn pick_plan<'a>(
+    program: &'a etscope_core::pte::Program,
+    method: Option<&str>,
+    path: &std::path::Path,
+) -> Result<(usize, &'a etscope_core::pte::ExecutionPlan)> {
+    let found = match method {
+        Some(m) => program.plans.iter().enumerate().find(|(_, p)| p.name == m),
+        None => program.plans.iter().enumerate().next(),
+    };
+    found.ok_or_else(|| {
+        let names: Vec<&str> = program.plans.iter().map(|p| p.name.as_str()).collect();
+        anyhow::anyhow!("{}: no execution plan {:?} (plans: {names:?})", path.display(), method.unwrap_or("<any>"))
+    })
+}

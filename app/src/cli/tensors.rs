@@ -1,0 +1,85 @@
+//! `etscope tensors`: intermediate outputs captured in an ETDump + debug buffer.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use etscope_core::debug_buffer::captured_tensors;
+use etscope_core::profile::op_name;
+use serde_json::json;
+
+use crate::load;
+use crate::table::Table;
+
+pub fn run(etdump: &Path, buffer: &Path, pte: Option<&Path>, dump: Option<&Path>, as_json: bool) -> Result<()> {
+    let d = load::etdump(etdump)?;
+    let buf = load::bytes(buffer)?;
+    let program = pte.map(load::program).transpose()?;
+    let plan = program.as_ref().and_then(|p| p.plans.first());
+    let captured = captured_tensors(&d, &buf).with_context(|| format!("{} with {}", etdump.display(), buffer.display()))?;
+    let multi_run = captured.iter().any(|c| c.run != captured.first().map_or(0, |f| f.run));
+    if let Some(dir) = dump {
+        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    }
+    let mut rows = Vec::new();
+    let mut output_index = 0usize;
+    for c in &captured {
+        let stats = c.tensor.stats().ok();
+        let op = if c.is_program_output {
+            "output".to_string()
+        } else {
+            plan.and_then(|p| op_name(p, c.instruction_id.max(0) as usize)).unwrap_or_default()
+        };
+        let mut file = if c.is_program_output {
+            output_index += 1;
+            format!("output_{}.npy", output_index - 1)
+        } else if c.list_index > 0 {
+            format!("instr_{}_{}.npy", c.instruction_id, c.list_index)
+        } else {
+            format!("instr_{}.npy", c.instruction_id)
+        };
+        if multi_run {
+            file = format!("run{}_{file}", c.run);
+        }
+        if let Some(dir) = dump {
+            let bytes = etscope_core::npy::write_npy(&c.tensor)?;
+            let p = dir.join(&file);
+            std::fs::write(&p, bytes).with_context(|| format!("{}: cannot write", p.display()))?;
+        }
+        rows.push(json!({
+            "run": c.run,
+            "instruction_id": c.instruction_id,
+            "list_index": c.list_index,
+            "program_output": c.is_program_output,
+            "op": op,
+            "dtype": c.tensor.dtype.short_name(),
+            "shape": c.tensor.shape,
+            "stats": stats,
+            "file": dump.map(|_| file),
+        }));
+    }
+    if as_json {
+        return super::print_json(&rows);
+    }
+    println!("{}: {} captured tensors", etdump.display(), rows.len());
+    let mut t = Table::new(&[">run", ">instr", "op", "dtype", "shape", ">min", ">max", ">mean", ">std"]);
+    for r in &rows {
+        let s = &r["stats"];
+        let num = |k: &str| s[k].as_f64().map(|x| format!("{x:.4}")).unwrap_or_default();
+        t.row(vec![
+            r["run"].to_string(),
+            if r["program_output"] == true { "out".into() } else { r["instruction_id"].to_string() },
+            r["op"].as_str().unwrap_or("").into(),
+            r["dtype"].as_str().unwrap_or("").into(),
+            r["shape"].to_string(),
+            num("min"),
+            num("max"),
+            num("mean"),
+            num("std"),
+        ]);
+    }
+    print!("{}", t.render());
+    if let Some(dir) = dump {
+        println!("wrote {} .npy files to {}", rows.len(), dir.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,211 @@
+//! ETRecord: a zip with an empty `ETRECORD_V0` entry, the JSON programs of each lowering stage,
+//! `debug_handle_map`, `delegate_map` and `torch.save` pickles. Pickles are listed as opaque entries
+//! and never executed.
+
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::export_json::ExportedGraph;
+
+/// Largest single entry this reader decompresses (refuses zip bombs before allocating).
+pub const MAX_ENTRY_BYTES: u64 = 1 << 30;
+
+/// What a zip entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// The `ETRECORD_V0` marker.
+    Marker,
+    /// A `torch.export` JSON program (a stage).
+    Program,
+    /// A JSON map (`debug_handle_map`, `delegate_map`, ...).
+    Json,
+    /// A `torch.save` archive or pickle: listed, never executed.
+    Pickle,
+    /// Anything else (text such as `export_graph_id`).
+    Other,
+}
+
+/// One zip entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    pub name: String,
+    pub size: u64,
+    pub kind: EntryKind,
+}
+
+/// A lowering stage stored in the ETRecord.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stage {
+    /// The entry name, e.g. `exported_program`, `edge_dialect_exported_program/forward`,
+    /// `edge_after_transform/forward`.
+    pub name: String,
+    pub graph: ExportedGraph,
+}
+
+/// A delegate recorded in `delegate_map`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DelegateInfo {
+    pub instruction_id: usize,
+    pub backend: String,
+    /// The delegate's own debug map (as JSON).
+    pub delegate_map: Value,
+}
+
+/// A parsed ETRecord.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ETRecord {
+    pub entries: Vec<Entry>,
+    /// Stages in pipeline order (exported, edge, `graph_map` extras, ET dialect).
+    pub stages: Vec<Stage>,
+    /// method → instruction id → debug handles.
+    pub debug_handle_map: BTreeMap<String, BTreeMap<usize, Vec<u32>>>,
+    /// method → delegates.
+    pub delegate_map: BTreeMap<String, Vec<DelegateInfo>>,
+    /// method → instruction id → number of outputs.
+    pub instruction_id_to_num_outs: BTreeMap<String, BTreeMap<usize, u64>>,
+}
+
+fn zip_err(e: impl std::fmt::Display) -> Error {
+    Error::Zip(e.to_string())
+}
+
+fn stage_rank(name: &str) -> u8 {
+    if name == "exported_program" {
+        0
+    } else if name.starts_with("edge_dialect_exported_program") {
+        1
+    } else if name.starts_with("et_dialect") {
+        3
+    } else {
+        2
+    }
+}
+
+impl ETRecord {
+    /// Parses an ETRecord zip held in memory.
+    pub fn parse(bytes: &[u8]) -> Result<ETRecord> {
+        let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(zip_err)?;
+        if zip.index_for_name("ETRECORD_V0").is_none() {
+            return Err(Error::WrongIdentifier { kind: "ETRecord", expected: "zip entry ETRECORD_V0".into(), found: "a zip without it".into() });
+        }
+        let mut entries = Vec::new();
+        let mut stages = Vec::new();
+        let mut json_maps: BTreeMap<String, Value> = BTreeMap::new();
+        for i in 0..zip.len() {
+            let mut f = zip.by_index(i).map_err(zip_err)?;
+            let name = f.name().map_err(zip_err)?.to_string();
+            let size = f.size();
+            if size > MAX_ENTRY_BYTES {
+                return Err(Error::TooLarge { what: format!("ETRecord entry {name}"), claimed: size.into(), limit: MAX_ENTRY_BYTES });
+            }
+            let mut data = Vec::with_capacity(size as usize);
+            (&mut f).take(MAX_ENTRY_BYTES).read_to_end(&mut data).map_err(|e| Error::Zip(format!("entry {name}: {e}")))?;
+            let kind = if name == "ETRECORD_V0" {
+                EntryKind::Marker
+            } else if data.starts_with(b"PK\x03\x04") || data.first() == Some(&0x80) {
+                EntryKind::Pickle
+            } else if data.starts_with(b"{\"graph_module\"") || (data.starts_with(b"{") && looks_like_program(&data)) {
+                stages.push(Stage { graph: ExportedGraph::parse(&data, &name)?, name: name.clone() });
+                EntryKind::Program
+            } else if data.starts_with(b"{") {
+                let v: Value = serde_json::from_slice(&data).map_err(|e| Error::Json { entry: name.clone(), detail: e.to_string() })?;
+                json_maps.insert(name.clone(), v);
+                EntryKind::Json
+            } else {
+                EntryKind::Other
+            };
+            entries.push(Entry { name, size, kind });
+        }
+        stages.sort_by_key(|s| stage_rank(&s.name));
+        Ok(ETRecord {
+            entries,
+            stages,
+            debug_handle_map: json_maps.get("debug_handle_map").map(|v| handle_map(v, "debug_handle_map")).transpose()?.unwrap_or_default(),
+            delegate_map: json_maps.get("delegate_map").map(delegate_map).transpose()?.unwrap_or_default(),
+            instruction_id_to_num_outs: json_maps.get("instruction_id_to_num_outs_map").map(num_outs_map).transpose()?.unwrap_or_default(),
+        })
+    }
+
+    /// The stage with this entry name (or a unique suffix/prefix of it, e.g. `edge` or `exported`).
+    pub fn stage(&self, name: &str) -> Option<&Stage> {
+        if let Some(s) = self.stages.iter().find(|s| s.name == name) {
+            return Some(s);
+        }
+        let short = |s: &Stage| stage_short_name(&s.name);
+        let matches: Vec<&Stage> = self.stages.iter().filter(|s| short(s) == name || s.name.starts_with(name)).collect();
+        (matches.len() == 1).then(|| matches[0])
+    }
+
+    /// Debug handles of `instruction_id` in `method`.
+    pub fn debug_handles(&self, method: &str, instruction_id: usize) -> &[u32] {
+        self.debug_handle_map.get(method).and_then(|m| m.get(&instruction_id)).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// A short, stable name for a stage: `exported`, `edge`, `edge_after_transform`, `et`.
+pub fn stage_short_name(entry: &str) -> String {
+    match entry {
+        "exported_program" => "exported".into(),
+        e if e.starts_with("edge_dialect_exported_program") => "edge".into(),
+        e if e.starts_with("et_dialect") => "et".into(),
+        e => e.split('/').next().unwrap_or(e).to_string(),
+    }
+}
+
+fn looks_like_program(data: &[u8]) -> bool {
+    data.windows(14).take(4096).any(|w| w == b"\"graph_module\"")
+}
+
+fn id_key(k: &str, entry: &str) -> Result<usize> {
+    k.parse().map_err(|_| Error::Json { entry: entry.into(), detail: format!("key {k:?} is not an instruction id") })
+}
+
+fn handle_map(v: &Value, entry: &str) -> Result<BTreeMap<String, BTreeMap<usize, Vec<u32>>>> {
+    let mut out = BTreeMap::new();
+    for (method, m) in v.as_object().into_iter().flatten() {
+        let mut per = BTreeMap::new();
+        for (k, h) in m.as_object().into_iter().flatten() {
+            let handles = match h {
+                Value::Array(a) => a.iter().filter_map(Value::as_u64).map(|x| x as u32).collect(),
+                other => other.as_u64().map(|x| vec![x as u32]).unwrap_or_default(),
+            };
+            per.insert(id_key(k, entry)?, handles);
+        }
+        out.insert(method.clone(), per);
+    }
+    Ok(out)
+}
+
+fn delegate_map(v: &Value) -> Result<BTreeMap<String, Vec<DelegateInfo>>> {
+    let mut out = BTreeMap::new();
+    for (method, m) in v.as_object().into_iter().flatten() {
+        let mut list = Vec::new();
+        for (k, d) in m.as_object().into_iter().flatten() {
+            list.push(DelegateInfo {
+                instruction_id: id_key(k, "delegate_map")?,
+                backend: d.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                delegate_map: d.get("delegate_map").cloned().unwrap_or(Value::Null),
+            });
+        }
+        list.sort_by_key(|d| d.instruction_id);
+        out.insert(method.clone(), list);
+    }
+    Ok(out)
+}
+
+fn num_outs_map(v: &Value) -> Result<BTreeMap<String, BTreeMap<usize, u64>>> {
+    let mut out = BTreeMap::new();
+    for (method, m) in v.as_object().into_iter().flatten() {
+        let mut per = BTreeMap::new();
+        for (k, n) in m.as_object().into_iter().flatten() {
+            per.insert(id_key(k, "instruction_id_to_num_outs_map")?, n.as_u64().unwrap_or(0));
+        }
+        out.insert(method.clone(), per);
+    }
+    Ok(out)
+}

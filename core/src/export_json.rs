@@ -1,0 +1,299 @@
+//! `torch.export` programs serialized as JSON (schema 5.x), as stored in ETRecord entries:
+//! nodes with targets, arguments, outputs and metadata (debug handles, stack traces,
+//! `nn_module_stack`), tensor metadata and the input signature.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::dtype::ScalarType;
+use crate::error::{Error, Result};
+
+/// One argument of a node, decoded from the schema's `Argument` union.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", content = "value")]
+pub enum ExportArg {
+    None,
+    Tensor(String),
+    Tensors(Vec<String>),
+    OptionalTensors(Vec<Option<String>>),
+    Int(i64),
+    Ints(Vec<i64>),
+    Float(f64),
+    Floats(Vec<f64>),
+    Bool(bool),
+    Bools(Vec<bool>),
+    String(String),
+    ScalarType(ScalarType),
+    /// Any other argument kind, kept as its JSON text.
+    Other(String),
+}
+
+impl ExportArg {
+    /// Tensor names this argument refers to.
+    pub fn tensor_names(&self) -> Vec<&str> {
+        match self {
+            ExportArg::Tensor(n) => vec![n.as_str()],
+            ExportArg::Tensors(ns) => ns.iter().map(String::as_str).collect(),
+            ExportArg::OptionalTensors(ns) => ns.iter().flatten().map(String::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A short literal rendering for inspectors and tables.
+    pub fn render(&self) -> String {
+        match self {
+            ExportArg::None => "None".into(),
+            ExportArg::Tensor(n) => format!("%{n}"),
+            ExportArg::Tensors(ns) => format!("[{}]", ns.iter().map(|n| format!("%{n}")).collect::<Vec<_>>().join(", ")),
+            ExportArg::OptionalTensors(ns) => {
+                format!("[{}]", ns.iter().map(|n| n.as_ref().map_or("None".into(), |n| format!("%{n}"))).collect::<Vec<_>>().join(", "))
+            }
+            ExportArg::Int(i) => i.to_string(),
+            ExportArg::Ints(v) => format!("{v:?}"),
+            ExportArg::Float(f) => f.to_string(),
+            ExportArg::Floats(v) => format!("{v:?}"),
+            ExportArg::Bool(b) => b.to_string(),
+            ExportArg::Bools(v) => format!("{v:?}"),
+            ExportArg::String(s) => format!("{s:?}"),
+            ExportArg::ScalarType(t) => t.short_name(),
+            ExportArg::Other(s) => s.clone(),
+        }
+    }
+}
+
+/// One frame of `nn_module_stack`: the module's qualified name and its class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleFrame {
+    pub path: String,
+    pub class: String,
+}
+
+/// A graph node of an exported program.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportNode {
+    pub name: String,
+    /// e.g. `torch.ops.aten.convolution.default` or
+    /// `executorch.exir.dialects.edge.ops.cortex_m.quantize_per_tensor.default`.
+    pub target: String,
+    pub args: Vec<(String, ExportArg)>,
+    pub outputs: Vec<String>,
+    pub debug_handles: Vec<u32>,
+    pub stack_trace: Option<String>,
+    pub module_stack: Vec<ModuleFrame>,
+}
+
+/// Shape and dtype of a named tensor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorMeta {
+    pub dtype: ScalarType,
+    /// Symbolic sizes are -1.
+    pub sizes: Vec<i64>,
+}
+
+/// What a graph input is, from the signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    UserInput,
+    Parameter,
+    Buffer,
+    TensorConstant,
+    Other,
+}
+
+/// An exported program's graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportedGraph {
+    pub inputs: Vec<(String, InputKind)>,
+    pub outputs: Vec<String>,
+    pub nodes: Vec<ExportNode>,
+    pub tensors: BTreeMap<String, TensorMeta>,
+    pub schema_version: (i64, i64),
+    pub dialect: String,
+}
+
+fn json_err(entry: &str, detail: impl Into<String>) -> Error {
+    Error::Json { entry: entry.to_string(), detail: detail.into() }
+}
+
+impl ExportedGraph {
+    /// Parses a `torch.export` JSON document (the bytes of an ETRecord program entry).
+    pub fn parse(bytes: &[u8], entry: &str) -> Result<ExportedGraph> {
+        let doc: Value = serde_json::from_slice(bytes).map_err(|e| json_err(entry, e.to_string()))?;
+        let gm = doc.get("graph_module").ok_or_else(|| json_err(entry, "no graph_module"))?;
+        let graph = gm.get("graph").ok_or_else(|| json_err(entry, "no graph_module.graph"))?;
+        let schema_version = (
+            doc.pointer("/schema_version/major").and_then(Value::as_i64).unwrap_or(0),
+            doc.pointer("/schema_version/minor").and_then(Value::as_i64).unwrap_or(0),
+        );
+        let mut tensors = BTreeMap::new();
+        if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
+            for (name, meta) in tv {
+                tensors.insert(name.clone(), tensor_meta(meta));
+            }
+        }
+        let kinds = input_kinds(gm.pointer("/signature/input_specs"));
+        let inputs = graph
+            .get("inputs")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|i| i.pointer("/as_tensor/name").and_then(Value::as_str))
+                    .map(|n| (n.to_string(), kinds.get(n).copied().unwrap_or(InputKind::UserInput)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let outputs = graph.get("outputs").and_then(Value::as_array).map(|a| a.iter().flat_map(output_names).collect()).unwrap_or_default();
+        let nodes = graph
+            .get("nodes")
+            .and_then(Value::as_array)
+            .ok_or_else(|| json_err(entry, "no graph.nodes"))?
+            .iter()
+            .map(parse_node)
+            .collect();
+        Ok(ExportedGraph {
+            inputs,
+            outputs,
+            nodes,
+            tensors,
+            schema_version,
+            dialect: doc.get("dialect").and_then(Value::as_str).unwrap_or_default().to_string(),
+        })
+    }
+}
+
+fn tensor_meta(meta: &Value) -> TensorMeta {
+    let dtype = ScalarType::from_export_code(meta.get("dtype").and_then(Value::as_i64).unwrap_or(0));
+    let sizes = meta
+        .get("sizes")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|s| s.get("as_int").and_then(Value::as_i64).unwrap_or(-1)).collect())
+        .unwrap_or_default();
+    TensorMeta { dtype, sizes }
+}
+
+fn input_kinds(specs: Option<&Value>) -> BTreeMap<String, InputKind> {
+    let mut out = BTreeMap::new();
+    for spec in specs.and_then(Value::as_array).into_iter().flatten() {
+        let Some((kind, body)) = spec.as_object().and_then(|o| o.iter().next()) else { continue };
+        let k = match kind.as_str() {
+            "user_input" => InputKind::UserInput,
+            "parameter" => InputKind::Parameter,
+            "buffer" => InputKind::Buffer,
+            "tensor_constant" => InputKind::TensorConstant,
+            _ => InputKind::Other,
+        };
+        if let Some(name) = body.pointer("/arg/name").or_else(|| body.pointer("/arg/as_tensor/name")).and_then(Value::as_str) {
+            out.insert(name.to_string(), k);
+        }
+    }
+    out
+}
+
+fn output_names(v: &Value) -> Vec<String> {
+    if let Some(n) = v.pointer("/as_tensor/name").and_then(Value::as_str) {
+        return vec![n.to_string()];
+    }
+    if let Some(a) = v.get("as_tensors").and_then(Value::as_array) {
+        return a.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).map(str::to_string).collect();
+    }
+    Vec::new()
+}
+
+fn parse_arg(v: &Value) -> ExportArg {
+    let Some((kind, body)) = v.as_object().and_then(|o| o.iter().next()) else {
+        return ExportArg::Other(v.to_string());
+    };
+    let ints = |b: &Value| b.as_array().map(|a| a.iter().filter_map(Value::as_i64).collect()).unwrap_or_default();
+    match kind.as_str() {
+        "as_none" => ExportArg::None,
+        "as_tensor" => ExportArg::Tensor(body.get("name").and_then(Value::as_str).unwrap_or_default().to_string()),
+        "as_tensors" => ExportArg::Tensors(
+            body.as_array().map(|a| a.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).map(str::to_string).collect()).unwrap_or_default(),
+        ),
+        "as_optional_tensors" => ExportArg::OptionalTensors(
+            body.as_array()
+                .map(|a| a.iter().map(|t| t.pointer("/as_tensor/name").and_then(Value::as_str).map(str::to_string)).collect())
+                .unwrap_or_default(),
+        ),
+        "as_int" => ExportArg::Int(body.as_i64().unwrap_or_default()),
+        "as_ints" => ExportArg::Ints(ints(body)),
+        "as_float" => ExportArg::Float(body.as_f64().unwrap_or_default()),
+        "as_floats" => ExportArg::Floats(body.as_array().map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default()),
+        "as_bool" => ExportArg::Bool(body.as_bool().unwrap_or_default()),
+        "as_bools" => ExportArg::Bools(body.as_array().map(|a| a.iter().filter_map(Value::as_bool).collect()).unwrap_or_default()),
+        "as_string" => ExportArg::String(body.as_str().unwrap_or_default().to_string()),
+        "as_scalar_type" => ExportArg::ScalarType(ScalarType::from_export_code(body.as_i64().unwrap_or_default())),
+        _ => ExportArg::Other(v.to_string()),
+    }
+}
+
+/// Parses `debug_handle` metadata: `"3"`, `"[3, 4]"` or a JSON number/list.
+fn debug_handles(v: Option<&Value>) -> Vec<u32> {
+    match v {
+        Some(Value::Number(n)) => n.as_u64().map(|h| vec![h as u32]).unwrap_or_default(),
+        Some(Value::String(s)) => s
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|t| !t.is_empty())
+            .filter_map(|t| t.parse().ok())
+            .collect(),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_u64).map(|h| h as u32).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Parses `nn_module_stack` metadata: `key,path,class;key,path,class`.
+pub fn parse_module_stack(s: &str) -> Vec<ModuleFrame> {
+    s.split(';')
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            let mut parts = f.splitn(3, ',');
+            let _key = parts.next();
+            ModuleFrame { path: parts.next().unwrap_or_default().to_string(), class: parts.next().unwrap_or_default().to_string() }
+        })
+        .collect()
+}
+
+fn parse_node(n: &Value) -> ExportNode {
+    let meta = n.get("metadata");
+    let args = n
+        .get("inputs")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|i| (i.get("name").and_then(Value::as_str).unwrap_or_default().to_string(), i.get("arg").map(parse_arg).unwrap_or(ExportArg::None)))
+                .collect()
+        })
+        .unwrap_or_default();
+    ExportNode {
+        name: n.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+        target: n.get("target").and_then(Value::as_str).unwrap_or_default().to_string(),
+        args,
+        outputs: n.get("outputs").and_then(Value::as_array).map(|a| a.iter().flat_map(output_names).collect()).unwrap_or_default(),
+        debug_handles: debug_handles(meta.and_then(|m| m.get("debug_handle"))),
+        stack_trace: meta.and_then(|m| m.get("stack_trace")).and_then(Value::as_str).map(str::to_string),
+        module_stack: meta.and_then(|m| m.get("nn_module_stack")).and_then(Value::as_str).map(parse_module_stack).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_stack_keeps_path_and_class() {
+        let s = "L__self__,,__main__.Net;L__self__conv,conv,torch.nn.modules.conv.Conv2d";
+        let frames = parse_module_stack(s);
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[1], ModuleFrame { path: "conv".into(), class: "torch.nn.modules.conv.Conv2d".into() });
+    }
+
+    #[test]
+    fn debug_handles_parse_all_forms() {
+        assert_eq!(debug_handles(Some(&Value::String("3".into()))), vec![3]);
+        assert_eq!(debug_handles(Some(&Value::String("[3, 4]".into()))), vec![3, 4]);
+        assert!(debug_handles(None).is_empty());
+    }
+}

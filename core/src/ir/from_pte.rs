@@ -1,0 +1,290 @@
+//! Lowers one execution plan of a `.pte` into the IR: instructions become nodes, values keep their
+//! indices as ids, out-arguments define tensors, and views alias their source's storage.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::pte::{EValue, ExecutionPlan, Instruction, Program};
+
+/// Builds the graph of plan `plan_index` of `program`.
+pub fn graph_from_plan(program: &Program, plan_index: usize) -> Option<Graph> {
+    let plan = program.plans.get(plan_index)?;
+    Some(build(plan))
+}
+
+fn build(plan: &ExecutionPlan) -> Graph {
+    let mut values: Vec<ValueInfo> = plan.values.iter().enumerate().map(|(i, v)| value_info(i, v)).collect();
+    let mut nodes = Vec::new();
+    let input_node = 0;
+    nodes.push(io_node(input_node, "input", NodeKind::Input, Vec::new(), plan.inputs.clone()));
+    let mut defined = vec![false; values.len()];
+    for &i in &plan.inputs {
+        defined[i] = true;
+        values[i].producer = Some(input_node);
+    }
+    for (i, v) in plan.values.iter().enumerate() {
+        if v.as_tensor().is_some_and(|t| t.is_constant()) {
+            defined[i] = true;
+        }
+    }
+    let chain = plan.chains.first();
+    let instructions = plan.main_instructions();
+    for (iid, ins) in instructions.iter().enumerate() {
+        let id = nodes.len();
+        let stack = chain.and_then(|c| c.stacktrace.get(iid)).filter(|f| !f.is_empty()).map(|frames| {
+            frames.iter().map(|f| format!("File \"{}\", line {}, in {}\n    {}", f.filename, f.lineno, f.name, f.context)).collect::<Vec<_>>().join("\n")
+        });
+        let mut node = instruction_node(plan, id, iid, ins, &defined);
+        node.stack_trace = stack;
+        for &o in &node.outputs {
+            defined[o] = true;
+            values[o].producer = Some(id);
+        }
+        nodes.push(node);
+    }
+    resolve_views(plan, &mut values, &nodes);
+    derive_quant(plan, &mut values, &nodes);
+    let out_id = nodes.len();
+    nodes.push(io_node(out_id, "output", NodeKind::Output, plan.outputs.clone(), Vec::new()));
+    let mut g = Graph {
+        stage: "pte".into(),
+        method: plan.name.clone(),
+        nodes,
+        values,
+        edges: Vec::new(),
+        inputs: plan.inputs.clone(),
+        outputs: plan.outputs.clone(),
+        arenas: plan.non_const_buffer_sizes.iter().skip(1).map(|&s| s.max(0) as u64).collect(),
+        instruction_count: instructions.len(),
+    };
+    g.link();
+    g
+}
+
+fn io_node(id: NodeId, name: &str, kind: NodeKind, inputs: Vec<ValueId>, outputs: Vec<ValueId>) -> Node {
+    Node {
+        id,
+        name: name.into(),
+        op: name.into(),
+        overload: String::new(),
+        kind,
+        instruction_id: None,
+        debug_handles: Vec::new(),
+        stack_trace: None,
+        module_stack: Vec::new(),
+        args: Vec::new(),
+        inputs,
+        outputs,
+        delegate: None,
+    }
+}
+
+fn value_info(i: usize, v: &EValue) -> ValueInfo {
+    let mut info = ValueInfo {
+        id: i,
+        name: format!("v{i}"),
+        kind: v.kind().to_string(),
+        dtype: None,
+        shape: Vec::new(),
+        dim_order: Vec::new(),
+        quant: None,
+        storage: Storage::NotTensor,
+        placement: None,
+        alias_of: None,
+        producer: None,
+        consumers: Vec::new(),
+        nbytes: None,
+    };
+    if let EValue::Tensor(t) = v {
+        info.dtype = Some(t.scalar_type);
+        info.shape = t.shape();
+        info.dim_order = t.dim_order.clone();
+        info.nbytes = Some(t.nbytes);
+        info.storage = if t.is_constant() {
+            Storage::Constant
+        } else if t.allocation.is_some() {
+            Storage::Planned
+        } else {
+            Storage::Unplanned
+        };
+        info.placement = t.allocation.map(|a| Placement { memory_id: a.memory_id, offset: a.offset, size: t.nbytes });
+    }
+    info
+}
+
+/// Tensor value ids an argument value refers to (itself, or a list's items).
+fn tensors_in(plan: &ExecutionPlan, v: usize) -> Vec<usize> {
+    match &plan.values[v] {
+        EValue::Tensor(_) => vec![v],
+        EValue::TensorList(items) => items.iter().map(|&i| i as usize).collect(),
+        EValue::OptionalTensorList(items) => {
+            items.iter().filter(|&&i| i >= 0).map(|&i| i as usize).filter(|&i| plan.values[i].as_tensor().is_some()).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Renders an argument value as a literal (lists resolved to their items).
+pub fn render_value(plan: &ExecutionPlan, v: usize) -> String {
+    let item = |i: i64| match plan.values.get(i as usize) {
+        Some(EValue::Int(x)) => x.to_string(),
+        Some(EValue::Null) => "None".into(),
+        _ => format!("%v{i}"),
+    };
+    match &plan.values[v] {
+        EValue::Unset | EValue::Null => "None".into(),
+        EValue::Int(x) => x.to_string(),
+        EValue::Bool(b) => b.to_string(),
+        EValue::Double(d) => format!("{d}"),
+        EValue::String(s) => format!("{s:?}"),
+        EValue::Tensor(t) => format!("%v{v}: {}{:?}", t.scalar_type.short_name(), t.sizes),
+        EValue::IntList(items) => format!("[{}]", items.iter().map(|&i| item(i)).collect::<Vec<_>>().join(", ")),
+        EValue::DoubleList(d) => format!("{d:?}"),
+        EValue::BoolList(b) => format!("{b:?}"),
+        EValue::TensorList(items) | EValue::OptionalTensorList(items) => {
+            format!("[{}]", items.iter().map(|&i| if i < 0 { "None".into() } else { format!("%v{i}") }).collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
+fn args_of(plan: &ExecutionPlan, args: &[usize]) -> Vec<Arg> {
+    args.iter()
+        .map(|&a| Arg { name: None, value: Some(a), kind: plan.values[a].kind().to_string(), literal: render_value(plan, a) })
+        .collect()
+}
+
+fn instruction_node(plan: &ExecutionPlan, id: NodeId, iid: usize, ins: &Instruction, defined: &[bool]) -> Node {
+    let mut node = io_node(id, "", NodeKind::Operator, Vec::new(), Vec::new());
+    node.instruction_id = Some(iid);
+    match ins {
+        Instruction::KernelCall { op_index, args } => {
+            let op = &plan.operators[*op_index];
+            node.op = op.name.clone();
+            node.overload = op.overload.clone();
+            node.name = node.short_op().to_string();
+            // Out-variant convention: inputs, out tensor(s), then the return value(s); the last
+            // argument is the returned tensor or a TensorList of the outs.
+            let outputs = args.last().map(|&l| tensors_in(plan, l)).unwrap_or_default();
+            let inputs = args.iter().flat_map(|&a| tensors_in(plan, a)).filter(|t| !outputs.contains(t));
+            node.inputs = dedup(inputs);
+            node.outputs = outputs;
+            node.args = args_of(plan, args);
+        }
+        Instruction::DelegateCall { delegate_index, args } => {
+            let d = &plan.delegates[*delegate_index];
+            node.kind = NodeKind::Delegate;
+            node.op = format!("delegate::{}", d.id);
+            node.name = d.id.clone();
+            node.delegate = Some(*delegate_index);
+            // Arguments already available are inputs; the rest are written by the delegate.
+            let all = dedup(args.iter().flat_map(|&a| tensors_in(plan, a)));
+            let (ins, outs): (Vec<usize>, Vec<usize>) = all.into_iter().partition(|&t| defined[t]);
+            node.inputs = ins;
+            node.outputs = outs;
+            node.args = args_of(plan, args);
+        }
+        Instruction::MoveCall { move_from, move_to } => {
+            node.kind = NodeKind::Move;
+            node.op = "move".into();
+            node.name = "move".into();
+            node.inputs = tensors_in(plan, *move_from);
+            node.outputs = tensors_in(plan, *move_to);
+            node.args = args_of(plan, &[*move_from, *move_to]);
+        }
+        Instruction::JumpFalseCall { cond_value_index, destination_instruction } => {
+            node.kind = NodeKind::JumpFalse;
+            node.op = "jump_false".into();
+            node.name = format!("jump_false → {destination_instruction}");
+            node.inputs = tensors_in(plan, *cond_value_index);
+            node.args = args_of(plan, &[*cond_value_index]);
+        }
+        Instruction::FreeCall { value_index } => {
+            node.kind = NodeKind::Free;
+            node.op = "free".into();
+            node.name = "free".into();
+            node.inputs = tensors_in(plan, *value_index);
+            node.args = args_of(plan, &[*value_index]);
+        }
+        Instruction::Empty => {
+            node.op = "none".into();
+            node.name = "none".into();
+        }
+    }
+    node
+}
+
+fn dedup(it: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for x in it {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Views emit no instruction: a planned tensor read before anyone writes it, with the same arena,
+/// offset, dtype and byte size as a tensor produced earlier, aliases the latest such tensor.
+fn resolve_views(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node]) {
+    let mut first_use: HashMap<usize, usize> = HashMap::new();
+    for n in nodes {
+        for &v in &n.inputs {
+            first_use.entry(v).or_insert(n.id);
+        }
+    }
+    for &o in &plan.outputs {
+        first_use.entry(o).or_insert(usize::MAX);
+    }
+    // (memory_id, offset, dtype, nbytes) → producers in node order
+    let mut produced: HashMap<(u32, u64, Option<ScalarType>, Option<u64>), Vec<(NodeId, ValueId)>> = HashMap::new();
+    for n in nodes {
+        for &o in &n.outputs {
+            if let Some(p) = values[o].placement {
+                produced.entry((p.memory_id, p.offset, values[o].dtype, values[o].nbytes)).or_default().push((n.id, o));
+            }
+        }
+    }
+    for &i in &plan.inputs {
+        if let Some(p) = values[i].placement {
+            produced.entry((p.memory_id, p.offset, values[i].dtype, values[i].nbytes)).or_default().insert(0, (0, i));
+        }
+    }
+    let mut sorted: Vec<(usize, usize)> = first_use.into_iter().collect();
+    sorted.sort_unstable();
+    for (v, use_at) in sorted {
+        let val = &values[v];
+        if val.producer.is_some() || val.storage != Storage::Planned {
+            continue;
+        }
+        let Some(p) = val.placement else { continue };
+        let key = (p.memory_id, p.offset, val.dtype, val.nbytes);
+        let source = produced.get(&key).and_then(|list| list.iter().rev().find(|(n, src)| *n < use_at && *src != v)).map(|&(_, src)| src);
+        if let Some(src) = source {
+            values[v].alias_of = Some(src);
+        }
+    }
+}
+
+/// Quantization parameters known from explicit quantize/dequantize operators: a quantize writes
+/// its output with `(scale, zero_point)` = args 1 and 2; a dequantize reads its input with them.
+fn derive_quant(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node]) {
+    let scalar = |a: &Arg| a.value.and_then(|v| match plan.values[v] {
+        EValue::Double(d) => Some(d),
+        EValue::Int(i) => Some(i as f64),
+        _ => None,
+    });
+    for n in nodes {
+        let short = n.short_op();
+        let is_q = short.starts_with("quantize_per_tensor");
+        let is_dq = short.starts_with("dequantize_per_tensor");
+        if !(is_q || is_dq) || n.args.len() < 3 {
+            continue;
+        }
+        let (Some(scale), Some(zp)) = (scalar(&n.args[1]), scalar(&n.args[2])) else { continue };
+        let q = QuantParams { scale, zero_point: zp as i64 };
+        let targets: Vec<ValueId> = if is_q { n.outputs.clone() } else { n.inputs.first().copied().into_iter().collect() };
+        for t in targets {
+            values[t].quant = Some(q);
+        }
+    }
+}

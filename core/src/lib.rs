@@ -1,0 +1,26 @@
+//! etscope's core: readers for every ExecuTorch artifact (`.pte`, ETDump + debug buffer,
+//! BundledProgram, ETRecord, `.npy`), one model IR they all lower into, the memory-plan
+//! derivation and per-operator profile statistics.
+//!
+//! **Architecture invariant:** no GUI, no probe, no file system or network access. Every entry
+//! point takes bytes (or already-parsed values) that the caller hands it.
+
+pub mod bundled;
+pub mod debug_buffer;
+pub mod dtype;
+pub mod error;
+pub mod etdump;
+pub mod etrecord;
+pub mod export_json;
+mod flatbuf;
+mod generated;
+pub mod ir;
+pub mod kind;
+pub mod memory;
+pub mod npy;
+pub mod profile;
+pub mod pte;
+pub mod tensor;
+
+pub use dtype::ScalarType;
+pub use error::{Error, Result};

@@ -1,0 +1,54 @@
+//! Finding the real ExecuTorch reference artifacts: the copies in `tests/fixtures/` (always
+//! present) and, for sweeps over every model, `../shared/reference/` when it exists.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// `tests/fixtures/` at the workspace root.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// `../shared/reference/` next to the checkout, when present.
+pub fn shared_reference() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference");
+    p.is_dir().then_some(p)
+}
+
+/// Model folders to sweep: every non-stress model of `shared/reference` when present, else the
+/// fixture copies.
+pub fn models() -> Vec<PathBuf> {
+    let root = shared_reference().unwrap_or_else(fixtures);
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("reference folder readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("model_fp32.pte").exists() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("stress")))
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no reference models under {}", root.display());
+    out
+}
+
+/// The tiny model from the fixtures (always available).
+pub fn tiny() -> PathBuf {
+    fixtures().join("tiny_conv_relu_linear")
+}
+
+/// Reads a file (tests only).
+pub fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Reads and parses a JSON file (tests only).
+pub fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The `.pte` variants that exist for a model, with their flatc dump names.
+pub fn pte_variants(model: &Path) -> Vec<(PathBuf, PathBuf)> {
+    ["model_fp32", "model_int8_qdq_portable", "model_int8_cortex_m55", "model_fp32_xnnpack"]
+        .iter()
+        .map(|v| (model.join(format!("{v}.pte")), model.join("flatc").join(format!("{v}.json"))))
+        .filter(|(p, j)| p.exists() && j.exists())
+        .collect()
+}
