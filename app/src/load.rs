@@ -8,23 +8,41 @@ use etscope_core::etdump::ETDump;
 use etscope_core::etrecord::ETRecord;
 use etscope_core::kind::FileKind;
 use etscope_core::pte::Program;
-use etscope_core::tensor::TensorData;
 
 /// Reads a whole file, with the path in the error.
 pub fn bytes(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
 }
 
-/// Detects a file's kind from its bytes.
+/// The kind a file name promises, from its extension.
+fn kind_from_extension(path: &Path) -> Option<FileKind> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "pte" => Some(FileKind::Pte),
+        "bpte" => Some(FileKind::Bpte),
+        "etdp" | "etdump" => Some(FileKind::Etdump),
+        "etrecord" => Some(FileKind::Etrecord),
+        "npy" => Some(FileKind::Npy),
+        _ => None,
+    }
+}
+
+/// Detects a file's kind from its bytes; a known extension that disagrees with the content is
+/// an error (a renamed or mixed-up file), an unknown extension defers to the content.
 pub fn kind_of(path: &Path, data: &[u8]) -> Result<FileKind> {
-    match FileKind::detect(data) {
-        Some(k) => Ok(k),
+    let detected = match FileKind::detect(data) {
+        Some(k) => k,
         None if data.is_empty() => bail!("{}: empty file", path.display()),
         None => bail!(
             "{}: not an ExecuTorch artifact (no ET12/BP08/ED00 identifier, zip or npy magic in the first {} bytes)",
             path.display(),
             data.len().min(12)
         ),
+    };
+    match kind_from_extension(path) {
+        Some(named) if named != detected => {
+            bail!("{}: named as a {} file but holds a {} file", path.display(), named.name(), detected.name())
+        }
+        _ => Ok(detected),
     }
 }
 
@@ -39,21 +57,17 @@ fn expect_kind(path: &Path, data: &[u8], want: FileKind) -> Result<()> {
 /// Loads a `.pte` (or the program inside a `.bpte`).
 pub fn program(path: &Path) -> Result<Program> {
     let data = bytes(path)?;
-    if data.len() >= 8 && &data[4..8] == b"BP08" {
-        return Ok(BundledProgram::parse(&data).with_context(|| path.display().to_string())?.program);
+    match kind_of(path, &data)? {
+        FileKind::Bpte => Ok(BundledProgram::parse(&data).with_context(|| path.display().to_string())?.program),
+        FileKind::Pte => Program::parse(data).with_context(|| path.display().to_string()),
+        other => bail!("{}: expected a pte file, found a {} file", path.display(), other.name()),
     }
-    if let Some(k) = FileKind::detect(&data).filter(|&k| k != FileKind::Pte) {
-        bail!("{}: expected a pte file, found a {} file", path.display(), k.name());
-    }
-    Program::parse(data).with_context(|| path.display().to_string())
 }
 
 /// Loads an ETDump.
 pub fn etdump(path: &Path) -> Result<ETDump> {
     let data = bytes(path)?;
-    if let Some(k) = FileKind::detect(&data).filter(|&k| k != FileKind::Etdump) {
-        bail!("{}: expected an etdump file, found a {} file", path.display(), k.name());
-    }
+    expect_kind(path, &data, FileKind::Etdump)?;
     ETDump::parse(&data).with_context(|| path.display().to_string())
 }
 
@@ -62,10 +76,4 @@ pub fn etrecord(path: &Path) -> Result<ETRecord> {
     let data = bytes(path)?;
     expect_kind(path, &data, FileKind::Etrecord)?;
     ETRecord::parse(&data).with_context(|| path.display().to_string())
-}
-
-/// Loads a `.npy` array.
-pub fn npy(path: &Path) -> Result<TensorData> {
-    let data = bytes(path)?;
-    etscope_core::npy::read_npy(&data).with_context(|| path.display().to_string())
 }
