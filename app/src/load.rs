@@ -40,7 +40,12 @@ pub fn kind_of(path: &Path, data: &[u8]) -> Result<FileKind> {
     };
     match kind_from_extension(path) {
         Some(named) if named != detected => {
-            bail!("{}: named as a {} file but holds a {} file", path.display(), named.name(), detected.name())
+            bail!(
+                "{}: named as a {} file but holds a {} file",
+                path.display(),
+                named.name(),
+                detected.name()
+            )
         }
         _ => Ok(detected),
     }
@@ -49,7 +54,12 @@ pub fn kind_of(path: &Path, data: &[u8]) -> Result<FileKind> {
 fn expect_kind(path: &Path, data: &[u8], want: FileKind) -> Result<()> {
     let got = kind_of(path, data)?;
     if got != want {
-        bail!("{}: expected a {} file, found a {} file", path.display(), want.name(), got.name());
+        bail!(
+            "{}: expected a {} file, found a {} file",
+            path.display(),
+            want.name(),
+            got.name()
+        );
     }
     Ok(())
 }
@@ -58,9 +68,15 @@ fn expect_kind(path: &Path, data: &[u8], want: FileKind) -> Result<()> {
 pub fn program(path: &Path) -> Result<Program> {
     let data = bytes(path)?;
     match kind_of(path, &data)? {
-        FileKind::Bpte => Ok(BundledProgram::parse(&data).with_context(|| path.display().to_string())?.program),
+        FileKind::Bpte => Ok(BundledProgram::parse(&data)
+            .with_context(|| path.display().to_string())?
+            .program),
         FileKind::Pte => Program::parse(data).with_context(|| path.display().to_string()),
-        other => bail!("{}: expected a pte file, found a {} file", path.display(), other.name()),
+        other => bail!(
+            "{}: expected a pte file, found a {} file",
+            path.display(),
+            other.name()
+        ),
     }
 }
 

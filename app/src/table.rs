@@ -12,7 +12,10 @@ impl Table {
     /// A table with these column names; names starting with `>` are right-aligned.
     pub fn new(columns: &[&str]) -> Table {
         Table {
-            header: columns.iter().map(|c| c.trim_start_matches('>').to_string()).collect(),
+            header: columns
+                .iter()
+                .map(|c| c.trim_start_matches('>').to_string())
+                .collect(),
             right: columns.iter().map(|c| c.starts_with('>')).collect(),
             rows: Vec::new(),
         }
@@ -53,7 +56,13 @@ impl Table {
         };
         let mut out = line(&self.header);
         out.push('\n');
-        out.push_str(&width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+        out.push_str(
+            &width
+                .iter()
+                .map(|w| "-".repeat(*w))
+                .collect::<Vec<_>>()
+                .join("  "),
+        );
         out.push('\n');
         for r in &self.rows {
             out.push_str(&line(r));

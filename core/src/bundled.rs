@@ -49,21 +49,45 @@ impl BundledProgram {
     pub fn parse(bytes: &[u8]) -> Result<BundledProgram> {
         check_identifier(bytes, 4, "BP08", KIND)?;
         let opts = verifier_options(bytes.len());
-        let root = fb::root_as_bundled_program_with_opts(&opts, bytes).map_err(|e| Error::Corrupt { kind: KIND, detail: e.to_string() })?;
+        let root =
+            fb::root_as_bundled_program_with_opts(&opts, bytes).map_err(|e| Error::Corrupt {
+                kind: KIND,
+                detail: e.to_string(),
+            })?;
         let mut suites = Vec::new();
         for s in root.method_test_suites().into_iter().flatten() {
             let mut test_cases = Vec::new();
             for (ci, c) in s.test_cases().into_iter().flatten().enumerate() {
-                let values = |v: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::Value<'_>>>>, what: &str| {
-                    v.into_iter().flatten().enumerate().map(|(k, x)| read_value(&x, &format!("test case {ci} {what}[{k}]"))).collect::<Result<Vec<_>>>()
+                let values = |v: Option<
+                    flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::Value<'_>>>,
+                >,
+                              what: &str| {
+                    v.into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(|(k, x)| read_value(&x, &format!("test case {ci} {what}[{k}]")))
+                        .collect::<Result<Vec<_>>>()
                 };
-                test_cases.push(TestCase { inputs: values(c.inputs(), "inputs")?, expected_outputs: values(c.expected_outputs(), "expected_outputs")? });
+                test_cases.push(TestCase {
+                    inputs: values(c.inputs(), "inputs")?,
+                    expected_outputs: values(c.expected_outputs(), "expected_outputs")?,
+                });
             }
-            suites.push(TestSuite { method_name: s.method_name().unwrap_or_default().to_string(), test_cases });
+            suites.push(TestSuite {
+                method_name: s.method_name().unwrap_or_default().to_string(),
+                test_cases,
+            });
         }
-        let embedded = root.program().ok_or_else(|| Error::invalid("bundled program", "no embedded program"))?;
-        let program = Program::parse(embedded.bytes().to_vec()).map_err(|e| Error::invalid("embedded program", e.to_string()))?;
-        Ok(BundledProgram { version: root.version(), suites, program })
+        let embedded = root
+            .program()
+            .ok_or_else(|| Error::invalid("bundled program", "no embedded program"))?;
+        let program = Program::parse(embedded.bytes().to_vec())
+            .map_err(|e| Error::invalid("embedded program", e.to_string()))?;
+        Ok(BundledProgram {
+            version: root.version(),
+            suites,
+            program,
+        })
     }
 
     /// Total number of test cases over all methods.
@@ -80,20 +104,42 @@ fn read_value(v: &fb::Value<'_>, what: &str) -> Result<BundledValue> {
         U::Bool => BundledValue::Bool(v.val_as_bool().map(|x| x.bool_val()).unwrap_or(false)),
         U::Double => BundledValue::Double(v.val_as_double().map(|x| x.double_val()).unwrap_or(0.0)),
         U::Tensor => {
-            let t = v.val_as_tensor().ok_or_else(|| Error::invalid(what, "tag says Tensor but no table"))?;
+            let t = v
+                .val_as_tensor()
+                .ok_or_else(|| Error::invalid(what, "tag says Tensor but no table"))?;
             let dtype = ScalarType::from_code(t.scalar_type().0);
-            let sizes: Vec<i64> = t.sizes().map(|s| s.iter().map(i64::from).collect()).unwrap_or_default();
+            let sizes: Vec<i64> = t
+                .sizes()
+                .map(|s| s.iter().map(i64::from).collect())
+                .unwrap_or_default();
             let (_, nbytes) = checked_tensor_size(sizes.iter().copied(), dtype, what)?;
             let data = t.data().map(|d| d.bytes()).unwrap_or(&[]);
             if data.len() as u64 != nbytes {
-                return Err(Error::invalid(what, format!("holds {} bytes, shape {sizes:?} of {} needs {nbytes}", data.len(), dtype.name())));
+                return Err(Error::invalid(
+                    what,
+                    format!(
+                        "holds {} bytes, shape {sizes:?} of {} needs {nbytes}",
+                        data.len(),
+                        dtype.name()
+                    ),
+                ));
             }
             let shape: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
-            let dim_order: Vec<u8> = t.dim_order().map(|d| d.iter().collect()).unwrap_or_default();
-            let elem = dtype.element_size().ok_or_else(|| Error::invalid(what, format!("unsupported element type {}", dtype.name())))?;
+            let dim_order: Vec<u8> = t
+                .dim_order()
+                .map(|d| d.iter().collect())
+                .unwrap_or_default();
+            let elem = dtype.element_size().ok_or_else(|| {
+                Error::invalid(what, format!("unsupported element type {}", dtype.name()))
+            })?;
             let logical = undo_dim_order(&shape, &dim_order, elem, data)?;
             BundledValue::Tensor(TensorData::new(dtype, shape, logical)?)
         }
-        other => return Err(Error::invalid(what, format!("unknown value tag {}", other.0))),
+        other => {
+            return Err(Error::invalid(
+                what,
+                format!("unknown value tag {}", other.0),
+            ))
+        }
     })
 }

@@ -155,7 +155,10 @@ impl ScalarType {
     /// Whether the elements are integers (quantized types included).
     pub fn is_integer(self) -> bool {
         use ScalarType::*;
-        matches!(self, Byte | Char | Short | Int | Long | QInt8 | QUInt8 | QInt32 | UInt16 | UInt32 | UInt64)
+        matches!(
+            self,
+            Byte | Char | Short | Int | Long | QInt8 | QUInt8 | QInt32 | UInt16 | UInt32 | UInt64
+        )
     }
 }
 

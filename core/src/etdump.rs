@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::dtype::ScalarType;
 use crate::error::{Error, Result};
-use crate::generated::etdump::etdump as fb;
 use crate::flatbuf::{check_identifier, verifier_options};
+use crate::generated::etdump::etdump as fb;
 use crate::tensor::checked_tensor_size;
 
 const KIND: &str = "ETDump (.etdp)";
@@ -115,19 +115,39 @@ impl ETDump {
     /// Parses a size-prefixed ETDump.
     pub fn parse(bytes: &[u8]) -> Result<ETDump> {
         if bytes.len() < 12 {
-            return Err(Error::Truncated { what: "ETDump size prefix and header".into(), needed: 12, available: bytes.len() as u64 });
+            return Err(Error::Truncated {
+                what: "ETDump size prefix and header".into(),
+                needed: 12,
+                available: bytes.len() as u64,
+            });
         }
         check_identifier(bytes, 8, "ED00", KIND)?;
         let declared = u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
         let needed = declared + 4;
         if needed > bytes.len() as u64 {
-            return Err(Error::Truncated { what: "ETDump flatbuffer (size prefix)".into(), needed, available: bytes.len() as u64 });
+            return Err(Error::Truncated {
+                what: "ETDump flatbuffer (size prefix)".into(),
+                needed,
+                available: bytes.len() as u64,
+            });
         }
         let opts = verifier_options(bytes.len());
         let root = fb::size_prefixed_root_as_etdump_with_opts(&opts, &bytes[..needed as usize])
-            .map_err(|e| Error::Corrupt { kind: KIND, detail: e.to_string() })?;
-        let runs = root.run_data().into_iter().flatten().enumerate().map(|(ri, r)| read_run(&r, ri)).collect::<Result<_>>()?;
-        Ok(ETDump { version: root.version(), runs })
+            .map_err(|e| Error::Corrupt {
+                kind: KIND,
+                detail: e.to_string(),
+            })?;
+        let runs = root
+            .run_data()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(ri, r)| read_run(&r, ri))
+            .collect::<Result<_>>()?;
+        Ok(ETDump {
+            version: root.version(),
+            runs,
+        })
     }
 
     /// The runs named `Execute` (one per inference), in order.
@@ -152,15 +172,31 @@ fn read_run(r: &fb::RunData<'_>, ri: usize) -> Result<RunData> {
     Ok(RunData {
         name: r.name().unwrap_or_default().to_string(),
         bundled_input_index: r.bundled_input_index(),
-        allocators: r.allocators().into_iter().flatten().map(|a| a.name().unwrap_or_default().to_string()).collect(),
+        allocators: r
+            .allocators()
+            .into_iter()
+            .flatten()
+            .map(|a| a.name().unwrap_or_default().to_string())
+            .collect(),
         events,
     })
 }
 
 fn in_event(e: Error, ri: usize, ei: usize) -> Error {
     match e {
-        Error::Invalid { what, detail } => Error::Invalid { what: format!("run_data[{ri}].events[{ei}] {what}"), detail },
-        Error::TooLarge { what, claimed, limit } => Error::TooLarge { what: format!("run_data[{ri}].events[{ei}] {what}"), claimed, limit },
+        Error::Invalid { what, detail } => Error::Invalid {
+            what: format!("run_data[{ri}].events[{ei}] {what}"),
+            detail,
+        },
+        Error::TooLarge {
+            what,
+            claimed,
+            limit,
+        } => Error::TooLarge {
+            what: format!("run_data[{ri}].events[{ei}] {what}"),
+            claimed,
+            limit,
+        },
         other => other,
     }
 }
@@ -173,13 +209,19 @@ fn read_event(e: &fb::Event<'_>) -> Result<Event> {
             instruction_id: p.instruction_id(),
             delegate_debug_id_int: p.delegate_debug_id_int(),
             delegate_debug_id_str: p.delegate_debug_id_str().map(str::to_string),
-            delegate_debug_metadata: p.delegate_debug_metadata().map(|m| m.bytes().to_vec()).unwrap_or_default(),
+            delegate_debug_metadata: p
+                .delegate_debug_metadata()
+                .map(|m| m.bytes().to_vec())
+                .unwrap_or_default(),
             start_time: p.start_time(),
             end_time: p.end_time(),
         }));
     }
     if let Some(a) = e.allocation_event() {
-        return Ok(Event::Allocation(AllocationEvent { allocator_id: a.allocator_id(), allocation_size: a.allocation_size() }));
+        return Ok(Event::Allocation(AllocationEvent {
+            allocator_id: a.allocator_id(),
+            allocation_size: a.allocation_size(),
+        }));
     }
     if let Some(d) = e.debug_event() {
         let entry = d.debug_entry();
@@ -191,7 +233,10 @@ fn read_event(e: &fb::Event<'_>) -> Result<Event> {
             chain_index: d.chain_index(),
             instruction_id: d.instruction_id(),
             value,
-            is_program_output: entry.and_then(|v| v.output()).map(|b| b.bool_val()).unwrap_or(false),
+            is_program_output: entry
+                .and_then(|v| v.output())
+                .map(|b| b.bool_val())
+                .unwrap_or(false),
             delegate_debug_id_int: d.delegate_debug_id_int(),
             delegate_debug_id_str: d.delegate_debug_id_str().map(str::to_string),
             name: d.name().map(str::to_string),
@@ -205,7 +250,12 @@ fn read_tensor(t: &fb::Tensor<'_>) -> Result<TensorRef> {
     let sizes: Vec<i64> = t.sizes().map(|v| v.iter().collect()).unwrap_or_default();
     let strides: Vec<i64> = t.strides().map(|v| v.iter().collect()).unwrap_or_default();
     checked_tensor_size(sizes.iter().copied(), scalar_type, "debug tensor")?;
-    Ok(TensorRef { scalar_type, sizes, strides, offset: t.offset() })
+    Ok(TensorRef {
+        scalar_type,
+        sizes,
+        strides,
+        offset: t.offset(),
+    })
 }
 
 fn read_tensors(v: Option<Vector<'_, ForwardsUOffset<fb::Tensor<'_>>>>) -> Result<Vec<TensorRef>> {
@@ -220,10 +270,25 @@ fn read_value(v: &fb::Value<'_>) -> Result<DebugValue> {
         V::Int => DebugValue::Int(v.int_value().ok_or_else(|| missing("Int"))?.int_val()),
         V::Bool => DebugValue::Bool(v.bool_value().ok_or_else(|| missing("Bool"))?.bool_val()),
         V::Float => DebugValue::Float(v.float_value().ok_or_else(|| missing("Float"))?.float_val()),
-        V::Double => DebugValue::Double(v.double_value().ok_or_else(|| missing("Double"))?.double_val()),
-        V::Tensor => DebugValue::Tensor(read_tensor(&v.tensor().ok_or_else(|| missing("Tensor"))?)?),
-        V::TensorList => DebugValue::TensorList(read_tensors(v.tensor_list().ok_or_else(|| missing("TensorList"))?.tensors())?),
+        V::Double => DebugValue::Double(
+            v.double_value()
+                .ok_or_else(|| missing("Double"))?
+                .double_val(),
+        ),
+        V::Tensor => {
+            DebugValue::Tensor(read_tensor(&v.tensor().ok_or_else(|| missing("Tensor"))?)?)
+        }
+        V::TensorList => DebugValue::TensorList(read_tensors(
+            v.tensor_list()
+                .ok_or_else(|| missing("TensorList"))?
+                .tensors(),
+        )?),
         V::String => DebugValue::String(String::new()),
-        other => return Err(Error::invalid("debug value", format!("unknown value type {}", other.0))),
+        other => {
+            return Err(Error::invalid(
+                "debug value",
+                format!("unknown value type {}", other.0),
+            ))
+        }
     })
 }

@@ -91,7 +91,11 @@ impl ETRecord {
     pub fn parse(bytes: &[u8]) -> Result<ETRecord> {
         let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(zip_err)?;
         if zip.index_for_name("ETRECORD_V0").is_none() {
-            return Err(Error::WrongIdentifier { kind: "ETRecord", expected: "zip entry ETRECORD_V0".into(), found: "a zip without it".into() });
+            return Err(Error::WrongIdentifier {
+                kind: "ETRecord",
+                expected: "zip entry ETRECORD_V0".into(),
+                found: "a zip without it".into(),
+            });
         }
         let mut entries = Vec::new();
         let mut stages = Vec::new();
@@ -101,19 +105,34 @@ impl ETRecord {
             let name = f.name().map_err(zip_err)?.to_string();
             let size = f.size();
             if size > MAX_ENTRY_BYTES {
-                return Err(Error::TooLarge { what: format!("ETRecord entry {name}"), claimed: size.into(), limit: MAX_ENTRY_BYTES });
+                return Err(Error::TooLarge {
+                    what: format!("ETRecord entry {name}"),
+                    claimed: size.into(),
+                    limit: MAX_ENTRY_BYTES,
+                });
             }
             let mut data = Vec::with_capacity(size as usize);
-            (&mut f).take(MAX_ENTRY_BYTES).read_to_end(&mut data).map_err(|e| Error::Zip(format!("entry {name}: {e}")))?;
+            (&mut f)
+                .take(MAX_ENTRY_BYTES)
+                .read_to_end(&mut data)
+                .map_err(|e| Error::Zip(format!("entry {name}: {e}")))?;
             let kind = if name == "ETRECORD_V0" {
                 EntryKind::Marker
             } else if data.starts_with(b"PK\x03\x04") || data.first() == Some(&0x80) {
                 EntryKind::Pickle
-            } else if data.starts_with(b"{\"graph_module\"") || (data.starts_with(b"{") && looks_like_program(&data)) {
-                stages.push(Stage { graph: ExportedGraph::parse(&data, &name)?, name: name.clone() });
+            } else if data.starts_with(b"{\"graph_module\"")
+                || (data.starts_with(b"{") && looks_like_program(&data))
+            {
+                stages.push(Stage {
+                    graph: ExportedGraph::parse(&data, &name)?,
+                    name: name.clone(),
+                });
                 EntryKind::Program
             } else if data.starts_with(b"{") {
-                let v: Value = serde_json::from_slice(&data).map_err(|e| Error::Json { entry: name.clone(), detail: e.to_string() })?;
+                let v: Value = serde_json::from_slice(&data).map_err(|e| Error::Json {
+                    entry: name.clone(),
+                    detail: e.to_string(),
+                })?;
                 json_maps.insert(name.clone(), v);
                 EntryKind::Json
             } else {
@@ -125,9 +144,21 @@ impl ETRecord {
         Ok(ETRecord {
             entries,
             stages,
-            debug_handle_map: json_maps.get("debug_handle_map").map(|v| handle_map(v, "debug_handle_map")).transpose()?.unwrap_or_default(),
-            delegate_map: json_maps.get("delegate_map").map(delegate_map).transpose()?.unwrap_or_default(),
-            instruction_id_to_num_outs: json_maps.get("instruction_id_to_num_outs_map").map(num_outs_map).transpose()?.unwrap_or_default(),
+            debug_handle_map: json_maps
+                .get("debug_handle_map")
+                .map(|v| handle_map(v, "debug_handle_map"))
+                .transpose()?
+                .unwrap_or_default(),
+            delegate_map: json_maps
+                .get("delegate_map")
+                .map(delegate_map)
+                .transpose()?
+                .unwrap_or_default(),
+            instruction_id_to_num_outs: json_maps
+                .get("instruction_id_to_num_outs_map")
+                .map(num_outs_map)
+                .transpose()?
+                .unwrap_or_default(),
         })
     }
 
@@ -136,14 +167,28 @@ impl ETRecord {
         if let Some(s) = self.stages.iter().find(|s| s.name == name) {
             return Some(s);
         }
-        let short = |s: &Stage| stage_short_name(&s.name);
-        let matches: Vec<&Stage> = self.stages.iter().filter(|s| short(s) == name || s.name.starts_with(name)).collect();
+        if let Some(s) = self
+            .stages
+            .iter()
+            .find(|s| stage_short_name(&s.name) == name)
+        {
+            return Some(s);
+        }
+        let matches: Vec<&Stage> = self
+            .stages
+            .iter()
+            .filter(|s| s.name.starts_with(name))
+            .collect();
         (matches.len() == 1).then(|| matches[0])
     }
 
     /// Debug handles of `instruction_id` in `method`.
     pub fn debug_handles(&self, method: &str, instruction_id: usize) -> &[u32] {
-        self.debug_handle_map.get(method).and_then(|m| m.get(&instruction_id)).map(Vec::as_slice).unwrap_or(&[])
+        self.debug_handle_map
+            .get(method)
+            .and_then(|m| m.get(&instruction_id))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 }
 
@@ -158,11 +203,16 @@ pub fn stage_short_name(entry: &str) -> String {
 }
 
 fn looks_like_program(data: &[u8]) -> bool {
-    data.windows(14).take(4096).any(|w| w == b"\"graph_module\"")
+    data.windows(14)
+        .take(4096)
+        .any(|w| w == b"\"graph_module\"")
 }
 
 fn id_key(k: &str, entry: &str) -> Result<usize> {
-    k.parse().map_err(|_| Error::Json { entry: entry.into(), detail: format!("key {k:?} is not an instruction id") })
+    k.parse().map_err(|_| Error::Json {
+        entry: entry.into(),
+        detail: format!("key {k:?} is not an instruction id"),
+    })
 }
 
 fn handle_map(v: &Value, entry: &str) -> Result<BTreeMap<String, BTreeMap<usize, Vec<u32>>>> {
@@ -171,7 +221,11 @@ fn handle_map(v: &Value, entry: &str) -> Result<BTreeMap<String, BTreeMap<usize,
         let mut per = BTreeMap::new();
         for (k, h) in m.as_object().into_iter().flatten() {
             let handles = match h {
-                Value::Array(a) => a.iter().filter_map(Value::as_u64).map(|x| x as u32).collect(),
+                Value::Array(a) => a
+                    .iter()
+                    .filter_map(Value::as_u64)
+                    .map(|x| x as u32)
+                    .collect(),
                 other => other.as_u64().map(|x| vec![x as u32]).unwrap_or_default(),
             };
             per.insert(id_key(k, entry)?, handles);
@@ -188,7 +242,11 @@ fn delegate_map(v: &Value) -> Result<BTreeMap<String, Vec<DelegateInfo>>> {
         for (k, d) in m.as_object().into_iter().flatten() {
             list.push(DelegateInfo {
                 instruction_id: id_key(k, "delegate_map")?,
-                backend: d.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                backend: d
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 delegate_map: d.get("delegate_map").cloned().unwrap_or(Value::Null),
             });
         }
@@ -203,7 +261,10 @@ fn num_outs_map(v: &Value) -> Result<BTreeMap<String, BTreeMap<usize, u64>>> {
     for (method, m) in v.as_object().into_iter().flatten() {
         let mut per = BTreeMap::new();
         for (k, n) in m.as_object().into_iter().flatten() {
-            per.insert(id_key(k, "instruction_id_to_num_outs_map")?, n.as_u64().unwrap_or(0));
+            per.insert(
+                id_key(k, "instruction_id_to_num_outs_map")?,
+                n.as_u64().unwrap_or(0),
+            );
         }
         out.insert(method.clone(), per);
     }

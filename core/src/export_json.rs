@@ -46,9 +46,21 @@ impl ExportArg {
         match self {
             ExportArg::None => "None".into(),
             ExportArg::Tensor(n) => format!("%{n}"),
-            ExportArg::Tensors(ns) => format!("[{}]", ns.iter().map(|n| format!("%{n}")).collect::<Vec<_>>().join(", ")),
+            ExportArg::Tensors(ns) => format!(
+                "[{}]",
+                ns.iter()
+                    .map(|n| format!("%{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             ExportArg::OptionalTensors(ns) => {
-                format!("[{}]", ns.iter().map(|n| n.as_ref().map_or("None".into(), |n| format!("%{n}"))).collect::<Vec<_>>().join(", "))
+                format!(
+                    "[{}]",
+                    ns.iter()
+                        .map(|n| n.as_ref().map_or("None".into(), |n| format!("%{n}")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             }
             ExportArg::Int(i) => i.to_string(),
             ExportArg::Ints(v) => format!("{v:?}"),
@@ -115,18 +127,30 @@ pub struct ExportedGraph {
 }
 
 fn json_err(entry: &str, detail: impl Into<String>) -> Error {
-    Error::Json { entry: entry.to_string(), detail: detail.into() }
+    Error::Json {
+        entry: entry.to_string(),
+        detail: detail.into(),
+    }
 }
 
 impl ExportedGraph {
     /// Parses a `torch.export` JSON document (the bytes of an ETRecord program entry).
     pub fn parse(bytes: &[u8], entry: &str) -> Result<ExportedGraph> {
-        let doc: Value = serde_json::from_slice(bytes).map_err(|e| json_err(entry, e.to_string()))?;
-        let gm = doc.get("graph_module").ok_or_else(|| json_err(entry, "no graph_module"))?;
-        let graph = gm.get("graph").ok_or_else(|| json_err(entry, "no graph_module.graph"))?;
+        let doc: Value =
+            serde_json::from_slice(bytes).map_err(|e| json_err(entry, e.to_string()))?;
+        let gm = doc
+            .get("graph_module")
+            .ok_or_else(|| json_err(entry, "no graph_module"))?;
+        let graph = gm
+            .get("graph")
+            .ok_or_else(|| json_err(entry, "no graph_module.graph"))?;
         let schema_version = (
-            doc.pointer("/schema_version/major").and_then(Value::as_i64).unwrap_or(0),
-            doc.pointer("/schema_version/minor").and_then(Value::as_i64).unwrap_or(0),
+            doc.pointer("/schema_version/major")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            doc.pointer("/schema_version/minor")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
         );
         let mut tensors = BTreeMap::new();
         if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
@@ -141,11 +165,20 @@ impl ExportedGraph {
             .map(|a| {
                 a.iter()
                     .filter_map(|i| i.pointer("/as_tensor/name").and_then(Value::as_str))
-                    .map(|n| (n.to_string(), kinds.get(n).copied().unwrap_or(InputKind::UserInput)))
+                    .map(|n| {
+                        (
+                            n.to_string(),
+                            kinds.get(n).copied().unwrap_or(InputKind::UserInput),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
-        let outputs = graph.get("outputs").and_then(Value::as_array).map(|a| a.iter().flat_map(output_names).collect()).unwrap_or_default();
+        let outputs = graph
+            .get("outputs")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().flat_map(output_names).collect())
+            .unwrap_or_default();
         let nodes = graph
             .get("nodes")
             .and_then(Value::as_array)
@@ -159,17 +192,26 @@ impl ExportedGraph {
             nodes,
             tensors,
             schema_version,
-            dialect: doc.get("dialect").and_then(Value::as_str).unwrap_or_default().to_string(),
+            dialect: doc
+                .get("dialect")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
         })
     }
 }
 
 fn tensor_meta(meta: &Value) -> TensorMeta {
-    let dtype = ScalarType::from_export_code(meta.get("dtype").and_then(Value::as_i64).unwrap_or(0));
+    let dtype =
+        ScalarType::from_export_code(meta.get("dtype").and_then(Value::as_i64).unwrap_or(0));
     let sizes = meta
         .get("sizes")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(|s| s.get("as_int").and_then(Value::as_i64).unwrap_or(-1)).collect())
+        .map(|a| {
+            a.iter()
+                .map(|s| s.get("as_int").and_then(Value::as_i64).unwrap_or(-1))
+                .collect()
+        })
         .unwrap_or_default();
     TensorMeta { dtype, sizes }
 }
@@ -177,7 +219,9 @@ fn tensor_meta(meta: &Value) -> TensorMeta {
 fn input_kinds(specs: Option<&Value>) -> BTreeMap<String, InputKind> {
     let mut out = BTreeMap::new();
     for spec in specs.and_then(Value::as_array).into_iter().flatten() {
-        let Some((kind, body)) = spec.as_object().and_then(|o| o.iter().next()) else { continue };
+        let Some((kind, body)) = spec.as_object().and_then(|o| o.iter().next()) else {
+            continue;
+        };
         let k = match kind.as_str() {
             "user_input" => InputKind::UserInput,
             "parameter" => InputKind::Parameter,
@@ -185,7 +229,11 @@ fn input_kinds(specs: Option<&Value>) -> BTreeMap<String, InputKind> {
             "tensor_constant" => InputKind::TensorConstant,
             _ => InputKind::Other,
         };
-        if let Some(name) = body.pointer("/arg/name").or_else(|| body.pointer("/arg/as_tensor/name")).and_then(Value::as_str) {
+        if let Some(name) = body
+            .pointer("/arg/name")
+            .or_else(|| body.pointer("/arg/as_tensor/name"))
+            .and_then(Value::as_str)
+        {
             out.insert(name.to_string(), k);
         }
     }
@@ -197,7 +245,11 @@ fn output_names(v: &Value) -> Vec<String> {
         return vec![n.to_string()];
     }
     if let Some(a) = v.get("as_tensors").and_then(Value::as_array) {
-        return a.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).map(str::to_string).collect();
+        return a
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
     }
     Vec::new()
 }
@@ -206,26 +258,60 @@ fn parse_arg(v: &Value) -> ExportArg {
     let Some((kind, body)) = v.as_object().and_then(|o| o.iter().next()) else {
         return ExportArg::Other(v.to_string());
     };
-    let ints = |b: &Value| b.as_array().map(|a| a.iter().filter_map(Value::as_i64).collect()).unwrap_or_default();
+    let ints = |b: &Value| {
+        b.as_array()
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default()
+    };
     match kind.as_str() {
         "as_none" => ExportArg::None,
-        "as_tensor" => ExportArg::Tensor(body.get("name").and_then(Value::as_str).unwrap_or_default().to_string()),
+        "as_tensor" => ExportArg::Tensor(
+            body.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        ),
         "as_tensors" => ExportArg::Tensors(
-            body.as_array().map(|a| a.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).map(str::to_string).collect()).unwrap_or_default(),
+            body.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t.get("name").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
         ),
         "as_optional_tensors" => ExportArg::OptionalTensors(
             body.as_array()
-                .map(|a| a.iter().map(|t| t.pointer("/as_tensor/name").and_then(Value::as_str).map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|t| {
+                            t.pointer("/as_tensor/name")
+                                .and_then(Value::as_str)
+                                .map(str::to_string)
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
         ),
         "as_int" => ExportArg::Int(body.as_i64().unwrap_or_default()),
         "as_ints" => ExportArg::Ints(ints(body)),
         "as_float" => ExportArg::Float(body.as_f64().unwrap_or_default()),
-        "as_floats" => ExportArg::Floats(body.as_array().map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default()),
+        "as_floats" => ExportArg::Floats(
+            body.as_array()
+                .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                .unwrap_or_default(),
+        ),
         "as_bool" => ExportArg::Bool(body.as_bool().unwrap_or_default()),
-        "as_bools" => ExportArg::Bools(body.as_array().map(|a| a.iter().filter_map(Value::as_bool).collect()).unwrap_or_default()),
+        "as_bools" => ExportArg::Bools(
+            body.as_array()
+                .map(|a| a.iter().filter_map(Value::as_bool).collect())
+                .unwrap_or_default(),
+        ),
         "as_string" => ExportArg::String(body.as_str().unwrap_or_default().to_string()),
-        "as_scalar_type" => ExportArg::ScalarType(ScalarType::from_export_code(body.as_i64().unwrap_or_default())),
+        "as_scalar_type" => ExportArg::ScalarType(ScalarType::from_export_code(
+            body.as_i64().unwrap_or_default(),
+        )),
         _ => ExportArg::Other(v.to_string()),
     }
 }
@@ -239,7 +325,11 @@ fn debug_handles(v: Option<&Value>) -> Vec<u32> {
             .filter(|t| !t.is_empty())
             .filter_map(|t| t.parse().ok())
             .collect(),
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_u64).map(|h| h as u32).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_u64)
+            .map(|h| h as u32)
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -251,7 +341,10 @@ pub fn parse_module_stack(s: &str) -> Vec<ModuleFrame> {
         .map(|f| {
             let mut parts = f.splitn(3, ',');
             let _key = parts.next();
-            ModuleFrame { path: parts.next().unwrap_or_default().to_string(), class: parts.next().unwrap_or_default().to_string() }
+            ModuleFrame {
+                path: parts.next().unwrap_or_default().to_string(),
+                class: parts.next().unwrap_or_default().to_string(),
+            }
         })
         .collect()
 }
@@ -263,18 +356,45 @@ fn parse_node(n: &Value) -> ExportNode {
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .map(|i| (i.get("name").and_then(Value::as_str).unwrap_or_default().to_string(), i.get("arg").map(parse_arg).unwrap_or(ExportArg::None)))
+                .map(|i| {
+                    (
+                        i.get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        i.get("arg").map(parse_arg).unwrap_or(ExportArg::None),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
     ExportNode {
-        name: n.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
-        target: n.get("target").and_then(Value::as_str).unwrap_or_default().to_string(),
+        name: n
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        target: n
+            .get("target")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         args,
-        outputs: n.get("outputs").and_then(Value::as_array).map(|a| a.iter().flat_map(output_names).collect()).unwrap_or_default(),
+        outputs: n
+            .get("outputs")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().flat_map(output_names).collect())
+            .unwrap_or_default(),
         debug_handles: debug_handles(meta.and_then(|m| m.get("debug_handle"))),
-        stack_trace: meta.and_then(|m| m.get("stack_trace")).and_then(Value::as_str).map(str::to_string),
-        module_stack: meta.and_then(|m| m.get("nn_module_stack")).and_then(Value::as_str).map(parse_module_stack).unwrap_or_default(),
+        stack_trace: meta
+            .and_then(|m| m.get("stack_trace"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        module_stack: meta
+            .and_then(|m| m.get("nn_module_stack"))
+            .and_then(Value::as_str)
+            .map(parse_module_stack)
+            .unwrap_or_default(),
     }
 }
 
@@ -287,13 +407,22 @@ mod tests {
         let s = "L__self__,,__main__.Net;L__self__conv,conv,torch.nn.modules.conv.Conv2d";
         let frames = parse_module_stack(s);
         assert_eq!(frames.len(), 2);
-        assert_eq!(frames[1], ModuleFrame { path: "conv".into(), class: "torch.nn.modules.conv.Conv2d".into() });
+        assert_eq!(
+            frames[1],
+            ModuleFrame {
+                path: "conv".into(),
+                class: "torch.nn.modules.conv.Conv2d".into()
+            }
+        );
     }
 
     #[test]
     fn debug_handles_parse_all_forms() {
         assert_eq!(debug_handles(Some(&Value::String("3".into()))), vec![3]);
-        assert_eq!(debug_handles(Some(&Value::String("[3, 4]".into()))), vec![3, 4]);
+        assert_eq!(
+            debug_handles(Some(&Value::String("[3, 4]".into()))),
+            vec![3, 4]
+        );
         assert!(debug_handles(None).is_empty());
     }
 }

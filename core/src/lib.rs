@@ -12,7 +12,7 @@ pub mod error;
 pub mod etdump;
 pub mod etrecord;
 pub mod export_json;
-mod flatbuf;
+pub mod flatbuf;
 mod generated;
 pub mod ir;
 pub mod kind;

@@ -74,13 +74,36 @@ impl Arena {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// Two tensors live at the same time share bytes.
-    Overlap { memory_id: u32, a: ValueId, b: ValueId, from_instruction: usize, to_instruction: usize, bytes: u64, message: String },
+    Overlap {
+        memory_id: u32,
+        a: ValueId,
+        b: ValueId,
+        from_instruction: usize,
+        to_instruction: usize,
+        bytes: u64,
+        message: String,
+    },
     /// A tensor ends past its arena's declared size.
-    OutOfArena { memory_id: u32, value: ValueId, end: u64, arena_size: u64, message: String },
+    OutOfArena {
+        memory_id: u32,
+        value: ValueId,
+        end: u64,
+        arena_size: u64,
+        message: String,
+    },
     /// A tensor names an arena the plan does not declare.
-    UnknownArena { memory_id: u32, value: ValueId, message: String },
+    UnknownArena {
+        memory_id: u32,
+        value: ValueId,
+        message: String,
+    },
     /// A planned tensor nothing reads or writes.
-    Unused { memory_id: u32, value: ValueId, size: u64, message: String },
+    Unused {
+        memory_id: u32,
+        value: ValueId,
+        size: u64,
+        message: String,
+    },
 }
 
 /// The derived memory plan of one execution plan.
@@ -108,7 +131,14 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         .arenas
         .iter()
         .enumerate()
-        .map(|(i, &size)| Arena { memory_id: i as u32 + 1, size, peak: 0, lower_bound: 0, live_bytes: Vec::new(), tensors: Vec::new() })
+        .map(|(i, &size)| Arena {
+            memory_id: i as u32 + 1,
+            size,
+            peak: 0,
+            lower_bound: 0,
+            live_bytes: Vec::new(),
+            tensors: Vec::new(),
+        })
         .collect();
     let mut findings = Vec::new();
     for v in &graph.values {
@@ -116,8 +146,13 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
             continue;
         }
         let Some(p) = v.placement else { continue };
-        let group: Vec<ValueId> = std::iter::once(v.id).chain(aliases.get(&v.id).into_iter().flatten().copied()).collect();
-        let mut consumers: Vec<usize> = group.iter().flat_map(|&g| graph.values[g].consumers.iter().filter_map(|&c| instr(c))).collect();
+        let group: Vec<ValueId> = std::iter::once(v.id)
+            .chain(aliases.get(&v.id).into_iter().flatten().copied())
+            .collect();
+        let mut consumers: Vec<usize> = group
+            .iter()
+            .flat_map(|&g| graph.values[g].consumers.iter().filter_map(|&c| instr(c)))
+            .collect();
         consumers.sort_unstable();
         consumers.dedup();
         let producer = v.producer.and_then(instr);
@@ -132,14 +167,27 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         } else {
             TensorRole::Intermediate
         };
-        let first = if input { 0 } else { producer.or_else(|| consumers.first().copied()).unwrap_or(0) };
+        let first = if input {
+            0
+        } else {
+            producer.or_else(|| consumers.first().copied()).unwrap_or(0)
+        };
         let last_use = consumers.last().copied();
-        let last = if output { end } else { last_use.unwrap_or(first).max(first) };
+        let last = if output {
+            end
+        } else {
+            last_use.unwrap_or(first).max(first)
+        };
         let Some(arena) = arenas.get_mut((p.memory_id as usize).wrapping_sub(1)) else {
             findings.push(Finding::UnknownArena {
                 memory_id: p.memory_id,
                 value: v.id,
-                message: format!("value {} is placed in arena {} but the plan declares {} arena(s)", v.id, p.memory_id, graph.arenas.len()),
+                message: format!(
+                    "value {} is placed in arena {} but the plan declares {} arena(s)",
+                    v.id,
+                    p.memory_id,
+                    graph.arenas.len()
+                ),
             });
             continue;
         };
@@ -148,7 +196,10 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
                 memory_id: p.memory_id,
                 value: v.id,
                 size: p.size,
-                message: format!("value {} ({} bytes at offset {}) is planned but never read or written", v.id, p.size, p.offset),
+                message: format!(
+                    "value {} ({} bytes at offset {}) is planned but never read or written",
+                    v.id, p.size, p.offset
+                ),
             });
             continue;
         }
@@ -158,7 +209,13 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
                 value: v.id,
                 end: p.offset + p.size,
                 arena_size: arena.size,
-                message: format!("value {} ends at byte {} but arena {} has {} bytes", v.id, p.offset + p.size, p.memory_id, arena.size),
+                message: format!(
+                    "value {} ends at byte {} but arena {} has {} bytes",
+                    v.id,
+                    p.offset + p.size,
+                    p.memory_id,
+                    arena.size
+                ),
             });
         }
         arena.tensors.push(PlannedTensor {
@@ -180,7 +237,11 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         sweep(arena, n.max(1));
         find_overlaps(arena, &mut findings);
     }
-    MemoryPlan { instruction_count: n, arenas, findings }
+    MemoryPlan {
+        instruction_count: n,
+        arenas,
+        findings,
+    }
 }
 
 fn root_of(graph: &Graph, mut v: ValueId) -> ValueId {
@@ -195,32 +256,39 @@ fn root_of(graph: &Graph, mut v: ValueId) -> ValueId {
 
 /// Fills `live_bytes`, `peak` and `lower_bound` with one pass over lifetime events.
 fn sweep(arena: &mut Arena, steps: usize) {
+    let clamp = |t: &PlannedTensor| (t.first.min(steps - 1), t.last.min(steps - 1));
     let mut delta = vec![0i128; steps + 1];
-    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); steps];
-    let mut ends: Vec<Vec<usize>> = vec![Vec::new(); steps + 1];
-    for (i, t) in arena.tensors.iter().enumerate() {
-        let (f, l) = (t.first.min(steps - 1), t.last.min(steps - 1));
+    for t in &arena.tensors {
+        let (f, l) = clamp(t);
         delta[f] += i128::from(t.size);
         delta[l + 1] -= i128::from(t.size);
-        starts[f].push(i);
-        ends[l + 1].push(i);
     }
+    // tensors ordered by the step they start and the step after they end
+    let mut by_start: Vec<usize> = (0..arena.tensors.len()).collect();
+    by_start.sort_unstable_by_key(|&i| clamp(&arena.tensors[i]).0);
+    let mut by_end = by_start.clone();
+    by_end.sort_unstable_by_key(|&i| clamp(&arena.tensors[i]).1 + 1);
+    let (mut next_start, mut next_end) = (0, 0);
     let mut live = 0i128;
     let mut tops: BTreeMap<u64, usize> = BTreeMap::new();
     arena.live_bytes = Vec::with_capacity(steps);
-    for step in 0..steps {
-        live += delta[step];
-        for &i in &ends[step] {
-            let top = arena.tensors[i].offset + arena.tensors[i].size;
+    for (step, d) in delta.iter().take(steps).enumerate() {
+        live += d;
+        while next_end < by_end.len() && clamp(&arena.tensors[by_end[next_end]]).1 < step {
+            let t = &arena.tensors[by_end[next_end]];
+            let top = t.offset + t.size;
             if let Some(c) = tops.get_mut(&top) {
                 *c -= 1;
                 if *c == 0 {
                     tops.remove(&top);
                 }
             }
+            next_end += 1;
         }
-        for &i in &starts[step] {
-            *tops.entry(arena.tensors[i].offset + arena.tensors[i].size).or_insert(0) += 1;
+        while next_start < by_start.len() && clamp(&arena.tensors[by_start[next_start]]).0 <= step {
+            let t = &arena.tensors[by_start[next_start]];
+            *tops.entry(t.offset + t.size).or_insert(0) += 1;
+            next_start += 1;
         }
         let bytes = live.max(0) as u64;
         arena.live_bytes.push(bytes);

@@ -15,10 +15,14 @@ fn npy_err(e: impl std::fmt::Display) -> Error {
 pub fn read_npy(bytes: &[u8]) -> Result<TensorData> {
     let file = npyz::NpyFile::new(bytes).map_err(npy_err)?;
     if file.order() == npyz::Order::Fortran {
-        return Err(Error::Npy("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into()));
+        return Err(Error::Npy(
+            "Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into(),
+        ));
     }
     let DType::Plain(ts) = file.dtype() else {
-        return Err(Error::Npy("structured or array dtypes are not supported".into()));
+        return Err(Error::Npy(
+            "structured or array dtypes are not supported".into(),
+        ));
     };
     let dtype = match (ts.type_char(), ts.size_field()) {
         (TypeChar::Float, 4) => ScalarType::Float,
@@ -36,17 +40,21 @@ pub fn read_npy(bytes: &[u8]) -> Result<TensorData> {
         _ => return Err(Error::Npy(format!("unsupported dtype {ts}"))),
     };
     let shape: Vec<usize> = file.shape().iter().map(|&d| d as usize).collect();
-    let (_, nbytes) = checked_tensor_size(file.shape().iter().map(|&d| d as i64), dtype, "npy array")?;
+    let (_, nbytes) =
+        checked_tensor_size(file.shape().iter().map(|&d| d as i64), dtype, "npy array")?;
     let header_len = data_offset(bytes)?;
     let end = header_len as u64 + nbytes;
     if (bytes.len() as u64) < end {
-        return Err(Error::Truncated { what: "npy data".into(), needed: end, available: bytes.len() as u64 });
+        return Err(Error::Truncated {
+            what: "npy data".into(),
+            needed: end,
+            available: bytes.len() as u64,
+        });
     }
     let body = &bytes[header_len..end as usize];
     let data = match (dtype, ts.endianness()) {
-        (_, npyz::Endianness::Little) | (ScalarType::Char | ScalarType::Byte | ScalarType::Bool, _) => {
-            body.to_vec()
-        }
+        (_, npyz::Endianness::Little)
+        | (ScalarType::Char | ScalarType::Byte | ScalarType::Bool, _) => body.to_vec(),
         _ => {
             let elem = dtype.element_size().unwrap_or(1);
             let mut swapped = body.to_vec();
@@ -59,7 +67,11 @@ pub fn read_npy(bytes: &[u8]) -> Result<TensorData> {
 
 /// Where the array data starts: after the magic, version, header length and header.
 fn data_offset(bytes: &[u8]) -> Result<usize> {
-    let short = || Error::Truncated { what: "npy header".into(), needed: 12, available: bytes.len() as u64 };
+    let short = || Error::Truncated {
+        what: "npy header".into(),
+        needed: 12,
+        available: bytes.len() as u64,
+    };
     let major = *bytes.get(6).ok_or_else(short)?;
     Ok(if major == 1 {
         let h = bytes.get(8..10).ok_or_else(short)?;
@@ -76,7 +88,12 @@ pub fn write_npy(t: &TensorData) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(t.bytes.len() + 128);
     macro_rules! write_as {
         ($ty:ty, $n:expr) => {{
-            let mut w = npyz::WriteOptions::<$ty>::new().default_dtype().shape(&shape).writer(&mut out).begin_nd().map_err(npy_err)?;
+            let mut w = npyz::WriteOptions::<$ty>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(&mut out)
+                .begin_nd()
+                .map_err(npy_err)?;
             for c in t.bytes.chunks_exact($n) {
                 let mut a = [0u8; $n];
                 a.copy_from_slice(c);
@@ -98,7 +115,12 @@ pub fn write_npy(t: &TensorData) -> Result<Vec<u8>> {
         Long => write_as!(i64, 8),
         UInt64 => write_as!(u64, 8),
         Bool => {
-            let mut w = npyz::WriteOptions::<bool>::new().default_dtype().shape(&shape).writer(&mut out).begin_nd().map_err(npy_err)?;
+            let mut w = npyz::WriteOptions::<bool>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(&mut out)
+                .begin_nd()
+                .map_err(npy_err)?;
             for &b in &t.bytes {
                 w.push(&(b != 0)).map_err(npy_err)?;
             }

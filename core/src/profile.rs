@@ -152,23 +152,40 @@ pub fn profile(etdump: &ETDump, plan: Option<&ExecutionPlan>) -> Profile {
         .into_iter()
         .filter(|(_, a)| !a.main.is_empty() || !a.delegate.is_empty())
         .map(|(iid, a)| {
-            let op = plan.and_then(|pl| op_name(pl, iid)).unwrap_or_else(|| a.event_name.trim_start_matches("native_call_").to_string());
+            let op = plan
+                .and_then(|pl| op_name(pl, iid))
+                .unwrap_or_else(|| a.event_name.trim_start_matches("native_call_").to_string());
             OpRow {
                 instruction_id: iid,
                 op,
                 event_name: a.event_name,
                 stats: DurationStats::of(a.main),
-                operator_call: (!a.operator_call.is_empty()).then(|| DurationStats::of(a.operator_call)),
-                delegate_events: a.delegate.into_iter().map(|(name, raw)| DelegateEventRow { name, stats: DurationStats::of(raw) }).collect(),
+                operator_call: (!a.operator_call.is_empty())
+                    .then(|| DurationStats::of(a.operator_call)),
+                delegate_events: a
+                    .delegate
+                    .into_iter()
+                    .map(|(name, raw)| DelegateEventRow {
+                        name,
+                        stats: DurationStats::of(raw),
+                    })
+                    .collect(),
             }
         })
         .collect();
-    Profile { runs: runs.len(), rows, method_execute: (!method_execute.is_empty()).then(|| DurationStats::of(method_execute)) }
+    Profile {
+        runs: runs.len(),
+        rows,
+        method_execute: (!method_execute.is_empty()).then(|| DurationStats::of(method_execute)),
+    }
 }
 
 fn add_event(a: &mut Acc, p: &ProfileEvent) {
     if p.is_delegate_internal() {
-        let name = p.delegate_debug_id_str.clone().unwrap_or_else(|| format!("delegate event {}", p.delegate_debug_id_int));
+        let name = p
+            .delegate_debug_id_str
+            .clone()
+            .unwrap_or_else(|| format!("delegate event {}", p.delegate_debug_id_int));
         match a.delegate.iter_mut().find(|(n, _)| *n == name) {
             Some((_, raw)) => raw.push(p.duration()),
             None => a.delegate.push((name, vec![p.duration()])),
@@ -186,8 +203,13 @@ fn add_event(a: &mut Acc, p: &ProfileEvent) {
 /// The qualified operator (or delegate) name of instruction `iid`.
 pub fn op_name(plan: &ExecutionPlan, iid: usize) -> Option<String> {
     match plan.main_instructions().get(iid)? {
-        Instruction::KernelCall { op_index, .. } => plan.operators.get(*op_index).map(|o| o.qualified()),
-        Instruction::DelegateCall { delegate_index, .. } => plan.delegates.get(*delegate_index).map(|d| format!("delegate::{}", d.id)),
+        Instruction::KernelCall { op_index, .. } => {
+            plan.operators.get(*op_index).map(|o| o.qualified())
+        }
+        Instruction::DelegateCall { delegate_index, .. } => plan
+            .delegates
+            .get(*delegate_index)
+            .map(|d| format!("delegate::{}", d.id)),
         other => Some(other.kind().to_string()),
     }
 }

@@ -10,7 +10,11 @@ use crate::error::{Error, Result};
 pub const MAX_TENSOR_BYTES: u64 = 1 << 32;
 
 /// Number of elements and bytes of a tensor with `sizes`, refusing hostile sizes before any allocation.
-pub fn checked_tensor_size(sizes: impl IntoIterator<Item = i64>, dtype: ScalarType, what: &str) -> Result<(u64, u64)> {
+pub fn checked_tensor_size(
+    sizes: impl IntoIterator<Item = i64>,
+    dtype: ScalarType,
+    what: &str,
+) -> Result<(u64, u64)> {
     let mut numel: u128 = 1;
     for s in sizes {
         if s < 0 {
@@ -21,11 +25,14 @@ pub fn checked_tensor_size(sizes: impl IntoIterator<Item = i64>, dtype: ScalarTy
     let elem = dtype.element_size().unwrap_or(1) as u128;
     let nbytes = numel.saturating_mul(elem);
     if nbytes > u128::from(MAX_TENSOR_BYTES) {
-        return Err(Error::TooLarge { what: what.to_string(), claimed: nbytes, limit: MAX_TENSOR_BYTES });
+        return Err(Error::TooLarge {
+            what: what.to_string(),
+            claimed: nbytes,
+            limit: MAX_TENSOR_BYTES,
+        });
     }
     Ok((numel as u64, nbytes as u64))
 }
-
 
 /// A dense, row-major tensor held on the host.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,13 +58,27 @@ pub struct TensorStats {
 impl TensorData {
     /// A tensor from parts, checking that the byte count matches shape × element size.
     pub fn new(dtype: ScalarType, shape: Vec<usize>, bytes: Vec<u8>) -> Result<Self> {
-        let elem = dtype
-            .element_size()
-            .ok_or_else(|| Error::invalid("tensor", format!("unsupported element type {}", dtype.name())))?;
+        let elem = dtype.element_size().ok_or_else(|| {
+            Error::invalid(
+                "tensor",
+                format!("unsupported element type {}", dtype.name()),
+            )
+        })?;
         let numel = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         match numel.and_then(|n| n.checked_mul(elem)) {
-            Some(n) if n == bytes.len() => Ok(TensorData { dtype, shape, bytes }),
-            _ => Err(Error::invalid("tensor", format!("shape {shape:?} of {} needs a different byte count than {}", dtype.name(), bytes.len()))),
+            Some(n) if n == bytes.len() => Ok(TensorData {
+                dtype,
+                shape,
+                bytes,
+            }),
+            _ => Err(Error::invalid(
+                "tensor",
+                format!(
+                    "shape {shape:?} of {} needs a different byte count than {}",
+                    dtype.name(),
+                    bytes.len()
+                ),
+            )),
         }
     }
 
@@ -72,7 +93,9 @@ impl TensorData {
         let b = &self.bytes;
         macro_rules! conv {
             ($t:ty, $n:expr) => {
-                b.chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap_or([0; $n])) as f64).collect()
+                b.chunks_exact($n)
+                    .map(|c| <$t>::from_le_bytes(c.try_into().unwrap_or([0; $n])) as f64)
+                    .collect()
             };
         }
         Ok(match self.dtype {
@@ -86,9 +109,24 @@ impl TensorData {
             UInt64 => conv!(u64, 8),
             Float => conv!(f32, 4),
             Double => conv!(f64, 8),
-            Half => b.chunks_exact(2).map(|c| f16_to_f64(u16::from_le_bytes([c[0], c[1]]))).collect(),
-            BFloat16 => b.chunks_exact(2).map(|c| f64::from(f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))).collect(),
-            other => return Err(Error::invalid("tensor", format!("cannot convert {} elements to numbers", other.name()))),
+            Half => b
+                .chunks_exact(2)
+                .map(|c| f16_to_f64(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+            BFloat16 => b
+                .chunks_exact(2)
+                .map(|c| {
+                    f64::from(f32::from_bits(
+                        u32::from(u16::from_le_bytes([c[0], c[1]])) << 16,
+                    ))
+                })
+                .collect(),
+            other => {
+                return Err(Error::invalid(
+                    "tensor",
+                    format!("cannot convert {} elements to numbers", other.name()),
+                ))
+            }
         })
     }
 
@@ -110,7 +148,11 @@ pub fn stats_of(values: &[f64]) -> TensorStats {
         sum += v;
     }
     let mean = if n > 0 { sum / n as f64 } else { 0.0 };
-    let var = if n > 0 { finite.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64 } else { 0.0 };
+    let var = if n > 0 {
+        finite.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64
+    } else {
+        0.0
+    };
     TensorStats {
         numel: values.len(),
         min: if n > 0 { min } else { 0.0 },
@@ -142,20 +184,33 @@ fn f16_to_f64(h: u16) -> f64 {
 ///
 /// `sizes` are the logical sizes; `bytes` hold the elements in the physical order that
 /// `dim_order` describes (e.g. `[0,2,3,1]` = NHWC storage of an NCHW tensor).
-pub fn undo_dim_order(sizes: &[usize], dim_order: &[u8], elem: usize, bytes: &[u8]) -> Result<Vec<u8>> {
+pub fn undo_dim_order(
+    sizes: &[usize],
+    dim_order: &[u8],
+    elem: usize,
+    bytes: &[u8],
+) -> Result<Vec<u8>> {
     let rank = sizes.len();
     if dim_order.is_empty() || dim_order.iter().enumerate().all(|(i, &d)| d as usize == i) {
         return Ok(bytes.to_vec());
     }
     let mut seen = vec![false; rank];
-    let is_permutation =
-        dim_order.len() == rank && dim_order.iter().all(|&d| (d as usize) < rank && !std::mem::replace(&mut seen[d as usize], true));
+    let is_permutation = dim_order.len() == rank
+        && dim_order
+            .iter()
+            .all(|&d| (d as usize) < rank && !std::mem::replace(&mut seen[d as usize], true));
     if !is_permutation {
-        return Err(Error::invalid("dim_order", format!("{dim_order:?} does not fit {rank} dims")));
+        return Err(Error::invalid(
+            "dim_order",
+            format!("{dim_order:?} does not fit {rank} dims"),
+        ));
     }
     let numel: usize = sizes.iter().product();
     if bytes.len() != numel * elem {
-        return Err(Error::invalid("tensor bytes", format!("{} bytes for {numel} elements of {elem} bytes", bytes.len())));
+        return Err(Error::invalid(
+            "tensor bytes",
+            format!("{} bytes for {numel} elements of {elem} bytes", bytes.len()),
+        ));
     }
     // physical strides (in elements) of each logical dim
     let mut strides = vec![0usize; rank];
@@ -168,7 +223,8 @@ pub fn undo_dim_order(sizes: &[usize], dim_order: &[u8], elem: usize, bytes: &[u
     let mut idx = vec![0usize; rank];
     for logical in 0..numel {
         let phys: usize = idx.iter().zip(&strides).map(|(i, s)| i * s).sum();
-        out[logical * elem..(logical + 1) * elem].copy_from_slice(&bytes[phys * elem..(phys + 1) * elem]);
+        out[logical * elem..(logical + 1) * elem]
+            .copy_from_slice(&bytes[phys * elem..(phys + 1) * elem]);
         for d in (0..rank).rev() {
             idx[d] += 1;
             if idx[d] < sizes[d] {

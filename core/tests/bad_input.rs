@@ -45,7 +45,8 @@ fn truncations(len: usize) -> impl Iterator<Item = usize> {
 
 #[test]
 fn truncated_files_are_errors() {
-    let cases: [(&str, Vec<u8>, fn(&[u8]) -> bool); 5] = [
+    type Accepts = fn(&[u8]) -> bool;
+    let cases: [(&str, Vec<u8>, Accepts); 5] = [
         ("pte", pte(), |b| Program::parse(b.to_vec()).is_ok()),
         ("etdump", etdp(), |b| ETDump::parse(b).is_ok()),
         ("bpte", bpte(), |b| BundledProgram::parse(b).is_ok()),
@@ -55,7 +56,11 @@ fn truncated_files_are_errors() {
     for (name, bytes, parse) in cases {
         assert!(parse(&bytes), "{name}: the untouched file parses");
         for n in truncations(bytes.len()) {
-            assert!(!parse(&bytes[..n]), "{name} truncated to {n} of {} bytes was accepted", bytes.len());
+            assert!(
+                !parse(&bytes[..n]),
+                "{name} truncated to {n} of {} bytes was accepted",
+                bytes.len()
+            );
         }
     }
 }
@@ -64,10 +69,18 @@ fn truncated_files_are_errors() {
 fn truncation_errors_say_what_is_missing() {
     let bytes = pte();
     let err = Program::parse(bytes[..bytes.len() / 2].to_vec()).expect_err("half a pte");
-    assert!(matches!(err, Error::Truncated { .. } | Error::Corrupt { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Truncated { .. } | Error::Corrupt { .. }),
+        "{err}"
+    );
     let msg = err.to_string();
-    assert!(msg.contains("truncated") || msg.contains("corrupt"), "{msg}");
-    let e = ETDump::parse(&etdp()[..100]).expect_err("short etdump").to_string();
+    assert!(
+        msg.contains("truncated") || msg.contains("corrupt"),
+        "{msg}"
+    );
+    let e = ETDump::parse(&etdp()[..100])
+        .expect_err("short etdump")
+        .to_string();
     assert!(e.contains("size prefix"), "{e}");
 }
 
@@ -98,15 +111,26 @@ fn wrong_kind_files_are_refused_with_the_expected_identifier() {
     let e = Program::parse(etdp()).expect_err("etdump as pte");
     assert!(matches!(e, Error::WrongIdentifier { .. }), "{e}");
     assert!(e.to_string().contains("ET12"), "{e}");
-    assert!(matches!(ETDump::parse(&pte()), Err(Error::WrongIdentifier { .. })));
-    assert!(matches!(BundledProgram::parse(&pte()), Err(Error::WrongIdentifier { .. })));
+    assert!(matches!(
+        ETDump::parse(&pte()),
+        Err(Error::WrongIdentifier { .. })
+    ));
+    assert!(matches!(
+        BundledProgram::parse(&pte()),
+        Err(Error::WrongIdentifier { .. })
+    ));
     assert!(Program::parse(bpte()).is_err());
     assert!(ETRecord::parse(&pte()).is_err());
     assert!(read_npy(&pte()).is_err());
     // A zip that is not an ETRecord: the torch.save archive stored inside one.
     let inner = {
         let rec = etrecord();
-        let start = rec.windows(4).skip(4).position(|w| w == b"PK\x03\x04").map(|p| p + 4).expect("a nested zip");
+        let start = rec
+            .windows(4)
+            .skip(4)
+            .position(|w| w == b"PK\x03\x04")
+            .map(|p| p + 4)
+            .expect("a nested zip");
         rec[start..].to_vec()
     };
     assert!(ETRecord::parse(&inner).is_err());
@@ -114,7 +138,10 @@ fn wrong_kind_files_are_refused_with_the_expected_identifier() {
 }
 
 fn replace(bytes: &mut [u8], from: &[u8], to: &[u8]) {
-    let at = bytes.windows(from.len()).position(|w| w == from).expect("pattern present");
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("pattern present");
     bytes[at..at + to.len()].copy_from_slice(to);
 }
 
@@ -122,16 +149,28 @@ fn replace(bytes: &mut [u8], from: &[u8], to: &[u8]) {
 fn hostile_tensor_sizes_are_refused_before_allocating() {
     // value 2 of the tiny fp32 program is the fc weight with sizes [10, 256] (int32 vector)
     let mut b = pte();
-    let sizes: Vec<u8> = [2u32, 10, 256].iter().flat_map(|x| x.to_le_bytes()).collect();
-    let huge: Vec<u8> = [2u32, 0x7fff_ffff, 0x7fff_ffff].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let sizes: Vec<u8> = [2u32, 10, 256]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let huge: Vec<u8> = [2u32, 0x7fff_ffff, 0x7fff_ffff]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     replace(&mut b, &sizes, &huge);
     let e = Program::parse(b).expect_err("2^62 elements");
     assert!(matches!(e, Error::TooLarge { .. }), "{e}");
 
     // an ETDump debug tensor claiming 2^40 elements
     let mut d = etdp();
-    let sizes: Vec<u8> = [1i64, 4, 8, 8].iter().flat_map(|x| x.to_le_bytes()).collect();
-    let huge: Vec<u8> = [1i64, 1 << 20, 1 << 20, 8].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let sizes: Vec<u8> = [1i64, 4, 8, 8]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let huge: Vec<u8> = [1i64, 1 << 20, 1 << 20, 8]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     replace(&mut d, &sizes, &huge);
     assert!(matches!(ETDump::parse(&d), Err(Error::TooLarge { .. })));
 
@@ -159,8 +198,14 @@ fn debug_buffer_shorter_than_the_etdump_says_is_truncated() {
 fn out_of_range_indices_are_named() {
     // instruction 0 of the tiny program: KernelCall op_index 0; make it 9 (4 operators exist)
     let mut b = pte();
-    let args: Vec<u8> = [11u32, 4, 0, 1, 8, 11, 14, 15, 18, 19, 5, 5].iter().flat_map(|x| x.to_le_bytes()).collect();
-    let bad: Vec<u8> = [11u32, 4, 0, 1, 8, 11, 14, 15, 18, 19, 5, 999].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let args: Vec<u8> = [11u32, 4, 0, 1, 8, 11, 14, 15, 18, 19, 5, 5]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let bad: Vec<u8> = [11u32, 4, 0, 1, 8, 11, 14, 15, 18, 19, 5, 999]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     replace(&mut b, &args, &bad);
     let e = Program::parse(b).expect_err("arg 999");
     assert!(matches!(e, Error::OutOfRange { index: 999, .. }), "{e}");

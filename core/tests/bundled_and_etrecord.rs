@@ -4,7 +4,7 @@
 mod common;
 
 use etscope_core::bundled::{BundledProgram, BundledValue};
-use etscope_core::etrecord::{EntryKind, ETRecord};
+use etscope_core::etrecord::{ETRecord, EntryKind};
 use etscope_core::ir::from_export::graph_from_export;
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::ir::NodeKind;
@@ -20,8 +20,14 @@ fn bundled_test_cases_equal_their_npy_sources() {
     assert_eq!(b.test_case_count(), 3);
     assert_eq!(b.program.plans[0].main_instructions().len(), 4);
     for (i, case) in b.suites[0].test_cases.iter().enumerate() {
-        let input = read_npy(&common::read(&dir.join(format!("bundled_test_cases/case{i}_input0.npy")))).expect("npy");
-        let expected = read_npy(&common::read(&dir.join(format!("bundled_test_cases/case{i}_expected_output0.npy")))).expect("npy");
+        let input = read_npy(&common::read(
+            &dir.join(format!("bundled_test_cases/case{i}_input0.npy")),
+        ))
+        .expect("npy");
+        let expected = read_npy(&common::read(
+            &dir.join(format!("bundled_test_cases/case{i}_expected_output0.npy")),
+        ))
+        .expect("npy");
         assert_eq!(case.inputs, vec![BundledValue::Tensor(input)]);
         assert_eq!(case.expected_outputs, vec![BundledValue::Tensor(expected)]);
     }
@@ -30,18 +36,38 @@ fn bundled_test_cases_equal_their_npy_sources() {
 #[test]
 fn etrecord_stages_and_maps_match_the_listing() {
     for model in common::models() {
-        for variant in ["model_fp32", "model_int8_qdq_portable", "model_int8_cortex_m55", "model_fp32_xnnpack"] {
+        for variant in [
+            "model_fp32",
+            "model_int8_qdq_portable",
+            "model_int8_cortex_m55",
+            "model_fp32_xnnpack",
+        ] {
             let path = model.join(format!("{variant}.etrecord"));
             if !path.exists() {
                 continue;
             }
-            let rec = ETRecord::parse(&common::read(&path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let rec = ETRecord::parse(&common::read(&path))
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let listing = common::json(&model.join(format!("{variant}.etrecord_listing.json")));
-            let names: Vec<&str> = listing["entries"].as_array().expect("entries").iter().filter_map(|e| e["name"].as_str()).collect();
-            assert_eq!(rec.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), names);
+            let names: Vec<&str> = listing["entries"]
+                .as_array()
+                .expect("entries")
+                .iter()
+                .filter_map(|e| e["name"].as_str())
+                .collect();
+            assert_eq!(
+                rec.entries
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>(),
+                names
+            );
             // every pickled entry is listed as opaque, never decoded
             for e in &rec.entries {
-                if e.name.ends_with("_state_dict") || e.name.ends_with("_constants") || e.name.ends_with("_example_inputs") {
+                if e.name.ends_with("_state_dict")
+                    || e.name.ends_with("_constants")
+                    || e.name.ends_with("_example_inputs")
+                {
                     assert_eq!(e.kind, EntryKind::Pickle, "{}", e.name);
                 }
             }
@@ -49,14 +75,20 @@ fn etrecord_stages_and_maps_match_the_listing() {
             assert_eq!(stage_names[0], "exported_program");
             assert!(stage_names.contains(&"edge_dialect_exported_program/forward"));
             if variant == "model_int8_cortex_m55" {
-                assert!(stage_names.contains(&"edge_after_transform/forward"), "{stage_names:?}");
+                assert!(
+                    stage_names.contains(&"edge_after_transform/forward"),
+                    "{stage_names:?}"
+                );
             }
             let want = &listing["debug_handle_map"]["forward"];
             let got = &rec.debug_handle_map["forward"];
             assert_eq!(got.len(), want.as_object().map_or(0, |o| o.len()));
             for (k, v) in want.as_object().into_iter().flatten() {
                 let handles: Vec<u32> = match v {
-                    serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_u64().map(|h| h as u32)).collect(),
+                    serde_json::Value::Array(a) => a
+                        .iter()
+                        .filter_map(|x| x.as_u64().map(|h| h as u32))
+                        .collect(),
                     x => vec![x.as_u64().unwrap_or(0) as u32],
                 };
                 assert_eq!(got[&k.parse::<usize>().expect("id")], handles);
@@ -76,7 +108,8 @@ fn etrecord_stages_and_maps_match_the_listing() {
 fn pte_instructions_link_to_etrecord_nodes_through_debug_handles() {
     for model in common::models() {
         let program = Program::parse(common::read(&model.join("model_fp32.pte"))).expect("pte");
-        let rec = ETRecord::parse(&common::read(&model.join("model_fp32.etrecord"))).expect("etrecord");
+        let rec =
+            ETRecord::parse(&common::read(&model.join("model_fp32.etrecord"))).expect("etrecord");
         let mut pte = graph_from_plan(&program, 0).expect("plan");
         pte.attach_debug_handles(&rec.debug_handle_map["forward"]);
         let edge = rec.stage("edge").expect("edge stage");
@@ -85,31 +118,63 @@ fn pte_instructions_link_to_etrecord_nodes_through_debug_handles() {
         for n in pte.nodes.iter().filter(|n| n.kind == NodeKind::Operator) {
             for &h in &n.debug_handles {
                 let matches: Vec<_> = edge_graph.nodes_with_handle(h).collect();
-                assert!(!matches.is_empty(), "{}: instruction {:?} handle {h} has no edge node", model.display(), n.instruction_id);
+                assert!(
+                    !matches.is_empty(),
+                    "{}: instruction {:?} handle {h} has no edge node",
+                    model.display(),
+                    n.instruction_id
+                );
                 linked += 1;
             }
         }
         assert!(linked > 0, "{}: nothing linked", model.display());
         // the .pte conv instruction and the edge conv node share a handle
-        let conv = pte.nodes.iter().find(|n| n.op == "aten::convolution").expect("conv");
+        let conv = pte
+            .nodes
+            .iter()
+            .find(|n| n.op == "aten::convolution")
+            .expect("conv");
         let h = conv.debug_handles[0];
-        assert!(edge_graph.nodes_with_handle(h).any(|n| n.op.contains("convolution")), "{}", model.display());
+        assert!(
+            edge_graph
+                .nodes_with_handle(h)
+                .any(|n| n.op.contains("convolution")),
+            "{}",
+            model.display()
+        );
     }
 }
 
 #[test]
 fn pte_graph_links_producers_to_consumers_and_views_to_sources() {
-    let program = Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("pte");
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("pte");
     let g = graph_from_plan(&program, 0).expect("plan");
     assert_eq!(g.instruction_count, 4);
     assert_eq!(g.op_count(), 4);
-    let ops: Vec<String> = g.nodes.iter().filter(|n| n.kind == NodeKind::Operator).map(|n| n.qualified_op()).collect();
-    assert_eq!(ops, ["aten::convolution.out", "aten::relu.out", "aten::permute_copy.out", "aten::addmm.out"]);
+    let ops: Vec<String> = g
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Operator)
+        .map(|n| n.qualified_op())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "aten::convolution.out",
+            "aten::relu.out",
+            "aten::permute_copy.out",
+            "aten::addmm.out"
+        ]
+    );
     // the flatten view (value 21) aliases relu's output (20); addmm reads it, so relu → addmm
     assert_eq!(g.values[21].alias_of, Some(20));
     let relu = g.node_for_instruction(1).expect("relu").id;
     let addmm = g.node_for_instruction(3).expect("addmm").id;
-    assert!(g.edges.iter().any(|e| e.from == relu && e.to == addmm && e.value == 21));
+    assert!(g
+        .edges
+        .iter()
+        .any(|e| e.from == relu && e.to == addmm && e.value == 21));
     // constants are inputs without producers; the conv reads the weight and bias
     let conv = g.node_for_instruction(0).expect("conv");
     assert!(conv.inputs.contains(&0) && conv.inputs.contains(&1));
@@ -119,7 +184,10 @@ fn pte_graph_links_producers_to_consumers_and_views_to_sources() {
 
 #[test]
 fn cortex_m_graph_carries_quantization_and_dim_order() {
-    let program = Program::parse(common::read(&common::tiny().join("model_int8_cortex_m55.pte"))).expect("pte");
+    let program = Program::parse(common::read(
+        &common::tiny().join("model_int8_cortex_m55.pte"),
+    ))
+    .expect("pte");
     let g = graph_from_plan(&program, 0).expect("plan");
     let q = g.node_for_instruction(0).expect("quantize");
     assert_eq!(q.op, "cortex_m::quantize_per_tensor");
@@ -128,6 +196,16 @@ fn cortex_m_graph_carries_quantization_and_dim_order() {
     assert!((qp.scale - 0.025375546888).abs() < 1e-12);
     assert_eq!(qp.zero_point, 5);
     // the conv reads a planned BYTE scratch tensor nobody writes
-    let conv = g.nodes.iter().find(|n| n.op == "cortex_m::quantized_conv2d_nhwc").expect("conv");
-    assert!(conv.inputs.iter().any(|&v| g.values[v].dtype.map(|d| d.name()) == Some("BYTE".into()) && g.values[v].producer.is_none()));
+    let conv = g
+        .nodes
+        .iter()
+        .find(|n| n.op == "cortex_m::quantized_conv2d_nhwc")
+        .expect("conv");
+    assert!(conv
+        .inputs
+        .iter()
+        .any(
+            |&v| g.values[v].dtype.map(|d| d.name()) == Some("BYTE".into())
+                && g.values[v].producer.is_none()
+        ));
 }

@@ -7,21 +7,58 @@ use std::process::Command;
 fn normal_deps(package: &str) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["tree", "--offline", "--locked", "-e", "normal", "--prefix", "none", "--format", "{p}", "-p", package])
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+            "-p",
+            package,
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
-    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
 }
 
-const GUI: &[&str] = &["egui", "eframe", "egui_graphs", "egui_plot", "egui_kittest", "rfd", "winit", "wgpu", "glow", "epaint"];
+const GUI: &[&str] = &[
+    "egui",
+    "eframe",
+    "egui_graphs",
+    "egui_plot",
+    "egui_kittest",
+    "rfd",
+    "winit",
+    "wgpu",
+    "glow",
+    "epaint",
+];
 
 #[test]
 fn core_has_no_gui_and_no_probe() {
     let deps = normal_deps("etscope-core");
-    assert!(deps.contains("flatbuffers"), "sanity: core's tree was read: {deps:?}");
-    for bad in GUI.iter().chain(&["probe-rs", "etscope-profiler", "etscope-viewer"]) {
+    assert!(
+        deps.contains("flatbuffers"),
+        "sanity: core's tree was read: {deps:?}"
+    );
+    for bad in GUI
+        .iter()
+        .chain(&["probe-rs", "etscope-profiler", "etscope-viewer"])
+    {
         assert!(!deps.contains(*bad), "etscope-core depends on {bad}");
     }
 }
@@ -29,7 +66,10 @@ fn core_has_no_gui_and_no_probe() {
 #[test]
 fn profiler_has_no_gui() {
     let deps = normal_deps("etscope-profiler");
-    assert!(deps.contains("etscope-core"), "sanity: profiler's tree was read: {deps:?}");
+    assert!(
+        deps.contains("etscope-core"),
+        "sanity: profiler's tree was read: {deps:?}"
+    );
     for bad in GUI.iter().chain(&["etscope-viewer"]) {
         assert!(!deps.contains(*bad), "etscope-profiler depends on {bad}");
     }

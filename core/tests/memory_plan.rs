@@ -12,7 +12,13 @@ use etscope_core::pte::Program;
 fn offsets_and_sizes_match_executorchs_plan_and_bounds_hold() {
     let mut checked = 0;
     for model in common::models() {
-        for (variant, dump) in [("model_fp32", "fp32_04_executorch_memory_plan.json"), ("model_int8_cortex_m55", "int8_04_executorch_memory_plan.json")] {
+        for (variant, dump) in [
+            ("model_fp32", "fp32_04_executorch_memory_plan.json"),
+            (
+                "model_int8_cortex_m55",
+                "int8_04_executorch_memory_plan.json",
+            ),
+        ] {
             let pte = model.join(format!("{variant}.pte"));
             let program = Program::parse(common::read(&pte)).expect("parse");
             let graph = graph_from_plan(&program, 0).expect("plan 0");
@@ -24,7 +30,13 @@ fn offsets_and_sizes_match_executorchs_plan_and_bounds_hold() {
                 .expect("list")
                 .iter()
                 .filter(|r| r["mem_id"].is_u64() && r["op"] != "output")
-                .map(|r| (r["mem_id"].as_u64().unwrap_or(0), r["mem_offset"].as_u64().unwrap_or(0), r["allocated_memory"].as_u64().unwrap_or(0)))
+                .map(|r| {
+                    (
+                        r["mem_id"].as_u64().unwrap_or(0),
+                        r["mem_offset"].as_u64().unwrap_or(0),
+                        r["allocated_memory"].as_u64().unwrap_or(0),
+                    )
+                })
                 .collect();
             let mut got: BTreeSet<(u64, u64, u64)> = BTreeSet::new();
             for a in &plan.arenas {
@@ -35,15 +47,36 @@ fn offsets_and_sizes_match_executorchs_plan_and_bounds_hold() {
             }
             // views share their source's placement, so the sets of distinct placements agree
             assert_eq!(got, want, "{}", pte.display());
-            let sizes: Vec<u64> = program.plans[0].non_const_buffer_sizes[1..].iter().map(|&s| s as u64).collect();
-            assert_eq!(plan.arenas.iter().map(|a| a.size).collect::<Vec<_>>(), sizes);
+            let sizes: Vec<u64> = program.plans[0].non_const_buffer_sizes[1..]
+                .iter()
+                .map(|&s| s as u64)
+                .collect();
+            assert_eq!(
+                plan.arenas.iter().map(|a| a.size).collect::<Vec<_>>(),
+                sizes
+            );
             for a in &plan.arenas {
-                assert!(0 < a.lower_bound && a.lower_bound <= a.peak && a.peak <= a.size, "{}: {} {} {}", pte.display(), a.lower_bound, a.peak, a.size);
+                assert!(
+                    0 < a.lower_bound && a.lower_bound <= a.peak && a.peak <= a.size,
+                    "{}: {} {} {}",
+                    pte.display(),
+                    a.lower_bound,
+                    a.peak,
+                    a.size
+                );
                 assert_eq!(a.live_bytes.len(), plan.instruction_count);
                 assert_eq!(a.live_bytes.iter().max().copied(), Some(a.lower_bound));
             }
-            let overlaps: Vec<&Finding> = plan.findings.iter().filter(|f| matches!(f, Finding::Overlap { .. })).collect();
-            assert!(overlaps.is_empty(), "{}: a real ExecuTorch plan has no overlaps: {overlaps:?}", pte.display());
+            let overlaps: Vec<&Finding> = plan
+                .findings
+                .iter()
+                .filter(|f| matches!(f, Finding::Overlap { .. }))
+                .collect();
+            assert!(
+                overlaps.is_empty(),
+                "{}: a real ExecuTorch plan has no overlaps: {overlaps:?}",
+                pte.display()
+            );
             checked += 1;
         }
     }
@@ -52,11 +85,18 @@ fn offsets_and_sizes_match_executorchs_plan_and_bounds_hold() {
 
 #[test]
 fn tiny_plan_lifetimes_follow_the_instructions() {
-    let program = Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("parse");
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("parse");
     let graph = graph_from_plan(&program, 0).expect("plan");
     let plan = derive(&graph);
     let arena = &plan.arenas[0];
-    let by_value = |v: usize| arena.tensors.iter().find(|t| t.value == v).unwrap_or_else(|| panic!("value {v} planned"));
+    let by_value = |v: usize| {
+        arena
+            .tensors
+            .iter()
+            .find(|t| t.value == v)
+            .unwrap_or_else(|| panic!("value {v} planned"))
+    };
     // x (value 4) is read by conv (instr 0); conv out (5) lives 0..=1; relu out (20, viewed as 21)
     // is read by addmm (instr 3) through its view; addmm out (26) is the output, live to the end.
     assert_eq!((by_value(4).first, by_value(4).last), (0, 0));
@@ -70,12 +110,20 @@ fn tiny_plan_lifetimes_follow_the_instructions() {
 #[test]
 fn a_corrupted_plan_is_reported_not_crashed() {
     // Move the relu output onto the conv output while both are live: an overlap finding.
-    let program = Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("parse");
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("parse");
     let mut graph = graph_from_plan(&program, 0).expect("plan");
     let conv_out = graph.values[5].placement.expect("planned");
     if let Some(p) = graph.values[20].placement.as_mut() {
         p.offset = conv_out.offset;
     }
     let plan = derive(&graph);
-    assert!(plan.findings.iter().any(|f| matches!(f, Finding::Overlap { a: 5, b: 20, .. } | Finding::Overlap { a: 20, b: 5, .. })), "{:?}", plan.findings);
+    assert!(
+        plan.findings.iter().any(|f| matches!(
+            f,
+            Finding::Overlap { a: 5, b: 20, .. } | Finding::Overlap { a: 20, b: 5, .. }
+        )),
+        "{:?}",
+        plan.findings
+    );
 }

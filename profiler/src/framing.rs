@@ -13,14 +13,19 @@ pub const MAX_FRAME_BYTES: u32 = 64 << 20;
 #[derive(Debug, Error)]
 pub enum FramingError {
     /// The size prefix is implausible: the stream is not at a frame boundary.
-    #[error("stream out of sync at byte {offset}: size prefix {size} exceeds {MAX_FRAME_BYTES} bytes")]
+    #[error(
+        "stream out of sync at byte {offset}: size prefix {size} exceeds {MAX_FRAME_BYTES} bytes"
+    )]
     OutOfSync { offset: u64, size: u32 },
     /// The frame has the right length but no `ED00` identifier.
     #[error("frame at byte {offset} is not an ETDump (identifier {found:?})")]
     NotEtdump { offset: u64, found: String },
     /// The frame is an ETDump that does not parse.
     #[error("frame at byte {offset}: {source}")]
-    Corrupt { offset: u64, source: etscope_core::Error },
+    Corrupt {
+        offset: u64,
+        source: etscope_core::Error,
+    },
     /// The stream ended inside a frame.
     #[error("stream ended {missing} bytes short of the frame that starts at byte {offset}")]
     Incomplete { offset: u64, missing: u64 },
@@ -65,9 +70,17 @@ impl FrameDecoder {
         if self.pending.len() < 4 {
             return Ok(None);
         }
-        let size = u32::from_le_bytes([self.pending[0], self.pending[1], self.pending[2], self.pending[3]]);
-        if size > MAX_FRAME_BYTES || size < 8 {
-            return Err(FramingError::OutOfSync { offset: self.consumed, size });
+        let size = u32::from_le_bytes([
+            self.pending[0],
+            self.pending[1],
+            self.pending[2],
+            self.pending[3],
+        ]);
+        if !(8..=MAX_FRAME_BYTES).contains(&size) {
+            return Err(FramingError::OutOfSync {
+                offset: self.consumed,
+                size,
+            });
         }
         let len = size as usize + 4;
         if self.pending.len() >= 12 && &self.pending[8..12] != b"ED00" {
@@ -80,10 +93,15 @@ impl FrameDecoder {
             return Ok(None);
         }
         let offset = self.consumed;
-        let etdump = ETDump::parse(&self.pending[..len]).map_err(|source| FramingError::Corrupt { offset, source })?;
+        let etdump = ETDump::parse(&self.pending[..len])
+            .map_err(|source| FramingError::Corrupt { offset, source })?;
         self.pending.drain(..len);
         self.consumed += len as u64;
-        Ok(Some(Frame { offset, len, etdump }))
+        Ok(Some(Frame {
+            offset,
+            len,
+            etdump,
+        }))
     }
 
     /// Call at end of stream: an error if a partial frame is left over.
@@ -92,11 +110,19 @@ impl FrameDecoder {
             return Ok(());
         }
         let missing = if self.pending.len() >= 4 {
-            let size = u32::from_le_bytes([self.pending[0], self.pending[1], self.pending[2], self.pending[3]]);
+            let size = u32::from_le_bytes([
+                self.pending[0],
+                self.pending[1],
+                self.pending[2],
+                self.pending[3],
+            ]);
             (u64::from(size) + 4).saturating_sub(self.pending.len() as u64)
         } else {
             4 - self.pending.len() as u64
         };
-        Err(FramingError::Incomplete { offset: self.consumed, missing })
+        Err(FramingError::Incomplete {
+            offset: self.consumed,
+            missing,
+        })
     }
 }

@@ -9,7 +9,9 @@ use etscope_profiler::replay::replay;
 use etscope_profiler::LiveProfile;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tiny_conv_relu_linear").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/tiny_conv_relu_linear")
+        .join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -39,7 +41,10 @@ fn live_aggregate_equals_one_big_etdump() {
     let single = profile(&ETDump::parse(&a).expect("a"), None);
     assert_eq!(got.runs, 2 * single.runs);
     for (g, s) in got.rows.iter().zip(&single.rows) {
-        assert_eq!(g.stats.raw, [s.stats.raw.clone(), s.stats.raw.clone()].concat());
+        assert_eq!(
+            g.stats.raw,
+            [s.stats.raw.clone(), s.stats.raw.clone()].concat()
+        );
     }
 }
 
@@ -55,7 +60,10 @@ fn a_stream_cut_mid_frame_or_out_of_sync_is_an_error_naming_the_offset() {
         other => panic!("expected Incomplete, got {other:?}"),
     }
     let garbage = [a.clone(), vec![0xff; 16]].concat();
-    assert!(matches!(replay(&garbage, 64), Err(FramingError::OutOfSync { .. })));
+    assert!(matches!(
+        replay(&garbage, 64),
+        Err(FramingError::OutOfSync { .. })
+    ));
     let pte = fixture("model_fp32.pte");
     assert!(replay(&pte, 64).is_err());
 }

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::etrecord::stage_short_name;
-use etscope_core::ir::{from_export::graph_from_export, from_pte::graph_from_plan, Graph, NodeKind};
+use etscope_core::ir::{
+    from_export::graph_from_export, from_pte::graph_from_plan, Graph, NodeKind,
+};
 use etscope_core::kind::FileKind;
 
 use crate::load;
@@ -19,18 +21,33 @@ pub fn load_graph(path: &Path, stage: Option<&str>, method: Option<&str>) -> Res
             let rec = load::etrecord(path)?;
             let st = match stage {
                 Some(s) => rec.stage(s).ok_or_else(|| {
-                    let names: Vec<String> = rec.stages.iter().map(|s| format!("{} ({})", stage_short_name(&s.name), s.name)).collect();
-                    anyhow!("{}: no stage {s:?}; stages: {}", path.display(), names.join(", "))
+                    let names: Vec<String> = rec
+                        .stages
+                        .iter()
+                        .map(|s| format!("{} ({})", stage_short_name(&s.name), s.name))
+                        .collect();
+                    anyhow!(
+                        "{}: no stage {s:?}; stages: {}",
+                        path.display(),
+                        names.join(", ")
+                    )
                 })?,
-                None => rec.stages.first().ok_or_else(|| anyhow!("{}: ETRecord holds no program stage", path.display()))?,
+                None => rec.stages.first().ok_or_else(|| {
+                    anyhow!("{}: ETRecord holds no program stage", path.display())
+                })?,
             };
             let method = st.name.split('/').nth(1).unwrap_or("forward");
-            Ok(graph_from_export(&st.graph, &stage_short_name(&st.name), method))
+            Ok(graph_from_export(
+                &st.graph,
+                &stage_short_name(&st.name),
+                method,
+            ))
         }
         _ => {
             let program = load::program(path)?;
             let (index, _) = super::pick_plan(&program, method, path)?;
-            graph_from_plan(&program, index).ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))
+            graph_from_plan(&program, index)
+                .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))
         }
     }
 }
@@ -51,12 +68,20 @@ pub fn run(path: &Path, stage: Option<&str>, method: Option<&str>, as_json: bool
         graph.values.len()
     );
     let mut t = Table::new(&[">node", ">instr", "op", "handles", "inputs", "outputs"]);
-    for n in graph.nodes.iter().filter(|n| !matches!(n.kind, NodeKind::Input | NodeKind::Output)) {
+    for n in graph
+        .nodes
+        .iter()
+        .filter(|n| !matches!(n.kind, NodeKind::Input | NodeKind::Output))
+    {
         let shapes = |ids: &[usize]| {
             ids.iter()
                 .map(|&v| {
                     let val = &graph.values[v];
-                    format!("{}{:?}", val.dtype.map(|d| d.short_name()).unwrap_or_default(), val.shape)
+                    format!(
+                        "{}{:?}",
+                        val.dtype.map(|d| d.short_name()).unwrap_or_default(),
+                        val.shape
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -65,7 +90,11 @@ pub fn run(path: &Path, stage: Option<&str>, method: Option<&str>, as_json: bool
             n.id.to_string(),
             n.instruction_id.map(|i| i.to_string()).unwrap_or_default(),
             n.qualified_op(),
-            n.debug_handles.iter().map(|h| h.to_string()).collect::<Vec<_>>().join(","),
+            n.debug_handles
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
             shapes(&n.inputs),
             shapes(&n.outputs),
         ]);

@@ -153,7 +153,11 @@ fn npy_info(t: &etscope_core::tensor::TensorData) -> Result<Value> {
 }
 
 fn render(path: &Path, info: &Value) -> String {
-    let mut out = format!("{}: {}\n", path.display(), info["kind"].as_str().unwrap_or("?"));
+    let mut out = format!(
+        "{}: {}\n",
+        path.display(),
+        info["kind"].as_str().unwrap_or("?")
+    );
     let field = |v: &Value, k: &str| v.get(k).map(|x| x.to_string()).unwrap_or_default();
     match info["kind"].as_str() {
         Some("pte") | Some("bpte") => {
@@ -183,13 +187,21 @@ fn render(path: &Path, info: &Value) -> String {
                     field(plan, "planned_tensors"),
                 ));
                 for a in plan["arenas"].as_array().into_iter().flatten() {
-                    out.push_str(&format!("  arena {}: {}\n", field(a, "memory_id"), bytes(a["size"].as_u64().unwrap_or(0))));
+                    out.push_str(&format!(
+                        "  arena {}: {}\n",
+                        field(a, "memory_id"),
+                        bytes(a["size"].as_u64().unwrap_or(0))
+                    ));
                 }
                 for o in plan["operators"].as_array().into_iter().flatten() {
                     out.push_str(&format!("  op {}\n", o.as_str().unwrap_or("")));
                 }
                 for d in plan["delegate_backends"].as_array().into_iter().flatten() {
-                    out.push_str(&format!("  delegate {} ({})\n", d["id"].as_str().unwrap_or(""), bytes(d["blob_bytes"].as_u64().unwrap_or(0))));
+                    out.push_str(&format!(
+                        "  delegate {} ({})\n",
+                        d["id"].as_str().unwrap_or(""),
+                        bytes(d["blob_bytes"].as_u64().unwrap_or(0))
+                    ));
                 }
             }
         }
@@ -209,14 +221,29 @@ fn render(path: &Path, info: &Value) -> String {
         Some("etrecord") => {
             let mut t = Table::new(&["stage", "entry", ">nodes"]);
             for s in info["stages"].as_array().into_iter().flatten() {
-                t.row(vec![s["short_name"].as_str().unwrap_or("").into(), s["name"].as_str().unwrap_or("").into(), field(s, "nodes")]);
+                t.row(vec![
+                    s["short_name"].as_str().unwrap_or("").into(),
+                    s["name"].as_str().unwrap_or("").into(),
+                    field(s, "nodes"),
+                ]);
             }
             out.push_str(&t.render());
-            let opaque = info["entries"].as_array().into_iter().flatten().filter(|e| e["kind"] == "pickle").count();
-            out.push_str(&format!("{opaque} pickled entries (listed, never executed)\n"));
+            let opaque = info["entries"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|e| e["kind"] == "pickle")
+                .count();
+            out.push_str(&format!(
+                "{opaque} pickled entries (listed, never executed)\n"
+            ));
         }
         _ => {
-            out.push_str(&format!("dtype {}  shape {}\n", info["dtype"].as_str().unwrap_or(""), info["shape"]));
+            out.push_str(&format!(
+                "dtype {}  shape {}\n",
+                info["dtype"].as_str().unwrap_or(""),
+                info["shape"]
+            ));
             out.push_str(&format!("stats {}\n", info["stats"]));
         }
     }

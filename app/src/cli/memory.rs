@@ -13,7 +13,8 @@ use crate::table::{bytes, Table};
 pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
     let program = load::program(path)?;
     let (index, _) = super::pick_plan(&program, method, path)?;
-    let graph = graph_from_plan(&program, index).ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
+    let graph = graph_from_plan(&program, index)
+        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);
     if as_json {
         return super::print_json(&json!({
@@ -30,7 +31,12 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
             "findings": plan.findings,
         }));
     }
-    println!("{}: method {}, {} instructions", path.display(), graph.method, plan.instruction_count);
+    println!(
+        "{}: method {}, {} instructions",
+        path.display(),
+        graph.method,
+        plan.instruction_count
+    );
     for a in &plan.arenas {
         println!(
             "\narena {}: declared {} ({} B), peak {} B, lower bound {} B, waste {} B ({:.1}%), {} tensors",
@@ -43,7 +49,9 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
             if a.size > 0 { 100.0 * a.waste() as f64 / a.size as f64 } else { 0.0 },
             a.tensors.len()
         );
-        let mut t = Table::new(&[">value", ">offset", ">size", ">first", ">last", "role", "tensor"]);
+        let mut t = Table::new(&[
+            ">value", ">offset", ">size", ">first", ">last", "role", "tensor",
+        ]);
         for p in &a.tensors {
             t.row(vec![
                 p.value.to_string(),
@@ -52,7 +60,11 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
                 p.first.to_string(),
                 p.last.to_string(),
                 format!("{:?}", p.role).to_lowercase(),
-                format!("{}{:?}", p.dtype.map(|d| d.short_name()).unwrap_or_default(), p.shape),
+                format!(
+                    "{}{:?}",
+                    p.dtype.map(|d| d.short_name()).unwrap_or_default(),
+                    p.shape
+                ),
             ]);
         }
         print!("{}", t.render());

@@ -86,14 +86,33 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { file, json } => info::run(&file, json),
-        Command::Graph { file, stage, method, json } => graph::run(&file, stage.as_deref(), method.as_deref(), json),
+        Command::Graph {
+            file,
+            stage,
+            method,
+            json,
+        } => graph::run(&file, stage.as_deref(), method.as_deref(), json),
         Command::Memory { file, method, json } => memory::run(&file, method.as_deref(), json),
-        Command::Profile { pte, etdump, etrecord, ticks_per_us, json } => {
-            profile::run(&pte, &etdump, etrecord.as_deref(), ticks_per_us, json)
-        }
-        Command::Tensors { etdump, debug_buffer, pte, dump, json } => {
-            tensors::run(&etdump, &debug_buffer, pte.as_deref(), dump.as_deref(), json)
-        }
+        Command::Profile {
+            pte,
+            etdump,
+            etrecord,
+            ticks_per_us,
+            json,
+        } => profile::run(&pte, &etdump, etrecord.as_deref(), ticks_per_us, json),
+        Command::Tensors {
+            etdump,
+            debug_buffer,
+            pte,
+            dump,
+            json,
+        } => tensors::run(
+            &etdump,
+            &debug_buffer,
+            pte.as_deref(),
+            dump.as_deref(),
+            json,
+        ),
     }
 }
 
@@ -115,6 +134,10 @@ fn pick_plan<'a>(
     };
     found.ok_or_else(|| {
         let names: Vec<&str> = program.plans.iter().map(|p| p.name.as_str()).collect();
-        anyhow::anyhow!("{}: no execution plan {:?} (plans: {names:?})", path.display(), method.unwrap_or("<any>"))
+        anyhow::anyhow!(
+            "{}: no execution plan {:?} (plans: {names:?})",
+            path.display(),
+            method.unwrap_or("<any>")
+        )
     })
 }

@@ -9,7 +9,13 @@ use serde_json::{json, Value};
 use crate::load;
 use crate::table::Table;
 
-pub fn run(pte: &Path, etdump: &Path, etrecord: Option<&Path>, ticks_per_us: Option<f64>, as_json: bool) -> Result<()> {
+pub fn run(
+    pte: &Path,
+    etdump: &Path,
+    etrecord: Option<&Path>,
+    ticks_per_us: Option<f64>,
+    as_json: bool,
+) -> Result<()> {
     let program = load::program(pte)?;
     let dump = load::etdump(etdump)?;
     let record = etrecord.map(load::etrecord).transpose()?;
@@ -38,7 +44,10 @@ pub fn run(pte: &Path, etdump: &Path, etrecord: Option<&Path>, ticks_per_us: Opt
             .map(|r| {
                 let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
                 if let (Some(rec), Some(obj)) = (&record, v.as_object_mut()) {
-                    obj.insert("debug_handles".into(), json!(rec.debug_handles(&plan.name, r.instruction_id)));
+                    obj.insert(
+                        "debug_handles".into(),
+                        json!(rec.debug_handles(&plan.name, r.instruction_id)),
+                    );
                 }
                 if let (Some(rate), Some(obj)) = (rate, v.as_object_mut()) {
                     obj.insert("avg_us".into(), json!(rate.to_us(r.stats.avg)));
@@ -55,8 +64,15 @@ pub fn run(pte: &Path, etdump: &Path, etrecord: Option<&Path>, ticks_per_us: Opt
         None => format!("{x:.0}"),
     };
     let total: u64 = prof.rows.iter().map(|r| r.stats.total()).sum();
-    println!("{}: {} runs, {} profiled instructions, times in {unit}", etdump.display(), prof.runs, prof.rows.len());
-    let mut t = Table::new(&[">instr", "op", ">count", ">avg", ">min", ">p10", ">p50", ">p90", ">max", ">share"]);
+    println!(
+        "{}: {} runs, {} profiled instructions, times in {unit}",
+        etdump.display(),
+        prof.runs,
+        prof.rows.len()
+    );
+    let mut t = Table::new(&[
+        ">instr", "op", ">count", ">avg", ">min", ">p10", ">p50", ">p90", ">max", ">share",
+    ]);
     for r in &prof.rows {
         let s: &DurationStats = &r.stats;
         t.row(vec![
@@ -69,7 +85,14 @@ pub fn run(pte: &Path, etdump: &Path, etrecord: Option<&Path>, ticks_per_us: Opt
             fmt(s.p50),
             fmt(s.p90),
             fmt(s.max as f64),
-            format!("{:.1}%", if total > 0 { 100.0 * s.total() as f64 / total as f64 } else { 0.0 }),
+            format!(
+                "{:.1}%",
+                if total > 0 {
+                    100.0 * s.total() as f64 / total as f64
+                } else {
+                    0.0
+                }
+            ),
         ]);
         for d in &r.delegate_events {
             t.row(vec![
@@ -88,7 +111,12 @@ pub fn run(pte: &Path, etdump: &Path, etrecord: Option<&Path>, ticks_per_us: Opt
     }
     print!("{}", t.render());
     if let Some(m) = &prof.method_execute {
-        println!("Method::execute: avg {} p50 {} {unit} over {} runs", fmt(m.avg), fmt(m.p50), m.count);
+        println!(
+            "Method::execute: avg {} p50 {} {unit} over {} runs",
+            fmt(m.avg),
+            fmt(m.p50),
+            m.count
+        );
     }
     Ok(())
 }

@@ -10,15 +10,25 @@ use serde_json::json;
 use crate::load;
 use crate::table::Table;
 
-pub fn run(etdump: &Path, buffer: &Path, pte: Option<&Path>, dump: Option<&Path>, as_json: bool) -> Result<()> {
+pub fn run(
+    etdump: &Path,
+    buffer: &Path,
+    pte: Option<&Path>,
+    dump: Option<&Path>,
+    as_json: bool,
+) -> Result<()> {
     let d = load::etdump(etdump)?;
     let buf = load::bytes(buffer)?;
     let program = pte.map(load::program).transpose()?;
     let plan = program.as_ref().and_then(|p| p.plans.first());
-    let captured = captured_tensors(&d, &buf).with_context(|| format!("{} with {}", etdump.display(), buffer.display()))?;
-    let multi_run = captured.iter().any(|c| c.run != captured.first().map_or(0, |f| f.run));
+    let captured = captured_tensors(&d, &buf)
+        .with_context(|| format!("{} with {}", etdump.display(), buffer.display()))?;
+    let multi_run = captured
+        .iter()
+        .any(|c| c.run != captured.first().map_or(0, |f| f.run));
     if let Some(dir) = dump {
-        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
     let mut rows = Vec::new();
     let mut output_index = 0usize;
@@ -27,7 +37,8 @@ pub fn run(etdump: &Path, buffer: &Path, pte: Option<&Path>, dump: Option<&Path>
         let op = if c.is_program_output {
             "output".to_string()
         } else {
-            plan.and_then(|p| op_name(p, c.instruction_id.max(0) as usize)).unwrap_or_default()
+            plan.and_then(|p| op_name(p, c.instruction_id.max(0) as usize))
+                .unwrap_or_default()
         };
         let mut file = if c.is_program_output {
             output_index += 1;
@@ -61,13 +72,19 @@ pub fn run(etdump: &Path, buffer: &Path, pte: Option<&Path>, dump: Option<&Path>
         return super::print_json(&rows);
     }
     println!("{}: {} captured tensors", etdump.display(), rows.len());
-    let mut t = Table::new(&[">run", ">instr", "op", "dtype", "shape", ">min", ">max", ">mean", ">std"]);
+    let mut t = Table::new(&[
+        ">run", ">instr", "op", "dtype", "shape", ">min", ">max", ">mean", ">std",
+    ]);
     for r in &rows {
         let s = &r["stats"];
         let num = |k: &str| s[k].as_f64().map(|x| format!("{x:.4}")).unwrap_or_default();
         t.row(vec![
             r["run"].to_string(),
-            if r["program_output"] == true { "out".into() } else { r["instruction_id"].to_string() },
+            if r["program_output"] == true {
+                "out".into()
+            } else {
+                r["instruction_id"].to_string()
+            },
             r["op"].as_str().unwrap_or("").into(),
             r["dtype"].as_str().unwrap_or("").into(),
             r["shape"].to_string(),

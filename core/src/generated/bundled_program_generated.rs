@@ -2,1369 +2,1729 @@
 // @generated
 extern crate alloc;
 
-
 #[allow(unused_imports, dead_code)]
 pub mod executorch_flatbuffer {
 
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_SCALAR_TYPE: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_SCALAR_TYPE: i8 = 29;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_SCALAR_TYPE: [ScalarType; 23] = [
+        ScalarType::BYTE,
+        ScalarType::CHAR,
+        ScalarType::SHORT,
+        ScalarType::INT,
+        ScalarType::LONG,
+        ScalarType::HALF,
+        ScalarType::FLOAT,
+        ScalarType::DOUBLE,
+        ScalarType::BOOL,
+        ScalarType::QINT8,
+        ScalarType::QUINT8,
+        ScalarType::QINT32,
+        ScalarType::BFLOAT16,
+        ScalarType::QUINT4X2,
+        ScalarType::QUINT2X4,
+        ScalarType::BITS16,
+        ScalarType::FLOAT8E5M2,
+        ScalarType::FLOAT8E4M3FN,
+        ScalarType::FLOAT8E5M2FNUZ,
+        ScalarType::FLOAT8E4M3FNUZ,
+        ScalarType::UINT16,
+        ScalarType::UINT32,
+        ScalarType::UINT64,
+    ];
 
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_SCALAR_TYPE: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_SCALAR_TYPE: i8 = 29;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_SCALAR_TYPE: [ScalarType; 23] = [
-  ScalarType::BYTE,
-  ScalarType::CHAR,
-  ScalarType::SHORT,
-  ScalarType::INT,
-  ScalarType::LONG,
-  ScalarType::HALF,
-  ScalarType::FLOAT,
-  ScalarType::DOUBLE,
-  ScalarType::BOOL,
-  ScalarType::QINT8,
-  ScalarType::QUINT8,
-  ScalarType::QINT32,
-  ScalarType::BFLOAT16,
-  ScalarType::QUINT4X2,
-  ScalarType::QUINT2X4,
-  ScalarType::BITS16,
-  ScalarType::FLOAT8E5M2,
-  ScalarType::FLOAT8E4M3FN,
-  ScalarType::FLOAT8E5M2FNUZ,
-  ScalarType::FLOAT8E4M3FNUZ,
-  ScalarType::UINT16,
-  ScalarType::UINT32,
-  ScalarType::UINT64,
-];
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct ScalarType(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl ScalarType {
+        pub const BYTE: Self = Self(0);
+        pub const CHAR: Self = Self(1);
+        pub const SHORT: Self = Self(2);
+        pub const INT: Self = Self(3);
+        pub const LONG: Self = Self(4);
+        pub const HALF: Self = Self(5);
+        pub const FLOAT: Self = Self(6);
+        pub const DOUBLE: Self = Self(7);
+        pub const BOOL: Self = Self(11);
+        pub const QINT8: Self = Self(12);
+        pub const QUINT8: Self = Self(13);
+        pub const QINT32: Self = Self(14);
+        pub const BFLOAT16: Self = Self(15);
+        pub const QUINT4X2: Self = Self(16);
+        pub const QUINT2X4: Self = Self(17);
+        pub const BITS16: Self = Self(22);
+        pub const FLOAT8E5M2: Self = Self(23);
+        pub const FLOAT8E4M3FN: Self = Self(24);
+        pub const FLOAT8E5M2FNUZ: Self = Self(25);
+        pub const FLOAT8E4M3FNUZ: Self = Self(26);
+        pub const UINT16: Self = Self(27);
+        pub const UINT32: Self = Self(28);
+        pub const UINT64: Self = Self(29);
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct ScalarType(pub i8);
-#[allow(non_upper_case_globals)]
-impl ScalarType {
-  pub const BYTE: Self = Self(0);
-  pub const CHAR: Self = Self(1);
-  pub const SHORT: Self = Self(2);
-  pub const INT: Self = Self(3);
-  pub const LONG: Self = Self(4);
-  pub const HALF: Self = Self(5);
-  pub const FLOAT: Self = Self(6);
-  pub const DOUBLE: Self = Self(7);
-  pub const BOOL: Self = Self(11);
-  pub const QINT8: Self = Self(12);
-  pub const QUINT8: Self = Self(13);
-  pub const QINT32: Self = Self(14);
-  pub const BFLOAT16: Self = Self(15);
-  pub const QUINT4X2: Self = Self(16);
-  pub const QUINT2X4: Self = Self(17);
-  pub const BITS16: Self = Self(22);
-  pub const FLOAT8E5M2: Self = Self(23);
-  pub const FLOAT8E4M3FN: Self = Self(24);
-  pub const FLOAT8E5M2FNUZ: Self = Self(25);
-  pub const FLOAT8E4M3FNUZ: Self = Self(26);
-  pub const UINT16: Self = Self(27);
-  pub const UINT32: Self = Self(28);
-  pub const UINT64: Self = Self(29);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 29;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::BYTE,
-    Self::CHAR,
-    Self::SHORT,
-    Self::INT,
-    Self::LONG,
-    Self::HALF,
-    Self::FLOAT,
-    Self::DOUBLE,
-    Self::BOOL,
-    Self::QINT8,
-    Self::QUINT8,
-    Self::QINT32,
-    Self::BFLOAT16,
-    Self::QUINT4X2,
-    Self::QUINT2X4,
-    Self::BITS16,
-    Self::FLOAT8E5M2,
-    Self::FLOAT8E4M3FN,
-    Self::FLOAT8E5M2FNUZ,
-    Self::FLOAT8E4M3FNUZ,
-    Self::UINT16,
-    Self::UINT32,
-    Self::UINT64,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::BYTE => Some("BYTE"),
-      Self::CHAR => Some("CHAR"),
-      Self::SHORT => Some("SHORT"),
-      Self::INT => Some("INT"),
-      Self::LONG => Some("LONG"),
-      Self::HALF => Some("HALF"),
-      Self::FLOAT => Some("FLOAT"),
-      Self::DOUBLE => Some("DOUBLE"),
-      Self::BOOL => Some("BOOL"),
-      Self::QINT8 => Some("QINT8"),
-      Self::QUINT8 => Some("QUINT8"),
-      Self::QINT32 => Some("QINT32"),
-      Self::BFLOAT16 => Some("BFLOAT16"),
-      Self::QUINT4X2 => Some("QUINT4X2"),
-      Self::QUINT2X4 => Some("QUINT2X4"),
-      Self::BITS16 => Some("BITS16"),
-      Self::FLOAT8E5M2 => Some("FLOAT8E5M2"),
-      Self::FLOAT8E4M3FN => Some("FLOAT8E4M3FN"),
-      Self::FLOAT8E5M2FNUZ => Some("FLOAT8E5M2FNUZ"),
-      Self::FLOAT8E4M3FNUZ => Some("FLOAT8E4M3FNUZ"),
-      Self::UINT16 => Some("UINT16"),
-      Self::UINT32 => Some("UINT32"),
-      Self::UINT64 => Some("UINT64"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 29;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::BYTE,
+            Self::CHAR,
+            Self::SHORT,
+            Self::INT,
+            Self::LONG,
+            Self::HALF,
+            Self::FLOAT,
+            Self::DOUBLE,
+            Self::BOOL,
+            Self::QINT8,
+            Self::QUINT8,
+            Self::QINT32,
+            Self::BFLOAT16,
+            Self::QUINT4X2,
+            Self::QUINT2X4,
+            Self::BITS16,
+            Self::FLOAT8E5M2,
+            Self::FLOAT8E4M3FN,
+            Self::FLOAT8E5M2FNUZ,
+            Self::FLOAT8E4M3FNUZ,
+            Self::UINT16,
+            Self::UINT32,
+            Self::UINT64,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::BYTE => Some("BYTE"),
+                Self::CHAR => Some("CHAR"),
+                Self::SHORT => Some("SHORT"),
+                Self::INT => Some("INT"),
+                Self::LONG => Some("LONG"),
+                Self::HALF => Some("HALF"),
+                Self::FLOAT => Some("FLOAT"),
+                Self::DOUBLE => Some("DOUBLE"),
+                Self::BOOL => Some("BOOL"),
+                Self::QINT8 => Some("QINT8"),
+                Self::QUINT8 => Some("QUINT8"),
+                Self::QINT32 => Some("QINT32"),
+                Self::BFLOAT16 => Some("BFLOAT16"),
+                Self::QUINT4X2 => Some("QUINT4X2"),
+                Self::QUINT2X4 => Some("QUINT2X4"),
+                Self::BITS16 => Some("BITS16"),
+                Self::FLOAT8E5M2 => Some("FLOAT8E5M2"),
+                Self::FLOAT8E4M3FN => Some("FLOAT8E4M3FN"),
+                Self::FLOAT8E5M2FNUZ => Some("FLOAT8E5M2FNUZ"),
+                Self::FLOAT8E4M3FNUZ => Some("FLOAT8E4M3FNUZ"),
+                Self::UINT16 => Some("UINT16"),
+                Self::UINT32 => Some("UINT32"),
+                Self::UINT64 => Some("UINT64"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for ScalarType {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for ScalarType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for ScalarType {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for ScalarType {
-    type Output = ScalarType;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Follow<'a> for ScalarType {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for ScalarType {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
+    impl ::flatbuffers::Push for ScalarType {
+        type Output = ScalarType;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
+    }
 
-impl<'a> ::flatbuffers::Verifiable for ScalarType {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
+    impl ::flatbuffers::EndianScalar for ScalarType {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
+    }
 
-impl ::flatbuffers::SimpleToVerifyInSlice for ScalarType {}
-}  // pub mod executorch_flatbuffer
+    impl<'a> ::flatbuffers::Verifiable for ScalarType {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
+    }
+
+    impl ::flatbuffers::SimpleToVerifyInSlice for ScalarType {}
+} // pub mod executorch_flatbuffer
 
 #[allow(unused_imports, dead_code)]
 pub mod bundled_program_flatbuffer {
 
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_VALUE_UNION: u8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_VALUE_UNION: u8 = 4;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_VALUE_UNION: [ValueUnion; 5] = [
+        ValueUnion::NONE,
+        ValueUnion::Tensor,
+        ValueUnion::Int,
+        ValueUnion::Bool,
+        ValueUnion::Double,
+    ];
 
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_VALUE_UNION: u8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_VALUE_UNION: u8 = 4;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_VALUE_UNION: [ValueUnion; 5] = [
-  ValueUnion::NONE,
-  ValueUnion::Tensor,
-  ValueUnion::Int,
-  ValueUnion::Bool,
-  ValueUnion::Double,
-];
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct ValueUnion(pub u8);
+    #[allow(non_upper_case_globals)]
+    impl ValueUnion {
+        pub const NONE: Self = Self(0);
+        pub const Tensor: Self = Self(1);
+        pub const Int: Self = Self(2);
+        pub const Bool: Self = Self(3);
+        pub const Double: Self = Self(4);
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct ValueUnion(pub u8);
-#[allow(non_upper_case_globals)]
-impl ValueUnion {
-  pub const NONE: Self = Self(0);
-  pub const Tensor: Self = Self(1);
-  pub const Int: Self = Self(2);
-  pub const Bool: Self = Self(3);
-  pub const Double: Self = Self(4);
-
-  pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 4;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::NONE,
-    Self::Tensor,
-    Self::Int,
-    Self::Bool,
-    Self::Double,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::NONE => Some("NONE"),
-      Self::Tensor => Some("Tensor"),
-      Self::Int => Some("Int"),
-      Self::Bool => Some("Bool"),
-      Self::Double => Some("Double"),
-      _ => None,
-    }
-  }
-}
-impl ::core::fmt::Debug for ValueUnion {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
-    }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for ValueUnion {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for ValueUnion {
-    type Output = ValueUnion;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
-    }
-}
-
-impl ::flatbuffers::EndianScalar for ValueUnion {
-  type Scalar = u8;
-  #[inline]
-  fn to_little_endian(self) -> u8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: u8) -> Self {
-    let b = u8::from_le(v);
-    Self(b)
-  }
-}
-
-impl<'a> ::flatbuffers::Verifiable for ValueUnion {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    u8::run_verifier(v, pos)
-  }
-}
-
-impl ::flatbuffers::SimpleToVerifyInSlice for ValueUnion {}
-pub struct ValueUnionUnionTableOffset {}
-
-pub enum IntOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Int<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Int<'a> {
-  type Inner = Int<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Int<'a> {
-  pub const VT_INT_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Int { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args IntArgs
-  ) -> ::flatbuffers::WIPOffset<Int<'bldr>> {
-    let mut builder = IntBuilder::new(_fbb);
-    builder.add_int_val(args.int_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn int_val(&self) -> i64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i64>(Int::VT_INT_VAL, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Int<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i64>("int_val", Self::VT_INT_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct IntArgs {
-    pub int_val: i64,
-}
-impl<'a> Default for IntArgs {
-  #[inline]
-  fn default() -> Self {
-    IntArgs {
-      int_val: 0,
-    }
-  }
-}
-
-pub struct IntBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_int_val(&mut self, int_val: i64) {
-    self.fbb_.push_slot::<i64>(Int::VT_INT_VAL, int_val, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    IntBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Int<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Int<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Int");
-      ds.field("int_val", &self.int_val());
-      ds.finish()
-  }
-}
-pub enum BoolOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Bool<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Bool<'a> {
-  type Inner = Bool<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Bool<'a> {
-  pub const VT_BOOL_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Bool { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BoolArgs
-  ) -> ::flatbuffers::WIPOffset<Bool<'bldr>> {
-    let mut builder = BoolBuilder::new(_fbb);
-    builder.add_bool_val(args.bool_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn bool_val(&self) -> bool {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<bool>(Bool::VT_BOOL_VAL, Some(false)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Bool<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<bool>("bool_val", Self::VT_BOOL_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BoolArgs {
-    pub bool_val: bool,
-}
-impl<'a> Default for BoolArgs {
-  #[inline]
-  fn default() -> Self {
-    BoolArgs {
-      bool_val: false,
-    }
-  }
-}
-
-pub struct BoolBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_bool_val(&mut self, bool_val: bool) {
-    self.fbb_.push_slot::<bool>(Bool::VT_BOOL_VAL, bool_val, false);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BoolBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BoolBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Bool<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Bool<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Bool");
-      ds.field("bool_val", &self.bool_val());
-      ds.finish()
-  }
-}
-pub enum DoubleOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Double<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Double<'a> {
-  type Inner = Double<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Double<'a> {
-  pub const VT_DOUBLE_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Double { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DoubleArgs
-  ) -> ::flatbuffers::WIPOffset<Double<'bldr>> {
-    let mut builder = DoubleBuilder::new(_fbb);
-    builder.add_double_val(args.double_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn double_val(&self) -> f64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<f64>(Double::VT_DOUBLE_VAL, Some(0.0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Double<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<f64>("double_val", Self::VT_DOUBLE_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DoubleArgs {
-    pub double_val: f64,
-}
-impl<'a> Default for DoubleArgs {
-  #[inline]
-  fn default() -> Self {
-    DoubleArgs {
-      double_val: 0.0,
-    }
-  }
-}
-
-pub struct DoubleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_double_val(&mut self, double_val: f64) {
-    self.fbb_.push_slot::<f64>(Double::VT_DOUBLE_VAL, double_val, 0.0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DoubleBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DoubleBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Double<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Double<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Double");
-      ds.field("double_val", &self.double_val());
-      ds.finish()
-  }
-}
-pub enum TensorOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Tensor<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Tensor<'a> {
-  type Inner = Tensor<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Tensor<'a> {
-  pub const VT_SCALAR_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_SIZES: ::flatbuffers::VOffsetT = 6;
-  pub const VT_DATA: ::flatbuffers::VOffsetT = 8;
-  pub const VT_DIM_ORDER: ::flatbuffers::VOffsetT = 10;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Tensor { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args TensorArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
-    let mut builder = TensorBuilder::new(_fbb);
-    if let Some(x) = args.dim_order { builder.add_dim_order(x); }
-    if let Some(x) = args.data { builder.add_data(x); }
-    if let Some(x) = args.sizes { builder.add_sizes(x); }
-    builder.add_scalar_type(args.scalar_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn scalar_type(&self) -> super::executorch_flatbuffer::ScalarType {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<super::executorch_flatbuffer::ScalarType>(Tensor::VT_SCALAR_TYPE, Some(super::executorch_flatbuffer::ScalarType::BYTE)).unwrap()}
-  }
-  #[inline]
-  pub fn sizes(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(Tensor::VT_SIZES, None)}
-  }
-  #[inline]
-  pub fn data(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Tensor::VT_DATA, None)}
-  }
-  #[inline]
-  pub fn dim_order(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Tensor::VT_DIM_ORDER, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Tensor<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<super::executorch_flatbuffer::ScalarType>("scalar_type", Self::VT_SCALAR_TYPE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("sizes", Self::VT_SIZES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("data", Self::VT_DATA, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("dim_order", Self::VT_DIM_ORDER, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct TensorArgs<'a> {
-    pub scalar_type: super::executorch_flatbuffer::ScalarType,
-    pub sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-    pub data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-    pub dim_order: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-}
-impl<'a> Default for TensorArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    TensorArgs {
-      scalar_type: super::executorch_flatbuffer::ScalarType::BYTE,
-      sizes: None,
-      data: None,
-      dim_order: None,
-    }
-  }
-}
-
-pub struct TensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_scalar_type(&mut self, scalar_type: super::executorch_flatbuffer::ScalarType) {
-    self.fbb_.push_slot::<super::executorch_flatbuffer::ScalarType>(Tensor::VT_SCALAR_TYPE, scalar_type, super::executorch_flatbuffer::ScalarType::BYTE);
-  }
-  #[inline]
-  pub fn add_sizes(&mut self, sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_SIZES, sizes);
-  }
-  #[inline]
-  pub fn add_data(&mut self, data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DATA, data);
-  }
-  #[inline]
-  pub fn add_dim_order(&mut self, dim_order: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DIM_ORDER, dim_order);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    TensorBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Tensor<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Tensor<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Tensor");
-      ds.field("scalar_type", &self.scalar_type());
-      ds.field("sizes", &self.sizes());
-      ds.field("data", &self.data());
-      ds.field("dim_order", &self.dim_order());
-      ds.finish()
-  }
-}
-pub enum ValueOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Value<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Value<'a> {
-  type Inner = Value<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Value<'a> {
-  pub const VT_VAL_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_VAL: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Value { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ValueArgs
-  ) -> ::flatbuffers::WIPOffset<Value<'bldr>> {
-    let mut builder = ValueBuilder::new(_fbb);
-    if let Some(x) = args.val { builder.add_val(x); }
-    builder.add_val_type(args.val_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn val_type(&self) -> ValueUnion {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<ValueUnion>(Value::VT_VAL_TYPE, Some(ValueUnion::NONE)).unwrap()}
-  }
-  #[inline]
-  pub fn val(&self) -> Option<::flatbuffers::Table<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(Value::VT_VAL, None)}
-  }
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_tensor(&self) -> Option<Tensor<'a>> {
-    if self.val_type() == ValueUnion::Tensor {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Tensor::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_int(&self) -> Option<Int<'a>> {
-    if self.val_type() == ValueUnion::Int {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Int::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_bool(&self) -> Option<Bool<'a>> {
-    if self.val_type() == ValueUnion::Bool {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Bool::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_double(&self) -> Option<Double<'a>> {
-    if self.val_type() == ValueUnion::Double {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Double::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-}
-
-impl ::flatbuffers::Verifiable for Value<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_union::<ValueUnion, _>("val_type", Self::VT_VAL_TYPE, "val", Self::VT_VAL, false, |key, v, pos| {
-        match key {
-          ValueUnion::Tensor => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Tensor>>("ValueUnion::Tensor", pos),
-          ValueUnion::Int => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Int>>("ValueUnion::Int", pos),
-          ValueUnion::Bool => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Bool>>("ValueUnion::Bool", pos),
-          ValueUnion::Double => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Double>>("ValueUnion::Double", pos),
-          _ => Ok(()),
+        pub const ENUM_MIN: u8 = 0;
+        pub const ENUM_MAX: u8 = 4;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::NONE,
+            Self::Tensor,
+            Self::Int,
+            Self::Bool,
+            Self::Double,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::NONE => Some("NONE"),
+                Self::Tensor => Some("Tensor"),
+                Self::Int => Some("Int"),
+                Self::Bool => Some("Bool"),
+                Self::Double => Some("Double"),
+                _ => None,
+            }
         }
-     })?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ValueArgs {
-    pub val_type: ValueUnion,
-    pub val: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
-}
-impl<'a> Default for ValueArgs {
-  #[inline]
-  fn default() -> Self {
-    ValueArgs {
-      val_type: ValueUnion::NONE,
-      val: None,
     }
-  }
-}
-
-pub struct ValueBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ValueBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_val_type(&mut self, val_type: ValueUnion) {
-    self.fbb_.push_slot::<ValueUnion>(Value::VT_VAL_TYPE, val_type, ValueUnion::NONE);
-  }
-  #[inline]
-  pub fn add_val(&mut self, val: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Value::VT_VAL, val);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ValueBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ValueBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::core::fmt::Debug for ValueUnion {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Value<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Value<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Value");
-      ds.field("val_type", &self.val_type());
-      match self.val_type() {
-        ValueUnion::Tensor => {
-          if let Some(x) = self.val_as_tensor() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        ValueUnion::Int => {
-          if let Some(x) = self.val_as_int() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        ValueUnion::Bool => {
-          if let Some(x) = self.val_as_bool() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        ValueUnion::Double => {
-          if let Some(x) = self.val_as_double() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        _ => {
-          let x: Option<()> = None;
-          ds.field("val", &x)
-        },
-      };
-      ds.finish()
-  }
-}
-pub enum BundledMethodTestCaseOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct BundledMethodTestCase<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for BundledMethodTestCase<'a> {
-  type Inner = BundledMethodTestCase<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BundledMethodTestCase<'a> {
-  pub const VT_INPUTS: ::flatbuffers::VOffsetT = 4;
-  pub const VT_EXPECTED_OUTPUTS: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BundledMethodTestCase { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BundledMethodTestCaseArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<BundledMethodTestCase<'bldr>> {
-    let mut builder = BundledMethodTestCaseBuilder::new(_fbb);
-    if let Some(x) = args.expected_outputs { builder.add_expected_outputs(x); }
-    if let Some(x) = args.inputs { builder.add_inputs(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn inputs(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value>>>>(BundledMethodTestCase::VT_INPUTS, None)}
-  }
-  #[inline]
-  pub fn expected_outputs(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value>>>>(BundledMethodTestCase::VT_EXPECTED_OUTPUTS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BundledMethodTestCase<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Value>>>>("inputs", Self::VT_INPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Value>>>>("expected_outputs", Self::VT_EXPECTED_OUTPUTS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BundledMethodTestCaseArgs<'a> {
-    pub inputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>>>,
-    pub expected_outputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>>>,
-}
-impl<'a> Default for BundledMethodTestCaseArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BundledMethodTestCaseArgs {
-      inputs: None,
-      expected_outputs: None,
+    impl<'a> ::flatbuffers::Follow<'a> for ValueUnion {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+            Self(b)
+        }
     }
-  }
-}
 
-pub struct BundledMethodTestCaseBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BundledMethodTestCaseBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_inputs(&mut self, inputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Value<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BundledMethodTestCase::VT_INPUTS, inputs);
-  }
-  #[inline]
-  pub fn add_expected_outputs(&mut self, expected_outputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Value<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BundledMethodTestCase::VT_EXPECTED_OUTPUTS, expected_outputs);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BundledMethodTestCaseBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BundledMethodTestCaseBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::Push for ValueUnion {
+        type Output = ValueUnion;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BundledMethodTestCase<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for BundledMethodTestCase<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BundledMethodTestCase");
-      ds.field("inputs", &self.inputs());
-      ds.field("expected_outputs", &self.expected_outputs());
-      ds.finish()
-  }
-}
-pub enum BundledMethodTestSuiteOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct BundledMethodTestSuite<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for BundledMethodTestSuite<'a> {
-  type Inner = BundledMethodTestSuite<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BundledMethodTestSuite<'a> {
-  pub const VT_METHOD_NAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_TEST_CASES: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BundledMethodTestSuite { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BundledMethodTestSuiteArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<BundledMethodTestSuite<'bldr>> {
-    let mut builder = BundledMethodTestSuiteBuilder::new(_fbb);
-    if let Some(x) = args.test_cases { builder.add_test_cases(x); }
-    if let Some(x) = args.method_name { builder.add_method_name(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn method_name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(BundledMethodTestSuite::VT_METHOD_NAME, None)}
-  }
-  #[inline]
-  pub fn test_cases(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestCase<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestCase>>>>(BundledMethodTestSuite::VT_TEST_CASES, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BundledMethodTestSuite<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("method_name", Self::VT_METHOD_NAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<BundledMethodTestCase>>>>("test_cases", Self::VT_TEST_CASES, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BundledMethodTestSuiteArgs<'a> {
-    pub method_name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub test_cases: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestCase<'a>>>>>,
-}
-impl<'a> Default for BundledMethodTestSuiteArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BundledMethodTestSuiteArgs {
-      method_name: None,
-      test_cases: None,
+    impl ::flatbuffers::EndianScalar for ValueUnion {
+        type Scalar = u8;
+        #[inline]
+        fn to_little_endian(self) -> u8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: u8) -> Self {
+            let b = u8::from_le(v);
+            Self(b)
+        }
     }
-  }
-}
 
-pub struct BundledMethodTestSuiteBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BundledMethodTestSuiteBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_method_name(&mut self, method_name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BundledMethodTestSuite::VT_METHOD_NAME, method_name);
-  }
-  #[inline]
-  pub fn add_test_cases(&mut self, test_cases: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<BundledMethodTestCase<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BundledMethodTestSuite::VT_TEST_CASES, test_cases);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BundledMethodTestSuiteBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BundledMethodTestSuiteBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Verifiable for ValueUnion {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            u8::run_verifier(v, pos)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BundledMethodTestSuite<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for BundledMethodTestSuite<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BundledMethodTestSuite");
-      ds.field("method_name", &self.method_name());
-      ds.field("test_cases", &self.test_cases());
-      ds.finish()
-  }
-}
-pub enum BundledProgramOffset {}
-#[derive(Copy, Clone, PartialEq)]
+    impl ::flatbuffers::SimpleToVerifyInSlice for ValueUnion {}
+    pub struct ValueUnionUnionTableOffset {}
 
-pub struct BundledProgram<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
+    pub enum IntOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-impl<'a> ::flatbuffers::Follow<'a> for BundledProgram<'a> {
-  type Inner = BundledProgram<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BundledProgram<'a> {
-  pub const VT_VERSION: ::flatbuffers::VOffsetT = 4;
-  pub const VT_METHOD_TEST_SUITES: ::flatbuffers::VOffsetT = 6;
-  pub const VT_PROGRAM: ::flatbuffers::VOffsetT = 8;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BundledProgram { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BundledProgramArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<BundledProgram<'bldr>> {
-    let mut builder = BundledProgramBuilder::new(_fbb);
-    if let Some(x) = args.program { builder.add_program(x); }
-    if let Some(x) = args.method_test_suites { builder.add_method_test_suites(x); }
-    builder.add_version(args.version);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn version(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(BundledProgram::VT_VERSION, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn method_test_suites(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite>>>>(BundledProgram::VT_METHOD_TEST_SUITES, None)}
-  }
-  #[inline]
-  pub fn program(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(BundledProgram::VT_PROGRAM, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BundledProgram<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u32>("version", Self::VT_VERSION, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite>>>>("method_test_suites", Self::VT_METHOD_TEST_SUITES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("program", Self::VT_PROGRAM, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BundledProgramArgs<'a> {
-    pub version: u32,
-    pub method_test_suites: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite<'a>>>>>,
-    pub program: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-}
-impl<'a> Default for BundledProgramArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BundledProgramArgs {
-      version: 0,
-      method_test_suites: None,
-      program: None,
+    pub struct Int<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
-}
 
-pub struct BundledProgramBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BundledProgramBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_version(&mut self, version: u32) {
-    self.fbb_.push_slot::<u32>(BundledProgram::VT_VERSION, version, 0);
-  }
-  #[inline]
-  pub fn add_method_test_suites(&mut self, method_test_suites: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BundledProgram::VT_METHOD_TEST_SUITES, method_test_suites);
-  }
-  #[inline]
-  pub fn add_program(&mut self, program: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BundledProgram::VT_PROGRAM, program);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BundledProgramBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BundledProgramBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Follow<'a> for Int<'a> {
+        type Inner = Int<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BundledProgram<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for BundledProgram<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BundledProgram");
-      ds.field("version", &self.version());
-      ds.field("method_test_suites", &self.method_test_suites());
-      ds.field("program", &self.program());
-      ds.finish()
-  }
-}
-#[inline]
-/// Verifies that a buffer of bytes contains a `BundledProgram`
-/// and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_bundled_program_unchecked`.
-pub fn root_as_bundled_program(buf: &[u8]) -> Result<BundledProgram<'_>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::root::<BundledProgram>(buf)
-}
-#[inline]
-/// Verifies that a buffer of bytes contains a size prefixed
-/// `BundledProgram` and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `size_prefixed_root_as_bundled_program_unchecked`.
-pub fn size_prefixed_root_as_bundled_program(buf: &[u8]) -> Result<BundledProgram<'_>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::size_prefixed_root::<BundledProgram>(buf)
-}
-#[inline]
-/// Verifies, with the given options, that a buffer of bytes
-/// contains a `BundledProgram` and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_bundled_program_unchecked`.
-pub fn root_as_bundled_program_with_opts<'b, 'o>(
-  opts: &'o ::flatbuffers::VerifierOptions,
-  buf: &'b [u8],
-) -> Result<BundledProgram<'b>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::root_with_opts::<BundledProgram<'b>>(opts, buf)
-}
-#[inline]
-/// Verifies, with the given verifier options, that a buffer of
-/// bytes contains a size prefixed `BundledProgram` and returns
-/// it. Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_bundled_program_unchecked`.
-pub fn size_prefixed_root_as_bundled_program_with_opts<'b, 'o>(
-  opts: &'o ::flatbuffers::VerifierOptions,
-  buf: &'b [u8],
-) -> Result<BundledProgram<'b>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::size_prefixed_root_with_opts::<BundledProgram<'b>>(opts, buf)
-}
-#[inline]
-/// Assumes, without verification, that a buffer of bytes contains a BundledProgram and returns it.
-/// # Safety
-/// Callers must trust the given bytes do indeed contain a valid `BundledProgram`.
-pub unsafe fn root_as_bundled_program_unchecked(buf: &[u8]) -> BundledProgram<'_> {
-  unsafe { ::flatbuffers::root_unchecked::<BundledProgram>(buf) }
-}
-#[inline]
-/// Assumes, without verification, that a buffer of bytes contains a size prefixed BundledProgram and returns it.
-/// # Safety
-/// Callers must trust the given bytes do indeed contain a valid size prefixed `BundledProgram`.
-pub unsafe fn size_prefixed_root_as_bundled_program_unchecked(buf: &[u8]) -> BundledProgram<'_> {
-  unsafe { ::flatbuffers::size_prefixed_root_unchecked::<BundledProgram>(buf) }
-}
-pub const BUNDLED_PROGRAM_IDENTIFIER: &str = "BP08";
+    impl<'a> Int<'a> {
+        pub const VT_INT_VAL: ::flatbuffers::VOffsetT = 4;
 
-#[inline]
-pub fn bundled_program_buffer_has_identifier(buf: &[u8]) -> bool {
-  ::flatbuffers::buffer_has_identifier(buf, BUNDLED_PROGRAM_IDENTIFIER, false)
-}
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Int { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args IntArgs,
+        ) -> ::flatbuffers::WIPOffset<Int<'bldr>> {
+            let mut builder = IntBuilder::new(_fbb);
+            builder.add_int_val(args.int_val);
+            builder.finish()
+        }
 
-#[inline]
-pub fn bundled_program_size_prefixed_buffer_has_identifier(buf: &[u8]) -> bool {
-  ::flatbuffers::buffer_has_identifier(buf, BUNDLED_PROGRAM_IDENTIFIER, true)
-}
+        #[inline]
+        pub fn int_val(&self) -> i64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i64>(Int::VT_INT_VAL, Some(0)).unwrap() }
+        }
+    }
 
-#[inline]
-pub fn finish_bundled_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
-    fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-    root: ::flatbuffers::WIPOffset<BundledProgram<'a>>) {
-  fbb.finish(root, Some(BUNDLED_PROGRAM_IDENTIFIER));
-}
+    impl ::flatbuffers::Verifiable for Int<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i64>("int_val", Self::VT_INT_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct IntArgs {
+        pub int_val: i64,
+    }
+    impl<'a> Default for IntArgs {
+        #[inline]
+        fn default() -> Self {
+            IntArgs { int_val: 0 }
+        }
+    }
 
-#[inline]
-pub fn finish_size_prefixed_bundled_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>, root: ::flatbuffers::WIPOffset<BundledProgram<'a>>) {
-  fbb.finish_size_prefixed(root, Some(BUNDLED_PROGRAM_IDENTIFIER));
-}
-}  // pub mod bundled_program_flatbuffer
+    pub struct IntBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_int_val(&mut self, int_val: i64) {
+            self.fbb_.push_slot::<i64>(Int::VT_INT_VAL, int_val, 0);
+        }
+        #[inline]
+        pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            IntBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Int<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
 
+    impl ::core::fmt::Debug for Int<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Int");
+            ds.field("int_val", &self.int_val());
+            ds.finish()
+        }
+    }
+    pub enum BoolOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Bool<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Bool<'a> {
+        type Inner = Bool<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Bool<'a> {
+        pub const VT_BOOL_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Bool { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BoolArgs,
+        ) -> ::flatbuffers::WIPOffset<Bool<'bldr>> {
+            let mut builder = BoolBuilder::new(_fbb);
+            builder.add_bool_val(args.bool_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn bool_val(&self) -> bool {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<bool>(Bool::VT_BOOL_VAL, Some(false))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Bool<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<bool>("bool_val", Self::VT_BOOL_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BoolArgs {
+        pub bool_val: bool,
+    }
+    impl<'a> Default for BoolArgs {
+        #[inline]
+        fn default() -> Self {
+            BoolArgs { bool_val: false }
+        }
+    }
+
+    pub struct BoolBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_bool_val(&mut self, bool_val: bool) {
+            self.fbb_
+                .push_slot::<bool>(Bool::VT_BOOL_VAL, bool_val, false);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BoolBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BoolBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Bool<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Bool<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Bool");
+            ds.field("bool_val", &self.bool_val());
+            ds.finish()
+        }
+    }
+    pub enum DoubleOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Double<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Double<'a> {
+        type Inner = Double<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Double<'a> {
+        pub const VT_DOUBLE_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Double { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DoubleArgs,
+        ) -> ::flatbuffers::WIPOffset<Double<'bldr>> {
+            let mut builder = DoubleBuilder::new(_fbb);
+            builder.add_double_val(args.double_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn double_val(&self) -> f64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<f64>(Double::VT_DOUBLE_VAL, Some(0.0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Double<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<f64>("double_val", Self::VT_DOUBLE_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct DoubleArgs {
+        pub double_val: f64,
+    }
+    impl<'a> Default for DoubleArgs {
+        #[inline]
+        fn default() -> Self {
+            DoubleArgs { double_val: 0.0 }
+        }
+    }
+
+    pub struct DoubleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_double_val(&mut self, double_val: f64) {
+            self.fbb_
+                .push_slot::<f64>(Double::VT_DOUBLE_VAL, double_val, 0.0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DoubleBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DoubleBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Double<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Double<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Double");
+            ds.field("double_val", &self.double_val());
+            ds.finish()
+        }
+    }
+    pub enum TensorOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Tensor<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Tensor<'a> {
+        type Inner = Tensor<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Tensor<'a> {
+        pub const VT_SCALAR_TYPE: ::flatbuffers::VOffsetT = 4;
+        pub const VT_SIZES: ::flatbuffers::VOffsetT = 6;
+        pub const VT_DATA: ::flatbuffers::VOffsetT = 8;
+        pub const VT_DIM_ORDER: ::flatbuffers::VOffsetT = 10;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Tensor { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args TensorArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
+            let mut builder = TensorBuilder::new(_fbb);
+            if let Some(x) = args.dim_order {
+                builder.add_dim_order(x);
+            }
+            if let Some(x) = args.data {
+                builder.add_data(x);
+            }
+            if let Some(x) = args.sizes {
+                builder.add_sizes(x);
+            }
+            builder.add_scalar_type(args.scalar_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn scalar_type(&self) -> super::executorch_flatbuffer::ScalarType {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<super::executorch_flatbuffer::ScalarType>(
+                        Tensor::VT_SCALAR_TYPE,
+                        Some(super::executorch_flatbuffer::ScalarType::BYTE),
+                    )
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn sizes(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        Tensor::VT_SIZES,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn data(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        Tensor::VT_DATA,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn dim_order(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        Tensor::VT_DIM_ORDER,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Tensor<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<super::executorch_flatbuffer::ScalarType>(
+                    "scalar_type",
+                    Self::VT_SCALAR_TYPE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "sizes",
+                    Self::VT_SIZES,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "data",
+                    Self::VT_DATA,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "dim_order",
+                    Self::VT_DIM_ORDER,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct TensorArgs<'a> {
+        pub scalar_type: super::executorch_flatbuffer::ScalarType,
+        pub sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+        pub data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+        pub dim_order: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    }
+    impl<'a> Default for TensorArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            TensorArgs {
+                scalar_type: super::executorch_flatbuffer::ScalarType::BYTE,
+                sizes: None,
+                data: None,
+                dim_order: None,
+            }
+        }
+    }
+
+    pub struct TensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_scalar_type(&mut self, scalar_type: super::executorch_flatbuffer::ScalarType) {
+            self.fbb_
+                .push_slot::<super::executorch_flatbuffer::ScalarType>(
+                    Tensor::VT_SCALAR_TYPE,
+                    scalar_type,
+                    super::executorch_flatbuffer::ScalarType::BYTE,
+                );
+        }
+        #[inline]
+        pub fn add_sizes(
+            &mut self,
+            sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_SIZES, sizes);
+        }
+        #[inline]
+        pub fn add_data(&mut self, data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DATA, data);
+        }
+        #[inline]
+        pub fn add_dim_order(
+            &mut self,
+            dim_order: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DIM_ORDER, dim_order);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> TensorBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            TensorBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Tensor<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Tensor<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Tensor");
+            ds.field("scalar_type", &self.scalar_type());
+            ds.field("sizes", &self.sizes());
+            ds.field("data", &self.data());
+            ds.field("dim_order", &self.dim_order());
+            ds.finish()
+        }
+    }
+    pub enum ValueOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Value<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Value<'a> {
+        type Inner = Value<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Value<'a> {
+        pub const VT_VAL_TYPE: ::flatbuffers::VOffsetT = 4;
+        pub const VT_VAL: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Value { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ValueArgs,
+        ) -> ::flatbuffers::WIPOffset<Value<'bldr>> {
+            let mut builder = ValueBuilder::new(_fbb);
+            if let Some(x) = args.val {
+                builder.add_val(x);
+            }
+            builder.add_val_type(args.val_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn val_type(&self) -> ValueUnion {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<ValueUnion>(Value::VT_VAL_TYPE, Some(ValueUnion::NONE))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn val(&self) -> Option<::flatbuffers::Table<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(
+                        Value::VT_VAL,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_tensor(&self) -> Option<Tensor<'a>> {
+            if self.val_type() == ValueUnion::Tensor {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Tensor::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_int(&self) -> Option<Int<'a>> {
+            if self.val_type() == ValueUnion::Int {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Int::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_bool(&self) -> Option<Bool<'a>> {
+            if self.val_type() == ValueUnion::Bool {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Bool::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_double(&self) -> Option<Double<'a>> {
+            if self.val_type() == ValueUnion::Double {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Double::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Value<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_union::<ValueUnion, _>(
+                    "val_type",
+                    Self::VT_VAL_TYPE,
+                    "val",
+                    Self::VT_VAL,
+                    false,
+                    |key, v, pos| match key {
+                        ValueUnion::Tensor => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<Tensor>>(
+                                "ValueUnion::Tensor",
+                                pos,
+                            ),
+                        ValueUnion::Int => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<Int>>(
+                                "ValueUnion::Int",
+                                pos,
+                            ),
+                        ValueUnion::Bool => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<Bool>>(
+                                "ValueUnion::Bool",
+                                pos,
+                            ),
+                        ValueUnion::Double => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<Double>>(
+                                "ValueUnion::Double",
+                                pos,
+                            ),
+                        _ => Ok(()),
+                    },
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ValueArgs {
+        pub val_type: ValueUnion,
+        pub val: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
+    }
+    impl<'a> Default for ValueArgs {
+        #[inline]
+        fn default() -> Self {
+            ValueArgs {
+                val_type: ValueUnion::NONE,
+                val: None,
+            }
+        }
+    }
+
+    pub struct ValueBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ValueBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_val_type(&mut self, val_type: ValueUnion) {
+            self.fbb_
+                .push_slot::<ValueUnion>(Value::VT_VAL_TYPE, val_type, ValueUnion::NONE);
+        }
+        #[inline]
+        pub fn add_val(&mut self, val: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Value::VT_VAL, val);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ValueBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ValueBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Value<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Value<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Value");
+            ds.field("val_type", &self.val_type());
+            match self.val_type() {
+                ValueUnion::Tensor => {
+                    if let Some(x) = self.val_as_tensor() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                ValueUnion::Int => {
+                    if let Some(x) = self.val_as_int() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                ValueUnion::Bool => {
+                    if let Some(x) = self.val_as_bool() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                ValueUnion::Double => {
+                    if let Some(x) = self.val_as_double() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                _ => {
+                    let x: Option<()> = None;
+                    ds.field("val", &x)
+                }
+            };
+            ds.finish()
+        }
+    }
+    pub enum BundledMethodTestCaseOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BundledMethodTestCase<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BundledMethodTestCase<'a> {
+        type Inner = BundledMethodTestCase<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BundledMethodTestCase<'a> {
+        pub const VT_INPUTS: ::flatbuffers::VOffsetT = 4;
+        pub const VT_EXPECTED_OUTPUTS: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BundledMethodTestCase { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BundledMethodTestCaseArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<BundledMethodTestCase<'bldr>> {
+            let mut builder = BundledMethodTestCaseBuilder::new(_fbb);
+            if let Some(x) = args.expected_outputs {
+                builder.add_expected_outputs(x);
+            }
+            if let Some(x) = args.inputs {
+                builder.add_inputs(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn inputs(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value>>,
+                >>(BundledMethodTestCase::VT_INPUTS, None)
+            }
+        }
+        #[inline]
+        pub fn expected_outputs(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value>>,
+                >>(BundledMethodTestCase::VT_EXPECTED_OUTPUTS, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BundledMethodTestCase<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Value>>,
+                >>("inputs", Self::VT_INPUTS, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Value>>,
+                >>("expected_outputs", Self::VT_EXPECTED_OUTPUTS, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BundledMethodTestCaseArgs<'a> {
+        pub inputs: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>,
+            >,
+        >,
+        pub expected_outputs: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Value<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for BundledMethodTestCaseArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BundledMethodTestCaseArgs {
+                inputs: None,
+                expected_outputs: None,
+            }
+        }
+    }
+
+    pub struct BundledMethodTestCaseBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BundledMethodTestCaseBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_inputs(
+            &mut self,
+            inputs: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Value<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BundledMethodTestCase::VT_INPUTS,
+                inputs,
+            );
+        }
+        #[inline]
+        pub fn add_expected_outputs(
+            &mut self,
+            expected_outputs: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Value<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BundledMethodTestCase::VT_EXPECTED_OUTPUTS,
+                expected_outputs,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BundledMethodTestCaseBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BundledMethodTestCaseBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BundledMethodTestCase<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BundledMethodTestCase<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BundledMethodTestCase");
+            ds.field("inputs", &self.inputs());
+            ds.field("expected_outputs", &self.expected_outputs());
+            ds.finish()
+        }
+    }
+    pub enum BundledMethodTestSuiteOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BundledMethodTestSuite<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BundledMethodTestSuite<'a> {
+        type Inner = BundledMethodTestSuite<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BundledMethodTestSuite<'a> {
+        pub const VT_METHOD_NAME: ::flatbuffers::VOffsetT = 4;
+        pub const VT_TEST_CASES: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BundledMethodTestSuite { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BundledMethodTestSuiteArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<BundledMethodTestSuite<'bldr>> {
+            let mut builder = BundledMethodTestSuiteBuilder::new(_fbb);
+            if let Some(x) = args.test_cases {
+                builder.add_test_cases(x);
+            }
+            if let Some(x) = args.method_name {
+                builder.add_method_name(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn method_name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(
+                    BundledMethodTestSuite::VT_METHOD_NAME,
+                    None,
+                )
+            }
+        }
+        #[inline]
+        pub fn test_cases(
+            &self,
+        ) -> Option<
+            ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestCase<'a>>>,
+        > {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<
+                        'a,
+                        ::flatbuffers::ForwardsUOffset<BundledMethodTestCase>,
+                    >,
+                >>(BundledMethodTestSuite::VT_TEST_CASES, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BundledMethodTestSuite<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "method_name",
+                    Self::VT_METHOD_NAME,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<
+                        '_,
+                        ::flatbuffers::ForwardsUOffset<BundledMethodTestCase>,
+                    >,
+                >>("test_cases", Self::VT_TEST_CASES, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BundledMethodTestSuiteArgs<'a> {
+        pub method_name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub test_cases: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<
+                    'a,
+                    ::flatbuffers::ForwardsUOffset<BundledMethodTestCase<'a>>,
+                >,
+            >,
+        >,
+    }
+    impl<'a> Default for BundledMethodTestSuiteArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BundledMethodTestSuiteArgs {
+                method_name: None,
+                test_cases: None,
+            }
+        }
+    }
+
+    pub struct BundledMethodTestSuiteBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BundledMethodTestSuiteBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_method_name(&mut self, method_name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BundledMethodTestSuite::VT_METHOD_NAME,
+                method_name,
+            );
+        }
+        #[inline]
+        pub fn add_test_cases(
+            &mut self,
+            test_cases: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<
+                    'b,
+                    ::flatbuffers::ForwardsUOffset<BundledMethodTestCase<'b>>,
+                >,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BundledMethodTestSuite::VT_TEST_CASES,
+                test_cases,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BundledMethodTestSuiteBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BundledMethodTestSuiteBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BundledMethodTestSuite<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BundledMethodTestSuite<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BundledMethodTestSuite");
+            ds.field("method_name", &self.method_name());
+            ds.field("test_cases", &self.test_cases());
+            ds.finish()
+        }
+    }
+    pub enum BundledProgramOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BundledProgram<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BundledProgram<'a> {
+        type Inner = BundledProgram<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BundledProgram<'a> {
+        pub const VT_VERSION: ::flatbuffers::VOffsetT = 4;
+        pub const VT_METHOD_TEST_SUITES: ::flatbuffers::VOffsetT = 6;
+        pub const VT_PROGRAM: ::flatbuffers::VOffsetT = 8;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BundledProgram { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BundledProgramArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<BundledProgram<'bldr>> {
+            let mut builder = BundledProgramBuilder::new(_fbb);
+            if let Some(x) = args.program {
+                builder.add_program(x);
+            }
+            if let Some(x) = args.method_test_suites {
+                builder.add_method_test_suites(x);
+            }
+            builder.add_version(args.version);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn version(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(BundledProgram::VT_VERSION, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn method_test_suites(
+            &self,
+        ) -> Option<
+            ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite<'a>>>,
+        > {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<
+                        'a,
+                        ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite>,
+                    >,
+                >>(BundledProgram::VT_METHOD_TEST_SUITES, None)
+            }
+        }
+        #[inline]
+        pub fn program(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        BundledProgram::VT_PROGRAM,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BundledProgram<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u32>("version", Self::VT_VERSION, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<
+                        '_,
+                        ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite>,
+                    >,
+                >>("method_test_suites", Self::VT_METHOD_TEST_SUITES, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "program",
+                    Self::VT_PROGRAM,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BundledProgramArgs<'a> {
+        pub version: u32,
+        pub method_test_suites: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<
+                    'a,
+                    ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite<'a>>,
+                >,
+            >,
+        >,
+        pub program: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    }
+    impl<'a> Default for BundledProgramArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BundledProgramArgs {
+                version: 0,
+                method_test_suites: None,
+                program: None,
+            }
+        }
+    }
+
+    pub struct BundledProgramBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BundledProgramBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_version(&mut self, version: u32) {
+            self.fbb_
+                .push_slot::<u32>(BundledProgram::VT_VERSION, version, 0);
+        }
+        #[inline]
+        pub fn add_method_test_suites(
+            &mut self,
+            method_test_suites: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<
+                    'b,
+                    ::flatbuffers::ForwardsUOffset<BundledMethodTestSuite<'b>>,
+                >,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BundledProgram::VT_METHOD_TEST_SUITES,
+                method_test_suites,
+            );
+        }
+        #[inline]
+        pub fn add_program(
+            &mut self,
+            program: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BundledProgram::VT_PROGRAM,
+                program,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BundledProgramBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BundledProgramBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BundledProgram<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BundledProgram<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BundledProgram");
+            ds.field("version", &self.version());
+            ds.field("method_test_suites", &self.method_test_suites());
+            ds.field("program", &self.program());
+            ds.finish()
+        }
+    }
+    #[inline]
+    /// Verifies that a buffer of bytes contains a `BundledProgram`
+    /// and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_bundled_program_unchecked`.
+    pub fn root_as_bundled_program(
+        buf: &[u8],
+    ) -> Result<BundledProgram<'_>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::root::<BundledProgram>(buf)
+    }
+    #[inline]
+    /// Verifies that a buffer of bytes contains a size prefixed
+    /// `BundledProgram` and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `size_prefixed_root_as_bundled_program_unchecked`.
+    pub fn size_prefixed_root_as_bundled_program(
+        buf: &[u8],
+    ) -> Result<BundledProgram<'_>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::size_prefixed_root::<BundledProgram>(buf)
+    }
+    #[inline]
+    /// Verifies, with the given options, that a buffer of bytes
+    /// contains a `BundledProgram` and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_bundled_program_unchecked`.
+    pub fn root_as_bundled_program_with_opts<'b, 'o>(
+        opts: &'o ::flatbuffers::VerifierOptions,
+        buf: &'b [u8],
+    ) -> Result<BundledProgram<'b>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::root_with_opts::<BundledProgram<'b>>(opts, buf)
+    }
+    #[inline]
+    /// Verifies, with the given verifier options, that a buffer of
+    /// bytes contains a size prefixed `BundledProgram` and returns
+    /// it. Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_bundled_program_unchecked`.
+    pub fn size_prefixed_root_as_bundled_program_with_opts<'b, 'o>(
+        opts: &'o ::flatbuffers::VerifierOptions,
+        buf: &'b [u8],
+    ) -> Result<BundledProgram<'b>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::size_prefixed_root_with_opts::<BundledProgram<'b>>(opts, buf)
+    }
+    #[inline]
+    /// Assumes, without verification, that a buffer of bytes contains a BundledProgram and returns it.
+    /// # Safety
+    /// Callers must trust the given bytes do indeed contain a valid `BundledProgram`.
+    pub unsafe fn root_as_bundled_program_unchecked(buf: &[u8]) -> BundledProgram<'_> {
+        unsafe { ::flatbuffers::root_unchecked::<BundledProgram>(buf) }
+    }
+    #[inline]
+    /// Assumes, without verification, that a buffer of bytes contains a size prefixed BundledProgram and returns it.
+    /// # Safety
+    /// Callers must trust the given bytes do indeed contain a valid size prefixed `BundledProgram`.
+    pub unsafe fn size_prefixed_root_as_bundled_program_unchecked(
+        buf: &[u8],
+    ) -> BundledProgram<'_> {
+        unsafe { ::flatbuffers::size_prefixed_root_unchecked::<BundledProgram>(buf) }
+    }
+    pub const BUNDLED_PROGRAM_IDENTIFIER: &str = "BP08";
+
+    #[inline]
+    pub fn bundled_program_buffer_has_identifier(buf: &[u8]) -> bool {
+        ::flatbuffers::buffer_has_identifier(buf, BUNDLED_PROGRAM_IDENTIFIER, false)
+    }
+
+    #[inline]
+    pub fn bundled_program_size_prefixed_buffer_has_identifier(buf: &[u8]) -> bool {
+        ::flatbuffers::buffer_has_identifier(buf, BUNDLED_PROGRAM_IDENTIFIER, true)
+    }
+
+    #[inline]
+    pub fn finish_bundled_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+        fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        root: ::flatbuffers::WIPOffset<BundledProgram<'a>>,
+    ) {
+        fbb.finish(root, Some(BUNDLED_PROGRAM_IDENTIFIER));
+    }
+
+    #[inline]
+    pub fn finish_size_prefixed_bundled_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+        fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        root: ::flatbuffers::WIPOffset<BundledProgram<'a>>,
+    ) {
+        fbb.finish_size_prefixed(root, Some(BUNDLED_PROGRAM_IDENTIFIER));
+    }
+} // pub mod bundled_program_flatbuffer

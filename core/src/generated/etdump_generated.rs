@@ -2,2386 +2,2986 @@
 // @generated
 extern crate alloc;
 
-
 #[allow(unused_imports, dead_code)]
 pub mod executorch_flatbuffer {
 
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_SCALAR_TYPE: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_SCALAR_TYPE: i8 = 29;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_SCALAR_TYPE: [ScalarType; 23] = [
+        ScalarType::BYTE,
+        ScalarType::CHAR,
+        ScalarType::SHORT,
+        ScalarType::INT,
+        ScalarType::LONG,
+        ScalarType::HALF,
+        ScalarType::FLOAT,
+        ScalarType::DOUBLE,
+        ScalarType::BOOL,
+        ScalarType::QINT8,
+        ScalarType::QUINT8,
+        ScalarType::QINT32,
+        ScalarType::BFLOAT16,
+        ScalarType::QUINT4X2,
+        ScalarType::QUINT2X4,
+        ScalarType::BITS16,
+        ScalarType::FLOAT8E5M2,
+        ScalarType::FLOAT8E4M3FN,
+        ScalarType::FLOAT8E5M2FNUZ,
+        ScalarType::FLOAT8E4M3FNUZ,
+        ScalarType::UINT16,
+        ScalarType::UINT32,
+        ScalarType::UINT64,
+    ];
 
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_SCALAR_TYPE: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_SCALAR_TYPE: i8 = 29;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_SCALAR_TYPE: [ScalarType; 23] = [
-  ScalarType::BYTE,
-  ScalarType::CHAR,
-  ScalarType::SHORT,
-  ScalarType::INT,
-  ScalarType::LONG,
-  ScalarType::HALF,
-  ScalarType::FLOAT,
-  ScalarType::DOUBLE,
-  ScalarType::BOOL,
-  ScalarType::QINT8,
-  ScalarType::QUINT8,
-  ScalarType::QINT32,
-  ScalarType::BFLOAT16,
-  ScalarType::QUINT4X2,
-  ScalarType::QUINT2X4,
-  ScalarType::BITS16,
-  ScalarType::FLOAT8E5M2,
-  ScalarType::FLOAT8E4M3FN,
-  ScalarType::FLOAT8E5M2FNUZ,
-  ScalarType::FLOAT8E4M3FNUZ,
-  ScalarType::UINT16,
-  ScalarType::UINT32,
-  ScalarType::UINT64,
-];
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct ScalarType(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl ScalarType {
+        pub const BYTE: Self = Self(0);
+        pub const CHAR: Self = Self(1);
+        pub const SHORT: Self = Self(2);
+        pub const INT: Self = Self(3);
+        pub const LONG: Self = Self(4);
+        pub const HALF: Self = Self(5);
+        pub const FLOAT: Self = Self(6);
+        pub const DOUBLE: Self = Self(7);
+        pub const BOOL: Self = Self(11);
+        pub const QINT8: Self = Self(12);
+        pub const QUINT8: Self = Self(13);
+        pub const QINT32: Self = Self(14);
+        pub const BFLOAT16: Self = Self(15);
+        pub const QUINT4X2: Self = Self(16);
+        pub const QUINT2X4: Self = Self(17);
+        pub const BITS16: Self = Self(22);
+        pub const FLOAT8E5M2: Self = Self(23);
+        pub const FLOAT8E4M3FN: Self = Self(24);
+        pub const FLOAT8E5M2FNUZ: Self = Self(25);
+        pub const FLOAT8E4M3FNUZ: Self = Self(26);
+        pub const UINT16: Self = Self(27);
+        pub const UINT32: Self = Self(28);
+        pub const UINT64: Self = Self(29);
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct ScalarType(pub i8);
-#[allow(non_upper_case_globals)]
-impl ScalarType {
-  pub const BYTE: Self = Self(0);
-  pub const CHAR: Self = Self(1);
-  pub const SHORT: Self = Self(2);
-  pub const INT: Self = Self(3);
-  pub const LONG: Self = Self(4);
-  pub const HALF: Self = Self(5);
-  pub const FLOAT: Self = Self(6);
-  pub const DOUBLE: Self = Self(7);
-  pub const BOOL: Self = Self(11);
-  pub const QINT8: Self = Self(12);
-  pub const QUINT8: Self = Self(13);
-  pub const QINT32: Self = Self(14);
-  pub const BFLOAT16: Self = Self(15);
-  pub const QUINT4X2: Self = Self(16);
-  pub const QUINT2X4: Self = Self(17);
-  pub const BITS16: Self = Self(22);
-  pub const FLOAT8E5M2: Self = Self(23);
-  pub const FLOAT8E4M3FN: Self = Self(24);
-  pub const FLOAT8E5M2FNUZ: Self = Self(25);
-  pub const FLOAT8E4M3FNUZ: Self = Self(26);
-  pub const UINT16: Self = Self(27);
-  pub const UINT32: Self = Self(28);
-  pub const UINT64: Self = Self(29);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 29;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::BYTE,
-    Self::CHAR,
-    Self::SHORT,
-    Self::INT,
-    Self::LONG,
-    Self::HALF,
-    Self::FLOAT,
-    Self::DOUBLE,
-    Self::BOOL,
-    Self::QINT8,
-    Self::QUINT8,
-    Self::QINT32,
-    Self::BFLOAT16,
-    Self::QUINT4X2,
-    Self::QUINT2X4,
-    Self::BITS16,
-    Self::FLOAT8E5M2,
-    Self::FLOAT8E4M3FN,
-    Self::FLOAT8E5M2FNUZ,
-    Self::FLOAT8E4M3FNUZ,
-    Self::UINT16,
-    Self::UINT32,
-    Self::UINT64,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::BYTE => Some("BYTE"),
-      Self::CHAR => Some("CHAR"),
-      Self::SHORT => Some("SHORT"),
-      Self::INT => Some("INT"),
-      Self::LONG => Some("LONG"),
-      Self::HALF => Some("HALF"),
-      Self::FLOAT => Some("FLOAT"),
-      Self::DOUBLE => Some("DOUBLE"),
-      Self::BOOL => Some("BOOL"),
-      Self::QINT8 => Some("QINT8"),
-      Self::QUINT8 => Some("QUINT8"),
-      Self::QINT32 => Some("QINT32"),
-      Self::BFLOAT16 => Some("BFLOAT16"),
-      Self::QUINT4X2 => Some("QUINT4X2"),
-      Self::QUINT2X4 => Some("QUINT2X4"),
-      Self::BITS16 => Some("BITS16"),
-      Self::FLOAT8E5M2 => Some("FLOAT8E5M2"),
-      Self::FLOAT8E4M3FN => Some("FLOAT8E4M3FN"),
-      Self::FLOAT8E5M2FNUZ => Some("FLOAT8E5M2FNUZ"),
-      Self::FLOAT8E4M3FNUZ => Some("FLOAT8E4M3FNUZ"),
-      Self::UINT16 => Some("UINT16"),
-      Self::UINT32 => Some("UINT32"),
-      Self::UINT64 => Some("UINT64"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 29;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::BYTE,
+            Self::CHAR,
+            Self::SHORT,
+            Self::INT,
+            Self::LONG,
+            Self::HALF,
+            Self::FLOAT,
+            Self::DOUBLE,
+            Self::BOOL,
+            Self::QINT8,
+            Self::QUINT8,
+            Self::QINT32,
+            Self::BFLOAT16,
+            Self::QUINT4X2,
+            Self::QUINT2X4,
+            Self::BITS16,
+            Self::FLOAT8E5M2,
+            Self::FLOAT8E4M3FN,
+            Self::FLOAT8E5M2FNUZ,
+            Self::FLOAT8E4M3FNUZ,
+            Self::UINT16,
+            Self::UINT32,
+            Self::UINT64,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::BYTE => Some("BYTE"),
+                Self::CHAR => Some("CHAR"),
+                Self::SHORT => Some("SHORT"),
+                Self::INT => Some("INT"),
+                Self::LONG => Some("LONG"),
+                Self::HALF => Some("HALF"),
+                Self::FLOAT => Some("FLOAT"),
+                Self::DOUBLE => Some("DOUBLE"),
+                Self::BOOL => Some("BOOL"),
+                Self::QINT8 => Some("QINT8"),
+                Self::QUINT8 => Some("QUINT8"),
+                Self::QINT32 => Some("QINT32"),
+                Self::BFLOAT16 => Some("BFLOAT16"),
+                Self::QUINT4X2 => Some("QUINT4X2"),
+                Self::QUINT2X4 => Some("QUINT2X4"),
+                Self::BITS16 => Some("BITS16"),
+                Self::FLOAT8E5M2 => Some("FLOAT8E5M2"),
+                Self::FLOAT8E4M3FN => Some("FLOAT8E4M3FN"),
+                Self::FLOAT8E5M2FNUZ => Some("FLOAT8E5M2FNUZ"),
+                Self::FLOAT8E4M3FNUZ => Some("FLOAT8E4M3FNUZ"),
+                Self::UINT16 => Some("UINT16"),
+                Self::UINT32 => Some("UINT32"),
+                Self::UINT64 => Some("UINT64"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for ScalarType {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for ScalarType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for ScalarType {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for ScalarType {
-    type Output = ScalarType;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Follow<'a> for ScalarType {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for ScalarType {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
+    impl ::flatbuffers::Push for ScalarType {
+        type Output = ScalarType;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
+    }
 
-impl<'a> ::flatbuffers::Verifiable for ScalarType {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
+    impl ::flatbuffers::EndianScalar for ScalarType {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
+    }
 
-impl ::flatbuffers::SimpleToVerifyInSlice for ScalarType {}
-}  // pub mod executorch_flatbuffer
+    impl<'a> ::flatbuffers::Verifiable for ScalarType {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
+    }
+
+    impl ::flatbuffers::SimpleToVerifyInSlice for ScalarType {}
+} // pub mod executorch_flatbuffer
 
 #[allow(unused_imports, dead_code)]
 pub mod etdump {
 
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_VALUE_TYPE: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_VALUE_TYPE: i8 = 7;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_VALUE_TYPE: [ValueType; 8] = [
+        ValueType::Null,
+        ValueType::Int,
+        ValueType::Bool,
+        ValueType::Float,
+        ValueType::Double,
+        ValueType::Tensor,
+        ValueType::TensorList,
+        ValueType::String,
+    ];
 
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_VALUE_TYPE: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_VALUE_TYPE: i8 = 7;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_VALUE_TYPE: [ValueType; 8] = [
-  ValueType::Null,
-  ValueType::Int,
-  ValueType::Bool,
-  ValueType::Float,
-  ValueType::Double,
-  ValueType::Tensor,
-  ValueType::TensorList,
-  ValueType::String,
-];
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct ValueType(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl ValueType {
+        pub const Null: Self = Self(0);
+        pub const Int: Self = Self(1);
+        pub const Bool: Self = Self(2);
+        pub const Float: Self = Self(3);
+        pub const Double: Self = Self(4);
+        pub const Tensor: Self = Self(5);
+        pub const TensorList: Self = Self(6);
+        pub const String: Self = Self(7);
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct ValueType(pub i8);
-#[allow(non_upper_case_globals)]
-impl ValueType {
-  pub const Null: Self = Self(0);
-  pub const Int: Self = Self(1);
-  pub const Bool: Self = Self(2);
-  pub const Float: Self = Self(3);
-  pub const Double: Self = Self(4);
-  pub const Tensor: Self = Self(5);
-  pub const TensorList: Self = Self(6);
-  pub const String: Self = Self(7);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 7;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::Null,
-    Self::Int,
-    Self::Bool,
-    Self::Float,
-    Self::Double,
-    Self::Tensor,
-    Self::TensorList,
-    Self::String,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::Null => Some("Null"),
-      Self::Int => Some("Int"),
-      Self::Bool => Some("Bool"),
-      Self::Float => Some("Float"),
-      Self::Double => Some("Double"),
-      Self::Tensor => Some("Tensor"),
-      Self::TensorList => Some("TensorList"),
-      Self::String => Some("String"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 7;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::Null,
+            Self::Int,
+            Self::Bool,
+            Self::Float,
+            Self::Double,
+            Self::Tensor,
+            Self::TensorList,
+            Self::String,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::Null => Some("Null"),
+                Self::Int => Some("Int"),
+                Self::Bool => Some("Bool"),
+                Self::Float => Some("Float"),
+                Self::Double => Some("Double"),
+                Self::Tensor => Some("Tensor"),
+                Self::TensorList => Some("TensorList"),
+                Self::String => Some("String"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for ValueType {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for ValueType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for ValueType {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
+    impl<'a> ::flatbuffers::Follow<'a> for ValueType {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
+    }
 
-impl ::flatbuffers::Push for ValueType {
-    type Output = ValueType;
+    impl ::flatbuffers::Push for ValueType {
+        type Output = ValueType;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
+    }
+
+    impl ::flatbuffers::EndianScalar for ValueType {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
+    }
+
+    impl<'a> ::flatbuffers::Verifiable for ValueType {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
+    }
+
+    impl ::flatbuffers::SimpleToVerifyInSlice for ValueType {}
+    pub enum NullOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Null<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Null<'a> {
+        type Inner = Null<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Null<'a> {
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Null { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            _args: &'args NullArgs,
+        ) -> ::flatbuffers::WIPOffset<Null<'bldr>> {
+            let mut builder = NullBuilder::new(_fbb);
+            builder.finish()
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Null<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?.finish();
+            Ok(())
+        }
+    }
+    pub struct NullArgs {}
+    impl<'a> Default for NullArgs {
+        #[inline]
+        fn default() -> Self {
+            NullArgs {}
+        }
+    }
+
+    pub struct NullBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NullBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> NullBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            NullBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Null<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Null<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Null");
+            ds.finish()
+        }
+    }
+    pub enum TensorOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Tensor<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Tensor<'a> {
+        type Inner = Tensor<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Tensor<'a> {
+        pub const VT_SCALAR_TYPE: ::flatbuffers::VOffsetT = 4;
+        pub const VT_SIZES: ::flatbuffers::VOffsetT = 6;
+        pub const VT_STRIDES: ::flatbuffers::VOffsetT = 8;
+        pub const VT_OFFSET: ::flatbuffers::VOffsetT = 10;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Tensor { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args TensorArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
+            let mut builder = TensorBuilder::new(_fbb);
+            builder.add_offset(args.offset);
+            if let Some(x) = args.strides {
+                builder.add_strides(x);
+            }
+            if let Some(x) = args.sizes {
+                builder.add_sizes(x);
+            }
+            builder.add_scalar_type(args.scalar_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn scalar_type(&self) -> super::executorch_flatbuffer::ScalarType {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<super::executorch_flatbuffer::ScalarType>(
+                        Tensor::VT_SCALAR_TYPE,
+                        Some(super::executorch_flatbuffer::ScalarType::BYTE),
+                    )
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn sizes(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(
+                        Tensor::VT_SIZES,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn strides(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(
+                        Tensor::VT_STRIDES,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn offset(&self) -> i64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i64>(Tensor::VT_OFFSET, Some(0)).unwrap() }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Tensor<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<super::executorch_flatbuffer::ScalarType>(
+                    "scalar_type",
+                    Self::VT_SCALAR_TYPE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>(
+                    "sizes",
+                    Self::VT_SIZES,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>(
+                    "strides",
+                    Self::VT_STRIDES,
+                    false,
+                )?
+                .visit_field::<i64>("offset", Self::VT_OFFSET, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct TensorArgs<'a> {
+        pub scalar_type: super::executorch_flatbuffer::ScalarType,
+        pub sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
+        pub strides: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
+        pub offset: i64,
+    }
+    impl<'a> Default for TensorArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            TensorArgs {
+                scalar_type: super::executorch_flatbuffer::ScalarType::BYTE,
+                sizes: None,
+                strides: None,
+                offset: 0,
+            }
+        }
+    }
+
+    pub struct TensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_scalar_type(&mut self, scalar_type: super::executorch_flatbuffer::ScalarType) {
+            self.fbb_
+                .push_slot::<super::executorch_flatbuffer::ScalarType>(
+                    Tensor::VT_SCALAR_TYPE,
+                    scalar_type,
+                    super::executorch_flatbuffer::ScalarType::BYTE,
+                );
+        }
+        #[inline]
+        pub fn add_sizes(
+            &mut self,
+            sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i64>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_SIZES, sizes);
+        }
+        #[inline]
+        pub fn add_strides(
+            &mut self,
+            strides: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i64>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_STRIDES, strides);
+        }
+        #[inline]
+        pub fn add_offset(&mut self, offset: i64) {
+            self.fbb_.push_slot::<i64>(Tensor::VT_OFFSET, offset, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> TensorBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            TensorBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Tensor<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Tensor<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Tensor");
+            ds.field("scalar_type", &self.scalar_type());
+            ds.field("sizes", &self.sizes());
+            ds.field("strides", &self.strides());
+            ds.field("offset", &self.offset());
+            ds.finish()
+        }
+    }
+    pub enum IntOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Int<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Int<'a> {
+        type Inner = Int<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Int<'a> {
+        pub const VT_INT_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Int { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args IntArgs,
+        ) -> ::flatbuffers::WIPOffset<Int<'bldr>> {
+            let mut builder = IntBuilder::new(_fbb);
+            builder.add_int_val(args.int_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn int_val(&self) -> i64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i64>(Int::VT_INT_VAL, Some(0)).unwrap() }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Int<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i64>("int_val", Self::VT_INT_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct IntArgs {
+        pub int_val: i64,
+    }
+    impl<'a> Default for IntArgs {
+        #[inline]
+        fn default() -> Self {
+            IntArgs { int_val: 0 }
+        }
+    }
+
+    pub struct IntBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_int_val(&mut self, int_val: i64) {
+            self.fbb_.push_slot::<i64>(Int::VT_INT_VAL, int_val, 0);
+        }
+        #[inline]
+        pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            IntBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Int<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Int<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Int");
+            ds.field("int_val", &self.int_val());
+            ds.finish()
+        }
+    }
+    pub enum BoolOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Bool<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Bool<'a> {
+        type Inner = Bool<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Bool<'a> {
+        pub const VT_BOOL_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Bool { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BoolArgs,
+        ) -> ::flatbuffers::WIPOffset<Bool<'bldr>> {
+            let mut builder = BoolBuilder::new(_fbb);
+            builder.add_bool_val(args.bool_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn bool_val(&self) -> bool {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<bool>(Bool::VT_BOOL_VAL, Some(false))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Bool<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<bool>("bool_val", Self::VT_BOOL_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BoolArgs {
+        pub bool_val: bool,
+    }
+    impl<'a> Default for BoolArgs {
+        #[inline]
+        fn default() -> Self {
+            BoolArgs { bool_val: false }
+        }
+    }
+
+    pub struct BoolBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_bool_val(&mut self, bool_val: bool) {
+            self.fbb_
+                .push_slot::<bool>(Bool::VT_BOOL_VAL, bool_val, false);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BoolBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BoolBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Bool<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Bool<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Bool");
+            ds.field("bool_val", &self.bool_val());
+            ds.finish()
+        }
+    }
+    pub enum FloatOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Float<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Float<'a> {
+        type Inner = Float<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Float<'a> {
+        pub const VT_FLOAT_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Float { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args FloatArgs,
+        ) -> ::flatbuffers::WIPOffset<Float<'bldr>> {
+            let mut builder = FloatBuilder::new(_fbb);
+            builder.add_float_val(args.float_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn float_val(&self) -> f32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<f32>(Float::VT_FLOAT_VAL, Some(0.0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Float<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<f32>("float_val", Self::VT_FLOAT_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct FloatArgs {
+        pub float_val: f32,
+    }
+    impl<'a> Default for FloatArgs {
+        #[inline]
+        fn default() -> Self {
+            FloatArgs { float_val: 0.0 }
+        }
+    }
+
+    pub struct FloatBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FloatBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_float_val(&mut self, float_val: f32) {
+            self.fbb_
+                .push_slot::<f32>(Float::VT_FLOAT_VAL, float_val, 0.0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> FloatBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            FloatBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Float<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Float<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Float");
+            ds.field("float_val", &self.float_val());
+            ds.finish()
+        }
+    }
+    pub enum DoubleOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Double<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Double<'a> {
+        type Inner = Double<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Double<'a> {
+        pub const VT_DOUBLE_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Double { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DoubleArgs,
+        ) -> ::flatbuffers::WIPOffset<Double<'bldr>> {
+            let mut builder = DoubleBuilder::new(_fbb);
+            builder.add_double_val(args.double_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn double_val(&self) -> f64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<f64>(Double::VT_DOUBLE_VAL, Some(0.0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Double<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<f64>("double_val", Self::VT_DOUBLE_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct DoubleArgs {
+        pub double_val: f64,
+    }
+    impl<'a> Default for DoubleArgs {
+        #[inline]
+        fn default() -> Self {
+            DoubleArgs { double_val: 0.0 }
+        }
+    }
+
+    pub struct DoubleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_double_val(&mut self, double_val: f64) {
+            self.fbb_
+                .push_slot::<f64>(Double::VT_DOUBLE_VAL, double_val, 0.0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DoubleBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DoubleBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Double<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Double<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Double");
+            ds.field("double_val", &self.double_val());
+            ds.finish()
+        }
+    }
+    pub enum StringOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct String<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for String<'a> {
+        type Inner = String<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> String<'a> {
+        pub const VT_STRING_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            String { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args StringArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<String<'bldr>> {
+            let mut builder = StringBuilder::new(_fbb);
+            if let Some(x) = args.string_val {
+                builder.add_string_val(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn string_val(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(String::VT_STRING_VAL, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for String<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "string_val",
+                    Self::VT_STRING_VAL,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct StringArgs<'a> {
+        pub string_val: Option<::flatbuffers::WIPOffset<&'a str>>,
+    }
+    impl<'a> Default for StringArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            StringArgs { string_val: None }
+        }
+    }
+
+    pub struct StringBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> StringBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_string_val(&mut self, string_val: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(String::VT_STRING_VAL, string_val);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> StringBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            StringBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<String<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for String<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("String");
+            ds.field("string_val", &self.string_val());
+            ds.finish()
+        }
+    }
+    pub enum TensorListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct TensorList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for TensorList<'a> {
+        type Inner = TensorList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> TensorList<'a> {
+        pub const VT_TENSORS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            TensorList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args TensorListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<TensorList<'bldr>> {
+            let mut builder = TensorListBuilder::new(_fbb);
+            if let Some(x) = args.tensors {
+                builder.add_tensors(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn tensors(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor>>,
+                >>(TensorList::VT_TENSORS, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for TensorList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Tensor>>,
+                >>("tensors", Self::VT_TENSORS, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct TensorListArgs<'a> {
+        pub tensors: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for TensorListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            TensorListArgs { tensors: None }
+        }
+    }
+
+    pub struct TensorListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_tensors(
+            &mut self,
+            tensors: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Tensor<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(TensorList::VT_TENSORS, tensors);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> TensorListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            TensorListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<TensorList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for TensorList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("TensorList");
+            ds.field("tensors", &self.tensors());
+            ds.finish()
+        }
+    }
+    pub enum ValueOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Value<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Value<'a> {
+        type Inner = Value<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Value<'a> {
+        pub const VT_VAL: ::flatbuffers::VOffsetT = 4;
+        pub const VT_TENSOR: ::flatbuffers::VOffsetT = 6;
+        pub const VT_TENSOR_LIST: ::flatbuffers::VOffsetT = 8;
+        pub const VT_INT_VALUE: ::flatbuffers::VOffsetT = 10;
+        pub const VT_FLOAT_VALUE: ::flatbuffers::VOffsetT = 12;
+        pub const VT_DOUBLE_VALUE: ::flatbuffers::VOffsetT = 14;
+        pub const VT_BOOL_VALUE: ::flatbuffers::VOffsetT = 16;
+        pub const VT_OUTPUT: ::flatbuffers::VOffsetT = 18;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Value { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ValueArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Value<'bldr>> {
+            let mut builder = ValueBuilder::new(_fbb);
+            if let Some(x) = args.output {
+                builder.add_output(x);
+            }
+            if let Some(x) = args.bool_value {
+                builder.add_bool_value(x);
+            }
+            if let Some(x) = args.double_value {
+                builder.add_double_value(x);
+            }
+            if let Some(x) = args.float_value {
+                builder.add_float_value(x);
+            }
+            if let Some(x) = args.int_value {
+                builder.add_int_value(x);
+            }
+            if let Some(x) = args.tensor_list {
+                builder.add_tensor_list(x);
+            }
+            if let Some(x) = args.tensor {
+                builder.add_tensor(x);
+            }
+            builder.add_val(args.val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn val(&self) -> ValueType {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<ValueType>(Value::VT_VAL, Some(ValueType::Null))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn tensor(&self) -> Option<Tensor<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Tensor>>(Value::VT_TENSOR, None)
+            }
+        }
+        #[inline]
+        pub fn tensor_list(&self) -> Option<TensorList<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<TensorList>>(Value::VT_TENSOR_LIST, None)
+            }
+        }
+        #[inline]
+        pub fn int_value(&self) -> Option<Int<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Int>>(Value::VT_INT_VALUE, None)
+            }
+        }
+        #[inline]
+        pub fn float_value(&self) -> Option<Float<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Float>>(Value::VT_FLOAT_VALUE, None)
+            }
+        }
+        #[inline]
+        pub fn double_value(&self) -> Option<Double<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Double>>(Value::VT_DOUBLE_VALUE, None)
+            }
+        }
+        #[inline]
+        pub fn bool_value(&self) -> Option<Bool<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Bool>>(Value::VT_BOOL_VALUE, None)
+            }
+        }
+        #[inline]
+        pub fn output(&self) -> Option<Bool<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Bool>>(Value::VT_OUTPUT, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Value<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<ValueType>("val", Self::VT_VAL, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Tensor>>(
+                    "tensor",
+                    Self::VT_TENSOR,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<TensorList>>(
+                    "tensor_list",
+                    Self::VT_TENSOR_LIST,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Int>>(
+                    "int_value",
+                    Self::VT_INT_VALUE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Float>>(
+                    "float_value",
+                    Self::VT_FLOAT_VALUE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Double>>(
+                    "double_value",
+                    Self::VT_DOUBLE_VALUE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Bool>>(
+                    "bool_value",
+                    Self::VT_BOOL_VALUE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Bool>>(
+                    "output",
+                    Self::VT_OUTPUT,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ValueArgs<'a> {
+        pub val: ValueType,
+        pub tensor: Option<::flatbuffers::WIPOffset<Tensor<'a>>>,
+        pub tensor_list: Option<::flatbuffers::WIPOffset<TensorList<'a>>>,
+        pub int_value: Option<::flatbuffers::WIPOffset<Int<'a>>>,
+        pub float_value: Option<::flatbuffers::WIPOffset<Float<'a>>>,
+        pub double_value: Option<::flatbuffers::WIPOffset<Double<'a>>>,
+        pub bool_value: Option<::flatbuffers::WIPOffset<Bool<'a>>>,
+        pub output: Option<::flatbuffers::WIPOffset<Bool<'a>>>,
+    }
+    impl<'a> Default for ValueArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ValueArgs {
+                val: ValueType::Null,
+                tensor: None,
+                tensor_list: None,
+                int_value: None,
+                float_value: None,
+                double_value: None,
+                bool_value: None,
+                output: None,
+            }
+        }
+    }
+
+    pub struct ValueBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ValueBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_val(&mut self, val: ValueType) {
+            self.fbb_
+                .push_slot::<ValueType>(Value::VT_VAL, val, ValueType::Null);
+        }
+        #[inline]
+        pub fn add_tensor(&mut self, tensor: ::flatbuffers::WIPOffset<Tensor<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Tensor>>(Value::VT_TENSOR, tensor);
+        }
+        #[inline]
+        pub fn add_tensor_list(&mut self, tensor_list: ::flatbuffers::WIPOffset<TensorList<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<TensorList>>(
+                    Value::VT_TENSOR_LIST,
+                    tensor_list,
+                );
+        }
+        #[inline]
+        pub fn add_int_value(&mut self, int_value: ::flatbuffers::WIPOffset<Int<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Int>>(Value::VT_INT_VALUE, int_value);
+        }
+        #[inline]
+        pub fn add_float_value(&mut self, float_value: ::flatbuffers::WIPOffset<Float<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Float>>(
+                    Value::VT_FLOAT_VALUE,
+                    float_value,
+                );
+        }
+        #[inline]
+        pub fn add_double_value(&mut self, double_value: ::flatbuffers::WIPOffset<Double<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Double>>(
+                    Value::VT_DOUBLE_VALUE,
+                    double_value,
+                );
+        }
+        #[inline]
+        pub fn add_bool_value(&mut self, bool_value: ::flatbuffers::WIPOffset<Bool<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Bool>>(
+                    Value::VT_BOOL_VALUE,
+                    bool_value,
+                );
+        }
+        #[inline]
+        pub fn add_output(&mut self, output: ::flatbuffers::WIPOffset<Bool<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Bool>>(Value::VT_OUTPUT, output);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ValueBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ValueBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Value<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Value<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Value");
+            ds.field("val", &self.val());
+            ds.field("tensor", &self.tensor());
+            ds.field("tensor_list", &self.tensor_list());
+            ds.field("int_value", &self.int_value());
+            ds.field("float_value", &self.float_value());
+            ds.field("double_value", &self.double_value());
+            ds.field("bool_value", &self.bool_value());
+            ds.field("output", &self.output());
+            ds.finish()
+        }
+    }
+    pub enum DebugEventOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct DebugEvent<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for DebugEvent<'a> {
+        type Inner = DebugEvent<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> DebugEvent<'a> {
+        pub const VT_CHAIN_INDEX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_INSTRUCTION_ID: ::flatbuffers::VOffsetT = 6;
+        pub const VT_DEBUG_ENTRY: ::flatbuffers::VOffsetT = 8;
+        pub const VT_DELEGATE_DEBUG_ID_INT: ::flatbuffers::VOffsetT = 10;
+        pub const VT_DELEGATE_DEBUG_ID_STR: ::flatbuffers::VOffsetT = 12;
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 14;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            DebugEvent { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DebugEventArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<DebugEvent<'bldr>> {
+            let mut builder = DebugEventBuilder::new(_fbb);
+            builder.add_chain_index(args.chain_index);
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            if let Some(x) = args.delegate_debug_id_str {
+                builder.add_delegate_debug_id_str(x);
+            }
+            builder.add_delegate_debug_id_int(args.delegate_debug_id_int);
+            if let Some(x) = args.debug_entry {
+                builder.add_debug_entry(x);
+            }
+            builder.add_instruction_id(args.instruction_id);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn chain_index(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u64>(DebugEvent::VT_CHAIN_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn instruction_id(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(DebugEvent::VT_INSTRUCTION_ID, Some(-1))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn debug_entry(&self) -> Option<Value<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<Value>>(DebugEvent::VT_DEBUG_ENTRY, None)
+            }
+        }
+        #[inline]
+        pub fn delegate_debug_id_int(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(DebugEvent::VT_DELEGATE_DEBUG_ID_INT, Some(-1))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn delegate_debug_id_str(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(
+                    DebugEvent::VT_DELEGATE_DEBUG_ID_STR,
+                    None,
+                )
+            }
+        }
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(DebugEvent::VT_NAME, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for DebugEvent<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u64>("chain_index", Self::VT_CHAIN_INDEX, false)?
+                .visit_field::<i32>("instruction_id", Self::VT_INSTRUCTION_ID, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<Value>>(
+                    "debug_entry",
+                    Self::VT_DEBUG_ENTRY,
+                    false,
+                )?
+                .visit_field::<i32>(
+                    "delegate_debug_id_int",
+                    Self::VT_DELEGATE_DEBUG_ID_INT,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "delegate_debug_id_str",
+                    Self::VT_DELEGATE_DEBUG_ID_STR,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct DebugEventArgs<'a> {
+        pub chain_index: u64,
+        pub instruction_id: i32,
+        pub debug_entry: Option<::flatbuffers::WIPOffset<Value<'a>>>,
+        pub delegate_debug_id_int: i32,
+        pub delegate_debug_id_str: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+    }
+    impl<'a> Default for DebugEventArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            DebugEventArgs {
+                chain_index: 0,
+                instruction_id: -1,
+                debug_entry: None,
+                delegate_debug_id_int: -1,
+                delegate_debug_id_str: None,
+                name: None,
+            }
+        }
+    }
+
+    pub struct DebugEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DebugEventBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_chain_index(&mut self, chain_index: u64) {
+            self.fbb_
+                .push_slot::<u64>(DebugEvent::VT_CHAIN_INDEX, chain_index, 0);
+        }
+        #[inline]
+        pub fn add_instruction_id(&mut self, instruction_id: i32) {
+            self.fbb_
+                .push_slot::<i32>(DebugEvent::VT_INSTRUCTION_ID, instruction_id, -1);
+        }
+        #[inline]
+        pub fn add_debug_entry(&mut self, debug_entry: ::flatbuffers::WIPOffset<Value<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<Value>>(
+                    DebugEvent::VT_DEBUG_ENTRY,
+                    debug_entry,
+                );
+        }
+        #[inline]
+        pub fn add_delegate_debug_id_int(&mut self, delegate_debug_id_int: i32) {
+            self.fbb_.push_slot::<i32>(
+                DebugEvent::VT_DELEGATE_DEBUG_ID_INT,
+                delegate_debug_id_int,
+                -1,
+            );
+        }
+        #[inline]
+        pub fn add_delegate_debug_id_str(
+            &mut self,
+            delegate_debug_id_str: ::flatbuffers::WIPOffset<&'b str>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                DebugEvent::VT_DELEGATE_DEBUG_ID_STR,
+                delegate_debug_id_str,
+            );
+        }
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(DebugEvent::VT_NAME, name);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DebugEventBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DebugEventBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<DebugEvent<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for DebugEvent<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("DebugEvent");
+            ds.field("chain_index", &self.chain_index());
+            ds.field("instruction_id", &self.instruction_id());
+            ds.field("debug_entry", &self.debug_entry());
+            ds.field("delegate_debug_id_int", &self.delegate_debug_id_int());
+            ds.field("delegate_debug_id_str", &self.delegate_debug_id_str());
+            ds.field("name", &self.name());
+            ds.finish()
+        }
+    }
+    pub enum AllocationEventOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct AllocationEvent<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for AllocationEvent<'a> {
+        type Inner = AllocationEvent<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> AllocationEvent<'a> {
+        pub const VT_ALLOCATOR_ID: ::flatbuffers::VOffsetT = 4;
+        pub const VT_ALLOCATION_SIZE: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            AllocationEvent { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args AllocationEventArgs,
+        ) -> ::flatbuffers::WIPOffset<AllocationEvent<'bldr>> {
+            let mut builder = AllocationEventBuilder::new(_fbb);
+            builder.add_allocation_size(args.allocation_size);
+            builder.add_allocator_id(args.allocator_id);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn allocator_id(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(AllocationEvent::VT_ALLOCATOR_ID, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn allocation_size(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u64>(AllocationEvent::VT_ALLOCATION_SIZE, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for AllocationEvent<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("allocator_id", Self::VT_ALLOCATOR_ID, false)?
+                .visit_field::<u64>("allocation_size", Self::VT_ALLOCATION_SIZE, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct AllocationEventArgs {
+        pub allocator_id: i32,
+        pub allocation_size: u64,
+    }
+    impl<'a> Default for AllocationEventArgs {
+        #[inline]
+        fn default() -> Self {
+            AllocationEventArgs {
+                allocator_id: 0,
+                allocation_size: 0,
+            }
+        }
+    }
+
+    pub struct AllocationEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocationEventBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_allocator_id(&mut self, allocator_id: i32) {
+            self.fbb_
+                .push_slot::<i32>(AllocationEvent::VT_ALLOCATOR_ID, allocator_id, 0);
+        }
+        #[inline]
+        pub fn add_allocation_size(&mut self, allocation_size: u64) {
+            self.fbb_
+                .push_slot::<u64>(AllocationEvent::VT_ALLOCATION_SIZE, allocation_size, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> AllocationEventBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            AllocationEventBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<AllocationEvent<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for AllocationEvent<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("AllocationEvent");
+            ds.field("allocator_id", &self.allocator_id());
+            ds.field("allocation_size", &self.allocation_size());
+            ds.finish()
+        }
+    }
+    pub enum ProfileEventOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct ProfileEvent<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for ProfileEvent<'a> {
+        type Inner = ProfileEvent<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> ProfileEvent<'a> {
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+        pub const VT_CHAIN_INDEX: ::flatbuffers::VOffsetT = 6;
+        pub const VT_INSTRUCTION_ID: ::flatbuffers::VOffsetT = 8;
+        pub const VT_DELEGATE_DEBUG_ID_INT: ::flatbuffers::VOffsetT = 10;
+        pub const VT_DELEGATE_DEBUG_ID_STR: ::flatbuffers::VOffsetT = 12;
+        pub const VT_DELEGATE_DEBUG_METADATA: ::flatbuffers::VOffsetT = 14;
+        pub const VT_START_TIME: ::flatbuffers::VOffsetT = 16;
+        pub const VT_END_TIME: ::flatbuffers::VOffsetT = 18;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            ProfileEvent { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ProfileEventArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<ProfileEvent<'bldr>> {
+            let mut builder = ProfileEventBuilder::new(_fbb);
+            builder.add_end_time(args.end_time);
+            builder.add_start_time(args.start_time);
+            if let Some(x) = args.delegate_debug_metadata {
+                builder.add_delegate_debug_metadata(x);
+            }
+            if let Some(x) = args.delegate_debug_id_str {
+                builder.add_delegate_debug_id_str(x);
+            }
+            builder.add_delegate_debug_id_int(args.delegate_debug_id_int);
+            builder.add_instruction_id(args.instruction_id);
+            builder.add_chain_index(args.chain_index);
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(ProfileEvent::VT_NAME, None)
+            }
+        }
+        #[inline]
+        pub fn chain_index(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(ProfileEvent::VT_CHAIN_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn instruction_id(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(ProfileEvent::VT_INSTRUCTION_ID, Some(-1))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn delegate_debug_id_int(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(ProfileEvent::VT_DELEGATE_DEBUG_ID_INT, Some(-1))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn delegate_debug_id_str(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(
+                    ProfileEvent::VT_DELEGATE_DEBUG_ID_STR,
+                    None,
+                )
+            }
+        }
+        #[inline]
+        pub fn delegate_debug_metadata(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        ProfileEvent::VT_DELEGATE_DEBUG_METADATA,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn start_time(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u64>(ProfileEvent::VT_START_TIME, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn end_time(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u64>(ProfileEvent::VT_END_TIME, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for ProfileEvent<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .visit_field::<i32>("chain_index", Self::VT_CHAIN_INDEX, false)?
+                .visit_field::<i32>("instruction_id", Self::VT_INSTRUCTION_ID, false)?
+                .visit_field::<i32>(
+                    "delegate_debug_id_int",
+                    Self::VT_DELEGATE_DEBUG_ID_INT,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "delegate_debug_id_str",
+                    Self::VT_DELEGATE_DEBUG_ID_STR,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "delegate_debug_metadata",
+                    Self::VT_DELEGATE_DEBUG_METADATA,
+                    false,
+                )?
+                .visit_field::<u64>("start_time", Self::VT_START_TIME, false)?
+                .visit_field::<u64>("end_time", Self::VT_END_TIME, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ProfileEventArgs<'a> {
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub chain_index: i32,
+        pub instruction_id: i32,
+        pub delegate_debug_id_int: i32,
+        pub delegate_debug_id_str: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub delegate_debug_metadata:
+            Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+        pub start_time: u64,
+        pub end_time: u64,
+    }
+    impl<'a> Default for ProfileEventArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ProfileEventArgs {
+                name: None,
+                chain_index: 0,
+                instruction_id: -1,
+                delegate_debug_id_int: -1,
+                delegate_debug_id_str: None,
+                delegate_debug_metadata: None,
+                start_time: 0,
+                end_time: 0,
+            }
+        }
+    }
+
+    pub struct ProfileEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ProfileEventBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(ProfileEvent::VT_NAME, name);
+        }
+        #[inline]
+        pub fn add_chain_index(&mut self, chain_index: i32) {
+            self.fbb_
+                .push_slot::<i32>(ProfileEvent::VT_CHAIN_INDEX, chain_index, 0);
+        }
+        #[inline]
+        pub fn add_instruction_id(&mut self, instruction_id: i32) {
+            self.fbb_
+                .push_slot::<i32>(ProfileEvent::VT_INSTRUCTION_ID, instruction_id, -1);
+        }
+        #[inline]
+        pub fn add_delegate_debug_id_int(&mut self, delegate_debug_id_int: i32) {
+            self.fbb_.push_slot::<i32>(
+                ProfileEvent::VT_DELEGATE_DEBUG_ID_INT,
+                delegate_debug_id_int,
+                -1,
+            );
+        }
+        #[inline]
+        pub fn add_delegate_debug_id_str(
+            &mut self,
+            delegate_debug_id_str: ::flatbuffers::WIPOffset<&'b str>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ProfileEvent::VT_DELEGATE_DEBUG_ID_STR,
+                delegate_debug_id_str,
+            );
+        }
+        #[inline]
+        pub fn add_delegate_debug_metadata(
+            &mut self,
+            delegate_debug_metadata: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ProfileEvent::VT_DELEGATE_DEBUG_METADATA,
+                delegate_debug_metadata,
+            );
+        }
+        #[inline]
+        pub fn add_start_time(&mut self, start_time: u64) {
+            self.fbb_
+                .push_slot::<u64>(ProfileEvent::VT_START_TIME, start_time, 0);
+        }
+        #[inline]
+        pub fn add_end_time(&mut self, end_time: u64) {
+            self.fbb_
+                .push_slot::<u64>(ProfileEvent::VT_END_TIME, end_time, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ProfileEventBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ProfileEventBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<ProfileEvent<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for ProfileEvent<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("ProfileEvent");
+            ds.field("name", &self.name());
+            ds.field("chain_index", &self.chain_index());
+            ds.field("instruction_id", &self.instruction_id());
+            ds.field("delegate_debug_id_int", &self.delegate_debug_id_int());
+            ds.field("delegate_debug_id_str", &self.delegate_debug_id_str());
+            ds.field("delegate_debug_metadata", &self.delegate_debug_metadata());
+            ds.field("start_time", &self.start_time());
+            ds.field("end_time", &self.end_time());
+            ds.finish()
+        }
+    }
+    pub enum EventOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Event<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Event<'a> {
+        type Inner = Event<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Event<'a> {
+        pub const VT_PROFILE_EVENT: ::flatbuffers::VOffsetT = 4;
+        pub const VT_ALLOCATION_EVENT: ::flatbuffers::VOffsetT = 6;
+        pub const VT_DEBUG_EVENT: ::flatbuffers::VOffsetT = 8;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Event { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args EventArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Event<'bldr>> {
+            let mut builder = EventBuilder::new(_fbb);
+            if let Some(x) = args.debug_event {
+                builder.add_debug_event(x);
+            }
+            if let Some(x) = args.allocation_event {
+                builder.add_allocation_event(x);
+            }
+            if let Some(x) = args.profile_event {
+                builder.add_profile_event(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn profile_event(&self) -> Option<ProfileEvent<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<ProfileEvent>>(
+                        Event::VT_PROFILE_EVENT,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn allocation_event(&self) -> Option<AllocationEvent<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<AllocationEvent>>(
+                        Event::VT_ALLOCATION_EVENT,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn debug_event(&self) -> Option<DebugEvent<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<DebugEvent>>(Event::VT_DEBUG_EVENT, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Event<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<ProfileEvent>>(
+                    "profile_event",
+                    Self::VT_PROFILE_EVENT,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<AllocationEvent>>(
+                    "allocation_event",
+                    Self::VT_ALLOCATION_EVENT,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<DebugEvent>>(
+                    "debug_event",
+                    Self::VT_DEBUG_EVENT,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct EventArgs<'a> {
+        pub profile_event: Option<::flatbuffers::WIPOffset<ProfileEvent<'a>>>,
+        pub allocation_event: Option<::flatbuffers::WIPOffset<AllocationEvent<'a>>>,
+        pub debug_event: Option<::flatbuffers::WIPOffset<DebugEvent<'a>>>,
+    }
+    impl<'a> Default for EventArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            EventArgs {
+                profile_event: None,
+                allocation_event: None,
+                debug_event: None,
+            }
+        }
+    }
+
+    pub struct EventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> EventBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_profile_event(
+            &mut self,
+            profile_event: ::flatbuffers::WIPOffset<ProfileEvent<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<ProfileEvent>>(
+                    Event::VT_PROFILE_EVENT,
+                    profile_event,
+                );
+        }
+        #[inline]
+        pub fn add_allocation_event(
+            &mut self,
+            allocation_event: ::flatbuffers::WIPOffset<AllocationEvent<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<AllocationEvent>>(
+                    Event::VT_ALLOCATION_EVENT,
+                    allocation_event,
+                );
+        }
+        #[inline]
+        pub fn add_debug_event(&mut self, debug_event: ::flatbuffers::WIPOffset<DebugEvent<'b>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<DebugEvent>>(
+                    Event::VT_DEBUG_EVENT,
+                    debug_event,
+                );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> EventBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            EventBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Event<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Event<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Event");
+            ds.field("profile_event", &self.profile_event());
+            ds.field("allocation_event", &self.allocation_event());
+            ds.field("debug_event", &self.debug_event());
+            ds.finish()
+        }
+    }
+    pub enum AllocatorOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Allocator<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Allocator<'a> {
+        type Inner = Allocator<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Allocator<'a> {
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Allocator { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args AllocatorArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Allocator<'bldr>> {
+            let mut builder = AllocatorBuilder::new(_fbb);
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(Allocator::VT_NAME, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Allocator<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct AllocatorArgs<'a> {
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+    }
+    impl<'a> Default for AllocatorArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            AllocatorArgs { name: None }
+        }
+    }
+
+    pub struct AllocatorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocatorBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Allocator::VT_NAME, name);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> AllocatorBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            AllocatorBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Allocator<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Allocator<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Allocator");
+            ds.field("name", &self.name());
+            ds.finish()
+        }
+    }
+    pub enum RunDataOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct RunData<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for RunData<'a> {
+        type Inner = RunData<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> RunData<'a> {
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+        pub const VT_BUNDLED_INPUT_INDEX: ::flatbuffers::VOffsetT = 6;
+        pub const VT_ALLOCATORS: ::flatbuffers::VOffsetT = 8;
+        pub const VT_EVENTS: ::flatbuffers::VOffsetT = 10;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            RunData { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args RunDataArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<RunData<'bldr>> {
+            let mut builder = RunDataBuilder::new(_fbb);
+            if let Some(x) = args.events {
+                builder.add_events(x);
+            }
+            if let Some(x) = args.allocators {
+                builder.add_allocators(x);
+            }
+            builder.add_bundled_input_index(args.bundled_input_index);
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(RunData::VT_NAME, None)
+            }
+        }
+        #[inline]
+        pub fn bundled_input_index(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(RunData::VT_BUNDLED_INPUT_INDEX, Some(-1))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn allocators(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Allocator<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Allocator>>,
+                >>(RunData::VT_ALLOCATORS, None)
+            }
+        }
+        #[inline]
+        pub fn events(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Event<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Event>>,
+                >>(RunData::VT_EVENTS, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for RunData<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .visit_field::<i32>("bundled_input_index", Self::VT_BUNDLED_INPUT_INDEX, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Allocator>>,
+                >>("allocators", Self::VT_ALLOCATORS, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Event>>,
+                >>("events", Self::VT_EVENTS, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct RunDataArgs<'a> {
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub bundled_input_index: i32,
+        pub allocators: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Allocator<'a>>>,
+            >,
+        >,
+        pub events: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Event<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for RunDataArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            RunDataArgs {
+                name: None,
+                bundled_input_index: -1,
+                allocators: None,
+                events: None,
+            }
+        }
+    }
+
+    pub struct RunDataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunDataBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(RunData::VT_NAME, name);
+        }
+        #[inline]
+        pub fn add_bundled_input_index(&mut self, bundled_input_index: i32) {
+            self.fbb_
+                .push_slot::<i32>(RunData::VT_BUNDLED_INPUT_INDEX, bundled_input_index, -1);
+        }
+        #[inline]
+        pub fn add_allocators(
+            &mut self,
+            allocators: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Allocator<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                RunData::VT_ALLOCATORS,
+                allocators,
+            );
+        }
+        #[inline]
+        pub fn add_events(
+            &mut self,
+            events: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Event<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(RunData::VT_EVENTS, events);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> RunDataBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            RunDataBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<RunData<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for RunData<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("RunData");
+            ds.field("name", &self.name());
+            ds.field("bundled_input_index", &self.bundled_input_index());
+            ds.field("allocators", &self.allocators());
+            ds.field("events", &self.events());
+            ds.finish()
+        }
+    }
+    pub enum ETDumpOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct ETDump<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for ETDump<'a> {
+        type Inner = ETDump<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> ETDump<'a> {
+        pub const VT_VERSION: ::flatbuffers::VOffsetT = 4;
+        pub const VT_RUN_DATA: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            ETDump { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ETDumpArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<ETDump<'bldr>> {
+            let mut builder = ETDumpBuilder::new(_fbb);
+            if let Some(x) = args.run_data {
+                builder.add_run_data(x);
+            }
+            builder.add_version(args.version);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn version(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<u32>(ETDump::VT_VERSION, Some(0)).unwrap() }
+        }
+        #[inline]
+        pub fn run_data(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RunData<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RunData>>,
+                >>(ETDump::VT_RUN_DATA, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for ETDump<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u32>("version", Self::VT_VERSION, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<RunData>>,
+                >>("run_data", Self::VT_RUN_DATA, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ETDumpArgs<'a> {
+        pub version: u32,
+        pub run_data: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RunData<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for ETDumpArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ETDumpArgs {
+                version: 0,
+                run_data: None,
+            }
+        }
+    }
+
+    pub struct ETDumpBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ETDumpBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_version(&mut self, version: u32) {
+            self.fbb_.push_slot::<u32>(ETDump::VT_VERSION, version, 0);
+        }
+        #[inline]
+        pub fn add_run_data(
+            &mut self,
+            run_data: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<RunData<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(ETDump::VT_RUN_DATA, run_data);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ETDumpBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ETDumpBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<ETDump<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for ETDump<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("ETDump");
+            ds.field("version", &self.version());
+            ds.field("run_data", &self.run_data());
+            ds.finish()
+        }
+    }
     #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    /// Verifies that a buffer of bytes contains a `ETDump`
+    /// and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_etdump_unchecked`.
+    pub fn root_as_etdump(buf: &[u8]) -> Result<ETDump<'_>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::root::<ETDump>(buf)
     }
-}
-
-impl ::flatbuffers::EndianScalar for ValueType {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
-
-impl<'a> ::flatbuffers::Verifiable for ValueType {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
-
-impl ::flatbuffers::SimpleToVerifyInSlice for ValueType {}
-pub enum NullOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Null<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Null<'a> {
-  type Inner = Null<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Null<'a> {
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Null { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    _args: &'args NullArgs
-  ) -> ::flatbuffers::WIPOffset<Null<'bldr>> {
-    let mut builder = NullBuilder::new(_fbb);
-    builder.finish()
-  }
-
-}
-
-impl ::flatbuffers::Verifiable for Null<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct NullArgs {
-}
-impl<'a> Default for NullArgs {
-  #[inline]
-  fn default() -> Self {
-    NullArgs {
+    #[inline]
+    /// Verifies that a buffer of bytes contains a size prefixed
+    /// `ETDump` and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `size_prefixed_root_as_etdump_unchecked`.
+    pub fn size_prefixed_root_as_etdump(
+        buf: &[u8],
+    ) -> Result<ETDump<'_>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::size_prefixed_root::<ETDump>(buf)
     }
-  }
-}
-
-pub struct NullBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NullBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> NullBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    NullBuilder {
-      fbb_: _fbb,
-      start_: start,
+    #[inline]
+    /// Verifies, with the given options, that a buffer of bytes
+    /// contains a `ETDump` and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_etdump_unchecked`.
+    pub fn root_as_etdump_with_opts<'b, 'o>(
+        opts: &'o ::flatbuffers::VerifierOptions,
+        buf: &'b [u8],
+    ) -> Result<ETDump<'b>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::root_with_opts::<ETDump<'b>>(opts, buf)
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Null<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Null<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Null");
-      ds.finish()
-  }
-}
-pub enum TensorOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Tensor<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Tensor<'a> {
-  type Inner = Tensor<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Tensor<'a> {
-  pub const VT_SCALAR_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_SIZES: ::flatbuffers::VOffsetT = 6;
-  pub const VT_STRIDES: ::flatbuffers::VOffsetT = 8;
-  pub const VT_OFFSET: ::flatbuffers::VOffsetT = 10;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Tensor { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args TensorArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
-    let mut builder = TensorBuilder::new(_fbb);
-    builder.add_offset(args.offset);
-    if let Some(x) = args.strides { builder.add_strides(x); }
-    if let Some(x) = args.sizes { builder.add_sizes(x); }
-    builder.add_scalar_type(args.scalar_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn scalar_type(&self) -> super::executorch_flatbuffer::ScalarType {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<super::executorch_flatbuffer::ScalarType>(Tensor::VT_SCALAR_TYPE, Some(super::executorch_flatbuffer::ScalarType::BYTE)).unwrap()}
-  }
-  #[inline]
-  pub fn sizes(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(Tensor::VT_SIZES, None)}
-  }
-  #[inline]
-  pub fn strides(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(Tensor::VT_STRIDES, None)}
-  }
-  #[inline]
-  pub fn offset(&self) -> i64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i64>(Tensor::VT_OFFSET, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Tensor<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<super::executorch_flatbuffer::ScalarType>("scalar_type", Self::VT_SCALAR_TYPE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>("sizes", Self::VT_SIZES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>("strides", Self::VT_STRIDES, false)?
-     .visit_field::<i64>("offset", Self::VT_OFFSET, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct TensorArgs<'a> {
-    pub scalar_type: super::executorch_flatbuffer::ScalarType,
-    pub sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
-    pub strides: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
-    pub offset: i64,
-}
-impl<'a> Default for TensorArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    TensorArgs {
-      scalar_type: super::executorch_flatbuffer::ScalarType::BYTE,
-      sizes: None,
-      strides: None,
-      offset: 0,
+    #[inline]
+    /// Verifies, with the given verifier options, that a buffer of
+    /// bytes contains a size prefixed `ETDump` and returns
+    /// it. Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_etdump_unchecked`.
+    pub fn size_prefixed_root_as_etdump_with_opts<'b, 'o>(
+        opts: &'o ::flatbuffers::VerifierOptions,
+        buf: &'b [u8],
+    ) -> Result<ETDump<'b>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::size_prefixed_root_with_opts::<ETDump<'b>>(opts, buf)
     }
-  }
-}
-
-pub struct TensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_scalar_type(&mut self, scalar_type: super::executorch_flatbuffer::ScalarType) {
-    self.fbb_.push_slot::<super::executorch_flatbuffer::ScalarType>(Tensor::VT_SCALAR_TYPE, scalar_type, super::executorch_flatbuffer::ScalarType::BYTE);
-  }
-  #[inline]
-  pub fn add_sizes(&mut self, sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i64>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_SIZES, sizes);
-  }
-  #[inline]
-  pub fn add_strides(&mut self, strides: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i64>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_STRIDES, strides);
-  }
-  #[inline]
-  pub fn add_offset(&mut self, offset: i64) {
-    self.fbb_.push_slot::<i64>(Tensor::VT_OFFSET, offset, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    TensorBuilder {
-      fbb_: _fbb,
-      start_: start,
+    #[inline]
+    /// Assumes, without verification, that a buffer of bytes contains a ETDump and returns it.
+    /// # Safety
+    /// Callers must trust the given bytes do indeed contain a valid `ETDump`.
+    pub unsafe fn root_as_etdump_unchecked(buf: &[u8]) -> ETDump<'_> {
+        unsafe { ::flatbuffers::root_unchecked::<ETDump>(buf) }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Tensor<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Tensor<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Tensor");
-      ds.field("scalar_type", &self.scalar_type());
-      ds.field("sizes", &self.sizes());
-      ds.field("strides", &self.strides());
-      ds.field("offset", &self.offset());
-      ds.finish()
-  }
-}
-pub enum IntOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Int<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Int<'a> {
-  type Inner = Int<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Int<'a> {
-  pub const VT_INT_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Int { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args IntArgs
-  ) -> ::flatbuffers::WIPOffset<Int<'bldr>> {
-    let mut builder = IntBuilder::new(_fbb);
-    builder.add_int_val(args.int_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn int_val(&self) -> i64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i64>(Int::VT_INT_VAL, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Int<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i64>("int_val", Self::VT_INT_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct IntArgs {
-    pub int_val: i64,
-}
-impl<'a> Default for IntArgs {
-  #[inline]
-  fn default() -> Self {
-    IntArgs {
-      int_val: 0,
+    #[inline]
+    /// Assumes, without verification, that a buffer of bytes contains a size prefixed ETDump and returns it.
+    /// # Safety
+    /// Callers must trust the given bytes do indeed contain a valid size prefixed `ETDump`.
+    pub unsafe fn size_prefixed_root_as_etdump_unchecked(buf: &[u8]) -> ETDump<'_> {
+        unsafe { ::flatbuffers::size_prefixed_root_unchecked::<ETDump>(buf) }
     }
-  }
-}
+    pub const ETDUMP_IDENTIFIER: &str = "ED00";
 
-pub struct IntBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_int_val(&mut self, int_val: i64) {
-    self.fbb_.push_slot::<i64>(Int::VT_INT_VAL, int_val, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    IntBuilder {
-      fbb_: _fbb,
-      start_: start,
+    #[inline]
+    pub fn etdump_buffer_has_identifier(buf: &[u8]) -> bool {
+        ::flatbuffers::buffer_has_identifier(buf, ETDUMP_IDENTIFIER, false)
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Int<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for Int<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Int");
-      ds.field("int_val", &self.int_val());
-      ds.finish()
-  }
-}
-pub enum BoolOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Bool<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Bool<'a> {
-  type Inner = Bool<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Bool<'a> {
-  pub const VT_BOOL_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Bool { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BoolArgs
-  ) -> ::flatbuffers::WIPOffset<Bool<'bldr>> {
-    let mut builder = BoolBuilder::new(_fbb);
-    builder.add_bool_val(args.bool_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn bool_val(&self) -> bool {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<bool>(Bool::VT_BOOL_VAL, Some(false)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Bool<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<bool>("bool_val", Self::VT_BOOL_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BoolArgs {
-    pub bool_val: bool,
-}
-impl<'a> Default for BoolArgs {
-  #[inline]
-  fn default() -> Self {
-    BoolArgs {
-      bool_val: false,
+    #[inline]
+    pub fn etdump_size_prefixed_buffer_has_identifier(buf: &[u8]) -> bool {
+        ::flatbuffers::buffer_has_identifier(buf, ETDUMP_IDENTIFIER, true)
     }
-  }
-}
 
-pub struct BoolBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_bool_val(&mut self, bool_val: bool) {
-    self.fbb_.push_slot::<bool>(Bool::VT_BOOL_VAL, bool_val, false);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BoolBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BoolBuilder {
-      fbb_: _fbb,
-      start_: start,
+    #[inline]
+    pub fn finish_etdump_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+        fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        root: ::flatbuffers::WIPOffset<ETDump<'a>>,
+    ) {
+        fbb.finish(root, Some(ETDUMP_IDENTIFIER));
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Bool<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for Bool<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Bool");
-      ds.field("bool_val", &self.bool_val());
-      ds.finish()
-  }
-}
-pub enum FloatOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Float<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Float<'a> {
-  type Inner = Float<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Float<'a> {
-  pub const VT_FLOAT_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Float { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args FloatArgs
-  ) -> ::flatbuffers::WIPOffset<Float<'bldr>> {
-    let mut builder = FloatBuilder::new(_fbb);
-    builder.add_float_val(args.float_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn float_val(&self) -> f32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<f32>(Float::VT_FLOAT_VAL, Some(0.0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Float<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<f32>("float_val", Self::VT_FLOAT_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct FloatArgs {
-    pub float_val: f32,
-}
-impl<'a> Default for FloatArgs {
-  #[inline]
-  fn default() -> Self {
-    FloatArgs {
-      float_val: 0.0,
+    #[inline]
+    pub fn finish_size_prefixed_etdump_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+        fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        root: ::flatbuffers::WIPOffset<ETDump<'a>>,
+    ) {
+        fbb.finish_size_prefixed(root, Some(ETDUMP_IDENTIFIER));
     }
-  }
-}
-
-pub struct FloatBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FloatBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_float_val(&mut self, float_val: f32) {
-    self.fbb_.push_slot::<f32>(Float::VT_FLOAT_VAL, float_val, 0.0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FloatBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    FloatBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Float<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Float<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Float");
-      ds.field("float_val", &self.float_val());
-      ds.finish()
-  }
-}
-pub enum DoubleOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Double<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Double<'a> {
-  type Inner = Double<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Double<'a> {
-  pub const VT_DOUBLE_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Double { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DoubleArgs
-  ) -> ::flatbuffers::WIPOffset<Double<'bldr>> {
-    let mut builder = DoubleBuilder::new(_fbb);
-    builder.add_double_val(args.double_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn double_val(&self) -> f64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<f64>(Double::VT_DOUBLE_VAL, Some(0.0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Double<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<f64>("double_val", Self::VT_DOUBLE_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DoubleArgs {
-    pub double_val: f64,
-}
-impl<'a> Default for DoubleArgs {
-  #[inline]
-  fn default() -> Self {
-    DoubleArgs {
-      double_val: 0.0,
-    }
-  }
-}
-
-pub struct DoubleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_double_val(&mut self, double_val: f64) {
-    self.fbb_.push_slot::<f64>(Double::VT_DOUBLE_VAL, double_val, 0.0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DoubleBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DoubleBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Double<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Double<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Double");
-      ds.field("double_val", &self.double_val());
-      ds.finish()
-  }
-}
-pub enum StringOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct String<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for String<'a> {
-  type Inner = String<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> String<'a> {
-  pub const VT_STRING_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    String { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args StringArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<String<'bldr>> {
-    let mut builder = StringBuilder::new(_fbb);
-    if let Some(x) = args.string_val { builder.add_string_val(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn string_val(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(String::VT_STRING_VAL, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for String<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("string_val", Self::VT_STRING_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct StringArgs<'a> {
-    pub string_val: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for StringArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    StringArgs {
-      string_val: None,
-    }
-  }
-}
-
-pub struct StringBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> StringBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_string_val(&mut self, string_val: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(String::VT_STRING_VAL, string_val);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> StringBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    StringBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<String<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for String<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("String");
-      ds.field("string_val", &self.string_val());
-      ds.finish()
-  }
-}
-pub enum TensorListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct TensorList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for TensorList<'a> {
-  type Inner = TensorList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> TensorList<'a> {
-  pub const VT_TENSORS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    TensorList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args TensorListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<TensorList<'bldr>> {
-    let mut builder = TensorListBuilder::new(_fbb);
-    if let Some(x) = args.tensors { builder.add_tensors(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn tensors(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor>>>>(TensorList::VT_TENSORS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for TensorList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Tensor>>>>("tensors", Self::VT_TENSORS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct TensorListArgs<'a> {
-    pub tensors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor<'a>>>>>,
-}
-impl<'a> Default for TensorListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    TensorListArgs {
-      tensors: None,
-    }
-  }
-}
-
-pub struct TensorListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_tensors(&mut self, tensors: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Tensor<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TensorList::VT_TENSORS, tensors);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    TensorListBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<TensorList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for TensorList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("TensorList");
-      ds.field("tensors", &self.tensors());
-      ds.finish()
-  }
-}
-pub enum ValueOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Value<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Value<'a> {
-  type Inner = Value<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Value<'a> {
-  pub const VT_VAL: ::flatbuffers::VOffsetT = 4;
-  pub const VT_TENSOR: ::flatbuffers::VOffsetT = 6;
-  pub const VT_TENSOR_LIST: ::flatbuffers::VOffsetT = 8;
-  pub const VT_INT_VALUE: ::flatbuffers::VOffsetT = 10;
-  pub const VT_FLOAT_VALUE: ::flatbuffers::VOffsetT = 12;
-  pub const VT_DOUBLE_VALUE: ::flatbuffers::VOffsetT = 14;
-  pub const VT_BOOL_VALUE: ::flatbuffers::VOffsetT = 16;
-  pub const VT_OUTPUT: ::flatbuffers::VOffsetT = 18;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Value { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ValueArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Value<'bldr>> {
-    let mut builder = ValueBuilder::new(_fbb);
-    if let Some(x) = args.output { builder.add_output(x); }
-    if let Some(x) = args.bool_value { builder.add_bool_value(x); }
-    if let Some(x) = args.double_value { builder.add_double_value(x); }
-    if let Some(x) = args.float_value { builder.add_float_value(x); }
-    if let Some(x) = args.int_value { builder.add_int_value(x); }
-    if let Some(x) = args.tensor_list { builder.add_tensor_list(x); }
-    if let Some(x) = args.tensor { builder.add_tensor(x); }
-    builder.add_val(args.val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn val(&self) -> ValueType {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<ValueType>(Value::VT_VAL, Some(ValueType::Null)).unwrap()}
-  }
-  #[inline]
-  pub fn tensor(&self) -> Option<Tensor<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Tensor>>(Value::VT_TENSOR, None)}
-  }
-  #[inline]
-  pub fn tensor_list(&self) -> Option<TensorList<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<TensorList>>(Value::VT_TENSOR_LIST, None)}
-  }
-  #[inline]
-  pub fn int_value(&self) -> Option<Int<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Int>>(Value::VT_INT_VALUE, None)}
-  }
-  #[inline]
-  pub fn float_value(&self) -> Option<Float<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Float>>(Value::VT_FLOAT_VALUE, None)}
-  }
-  #[inline]
-  pub fn double_value(&self) -> Option<Double<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Double>>(Value::VT_DOUBLE_VALUE, None)}
-  }
-  #[inline]
-  pub fn bool_value(&self) -> Option<Bool<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Bool>>(Value::VT_BOOL_VALUE, None)}
-  }
-  #[inline]
-  pub fn output(&self) -> Option<Bool<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Bool>>(Value::VT_OUTPUT, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Value<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<ValueType>("val", Self::VT_VAL, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Tensor>>("tensor", Self::VT_TENSOR, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<TensorList>>("tensor_list", Self::VT_TENSOR_LIST, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Int>>("int_value", Self::VT_INT_VALUE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Float>>("float_value", Self::VT_FLOAT_VALUE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Double>>("double_value", Self::VT_DOUBLE_VALUE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Bool>>("bool_value", Self::VT_BOOL_VALUE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Bool>>("output", Self::VT_OUTPUT, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ValueArgs<'a> {
-    pub val: ValueType,
-    pub tensor: Option<::flatbuffers::WIPOffset<Tensor<'a>>>,
-    pub tensor_list: Option<::flatbuffers::WIPOffset<TensorList<'a>>>,
-    pub int_value: Option<::flatbuffers::WIPOffset<Int<'a>>>,
-    pub float_value: Option<::flatbuffers::WIPOffset<Float<'a>>>,
-    pub double_value: Option<::flatbuffers::WIPOffset<Double<'a>>>,
-    pub bool_value: Option<::flatbuffers::WIPOffset<Bool<'a>>>,
-    pub output: Option<::flatbuffers::WIPOffset<Bool<'a>>>,
-}
-impl<'a> Default for ValueArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ValueArgs {
-      val: ValueType::Null,
-      tensor: None,
-      tensor_list: None,
-      int_value: None,
-      float_value: None,
-      double_value: None,
-      bool_value: None,
-      output: None,
-    }
-  }
-}
-
-pub struct ValueBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ValueBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_val(&mut self, val: ValueType) {
-    self.fbb_.push_slot::<ValueType>(Value::VT_VAL, val, ValueType::Null);
-  }
-  #[inline]
-  pub fn add_tensor(&mut self, tensor: ::flatbuffers::WIPOffset<Tensor<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Tensor>>(Value::VT_TENSOR, tensor);
-  }
-  #[inline]
-  pub fn add_tensor_list(&mut self, tensor_list: ::flatbuffers::WIPOffset<TensorList<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<TensorList>>(Value::VT_TENSOR_LIST, tensor_list);
-  }
-  #[inline]
-  pub fn add_int_value(&mut self, int_value: ::flatbuffers::WIPOffset<Int<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Int>>(Value::VT_INT_VALUE, int_value);
-  }
-  #[inline]
-  pub fn add_float_value(&mut self, float_value: ::flatbuffers::WIPOffset<Float<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Float>>(Value::VT_FLOAT_VALUE, float_value);
-  }
-  #[inline]
-  pub fn add_double_value(&mut self, double_value: ::flatbuffers::WIPOffset<Double<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Double>>(Value::VT_DOUBLE_VALUE, double_value);
-  }
-  #[inline]
-  pub fn add_bool_value(&mut self, bool_value: ::flatbuffers::WIPOffset<Bool<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Bool>>(Value::VT_BOOL_VALUE, bool_value);
-  }
-  #[inline]
-  pub fn add_output(&mut self, output: ::flatbuffers::WIPOffset<Bool<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Bool>>(Value::VT_OUTPUT, output);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ValueBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ValueBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Value<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Value<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Value");
-      ds.field("val", &self.val());
-      ds.field("tensor", &self.tensor());
-      ds.field("tensor_list", &self.tensor_list());
-      ds.field("int_value", &self.int_value());
-      ds.field("float_value", &self.float_value());
-      ds.field("double_value", &self.double_value());
-      ds.field("bool_value", &self.bool_value());
-      ds.field("output", &self.output());
-      ds.finish()
-  }
-}
-pub enum DebugEventOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct DebugEvent<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for DebugEvent<'a> {
-  type Inner = DebugEvent<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> DebugEvent<'a> {
-  pub const VT_CHAIN_INDEX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_INSTRUCTION_ID: ::flatbuffers::VOffsetT = 6;
-  pub const VT_DEBUG_ENTRY: ::flatbuffers::VOffsetT = 8;
-  pub const VT_DELEGATE_DEBUG_ID_INT: ::flatbuffers::VOffsetT = 10;
-  pub const VT_DELEGATE_DEBUG_ID_STR: ::flatbuffers::VOffsetT = 12;
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 14;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    DebugEvent { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DebugEventArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<DebugEvent<'bldr>> {
-    let mut builder = DebugEventBuilder::new(_fbb);
-    builder.add_chain_index(args.chain_index);
-    if let Some(x) = args.name { builder.add_name(x); }
-    if let Some(x) = args.delegate_debug_id_str { builder.add_delegate_debug_id_str(x); }
-    builder.add_delegate_debug_id_int(args.delegate_debug_id_int);
-    if let Some(x) = args.debug_entry { builder.add_debug_entry(x); }
-    builder.add_instruction_id(args.instruction_id);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn chain_index(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(DebugEvent::VT_CHAIN_INDEX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn instruction_id(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(DebugEvent::VT_INSTRUCTION_ID, Some(-1)).unwrap()}
-  }
-  #[inline]
-  pub fn debug_entry(&self) -> Option<Value<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Value>>(DebugEvent::VT_DEBUG_ENTRY, None)}
-  }
-  #[inline]
-  pub fn delegate_debug_id_int(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(DebugEvent::VT_DELEGATE_DEBUG_ID_INT, Some(-1)).unwrap()}
-  }
-  #[inline]
-  pub fn delegate_debug_id_str(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(DebugEvent::VT_DELEGATE_DEBUG_ID_STR, None)}
-  }
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(DebugEvent::VT_NAME, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for DebugEvent<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u64>("chain_index", Self::VT_CHAIN_INDEX, false)?
-     .visit_field::<i32>("instruction_id", Self::VT_INSTRUCTION_ID, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<Value>>("debug_entry", Self::VT_DEBUG_ENTRY, false)?
-     .visit_field::<i32>("delegate_debug_id_int", Self::VT_DELEGATE_DEBUG_ID_INT, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("delegate_debug_id_str", Self::VT_DELEGATE_DEBUG_ID_STR, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DebugEventArgs<'a> {
-    pub chain_index: u64,
-    pub instruction_id: i32,
-    pub debug_entry: Option<::flatbuffers::WIPOffset<Value<'a>>>,
-    pub delegate_debug_id_int: i32,
-    pub delegate_debug_id_str: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for DebugEventArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    DebugEventArgs {
-      chain_index: 0,
-      instruction_id: -1,
-      debug_entry: None,
-      delegate_debug_id_int: -1,
-      delegate_debug_id_str: None,
-      name: None,
-    }
-  }
-}
-
-pub struct DebugEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DebugEventBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_chain_index(&mut self, chain_index: u64) {
-    self.fbb_.push_slot::<u64>(DebugEvent::VT_CHAIN_INDEX, chain_index, 0);
-  }
-  #[inline]
-  pub fn add_instruction_id(&mut self, instruction_id: i32) {
-    self.fbb_.push_slot::<i32>(DebugEvent::VT_INSTRUCTION_ID, instruction_id, -1);
-  }
-  #[inline]
-  pub fn add_debug_entry(&mut self, debug_entry: ::flatbuffers::WIPOffset<Value<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Value>>(DebugEvent::VT_DEBUG_ENTRY, debug_entry);
-  }
-  #[inline]
-  pub fn add_delegate_debug_id_int(&mut self, delegate_debug_id_int: i32) {
-    self.fbb_.push_slot::<i32>(DebugEvent::VT_DELEGATE_DEBUG_ID_INT, delegate_debug_id_int, -1);
-  }
-  #[inline]
-  pub fn add_delegate_debug_id_str(&mut self, delegate_debug_id_str: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(DebugEvent::VT_DELEGATE_DEBUG_ID_STR, delegate_debug_id_str);
-  }
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(DebugEvent::VT_NAME, name);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DebugEventBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DebugEventBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<DebugEvent<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for DebugEvent<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("DebugEvent");
-      ds.field("chain_index", &self.chain_index());
-      ds.field("instruction_id", &self.instruction_id());
-      ds.field("debug_entry", &self.debug_entry());
-      ds.field("delegate_debug_id_int", &self.delegate_debug_id_int());
-      ds.field("delegate_debug_id_str", &self.delegate_debug_id_str());
-      ds.field("name", &self.name());
-      ds.finish()
-  }
-}
-pub enum AllocationEventOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct AllocationEvent<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for AllocationEvent<'a> {
-  type Inner = AllocationEvent<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> AllocationEvent<'a> {
-  pub const VT_ALLOCATOR_ID: ::flatbuffers::VOffsetT = 4;
-  pub const VT_ALLOCATION_SIZE: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    AllocationEvent { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args AllocationEventArgs
-  ) -> ::flatbuffers::WIPOffset<AllocationEvent<'bldr>> {
-    let mut builder = AllocationEventBuilder::new(_fbb);
-    builder.add_allocation_size(args.allocation_size);
-    builder.add_allocator_id(args.allocator_id);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn allocator_id(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(AllocationEvent::VT_ALLOCATOR_ID, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn allocation_size(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(AllocationEvent::VT_ALLOCATION_SIZE, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for AllocationEvent<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("allocator_id", Self::VT_ALLOCATOR_ID, false)?
-     .visit_field::<u64>("allocation_size", Self::VT_ALLOCATION_SIZE, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct AllocationEventArgs {
-    pub allocator_id: i32,
-    pub allocation_size: u64,
-}
-impl<'a> Default for AllocationEventArgs {
-  #[inline]
-  fn default() -> Self {
-    AllocationEventArgs {
-      allocator_id: 0,
-      allocation_size: 0,
-    }
-  }
-}
-
-pub struct AllocationEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocationEventBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_allocator_id(&mut self, allocator_id: i32) {
-    self.fbb_.push_slot::<i32>(AllocationEvent::VT_ALLOCATOR_ID, allocator_id, 0);
-  }
-  #[inline]
-  pub fn add_allocation_size(&mut self, allocation_size: u64) {
-    self.fbb_.push_slot::<u64>(AllocationEvent::VT_ALLOCATION_SIZE, allocation_size, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> AllocationEventBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    AllocationEventBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<AllocationEvent<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for AllocationEvent<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("AllocationEvent");
-      ds.field("allocator_id", &self.allocator_id());
-      ds.field("allocation_size", &self.allocation_size());
-      ds.finish()
-  }
-}
-pub enum ProfileEventOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct ProfileEvent<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for ProfileEvent<'a> {
-  type Inner = ProfileEvent<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> ProfileEvent<'a> {
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_CHAIN_INDEX: ::flatbuffers::VOffsetT = 6;
-  pub const VT_INSTRUCTION_ID: ::flatbuffers::VOffsetT = 8;
-  pub const VT_DELEGATE_DEBUG_ID_INT: ::flatbuffers::VOffsetT = 10;
-  pub const VT_DELEGATE_DEBUG_ID_STR: ::flatbuffers::VOffsetT = 12;
-  pub const VT_DELEGATE_DEBUG_METADATA: ::flatbuffers::VOffsetT = 14;
-  pub const VT_START_TIME: ::flatbuffers::VOffsetT = 16;
-  pub const VT_END_TIME: ::flatbuffers::VOffsetT = 18;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    ProfileEvent { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ProfileEventArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<ProfileEvent<'bldr>> {
-    let mut builder = ProfileEventBuilder::new(_fbb);
-    builder.add_end_time(args.end_time);
-    builder.add_start_time(args.start_time);
-    if let Some(x) = args.delegate_debug_metadata { builder.add_delegate_debug_metadata(x); }
-    if let Some(x) = args.delegate_debug_id_str { builder.add_delegate_debug_id_str(x); }
-    builder.add_delegate_debug_id_int(args.delegate_debug_id_int);
-    builder.add_instruction_id(args.instruction_id);
-    builder.add_chain_index(args.chain_index);
-    if let Some(x) = args.name { builder.add_name(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ProfileEvent::VT_NAME, None)}
-  }
-  #[inline]
-  pub fn chain_index(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(ProfileEvent::VT_CHAIN_INDEX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn instruction_id(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(ProfileEvent::VT_INSTRUCTION_ID, Some(-1)).unwrap()}
-  }
-  #[inline]
-  pub fn delegate_debug_id_int(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(ProfileEvent::VT_DELEGATE_DEBUG_ID_INT, Some(-1)).unwrap()}
-  }
-  #[inline]
-  pub fn delegate_debug_id_str(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ProfileEvent::VT_DELEGATE_DEBUG_ID_STR, None)}
-  }
-  #[inline]
-  pub fn delegate_debug_metadata(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ProfileEvent::VT_DELEGATE_DEBUG_METADATA, None)}
-  }
-  #[inline]
-  pub fn start_time(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(ProfileEvent::VT_START_TIME, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn end_time(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(ProfileEvent::VT_END_TIME, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for ProfileEvent<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<i32>("chain_index", Self::VT_CHAIN_INDEX, false)?
-     .visit_field::<i32>("instruction_id", Self::VT_INSTRUCTION_ID, false)?
-     .visit_field::<i32>("delegate_debug_id_int", Self::VT_DELEGATE_DEBUG_ID_INT, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("delegate_debug_id_str", Self::VT_DELEGATE_DEBUG_ID_STR, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("delegate_debug_metadata", Self::VT_DELEGATE_DEBUG_METADATA, false)?
-     .visit_field::<u64>("start_time", Self::VT_START_TIME, false)?
-     .visit_field::<u64>("end_time", Self::VT_END_TIME, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ProfileEventArgs<'a> {
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub chain_index: i32,
-    pub instruction_id: i32,
-    pub delegate_debug_id_int: i32,
-    pub delegate_debug_id_str: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub delegate_debug_metadata: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-    pub start_time: u64,
-    pub end_time: u64,
-}
-impl<'a> Default for ProfileEventArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ProfileEventArgs {
-      name: None,
-      chain_index: 0,
-      instruction_id: -1,
-      delegate_debug_id_int: -1,
-      delegate_debug_id_str: None,
-      delegate_debug_metadata: None,
-      start_time: 0,
-      end_time: 0,
-    }
-  }
-}
-
-pub struct ProfileEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ProfileEventBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ProfileEvent::VT_NAME, name);
-  }
-  #[inline]
-  pub fn add_chain_index(&mut self, chain_index: i32) {
-    self.fbb_.push_slot::<i32>(ProfileEvent::VT_CHAIN_INDEX, chain_index, 0);
-  }
-  #[inline]
-  pub fn add_instruction_id(&mut self, instruction_id: i32) {
-    self.fbb_.push_slot::<i32>(ProfileEvent::VT_INSTRUCTION_ID, instruction_id, -1);
-  }
-  #[inline]
-  pub fn add_delegate_debug_id_int(&mut self, delegate_debug_id_int: i32) {
-    self.fbb_.push_slot::<i32>(ProfileEvent::VT_DELEGATE_DEBUG_ID_INT, delegate_debug_id_int, -1);
-  }
-  #[inline]
-  pub fn add_delegate_debug_id_str(&mut self, delegate_debug_id_str: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ProfileEvent::VT_DELEGATE_DEBUG_ID_STR, delegate_debug_id_str);
-  }
-  #[inline]
-  pub fn add_delegate_debug_metadata(&mut self, delegate_debug_metadata: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ProfileEvent::VT_DELEGATE_DEBUG_METADATA, delegate_debug_metadata);
-  }
-  #[inline]
-  pub fn add_start_time(&mut self, start_time: u64) {
-    self.fbb_.push_slot::<u64>(ProfileEvent::VT_START_TIME, start_time, 0);
-  }
-  #[inline]
-  pub fn add_end_time(&mut self, end_time: u64) {
-    self.fbb_.push_slot::<u64>(ProfileEvent::VT_END_TIME, end_time, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ProfileEventBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ProfileEventBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<ProfileEvent<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for ProfileEvent<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("ProfileEvent");
-      ds.field("name", &self.name());
-      ds.field("chain_index", &self.chain_index());
-      ds.field("instruction_id", &self.instruction_id());
-      ds.field("delegate_debug_id_int", &self.delegate_debug_id_int());
-      ds.field("delegate_debug_id_str", &self.delegate_debug_id_str());
-      ds.field("delegate_debug_metadata", &self.delegate_debug_metadata());
-      ds.field("start_time", &self.start_time());
-      ds.field("end_time", &self.end_time());
-      ds.finish()
-  }
-}
-pub enum EventOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Event<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Event<'a> {
-  type Inner = Event<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Event<'a> {
-  pub const VT_PROFILE_EVENT: ::flatbuffers::VOffsetT = 4;
-  pub const VT_ALLOCATION_EVENT: ::flatbuffers::VOffsetT = 6;
-  pub const VT_DEBUG_EVENT: ::flatbuffers::VOffsetT = 8;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Event { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args EventArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Event<'bldr>> {
-    let mut builder = EventBuilder::new(_fbb);
-    if let Some(x) = args.debug_event { builder.add_debug_event(x); }
-    if let Some(x) = args.allocation_event { builder.add_allocation_event(x); }
-    if let Some(x) = args.profile_event { builder.add_profile_event(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn profile_event(&self) -> Option<ProfileEvent<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<ProfileEvent>>(Event::VT_PROFILE_EVENT, None)}
-  }
-  #[inline]
-  pub fn allocation_event(&self) -> Option<AllocationEvent<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<AllocationEvent>>(Event::VT_ALLOCATION_EVENT, None)}
-  }
-  #[inline]
-  pub fn debug_event(&self) -> Option<DebugEvent<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<DebugEvent>>(Event::VT_DEBUG_EVENT, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Event<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<ProfileEvent>>("profile_event", Self::VT_PROFILE_EVENT, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<AllocationEvent>>("allocation_event", Self::VT_ALLOCATION_EVENT, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<DebugEvent>>("debug_event", Self::VT_DEBUG_EVENT, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct EventArgs<'a> {
-    pub profile_event: Option<::flatbuffers::WIPOffset<ProfileEvent<'a>>>,
-    pub allocation_event: Option<::flatbuffers::WIPOffset<AllocationEvent<'a>>>,
-    pub debug_event: Option<::flatbuffers::WIPOffset<DebugEvent<'a>>>,
-}
-impl<'a> Default for EventArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    EventArgs {
-      profile_event: None,
-      allocation_event: None,
-      debug_event: None,
-    }
-  }
-}
-
-pub struct EventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> EventBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_profile_event(&mut self, profile_event: ::flatbuffers::WIPOffset<ProfileEvent<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<ProfileEvent>>(Event::VT_PROFILE_EVENT, profile_event);
-  }
-  #[inline]
-  pub fn add_allocation_event(&mut self, allocation_event: ::flatbuffers::WIPOffset<AllocationEvent<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<AllocationEvent>>(Event::VT_ALLOCATION_EVENT, allocation_event);
-  }
-  #[inline]
-  pub fn add_debug_event(&mut self, debug_event: ::flatbuffers::WIPOffset<DebugEvent<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<DebugEvent>>(Event::VT_DEBUG_EVENT, debug_event);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> EventBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    EventBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Event<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Event<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Event");
-      ds.field("profile_event", &self.profile_event());
-      ds.field("allocation_event", &self.allocation_event());
-      ds.field("debug_event", &self.debug_event());
-      ds.finish()
-  }
-}
-pub enum AllocatorOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Allocator<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Allocator<'a> {
-  type Inner = Allocator<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Allocator<'a> {
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Allocator { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args AllocatorArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Allocator<'bldr>> {
-    let mut builder = AllocatorBuilder::new(_fbb);
-    if let Some(x) = args.name { builder.add_name(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Allocator::VT_NAME, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Allocator<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct AllocatorArgs<'a> {
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for AllocatorArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    AllocatorArgs {
-      name: None,
-    }
-  }
-}
-
-pub struct AllocatorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocatorBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Allocator::VT_NAME, name);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> AllocatorBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    AllocatorBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Allocator<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Allocator<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Allocator");
-      ds.field("name", &self.name());
-      ds.finish()
-  }
-}
-pub enum RunDataOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct RunData<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for RunData<'a> {
-  type Inner = RunData<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> RunData<'a> {
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_BUNDLED_INPUT_INDEX: ::flatbuffers::VOffsetT = 6;
-  pub const VT_ALLOCATORS: ::flatbuffers::VOffsetT = 8;
-  pub const VT_EVENTS: ::flatbuffers::VOffsetT = 10;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    RunData { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args RunDataArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<RunData<'bldr>> {
-    let mut builder = RunDataBuilder::new(_fbb);
-    if let Some(x) = args.events { builder.add_events(x); }
-    if let Some(x) = args.allocators { builder.add_allocators(x); }
-    builder.add_bundled_input_index(args.bundled_input_index);
-    if let Some(x) = args.name { builder.add_name(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(RunData::VT_NAME, None)}
-  }
-  #[inline]
-  pub fn bundled_input_index(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(RunData::VT_BUNDLED_INPUT_INDEX, Some(-1)).unwrap()}
-  }
-  #[inline]
-  pub fn allocators(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Allocator<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Allocator>>>>(RunData::VT_ALLOCATORS, None)}
-  }
-  #[inline]
-  pub fn events(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Event<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Event>>>>(RunData::VT_EVENTS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for RunData<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<i32>("bundled_input_index", Self::VT_BUNDLED_INPUT_INDEX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Allocator>>>>("allocators", Self::VT_ALLOCATORS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Event>>>>("events", Self::VT_EVENTS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct RunDataArgs<'a> {
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub bundled_input_index: i32,
-    pub allocators: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Allocator<'a>>>>>,
-    pub events: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Event<'a>>>>>,
-}
-impl<'a> Default for RunDataArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    RunDataArgs {
-      name: None,
-      bundled_input_index: -1,
-      allocators: None,
-      events: None,
-    }
-  }
-}
-
-pub struct RunDataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> RunDataBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunData::VT_NAME, name);
-  }
-  #[inline]
-  pub fn add_bundled_input_index(&mut self, bundled_input_index: i32) {
-    self.fbb_.push_slot::<i32>(RunData::VT_BUNDLED_INPUT_INDEX, bundled_input_index, -1);
-  }
-  #[inline]
-  pub fn add_allocators(&mut self, allocators: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Allocator<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunData::VT_ALLOCATORS, allocators);
-  }
-  #[inline]
-  pub fn add_events(&mut self, events: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Event<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(RunData::VT_EVENTS, events);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> RunDataBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    RunDataBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<RunData<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for RunData<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("RunData");
-      ds.field("name", &self.name());
-      ds.field("bundled_input_index", &self.bundled_input_index());
-      ds.field("allocators", &self.allocators());
-      ds.field("events", &self.events());
-      ds.finish()
-  }
-}
-pub enum ETDumpOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct ETDump<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for ETDump<'a> {
-  type Inner = ETDump<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> ETDump<'a> {
-  pub const VT_VERSION: ::flatbuffers::VOffsetT = 4;
-  pub const VT_RUN_DATA: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    ETDump { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ETDumpArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<ETDump<'bldr>> {
-    let mut builder = ETDumpBuilder::new(_fbb);
-    if let Some(x) = args.run_data { builder.add_run_data(x); }
-    builder.add_version(args.version);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn version(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(ETDump::VT_VERSION, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn run_data(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RunData<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RunData>>>>(ETDump::VT_RUN_DATA, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for ETDump<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u32>("version", Self::VT_VERSION, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<RunData>>>>("run_data", Self::VT_RUN_DATA, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ETDumpArgs<'a> {
-    pub version: u32,
-    pub run_data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<RunData<'a>>>>>,
-}
-impl<'a> Default for ETDumpArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ETDumpArgs {
-      version: 0,
-      run_data: None,
-    }
-  }
-}
-
-pub struct ETDumpBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ETDumpBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_version(&mut self, version: u32) {
-    self.fbb_.push_slot::<u32>(ETDump::VT_VERSION, version, 0);
-  }
-  #[inline]
-  pub fn add_run_data(&mut self, run_data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<RunData<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ETDump::VT_RUN_DATA, run_data);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ETDumpBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ETDumpBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<ETDump<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for ETDump<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("ETDump");
-      ds.field("version", &self.version());
-      ds.field("run_data", &self.run_data());
-      ds.finish()
-  }
-}
-#[inline]
-/// Verifies that a buffer of bytes contains a `ETDump`
-/// and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_etdump_unchecked`.
-pub fn root_as_etdump(buf: &[u8]) -> Result<ETDump<'_>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::root::<ETDump>(buf)
-}
-#[inline]
-/// Verifies that a buffer of bytes contains a size prefixed
-/// `ETDump` and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `size_prefixed_root_as_etdump_unchecked`.
-pub fn size_prefixed_root_as_etdump(buf: &[u8]) -> Result<ETDump<'_>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::size_prefixed_root::<ETDump>(buf)
-}
-#[inline]
-/// Verifies, with the given options, that a buffer of bytes
-/// contains a `ETDump` and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_etdump_unchecked`.
-pub fn root_as_etdump_with_opts<'b, 'o>(
-  opts: &'o ::flatbuffers::VerifierOptions,
-  buf: &'b [u8],
-) -> Result<ETDump<'b>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::root_with_opts::<ETDump<'b>>(opts, buf)
-}
-#[inline]
-/// Verifies, with the given verifier options, that a buffer of
-/// bytes contains a size prefixed `ETDump` and returns
-/// it. Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_etdump_unchecked`.
-pub fn size_prefixed_root_as_etdump_with_opts<'b, 'o>(
-  opts: &'o ::flatbuffers::VerifierOptions,
-  buf: &'b [u8],
-) -> Result<ETDump<'b>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::size_prefixed_root_with_opts::<ETDump<'b>>(opts, buf)
-}
-#[inline]
-/// Assumes, without verification, that a buffer of bytes contains a ETDump and returns it.
-/// # Safety
-/// Callers must trust the given bytes do indeed contain a valid `ETDump`.
-pub unsafe fn root_as_etdump_unchecked(buf: &[u8]) -> ETDump<'_> {
-  unsafe { ::flatbuffers::root_unchecked::<ETDump>(buf) }
-}
-#[inline]
-/// Assumes, without verification, that a buffer of bytes contains a size prefixed ETDump and returns it.
-/// # Safety
-/// Callers must trust the given bytes do indeed contain a valid size prefixed `ETDump`.
-pub unsafe fn size_prefixed_root_as_etdump_unchecked(buf: &[u8]) -> ETDump<'_> {
-  unsafe { ::flatbuffers::size_prefixed_root_unchecked::<ETDump>(buf) }
-}
-pub const ETDUMP_IDENTIFIER: &str = "ED00";
-
-#[inline]
-pub fn etdump_buffer_has_identifier(buf: &[u8]) -> bool {
-  ::flatbuffers::buffer_has_identifier(buf, ETDUMP_IDENTIFIER, false)
-}
-
-#[inline]
-pub fn etdump_size_prefixed_buffer_has_identifier(buf: &[u8]) -> bool {
-  ::flatbuffers::buffer_has_identifier(buf, ETDUMP_IDENTIFIER, true)
-}
-
-#[inline]
-pub fn finish_etdump_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
-    fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-    root: ::flatbuffers::WIPOffset<ETDump<'a>>) {
-  fbb.finish(root, Some(ETDUMP_IDENTIFIER));
-}
-
-#[inline]
-pub fn finish_size_prefixed_etdump_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>, root: ::flatbuffers::WIPOffset<ETDump<'a>>) {
-  fbb.finish_size_prefixed(root, Some(ETDUMP_IDENTIFIER));
-}
-}  // pub mod etdump
-
+} // pub mod etdump

@@ -2,2567 +2,3051 @@
 // @generated
 extern crate alloc;
 
-
 #[allow(unused_imports, dead_code)]
 pub mod executorch_flatbuffer {
 
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_SCALAR_TYPE: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_SCALAR_TYPE: i8 = 29;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_SCALAR_TYPE: [ScalarType; 23] = [
+        ScalarType::BYTE,
+        ScalarType::CHAR,
+        ScalarType::SHORT,
+        ScalarType::INT,
+        ScalarType::LONG,
+        ScalarType::HALF,
+        ScalarType::FLOAT,
+        ScalarType::DOUBLE,
+        ScalarType::BOOL,
+        ScalarType::QINT8,
+        ScalarType::QUINT8,
+        ScalarType::QINT32,
+        ScalarType::BFLOAT16,
+        ScalarType::QUINT4X2,
+        ScalarType::QUINT2X4,
+        ScalarType::BITS16,
+        ScalarType::FLOAT8E5M2,
+        ScalarType::FLOAT8E4M3FN,
+        ScalarType::FLOAT8E5M2FNUZ,
+        ScalarType::FLOAT8E4M3FNUZ,
+        ScalarType::UINT16,
+        ScalarType::UINT32,
+        ScalarType::UINT64,
+    ];
 
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_SCALAR_TYPE: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_SCALAR_TYPE: i8 = 29;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_SCALAR_TYPE: [ScalarType; 23] = [
-  ScalarType::BYTE,
-  ScalarType::CHAR,
-  ScalarType::SHORT,
-  ScalarType::INT,
-  ScalarType::LONG,
-  ScalarType::HALF,
-  ScalarType::FLOAT,
-  ScalarType::DOUBLE,
-  ScalarType::BOOL,
-  ScalarType::QINT8,
-  ScalarType::QUINT8,
-  ScalarType::QINT32,
-  ScalarType::BFLOAT16,
-  ScalarType::QUINT4X2,
-  ScalarType::QUINT2X4,
-  ScalarType::BITS16,
-  ScalarType::FLOAT8E5M2,
-  ScalarType::FLOAT8E4M3FN,
-  ScalarType::FLOAT8E5M2FNUZ,
-  ScalarType::FLOAT8E4M3FNUZ,
-  ScalarType::UINT16,
-  ScalarType::UINT32,
-  ScalarType::UINT64,
-];
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct ScalarType(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl ScalarType {
+        pub const BYTE: Self = Self(0);
+        pub const CHAR: Self = Self(1);
+        pub const SHORT: Self = Self(2);
+        pub const INT: Self = Self(3);
+        pub const LONG: Self = Self(4);
+        pub const HALF: Self = Self(5);
+        pub const FLOAT: Self = Self(6);
+        pub const DOUBLE: Self = Self(7);
+        pub const BOOL: Self = Self(11);
+        pub const QINT8: Self = Self(12);
+        pub const QUINT8: Self = Self(13);
+        pub const QINT32: Self = Self(14);
+        pub const BFLOAT16: Self = Self(15);
+        pub const QUINT4X2: Self = Self(16);
+        pub const QUINT2X4: Self = Self(17);
+        pub const BITS16: Self = Self(22);
+        pub const FLOAT8E5M2: Self = Self(23);
+        pub const FLOAT8E4M3FN: Self = Self(24);
+        pub const FLOAT8E5M2FNUZ: Self = Self(25);
+        pub const FLOAT8E4M3FNUZ: Self = Self(26);
+        pub const UINT16: Self = Self(27);
+        pub const UINT32: Self = Self(28);
+        pub const UINT64: Self = Self(29);
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct ScalarType(pub i8);
-#[allow(non_upper_case_globals)]
-impl ScalarType {
-  pub const BYTE: Self = Self(0);
-  pub const CHAR: Self = Self(1);
-  pub const SHORT: Self = Self(2);
-  pub const INT: Self = Self(3);
-  pub const LONG: Self = Self(4);
-  pub const HALF: Self = Self(5);
-  pub const FLOAT: Self = Self(6);
-  pub const DOUBLE: Self = Self(7);
-  pub const BOOL: Self = Self(11);
-  pub const QINT8: Self = Self(12);
-  pub const QUINT8: Self = Self(13);
-  pub const QINT32: Self = Self(14);
-  pub const BFLOAT16: Self = Self(15);
-  pub const QUINT4X2: Self = Self(16);
-  pub const QUINT2X4: Self = Self(17);
-  pub const BITS16: Self = Self(22);
-  pub const FLOAT8E5M2: Self = Self(23);
-  pub const FLOAT8E4M3FN: Self = Self(24);
-  pub const FLOAT8E5M2FNUZ: Self = Self(25);
-  pub const FLOAT8E4M3FNUZ: Self = Self(26);
-  pub const UINT16: Self = Self(27);
-  pub const UINT32: Self = Self(28);
-  pub const UINT64: Self = Self(29);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 29;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::BYTE,
-    Self::CHAR,
-    Self::SHORT,
-    Self::INT,
-    Self::LONG,
-    Self::HALF,
-    Self::FLOAT,
-    Self::DOUBLE,
-    Self::BOOL,
-    Self::QINT8,
-    Self::QUINT8,
-    Self::QINT32,
-    Self::BFLOAT16,
-    Self::QUINT4X2,
-    Self::QUINT2X4,
-    Self::BITS16,
-    Self::FLOAT8E5M2,
-    Self::FLOAT8E4M3FN,
-    Self::FLOAT8E5M2FNUZ,
-    Self::FLOAT8E4M3FNUZ,
-    Self::UINT16,
-    Self::UINT32,
-    Self::UINT64,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::BYTE => Some("BYTE"),
-      Self::CHAR => Some("CHAR"),
-      Self::SHORT => Some("SHORT"),
-      Self::INT => Some("INT"),
-      Self::LONG => Some("LONG"),
-      Self::HALF => Some("HALF"),
-      Self::FLOAT => Some("FLOAT"),
-      Self::DOUBLE => Some("DOUBLE"),
-      Self::BOOL => Some("BOOL"),
-      Self::QINT8 => Some("QINT8"),
-      Self::QUINT8 => Some("QUINT8"),
-      Self::QINT32 => Some("QINT32"),
-      Self::BFLOAT16 => Some("BFLOAT16"),
-      Self::QUINT4X2 => Some("QUINT4X2"),
-      Self::QUINT2X4 => Some("QUINT2X4"),
-      Self::BITS16 => Some("BITS16"),
-      Self::FLOAT8E5M2 => Some("FLOAT8E5M2"),
-      Self::FLOAT8E4M3FN => Some("FLOAT8E4M3FN"),
-      Self::FLOAT8E5M2FNUZ => Some("FLOAT8E5M2FNUZ"),
-      Self::FLOAT8E4M3FNUZ => Some("FLOAT8E4M3FNUZ"),
-      Self::UINT16 => Some("UINT16"),
-      Self::UINT32 => Some("UINT32"),
-      Self::UINT64 => Some("UINT64"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 29;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::BYTE,
+            Self::CHAR,
+            Self::SHORT,
+            Self::INT,
+            Self::LONG,
+            Self::HALF,
+            Self::FLOAT,
+            Self::DOUBLE,
+            Self::BOOL,
+            Self::QINT8,
+            Self::QUINT8,
+            Self::QINT32,
+            Self::BFLOAT16,
+            Self::QUINT4X2,
+            Self::QUINT2X4,
+            Self::BITS16,
+            Self::FLOAT8E5M2,
+            Self::FLOAT8E4M3FN,
+            Self::FLOAT8E5M2FNUZ,
+            Self::FLOAT8E4M3FNUZ,
+            Self::UINT16,
+            Self::UINT32,
+            Self::UINT64,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::BYTE => Some("BYTE"),
+                Self::CHAR => Some("CHAR"),
+                Self::SHORT => Some("SHORT"),
+                Self::INT => Some("INT"),
+                Self::LONG => Some("LONG"),
+                Self::HALF => Some("HALF"),
+                Self::FLOAT => Some("FLOAT"),
+                Self::DOUBLE => Some("DOUBLE"),
+                Self::BOOL => Some("BOOL"),
+                Self::QINT8 => Some("QINT8"),
+                Self::QUINT8 => Some("QUINT8"),
+                Self::QINT32 => Some("QINT32"),
+                Self::BFLOAT16 => Some("BFLOAT16"),
+                Self::QUINT4X2 => Some("QUINT4X2"),
+                Self::QUINT2X4 => Some("QUINT2X4"),
+                Self::BITS16 => Some("BITS16"),
+                Self::FLOAT8E5M2 => Some("FLOAT8E5M2"),
+                Self::FLOAT8E4M3FN => Some("FLOAT8E4M3FN"),
+                Self::FLOAT8E5M2FNUZ => Some("FLOAT8E5M2FNUZ"),
+                Self::FLOAT8E4M3FNUZ => Some("FLOAT8E4M3FNUZ"),
+                Self::UINT16 => Some("UINT16"),
+                Self::UINT32 => Some("UINT32"),
+                Self::UINT64 => Some("UINT64"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for ScalarType {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for ScalarType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for ScalarType {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for ScalarType {
-    type Output = ScalarType;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Follow<'a> for ScalarType {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for ScalarType {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
-
-impl<'a> ::flatbuffers::Verifiable for ScalarType {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
-
-impl ::flatbuffers::SimpleToVerifyInSlice for ScalarType {}
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_TENSOR_SHAPE_DYNAMISM: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_TENSOR_SHAPE_DYNAMISM: i8 = 2;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_TENSOR_SHAPE_DYNAMISM: [TensorShapeDynamism; 3] = [
-  TensorShapeDynamism::STATIC,
-  TensorShapeDynamism::DYNAMIC_BOUND,
-  TensorShapeDynamism::DYNAMIC_UNBOUND,
-];
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct TensorShapeDynamism(pub i8);
-#[allow(non_upper_case_globals)]
-impl TensorShapeDynamism {
-  pub const STATIC: Self = Self(0);
-  pub const DYNAMIC_BOUND: Self = Self(1);
-  pub const DYNAMIC_UNBOUND: Self = Self(2);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 2;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::STATIC,
-    Self::DYNAMIC_BOUND,
-    Self::DYNAMIC_UNBOUND,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::STATIC => Some("STATIC"),
-      Self::DYNAMIC_BOUND => Some("DYNAMIC_BOUND"),
-      Self::DYNAMIC_UNBOUND => Some("DYNAMIC_UNBOUND"),
-      _ => None,
+    impl ::flatbuffers::Push for ScalarType {
+        type Output = ScalarType;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for TensorShapeDynamism {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+
+    impl ::flatbuffers::EndianScalar for ScalarType {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for TensorShapeDynamism {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
 
-impl ::flatbuffers::Push for TensorShapeDynamism {
-    type Output = TensorShapeDynamism;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Verifiable for ScalarType {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for TensorShapeDynamism {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
+    impl ::flatbuffers::SimpleToVerifyInSlice for ScalarType {}
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_TENSOR_SHAPE_DYNAMISM: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_TENSOR_SHAPE_DYNAMISM: i8 = 2;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_TENSOR_SHAPE_DYNAMISM: [TensorShapeDynamism; 3] = [
+        TensorShapeDynamism::STATIC,
+        TensorShapeDynamism::DYNAMIC_BOUND,
+        TensorShapeDynamism::DYNAMIC_UNBOUND,
+    ];
 
-impl<'a> ::flatbuffers::Verifiable for TensorShapeDynamism {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct TensorShapeDynamism(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl TensorShapeDynamism {
+        pub const STATIC: Self = Self(0);
+        pub const DYNAMIC_BOUND: Self = Self(1);
+        pub const DYNAMIC_UNBOUND: Self = Self(2);
 
-impl ::flatbuffers::SimpleToVerifyInSlice for TensorShapeDynamism {}
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_TENSOR_DATA_LOCATION: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_TENSOR_DATA_LOCATION: i8 = 1;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_TENSOR_DATA_LOCATION: [TensorDataLocation; 2] = [
-  TensorDataLocation::SEGMENT,
-  TensorDataLocation::EXTERNAL,
-];
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct TensorDataLocation(pub i8);
-#[allow(non_upper_case_globals)]
-impl TensorDataLocation {
-  pub const SEGMENT: Self = Self(0);
-  pub const EXTERNAL: Self = Self(1);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 1;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::SEGMENT,
-    Self::EXTERNAL,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::SEGMENT => Some("SEGMENT"),
-      Self::EXTERNAL => Some("EXTERNAL"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 2;
+        pub const ENUM_VALUES: &'static [Self] =
+            &[Self::STATIC, Self::DYNAMIC_BOUND, Self::DYNAMIC_UNBOUND];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::STATIC => Some("STATIC"),
+                Self::DYNAMIC_BOUND => Some("DYNAMIC_BOUND"),
+                Self::DYNAMIC_UNBOUND => Some("DYNAMIC_UNBOUND"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for TensorDataLocation {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for TensorShapeDynamism {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for TensorDataLocation {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for TensorDataLocation {
-    type Output = TensorDataLocation;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Follow<'a> for TensorShapeDynamism {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for TensorDataLocation {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
-
-impl<'a> ::flatbuffers::Verifiable for TensorDataLocation {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
-
-impl ::flatbuffers::SimpleToVerifyInSlice for TensorDataLocation {}
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_DEVICE_TYPE: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_DEVICE_TYPE: i8 = 1;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_DEVICE_TYPE: [DeviceType; 2] = [
-  DeviceType::CPU,
-  DeviceType::CUDA,
-];
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct DeviceType(pub i8);
-#[allow(non_upper_case_globals)]
-impl DeviceType {
-  pub const CPU: Self = Self(0);
-  pub const CUDA: Self = Self(1);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 1;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::CPU,
-    Self::CUDA,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::CPU => Some("CPU"),
-      Self::CUDA => Some("CUDA"),
-      _ => None,
+    impl ::flatbuffers::Push for TensorShapeDynamism {
+        type Output = TensorShapeDynamism;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for DeviceType {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+
+    impl ::flatbuffers::EndianScalar for TensorShapeDynamism {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for DeviceType {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
 
-impl ::flatbuffers::Push for DeviceType {
-    type Output = DeviceType;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Verifiable for TensorShapeDynamism {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for DeviceType {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
+    impl ::flatbuffers::SimpleToVerifyInSlice for TensorShapeDynamism {}
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_TENSOR_DATA_LOCATION: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_TENSOR_DATA_LOCATION: i8 = 1;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_TENSOR_DATA_LOCATION: [TensorDataLocation; 2] =
+        [TensorDataLocation::SEGMENT, TensorDataLocation::EXTERNAL];
 
-impl<'a> ::flatbuffers::Verifiable for DeviceType {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct TensorDataLocation(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl TensorDataLocation {
+        pub const SEGMENT: Self = Self(0);
+        pub const EXTERNAL: Self = Self(1);
 
-impl ::flatbuffers::SimpleToVerifyInSlice for DeviceType {}
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_DATA_LOCATION: i8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_DATA_LOCATION: i8 = 1;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_DATA_LOCATION: [DataLocation; 2] = [
-  DataLocation::INLINE,
-  DataLocation::SEGMENT,
-];
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct DataLocation(pub i8);
-#[allow(non_upper_case_globals)]
-impl DataLocation {
-  pub const INLINE: Self = Self(0);
-  pub const SEGMENT: Self = Self(1);
-
-  pub const ENUM_MIN: i8 = 0;
-  pub const ENUM_MAX: i8 = 1;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::INLINE,
-    Self::SEGMENT,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::INLINE => Some("INLINE"),
-      Self::SEGMENT => Some("SEGMENT"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 1;
+        pub const ENUM_VALUES: &'static [Self] = &[Self::SEGMENT, Self::EXTERNAL];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::SEGMENT => Some("SEGMENT"),
+                Self::EXTERNAL => Some("EXTERNAL"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for DataLocation {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for TensorDataLocation {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for DataLocation {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for DataLocation {
-    type Output = DataLocation;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Follow<'a> for TensorDataLocation {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for DataLocation {
-  type Scalar = i8;
-  #[inline]
-  fn to_little_endian(self) -> i8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: i8) -> Self {
-    let b = i8::from_le(v);
-    Self(b)
-  }
-}
-
-impl<'a> ::flatbuffers::Verifiable for DataLocation {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    i8::run_verifier(v, pos)
-  }
-}
-
-impl ::flatbuffers::SimpleToVerifyInSlice for DataLocation {}
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_KERNEL_TYPES: u8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_KERNEL_TYPES: u8 = 11;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_KERNEL_TYPES: [KernelTypes; 12] = [
-  KernelTypes::NONE,
-  KernelTypes::Null,
-  KernelTypes::Int,
-  KernelTypes::Bool,
-  KernelTypes::Double,
-  KernelTypes::Tensor,
-  KernelTypes::String,
-  KernelTypes::IntList,
-  KernelTypes::DoubleList,
-  KernelTypes::BoolList,
-  KernelTypes::TensorList,
-  KernelTypes::OptionalTensorList,
-];
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct KernelTypes(pub u8);
-#[allow(non_upper_case_globals)]
-impl KernelTypes {
-  pub const NONE: Self = Self(0);
-  pub const Null: Self = Self(1);
-  pub const Int: Self = Self(2);
-  pub const Bool: Self = Self(3);
-  pub const Double: Self = Self(4);
-  pub const Tensor: Self = Self(5);
-  pub const String: Self = Self(6);
-  pub const IntList: Self = Self(7);
-  pub const DoubleList: Self = Self(8);
-  pub const BoolList: Self = Self(9);
-  pub const TensorList: Self = Self(10);
-  pub const OptionalTensorList: Self = Self(11);
-
-  pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 11;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::NONE,
-    Self::Null,
-    Self::Int,
-    Self::Bool,
-    Self::Double,
-    Self::Tensor,
-    Self::String,
-    Self::IntList,
-    Self::DoubleList,
-    Self::BoolList,
-    Self::TensorList,
-    Self::OptionalTensorList,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::NONE => Some("NONE"),
-      Self::Null => Some("Null"),
-      Self::Int => Some("Int"),
-      Self::Bool => Some("Bool"),
-      Self::Double => Some("Double"),
-      Self::Tensor => Some("Tensor"),
-      Self::String => Some("String"),
-      Self::IntList => Some("IntList"),
-      Self::DoubleList => Some("DoubleList"),
-      Self::BoolList => Some("BoolList"),
-      Self::TensorList => Some("TensorList"),
-      Self::OptionalTensorList => Some("OptionalTensorList"),
-      _ => None,
+    impl ::flatbuffers::Push for TensorDataLocation {
+        type Output = TensorDataLocation;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for KernelTypes {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+
+    impl ::flatbuffers::EndianScalar for TensorDataLocation {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for KernelTypes {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
-    Self(b)
-  }
-}
 
-impl ::flatbuffers::Push for KernelTypes {
-    type Output = KernelTypes;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Verifiable for TensorDataLocation {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for KernelTypes {
-  type Scalar = u8;
-  #[inline]
-  fn to_little_endian(self) -> u8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: u8) -> Self {
-    let b = u8::from_le(v);
-    Self(b)
-  }
-}
+    impl ::flatbuffers::SimpleToVerifyInSlice for TensorDataLocation {}
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_DEVICE_TYPE: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_DEVICE_TYPE: i8 = 1;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_DEVICE_TYPE: [DeviceType; 2] = [DeviceType::CPU, DeviceType::CUDA];
 
-impl<'a> ::flatbuffers::Verifiable for KernelTypes {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    u8::run_verifier(v, pos)
-  }
-}
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct DeviceType(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl DeviceType {
+        pub const CPU: Self = Self(0);
+        pub const CUDA: Self = Self(1);
 
-impl ::flatbuffers::SimpleToVerifyInSlice for KernelTypes {}
-pub struct KernelTypesUnionTableOffset {}
-
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_INSTRUCTION_ARGUMENTS: u8 = 0;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_INSTRUCTION_ARGUMENTS: u8 = 5;
-#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-#[allow(non_camel_case_types)]
-pub const ENUM_VALUES_INSTRUCTION_ARGUMENTS: [InstructionArguments; 6] = [
-  InstructionArguments::NONE,
-  InstructionArguments::KernelCall,
-  InstructionArguments::DelegateCall,
-  InstructionArguments::MoveCall,
-  InstructionArguments::JumpFalseCall,
-  InstructionArguments::FreeCall,
-];
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct InstructionArguments(pub u8);
-#[allow(non_upper_case_globals)]
-impl InstructionArguments {
-  pub const NONE: Self = Self(0);
-  pub const KernelCall: Self = Self(1);
-  pub const DelegateCall: Self = Self(2);
-  pub const MoveCall: Self = Self(3);
-  pub const JumpFalseCall: Self = Self(4);
-  pub const FreeCall: Self = Self(5);
-
-  pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 5;
-  pub const ENUM_VALUES: &'static [Self] = &[
-    Self::NONE,
-    Self::KernelCall,
-    Self::DelegateCall,
-    Self::MoveCall,
-    Self::JumpFalseCall,
-    Self::FreeCall,
-  ];
-  /// Returns the variant's name or "" if unknown.
-  pub fn variant_name(self) -> Option<&'static str> {
-    match self {
-      Self::NONE => Some("NONE"),
-      Self::KernelCall => Some("KernelCall"),
-      Self::DelegateCall => Some("DelegateCall"),
-      Self::MoveCall => Some("MoveCall"),
-      Self::JumpFalseCall => Some("JumpFalseCall"),
-      Self::FreeCall => Some("FreeCall"),
-      _ => None,
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 1;
+        pub const ENUM_VALUES: &'static [Self] = &[Self::CPU, Self::CUDA];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::CPU => Some("CPU"),
+                Self::CUDA => Some("CUDA"),
+                _ => None,
+            }
+        }
     }
-  }
-}
-impl ::core::fmt::Debug for InstructionArguments {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    if let Some(name) = self.variant_name() {
-      f.write_str(name)
-    } else {
-      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    impl ::core::fmt::Debug for DeviceType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-impl<'a> ::flatbuffers::Follow<'a> for InstructionArguments {
-  type Inner = Self;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
-    Self(b)
-  }
-}
-
-impl ::flatbuffers::Push for InstructionArguments {
-    type Output = InstructionArguments;
-    #[inline]
-    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    impl<'a> ::flatbuffers::Follow<'a> for DeviceType {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-}
 
-impl ::flatbuffers::EndianScalar for InstructionArguments {
-  type Scalar = u8;
-  #[inline]
-  fn to_little_endian(self) -> u8 {
-    self.0.to_le()
-  }
-  #[inline]
-  #[allow(clippy::wrong_self_convention)]
-  fn from_little_endian(v: u8) -> Self {
-    let b = u8::from_le(v);
-    Self(b)
-  }
-}
-
-impl<'a> ::flatbuffers::Verifiable for InstructionArguments {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    u8::run_verifier(v, pos)
-  }
-}
-
-impl ::flatbuffers::SimpleToVerifyInSlice for InstructionArguments {}
-pub struct InstructionArgumentsUnionTableOffset {}
-
-pub enum ContainerMetadataOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct ContainerMetadata<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for ContainerMetadata<'a> {
-  type Inner = ContainerMetadata<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> ContainerMetadata<'a> {
-  pub const VT_ENCODED_INP_STR: ::flatbuffers::VOffsetT = 4;
-  pub const VT_ENCODED_OUT_STR: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    ContainerMetadata { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ContainerMetadataArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<ContainerMetadata<'bldr>> {
-    let mut builder = ContainerMetadataBuilder::new(_fbb);
-    if let Some(x) = args.encoded_out_str { builder.add_encoded_out_str(x); }
-    if let Some(x) = args.encoded_inp_str { builder.add_encoded_inp_str(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn encoded_inp_str(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ContainerMetadata::VT_ENCODED_INP_STR, None)}
-  }
-  #[inline]
-  pub fn encoded_out_str(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ContainerMetadata::VT_ENCODED_OUT_STR, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for ContainerMetadata<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("encoded_inp_str", Self::VT_ENCODED_INP_STR, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("encoded_out_str", Self::VT_ENCODED_OUT_STR, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ContainerMetadataArgs<'a> {
-    pub encoded_inp_str: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub encoded_out_str: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for ContainerMetadataArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ContainerMetadataArgs {
-      encoded_inp_str: None,
-      encoded_out_str: None,
+    impl ::flatbuffers::Push for DeviceType {
+        type Output = DeviceType;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
     }
-  }
-}
 
-pub struct ContainerMetadataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ContainerMetadataBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_encoded_inp_str(&mut self, encoded_inp_str: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ContainerMetadata::VT_ENCODED_INP_STR, encoded_inp_str);
-  }
-  #[inline]
-  pub fn add_encoded_out_str(&mut self, encoded_out_str: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ContainerMetadata::VT_ENCODED_OUT_STR, encoded_out_str);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ContainerMetadataBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ContainerMetadataBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::EndianScalar for DeviceType {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<ContainerMetadata<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for ContainerMetadata<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("ContainerMetadata");
-      ds.field("encoded_inp_str", &self.encoded_inp_str());
-      ds.field("encoded_out_str", &self.encoded_out_str());
-      ds.finish()
-  }
-}
-pub enum NullOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Null<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Null<'a> {
-  type Inner = Null<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Null<'a> {
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Null { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    _args: &'args NullArgs
-  ) -> ::flatbuffers::WIPOffset<Null<'bldr>> {
-    let mut builder = NullBuilder::new(_fbb);
-    builder.finish()
-  }
-
-}
-
-impl ::flatbuffers::Verifiable for Null<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct NullArgs {
-}
-impl<'a> Default for NullArgs {
-  #[inline]
-  fn default() -> Self {
-    NullArgs {
+    impl<'a> ::flatbuffers::Verifiable for DeviceType {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
     }
-  }
-}
 
-pub struct NullBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NullBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> NullBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    NullBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::SimpleToVerifyInSlice for DeviceType {}
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_DATA_LOCATION: i8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_DATA_LOCATION: i8 = 1;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_DATA_LOCATION: [DataLocation; 2] =
+        [DataLocation::INLINE, DataLocation::SEGMENT];
+
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct DataLocation(pub i8);
+    #[allow(non_upper_case_globals)]
+    impl DataLocation {
+        pub const INLINE: Self = Self(0);
+        pub const SEGMENT: Self = Self(1);
+
+        pub const ENUM_MIN: i8 = 0;
+        pub const ENUM_MAX: i8 = 1;
+        pub const ENUM_VALUES: &'static [Self] = &[Self::INLINE, Self::SEGMENT];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::INLINE => Some("INLINE"),
+                Self::SEGMENT => Some("SEGMENT"),
+                _ => None,
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Null<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Null<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Null");
-      ds.finish()
-  }
-}
-pub enum AllocationDetailsOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct AllocationDetails<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for AllocationDetails<'a> {
-  type Inner = AllocationDetails<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> AllocationDetails<'a> {
-  pub const VT_MEMORY_ID: ::flatbuffers::VOffsetT = 4;
-  pub const VT_MEMORY_OFFSET_LOW: ::flatbuffers::VOffsetT = 6;
-  pub const VT_MEMORY_OFFSET_HIGH: ::flatbuffers::VOffsetT = 8;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    AllocationDetails { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args AllocationDetailsArgs
-  ) -> ::flatbuffers::WIPOffset<AllocationDetails<'bldr>> {
-    let mut builder = AllocationDetailsBuilder::new(_fbb);
-    builder.add_memory_offset_high(args.memory_offset_high);
-    builder.add_memory_offset_low(args.memory_offset_low);
-    builder.add_memory_id(args.memory_id);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn memory_id(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(AllocationDetails::VT_MEMORY_ID, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn memory_offset_low(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(AllocationDetails::VT_MEMORY_OFFSET_LOW, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn memory_offset_high(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(AllocationDetails::VT_MEMORY_OFFSET_HIGH, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for AllocationDetails<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u32>("memory_id", Self::VT_MEMORY_ID, false)?
-     .visit_field::<u32>("memory_offset_low", Self::VT_MEMORY_OFFSET_LOW, false)?
-     .visit_field::<u32>("memory_offset_high", Self::VT_MEMORY_OFFSET_HIGH, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct AllocationDetailsArgs {
-    pub memory_id: u32,
-    pub memory_offset_low: u32,
-    pub memory_offset_high: u32,
-}
-impl<'a> Default for AllocationDetailsArgs {
-  #[inline]
-  fn default() -> Self {
-    AllocationDetailsArgs {
-      memory_id: 0,
-      memory_offset_low: 0,
-      memory_offset_high: 0,
+    impl ::core::fmt::Debug for DataLocation {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-
-pub struct AllocationDetailsBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocationDetailsBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_memory_id(&mut self, memory_id: u32) {
-    self.fbb_.push_slot::<u32>(AllocationDetails::VT_MEMORY_ID, memory_id, 0);
-  }
-  #[inline]
-  pub fn add_memory_offset_low(&mut self, memory_offset_low: u32) {
-    self.fbb_.push_slot::<u32>(AllocationDetails::VT_MEMORY_OFFSET_LOW, memory_offset_low, 0);
-  }
-  #[inline]
-  pub fn add_memory_offset_high(&mut self, memory_offset_high: u32) {
-    self.fbb_.push_slot::<u32>(AllocationDetails::VT_MEMORY_OFFSET_HIGH, memory_offset_high, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> AllocationDetailsBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    AllocationDetailsBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Follow<'a> for DataLocation {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<i8>(buf, loc) };
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<AllocationDetails<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for AllocationDetails<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("AllocationDetails");
-      ds.field("memory_id", &self.memory_id());
-      ds.field("memory_offset_low", &self.memory_offset_low());
-      ds.field("memory_offset_high", &self.memory_offset_high());
-      ds.finish()
-  }
-}
-pub enum ExtraTensorInfoOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct ExtraTensorInfo<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for ExtraTensorInfo<'a> {
-  type Inner = ExtraTensorInfo<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> ExtraTensorInfo<'a> {
-  pub const VT_MUTABLE_DATA_SEGMENTS_IDX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_FULLY_QUALIFIED_NAME: ::flatbuffers::VOffsetT = 6;
-  pub const VT_LOCATION: ::flatbuffers::VOffsetT = 8;
-  pub const VT_DEVICE_TYPE: ::flatbuffers::VOffsetT = 10;
-  pub const VT_DEVICE_INDEX: ::flatbuffers::VOffsetT = 12;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    ExtraTensorInfo { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ExtraTensorInfoArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<ExtraTensorInfo<'bldr>> {
-    let mut builder = ExtraTensorInfoBuilder::new(_fbb);
-    builder.add_mutable_data_segments_idx(args.mutable_data_segments_idx);
-    if let Some(x) = args.fully_qualified_name { builder.add_fully_qualified_name(x); }
-    builder.add_device_index(args.device_index);
-    builder.add_device_type(args.device_type);
-    builder.add_location(args.location);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn mutable_data_segments_idx(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(ExtraTensorInfo::VT_MUTABLE_DATA_SEGMENTS_IDX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn fully_qualified_name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ExtraTensorInfo::VT_FULLY_QUALIFIED_NAME, None)}
-  }
-  #[inline]
-  pub fn location(&self) -> TensorDataLocation {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<TensorDataLocation>(ExtraTensorInfo::VT_LOCATION, Some(TensorDataLocation::SEGMENT)).unwrap()}
-  }
-  #[inline]
-  pub fn device_type(&self) -> DeviceType {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<DeviceType>(ExtraTensorInfo::VT_DEVICE_TYPE, Some(DeviceType::CPU)).unwrap()}
-  }
-  #[inline]
-  pub fn device_index(&self) -> i8 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i8>(ExtraTensorInfo::VT_DEVICE_INDEX, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for ExtraTensorInfo<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u64>("mutable_data_segments_idx", Self::VT_MUTABLE_DATA_SEGMENTS_IDX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("fully_qualified_name", Self::VT_FULLY_QUALIFIED_NAME, false)?
-     .visit_field::<TensorDataLocation>("location", Self::VT_LOCATION, false)?
-     .visit_field::<DeviceType>("device_type", Self::VT_DEVICE_TYPE, false)?
-     .visit_field::<i8>("device_index", Self::VT_DEVICE_INDEX, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ExtraTensorInfoArgs<'a> {
-    pub mutable_data_segments_idx: u64,
-    pub fully_qualified_name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub location: TensorDataLocation,
-    pub device_type: DeviceType,
-    pub device_index: i8,
-}
-impl<'a> Default for ExtraTensorInfoArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ExtraTensorInfoArgs {
-      mutable_data_segments_idx: 0,
-      fully_qualified_name: None,
-      location: TensorDataLocation::SEGMENT,
-      device_type: DeviceType::CPU,
-      device_index: 0,
+    impl ::flatbuffers::Push for DataLocation {
+        type Output = DataLocation;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<i8>(dst, self.0) };
+        }
     }
-  }
-}
 
-pub struct ExtraTensorInfoBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ExtraTensorInfoBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_mutable_data_segments_idx(&mut self, mutable_data_segments_idx: u64) {
-    self.fbb_.push_slot::<u64>(ExtraTensorInfo::VT_MUTABLE_DATA_SEGMENTS_IDX, mutable_data_segments_idx, 0);
-  }
-  #[inline]
-  pub fn add_fully_qualified_name(&mut self, fully_qualified_name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExtraTensorInfo::VT_FULLY_QUALIFIED_NAME, fully_qualified_name);
-  }
-  #[inline]
-  pub fn add_location(&mut self, location: TensorDataLocation) {
-    self.fbb_.push_slot::<TensorDataLocation>(ExtraTensorInfo::VT_LOCATION, location, TensorDataLocation::SEGMENT);
-  }
-  #[inline]
-  pub fn add_device_type(&mut self, device_type: DeviceType) {
-    self.fbb_.push_slot::<DeviceType>(ExtraTensorInfo::VT_DEVICE_TYPE, device_type, DeviceType::CPU);
-  }
-  #[inline]
-  pub fn add_device_index(&mut self, device_index: i8) {
-    self.fbb_.push_slot::<i8>(ExtraTensorInfo::VT_DEVICE_INDEX, device_index, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ExtraTensorInfoBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ExtraTensorInfoBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::EndianScalar for DataLocation {
+        type Scalar = i8;
+        #[inline]
+        fn to_little_endian(self) -> i8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: i8) -> Self {
+            let b = i8::from_le(v);
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<ExtraTensorInfo<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for ExtraTensorInfo<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("ExtraTensorInfo");
-      ds.field("mutable_data_segments_idx", &self.mutable_data_segments_idx());
-      ds.field("fully_qualified_name", &self.fully_qualified_name());
-      ds.field("location", &self.location());
-      ds.field("device_type", &self.device_type());
-      ds.field("device_index", &self.device_index());
-      ds.finish()
-  }
-}
-pub enum TensorOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Tensor<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Tensor<'a> {
-  type Inner = Tensor<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Tensor<'a> {
-  pub const VT_SCALAR_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_STORAGE_OFFSET: ::flatbuffers::VOffsetT = 6;
-  pub const VT_SIZES: ::flatbuffers::VOffsetT = 8;
-  pub const VT_DIM_ORDER: ::flatbuffers::VOffsetT = 10;
-  pub const VT_REQUIRES_GRAD: ::flatbuffers::VOffsetT = 12;
-  pub const VT_DATA_BUFFER_IDX: ::flatbuffers::VOffsetT = 14;
-  pub const VT_ALLOCATION_INFO: ::flatbuffers::VOffsetT = 16;
-  pub const VT_LAYOUT: ::flatbuffers::VOffsetT = 18;
-  pub const VT_SHAPE_DYNAMISM: ::flatbuffers::VOffsetT = 20;
-  pub const VT_EXTRA_TENSOR_INFO: ::flatbuffers::VOffsetT = 22;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Tensor { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args TensorArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
-    let mut builder = TensorBuilder::new(_fbb);
-    if let Some(x) = args.extra_tensor_info { builder.add_extra_tensor_info(x); }
-    if let Some(x) = args.allocation_info { builder.add_allocation_info(x); }
-    builder.add_data_buffer_idx(args.data_buffer_idx);
-    if let Some(x) = args.dim_order { builder.add_dim_order(x); }
-    if let Some(x) = args.sizes { builder.add_sizes(x); }
-    builder.add_storage_offset(args.storage_offset);
-    builder.add_shape_dynamism(args.shape_dynamism);
-    builder.add_layout(args.layout);
-    builder.add_requires_grad(args.requires_grad);
-    builder.add_scalar_type(args.scalar_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn scalar_type(&self) -> ScalarType {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<ScalarType>(Tensor::VT_SCALAR_TYPE, Some(ScalarType::BYTE)).unwrap()}
-  }
-  #[inline]
-  pub fn storage_offset(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(Tensor::VT_STORAGE_OFFSET, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn sizes(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(Tensor::VT_SIZES, None)}
-  }
-  #[inline]
-  pub fn dim_order(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Tensor::VT_DIM_ORDER, None)}
-  }
-  #[inline]
-  pub fn requires_grad(&self) -> bool {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<bool>(Tensor::VT_REQUIRES_GRAD, Some(false)).unwrap()}
-  }
-  #[inline]
-  pub fn data_buffer_idx(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(Tensor::VT_DATA_BUFFER_IDX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn allocation_info(&self) -> Option<AllocationDetails<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<AllocationDetails>>(Tensor::VT_ALLOCATION_INFO, None)}
-  }
-  #[inline]
-  pub fn layout(&self) -> i8 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i8>(Tensor::VT_LAYOUT, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn shape_dynamism(&self) -> TensorShapeDynamism {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<TensorShapeDynamism>(Tensor::VT_SHAPE_DYNAMISM, Some(TensorShapeDynamism::STATIC)).unwrap()}
-  }
-  #[inline]
-  pub fn extra_tensor_info(&self) -> Option<ExtraTensorInfo<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<ExtraTensorInfo>>(Tensor::VT_EXTRA_TENSOR_INFO, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Tensor<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<ScalarType>("scalar_type", Self::VT_SCALAR_TYPE, false)?
-     .visit_field::<i32>("storage_offset", Self::VT_STORAGE_OFFSET, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("sizes", Self::VT_SIZES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("dim_order", Self::VT_DIM_ORDER, false)?
-     .visit_field::<bool>("requires_grad", Self::VT_REQUIRES_GRAD, false)?
-     .visit_field::<u32>("data_buffer_idx", Self::VT_DATA_BUFFER_IDX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<AllocationDetails>>("allocation_info", Self::VT_ALLOCATION_INFO, false)?
-     .visit_field::<i8>("layout", Self::VT_LAYOUT, false)?
-     .visit_field::<TensorShapeDynamism>("shape_dynamism", Self::VT_SHAPE_DYNAMISM, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<ExtraTensorInfo>>("extra_tensor_info", Self::VT_EXTRA_TENSOR_INFO, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct TensorArgs<'a> {
-    pub scalar_type: ScalarType,
-    pub storage_offset: i32,
-    pub sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-    pub dim_order: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-    pub requires_grad: bool,
-    pub data_buffer_idx: u32,
-    pub allocation_info: Option<::flatbuffers::WIPOffset<AllocationDetails<'a>>>,
-    pub layout: i8,
-    pub shape_dynamism: TensorShapeDynamism,
-    pub extra_tensor_info: Option<::flatbuffers::WIPOffset<ExtraTensorInfo<'a>>>,
-}
-impl<'a> Default for TensorArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    TensorArgs {
-      scalar_type: ScalarType::BYTE,
-      storage_offset: 0,
-      sizes: None,
-      dim_order: None,
-      requires_grad: false,
-      data_buffer_idx: 0,
-      allocation_info: None,
-      layout: 0,
-      shape_dynamism: TensorShapeDynamism::STATIC,
-      extra_tensor_info: None,
+    impl<'a> ::flatbuffers::Verifiable for DataLocation {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            i8::run_verifier(v, pos)
+        }
     }
-  }
-}
 
-pub struct TensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_scalar_type(&mut self, scalar_type: ScalarType) {
-    self.fbb_.push_slot::<ScalarType>(Tensor::VT_SCALAR_TYPE, scalar_type, ScalarType::BYTE);
-  }
-  #[inline]
-  pub fn add_storage_offset(&mut self, storage_offset: i32) {
-    self.fbb_.push_slot::<i32>(Tensor::VT_STORAGE_OFFSET, storage_offset, 0);
-  }
-  #[inline]
-  pub fn add_sizes(&mut self, sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_SIZES, sizes);
-  }
-  #[inline]
-  pub fn add_dim_order(&mut self, dim_order: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DIM_ORDER, dim_order);
-  }
-  #[inline]
-  pub fn add_requires_grad(&mut self, requires_grad: bool) {
-    self.fbb_.push_slot::<bool>(Tensor::VT_REQUIRES_GRAD, requires_grad, false);
-  }
-  #[inline]
-  pub fn add_data_buffer_idx(&mut self, data_buffer_idx: u32) {
-    self.fbb_.push_slot::<u32>(Tensor::VT_DATA_BUFFER_IDX, data_buffer_idx, 0);
-  }
-  #[inline]
-  pub fn add_allocation_info(&mut self, allocation_info: ::flatbuffers::WIPOffset<AllocationDetails<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<AllocationDetails>>(Tensor::VT_ALLOCATION_INFO, allocation_info);
-  }
-  #[inline]
-  pub fn add_layout(&mut self, layout: i8) {
-    self.fbb_.push_slot::<i8>(Tensor::VT_LAYOUT, layout, 0);
-  }
-  #[inline]
-  pub fn add_shape_dynamism(&mut self, shape_dynamism: TensorShapeDynamism) {
-    self.fbb_.push_slot::<TensorShapeDynamism>(Tensor::VT_SHAPE_DYNAMISM, shape_dynamism, TensorShapeDynamism::STATIC);
-  }
-  #[inline]
-  pub fn add_extra_tensor_info(&mut self, extra_tensor_info: ::flatbuffers::WIPOffset<ExtraTensorInfo<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<ExtraTensorInfo>>(Tensor::VT_EXTRA_TENSOR_INFO, extra_tensor_info);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    TensorBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::SimpleToVerifyInSlice for DataLocation {}
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_KERNEL_TYPES: u8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_KERNEL_TYPES: u8 = 11;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_KERNEL_TYPES: [KernelTypes; 12] = [
+        KernelTypes::NONE,
+        KernelTypes::Null,
+        KernelTypes::Int,
+        KernelTypes::Bool,
+        KernelTypes::Double,
+        KernelTypes::Tensor,
+        KernelTypes::String,
+        KernelTypes::IntList,
+        KernelTypes::DoubleList,
+        KernelTypes::BoolList,
+        KernelTypes::TensorList,
+        KernelTypes::OptionalTensorList,
+    ];
+
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct KernelTypes(pub u8);
+    #[allow(non_upper_case_globals)]
+    impl KernelTypes {
+        pub const NONE: Self = Self(0);
+        pub const Null: Self = Self(1);
+        pub const Int: Self = Self(2);
+        pub const Bool: Self = Self(3);
+        pub const Double: Self = Self(4);
+        pub const Tensor: Self = Self(5);
+        pub const String: Self = Self(6);
+        pub const IntList: Self = Self(7);
+        pub const DoubleList: Self = Self(8);
+        pub const BoolList: Self = Self(9);
+        pub const TensorList: Self = Self(10);
+        pub const OptionalTensorList: Self = Self(11);
+
+        pub const ENUM_MIN: u8 = 0;
+        pub const ENUM_MAX: u8 = 11;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::NONE,
+            Self::Null,
+            Self::Int,
+            Self::Bool,
+            Self::Double,
+            Self::Tensor,
+            Self::String,
+            Self::IntList,
+            Self::DoubleList,
+            Self::BoolList,
+            Self::TensorList,
+            Self::OptionalTensorList,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::NONE => Some("NONE"),
+                Self::Null => Some("Null"),
+                Self::Int => Some("Int"),
+                Self::Bool => Some("Bool"),
+                Self::Double => Some("Double"),
+                Self::Tensor => Some("Tensor"),
+                Self::String => Some("String"),
+                Self::IntList => Some("IntList"),
+                Self::DoubleList => Some("DoubleList"),
+                Self::BoolList => Some("BoolList"),
+                Self::TensorList => Some("TensorList"),
+                Self::OptionalTensorList => Some("OptionalTensorList"),
+                _ => None,
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Tensor<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Tensor<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Tensor");
-      ds.field("scalar_type", &self.scalar_type());
-      ds.field("storage_offset", &self.storage_offset());
-      ds.field("sizes", &self.sizes());
-      ds.field("dim_order", &self.dim_order());
-      ds.field("requires_grad", &self.requires_grad());
-      ds.field("data_buffer_idx", &self.data_buffer_idx());
-      ds.field("allocation_info", &self.allocation_info());
-      ds.field("layout", &self.layout());
-      ds.field("shape_dynamism", &self.shape_dynamism());
-      ds.field("extra_tensor_info", &self.extra_tensor_info());
-      ds.finish()
-  }
-}
-pub enum IntOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Int<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Int<'a> {
-  type Inner = Int<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Int<'a> {
-  pub const VT_INT_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Int { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args IntArgs
-  ) -> ::flatbuffers::WIPOffset<Int<'bldr>> {
-    let mut builder = IntBuilder::new(_fbb);
-    builder.add_int_val(args.int_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn int_val(&self) -> i64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i64>(Int::VT_INT_VAL, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Int<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i64>("int_val", Self::VT_INT_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct IntArgs {
-    pub int_val: i64,
-}
-impl<'a> Default for IntArgs {
-  #[inline]
-  fn default() -> Self {
-    IntArgs {
-      int_val: 0,
+    impl ::core::fmt::Debug for KernelTypes {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-
-pub struct IntBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_int_val(&mut self, int_val: i64) {
-    self.fbb_.push_slot::<i64>(Int::VT_INT_VAL, int_val, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    IntBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Follow<'a> for KernelTypes {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Int<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for Int<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Int");
-      ds.field("int_val", &self.int_val());
-      ds.finish()
-  }
-}
-pub enum BoolOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Bool<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Bool<'a> {
-  type Inner = Bool<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Bool<'a> {
-  pub const VT_BOOL_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Bool { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BoolArgs
-  ) -> ::flatbuffers::WIPOffset<Bool<'bldr>> {
-    let mut builder = BoolBuilder::new(_fbb);
-    builder.add_bool_val(args.bool_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn bool_val(&self) -> bool {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<bool>(Bool::VT_BOOL_VAL, Some(false)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Bool<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<bool>("bool_val", Self::VT_BOOL_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BoolArgs {
-    pub bool_val: bool,
-}
-impl<'a> Default for BoolArgs {
-  #[inline]
-  fn default() -> Self {
-    BoolArgs {
-      bool_val: false,
+    impl ::flatbuffers::Push for KernelTypes {
+        type Output = KernelTypes;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+        }
     }
-  }
-}
 
-pub struct BoolBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_bool_val(&mut self, bool_val: bool) {
-    self.fbb_.push_slot::<bool>(Bool::VT_BOOL_VAL, bool_val, false);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BoolBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BoolBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::EndianScalar for KernelTypes {
+        type Scalar = u8;
+        #[inline]
+        fn to_little_endian(self) -> u8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: u8) -> Self {
+            let b = u8::from_le(v);
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Bool<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for Bool<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Bool");
-      ds.field("bool_val", &self.bool_val());
-      ds.finish()
-  }
-}
-pub enum DoubleOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Double<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Double<'a> {
-  type Inner = Double<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Double<'a> {
-  pub const VT_DOUBLE_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Double { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DoubleArgs
-  ) -> ::flatbuffers::WIPOffset<Double<'bldr>> {
-    let mut builder = DoubleBuilder::new(_fbb);
-    builder.add_double_val(args.double_val);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn double_val(&self) -> f64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<f64>(Double::VT_DOUBLE_VAL, Some(0.0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Double<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<f64>("double_val", Self::VT_DOUBLE_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DoubleArgs {
-    pub double_val: f64,
-}
-impl<'a> Default for DoubleArgs {
-  #[inline]
-  fn default() -> Self {
-    DoubleArgs {
-      double_val: 0.0,
+    impl<'a> ::flatbuffers::Verifiable for KernelTypes {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            u8::run_verifier(v, pos)
+        }
     }
-  }
-}
 
-pub struct DoubleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_double_val(&mut self, double_val: f64) {
-    self.fbb_.push_slot::<f64>(Double::VT_DOUBLE_VAL, double_val, 0.0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DoubleBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DoubleBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::SimpleToVerifyInSlice for KernelTypes {}
+    pub struct KernelTypesUnionTableOffset {}
+
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MIN_INSTRUCTION_ARGUMENTS: u8 = 0;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    pub const ENUM_MAX_INSTRUCTION_ARGUMENTS: u8 = 5;
+    #[deprecated(
+        since = "2.0.0",
+        note = "Use associated constants instead. This will no longer be generated in 2021."
+    )]
+    #[allow(non_camel_case_types)]
+    pub const ENUM_VALUES_INSTRUCTION_ARGUMENTS: [InstructionArguments; 6] = [
+        InstructionArguments::NONE,
+        InstructionArguments::KernelCall,
+        InstructionArguments::DelegateCall,
+        InstructionArguments::MoveCall,
+        InstructionArguments::JumpFalseCall,
+        InstructionArguments::FreeCall,
+    ];
+
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(transparent)]
+    pub struct InstructionArguments(pub u8);
+    #[allow(non_upper_case_globals)]
+    impl InstructionArguments {
+        pub const NONE: Self = Self(0);
+        pub const KernelCall: Self = Self(1);
+        pub const DelegateCall: Self = Self(2);
+        pub const MoveCall: Self = Self(3);
+        pub const JumpFalseCall: Self = Self(4);
+        pub const FreeCall: Self = Self(5);
+
+        pub const ENUM_MIN: u8 = 0;
+        pub const ENUM_MAX: u8 = 5;
+        pub const ENUM_VALUES: &'static [Self] = &[
+            Self::NONE,
+            Self::KernelCall,
+            Self::DelegateCall,
+            Self::MoveCall,
+            Self::JumpFalseCall,
+            Self::FreeCall,
+        ];
+        /// Returns the variant's name or "" if unknown.
+        pub fn variant_name(self) -> Option<&'static str> {
+            match self {
+                Self::NONE => Some("NONE"),
+                Self::KernelCall => Some("KernelCall"),
+                Self::DelegateCall => Some("DelegateCall"),
+                Self::MoveCall => Some("MoveCall"),
+                Self::JumpFalseCall => Some("JumpFalseCall"),
+                Self::FreeCall => Some("FreeCall"),
+                _ => None,
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Double<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Double<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Double");
-      ds.field("double_val", &self.double_val());
-      ds.finish()
-  }
-}
-pub enum StringOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct String<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for String<'a> {
-  type Inner = String<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> String<'a> {
-  pub const VT_STRING_VAL: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    String { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args StringArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<String<'bldr>> {
-    let mut builder = StringBuilder::new(_fbb);
-    if let Some(x) = args.string_val { builder.add_string_val(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn string_val(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(String::VT_STRING_VAL, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for String<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("string_val", Self::VT_STRING_VAL, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct StringArgs<'a> {
-    pub string_val: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for StringArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    StringArgs {
-      string_val: None,
+    impl ::core::fmt::Debug for InstructionArguments {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+            if let Some(name) = self.variant_name() {
+                f.write_str(name)
+            } else {
+                f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+            }
+        }
     }
-  }
-}
-
-pub struct StringBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> StringBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_string_val(&mut self, string_val: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(String::VT_STRING_VAL, string_val);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> StringBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    StringBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Follow<'a> for InstructionArguments {
+        type Inner = Self;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<String<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for String<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("String");
-      ds.field("string_val", &self.string_val());
-      ds.finish()
-  }
-}
-pub enum IntListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct IntList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for IntList<'a> {
-  type Inner = IntList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> IntList<'a> {
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    IntList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args IntListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<IntList<'bldr>> {
-    let mut builder = IntListBuilder::new(_fbb);
-    if let Some(x) = args.items { builder.add_items(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(IntList::VT_ITEMS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for IntList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>("items", Self::VT_ITEMS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct IntListArgs<'a> {
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
-}
-impl<'a> Default for IntListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    IntListArgs {
-      items: None,
+    impl ::flatbuffers::Push for InstructionArguments {
+        type Output = InstructionArguments;
+        #[inline]
+        unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+            unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+        }
     }
-  }
-}
 
-pub struct IntListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i64>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(IntList::VT_ITEMS, items);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    IntListBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::EndianScalar for InstructionArguments {
+        type Scalar = u8;
+        #[inline]
+        fn to_little_endian(self) -> u8 {
+            self.0.to_le()
+        }
+        #[inline]
+        #[allow(clippy::wrong_self_convention)]
+        fn from_little_endian(v: u8) -> Self {
+            let b = u8::from_le(v);
+            Self(b)
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<IntList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for IntList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("IntList");
-      ds.field("items", &self.items());
-      ds.finish()
-  }
-}
-pub enum DoubleListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct DoubleList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for DoubleList<'a> {
-  type Inner = DoubleList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> DoubleList<'a> {
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    DoubleList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DoubleListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<DoubleList<'bldr>> {
-    let mut builder = DoubleListBuilder::new(_fbb);
-    if let Some(x) = args.items { builder.add_items(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, f64>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, f64>>>(DoubleList::VT_ITEMS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for DoubleList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, f64>>>("items", Self::VT_ITEMS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DoubleListArgs<'a> {
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, f64>>>,
-}
-impl<'a> Default for DoubleListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    DoubleListArgs {
-      items: None,
+    impl<'a> ::flatbuffers::Verifiable for InstructionArguments {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            u8::run_verifier(v, pos)
+        }
     }
-  }
-}
 
-pub struct DoubleListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , f64>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(DoubleList::VT_ITEMS, items);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DoubleListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DoubleListBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::SimpleToVerifyInSlice for InstructionArguments {}
+    pub struct InstructionArgumentsUnionTableOffset {}
+
+    pub enum ContainerMetadataOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct ContainerMetadata<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<DoubleList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for DoubleList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("DoubleList");
-      ds.field("items", &self.items());
-      ds.finish()
-  }
-}
-pub enum BoolListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct BoolList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for BoolList<'a> {
-  type Inner = BoolList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BoolList<'a> {
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BoolList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BoolListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<BoolList<'bldr>> {
-    let mut builder = BoolListBuilder::new(_fbb);
-    if let Some(x) = args.items { builder.add_items(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, bool>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, bool>>>(BoolList::VT_ITEMS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BoolList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, bool>>>("items", Self::VT_ITEMS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BoolListArgs<'a> {
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, bool>>>,
-}
-impl<'a> Default for BoolListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BoolListArgs {
-      items: None,
+    impl<'a> ::flatbuffers::Follow<'a> for ContainerMetadata<'a> {
+        type Inner = ContainerMetadata<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
     }
-  }
-}
 
-pub struct BoolListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , bool>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BoolList::VT_ITEMS, items);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BoolListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BoolListBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ContainerMetadata<'a> {
+        pub const VT_ENCODED_INP_STR: ::flatbuffers::VOffsetT = 4;
+        pub const VT_ENCODED_OUT_STR: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            ContainerMetadata { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ContainerMetadataArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<ContainerMetadata<'bldr>> {
+            let mut builder = ContainerMetadataBuilder::new(_fbb);
+            if let Some(x) = args.encoded_out_str {
+                builder.add_encoded_out_str(x);
+            }
+            if let Some(x) = args.encoded_inp_str {
+                builder.add_encoded_inp_str(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn encoded_inp_str(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(
+                    ContainerMetadata::VT_ENCODED_INP_STR,
+                    None,
+                )
+            }
+        }
+        #[inline]
+        pub fn encoded_out_str(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(
+                    ContainerMetadata::VT_ENCODED_OUT_STR,
+                    None,
+                )
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BoolList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for BoolList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BoolList");
-      ds.field("items", &self.items());
-      ds.finish()
-  }
-}
-pub enum TensorListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct TensorList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for TensorList<'a> {
-  type Inner = TensorList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> TensorList<'a> {
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    TensorList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args TensorListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<TensorList<'bldr>> {
-    let mut builder = TensorListBuilder::new(_fbb);
-    if let Some(x) = args.items { builder.add_items(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(TensorList::VT_ITEMS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for TensorList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("items", Self::VT_ITEMS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct TensorListArgs<'a> {
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-}
-impl<'a> Default for TensorListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    TensorListArgs {
-      items: None,
+    impl ::flatbuffers::Verifiable for ContainerMetadata<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "encoded_inp_str",
+                    Self::VT_ENCODED_INP_STR,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "encoded_out_str",
+                    Self::VT_ENCODED_OUT_STR,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
     }
-  }
-}
-
-pub struct TensorListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TensorList::VT_ITEMS, items);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    TensorListBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct ContainerMetadataArgs<'a> {
+        pub encoded_inp_str: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub encoded_out_str: Option<::flatbuffers::WIPOffset<&'a str>>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<TensorList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for TensorList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("TensorList");
-      ds.field("items", &self.items());
-      ds.finish()
-  }
-}
-pub enum OptionalTensorListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct OptionalTensorList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for OptionalTensorList<'a> {
-  type Inner = OptionalTensorList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> OptionalTensorList<'a> {
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    OptionalTensorList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args OptionalTensorListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<OptionalTensorList<'bldr>> {
-    let mut builder = OptionalTensorListBuilder::new(_fbb);
-    if let Some(x) = args.items { builder.add_items(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(OptionalTensorList::VT_ITEMS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for OptionalTensorList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("items", Self::VT_ITEMS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct OptionalTensorListArgs<'a> {
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-}
-impl<'a> Default for OptionalTensorListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    OptionalTensorListArgs {
-      items: None,
+    impl<'a> Default for ContainerMetadataArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ContainerMetadataArgs {
+                encoded_inp_str: None,
+                encoded_out_str: None,
+            }
+        }
     }
-  }
-}
 
-pub struct OptionalTensorListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> OptionalTensorListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(OptionalTensorList::VT_ITEMS, items);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> OptionalTensorListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    OptionalTensorListBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct ContainerMetadataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<OptionalTensorList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for OptionalTensorList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("OptionalTensorList");
-      ds.field("items", &self.items());
-      ds.finish()
-  }
-}
-pub enum EValueOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct EValue<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for EValue<'a> {
-  type Inner = EValue<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> EValue<'a> {
-  pub const VT_VAL_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_VAL: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    EValue { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args EValueArgs
-  ) -> ::flatbuffers::WIPOffset<EValue<'bldr>> {
-    let mut builder = EValueBuilder::new(_fbb);
-    if let Some(x) = args.val { builder.add_val(x); }
-    builder.add_val_type(args.val_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn val_type(&self) -> KernelTypes {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<KernelTypes>(EValue::VT_VAL_TYPE, Some(KernelTypes::NONE)).unwrap()}
-  }
-  #[inline]
-  pub fn val(&self) -> Option<::flatbuffers::Table<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(EValue::VT_VAL, None)}
-  }
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_null(&self) -> Option<Null<'a>> {
-    if self.val_type() == KernelTypes::Null {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Null::init_from_table(t) }
-     })
-    } else {
-      None
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ContainerMetadataBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_encoded_inp_str(&mut self, encoded_inp_str: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ContainerMetadata::VT_ENCODED_INP_STR,
+                encoded_inp_str,
+            );
+        }
+        #[inline]
+        pub fn add_encoded_out_str(&mut self, encoded_out_str: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ContainerMetadata::VT_ENCODED_OUT_STR,
+                encoded_out_str,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ContainerMetadataBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ContainerMetadataBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<ContainerMetadata<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
     }
-  }
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_int(&self) -> Option<Int<'a>> {
-    if self.val_type() == KernelTypes::Int {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Int::init_from_table(t) }
-     })
-    } else {
-      None
+    impl ::core::fmt::Debug for ContainerMetadata<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("ContainerMetadata");
+            ds.field("encoded_inp_str", &self.encoded_inp_str());
+            ds.field("encoded_out_str", &self.encoded_out_str());
+            ds.finish()
+        }
     }
-  }
+    pub enum NullOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_bool(&self) -> Option<Bool<'a>> {
-    if self.val_type() == KernelTypes::Bool {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Bool::init_from_table(t) }
-     })
-    } else {
-      None
+    pub struct Null<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_double(&self) -> Option<Double<'a>> {
-    if self.val_type() == KernelTypes::Double {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Double::init_from_table(t) }
-     })
-    } else {
-      None
+    impl<'a> ::flatbuffers::Follow<'a> for Null<'a> {
+        type Inner = Null<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
     }
-  }
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_tensor(&self) -> Option<Tensor<'a>> {
-    if self.val_type() == KernelTypes::Tensor {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { Tensor::init_from_table(t) }
-     })
-    } else {
-      None
+    impl<'a> Null<'a> {
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Null { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            _args: &'args NullArgs,
+        ) -> ::flatbuffers::WIPOffset<Null<'bldr>> {
+            let mut builder = NullBuilder::new(_fbb);
+            builder.finish()
+        }
     }
-  }
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_string(&self) -> Option<String<'a>> {
-    if self.val_type() == KernelTypes::String {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { String::init_from_table(t) }
-     })
-    } else {
-      None
+    impl ::flatbuffers::Verifiable for Null<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?.finish();
+            Ok(())
+        }
     }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_int_list(&self) -> Option<IntList<'a>> {
-    if self.val_type() == KernelTypes::IntList {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { IntList::init_from_table(t) }
-     })
-    } else {
-      None
+    pub struct NullArgs {}
+    impl<'a> Default for NullArgs {
+        #[inline]
+        fn default() -> Self {
+            NullArgs {}
+        }
     }
-  }
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_double_list(&self) -> Option<DoubleList<'a>> {
-    if self.val_type() == KernelTypes::DoubleList {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { DoubleList::init_from_table(t) }
-     })
-    } else {
-      None
+    pub struct NullBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
     }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_bool_list(&self) -> Option<BoolList<'a>> {
-    if self.val_type() == KernelTypes::BoolList {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { BoolList::init_from_table(t) }
-     })
-    } else {
-      None
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NullBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> NullBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            NullBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Null<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
     }
-  }
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_tensor_list(&self) -> Option<TensorList<'a>> {
-    if self.val_type() == KernelTypes::TensorList {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { TensorList::init_from_table(t) }
-     })
-    } else {
-      None
+    impl ::core::fmt::Debug for Null<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Null");
+            ds.finish()
+        }
     }
-  }
+    pub enum AllocationDetailsOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn val_as_optional_tensor_list(&self) -> Option<OptionalTensorList<'a>> {
-    if self.val_type() == KernelTypes::OptionalTensorList {
-      self.val().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { OptionalTensorList::init_from_table(t) }
-     })
-    } else {
-      None
+    pub struct AllocationDetails<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
 
-}
+    impl<'a> ::flatbuffers::Follow<'a> for AllocationDetails<'a> {
+        type Inner = AllocationDetails<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
 
-impl ::flatbuffers::Verifiable for EValue<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
+    impl<'a> AllocationDetails<'a> {
+        pub const VT_MEMORY_ID: ::flatbuffers::VOffsetT = 4;
+        pub const VT_MEMORY_OFFSET_LOW: ::flatbuffers::VOffsetT = 6;
+        pub const VT_MEMORY_OFFSET_HIGH: ::flatbuffers::VOffsetT = 8;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            AllocationDetails { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args AllocationDetailsArgs,
+        ) -> ::flatbuffers::WIPOffset<AllocationDetails<'bldr>> {
+            let mut builder = AllocationDetailsBuilder::new(_fbb);
+            builder.add_memory_offset_high(args.memory_offset_high);
+            builder.add_memory_offset_low(args.memory_offset_low);
+            builder.add_memory_id(args.memory_id);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn memory_id(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(AllocationDetails::VT_MEMORY_ID, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn memory_offset_low(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(AllocationDetails::VT_MEMORY_OFFSET_LOW, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn memory_offset_high(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(AllocationDetails::VT_MEMORY_OFFSET_HIGH, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for AllocationDetails<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u32>("memory_id", Self::VT_MEMORY_ID, false)?
+                .visit_field::<u32>("memory_offset_low", Self::VT_MEMORY_OFFSET_LOW, false)?
+                .visit_field::<u32>("memory_offset_high", Self::VT_MEMORY_OFFSET_HIGH, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct AllocationDetailsArgs {
+        pub memory_id: u32,
+        pub memory_offset_low: u32,
+        pub memory_offset_high: u32,
+    }
+    impl<'a> Default for AllocationDetailsArgs {
+        #[inline]
+        fn default() -> Self {
+            AllocationDetailsArgs {
+                memory_id: 0,
+                memory_offset_low: 0,
+                memory_offset_high: 0,
+            }
+        }
+    }
+
+    pub struct AllocationDetailsBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> AllocationDetailsBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_memory_id(&mut self, memory_id: u32) {
+            self.fbb_
+                .push_slot::<u32>(AllocationDetails::VT_MEMORY_ID, memory_id, 0);
+        }
+        #[inline]
+        pub fn add_memory_offset_low(&mut self, memory_offset_low: u32) {
+            self.fbb_.push_slot::<u32>(
+                AllocationDetails::VT_MEMORY_OFFSET_LOW,
+                memory_offset_low,
+                0,
+            );
+        }
+        #[inline]
+        pub fn add_memory_offset_high(&mut self, memory_offset_high: u32) {
+            self.fbb_.push_slot::<u32>(
+                AllocationDetails::VT_MEMORY_OFFSET_HIGH,
+                memory_offset_high,
+                0,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> AllocationDetailsBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            AllocationDetailsBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<AllocationDetails<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for AllocationDetails<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("AllocationDetails");
+            ds.field("memory_id", &self.memory_id());
+            ds.field("memory_offset_low", &self.memory_offset_low());
+            ds.field("memory_offset_high", &self.memory_offset_high());
+            ds.finish()
+        }
+    }
+    pub enum ExtraTensorInfoOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct ExtraTensorInfo<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for ExtraTensorInfo<'a> {
+        type Inner = ExtraTensorInfo<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> ExtraTensorInfo<'a> {
+        pub const VT_MUTABLE_DATA_SEGMENTS_IDX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_FULLY_QUALIFIED_NAME: ::flatbuffers::VOffsetT = 6;
+        pub const VT_LOCATION: ::flatbuffers::VOffsetT = 8;
+        pub const VT_DEVICE_TYPE: ::flatbuffers::VOffsetT = 10;
+        pub const VT_DEVICE_INDEX: ::flatbuffers::VOffsetT = 12;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            ExtraTensorInfo { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ExtraTensorInfoArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<ExtraTensorInfo<'bldr>> {
+            let mut builder = ExtraTensorInfoBuilder::new(_fbb);
+            builder.add_mutable_data_segments_idx(args.mutable_data_segments_idx);
+            if let Some(x) = args.fully_qualified_name {
+                builder.add_fully_qualified_name(x);
+            }
+            builder.add_device_index(args.device_index);
+            builder.add_device_type(args.device_type);
+            builder.add_location(args.location);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn mutable_data_segments_idx(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u64>(ExtraTensorInfo::VT_MUTABLE_DATA_SEGMENTS_IDX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn fully_qualified_name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(
+                    ExtraTensorInfo::VT_FULLY_QUALIFIED_NAME,
+                    None,
+                )
+            }
+        }
+        #[inline]
+        pub fn location(&self) -> TensorDataLocation {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<TensorDataLocation>(
+                        ExtraTensorInfo::VT_LOCATION,
+                        Some(TensorDataLocation::SEGMENT),
+                    )
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn device_type(&self) -> DeviceType {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<DeviceType>(ExtraTensorInfo::VT_DEVICE_TYPE, Some(DeviceType::CPU))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn device_index(&self) -> i8 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i8>(ExtraTensorInfo::VT_DEVICE_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for ExtraTensorInfo<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u64>(
+                    "mutable_data_segments_idx",
+                    Self::VT_MUTABLE_DATA_SEGMENTS_IDX,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "fully_qualified_name",
+                    Self::VT_FULLY_QUALIFIED_NAME,
+                    false,
+                )?
+                .visit_field::<TensorDataLocation>("location", Self::VT_LOCATION, false)?
+                .visit_field::<DeviceType>("device_type", Self::VT_DEVICE_TYPE, false)?
+                .visit_field::<i8>("device_index", Self::VT_DEVICE_INDEX, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ExtraTensorInfoArgs<'a> {
+        pub mutable_data_segments_idx: u64,
+        pub fully_qualified_name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub location: TensorDataLocation,
+        pub device_type: DeviceType,
+        pub device_index: i8,
+    }
+    impl<'a> Default for ExtraTensorInfoArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ExtraTensorInfoArgs {
+                mutable_data_segments_idx: 0,
+                fully_qualified_name: None,
+                location: TensorDataLocation::SEGMENT,
+                device_type: DeviceType::CPU,
+                device_index: 0,
+            }
+        }
+    }
+
+    pub struct ExtraTensorInfoBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ExtraTensorInfoBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_mutable_data_segments_idx(&mut self, mutable_data_segments_idx: u64) {
+            self.fbb_.push_slot::<u64>(
+                ExtraTensorInfo::VT_MUTABLE_DATA_SEGMENTS_IDX,
+                mutable_data_segments_idx,
+                0,
+            );
+        }
+        #[inline]
+        pub fn add_fully_qualified_name(
+            &mut self,
+            fully_qualified_name: ::flatbuffers::WIPOffset<&'b str>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ExtraTensorInfo::VT_FULLY_QUALIFIED_NAME,
+                fully_qualified_name,
+            );
+        }
+        #[inline]
+        pub fn add_location(&mut self, location: TensorDataLocation) {
+            self.fbb_.push_slot::<TensorDataLocation>(
+                ExtraTensorInfo::VT_LOCATION,
+                location,
+                TensorDataLocation::SEGMENT,
+            );
+        }
+        #[inline]
+        pub fn add_device_type(&mut self, device_type: DeviceType) {
+            self.fbb_.push_slot::<DeviceType>(
+                ExtraTensorInfo::VT_DEVICE_TYPE,
+                device_type,
+                DeviceType::CPU,
+            );
+        }
+        #[inline]
+        pub fn add_device_index(&mut self, device_index: i8) {
+            self.fbb_
+                .push_slot::<i8>(ExtraTensorInfo::VT_DEVICE_INDEX, device_index, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ExtraTensorInfoBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ExtraTensorInfoBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<ExtraTensorInfo<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for ExtraTensorInfo<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("ExtraTensorInfo");
+            ds.field(
+                "mutable_data_segments_idx",
+                &self.mutable_data_segments_idx(),
+            );
+            ds.field("fully_qualified_name", &self.fully_qualified_name());
+            ds.field("location", &self.location());
+            ds.field("device_type", &self.device_type());
+            ds.field("device_index", &self.device_index());
+            ds.finish()
+        }
+    }
+    pub enum TensorOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Tensor<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Tensor<'a> {
+        type Inner = Tensor<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Tensor<'a> {
+        pub const VT_SCALAR_TYPE: ::flatbuffers::VOffsetT = 4;
+        pub const VT_STORAGE_OFFSET: ::flatbuffers::VOffsetT = 6;
+        pub const VT_SIZES: ::flatbuffers::VOffsetT = 8;
+        pub const VT_DIM_ORDER: ::flatbuffers::VOffsetT = 10;
+        pub const VT_REQUIRES_GRAD: ::flatbuffers::VOffsetT = 12;
+        pub const VT_DATA_BUFFER_IDX: ::flatbuffers::VOffsetT = 14;
+        pub const VT_ALLOCATION_INFO: ::flatbuffers::VOffsetT = 16;
+        pub const VT_LAYOUT: ::flatbuffers::VOffsetT = 18;
+        pub const VT_SHAPE_DYNAMISM: ::flatbuffers::VOffsetT = 20;
+        pub const VT_EXTRA_TENSOR_INFO: ::flatbuffers::VOffsetT = 22;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Tensor { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args TensorArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
+            let mut builder = TensorBuilder::new(_fbb);
+            if let Some(x) = args.extra_tensor_info {
+                builder.add_extra_tensor_info(x);
+            }
+            if let Some(x) = args.allocation_info {
+                builder.add_allocation_info(x);
+            }
+            builder.add_data_buffer_idx(args.data_buffer_idx);
+            if let Some(x) = args.dim_order {
+                builder.add_dim_order(x);
+            }
+            if let Some(x) = args.sizes {
+                builder.add_sizes(x);
+            }
+            builder.add_storage_offset(args.storage_offset);
+            builder.add_shape_dynamism(args.shape_dynamism);
+            builder.add_layout(args.layout);
+            builder.add_requires_grad(args.requires_grad);
+            builder.add_scalar_type(args.scalar_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn scalar_type(&self) -> ScalarType {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<ScalarType>(Tensor::VT_SCALAR_TYPE, Some(ScalarType::BYTE))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn storage_offset(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(Tensor::VT_STORAGE_OFFSET, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn sizes(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        Tensor::VT_SIZES,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn dim_order(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        Tensor::VT_DIM_ORDER,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn requires_grad(&self) -> bool {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<bool>(Tensor::VT_REQUIRES_GRAD, Some(false))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn data_buffer_idx(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(Tensor::VT_DATA_BUFFER_IDX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn allocation_info(&self) -> Option<AllocationDetails<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<AllocationDetails>>(
+                        Tensor::VT_ALLOCATION_INFO,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn layout(&self) -> i8 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i8>(Tensor::VT_LAYOUT, Some(0)).unwrap() }
+        }
+        #[inline]
+        pub fn shape_dynamism(&self) -> TensorShapeDynamism {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<TensorShapeDynamism>(
+                        Tensor::VT_SHAPE_DYNAMISM,
+                        Some(TensorShapeDynamism::STATIC),
+                    )
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn extra_tensor_info(&self) -> Option<ExtraTensorInfo<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<ExtraTensorInfo>>(
+                        Tensor::VT_EXTRA_TENSOR_INFO,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Tensor<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<ScalarType>("scalar_type", Self::VT_SCALAR_TYPE, false)?
+                .visit_field::<i32>("storage_offset", Self::VT_STORAGE_OFFSET, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "sizes",
+                    Self::VT_SIZES,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "dim_order",
+                    Self::VT_DIM_ORDER,
+                    false,
+                )?
+                .visit_field::<bool>("requires_grad", Self::VT_REQUIRES_GRAD, false)?
+                .visit_field::<u32>("data_buffer_idx", Self::VT_DATA_BUFFER_IDX, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<AllocationDetails>>(
+                    "allocation_info",
+                    Self::VT_ALLOCATION_INFO,
+                    false,
+                )?
+                .visit_field::<i8>("layout", Self::VT_LAYOUT, false)?
+                .visit_field::<TensorShapeDynamism>(
+                    "shape_dynamism",
+                    Self::VT_SHAPE_DYNAMISM,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<ExtraTensorInfo>>(
+                    "extra_tensor_info",
+                    Self::VT_EXTRA_TENSOR_INFO,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct TensorArgs<'a> {
+        pub scalar_type: ScalarType,
+        pub storage_offset: i32,
+        pub sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+        pub dim_order: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+        pub requires_grad: bool,
+        pub data_buffer_idx: u32,
+        pub allocation_info: Option<::flatbuffers::WIPOffset<AllocationDetails<'a>>>,
+        pub layout: i8,
+        pub shape_dynamism: TensorShapeDynamism,
+        pub extra_tensor_info: Option<::flatbuffers::WIPOffset<ExtraTensorInfo<'a>>>,
+    }
+    impl<'a> Default for TensorArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            TensorArgs {
+                scalar_type: ScalarType::BYTE,
+                storage_offset: 0,
+                sizes: None,
+                dim_order: None,
+                requires_grad: false,
+                data_buffer_idx: 0,
+                allocation_info: None,
+                layout: 0,
+                shape_dynamism: TensorShapeDynamism::STATIC,
+                extra_tensor_info: None,
+            }
+        }
+    }
+
+    pub struct TensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_scalar_type(&mut self, scalar_type: ScalarType) {
+            self.fbb_.push_slot::<ScalarType>(
+                Tensor::VT_SCALAR_TYPE,
+                scalar_type,
+                ScalarType::BYTE,
+            );
+        }
+        #[inline]
+        pub fn add_storage_offset(&mut self, storage_offset: i32) {
+            self.fbb_
+                .push_slot::<i32>(Tensor::VT_STORAGE_OFFSET, storage_offset, 0);
+        }
+        #[inline]
+        pub fn add_sizes(
+            &mut self,
+            sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_SIZES, sizes);
+        }
+        #[inline]
+        pub fn add_dim_order(
+            &mut self,
+            dim_order: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DIM_ORDER, dim_order);
+        }
+        #[inline]
+        pub fn add_requires_grad(&mut self, requires_grad: bool) {
+            self.fbb_
+                .push_slot::<bool>(Tensor::VT_REQUIRES_GRAD, requires_grad, false);
+        }
+        #[inline]
+        pub fn add_data_buffer_idx(&mut self, data_buffer_idx: u32) {
+            self.fbb_
+                .push_slot::<u32>(Tensor::VT_DATA_BUFFER_IDX, data_buffer_idx, 0);
+        }
+        #[inline]
+        pub fn add_allocation_info(
+            &mut self,
+            allocation_info: ::flatbuffers::WIPOffset<AllocationDetails<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<AllocationDetails>>(
+                    Tensor::VT_ALLOCATION_INFO,
+                    allocation_info,
+                );
+        }
+        #[inline]
+        pub fn add_layout(&mut self, layout: i8) {
+            self.fbb_.push_slot::<i8>(Tensor::VT_LAYOUT, layout, 0);
+        }
+        #[inline]
+        pub fn add_shape_dynamism(&mut self, shape_dynamism: TensorShapeDynamism) {
+            self.fbb_.push_slot::<TensorShapeDynamism>(
+                Tensor::VT_SHAPE_DYNAMISM,
+                shape_dynamism,
+                TensorShapeDynamism::STATIC,
+            );
+        }
+        #[inline]
+        pub fn add_extra_tensor_info(
+            &mut self,
+            extra_tensor_info: ::flatbuffers::WIPOffset<ExtraTensorInfo<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<ExtraTensorInfo>>(
+                    Tensor::VT_EXTRA_TENSOR_INFO,
+                    extra_tensor_info,
+                );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> TensorBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            TensorBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Tensor<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Tensor<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Tensor");
+            ds.field("scalar_type", &self.scalar_type());
+            ds.field("storage_offset", &self.storage_offset());
+            ds.field("sizes", &self.sizes());
+            ds.field("dim_order", &self.dim_order());
+            ds.field("requires_grad", &self.requires_grad());
+            ds.field("data_buffer_idx", &self.data_buffer_idx());
+            ds.field("allocation_info", &self.allocation_info());
+            ds.field("layout", &self.layout());
+            ds.field("shape_dynamism", &self.shape_dynamism());
+            ds.field("extra_tensor_info", &self.extra_tensor_info());
+            ds.finish()
+        }
+    }
+    pub enum IntOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Int<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Int<'a> {
+        type Inner = Int<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Int<'a> {
+        pub const VT_INT_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Int { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args IntArgs,
+        ) -> ::flatbuffers::WIPOffset<Int<'bldr>> {
+            let mut builder = IntBuilder::new(_fbb);
+            builder.add_int_val(args.int_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn int_val(&self) -> i64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i64>(Int::VT_INT_VAL, Some(0)).unwrap() }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Int<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i64>("int_val", Self::VT_INT_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct IntArgs {
+        pub int_val: i64,
+    }
+    impl<'a> Default for IntArgs {
+        #[inline]
+        fn default() -> Self {
+            IntArgs { int_val: 0 }
+        }
+    }
+
+    pub struct IntBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_int_val(&mut self, int_val: i64) {
+            self.fbb_.push_slot::<i64>(Int::VT_INT_VAL, int_val, 0);
+        }
+        #[inline]
+        pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> IntBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            IntBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Int<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Int<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Int");
+            ds.field("int_val", &self.int_val());
+            ds.finish()
+        }
+    }
+    pub enum BoolOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Bool<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Bool<'a> {
+        type Inner = Bool<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Bool<'a> {
+        pub const VT_BOOL_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Bool { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BoolArgs,
+        ) -> ::flatbuffers::WIPOffset<Bool<'bldr>> {
+            let mut builder = BoolBuilder::new(_fbb);
+            builder.add_bool_val(args.bool_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn bool_val(&self) -> bool {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<bool>(Bool::VT_BOOL_VAL, Some(false))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Bool<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<bool>("bool_val", Self::VT_BOOL_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BoolArgs {
+        pub bool_val: bool,
+    }
+    impl<'a> Default for BoolArgs {
+        #[inline]
+        fn default() -> Self {
+            BoolArgs { bool_val: false }
+        }
+    }
+
+    pub struct BoolBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_bool_val(&mut self, bool_val: bool) {
+            self.fbb_
+                .push_slot::<bool>(Bool::VT_BOOL_VAL, bool_val, false);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BoolBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BoolBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Bool<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Bool<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Bool");
+            ds.field("bool_val", &self.bool_val());
+            ds.finish()
+        }
+    }
+    pub enum DoubleOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Double<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Double<'a> {
+        type Inner = Double<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Double<'a> {
+        pub const VT_DOUBLE_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Double { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DoubleArgs,
+        ) -> ::flatbuffers::WIPOffset<Double<'bldr>> {
+            let mut builder = DoubleBuilder::new(_fbb);
+            builder.add_double_val(args.double_val);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn double_val(&self) -> f64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<f64>(Double::VT_DOUBLE_VAL, Some(0.0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Double<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<f64>("double_val", Self::VT_DOUBLE_VAL, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct DoubleArgs {
+        pub double_val: f64,
+    }
+    impl<'a> Default for DoubleArgs {
+        #[inline]
+        fn default() -> Self {
+            DoubleArgs { double_val: 0.0 }
+        }
+    }
+
+    pub struct DoubleBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_double_val(&mut self, double_val: f64) {
+            self.fbb_
+                .push_slot::<f64>(Double::VT_DOUBLE_VAL, double_val, 0.0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DoubleBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DoubleBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Double<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Double<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Double");
+            ds.field("double_val", &self.double_val());
+            ds.finish()
+        }
+    }
+    pub enum StringOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct String<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for String<'a> {
+        type Inner = String<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> String<'a> {
+        pub const VT_STRING_VAL: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            String { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args StringArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<String<'bldr>> {
+            let mut builder = StringBuilder::new(_fbb);
+            if let Some(x) = args.string_val {
+                builder.add_string_val(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn string_val(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(String::VT_STRING_VAL, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for String<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "string_val",
+                    Self::VT_STRING_VAL,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct StringArgs<'a> {
+        pub string_val: Option<::flatbuffers::WIPOffset<&'a str>>,
+    }
+    impl<'a> Default for StringArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            StringArgs { string_val: None }
+        }
+    }
+
+    pub struct StringBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> StringBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_string_val(&mut self, string_val: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(String::VT_STRING_VAL, string_val);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> StringBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            StringBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<String<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for String<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("String");
+            ds.field("string_val", &self.string_val());
+            ds.finish()
+        }
+    }
+    pub enum IntListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct IntList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for IntList<'a> {
+        type Inner = IntList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> IntList<'a> {
+        pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            IntList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args IntListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<IntList<'bldr>> {
+            let mut builder = IntListBuilder::new(_fbb);
+            if let Some(x) = args.items {
+                builder.add_items(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn items(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(
+                        IntList::VT_ITEMS,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for IntList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>(
+                    "items",
+                    Self::VT_ITEMS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct IntListArgs<'a> {
+        pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
+    }
+    impl<'a> Default for IntListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            IntListArgs { items: None }
+        }
+    }
+
+    pub struct IntListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> IntListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_items(
+            &mut self,
+            items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i64>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(IntList::VT_ITEMS, items);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> IntListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            IntListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<IntList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for IntList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("IntList");
+            ds.field("items", &self.items());
+            ds.finish()
+        }
+    }
+    pub enum DoubleListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct DoubleList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for DoubleList<'a> {
+        type Inner = DoubleList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> DoubleList<'a> {
+        pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            DoubleList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DoubleListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<DoubleList<'bldr>> {
+            let mut builder = DoubleListBuilder::new(_fbb);
+            if let Some(x) = args.items {
+                builder.add_items(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn items(&self) -> Option<::flatbuffers::Vector<'a, f64>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, f64>>>(
+                        DoubleList::VT_ITEMS,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for DoubleList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, f64>>>(
+                    "items",
+                    Self::VT_ITEMS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct DoubleListArgs<'a> {
+        pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, f64>>>,
+    }
+    impl<'a> Default for DoubleListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            DoubleListArgs { items: None }
+        }
+    }
+
+    pub struct DoubleListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DoubleListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_items(
+            &mut self,
+            items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, f64>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(DoubleList::VT_ITEMS, items);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DoubleListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DoubleListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<DoubleList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for DoubleList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("DoubleList");
+            ds.field("items", &self.items());
+            ds.finish()
+        }
+    }
+    pub enum BoolListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BoolList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BoolList<'a> {
+        type Inner = BoolList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BoolList<'a> {
+        pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BoolList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BoolListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<BoolList<'bldr>> {
+            let mut builder = BoolListBuilder::new(_fbb);
+            if let Some(x) = args.items {
+                builder.add_items(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn items(&self) -> Option<::flatbuffers::Vector<'a, bool>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, bool>>>(
+                        BoolList::VT_ITEMS,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BoolList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, bool>>>(
+                    "items",
+                    Self::VT_ITEMS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BoolListArgs<'a> {
+        pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, bool>>>,
+    }
+    impl<'a> Default for BoolListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BoolListArgs { items: None }
+        }
+    }
+
+    pub struct BoolListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BoolListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_items(
+            &mut self,
+            items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, bool>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(BoolList::VT_ITEMS, items);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BoolListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BoolListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BoolList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BoolList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BoolList");
+            ds.field("items", &self.items());
+            ds.finish()
+        }
+    }
+    pub enum TensorListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct TensorList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for TensorList<'a> {
+        type Inner = TensorList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> TensorList<'a> {
+        pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            TensorList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args TensorListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<TensorList<'bldr>> {
+            let mut builder = TensorListBuilder::new(_fbb);
+            if let Some(x) = args.items {
+                builder.add_items(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn items(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        TensorList::VT_ITEMS,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for TensorList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "items",
+                    Self::VT_ITEMS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct TensorListArgs<'a> {
+        pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+    }
+    impl<'a> Default for TensorListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            TensorListArgs { items: None }
+        }
+    }
+
+    pub struct TensorListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_items(
+            &mut self,
+            items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(TensorList::VT_ITEMS, items);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> TensorListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            TensorListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<TensorList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for TensorList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("TensorList");
+            ds.field("items", &self.items());
+            ds.finish()
+        }
+    }
+    pub enum OptionalTensorListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct OptionalTensorList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for OptionalTensorList<'a> {
+        type Inner = OptionalTensorList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> OptionalTensorList<'a> {
+        pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            OptionalTensorList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args OptionalTensorListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<OptionalTensorList<'bldr>> {
+            let mut builder = OptionalTensorListBuilder::new(_fbb);
+            if let Some(x) = args.items {
+                builder.add_items(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn items(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        OptionalTensorList::VT_ITEMS,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for OptionalTensorList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "items",
+                    Self::VT_ITEMS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct OptionalTensorListArgs<'a> {
+        pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+    }
+    impl<'a> Default for OptionalTensorListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            OptionalTensorListArgs { items: None }
+        }
+    }
+
+    pub struct OptionalTensorListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> OptionalTensorListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_items(
+            &mut self,
+            items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                OptionalTensorList::VT_ITEMS,
+                items,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> OptionalTensorListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            OptionalTensorListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<OptionalTensorList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for OptionalTensorList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("OptionalTensorList");
+            ds.field("items", &self.items());
+            ds.finish()
+        }
+    }
+    pub enum EValueOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct EValue<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for EValue<'a> {
+        type Inner = EValue<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> EValue<'a> {
+        pub const VT_VAL_TYPE: ::flatbuffers::VOffsetT = 4;
+        pub const VT_VAL: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            EValue { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args EValueArgs,
+        ) -> ::flatbuffers::WIPOffset<EValue<'bldr>> {
+            let mut builder = EValueBuilder::new(_fbb);
+            if let Some(x) = args.val {
+                builder.add_val(x);
+            }
+            builder.add_val_type(args.val_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn val_type(&self) -> KernelTypes {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<KernelTypes>(EValue::VT_VAL_TYPE, Some(KernelTypes::NONE))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn val(&self) -> Option<::flatbuffers::Table<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(
+                        EValue::VT_VAL,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_null(&self) -> Option<Null<'a>> {
+            if self.val_type() == KernelTypes::Null {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Null::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_int(&self) -> Option<Int<'a>> {
+            if self.val_type() == KernelTypes::Int {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Int::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_bool(&self) -> Option<Bool<'a>> {
+            if self.val_type() == KernelTypes::Bool {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Bool::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_double(&self) -> Option<Double<'a>> {
+            if self.val_type() == KernelTypes::Double {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Double::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_tensor(&self) -> Option<Tensor<'a>> {
+            if self.val_type() == KernelTypes::Tensor {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { Tensor::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_string(&self) -> Option<String<'a>> {
+            if self.val_type() == KernelTypes::String {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { String::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_int_list(&self) -> Option<IntList<'a>> {
+            if self.val_type() == KernelTypes::IntList {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { IntList::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_double_list(&self) -> Option<DoubleList<'a>> {
+            if self.val_type() == KernelTypes::DoubleList {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { DoubleList::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_bool_list(&self) -> Option<BoolList<'a>> {
+            if self.val_type() == KernelTypes::BoolList {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { BoolList::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_tensor_list(&self) -> Option<TensorList<'a>> {
+            if self.val_type() == KernelTypes::TensorList {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { TensorList::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn val_as_optional_tensor_list(&self) -> Option<OptionalTensorList<'a>> {
+            if self.val_type() == KernelTypes::OptionalTensorList {
+                self.val().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { OptionalTensorList::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for EValue<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
      .visit_union::<KernelTypes, _>("val_type", Self::VT_VAL_TYPE, "val", Self::VT_VAL, false, |key, v, pos| {
         match key {
           KernelTypes::Null => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Null>>("KernelTypes::Null", pos),
@@ -2580,2991 +3064,4020 @@ impl ::flatbuffers::Verifiable for EValue<'_> {
         }
      })?
      .finish();
-    Ok(())
-  }
-}
-pub struct EValueArgs {
-    pub val_type: KernelTypes,
-    pub val: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
-}
-impl<'a> Default for EValueArgs {
-  #[inline]
-  fn default() -> Self {
-    EValueArgs {
-      val_type: KernelTypes::NONE,
-      val: None,
-    }
-  }
-}
-
-pub struct EValueBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> EValueBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_val_type(&mut self, val_type: KernelTypes) {
-    self.fbb_.push_slot::<KernelTypes>(EValue::VT_VAL_TYPE, val_type, KernelTypes::NONE);
-  }
-  #[inline]
-  pub fn add_val(&mut self, val: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(EValue::VT_VAL, val);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> EValueBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    EValueBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<EValue<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for EValue<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("EValue");
-      ds.field("val_type", &self.val_type());
-      match self.val_type() {
-        KernelTypes::Null => {
-          if let Some(x) = self.val_as_null() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::Int => {
-          if let Some(x) = self.val_as_int() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::Bool => {
-          if let Some(x) = self.val_as_bool() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::Double => {
-          if let Some(x) = self.val_as_double() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::Tensor => {
-          if let Some(x) = self.val_as_tensor() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::String => {
-          if let Some(x) = self.val_as_string() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::IntList => {
-          if let Some(x) = self.val_as_int_list() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::DoubleList => {
-          if let Some(x) = self.val_as_double_list() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::BoolList => {
-          if let Some(x) = self.val_as_bool_list() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::TensorList => {
-          if let Some(x) = self.val_as_tensor_list() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        KernelTypes::OptionalTensorList => {
-          if let Some(x) = self.val_as_optional_tensor_list() {
-            ds.field("val", &x)
-          } else {
-            ds.field("val", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        _ => {
-          let x: Option<()> = None;
-          ds.field("val", &x)
-        },
-      };
-      ds.finish()
-  }
-}
-pub enum OperatorOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Operator<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Operator<'a> {
-  type Inner = Operator<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Operator<'a> {
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_OVERLOAD: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Operator { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args OperatorArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Operator<'bldr>> {
-    let mut builder = OperatorBuilder::new(_fbb);
-    if let Some(x) = args.overload { builder.add_overload(x); }
-    if let Some(x) = args.name { builder.add_name(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Operator::VT_NAME, None)}
-  }
-  #[inline]
-  pub fn overload(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Operator::VT_OVERLOAD, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Operator<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("overload", Self::VT_OVERLOAD, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct OperatorArgs<'a> {
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub overload: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for OperatorArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    OperatorArgs {
-      name: None,
-      overload: None,
-    }
-  }
-}
-
-pub struct OperatorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> OperatorBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Operator::VT_NAME, name);
-  }
-  #[inline]
-  pub fn add_overload(&mut self, overload: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Operator::VT_OVERLOAD, overload);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> OperatorBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    OperatorBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Operator<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Operator<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Operator");
-      ds.field("name", &self.name());
-      ds.field("overload", &self.overload());
-      ds.finish()
-  }
-}
-pub enum KernelCallOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct KernelCall<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for KernelCall<'a> {
-  type Inner = KernelCall<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> KernelCall<'a> {
-  pub const VT_OP_INDEX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_ARGS: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    KernelCall { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args KernelCallArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<KernelCall<'bldr>> {
-    let mut builder = KernelCallBuilder::new(_fbb);
-    if let Some(x) = args.args { builder.add_args(x); }
-    builder.add_op_index(args.op_index);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn op_index(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(KernelCall::VT_OP_INDEX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn args(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(KernelCall::VT_ARGS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for KernelCall<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("op_index", Self::VT_OP_INDEX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("args", Self::VT_ARGS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct KernelCallArgs<'a> {
-    pub op_index: i32,
-    pub args: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-}
-impl<'a> Default for KernelCallArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    KernelCallArgs {
-      op_index: 0,
-      args: None,
-    }
-  }
-}
-
-pub struct KernelCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> KernelCallBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_op_index(&mut self, op_index: i32) {
-    self.fbb_.push_slot::<i32>(KernelCall::VT_OP_INDEX, op_index, 0);
-  }
-  #[inline]
-  pub fn add_args(&mut self, args: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(KernelCall::VT_ARGS, args);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> KernelCallBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    KernelCallBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<KernelCall<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for KernelCall<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("KernelCall");
-      ds.field("op_index", &self.op_index());
-      ds.field("args", &self.args());
-      ds.finish()
-  }
-}
-pub enum DelegateCallOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct DelegateCall<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for DelegateCall<'a> {
-  type Inner = DelegateCall<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> DelegateCall<'a> {
-  pub const VT_DELEGATE_INDEX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_ARGS: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    DelegateCall { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DelegateCallArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<DelegateCall<'bldr>> {
-    let mut builder = DelegateCallBuilder::new(_fbb);
-    if let Some(x) = args.args { builder.add_args(x); }
-    builder.add_delegate_index(args.delegate_index);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn delegate_index(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(DelegateCall::VT_DELEGATE_INDEX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn args(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(DelegateCall::VT_ARGS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for DelegateCall<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("delegate_index", Self::VT_DELEGATE_INDEX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("args", Self::VT_ARGS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DelegateCallArgs<'a> {
-    pub delegate_index: i32,
-    pub args: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-}
-impl<'a> Default for DelegateCallArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    DelegateCallArgs {
-      delegate_index: 0,
-      args: None,
-    }
-  }
-}
-
-pub struct DelegateCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DelegateCallBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_delegate_index(&mut self, delegate_index: i32) {
-    self.fbb_.push_slot::<i32>(DelegateCall::VT_DELEGATE_INDEX, delegate_index, 0);
-  }
-  #[inline]
-  pub fn add_args(&mut self, args: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(DelegateCall::VT_ARGS, args);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DelegateCallBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DelegateCallBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<DelegateCall<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for DelegateCall<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("DelegateCall");
-      ds.field("delegate_index", &self.delegate_index());
-      ds.field("args", &self.args());
-      ds.finish()
-  }
-}
-pub enum MoveCallOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct MoveCall<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for MoveCall<'a> {
-  type Inner = MoveCall<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> MoveCall<'a> {
-  pub const VT_MOVE_FROM: ::flatbuffers::VOffsetT = 4;
-  pub const VT_MOVE_TO: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    MoveCall { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args MoveCallArgs
-  ) -> ::flatbuffers::WIPOffset<MoveCall<'bldr>> {
-    let mut builder = MoveCallBuilder::new(_fbb);
-    builder.add_move_to(args.move_to);
-    builder.add_move_from(args.move_from);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn move_from(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(MoveCall::VT_MOVE_FROM, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn move_to(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(MoveCall::VT_MOVE_TO, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for MoveCall<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("move_from", Self::VT_MOVE_FROM, false)?
-     .visit_field::<i32>("move_to", Self::VT_MOVE_TO, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct MoveCallArgs {
-    pub move_from: i32,
-    pub move_to: i32,
-}
-impl<'a> Default for MoveCallArgs {
-  #[inline]
-  fn default() -> Self {
-    MoveCallArgs {
-      move_from: 0,
-      move_to: 0,
-    }
-  }
-}
-
-pub struct MoveCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> MoveCallBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_move_from(&mut self, move_from: i32) {
-    self.fbb_.push_slot::<i32>(MoveCall::VT_MOVE_FROM, move_from, 0);
-  }
-  #[inline]
-  pub fn add_move_to(&mut self, move_to: i32) {
-    self.fbb_.push_slot::<i32>(MoveCall::VT_MOVE_TO, move_to, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> MoveCallBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    MoveCallBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<MoveCall<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for MoveCall<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("MoveCall");
-      ds.field("move_from", &self.move_from());
-      ds.field("move_to", &self.move_to());
-      ds.finish()
-  }
-}
-pub enum JumpFalseCallOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct JumpFalseCall<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for JumpFalseCall<'a> {
-  type Inner = JumpFalseCall<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> JumpFalseCall<'a> {
-  pub const VT_COND_VALUE_INDEX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_DESTINATION_INSTRUCTION: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    JumpFalseCall { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args JumpFalseCallArgs
-  ) -> ::flatbuffers::WIPOffset<JumpFalseCall<'bldr>> {
-    let mut builder = JumpFalseCallBuilder::new(_fbb);
-    builder.add_destination_instruction(args.destination_instruction);
-    builder.add_cond_value_index(args.cond_value_index);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn cond_value_index(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(JumpFalseCall::VT_COND_VALUE_INDEX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn destination_instruction(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(JumpFalseCall::VT_DESTINATION_INSTRUCTION, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for JumpFalseCall<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("cond_value_index", Self::VT_COND_VALUE_INDEX, false)?
-     .visit_field::<i32>("destination_instruction", Self::VT_DESTINATION_INSTRUCTION, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct JumpFalseCallArgs {
-    pub cond_value_index: i32,
-    pub destination_instruction: i32,
-}
-impl<'a> Default for JumpFalseCallArgs {
-  #[inline]
-  fn default() -> Self {
-    JumpFalseCallArgs {
-      cond_value_index: 0,
-      destination_instruction: 0,
-    }
-  }
-}
-
-pub struct JumpFalseCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> JumpFalseCallBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_cond_value_index(&mut self, cond_value_index: i32) {
-    self.fbb_.push_slot::<i32>(JumpFalseCall::VT_COND_VALUE_INDEX, cond_value_index, 0);
-  }
-  #[inline]
-  pub fn add_destination_instruction(&mut self, destination_instruction: i32) {
-    self.fbb_.push_slot::<i32>(JumpFalseCall::VT_DESTINATION_INSTRUCTION, destination_instruction, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> JumpFalseCallBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    JumpFalseCallBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<JumpFalseCall<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for JumpFalseCall<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("JumpFalseCall");
-      ds.field("cond_value_index", &self.cond_value_index());
-      ds.field("destination_instruction", &self.destination_instruction());
-      ds.finish()
-  }
-}
-pub enum FreeCallOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct FreeCall<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for FreeCall<'a> {
-  type Inner = FreeCall<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> FreeCall<'a> {
-  pub const VT_VALUE_INDEX: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    FreeCall { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args FreeCallArgs
-  ) -> ::flatbuffers::WIPOffset<FreeCall<'bldr>> {
-    let mut builder = FreeCallBuilder::new(_fbb);
-    builder.add_value_index(args.value_index);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn value_index(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(FreeCall::VT_VALUE_INDEX, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for FreeCall<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("value_index", Self::VT_VALUE_INDEX, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct FreeCallArgs {
-    pub value_index: i32,
-}
-impl<'a> Default for FreeCallArgs {
-  #[inline]
-  fn default() -> Self {
-    FreeCallArgs {
-      value_index: 0,
-    }
-  }
-}
-
-pub struct FreeCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FreeCallBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_value_index(&mut self, value_index: i32) {
-    self.fbb_.push_slot::<i32>(FreeCall::VT_VALUE_INDEX, value_index, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FreeCallBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    FreeCallBuilder {
-      fbb_: _fbb,
-      start_: start,
-    }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<FreeCall<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for FreeCall<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("FreeCall");
-      ds.field("value_index", &self.value_index());
-      ds.finish()
-  }
-}
-pub enum InstructionOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Instruction<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Instruction<'a> {
-  type Inner = Instruction<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Instruction<'a> {
-  pub const VT_INSTR_ARGS_TYPE: ::flatbuffers::VOffsetT = 4;
-  pub const VT_INSTR_ARGS: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Instruction { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args InstructionArgs
-  ) -> ::flatbuffers::WIPOffset<Instruction<'bldr>> {
-    let mut builder = InstructionBuilder::new(_fbb);
-    if let Some(x) = args.instr_args { builder.add_instr_args(x); }
-    builder.add_instr_args_type(args.instr_args_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn instr_args_type(&self) -> InstructionArguments {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<InstructionArguments>(Instruction::VT_INSTR_ARGS_TYPE, Some(InstructionArguments::NONE)).unwrap()}
-  }
-  #[inline]
-  pub fn instr_args(&self) -> Option<::flatbuffers::Table<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(Instruction::VT_INSTR_ARGS, None)}
-  }
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn instr_args_as_kernel_call(&self) -> Option<KernelCall<'a>> {
-    if self.instr_args_type() == InstructionArguments::KernelCall {
-      self.instr_args().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { KernelCall::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn instr_args_as_delegate_call(&self) -> Option<DelegateCall<'a>> {
-    if self.instr_args_type() == InstructionArguments::DelegateCall {
-      self.instr_args().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { DelegateCall::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn instr_args_as_move_call(&self) -> Option<MoveCall<'a>> {
-    if self.instr_args_type() == InstructionArguments::MoveCall {
-      self.instr_args().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { MoveCall::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn instr_args_as_jump_false_call(&self) -> Option<JumpFalseCall<'a>> {
-    if self.instr_args_type() == InstructionArguments::JumpFalseCall {
-      self.instr_args().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { JumpFalseCall::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-  #[inline]
-  #[allow(non_snake_case)]
-  pub fn instr_args_as_free_call(&self) -> Option<FreeCall<'a>> {
-    if self.instr_args_type() == InstructionArguments::FreeCall {
-      self.instr_args().map(|t| {
-       // Safety:
-       // Created from a valid Table for this object
-       // Which contains a valid union in this slot
-       unsafe { FreeCall::init_from_table(t) }
-     })
-    } else {
-      None
-    }
-  }
-
-}
-
-impl ::flatbuffers::Verifiable for Instruction<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_union::<InstructionArguments, _>("instr_args_type", Self::VT_INSTR_ARGS_TYPE, "instr_args", Self::VT_INSTR_ARGS, false, |key, v, pos| {
-        match key {
-          InstructionArguments::KernelCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<KernelCall>>("InstructionArguments::KernelCall", pos),
-          InstructionArguments::DelegateCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<DelegateCall>>("InstructionArguments::DelegateCall", pos),
-          InstructionArguments::MoveCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<MoveCall>>("InstructionArguments::MoveCall", pos),
-          InstructionArguments::JumpFalseCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<JumpFalseCall>>("InstructionArguments::JumpFalseCall", pos),
-          InstructionArguments::FreeCall => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<FreeCall>>("InstructionArguments::FreeCall", pos),
-          _ => Ok(()),
+            Ok(())
         }
-     })?
-     .finish();
-    Ok(())
-  }
-}
-pub struct InstructionArgs {
-    pub instr_args_type: InstructionArguments,
-    pub instr_args: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
-}
-impl<'a> Default for InstructionArgs {
-  #[inline]
-  fn default() -> Self {
-    InstructionArgs {
-      instr_args_type: InstructionArguments::NONE,
-      instr_args: None,
     }
-  }
-}
-
-pub struct InstructionBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> InstructionBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_instr_args_type(&mut self, instr_args_type: InstructionArguments) {
-    self.fbb_.push_slot::<InstructionArguments>(Instruction::VT_INSTR_ARGS_TYPE, instr_args_type, InstructionArguments::NONE);
-  }
-  #[inline]
-  pub fn add_instr_args(&mut self, instr_args: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Instruction::VT_INSTR_ARGS, instr_args);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> InstructionBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    InstructionBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct EValueArgs {
+        pub val_type: KernelTypes,
+        pub val: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Instruction<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Instruction<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Instruction");
-      ds.field("instr_args_type", &self.instr_args_type());
-      match self.instr_args_type() {
-        InstructionArguments::KernelCall => {
-          if let Some(x) = self.instr_args_as_kernel_call() {
-            ds.field("instr_args", &x)
-          } else {
-            ds.field("instr_args", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        InstructionArguments::DelegateCall => {
-          if let Some(x) = self.instr_args_as_delegate_call() {
-            ds.field("instr_args", &x)
-          } else {
-            ds.field("instr_args", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        InstructionArguments::MoveCall => {
-          if let Some(x) = self.instr_args_as_move_call() {
-            ds.field("instr_args", &x)
-          } else {
-            ds.field("instr_args", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        InstructionArguments::JumpFalseCall => {
-          if let Some(x) = self.instr_args_as_jump_false_call() {
-            ds.field("instr_args", &x)
-          } else {
-            ds.field("instr_args", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        InstructionArguments::FreeCall => {
-          if let Some(x) = self.instr_args_as_free_call() {
-            ds.field("instr_args", &x)
-          } else {
-            ds.field("instr_args", &"InvalidFlatbuffer: Union discriminant does not match value.")
-          }
-        },
-        _ => {
-          let x: Option<()> = None;
-          ds.field("instr_args", &x)
-        },
-      };
-      ds.finish()
-  }
-}
-pub enum FrameOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Frame<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Frame<'a> {
-  type Inner = Frame<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Frame<'a> {
-  pub const VT_FILENAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_LINENO: ::flatbuffers::VOffsetT = 6;
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 8;
-  pub const VT_CONTEXT: ::flatbuffers::VOffsetT = 10;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Frame { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args FrameArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Frame<'bldr>> {
-    let mut builder = FrameBuilder::new(_fbb);
-    if let Some(x) = args.context { builder.add_context(x); }
-    if let Some(x) = args.name { builder.add_name(x); }
-    builder.add_lineno(args.lineno);
-    if let Some(x) = args.filename { builder.add_filename(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn filename(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Frame::VT_FILENAME, None)}
-  }
-  #[inline]
-  pub fn lineno(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(Frame::VT_LINENO, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Frame::VT_NAME, None)}
-  }
-  #[inline]
-  pub fn context(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(Frame::VT_CONTEXT, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Frame<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("filename", Self::VT_FILENAME, false)?
-     .visit_field::<i32>("lineno", Self::VT_LINENO, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("context", Self::VT_CONTEXT, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct FrameArgs<'a> {
-    pub filename: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub lineno: i32,
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub context: Option<::flatbuffers::WIPOffset<&'a str>>,
-}
-impl<'a> Default for FrameArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    FrameArgs {
-      filename: None,
-      lineno: 0,
-      name: None,
-      context: None,
+    impl<'a> Default for EValueArgs {
+        #[inline]
+        fn default() -> Self {
+            EValueArgs {
+                val_type: KernelTypes::NONE,
+                val: None,
+            }
+        }
     }
-  }
-}
 
-pub struct FrameBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_filename(&mut self, filename: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Frame::VT_FILENAME, filename);
-  }
-  #[inline]
-  pub fn add_lineno(&mut self, lineno: i32) {
-    self.fbb_.push_slot::<i32>(Frame::VT_LINENO, lineno, 0);
-  }
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Frame::VT_NAME, name);
-  }
-  #[inline]
-  pub fn add_context(&mut self, context: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Frame::VT_CONTEXT, context);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FrameBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    FrameBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct EValueBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Frame<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Frame<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Frame");
-      ds.field("filename", &self.filename());
-      ds.field("lineno", &self.lineno());
-      ds.field("name", &self.name());
-      ds.field("context", &self.context());
-      ds.finish()
-  }
-}
-pub enum FrameListOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct FrameList<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for FrameList<'a> {
-  type Inner = FrameList<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> FrameList<'a> {
-  pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    FrameList { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args FrameListArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<FrameList<'bldr>> {
-    let mut builder = FrameListBuilder::new(_fbb);
-    if let Some(x) = args.items { builder.add_items(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn items(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Frame<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Frame>>>>(FrameList::VT_ITEMS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for FrameList<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Frame>>>>("items", Self::VT_ITEMS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct FrameListArgs<'a> {
-    pub items: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Frame<'a>>>>>,
-}
-impl<'a> Default for FrameListArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    FrameListArgs {
-      items: None,
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> EValueBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_val_type(&mut self, val_type: KernelTypes) {
+            self.fbb_
+                .push_slot::<KernelTypes>(EValue::VT_VAL_TYPE, val_type, KernelTypes::NONE);
+        }
+        #[inline]
+        pub fn add_val(&mut self, val: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(EValue::VT_VAL, val);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> EValueBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            EValueBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<EValue<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
     }
-  }
-}
 
-pub struct FrameListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameListBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_items(&mut self, items: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Frame<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(FrameList::VT_ITEMS, items);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> FrameListBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    FrameListBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::core::fmt::Debug for EValue<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("EValue");
+            ds.field("val_type", &self.val_type());
+            match self.val_type() {
+                KernelTypes::Null => {
+                    if let Some(x) = self.val_as_null() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::Int => {
+                    if let Some(x) = self.val_as_int() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::Bool => {
+                    if let Some(x) = self.val_as_bool() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::Double => {
+                    if let Some(x) = self.val_as_double() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::Tensor => {
+                    if let Some(x) = self.val_as_tensor() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::String => {
+                    if let Some(x) = self.val_as_string() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::IntList => {
+                    if let Some(x) = self.val_as_int_list() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::DoubleList => {
+                    if let Some(x) = self.val_as_double_list() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::BoolList => {
+                    if let Some(x) = self.val_as_bool_list() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::TensorList => {
+                    if let Some(x) = self.val_as_tensor_list() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                KernelTypes::OptionalTensorList => {
+                    if let Some(x) = self.val_as_optional_tensor_list() {
+                        ds.field("val", &x)
+                    } else {
+                        ds.field(
+                            "val",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                _ => {
+                    let x: Option<()> = None;
+                    ds.field("val", &x)
+                }
+            };
+            ds.finish()
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<FrameList<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
+    pub enum OperatorOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-impl ::core::fmt::Debug for FrameList<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("FrameList");
-      ds.field("items", &self.items());
-      ds.finish()
-  }
-}
-pub enum BackendDelegateDataReferenceOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct BackendDelegateDataReference<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for BackendDelegateDataReference<'a> {
-  type Inner = BackendDelegateDataReference<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BackendDelegateDataReference<'a> {
-  pub const VT_LOCATION: ::flatbuffers::VOffsetT = 4;
-  pub const VT_INDEX: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BackendDelegateDataReference { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BackendDelegateDataReferenceArgs
-  ) -> ::flatbuffers::WIPOffset<BackendDelegateDataReference<'bldr>> {
-    let mut builder = BackendDelegateDataReferenceBuilder::new(_fbb);
-    builder.add_index(args.index);
-    builder.add_location(args.location);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn location(&self) -> DataLocation {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<DataLocation>(BackendDelegateDataReference::VT_LOCATION, Some(DataLocation::INLINE)).unwrap()}
-  }
-  #[inline]
-  pub fn index(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(BackendDelegateDataReference::VT_INDEX, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BackendDelegateDataReference<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<DataLocation>("location", Self::VT_LOCATION, false)?
-     .visit_field::<u32>("index", Self::VT_INDEX, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BackendDelegateDataReferenceArgs {
-    pub location: DataLocation,
-    pub index: u32,
-}
-impl<'a> Default for BackendDelegateDataReferenceArgs {
-  #[inline]
-  fn default() -> Self {
-    BackendDelegateDataReferenceArgs {
-      location: DataLocation::INLINE,
-      index: 0,
+    pub struct Operator<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
-}
 
-pub struct BackendDelegateDataReferenceBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BackendDelegateDataReferenceBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_location(&mut self, location: DataLocation) {
-    self.fbb_.push_slot::<DataLocation>(BackendDelegateDataReference::VT_LOCATION, location, DataLocation::INLINE);
-  }
-  #[inline]
-  pub fn add_index(&mut self, index: u32) {
-    self.fbb_.push_slot::<u32>(BackendDelegateDataReference::VT_INDEX, index, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BackendDelegateDataReferenceBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BackendDelegateDataReferenceBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Follow<'a> for Operator<'a> {
+        type Inner = Operator<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BackendDelegateDataReference<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for BackendDelegateDataReference<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BackendDelegateDataReference");
-      ds.field("location", &self.location());
-      ds.field("index", &self.index());
-      ds.finish()
-  }
-}
-pub enum CompileSpecOffset {}
-#[derive(Copy, Clone, PartialEq)]
+    impl<'a> Operator<'a> {
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+        pub const VT_OVERLOAD: ::flatbuffers::VOffsetT = 6;
 
-pub struct CompileSpec<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Operator { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args OperatorArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Operator<'bldr>> {
+            let mut builder = OperatorBuilder::new(_fbb);
+            if let Some(x) = args.overload {
+                builder.add_overload(x);
+            }
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            builder.finish()
+        }
 
-impl<'a> ::flatbuffers::Follow<'a> for CompileSpec<'a> {
-  type Inner = CompileSpec<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> CompileSpec<'a> {
-  pub const VT_KEY: ::flatbuffers::VOffsetT = 4;
-  pub const VT_VALUE: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    CompileSpec { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args CompileSpecArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<CompileSpec<'bldr>> {
-    let mut builder = CompileSpecBuilder::new(_fbb);
-    if let Some(x) = args.value { builder.add_value(x); }
-    if let Some(x) = args.key { builder.add_key(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn key(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(CompileSpec::VT_KEY, None)}
-  }
-  #[inline]
-  pub fn value(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(CompileSpec::VT_VALUE, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for CompileSpec<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("key", Self::VT_KEY, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("value", Self::VT_VALUE, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct CompileSpecArgs<'a> {
-    pub key: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub value: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-}
-impl<'a> Default for CompileSpecArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    CompileSpecArgs {
-      key: None,
-      value: None,
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(Operator::VT_NAME, None)
+            }
+        }
+        #[inline]
+        pub fn overload(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(Operator::VT_OVERLOAD, None)
+            }
+        }
     }
-  }
-}
 
-pub struct CompileSpecBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CompileSpecBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_key(&mut self, key: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CompileSpec::VT_KEY, key);
-  }
-  #[inline]
-  pub fn add_value(&mut self, value: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(CompileSpec::VT_VALUE, value);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> CompileSpecBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    CompileSpecBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::Verifiable for Operator<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "overload",
+                    Self::VT_OVERLOAD,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<CompileSpec<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for CompileSpec<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("CompileSpec");
-      ds.field("key", &self.key());
-      ds.field("value", &self.value());
-      ds.finish()
-  }
-}
-pub enum BackendDelegateOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct BackendDelegate<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for BackendDelegate<'a> {
-  type Inner = BackendDelegate<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BackendDelegate<'a> {
-  pub const VT_ID: ::flatbuffers::VOffsetT = 4;
-  pub const VT_PROCESSED: ::flatbuffers::VOffsetT = 6;
-  pub const VT_COMPILE_SPECS: ::flatbuffers::VOffsetT = 8;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BackendDelegate { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BackendDelegateArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<BackendDelegate<'bldr>> {
-    let mut builder = BackendDelegateBuilder::new(_fbb);
-    if let Some(x) = args.compile_specs { builder.add_compile_specs(x); }
-    if let Some(x) = args.processed { builder.add_processed(x); }
-    if let Some(x) = args.id { builder.add_id(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn id(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(BackendDelegate::VT_ID, None)}
-  }
-  #[inline]
-  pub fn processed(&self) -> Option<BackendDelegateDataReference<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<BackendDelegateDataReference>>(BackendDelegate::VT_PROCESSED, None)}
-  }
-  #[inline]
-  pub fn compile_specs(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CompileSpec<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CompileSpec>>>>(BackendDelegate::VT_COMPILE_SPECS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BackendDelegate<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("id", Self::VT_ID, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<BackendDelegateDataReference>>("processed", Self::VT_PROCESSED, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<CompileSpec>>>>("compile_specs", Self::VT_COMPILE_SPECS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BackendDelegateArgs<'a> {
-    pub id: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub processed: Option<::flatbuffers::WIPOffset<BackendDelegateDataReference<'a>>>,
-    pub compile_specs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CompileSpec<'a>>>>>,
-}
-impl<'a> Default for BackendDelegateArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BackendDelegateArgs {
-      id: None,
-      processed: None,
-      compile_specs: None,
+    pub struct OperatorArgs<'a> {
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub overload: Option<::flatbuffers::WIPOffset<&'a str>>,
     }
-  }
-}
-
-pub struct BackendDelegateBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BackendDelegateBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_id(&mut self, id: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BackendDelegate::VT_ID, id);
-  }
-  #[inline]
-  pub fn add_processed(&mut self, processed: ::flatbuffers::WIPOffset<BackendDelegateDataReference<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<BackendDelegateDataReference>>(BackendDelegate::VT_PROCESSED, processed);
-  }
-  #[inline]
-  pub fn add_compile_specs(&mut self, compile_specs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<CompileSpec<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BackendDelegate::VT_COMPILE_SPECS, compile_specs);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BackendDelegateBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BackendDelegateBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> Default for OperatorArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            OperatorArgs {
+                name: None,
+                overload: None,
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BackendDelegate<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for BackendDelegate<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BackendDelegate");
-      ds.field("id", &self.id());
-      ds.field("processed", &self.processed());
-      ds.field("compile_specs", &self.compile_specs());
-      ds.finish()
-  }
-}
-pub enum ChainOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Chain<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Chain<'a> {
-  type Inner = Chain<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Chain<'a> {
-  pub const VT_INPUTS: ::flatbuffers::VOffsetT = 4;
-  pub const VT_OUTPUTS: ::flatbuffers::VOffsetT = 6;
-  pub const VT_INSTRUCTIONS: ::flatbuffers::VOffsetT = 8;
-  pub const VT_STACKTRACE: ::flatbuffers::VOffsetT = 10;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Chain { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ChainArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Chain<'bldr>> {
-    let mut builder = ChainBuilder::new(_fbb);
-    if let Some(x) = args.stacktrace { builder.add_stacktrace(x); }
-    if let Some(x) = args.instructions { builder.add_instructions(x); }
-    if let Some(x) = args.outputs { builder.add_outputs(x); }
-    if let Some(x) = args.inputs { builder.add_inputs(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn inputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(Chain::VT_INPUTS, None)}
-  }
-  #[inline]
-  pub fn outputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(Chain::VT_OUTPUTS, None)}
-  }
-  #[inline]
-  pub fn instructions(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Instruction<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Instruction>>>>(Chain::VT_INSTRUCTIONS, None)}
-  }
-  #[inline]
-  pub fn stacktrace(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FrameList<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FrameList>>>>(Chain::VT_STACKTRACE, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Chain<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("inputs", Self::VT_INPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("outputs", Self::VT_OUTPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Instruction>>>>("instructions", Self::VT_INSTRUCTIONS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<FrameList>>>>("stacktrace", Self::VT_STACKTRACE, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ChainArgs<'a> {
-    pub inputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-    pub outputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-    pub instructions: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Instruction<'a>>>>>,
-    pub stacktrace: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FrameList<'a>>>>>,
-}
-impl<'a> Default for ChainArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ChainArgs {
-      inputs: None,
-      outputs: None,
-      instructions: None,
-      stacktrace: None,
+    pub struct OperatorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
     }
-  }
-}
-
-pub struct ChainBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ChainBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_inputs(&mut self, inputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_INPUTS, inputs);
-  }
-  #[inline]
-  pub fn add_outputs(&mut self, outputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_OUTPUTS, outputs);
-  }
-  #[inline]
-  pub fn add_instructions(&mut self, instructions: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Instruction<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_INSTRUCTIONS, instructions);
-  }
-  #[inline]
-  pub fn add_stacktrace(&mut self, stacktrace: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<FrameList<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_STACKTRACE, stacktrace);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ChainBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ChainBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> OperatorBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Operator::VT_NAME, name);
+        }
+        #[inline]
+        pub fn add_overload(&mut self, overload: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Operator::VT_OVERLOAD, overload);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> OperatorBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            OperatorBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Operator<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Chain<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for Chain<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Chain");
-      ds.field("inputs", &self.inputs());
-      ds.field("outputs", &self.outputs());
-      ds.field("instructions", &self.instructions());
-      ds.field("stacktrace", &self.stacktrace());
-      ds.finish()
-  }
-}
-pub enum ExecutionPlanOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct ExecutionPlan<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for ExecutionPlan<'a> {
-  type Inner = ExecutionPlan<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> ExecutionPlan<'a> {
-  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
-  pub const VT_CONTAINER_META_TYPE: ::flatbuffers::VOffsetT = 6;
-  pub const VT_VALUES: ::flatbuffers::VOffsetT = 8;
-  pub const VT_INPUTS: ::flatbuffers::VOffsetT = 10;
-  pub const VT_OUTPUTS: ::flatbuffers::VOffsetT = 12;
-  pub const VT_CHAINS: ::flatbuffers::VOffsetT = 14;
-  pub const VT_OPERATORS: ::flatbuffers::VOffsetT = 16;
-  pub const VT_DELEGATES: ::flatbuffers::VOffsetT = 18;
-  pub const VT_NON_CONST_BUFFER_SIZES: ::flatbuffers::VOffsetT = 20;
-  pub const VT_NON_CONST_BUFFER_DEVICE: ::flatbuffers::VOffsetT = 22;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    ExecutionPlan { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ExecutionPlanArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<ExecutionPlan<'bldr>> {
-    let mut builder = ExecutionPlanBuilder::new(_fbb);
-    if let Some(x) = args.non_const_buffer_device { builder.add_non_const_buffer_device(x); }
-    if let Some(x) = args.non_const_buffer_sizes { builder.add_non_const_buffer_sizes(x); }
-    if let Some(x) = args.delegates { builder.add_delegates(x); }
-    if let Some(x) = args.operators { builder.add_operators(x); }
-    if let Some(x) = args.chains { builder.add_chains(x); }
-    if let Some(x) = args.outputs { builder.add_outputs(x); }
-    if let Some(x) = args.inputs { builder.add_inputs(x); }
-    if let Some(x) = args.values { builder.add_values(x); }
-    if let Some(x) = args.container_meta_type { builder.add_container_meta_type(x); }
-    if let Some(x) = args.name { builder.add_name(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn name(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ExecutionPlan::VT_NAME, None)}
-  }
-  #[inline]
-  pub fn container_meta_type(&self) -> Option<ContainerMetadata<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<ContainerMetadata>>(ExecutionPlan::VT_CONTAINER_META_TYPE, None)}
-  }
-  #[inline]
-  pub fn values(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<EValue<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<EValue>>>>(ExecutionPlan::VT_VALUES, None)}
-  }
-  #[inline]
-  pub fn inputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(ExecutionPlan::VT_INPUTS, None)}
-  }
-  #[inline]
-  pub fn outputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(ExecutionPlan::VT_OUTPUTS, None)}
-  }
-  #[inline]
-  pub fn chains(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Chain<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Chain>>>>(ExecutionPlan::VT_CHAINS, None)}
-  }
-  #[inline]
-  pub fn operators(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Operator<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Operator>>>>(ExecutionPlan::VT_OPERATORS, None)}
-  }
-  #[inline]
-  pub fn delegates(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegate<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegate>>>>(ExecutionPlan::VT_DELEGATES, None)}
-  }
-  #[inline]
-  pub fn non_const_buffer_sizes(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(ExecutionPlan::VT_NON_CONST_BUFFER_SIZES, None)}
-  }
-  #[inline]
-  pub fn non_const_buffer_device(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice>>>>(ExecutionPlan::VT_NON_CONST_BUFFER_DEVICE, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for ExecutionPlan<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<ContainerMetadata>>("container_meta_type", Self::VT_CONTAINER_META_TYPE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<EValue>>>>("values", Self::VT_VALUES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("inputs", Self::VT_INPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("outputs", Self::VT_OUTPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Chain>>>>("chains", Self::VT_CHAINS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Operator>>>>("operators", Self::VT_OPERATORS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<BackendDelegate>>>>("delegates", Self::VT_DELEGATES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>("non_const_buffer_sizes", Self::VT_NON_CONST_BUFFER_SIZES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice>>>>("non_const_buffer_device", Self::VT_NON_CONST_BUFFER_DEVICE, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ExecutionPlanArgs<'a> {
-    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub container_meta_type: Option<::flatbuffers::WIPOffset<ContainerMetadata<'a>>>,
-    pub values: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<EValue<'a>>>>>,
-    pub inputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-    pub outputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
-    pub chains: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Chain<'a>>>>>,
-    pub operators: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Operator<'a>>>>>,
-    pub delegates: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegate<'a>>>>>,
-    pub non_const_buffer_sizes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
-    pub non_const_buffer_device: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice<'a>>>>>,
-}
-impl<'a> Default for ExecutionPlanArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ExecutionPlanArgs {
-      name: None,
-      container_meta_type: None,
-      values: None,
-      inputs: None,
-      outputs: None,
-      chains: None,
-      operators: None,
-      delegates: None,
-      non_const_buffer_sizes: None,
-      non_const_buffer_device: None,
+    impl ::core::fmt::Debug for Operator<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Operator");
+            ds.field("name", &self.name());
+            ds.field("overload", &self.overload());
+            ds.finish()
+        }
     }
-  }
-}
+    pub enum KernelCallOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-pub struct ExecutionPlanBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ExecutionPlanBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_NAME, name);
-  }
-  #[inline]
-  pub fn add_container_meta_type(&mut self, container_meta_type: ::flatbuffers::WIPOffset<ContainerMetadata<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<ContainerMetadata>>(ExecutionPlan::VT_CONTAINER_META_TYPE, container_meta_type);
-  }
-  #[inline]
-  pub fn add_values(&mut self, values: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<EValue<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_VALUES, values);
-  }
-  #[inline]
-  pub fn add_inputs(&mut self, inputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_INPUTS, inputs);
-  }
-  #[inline]
-  pub fn add_outputs(&mut self, outputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i32>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_OUTPUTS, outputs);
-  }
-  #[inline]
-  pub fn add_chains(&mut self, chains: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Chain<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_CHAINS, chains);
-  }
-  #[inline]
-  pub fn add_operators(&mut self, operators: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Operator<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_OPERATORS, operators);
-  }
-  #[inline]
-  pub fn add_delegates(&mut self, delegates: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<BackendDelegate<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_DELEGATES, delegates);
-  }
-  #[inline]
-  pub fn add_non_const_buffer_sizes(&mut self, non_const_buffer_sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , i64>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_NON_CONST_BUFFER_SIZES, non_const_buffer_sizes);
-  }
-  #[inline]
-  pub fn add_non_const_buffer_device(&mut self, non_const_buffer_device: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<NonConstBufferDevice<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_NON_CONST_BUFFER_DEVICE, non_const_buffer_device);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ExecutionPlanBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ExecutionPlanBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct KernelCall<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<ExecutionPlan<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for ExecutionPlan<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("ExecutionPlan");
-      ds.field("name", &self.name());
-      ds.field("container_meta_type", &self.container_meta_type());
-      ds.field("values", &self.values());
-      ds.field("inputs", &self.inputs());
-      ds.field("outputs", &self.outputs());
-      ds.field("chains", &self.chains());
-      ds.field("operators", &self.operators());
-      ds.field("delegates", &self.delegates());
-      ds.field("non_const_buffer_sizes", &self.non_const_buffer_sizes());
-      ds.field("non_const_buffer_device", &self.non_const_buffer_device());
-      ds.finish()
-  }
-}
-pub enum NonConstBufferDeviceOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct NonConstBufferDevice<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for NonConstBufferDevice<'a> {
-  type Inner = NonConstBufferDevice<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> NonConstBufferDevice<'a> {
-  pub const VT_BUFFER_IDX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_DEVICE_TYPE: ::flatbuffers::VOffsetT = 6;
-  pub const VT_DEVICE_INDEX: ::flatbuffers::VOffsetT = 8;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    NonConstBufferDevice { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args NonConstBufferDeviceArgs
-  ) -> ::flatbuffers::WIPOffset<NonConstBufferDevice<'bldr>> {
-    let mut builder = NonConstBufferDeviceBuilder::new(_fbb);
-    builder.add_buffer_idx(args.buffer_idx);
-    builder.add_device_index(args.device_index);
-    builder.add_device_type(args.device_type);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn buffer_idx(&self) -> i32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i32>(NonConstBufferDevice::VT_BUFFER_IDX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn device_type(&self) -> DeviceType {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<DeviceType>(NonConstBufferDevice::VT_DEVICE_TYPE, Some(DeviceType::CPU)).unwrap()}
-  }
-  #[inline]
-  pub fn device_index(&self) -> i8 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<i8>(NonConstBufferDevice::VT_DEVICE_INDEX, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for NonConstBufferDevice<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<i32>("buffer_idx", Self::VT_BUFFER_IDX, false)?
-     .visit_field::<DeviceType>("device_type", Self::VT_DEVICE_TYPE, false)?
-     .visit_field::<i8>("device_index", Self::VT_DEVICE_INDEX, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct NonConstBufferDeviceArgs {
-    pub buffer_idx: i32,
-    pub device_type: DeviceType,
-    pub device_index: i8,
-}
-impl<'a> Default for NonConstBufferDeviceArgs {
-  #[inline]
-  fn default() -> Self {
-    NonConstBufferDeviceArgs {
-      buffer_idx: 0,
-      device_type: DeviceType::CPU,
-      device_index: 0,
+    impl<'a> ::flatbuffers::Follow<'a> for KernelCall<'a> {
+        type Inner = KernelCall<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
     }
-  }
-}
 
-pub struct NonConstBufferDeviceBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NonConstBufferDeviceBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_buffer_idx(&mut self, buffer_idx: i32) {
-    self.fbb_.push_slot::<i32>(NonConstBufferDevice::VT_BUFFER_IDX, buffer_idx, 0);
-  }
-  #[inline]
-  pub fn add_device_type(&mut self, device_type: DeviceType) {
-    self.fbb_.push_slot::<DeviceType>(NonConstBufferDevice::VT_DEVICE_TYPE, device_type, DeviceType::CPU);
-  }
-  #[inline]
-  pub fn add_device_index(&mut self, device_index: i8) {
-    self.fbb_.push_slot::<i8>(NonConstBufferDevice::VT_DEVICE_INDEX, device_index, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> NonConstBufferDeviceBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    NonConstBufferDeviceBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> KernelCall<'a> {
+        pub const VT_OP_INDEX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_ARGS: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            KernelCall { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args KernelCallArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<KernelCall<'bldr>> {
+            let mut builder = KernelCallBuilder::new(_fbb);
+            if let Some(x) = args.args {
+                builder.add_args(x);
+            }
+            builder.add_op_index(args.op_index);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn op_index(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(KernelCall::VT_OP_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn args(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        KernelCall::VT_ARGS,
+                        None,
+                    )
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<NonConstBufferDevice<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for NonConstBufferDevice<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("NonConstBufferDevice");
-      ds.field("buffer_idx", &self.buffer_idx());
-      ds.field("device_type", &self.device_type());
-      ds.field("device_index", &self.device_index());
-      ds.finish()
-  }
-}
-pub enum BufferOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Buffer<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Buffer<'a> {
-  type Inner = Buffer<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Buffer<'a> {
-  pub const VT_STORAGE: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Buffer { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BufferArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Buffer<'bldr>> {
-    let mut builder = BufferBuilder::new(_fbb);
-    if let Some(x) = args.storage { builder.add_storage(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn storage(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Buffer::VT_STORAGE, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Buffer<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("storage", Self::VT_STORAGE, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BufferArgs<'a> {
-    pub storage: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-}
-impl<'a> Default for BufferArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BufferArgs {
-      storage: None,
+    impl ::flatbuffers::Verifiable for KernelCall<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("op_index", Self::VT_OP_INDEX, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "args",
+                    Self::VT_ARGS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
     }
-  }
-}
-
-pub struct BufferBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BufferBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_storage(&mut self, storage: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Buffer::VT_STORAGE, storage);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BufferBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BufferBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct KernelCallArgs<'a> {
+        pub op_index: i32,
+        pub args: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Buffer<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for Buffer<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Buffer");
-      ds.field("storage", &self.storage());
-      ds.finish()
-  }
-}
-pub enum BackendDelegateInlineDataOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct BackendDelegateInlineData<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for BackendDelegateInlineData<'a> {
-  type Inner = BackendDelegateInlineData<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> BackendDelegateInlineData<'a> {
-  pub const VT_DATA: ::flatbuffers::VOffsetT = 4;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    BackendDelegateInlineData { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args BackendDelegateInlineDataArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<BackendDelegateInlineData<'bldr>> {
-    let mut builder = BackendDelegateInlineDataBuilder::new(_fbb);
-    if let Some(x) = args.data { builder.add_data(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn data(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(BackendDelegateInlineData::VT_DATA, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for BackendDelegateInlineData<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("data", Self::VT_DATA, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct BackendDelegateInlineDataArgs<'a> {
-    pub data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
-}
-impl<'a> Default for BackendDelegateInlineDataArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    BackendDelegateInlineDataArgs {
-      data: None,
+    impl<'a> Default for KernelCallArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            KernelCallArgs {
+                op_index: 0,
+                args: None,
+            }
+        }
     }
-  }
-}
 
-pub struct BackendDelegateInlineDataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BackendDelegateInlineDataBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_data(&mut self, data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(BackendDelegateInlineData::VT_DATA, data);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> BackendDelegateInlineDataBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    BackendDelegateInlineDataBuilder {
-      fbb_: _fbb,
-      start_: start,
+    pub struct KernelCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<BackendDelegateInlineData<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for BackendDelegateInlineData<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("BackendDelegateInlineData");
-      ds.field("data", &self.data());
-      ds.finish()
-  }
-}
-pub enum DataSegmentOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct DataSegment<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for DataSegment<'a> {
-  type Inner = DataSegment<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> DataSegment<'a> {
-  pub const VT_OFFSET: ::flatbuffers::VOffsetT = 4;
-  pub const VT_SIZE: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    DataSegment { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args DataSegmentArgs
-  ) -> ::flatbuffers::WIPOffset<DataSegment<'bldr>> {
-    let mut builder = DataSegmentBuilder::new(_fbb);
-    builder.add_size(args.size);
-    builder.add_offset(args.offset);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn offset(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(DataSegment::VT_OFFSET, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn size(&self) -> u64 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u64>(DataSegment::VT_SIZE, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for DataSegment<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u64>("offset", Self::VT_OFFSET, false)?
-     .visit_field::<u64>("size", Self::VT_SIZE, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct DataSegmentArgs {
-    pub offset: u64,
-    pub size: u64,
-}
-impl<'a> Default for DataSegmentArgs {
-  #[inline]
-  fn default() -> Self {
-    DataSegmentArgs {
-      offset: 0,
-      size: 0,
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> KernelCallBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_op_index(&mut self, op_index: i32) {
+            self.fbb_
+                .push_slot::<i32>(KernelCall::VT_OP_INDEX, op_index, 0);
+        }
+        #[inline]
+        pub fn add_args(&mut self, args: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(KernelCall::VT_ARGS, args);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> KernelCallBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            KernelCallBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<KernelCall<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
     }
-  }
-}
 
-pub struct DataSegmentBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DataSegmentBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_offset(&mut self, offset: u64) {
-    self.fbb_.push_slot::<u64>(DataSegment::VT_OFFSET, offset, 0);
-  }
-  #[inline]
-  pub fn add_size(&mut self, size: u64) {
-    self.fbb_.push_slot::<u64>(DataSegment::VT_SIZE, size, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> DataSegmentBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    DataSegmentBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::core::fmt::Debug for KernelCall<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("KernelCall");
+            ds.field("op_index", &self.op_index());
+            ds.field("args", &self.args());
+            ds.finish()
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<DataSegment<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
+    pub enum DelegateCallOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-impl ::core::fmt::Debug for DataSegment<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("DataSegment");
-      ds.field("offset", &self.offset());
-      ds.field("size", &self.size());
-      ds.finish()
-  }
-}
-pub enum SubsegmentOffsetsOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct SubsegmentOffsets<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for SubsegmentOffsets<'a> {
-  type Inner = SubsegmentOffsets<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> SubsegmentOffsets<'a> {
-  pub const VT_SEGMENT_INDEX: ::flatbuffers::VOffsetT = 4;
-  pub const VT_OFFSETS: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    SubsegmentOffsets { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args SubsegmentOffsetsArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<SubsegmentOffsets<'bldr>> {
-    let mut builder = SubsegmentOffsetsBuilder::new(_fbb);
-    if let Some(x) = args.offsets { builder.add_offsets(x); }
-    builder.add_segment_index(args.segment_index);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn segment_index(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(SubsegmentOffsets::VT_SEGMENT_INDEX, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn offsets(&self) -> Option<::flatbuffers::Vector<'a, u64>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(SubsegmentOffsets::VT_OFFSETS, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for SubsegmentOffsets<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u32>("segment_index", Self::VT_SEGMENT_INDEX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("offsets", Self::VT_OFFSETS, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct SubsegmentOffsetsArgs<'a> {
-    pub segment_index: u32,
-    pub offsets: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
-}
-impl<'a> Default for SubsegmentOffsetsArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    SubsegmentOffsetsArgs {
-      segment_index: 0,
-      offsets: None,
+    pub struct DelegateCall<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
     }
-  }
-}
 
-pub struct SubsegmentOffsetsBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> SubsegmentOffsetsBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_segment_index(&mut self, segment_index: u32) {
-    self.fbb_.push_slot::<u32>(SubsegmentOffsets::VT_SEGMENT_INDEX, segment_index, 0);
-  }
-  #[inline]
-  pub fn add_offsets(&mut self, offsets: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(SubsegmentOffsets::VT_OFFSETS, offsets);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> SubsegmentOffsetsBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    SubsegmentOffsetsBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> ::flatbuffers::Follow<'a> for DelegateCall<'a> {
+        type Inner = DelegateCall<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<SubsegmentOffsets<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for SubsegmentOffsets<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("SubsegmentOffsets");
-      ds.field("segment_index", &self.segment_index());
-      ds.field("offsets", &self.offsets());
-      ds.finish()
-  }
-}
-pub enum NamedDataOffset {}
-#[derive(Copy, Clone, PartialEq)]
+    impl<'a> DelegateCall<'a> {
+        pub const VT_DELEGATE_INDEX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_ARGS: ::flatbuffers::VOffsetT = 6;
 
-pub struct NamedData<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            DelegateCall { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DelegateCallArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<DelegateCall<'bldr>> {
+            let mut builder = DelegateCallBuilder::new(_fbb);
+            if let Some(x) = args.args {
+                builder.add_args(x);
+            }
+            builder.add_delegate_index(args.delegate_index);
+            builder.finish()
+        }
 
-impl<'a> ::flatbuffers::Follow<'a> for NamedData<'a> {
-  type Inner = NamedData<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> NamedData<'a> {
-  pub const VT_KEY: ::flatbuffers::VOffsetT = 4;
-  pub const VT_SEGMENT_INDEX: ::flatbuffers::VOffsetT = 6;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    NamedData { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args NamedDataArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<NamedData<'bldr>> {
-    let mut builder = NamedDataBuilder::new(_fbb);
-    builder.add_segment_index(args.segment_index);
-    if let Some(x) = args.key { builder.add_key(x); }
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn key(&self) -> Option<&'a str> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(NamedData::VT_KEY, None)}
-  }
-  #[inline]
-  pub fn segment_index(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(NamedData::VT_SEGMENT_INDEX, Some(0)).unwrap()}
-  }
-}
-
-impl ::flatbuffers::Verifiable for NamedData<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("key", Self::VT_KEY, false)?
-     .visit_field::<u32>("segment_index", Self::VT_SEGMENT_INDEX, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct NamedDataArgs<'a> {
-    pub key: Option<::flatbuffers::WIPOffset<&'a str>>,
-    pub segment_index: u32,
-}
-impl<'a> Default for NamedDataArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    NamedDataArgs {
-      key: None,
-      segment_index: 0,
+        #[inline]
+        pub fn delegate_index(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(DelegateCall::VT_DELEGATE_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn args(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        DelegateCall::VT_ARGS,
+                        None,
+                    )
+            }
+        }
     }
-  }
-}
 
-pub struct NamedDataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NamedDataBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_key(&mut self, key: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(NamedData::VT_KEY, key);
-  }
-  #[inline]
-  pub fn add_segment_index(&mut self, segment_index: u32) {
-    self.fbb_.push_slot::<u32>(NamedData::VT_SEGMENT_INDEX, segment_index, 0);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> NamedDataBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    NamedDataBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl ::flatbuffers::Verifiable for DelegateCall<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("delegate_index", Self::VT_DELEGATE_INDEX, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "args",
+                    Self::VT_ARGS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<NamedData<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
-
-impl ::core::fmt::Debug for NamedData<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("NamedData");
-      ds.field("key", &self.key());
-      ds.field("segment_index", &self.segment_index());
-      ds.finish()
-  }
-}
-pub enum ProgramOffset {}
-#[derive(Copy, Clone, PartialEq)]
-
-pub struct Program<'a> {
-  pub _tab: ::flatbuffers::Table<'a>,
-}
-
-impl<'a> ::flatbuffers::Follow<'a> for Program<'a> {
-  type Inner = Program<'a>;
-  #[inline]
-  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
-  }
-}
-
-impl<'a> Program<'a> {
-  pub const VT_VERSION: ::flatbuffers::VOffsetT = 4;
-  pub const VT_EXECUTION_PLAN: ::flatbuffers::VOffsetT = 6;
-  pub const VT_CONSTANT_BUFFER: ::flatbuffers::VOffsetT = 8;
-  pub const VT_BACKEND_DELEGATE_DATA: ::flatbuffers::VOffsetT = 10;
-  pub const VT_SEGMENTS: ::flatbuffers::VOffsetT = 12;
-  pub const VT_CONSTANT_SEGMENT: ::flatbuffers::VOffsetT = 14;
-  pub const VT_MUTABLE_DATA_SEGMENTS: ::flatbuffers::VOffsetT = 16;
-  pub const VT_NAMED_DATA: ::flatbuffers::VOffsetT = 18;
-
-  #[inline]
-  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    Program { _tab: table }
-  }
-  #[allow(unused_mut)]
-  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
-    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args ProgramArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<Program<'bldr>> {
-    let mut builder = ProgramBuilder::new(_fbb);
-    if let Some(x) = args.named_data { builder.add_named_data(x); }
-    if let Some(x) = args.mutable_data_segments { builder.add_mutable_data_segments(x); }
-    if let Some(x) = args.constant_segment { builder.add_constant_segment(x); }
-    if let Some(x) = args.segments { builder.add_segments(x); }
-    if let Some(x) = args.backend_delegate_data { builder.add_backend_delegate_data(x); }
-    if let Some(x) = args.constant_buffer { builder.add_constant_buffer(x); }
-    if let Some(x) = args.execution_plan { builder.add_execution_plan(x); }
-    builder.add_version(args.version);
-    builder.finish()
-  }
-
-
-  #[inline]
-  pub fn version(&self) -> u32 {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<u32>(Program::VT_VERSION, Some(0)).unwrap()}
-  }
-  #[inline]
-  pub fn execution_plan(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ExecutionPlan<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ExecutionPlan>>>>(Program::VT_EXECUTION_PLAN, None)}
-  }
-  #[inline]
-  pub fn constant_buffer(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Buffer<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Buffer>>>>(Program::VT_CONSTANT_BUFFER, None)}
-  }
-  #[inline]
-  pub fn backend_delegate_data(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData>>>>(Program::VT_BACKEND_DELEGATE_DATA, None)}
-  }
-  #[inline]
-  pub fn segments(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<DataSegment<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<DataSegment>>>>(Program::VT_SEGMENTS, None)}
-  }
-  #[inline]
-  pub fn constant_segment(&self) -> Option<SubsegmentOffsets<'a>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>(Program::VT_CONSTANT_SEGMENT, None)}
-  }
-  #[inline]
-  pub fn mutable_data_segments(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>>>(Program::VT_MUTABLE_DATA_SEGMENTS, None)}
-  }
-  #[inline]
-  pub fn named_data(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NamedData<'a>>>> {
-    // Safety:
-    // Created from valid Table for this object
-    // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NamedData>>>>(Program::VT_NAMED_DATA, None)}
-  }
-}
-
-impl ::flatbuffers::Verifiable for Program<'_> {
-  #[inline]
-  fn run_verifier(
-    v: &mut ::flatbuffers::Verifier, pos: usize
-  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
-    v.visit_table(pos)?
-     .visit_field::<u32>("version", Self::VT_VERSION, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<ExecutionPlan>>>>("execution_plan", Self::VT_EXECUTION_PLAN, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Buffer>>>>("constant_buffer", Self::VT_CONSTANT_BUFFER, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData>>>>("backend_delegate_data", Self::VT_BACKEND_DELEGATE_DATA, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<DataSegment>>>>("segments", Self::VT_SEGMENTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>("constant_segment", Self::VT_CONSTANT_SEGMENT, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>>>("mutable_data_segments", Self::VT_MUTABLE_DATA_SEGMENTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<NamedData>>>>("named_data", Self::VT_NAMED_DATA, false)?
-     .finish();
-    Ok(())
-  }
-}
-pub struct ProgramArgs<'a> {
-    pub version: u32,
-    pub execution_plan: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ExecutionPlan<'a>>>>>,
-    pub constant_buffer: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Buffer<'a>>>>>,
-    pub backend_delegate_data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData<'a>>>>>,
-    pub segments: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<DataSegment<'a>>>>>,
-    pub constant_segment: Option<::flatbuffers::WIPOffset<SubsegmentOffsets<'a>>>,
-    pub mutable_data_segments: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets<'a>>>>>,
-    pub named_data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NamedData<'a>>>>>,
-}
-impl<'a> Default for ProgramArgs<'a> {
-  #[inline]
-  fn default() -> Self {
-    ProgramArgs {
-      version: 0,
-      execution_plan: None,
-      constant_buffer: None,
-      backend_delegate_data: None,
-      segments: None,
-      constant_segment: None,
-      mutable_data_segments: None,
-      named_data: None,
+    pub struct DelegateCallArgs<'a> {
+        pub delegate_index: i32,
+        pub args: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
     }
-  }
-}
-
-pub struct ProgramBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
-  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
-}
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ProgramBuilder<'a, 'b, A> {
-  #[inline]
-  pub fn add_version(&mut self, version: u32) {
-    self.fbb_.push_slot::<u32>(Program::VT_VERSION, version, 0);
-  }
-  #[inline]
-  pub fn add_execution_plan(&mut self, execution_plan: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<ExecutionPlan<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_EXECUTION_PLAN, execution_plan);
-  }
-  #[inline]
-  pub fn add_constant_buffer(&mut self, constant_buffer: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Buffer<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_CONSTANT_BUFFER, constant_buffer);
-  }
-  #[inline]
-  pub fn add_backend_delegate_data(&mut self, backend_delegate_data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_BACKEND_DELEGATE_DATA, backend_delegate_data);
-  }
-  #[inline]
-  pub fn add_segments(&mut self, segments: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<DataSegment<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_SEGMENTS, segments);
-  }
-  #[inline]
-  pub fn add_constant_segment(&mut self, constant_segment: ::flatbuffers::WIPOffset<SubsegmentOffsets<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<SubsegmentOffsets>>(Program::VT_CONSTANT_SEGMENT, constant_segment);
-  }
-  #[inline]
-  pub fn add_mutable_data_segments(&mut self, mutable_data_segments: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<SubsegmentOffsets<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_MUTABLE_DATA_SEGMENTS, mutable_data_segments);
-  }
-  #[inline]
-  pub fn add_named_data(&mut self, named_data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<NamedData<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_NAMED_DATA, named_data);
-  }
-  #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ProgramBuilder<'a, 'b, A> {
-    let start = _fbb.start_table();
-    ProgramBuilder {
-      fbb_: _fbb,
-      start_: start,
+    impl<'a> Default for DelegateCallArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            DelegateCallArgs {
+                delegate_index: 0,
+                args: None,
+            }
+        }
     }
-  }
-  #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<Program<'a>> {
-    let o = self.fbb_.end_table(self.start_);
-    ::flatbuffers::WIPOffset::new(o.value())
-  }
-}
 
-impl ::core::fmt::Debug for Program<'_> {
-  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("Program");
-      ds.field("version", &self.version());
-      ds.field("execution_plan", &self.execution_plan());
-      ds.field("constant_buffer", &self.constant_buffer());
-      ds.field("backend_delegate_data", &self.backend_delegate_data());
-      ds.field("segments", &self.segments());
-      ds.field("constant_segment", &self.constant_segment());
-      ds.field("mutable_data_segments", &self.mutable_data_segments());
-      ds.field("named_data", &self.named_data());
-      ds.finish()
-  }
-}
-#[inline]
-/// Verifies that a buffer of bytes contains a `Program`
-/// and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_program_unchecked`.
-pub fn root_as_program(buf: &[u8]) -> Result<Program<'_>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::root::<Program>(buf)
-}
-#[inline]
-/// Verifies that a buffer of bytes contains a size prefixed
-/// `Program` and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `size_prefixed_root_as_program_unchecked`.
-pub fn size_prefixed_root_as_program(buf: &[u8]) -> Result<Program<'_>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::size_prefixed_root::<Program>(buf)
-}
-#[inline]
-/// Verifies, with the given options, that a buffer of bytes
-/// contains a `Program` and returns it.
-/// Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_program_unchecked`.
-pub fn root_as_program_with_opts<'b, 'o>(
-  opts: &'o ::flatbuffers::VerifierOptions,
-  buf: &'b [u8],
-) -> Result<Program<'b>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::root_with_opts::<Program<'b>>(opts, buf)
-}
-#[inline]
-/// Verifies, with the given verifier options, that a buffer of
-/// bytes contains a size prefixed `Program` and returns
-/// it. Note that verification is still experimental and may not
-/// catch every error, or be maximally performant. For the
-/// previous, unchecked, behavior use
-/// `root_as_program_unchecked`.
-pub fn size_prefixed_root_as_program_with_opts<'b, 'o>(
-  opts: &'o ::flatbuffers::VerifierOptions,
-  buf: &'b [u8],
-) -> Result<Program<'b>, ::flatbuffers::InvalidFlatbuffer> {
-  ::flatbuffers::size_prefixed_root_with_opts::<Program<'b>>(opts, buf)
-}
-#[inline]
-/// Assumes, without verification, that a buffer of bytes contains a Program and returns it.
-/// # Safety
-/// Callers must trust the given bytes do indeed contain a valid `Program`.
-pub unsafe fn root_as_program_unchecked(buf: &[u8]) -> Program<'_> {
-  unsafe { ::flatbuffers::root_unchecked::<Program>(buf) }
-}
-#[inline]
-/// Assumes, without verification, that a buffer of bytes contains a size prefixed Program and returns it.
-/// # Safety
-/// Callers must trust the given bytes do indeed contain a valid size prefixed `Program`.
-pub unsafe fn size_prefixed_root_as_program_unchecked(buf: &[u8]) -> Program<'_> {
-  unsafe { ::flatbuffers::size_prefixed_root_unchecked::<Program>(buf) }
-}
-pub const PROGRAM_IDENTIFIER: &str = "ET12";
+    pub struct DelegateCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DelegateCallBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_delegate_index(&mut self, delegate_index: i32) {
+            self.fbb_
+                .push_slot::<i32>(DelegateCall::VT_DELEGATE_INDEX, delegate_index, 0);
+        }
+        #[inline]
+        pub fn add_args(&mut self, args: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(DelegateCall::VT_ARGS, args);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DelegateCallBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DelegateCallBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<DelegateCall<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
 
-#[inline]
-pub fn program_buffer_has_identifier(buf: &[u8]) -> bool {
-  ::flatbuffers::buffer_has_identifier(buf, PROGRAM_IDENTIFIER, false)
-}
+    impl ::core::fmt::Debug for DelegateCall<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("DelegateCall");
+            ds.field("delegate_index", &self.delegate_index());
+            ds.field("args", &self.args());
+            ds.finish()
+        }
+    }
+    pub enum MoveCallOffset {}
+    #[derive(Copy, Clone, PartialEq)]
 
-#[inline]
-pub fn program_size_prefixed_buffer_has_identifier(buf: &[u8]) -> bool {
-  ::flatbuffers::buffer_has_identifier(buf, PROGRAM_IDENTIFIER, true)
-}
+    pub struct MoveCall<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
 
-#[inline]
-pub fn finish_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
-    fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
-    root: ::flatbuffers::WIPOffset<Program<'a>>) {
-  fbb.finish(root, Some(PROGRAM_IDENTIFIER));
-}
+    impl<'a> ::flatbuffers::Follow<'a> for MoveCall<'a> {
+        type Inner = MoveCall<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
 
-#[inline]
-pub fn finish_size_prefixed_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>, root: ::flatbuffers::WIPOffset<Program<'a>>) {
-  fbb.finish_size_prefixed(root, Some(PROGRAM_IDENTIFIER));
-}
-}  // pub mod executorch_flatbuffer
+    impl<'a> MoveCall<'a> {
+        pub const VT_MOVE_FROM: ::flatbuffers::VOffsetT = 4;
+        pub const VT_MOVE_TO: ::flatbuffers::VOffsetT = 6;
 
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            MoveCall { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args MoveCallArgs,
+        ) -> ::flatbuffers::WIPOffset<MoveCall<'bldr>> {
+            let mut builder = MoveCallBuilder::new(_fbb);
+            builder.add_move_to(args.move_to);
+            builder.add_move_from(args.move_from);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn move_from(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(MoveCall::VT_MOVE_FROM, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn move_to(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i32>(MoveCall::VT_MOVE_TO, Some(0)).unwrap() }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for MoveCall<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("move_from", Self::VT_MOVE_FROM, false)?
+                .visit_field::<i32>("move_to", Self::VT_MOVE_TO, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct MoveCallArgs {
+        pub move_from: i32,
+        pub move_to: i32,
+    }
+    impl<'a> Default for MoveCallArgs {
+        #[inline]
+        fn default() -> Self {
+            MoveCallArgs {
+                move_from: 0,
+                move_to: 0,
+            }
+        }
+    }
+
+    pub struct MoveCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> MoveCallBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_move_from(&mut self, move_from: i32) {
+            self.fbb_
+                .push_slot::<i32>(MoveCall::VT_MOVE_FROM, move_from, 0);
+        }
+        #[inline]
+        pub fn add_move_to(&mut self, move_to: i32) {
+            self.fbb_.push_slot::<i32>(MoveCall::VT_MOVE_TO, move_to, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> MoveCallBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            MoveCallBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<MoveCall<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for MoveCall<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("MoveCall");
+            ds.field("move_from", &self.move_from());
+            ds.field("move_to", &self.move_to());
+            ds.finish()
+        }
+    }
+    pub enum JumpFalseCallOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct JumpFalseCall<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for JumpFalseCall<'a> {
+        type Inner = JumpFalseCall<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> JumpFalseCall<'a> {
+        pub const VT_COND_VALUE_INDEX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_DESTINATION_INSTRUCTION: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            JumpFalseCall { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args JumpFalseCallArgs,
+        ) -> ::flatbuffers::WIPOffset<JumpFalseCall<'bldr>> {
+            let mut builder = JumpFalseCallBuilder::new(_fbb);
+            builder.add_destination_instruction(args.destination_instruction);
+            builder.add_cond_value_index(args.cond_value_index);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn cond_value_index(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(JumpFalseCall::VT_COND_VALUE_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn destination_instruction(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(JumpFalseCall::VT_DESTINATION_INSTRUCTION, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for JumpFalseCall<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("cond_value_index", Self::VT_COND_VALUE_INDEX, false)?
+                .visit_field::<i32>(
+                    "destination_instruction",
+                    Self::VT_DESTINATION_INSTRUCTION,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct JumpFalseCallArgs {
+        pub cond_value_index: i32,
+        pub destination_instruction: i32,
+    }
+    impl<'a> Default for JumpFalseCallArgs {
+        #[inline]
+        fn default() -> Self {
+            JumpFalseCallArgs {
+                cond_value_index: 0,
+                destination_instruction: 0,
+            }
+        }
+    }
+
+    pub struct JumpFalseCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> JumpFalseCallBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_cond_value_index(&mut self, cond_value_index: i32) {
+            self.fbb_
+                .push_slot::<i32>(JumpFalseCall::VT_COND_VALUE_INDEX, cond_value_index, 0);
+        }
+        #[inline]
+        pub fn add_destination_instruction(&mut self, destination_instruction: i32) {
+            self.fbb_.push_slot::<i32>(
+                JumpFalseCall::VT_DESTINATION_INSTRUCTION,
+                destination_instruction,
+                0,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> JumpFalseCallBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            JumpFalseCallBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<JumpFalseCall<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for JumpFalseCall<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("JumpFalseCall");
+            ds.field("cond_value_index", &self.cond_value_index());
+            ds.field("destination_instruction", &self.destination_instruction());
+            ds.finish()
+        }
+    }
+    pub enum FreeCallOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct FreeCall<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for FreeCall<'a> {
+        type Inner = FreeCall<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> FreeCall<'a> {
+        pub const VT_VALUE_INDEX: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            FreeCall { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args FreeCallArgs,
+        ) -> ::flatbuffers::WIPOffset<FreeCall<'bldr>> {
+            let mut builder = FreeCallBuilder::new(_fbb);
+            builder.add_value_index(args.value_index);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn value_index(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(FreeCall::VT_VALUE_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for FreeCall<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("value_index", Self::VT_VALUE_INDEX, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct FreeCallArgs {
+        pub value_index: i32,
+    }
+    impl<'a> Default for FreeCallArgs {
+        #[inline]
+        fn default() -> Self {
+            FreeCallArgs { value_index: 0 }
+        }
+    }
+
+    pub struct FreeCallBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FreeCallBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_value_index(&mut self, value_index: i32) {
+            self.fbb_
+                .push_slot::<i32>(FreeCall::VT_VALUE_INDEX, value_index, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> FreeCallBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            FreeCallBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<FreeCall<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for FreeCall<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("FreeCall");
+            ds.field("value_index", &self.value_index());
+            ds.finish()
+        }
+    }
+    pub enum InstructionOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Instruction<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Instruction<'a> {
+        type Inner = Instruction<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Instruction<'a> {
+        pub const VT_INSTR_ARGS_TYPE: ::flatbuffers::VOffsetT = 4;
+        pub const VT_INSTR_ARGS: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Instruction { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args InstructionArgs,
+        ) -> ::flatbuffers::WIPOffset<Instruction<'bldr>> {
+            let mut builder = InstructionBuilder::new(_fbb);
+            if let Some(x) = args.instr_args {
+                builder.add_instr_args(x);
+            }
+            builder.add_instr_args_type(args.instr_args_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn instr_args_type(&self) -> InstructionArguments {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<InstructionArguments>(
+                        Instruction::VT_INSTR_ARGS_TYPE,
+                        Some(InstructionArguments::NONE),
+                    )
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn instr_args(&self) -> Option<::flatbuffers::Table<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Table<'a>>>(
+                        Instruction::VT_INSTR_ARGS,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn instr_args_as_kernel_call(&self) -> Option<KernelCall<'a>> {
+            if self.instr_args_type() == InstructionArguments::KernelCall {
+                self.instr_args().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { KernelCall::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn instr_args_as_delegate_call(&self) -> Option<DelegateCall<'a>> {
+            if self.instr_args_type() == InstructionArguments::DelegateCall {
+                self.instr_args().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { DelegateCall::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn instr_args_as_move_call(&self) -> Option<MoveCall<'a>> {
+            if self.instr_args_type() == InstructionArguments::MoveCall {
+                self.instr_args().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { MoveCall::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn instr_args_as_jump_false_call(&self) -> Option<JumpFalseCall<'a>> {
+            if self.instr_args_type() == InstructionArguments::JumpFalseCall {
+                self.instr_args().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { JumpFalseCall::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+
+        #[inline]
+        #[allow(non_snake_case)]
+        pub fn instr_args_as_free_call(&self) -> Option<FreeCall<'a>> {
+            if self.instr_args_type() == InstructionArguments::FreeCall {
+                self.instr_args().map(|t| {
+                    // Safety:
+                    // Created from a valid Table for this object
+                    // Which contains a valid union in this slot
+                    unsafe { FreeCall::init_from_table(t) }
+                })
+            } else {
+                None
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Instruction<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_union::<InstructionArguments, _>(
+                    "instr_args_type",
+                    Self::VT_INSTR_ARGS_TYPE,
+                    "instr_args",
+                    Self::VT_INSTR_ARGS,
+                    false,
+                    |key, v, pos| match key {
+                        InstructionArguments::KernelCall => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<KernelCall>>(
+                                "InstructionArguments::KernelCall",
+                                pos,
+                            ),
+                        InstructionArguments::DelegateCall => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<DelegateCall>>(
+                                "InstructionArguments::DelegateCall",
+                                pos,
+                            ),
+                        InstructionArguments::MoveCall => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<MoveCall>>(
+                                "InstructionArguments::MoveCall",
+                                pos,
+                            ),
+                        InstructionArguments::JumpFalseCall => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<JumpFalseCall>>(
+                                "InstructionArguments::JumpFalseCall",
+                                pos,
+                            ),
+                        InstructionArguments::FreeCall => v
+                            .verify_union_variant::<::flatbuffers::ForwardsUOffset<FreeCall>>(
+                                "InstructionArguments::FreeCall",
+                                pos,
+                            ),
+                        _ => Ok(()),
+                    },
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct InstructionArgs {
+        pub instr_args_type: InstructionArguments,
+        pub instr_args: Option<::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>>,
+    }
+    impl<'a> Default for InstructionArgs {
+        #[inline]
+        fn default() -> Self {
+            InstructionArgs {
+                instr_args_type: InstructionArguments::NONE,
+                instr_args: None,
+            }
+        }
+    }
+
+    pub struct InstructionBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> InstructionBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_instr_args_type(&mut self, instr_args_type: InstructionArguments) {
+            self.fbb_.push_slot::<InstructionArguments>(
+                Instruction::VT_INSTR_ARGS_TYPE,
+                instr_args_type,
+                InstructionArguments::NONE,
+            );
+        }
+        #[inline]
+        pub fn add_instr_args(
+            &mut self,
+            instr_args: ::flatbuffers::WIPOffset<::flatbuffers::UnionWIPOffset>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Instruction::VT_INSTR_ARGS,
+                instr_args,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> InstructionBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            InstructionBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Instruction<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Instruction<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Instruction");
+            ds.field("instr_args_type", &self.instr_args_type());
+            match self.instr_args_type() {
+                InstructionArguments::KernelCall => {
+                    if let Some(x) = self.instr_args_as_kernel_call() {
+                        ds.field("instr_args", &x)
+                    } else {
+                        ds.field(
+                            "instr_args",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                InstructionArguments::DelegateCall => {
+                    if let Some(x) = self.instr_args_as_delegate_call() {
+                        ds.field("instr_args", &x)
+                    } else {
+                        ds.field(
+                            "instr_args",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                InstructionArguments::MoveCall => {
+                    if let Some(x) = self.instr_args_as_move_call() {
+                        ds.field("instr_args", &x)
+                    } else {
+                        ds.field(
+                            "instr_args",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                InstructionArguments::JumpFalseCall => {
+                    if let Some(x) = self.instr_args_as_jump_false_call() {
+                        ds.field("instr_args", &x)
+                    } else {
+                        ds.field(
+                            "instr_args",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                InstructionArguments::FreeCall => {
+                    if let Some(x) = self.instr_args_as_free_call() {
+                        ds.field("instr_args", &x)
+                    } else {
+                        ds.field(
+                            "instr_args",
+                            &"InvalidFlatbuffer: Union discriminant does not match value.",
+                        )
+                    }
+                }
+                _ => {
+                    let x: Option<()> = None;
+                    ds.field("instr_args", &x)
+                }
+            };
+            ds.finish()
+        }
+    }
+    pub enum FrameOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Frame<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Frame<'a> {
+        type Inner = Frame<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Frame<'a> {
+        pub const VT_FILENAME: ::flatbuffers::VOffsetT = 4;
+        pub const VT_LINENO: ::flatbuffers::VOffsetT = 6;
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 8;
+        pub const VT_CONTEXT: ::flatbuffers::VOffsetT = 10;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Frame { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args FrameArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Frame<'bldr>> {
+            let mut builder = FrameBuilder::new(_fbb);
+            if let Some(x) = args.context {
+                builder.add_context(x);
+            }
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            builder.add_lineno(args.lineno);
+            if let Some(x) = args.filename {
+                builder.add_filename(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn filename(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(Frame::VT_FILENAME, None)
+            }
+        }
+        #[inline]
+        pub fn lineno(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<i32>(Frame::VT_LINENO, Some(0)).unwrap() }
+        }
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(Frame::VT_NAME, None)
+            }
+        }
+        #[inline]
+        pub fn context(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(Frame::VT_CONTEXT, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Frame<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "filename",
+                    Self::VT_FILENAME,
+                    false,
+                )?
+                .visit_field::<i32>("lineno", Self::VT_LINENO, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>(
+                    "context",
+                    Self::VT_CONTEXT,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct FrameArgs<'a> {
+        pub filename: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub lineno: i32,
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub context: Option<::flatbuffers::WIPOffset<&'a str>>,
+    }
+    impl<'a> Default for FrameArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            FrameArgs {
+                filename: None,
+                lineno: 0,
+                name: None,
+                context: None,
+            }
+        }
+    }
+
+    pub struct FrameBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_filename(&mut self, filename: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Frame::VT_FILENAME, filename);
+        }
+        #[inline]
+        pub fn add_lineno(&mut self, lineno: i32) {
+            self.fbb_.push_slot::<i32>(Frame::VT_LINENO, lineno, 0);
+        }
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Frame::VT_NAME, name);
+        }
+        #[inline]
+        pub fn add_context(&mut self, context: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Frame::VT_CONTEXT, context);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> FrameBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            FrameBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Frame<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Frame<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Frame");
+            ds.field("filename", &self.filename());
+            ds.field("lineno", &self.lineno());
+            ds.field("name", &self.name());
+            ds.field("context", &self.context());
+            ds.finish()
+        }
+    }
+    pub enum FrameListOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct FrameList<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for FrameList<'a> {
+        type Inner = FrameList<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> FrameList<'a> {
+        pub const VT_ITEMS: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            FrameList { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args FrameListArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<FrameList<'bldr>> {
+            let mut builder = FrameListBuilder::new(_fbb);
+            if let Some(x) = args.items {
+                builder.add_items(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn items(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Frame<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Frame>>,
+                >>(FrameList::VT_ITEMS, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for FrameList<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Frame>>,
+                >>("items", Self::VT_ITEMS, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct FrameListArgs<'a> {
+        pub items: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Frame<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for FrameListArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            FrameListArgs { items: None }
+        }
+    }
+
+    pub struct FrameListBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> FrameListBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_items(
+            &mut self,
+            items: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Frame<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(FrameList::VT_ITEMS, items);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> FrameListBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            FrameListBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<FrameList<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for FrameList<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("FrameList");
+            ds.field("items", &self.items());
+            ds.finish()
+        }
+    }
+    pub enum BackendDelegateDataReferenceOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BackendDelegateDataReference<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BackendDelegateDataReference<'a> {
+        type Inner = BackendDelegateDataReference<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BackendDelegateDataReference<'a> {
+        pub const VT_LOCATION: ::flatbuffers::VOffsetT = 4;
+        pub const VT_INDEX: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BackendDelegateDataReference { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BackendDelegateDataReferenceArgs,
+        ) -> ::flatbuffers::WIPOffset<BackendDelegateDataReference<'bldr>> {
+            let mut builder = BackendDelegateDataReferenceBuilder::new(_fbb);
+            builder.add_index(args.index);
+            builder.add_location(args.location);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn location(&self) -> DataLocation {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<DataLocation>(
+                        BackendDelegateDataReference::VT_LOCATION,
+                        Some(DataLocation::INLINE),
+                    )
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn index(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(BackendDelegateDataReference::VT_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BackendDelegateDataReference<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<DataLocation>("location", Self::VT_LOCATION, false)?
+                .visit_field::<u32>("index", Self::VT_INDEX, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BackendDelegateDataReferenceArgs {
+        pub location: DataLocation,
+        pub index: u32,
+    }
+    impl<'a> Default for BackendDelegateDataReferenceArgs {
+        #[inline]
+        fn default() -> Self {
+            BackendDelegateDataReferenceArgs {
+                location: DataLocation::INLINE,
+                index: 0,
+            }
+        }
+    }
+
+    pub struct BackendDelegateDataReferenceBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BackendDelegateDataReferenceBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_location(&mut self, location: DataLocation) {
+            self.fbb_.push_slot::<DataLocation>(
+                BackendDelegateDataReference::VT_LOCATION,
+                location,
+                DataLocation::INLINE,
+            );
+        }
+        #[inline]
+        pub fn add_index(&mut self, index: u32) {
+            self.fbb_
+                .push_slot::<u32>(BackendDelegateDataReference::VT_INDEX, index, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BackendDelegateDataReferenceBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BackendDelegateDataReferenceBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BackendDelegateDataReference<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BackendDelegateDataReference<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BackendDelegateDataReference");
+            ds.field("location", &self.location());
+            ds.field("index", &self.index());
+            ds.finish()
+        }
+    }
+    pub enum CompileSpecOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct CompileSpec<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for CompileSpec<'a> {
+        type Inner = CompileSpec<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> CompileSpec<'a> {
+        pub const VT_KEY: ::flatbuffers::VOffsetT = 4;
+        pub const VT_VALUE: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            CompileSpec { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args CompileSpecArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<CompileSpec<'bldr>> {
+            let mut builder = CompileSpecBuilder::new(_fbb);
+            if let Some(x) = args.value {
+                builder.add_value(x);
+            }
+            if let Some(x) = args.key {
+                builder.add_key(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn key(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(CompileSpec::VT_KEY, None)
+            }
+        }
+        #[inline]
+        pub fn value(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        CompileSpec::VT_VALUE,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for CompileSpec<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("key", Self::VT_KEY, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "value",
+                    Self::VT_VALUE,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct CompileSpecArgs<'a> {
+        pub key: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub value: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    }
+    impl<'a> Default for CompileSpecArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            CompileSpecArgs {
+                key: None,
+                value: None,
+            }
+        }
+    }
+
+    pub struct CompileSpecBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> CompileSpecBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_key(&mut self, key: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(CompileSpec::VT_KEY, key);
+        }
+        #[inline]
+        pub fn add_value(
+            &mut self,
+            value: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(CompileSpec::VT_VALUE, value);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> CompileSpecBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            CompileSpecBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<CompileSpec<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for CompileSpec<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("CompileSpec");
+            ds.field("key", &self.key());
+            ds.field("value", &self.value());
+            ds.finish()
+        }
+    }
+    pub enum BackendDelegateOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BackendDelegate<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BackendDelegate<'a> {
+        type Inner = BackendDelegate<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BackendDelegate<'a> {
+        pub const VT_ID: ::flatbuffers::VOffsetT = 4;
+        pub const VT_PROCESSED: ::flatbuffers::VOffsetT = 6;
+        pub const VT_COMPILE_SPECS: ::flatbuffers::VOffsetT = 8;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BackendDelegate { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BackendDelegateArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<BackendDelegate<'bldr>> {
+            let mut builder = BackendDelegateBuilder::new(_fbb);
+            if let Some(x) = args.compile_specs {
+                builder.add_compile_specs(x);
+            }
+            if let Some(x) = args.processed {
+                builder.add_processed(x);
+            }
+            if let Some(x) = args.id {
+                builder.add_id(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn id(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(BackendDelegate::VT_ID, None)
+            }
+        }
+        #[inline]
+        pub fn processed(&self) -> Option<BackendDelegateDataReference<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<BackendDelegateDataReference>>(
+                        BackendDelegate::VT_PROCESSED,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn compile_specs(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CompileSpec<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CompileSpec>>,
+                >>(BackendDelegate::VT_COMPILE_SPECS, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BackendDelegate<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("id", Self::VT_ID, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<BackendDelegateDataReference>>(
+                    "processed",
+                    Self::VT_PROCESSED,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<CompileSpec>>,
+                >>("compile_specs", Self::VT_COMPILE_SPECS, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BackendDelegateArgs<'a> {
+        pub id: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub processed: Option<::flatbuffers::WIPOffset<BackendDelegateDataReference<'a>>>,
+        pub compile_specs: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<CompileSpec<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for BackendDelegateArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BackendDelegateArgs {
+                id: None,
+                processed: None,
+                compile_specs: None,
+            }
+        }
+    }
+
+    pub struct BackendDelegateBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BackendDelegateBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_id(&mut self, id: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(BackendDelegate::VT_ID, id);
+        }
+        #[inline]
+        pub fn add_processed(
+            &mut self,
+            processed: ::flatbuffers::WIPOffset<BackendDelegateDataReference<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<BackendDelegateDataReference>>(
+                    BackendDelegate::VT_PROCESSED,
+                    processed,
+                );
+        }
+        #[inline]
+        pub fn add_compile_specs(
+            &mut self,
+            compile_specs: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<CompileSpec<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BackendDelegate::VT_COMPILE_SPECS,
+                compile_specs,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BackendDelegateBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BackendDelegateBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BackendDelegate<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BackendDelegate<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BackendDelegate");
+            ds.field("id", &self.id());
+            ds.field("processed", &self.processed());
+            ds.field("compile_specs", &self.compile_specs());
+            ds.finish()
+        }
+    }
+    pub enum ChainOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Chain<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Chain<'a> {
+        type Inner = Chain<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Chain<'a> {
+        pub const VT_INPUTS: ::flatbuffers::VOffsetT = 4;
+        pub const VT_OUTPUTS: ::flatbuffers::VOffsetT = 6;
+        pub const VT_INSTRUCTIONS: ::flatbuffers::VOffsetT = 8;
+        pub const VT_STACKTRACE: ::flatbuffers::VOffsetT = 10;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Chain { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ChainArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Chain<'bldr>> {
+            let mut builder = ChainBuilder::new(_fbb);
+            if let Some(x) = args.stacktrace {
+                builder.add_stacktrace(x);
+            }
+            if let Some(x) = args.instructions {
+                builder.add_instructions(x);
+            }
+            if let Some(x) = args.outputs {
+                builder.add_outputs(x);
+            }
+            if let Some(x) = args.inputs {
+                builder.add_inputs(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn inputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        Chain::VT_INPUTS,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn outputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        Chain::VT_OUTPUTS,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn instructions(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Instruction<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Instruction>>,
+                >>(Chain::VT_INSTRUCTIONS, None)
+            }
+        }
+        #[inline]
+        pub fn stacktrace(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FrameList<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FrameList>>,
+                >>(Chain::VT_STACKTRACE, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Chain<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "inputs",
+                    Self::VT_INPUTS,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "outputs",
+                    Self::VT_OUTPUTS,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Instruction>>,
+                >>("instructions", Self::VT_INSTRUCTIONS, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<FrameList>>,
+                >>("stacktrace", Self::VT_STACKTRACE, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ChainArgs<'a> {
+        pub inputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+        pub outputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+        pub instructions: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Instruction<'a>>>,
+            >,
+        >,
+        pub stacktrace: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FrameList<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for ChainArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ChainArgs {
+                inputs: None,
+                outputs: None,
+                instructions: None,
+                stacktrace: None,
+            }
+        }
+    }
+
+    pub struct ChainBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ChainBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_inputs(
+            &mut self,
+            inputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_INPUTS, inputs);
+        }
+        #[inline]
+        pub fn add_outputs(
+            &mut self,
+            outputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_OUTPUTS, outputs);
+        }
+        #[inline]
+        pub fn add_instructions(
+            &mut self,
+            instructions: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Instruction<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Chain::VT_INSTRUCTIONS,
+                instructions,
+            );
+        }
+        #[inline]
+        pub fn add_stacktrace(
+            &mut self,
+            stacktrace: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<FrameList<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Chain::VT_STACKTRACE, stacktrace);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ChainBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ChainBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Chain<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Chain<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Chain");
+            ds.field("inputs", &self.inputs());
+            ds.field("outputs", &self.outputs());
+            ds.field("instructions", &self.instructions());
+            ds.field("stacktrace", &self.stacktrace());
+            ds.finish()
+        }
+    }
+    pub enum ExecutionPlanOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct ExecutionPlan<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for ExecutionPlan<'a> {
+        type Inner = ExecutionPlan<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> ExecutionPlan<'a> {
+        pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+        pub const VT_CONTAINER_META_TYPE: ::flatbuffers::VOffsetT = 6;
+        pub const VT_VALUES: ::flatbuffers::VOffsetT = 8;
+        pub const VT_INPUTS: ::flatbuffers::VOffsetT = 10;
+        pub const VT_OUTPUTS: ::flatbuffers::VOffsetT = 12;
+        pub const VT_CHAINS: ::flatbuffers::VOffsetT = 14;
+        pub const VT_OPERATORS: ::flatbuffers::VOffsetT = 16;
+        pub const VT_DELEGATES: ::flatbuffers::VOffsetT = 18;
+        pub const VT_NON_CONST_BUFFER_SIZES: ::flatbuffers::VOffsetT = 20;
+        pub const VT_NON_CONST_BUFFER_DEVICE: ::flatbuffers::VOffsetT = 22;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            ExecutionPlan { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ExecutionPlanArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<ExecutionPlan<'bldr>> {
+            let mut builder = ExecutionPlanBuilder::new(_fbb);
+            if let Some(x) = args.non_const_buffer_device {
+                builder.add_non_const_buffer_device(x);
+            }
+            if let Some(x) = args.non_const_buffer_sizes {
+                builder.add_non_const_buffer_sizes(x);
+            }
+            if let Some(x) = args.delegates {
+                builder.add_delegates(x);
+            }
+            if let Some(x) = args.operators {
+                builder.add_operators(x);
+            }
+            if let Some(x) = args.chains {
+                builder.add_chains(x);
+            }
+            if let Some(x) = args.outputs {
+                builder.add_outputs(x);
+            }
+            if let Some(x) = args.inputs {
+                builder.add_inputs(x);
+            }
+            if let Some(x) = args.values {
+                builder.add_values(x);
+            }
+            if let Some(x) = args.container_meta_type {
+                builder.add_container_meta_type(x);
+            }
+            if let Some(x) = args.name {
+                builder.add_name(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn name(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(ExecutionPlan::VT_NAME, None)
+            }
+        }
+        #[inline]
+        pub fn container_meta_type(&self) -> Option<ContainerMetadata<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<ContainerMetadata>>(
+                        ExecutionPlan::VT_CONTAINER_META_TYPE,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn values(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<EValue<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<EValue>>,
+                >>(ExecutionPlan::VT_VALUES, None)
+            }
+        }
+        #[inline]
+        pub fn inputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        ExecutionPlan::VT_INPUTS,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn outputs(&self) -> Option<::flatbuffers::Vector<'a, i32>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i32>>>(
+                        ExecutionPlan::VT_OUTPUTS,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn chains(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Chain<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Chain>>,
+                >>(ExecutionPlan::VT_CHAINS, None)
+            }
+        }
+        #[inline]
+        pub fn operators(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Operator<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Operator>>,
+                >>(ExecutionPlan::VT_OPERATORS, None)
+            }
+        }
+        #[inline]
+        pub fn delegates(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegate<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegate>>,
+                >>(ExecutionPlan::VT_DELEGATES, None)
+            }
+        }
+        #[inline]
+        pub fn non_const_buffer_sizes(&self) -> Option<::flatbuffers::Vector<'a, i64>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, i64>>>(
+                        ExecutionPlan::VT_NON_CONST_BUFFER_SIZES,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn non_const_buffer_device(
+            &self,
+        ) -> Option<
+            ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice<'a>>>,
+        > {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice>>,
+                >>(ExecutionPlan::VT_NON_CONST_BUFFER_DEVICE, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for ExecutionPlan<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<ContainerMetadata>>(
+                    "container_meta_type",
+                    Self::VT_CONTAINER_META_TYPE,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<EValue>>,
+                >>("values", Self::VT_VALUES, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "inputs",
+                    Self::VT_INPUTS,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>(
+                    "outputs",
+                    Self::VT_OUTPUTS,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Chain>>,
+                >>("chains", Self::VT_CHAINS, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Operator>>,
+                >>("operators", Self::VT_OPERATORS, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<BackendDelegate>>,
+                >>("delegates", Self::VT_DELEGATES, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>(
+                    "non_const_buffer_sizes",
+                    Self::VT_NON_CONST_BUFFER_SIZES,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice>>,
+                >>(
+                    "non_const_buffer_device",
+                    Self::VT_NON_CONST_BUFFER_DEVICE,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ExecutionPlanArgs<'a> {
+        pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub container_meta_type: Option<::flatbuffers::WIPOffset<ContainerMetadata<'a>>>,
+        pub values: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<EValue<'a>>>,
+            >,
+        >,
+        pub inputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+        pub outputs: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i32>>>,
+        pub chains: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Chain<'a>>>,
+            >,
+        >,
+        pub operators: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Operator<'a>>>,
+            >,
+        >,
+        pub delegates: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<BackendDelegate<'a>>>,
+            >,
+        >,
+        pub non_const_buffer_sizes:
+            Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, i64>>>,
+        pub non_const_buffer_device: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for ExecutionPlanArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ExecutionPlanArgs {
+                name: None,
+                container_meta_type: None,
+                values: None,
+                inputs: None,
+                outputs: None,
+                chains: None,
+                operators: None,
+                delegates: None,
+                non_const_buffer_sizes: None,
+                non_const_buffer_device: None,
+            }
+        }
+    }
+
+    pub struct ExecutionPlanBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ExecutionPlanBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_NAME, name);
+        }
+        #[inline]
+        pub fn add_container_meta_type(
+            &mut self,
+            container_meta_type: ::flatbuffers::WIPOffset<ContainerMetadata<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<ContainerMetadata>>(
+                    ExecutionPlan::VT_CONTAINER_META_TYPE,
+                    container_meta_type,
+                );
+        }
+        #[inline]
+        pub fn add_values(
+            &mut self,
+            values: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<EValue<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_VALUES, values);
+        }
+        #[inline]
+        pub fn add_inputs(
+            &mut self,
+            inputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_INPUTS, inputs);
+        }
+        #[inline]
+        pub fn add_outputs(
+            &mut self,
+            outputs: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i32>>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ExecutionPlan::VT_OUTPUTS,
+                outputs,
+            );
+        }
+        #[inline]
+        pub fn add_chains(
+            &mut self,
+            chains: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Chain<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(ExecutionPlan::VT_CHAINS, chains);
+        }
+        #[inline]
+        pub fn add_operators(
+            &mut self,
+            operators: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Operator<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ExecutionPlan::VT_OPERATORS,
+                operators,
+            );
+        }
+        #[inline]
+        pub fn add_delegates(
+            &mut self,
+            delegates: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<BackendDelegate<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ExecutionPlan::VT_DELEGATES,
+                delegates,
+            );
+        }
+        #[inline]
+        pub fn add_non_const_buffer_sizes(
+            &mut self,
+            non_const_buffer_sizes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, i64>>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ExecutionPlan::VT_NON_CONST_BUFFER_SIZES,
+                non_const_buffer_sizes,
+            );
+        }
+        #[inline]
+        pub fn add_non_const_buffer_device(
+            &mut self,
+            non_const_buffer_device: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<NonConstBufferDevice<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                ExecutionPlan::VT_NON_CONST_BUFFER_DEVICE,
+                non_const_buffer_device,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ExecutionPlanBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ExecutionPlanBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<ExecutionPlan<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for ExecutionPlan<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("ExecutionPlan");
+            ds.field("name", &self.name());
+            ds.field("container_meta_type", &self.container_meta_type());
+            ds.field("values", &self.values());
+            ds.field("inputs", &self.inputs());
+            ds.field("outputs", &self.outputs());
+            ds.field("chains", &self.chains());
+            ds.field("operators", &self.operators());
+            ds.field("delegates", &self.delegates());
+            ds.field("non_const_buffer_sizes", &self.non_const_buffer_sizes());
+            ds.field("non_const_buffer_device", &self.non_const_buffer_device());
+            ds.finish()
+        }
+    }
+    pub enum NonConstBufferDeviceOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct NonConstBufferDevice<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for NonConstBufferDevice<'a> {
+        type Inner = NonConstBufferDevice<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> NonConstBufferDevice<'a> {
+        pub const VT_BUFFER_IDX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_DEVICE_TYPE: ::flatbuffers::VOffsetT = 6;
+        pub const VT_DEVICE_INDEX: ::flatbuffers::VOffsetT = 8;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            NonConstBufferDevice { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args NonConstBufferDeviceArgs,
+        ) -> ::flatbuffers::WIPOffset<NonConstBufferDevice<'bldr>> {
+            let mut builder = NonConstBufferDeviceBuilder::new(_fbb);
+            builder.add_buffer_idx(args.buffer_idx);
+            builder.add_device_index(args.device_index);
+            builder.add_device_type(args.device_type);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn buffer_idx(&self) -> i32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i32>(NonConstBufferDevice::VT_BUFFER_IDX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn device_type(&self) -> DeviceType {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<DeviceType>(NonConstBufferDevice::VT_DEVICE_TYPE, Some(DeviceType::CPU))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn device_index(&self) -> i8 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<i8>(NonConstBufferDevice::VT_DEVICE_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for NonConstBufferDevice<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<i32>("buffer_idx", Self::VT_BUFFER_IDX, false)?
+                .visit_field::<DeviceType>("device_type", Self::VT_DEVICE_TYPE, false)?
+                .visit_field::<i8>("device_index", Self::VT_DEVICE_INDEX, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct NonConstBufferDeviceArgs {
+        pub buffer_idx: i32,
+        pub device_type: DeviceType,
+        pub device_index: i8,
+    }
+    impl<'a> Default for NonConstBufferDeviceArgs {
+        #[inline]
+        fn default() -> Self {
+            NonConstBufferDeviceArgs {
+                buffer_idx: 0,
+                device_type: DeviceType::CPU,
+                device_index: 0,
+            }
+        }
+    }
+
+    pub struct NonConstBufferDeviceBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NonConstBufferDeviceBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_buffer_idx(&mut self, buffer_idx: i32) {
+            self.fbb_
+                .push_slot::<i32>(NonConstBufferDevice::VT_BUFFER_IDX, buffer_idx, 0);
+        }
+        #[inline]
+        pub fn add_device_type(&mut self, device_type: DeviceType) {
+            self.fbb_.push_slot::<DeviceType>(
+                NonConstBufferDevice::VT_DEVICE_TYPE,
+                device_type,
+                DeviceType::CPU,
+            );
+        }
+        #[inline]
+        pub fn add_device_index(&mut self, device_index: i8) {
+            self.fbb_
+                .push_slot::<i8>(NonConstBufferDevice::VT_DEVICE_INDEX, device_index, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> NonConstBufferDeviceBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            NonConstBufferDeviceBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<NonConstBufferDevice<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for NonConstBufferDevice<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("NonConstBufferDevice");
+            ds.field("buffer_idx", &self.buffer_idx());
+            ds.field("device_type", &self.device_type());
+            ds.field("device_index", &self.device_index());
+            ds.finish()
+        }
+    }
+    pub enum BufferOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Buffer<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Buffer<'a> {
+        type Inner = Buffer<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Buffer<'a> {
+        pub const VT_STORAGE: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Buffer { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BufferArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Buffer<'bldr>> {
+            let mut builder = BufferBuilder::new(_fbb);
+            if let Some(x) = args.storage {
+                builder.add_storage(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn storage(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        Buffer::VT_STORAGE,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Buffer<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "storage",
+                    Self::VT_STORAGE,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BufferArgs<'a> {
+        pub storage: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    }
+    impl<'a> Default for BufferArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BufferArgs { storage: None }
+        }
+    }
+
+    pub struct BufferBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BufferBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_storage(
+            &mut self,
+            storage: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Buffer::VT_STORAGE, storage);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BufferBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BufferBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Buffer<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Buffer<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Buffer");
+            ds.field("storage", &self.storage());
+            ds.finish()
+        }
+    }
+    pub enum BackendDelegateInlineDataOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct BackendDelegateInlineData<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for BackendDelegateInlineData<'a> {
+        type Inner = BackendDelegateInlineData<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> BackendDelegateInlineData<'a> {
+        pub const VT_DATA: ::flatbuffers::VOffsetT = 4;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            BackendDelegateInlineData { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args BackendDelegateInlineDataArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<BackendDelegateInlineData<'bldr>> {
+            let mut builder = BackendDelegateInlineDataBuilder::new(_fbb);
+            if let Some(x) = args.data {
+                builder.add_data(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn data(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(
+                        BackendDelegateInlineData::VT_DATA,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for BackendDelegateInlineData<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>(
+                    "data",
+                    Self::VT_DATA,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct BackendDelegateInlineDataArgs<'a> {
+        pub data: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    }
+    impl<'a> Default for BackendDelegateInlineDataArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            BackendDelegateInlineDataArgs { data: None }
+        }
+    }
+
+    pub struct BackendDelegateInlineDataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> BackendDelegateInlineDataBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_data(&mut self, data: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u8>>) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                BackendDelegateInlineData::VT_DATA,
+                data,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> BackendDelegateInlineDataBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            BackendDelegateInlineDataBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<BackendDelegateInlineData<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for BackendDelegateInlineData<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("BackendDelegateInlineData");
+            ds.field("data", &self.data());
+            ds.finish()
+        }
+    }
+    pub enum DataSegmentOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct DataSegment<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for DataSegment<'a> {
+        type Inner = DataSegment<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> DataSegment<'a> {
+        pub const VT_OFFSET: ::flatbuffers::VOffsetT = 4;
+        pub const VT_SIZE: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            DataSegment { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args DataSegmentArgs,
+        ) -> ::flatbuffers::WIPOffset<DataSegment<'bldr>> {
+            let mut builder = DataSegmentBuilder::new(_fbb);
+            builder.add_size(args.size);
+            builder.add_offset(args.offset);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn offset(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u64>(DataSegment::VT_OFFSET, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn size(&self) -> u64 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<u64>(DataSegment::VT_SIZE, Some(0)).unwrap() }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for DataSegment<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u64>("offset", Self::VT_OFFSET, false)?
+                .visit_field::<u64>("size", Self::VT_SIZE, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct DataSegmentArgs {
+        pub offset: u64,
+        pub size: u64,
+    }
+    impl<'a> Default for DataSegmentArgs {
+        #[inline]
+        fn default() -> Self {
+            DataSegmentArgs { offset: 0, size: 0 }
+        }
+    }
+
+    pub struct DataSegmentBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DataSegmentBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_offset(&mut self, offset: u64) {
+            self.fbb_
+                .push_slot::<u64>(DataSegment::VT_OFFSET, offset, 0);
+        }
+        #[inline]
+        pub fn add_size(&mut self, size: u64) {
+            self.fbb_.push_slot::<u64>(DataSegment::VT_SIZE, size, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> DataSegmentBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            DataSegmentBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<DataSegment<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for DataSegment<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("DataSegment");
+            ds.field("offset", &self.offset());
+            ds.field("size", &self.size());
+            ds.finish()
+        }
+    }
+    pub enum SubsegmentOffsetsOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct SubsegmentOffsets<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for SubsegmentOffsets<'a> {
+        type Inner = SubsegmentOffsets<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> SubsegmentOffsets<'a> {
+        pub const VT_SEGMENT_INDEX: ::flatbuffers::VOffsetT = 4;
+        pub const VT_OFFSETS: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            SubsegmentOffsets { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args SubsegmentOffsetsArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<SubsegmentOffsets<'bldr>> {
+            let mut builder = SubsegmentOffsetsBuilder::new(_fbb);
+            if let Some(x) = args.offsets {
+                builder.add_offsets(x);
+            }
+            builder.add_segment_index(args.segment_index);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn segment_index(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(SubsegmentOffsets::VT_SEGMENT_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+        #[inline]
+        pub fn offsets(&self) -> Option<::flatbuffers::Vector<'a, u64>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(
+                        SubsegmentOffsets::VT_OFFSETS,
+                        None,
+                    )
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for SubsegmentOffsets<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u32>("segment_index", Self::VT_SEGMENT_INDEX, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>(
+                    "offsets",
+                    Self::VT_OFFSETS,
+                    false,
+                )?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct SubsegmentOffsetsArgs<'a> {
+        pub segment_index: u32,
+        pub offsets: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+    }
+    impl<'a> Default for SubsegmentOffsetsArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            SubsegmentOffsetsArgs {
+                segment_index: 0,
+                offsets: None,
+            }
+        }
+    }
+
+    pub struct SubsegmentOffsetsBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> SubsegmentOffsetsBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_segment_index(&mut self, segment_index: u32) {
+            self.fbb_
+                .push_slot::<u32>(SubsegmentOffsets::VT_SEGMENT_INDEX, segment_index, 0);
+        }
+        #[inline]
+        pub fn add_offsets(
+            &mut self,
+            offsets: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b, u64>>,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                SubsegmentOffsets::VT_OFFSETS,
+                offsets,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> SubsegmentOffsetsBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            SubsegmentOffsetsBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<SubsegmentOffsets<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for SubsegmentOffsets<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("SubsegmentOffsets");
+            ds.field("segment_index", &self.segment_index());
+            ds.field("offsets", &self.offsets());
+            ds.finish()
+        }
+    }
+    pub enum NamedDataOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct NamedData<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for NamedData<'a> {
+        type Inner = NamedData<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> NamedData<'a> {
+        pub const VT_KEY: ::flatbuffers::VOffsetT = 4;
+        pub const VT_SEGMENT_INDEX: ::flatbuffers::VOffsetT = 6;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            NamedData { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args NamedDataArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<NamedData<'bldr>> {
+            let mut builder = NamedDataBuilder::new(_fbb);
+            builder.add_segment_index(args.segment_index);
+            if let Some(x) = args.key {
+                builder.add_key(x);
+            }
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn key(&self) -> Option<&'a str> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<&str>>(NamedData::VT_KEY, None)
+            }
+        }
+        #[inline]
+        pub fn segment_index(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<u32>(NamedData::VT_SEGMENT_INDEX, Some(0))
+                    .unwrap()
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for NamedData<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("key", Self::VT_KEY, false)?
+                .visit_field::<u32>("segment_index", Self::VT_SEGMENT_INDEX, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct NamedDataArgs<'a> {
+        pub key: Option<::flatbuffers::WIPOffset<&'a str>>,
+        pub segment_index: u32,
+    }
+    impl<'a> Default for NamedDataArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            NamedDataArgs {
+                key: None,
+                segment_index: 0,
+            }
+        }
+    }
+
+    pub struct NamedDataBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> NamedDataBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_key(&mut self, key: ::flatbuffers::WIPOffset<&'b str>) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(NamedData::VT_KEY, key);
+        }
+        #[inline]
+        pub fn add_segment_index(&mut self, segment_index: u32) {
+            self.fbb_
+                .push_slot::<u32>(NamedData::VT_SEGMENT_INDEX, segment_index, 0);
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> NamedDataBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            NamedDataBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<NamedData<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for NamedData<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("NamedData");
+            ds.field("key", &self.key());
+            ds.field("segment_index", &self.segment_index());
+            ds.finish()
+        }
+    }
+    pub enum ProgramOffset {}
+    #[derive(Copy, Clone, PartialEq)]
+
+    pub struct Program<'a> {
+        pub _tab: ::flatbuffers::Table<'a>,
+    }
+
+    impl<'a> ::flatbuffers::Follow<'a> for Program<'a> {
+        type Inner = Program<'a>;
+        #[inline]
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            Self {
+                _tab: unsafe { ::flatbuffers::Table::new(buf, loc) },
+            }
+        }
+    }
+
+    impl<'a> Program<'a> {
+        pub const VT_VERSION: ::flatbuffers::VOffsetT = 4;
+        pub const VT_EXECUTION_PLAN: ::flatbuffers::VOffsetT = 6;
+        pub const VT_CONSTANT_BUFFER: ::flatbuffers::VOffsetT = 8;
+        pub const VT_BACKEND_DELEGATE_DATA: ::flatbuffers::VOffsetT = 10;
+        pub const VT_SEGMENTS: ::flatbuffers::VOffsetT = 12;
+        pub const VT_CONSTANT_SEGMENT: ::flatbuffers::VOffsetT = 14;
+        pub const VT_MUTABLE_DATA_SEGMENTS: ::flatbuffers::VOffsetT = 16;
+        pub const VT_NAMED_DATA: ::flatbuffers::VOffsetT = 18;
+
+        #[inline]
+        pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+            Program { _tab: table }
+        }
+        #[allow(unused_mut)]
+        pub fn create<
+            'bldr: 'args,
+            'args: 'mut_bldr,
+            'mut_bldr,
+            A: ::flatbuffers::Allocator + 'bldr,
+        >(
+            _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+            args: &'args ProgramArgs<'args>,
+        ) -> ::flatbuffers::WIPOffset<Program<'bldr>> {
+            let mut builder = ProgramBuilder::new(_fbb);
+            if let Some(x) = args.named_data {
+                builder.add_named_data(x);
+            }
+            if let Some(x) = args.mutable_data_segments {
+                builder.add_mutable_data_segments(x);
+            }
+            if let Some(x) = args.constant_segment {
+                builder.add_constant_segment(x);
+            }
+            if let Some(x) = args.segments {
+                builder.add_segments(x);
+            }
+            if let Some(x) = args.backend_delegate_data {
+                builder.add_backend_delegate_data(x);
+            }
+            if let Some(x) = args.constant_buffer {
+                builder.add_constant_buffer(x);
+            }
+            if let Some(x) = args.execution_plan {
+                builder.add_execution_plan(x);
+            }
+            builder.add_version(args.version);
+            builder.finish()
+        }
+
+        #[inline]
+        pub fn version(&self) -> u32 {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe { self._tab.get::<u32>(Program::VT_VERSION, Some(0)).unwrap() }
+        }
+        #[inline]
+        pub fn execution_plan(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ExecutionPlan<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ExecutionPlan>>,
+                >>(Program::VT_EXECUTION_PLAN, None)
+            }
+        }
+        #[inline]
+        pub fn constant_buffer(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Buffer<'a>>>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Buffer>>,
+                >>(Program::VT_CONSTANT_BUFFER, None)
+            }
+        }
+        #[inline]
+        pub fn backend_delegate_data(
+            &self,
+        ) -> Option<
+            ::flatbuffers::Vector<
+                'a,
+                ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData<'a>>,
+            >,
+        > {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<
+                        'a,
+                        ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData>,
+                    >,
+                >>(Program::VT_BACKEND_DELEGATE_DATA, None)
+            }
+        }
+        #[inline]
+        pub fn segments(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<DataSegment<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<DataSegment>>,
+                >>(Program::VT_SEGMENTS, None)
+            }
+        }
+        #[inline]
+        pub fn constant_segment(&self) -> Option<SubsegmentOffsets<'a>> {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab
+                    .get::<::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>(
+                        Program::VT_CONSTANT_SEGMENT,
+                        None,
+                    )
+            }
+        }
+        #[inline]
+        pub fn mutable_data_segments(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>,
+                >>(Program::VT_MUTABLE_DATA_SEGMENTS, None)
+            }
+        }
+        #[inline]
+        pub fn named_data(
+            &self,
+        ) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NamedData<'a>>>>
+        {
+            // Safety:
+            // Created from valid Table for this object
+            // which contains a valid value in this slot
+            unsafe {
+                self._tab.get::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NamedData>>,
+                >>(Program::VT_NAMED_DATA, None)
+            }
+        }
+    }
+
+    impl ::flatbuffers::Verifiable for Program<'_> {
+        #[inline]
+        fn run_verifier(
+            v: &mut ::flatbuffers::Verifier,
+            pos: usize,
+        ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u32>("version", Self::VT_VERSION, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<ExecutionPlan>>,
+                >>("execution_plan", Self::VT_EXECUTION_PLAN, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Buffer>>,
+                >>("constant_buffer", Self::VT_CONSTANT_BUFFER, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<
+                        '_,
+                        ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData>,
+                    >,
+                >>(
+                    "backend_delegate_data",
+                    Self::VT_BACKEND_DELEGATE_DATA,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<DataSegment>>,
+                >>("segments", Self::VT_SEGMENTS, false)?
+                .visit_field::<::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>(
+                    "constant_segment",
+                    Self::VT_CONSTANT_SEGMENT,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets>>,
+                >>(
+                    "mutable_data_segments",
+                    Self::VT_MUTABLE_DATA_SEGMENTS,
+                    false,
+                )?
+                .visit_field::<::flatbuffers::ForwardsUOffset<
+                    ::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<NamedData>>,
+                >>("named_data", Self::VT_NAMED_DATA, false)?
+                .finish();
+            Ok(())
+        }
+    }
+    pub struct ProgramArgs<'a> {
+        pub version: u32,
+        pub execution_plan: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ExecutionPlan<'a>>>,
+            >,
+        >,
+        pub constant_buffer: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Buffer<'a>>>,
+            >,
+        >,
+        pub backend_delegate_data: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<
+                    'a,
+                    ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData<'a>>,
+                >,
+            >,
+        >,
+        pub segments: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<DataSegment<'a>>>,
+            >,
+        >,
+        pub constant_segment: Option<::flatbuffers::WIPOffset<SubsegmentOffsets<'a>>>,
+        pub mutable_data_segments: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets<'a>>>,
+            >,
+        >,
+        pub named_data: Option<
+            ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<NamedData<'a>>>,
+            >,
+        >,
+    }
+    impl<'a> Default for ProgramArgs<'a> {
+        #[inline]
+        fn default() -> Self {
+            ProgramArgs {
+                version: 0,
+                execution_plan: None,
+                constant_buffer: None,
+                backend_delegate_data: None,
+                segments: None,
+                constant_segment: None,
+                mutable_data_segments: None,
+                named_data: None,
+            }
+        }
+    }
+
+    pub struct ProgramBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+        fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+    }
+    impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ProgramBuilder<'a, 'b, A> {
+        #[inline]
+        pub fn add_version(&mut self, version: u32) {
+            self.fbb_.push_slot::<u32>(Program::VT_VERSION, version, 0);
+        }
+        #[inline]
+        pub fn add_execution_plan(
+            &mut self,
+            execution_plan: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<ExecutionPlan<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Program::VT_EXECUTION_PLAN,
+                execution_plan,
+            );
+        }
+        #[inline]
+        pub fn add_constant_buffer(
+            &mut self,
+            constant_buffer: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<Buffer<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Program::VT_CONSTANT_BUFFER,
+                constant_buffer,
+            );
+        }
+        #[inline]
+        pub fn add_backend_delegate_data(
+            &mut self,
+            backend_delegate_data: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<
+                    'b,
+                    ::flatbuffers::ForwardsUOffset<BackendDelegateInlineData<'b>>,
+                >,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Program::VT_BACKEND_DELEGATE_DATA,
+                backend_delegate_data,
+            );
+        }
+        #[inline]
+        pub fn add_segments(
+            &mut self,
+            segments: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<DataSegment<'b>>>,
+            >,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<_>>(Program::VT_SEGMENTS, segments);
+        }
+        #[inline]
+        pub fn add_constant_segment(
+            &mut self,
+            constant_segment: ::flatbuffers::WIPOffset<SubsegmentOffsets<'b>>,
+        ) {
+            self.fbb_
+                .push_slot_always::<::flatbuffers::WIPOffset<SubsegmentOffsets>>(
+                    Program::VT_CONSTANT_SEGMENT,
+                    constant_segment,
+                );
+        }
+        #[inline]
+        pub fn add_mutable_data_segments(
+            &mut self,
+            mutable_data_segments: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<SubsegmentOffsets<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Program::VT_MUTABLE_DATA_SEGMENTS,
+                mutable_data_segments,
+            );
+        }
+        #[inline]
+        pub fn add_named_data(
+            &mut self,
+            named_data: ::flatbuffers::WIPOffset<
+                ::flatbuffers::Vector<'b, ::flatbuffers::ForwardsUOffset<NamedData<'b>>>,
+            >,
+        ) {
+            self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(
+                Program::VT_NAMED_DATA,
+                named_data,
+            );
+        }
+        #[inline]
+        pub fn new(
+            _fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        ) -> ProgramBuilder<'a, 'b, A> {
+            let start = _fbb.start_table();
+            ProgramBuilder {
+                fbb_: _fbb,
+                start_: start,
+            }
+        }
+        #[inline]
+        pub fn finish(self) -> ::flatbuffers::WIPOffset<Program<'a>> {
+            let o = self.fbb_.end_table(self.start_);
+            ::flatbuffers::WIPOffset::new(o.value())
+        }
+    }
+
+    impl ::core::fmt::Debug for Program<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            let mut ds = f.debug_struct("Program");
+            ds.field("version", &self.version());
+            ds.field("execution_plan", &self.execution_plan());
+            ds.field("constant_buffer", &self.constant_buffer());
+            ds.field("backend_delegate_data", &self.backend_delegate_data());
+            ds.field("segments", &self.segments());
+            ds.field("constant_segment", &self.constant_segment());
+            ds.field("mutable_data_segments", &self.mutable_data_segments());
+            ds.field("named_data", &self.named_data());
+            ds.finish()
+        }
+    }
+    #[inline]
+    /// Verifies that a buffer of bytes contains a `Program`
+    /// and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_program_unchecked`.
+    pub fn root_as_program(buf: &[u8]) -> Result<Program<'_>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::root::<Program>(buf)
+    }
+    #[inline]
+    /// Verifies that a buffer of bytes contains a size prefixed
+    /// `Program` and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `size_prefixed_root_as_program_unchecked`.
+    pub fn size_prefixed_root_as_program(
+        buf: &[u8],
+    ) -> Result<Program<'_>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::size_prefixed_root::<Program>(buf)
+    }
+    #[inline]
+    /// Verifies, with the given options, that a buffer of bytes
+    /// contains a `Program` and returns it.
+    /// Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_program_unchecked`.
+    pub fn root_as_program_with_opts<'b, 'o>(
+        opts: &'o ::flatbuffers::VerifierOptions,
+        buf: &'b [u8],
+    ) -> Result<Program<'b>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::root_with_opts::<Program<'b>>(opts, buf)
+    }
+    #[inline]
+    /// Verifies, with the given verifier options, that a buffer of
+    /// bytes contains a size prefixed `Program` and returns
+    /// it. Note that verification is still experimental and may not
+    /// catch every error, or be maximally performant. For the
+    /// previous, unchecked, behavior use
+    /// `root_as_program_unchecked`.
+    pub fn size_prefixed_root_as_program_with_opts<'b, 'o>(
+        opts: &'o ::flatbuffers::VerifierOptions,
+        buf: &'b [u8],
+    ) -> Result<Program<'b>, ::flatbuffers::InvalidFlatbuffer> {
+        ::flatbuffers::size_prefixed_root_with_opts::<Program<'b>>(opts, buf)
+    }
+    #[inline]
+    /// Assumes, without verification, that a buffer of bytes contains a Program and returns it.
+    /// # Safety
+    /// Callers must trust the given bytes do indeed contain a valid `Program`.
+    pub unsafe fn root_as_program_unchecked(buf: &[u8]) -> Program<'_> {
+        unsafe { ::flatbuffers::root_unchecked::<Program>(buf) }
+    }
+    #[inline]
+    /// Assumes, without verification, that a buffer of bytes contains a size prefixed Program and returns it.
+    /// # Safety
+    /// Callers must trust the given bytes do indeed contain a valid size prefixed `Program`.
+    pub unsafe fn size_prefixed_root_as_program_unchecked(buf: &[u8]) -> Program<'_> {
+        unsafe { ::flatbuffers::size_prefixed_root_unchecked::<Program>(buf) }
+    }
+    pub const PROGRAM_IDENTIFIER: &str = "ET12";
+
+    #[inline]
+    pub fn program_buffer_has_identifier(buf: &[u8]) -> bool {
+        ::flatbuffers::buffer_has_identifier(buf, PROGRAM_IDENTIFIER, false)
+    }
+
+    #[inline]
+    pub fn program_size_prefixed_buffer_has_identifier(buf: &[u8]) -> bool {
+        ::flatbuffers::buffer_has_identifier(buf, PROGRAM_IDENTIFIER, true)
+    }
+
+    #[inline]
+    pub fn finish_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+        fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        root: ::flatbuffers::WIPOffset<Program<'a>>,
+    ) {
+        fbb.finish(root, Some(PROGRAM_IDENTIFIER));
+    }
+
+    #[inline]
+    pub fn finish_size_prefixed_program_buffer<'a, 'b, A: ::flatbuffers::Allocator + 'a>(
+        fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+        root: ::flatbuffers::WIPOffset<Program<'a>>,
+    ) {
+        fbb.finish_size_prefixed(root, Some(PROGRAM_IDENTIFIER));
+    }
+} // pub mod executorch_flatbuffer

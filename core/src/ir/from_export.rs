@@ -40,7 +40,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         values.push(ValueInfo {
             id,
             name: name.to_string(),
-            kind: "Tensor".into(),
+            kind: "Tensor",
             dtype: meta.map(|m| m.dtype),
             shape: meta.map(|m| m.sizes.clone()).unwrap_or_default(),
             dim_order: Vec::new(),
@@ -52,7 +52,8 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             consumers: Vec::new(),
             nbytes: meta.and_then(|m| {
                 let n: i64 = m.sizes.iter().product();
-                (n >= 0 && m.sizes.iter().all(|&s| s >= 0)).then(|| n as u64 * m.dtype.element_size().unwrap_or(1) as u64)
+                (n >= 0 && m.sizes.iter().all(|&s| s >= 0))
+                    .then(|| n as u64 * m.dtype.element_size().unwrap_or(1) as u64)
             }),
         });
         ids.insert(name.to_string(), id);
@@ -101,7 +102,11 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         node.stack_trace = en.stack_trace.clone();
         node.module_stack = en.module_stack.clone();
         for (arg_name, arg) in &en.args {
-            let tensors: Vec<ValueId> = arg.tensor_names().into_iter().map(|n| value_id(n, &mut values)).collect();
+            let tensors: Vec<ValueId> = arg
+                .tensor_names()
+                .into_iter()
+                .map(|n| value_id(n, &mut values))
+                .collect();
             for t in &tensors {
                 if !node.inputs.contains(t) {
                     node.inputs.push(*t);
@@ -110,7 +115,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             node.args.push(Arg {
                 name: Some(arg_name.clone()),
                 value: tensors.first().copied(),
-                kind: arg_kind(arg).into(),
+                kind: arg_kind(arg),
                 literal: arg.render(),
             });
         }
@@ -172,9 +177,18 @@ fn derive_quant(node: &Node, args: &[(String, ExportArg)], values: &mut [ValueIn
         ExportArg::Int(i) => Some(*i as f64),
         _ => None,
     };
-    let (Some(scale), Some(zp)) = (num(&args[1].1), num(&args[2].1)) else { return };
-    let q = QuantParams { scale, zero_point: zp as i64 };
-    let target = if is_q { node.outputs.first() } else { node.inputs.first() };
+    let (Some(scale), Some(zp)) = (num(&args[1].1), num(&args[2].1)) else {
+        return;
+    };
+    let q = QuantParams {
+        scale,
+        zero_point: zp as i64,
+    };
+    let target = if is_q {
+        node.outputs.first()
+    } else {
+        node.inputs.first()
+    };
     if let Some(&t) = target {
         values[t].quant = Some(q);
     }
@@ -186,11 +200,17 @@ mod tests {
 
     #[test]
     fn targets_split_into_namespace_op_and_overload() {
-        assert_eq!(split_target("torch.ops.aten.convolution.default"), ("aten::convolution".into(), "default".into()));
+        assert_eq!(
+            split_target("torch.ops.aten.convolution.default"),
+            ("aten::convolution".into(), "default".into())
+        );
         assert_eq!(
             split_target("executorch.exir.dialects.edge.ops.cortex_m.quantize_per_tensor.default"),
             ("cortex_m::quantize_per_tensor".into(), "default".into())
         );
-        assert_eq!(split_target("memory.alloc"), ("memory.alloc".into(), String::new()));
+        assert_eq!(
+            split_target("memory.alloc"),
+            ("memory.alloc".into(), String::new())
+        );
     }
 }

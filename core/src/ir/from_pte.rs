@@ -13,10 +13,21 @@ pub fn graph_from_plan(program: &Program, plan_index: usize) -> Option<Graph> {
 }
 
 fn build(plan: &ExecutionPlan) -> Graph {
-    let mut values: Vec<ValueInfo> = plan.values.iter().enumerate().map(|(i, v)| value_info(i, v)).collect();
+    let mut values: Vec<ValueInfo> = plan
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| value_info(i, v))
+        .collect();
     let mut nodes = Vec::new();
     let input_node = 0;
-    nodes.push(io_node(input_node, "input", NodeKind::Input, Vec::new(), plan.inputs.clone()));
+    nodes.push(io_node(
+        input_node,
+        "input",
+        NodeKind::Input,
+        Vec::new(),
+        plan.inputs.clone(),
+    ));
     let mut defined = vec![false; values.len()];
     for &i in &plan.inputs {
         defined[i] = true;
@@ -31,9 +42,21 @@ fn build(plan: &ExecutionPlan) -> Graph {
     let instructions = plan.main_instructions();
     for (iid, ins) in instructions.iter().enumerate() {
         let id = nodes.len();
-        let stack = chain.and_then(|c| c.stacktrace.get(iid)).filter(|f| !f.is_empty()).map(|frames| {
-            frames.iter().map(|f| format!("File \"{}\", line {}, in {}\n    {}", f.filename, f.lineno, f.name, f.context)).collect::<Vec<_>>().join("\n")
-        });
+        let stack = chain
+            .and_then(|c| c.stacktrace.get(iid))
+            .filter(|f| !f.is_empty())
+            .map(|frames| {
+                frames
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "File \"{}\", line {}, in {}\n    {}",
+                            f.filename, f.lineno, f.name, f.context
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
         let mut node = instruction_node(plan, id, iid, ins, &defined);
         node.stack_trace = stack;
         for &o in &node.outputs {
@@ -45,7 +68,13 @@ fn build(plan: &ExecutionPlan) -> Graph {
     resolve_views(plan, &mut values, &nodes);
     derive_quant(plan, &mut values, &nodes);
     let out_id = nodes.len();
-    nodes.push(io_node(out_id, "output", NodeKind::Output, plan.outputs.clone(), Vec::new()));
+    nodes.push(io_node(
+        out_id,
+        "output",
+        NodeKind::Output,
+        plan.outputs.clone(),
+        Vec::new(),
+    ));
     let mut g = Graph {
         stage: "pte".into(),
         method: plan.name.clone(),
@@ -54,14 +83,25 @@ fn build(plan: &ExecutionPlan) -> Graph {
         edges: Vec::new(),
         inputs: plan.inputs.clone(),
         outputs: plan.outputs.clone(),
-        arenas: plan.non_const_buffer_sizes.iter().skip(1).map(|&s| s.max(0) as u64).collect(),
+        arenas: plan
+            .non_const_buffer_sizes
+            .iter()
+            .skip(1)
+            .map(|&s| s.max(0) as u64)
+            .collect(),
         instruction_count: instructions.len(),
     };
     g.link();
     g
 }
 
-fn io_node(id: NodeId, name: &str, kind: NodeKind, inputs: Vec<ValueId>, outputs: Vec<ValueId>) -> Node {
+fn io_node(
+    id: NodeId,
+    name: &str,
+    kind: NodeKind,
+    inputs: Vec<ValueId>,
+    outputs: Vec<ValueId>,
+) -> Node {
     Node {
         id,
         name: name.into(),
@@ -82,8 +122,8 @@ fn io_node(id: NodeId, name: &str, kind: NodeKind, inputs: Vec<ValueId>, outputs
 fn value_info(i: usize, v: &EValue) -> ValueInfo {
     let mut info = ValueInfo {
         id: i,
-        name: format!("v{i}"),
-        kind: v.kind().to_string(),
+        name: String::new(),
+        kind: v.kind(),
         dtype: None,
         shape: Vec::new(),
         dim_order: Vec::new(),
@@ -107,7 +147,11 @@ fn value_info(i: usize, v: &EValue) -> ValueInfo {
         } else {
             Storage::Unplanned
         };
-        info.placement = t.allocation.map(|a| Placement { memory_id: a.memory_id, offset: a.offset, size: t.nbytes });
+        info.placement = t.allocation.map(|a| Placement {
+            memory_id: a.memory_id,
+            offset: a.offset,
+            size: t.nbytes,
+        });
     }
     info
 }
@@ -117,9 +161,12 @@ fn tensors_in(plan: &ExecutionPlan, v: usize) -> Vec<usize> {
     match &plan.values[v] {
         EValue::Tensor(_) => vec![v],
         EValue::TensorList(items) => items.iter().map(|&i| i as usize).collect(),
-        EValue::OptionalTensorList(items) => {
-            items.iter().filter(|&&i| i >= 0).map(|&i| i as usize).filter(|&i| plan.values[i].as_tensor().is_some()).collect()
-        }
+        EValue::OptionalTensorList(items) => items
+            .iter()
+            .filter(|&&i| i >= 0)
+            .map(|&i| i as usize)
+            .filter(|&i| plan.values[i].as_tensor().is_some())
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -137,23 +184,60 @@ pub fn render_value(plan: &ExecutionPlan, v: usize) -> String {
         EValue::Bool(b) => b.to_string(),
         EValue::Double(d) => format!("{d}"),
         EValue::String(s) => format!("{s:?}"),
-        EValue::Tensor(t) => format!("%v{v}: {}{:?}", t.scalar_type.short_name(), t.sizes),
-        EValue::IntList(items) => format!("[{}]", items.iter().map(|&i| item(i)).collect::<Vec<_>>().join(", ")),
+        EValue::Tensor(_) => format!("%v{v}"),
+        EValue::IntList(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|&i| item(i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         EValue::DoubleList(d) => format!("{d:?}"),
         EValue::BoolList(b) => format!("{b:?}"),
         EValue::TensorList(items) | EValue::OptionalTensorList(items) => {
-            format!("[{}]", items.iter().map(|&i| if i < 0 { "None".into() } else { format!("%v{i}") }).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|&i| if i < 0 {
+                        "None".into()
+                    } else {
+                        format!("%v{i}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     }
 }
 
 fn args_of(plan: &ExecutionPlan, args: &[usize]) -> Vec<Arg> {
     args.iter()
-        .map(|&a| Arg { name: None, value: Some(a), kind: plan.values[a].kind().to_string(), literal: render_value(plan, a) })
+        .map(|&a| {
+            // tensors are described by their value; only literals are rendered here
+            let literal = if plan.values[a].as_tensor().is_some() {
+                String::new()
+            } else {
+                render_value(plan, a)
+            };
+            Arg {
+                name: None,
+                value: Some(a),
+                kind: plan.values[a].kind(),
+                literal,
+            }
+        })
         .collect()
 }
 
-fn instruction_node(plan: &ExecutionPlan, id: NodeId, iid: usize, ins: &Instruction, defined: &[bool]) -> Node {
+fn instruction_node(
+    plan: &ExecutionPlan,
+    id: NodeId,
+    iid: usize,
+    ins: &Instruction,
+    defined: &[bool],
+) -> Node {
     let mut node = io_node(id, "", NodeKind::Operator, Vec::new(), Vec::new());
     node.instruction_id = Some(iid);
     match ins {
@@ -164,13 +248,22 @@ fn instruction_node(plan: &ExecutionPlan, id: NodeId, iid: usize, ins: &Instruct
             node.name = node.short_op().to_string();
             // Out-variant convention: inputs, out tensor(s), then the return value(s); the last
             // argument is the returned tensor or a TensorList of the outs.
-            let outputs = args.last().map(|&l| tensors_in(plan, l)).unwrap_or_default();
-            let inputs = args.iter().flat_map(|&a| tensors_in(plan, a)).filter(|t| !outputs.contains(t));
+            let outputs = args
+                .last()
+                .map(|&l| tensors_in(plan, l))
+                .unwrap_or_default();
+            let inputs = args
+                .iter()
+                .flat_map(|&a| tensors_in(plan, a))
+                .filter(|t| !outputs.contains(t));
             node.inputs = dedup(inputs);
             node.outputs = outputs;
             node.args = args_of(plan, args);
         }
-        Instruction::DelegateCall { delegate_index, args } => {
+        Instruction::DelegateCall {
+            delegate_index,
+            args,
+        } => {
             let d = &plan.delegates[*delegate_index];
             node.kind = NodeKind::Delegate;
             node.op = format!("delegate::{}", d.id);
@@ -191,7 +284,10 @@ fn instruction_node(plan: &ExecutionPlan, id: NodeId, iid: usize, ins: &Instruct
             node.outputs = tensors_in(plan, *move_to);
             node.args = args_of(plan, &[*move_from, *move_to]);
         }
-        Instruction::JumpFalseCall { cond_value_index, destination_instruction } => {
+        Instruction::JumpFalseCall {
+            cond_value_index,
+            destination_instruction,
+        } => {
             node.kind = NodeKind::JumpFalse;
             node.op = "jump_false".into();
             node.name = format!("jump_false → {destination_instruction}");
@@ -223,42 +319,62 @@ fn dedup(it: impl IntoIterator<Item = usize>) -> Vec<usize> {
     out
 }
 
+/// Arena, offset, dtype and byte size: what a view shares with its source.
+type StorageKey = (u32, u64, Option<ScalarType>, Option<u64>);
+
 /// Views emit no instruction: a planned tensor read before anyone writes it, with the same arena,
 /// offset, dtype and byte size as a tensor produced earlier, aliases the latest such tensor.
 fn resolve_views(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node]) {
-    let mut first_use: HashMap<usize, usize> = HashMap::new();
+    // first node reading each value (usize::MAX: read by nobody but maybe the output)
+    let mut first_use = vec![usize::MAX; values.len()];
+    let mut used = vec![false; values.len()];
     for n in nodes {
         for &v in &n.inputs {
-            first_use.entry(v).or_insert(n.id);
+            if !used[v] {
+                used[v] = true;
+                first_use[v] = n.id;
+            }
         }
     }
     for &o in &plan.outputs {
-        first_use.entry(o).or_insert(usize::MAX);
+        used[o] = true;
     }
     // (memory_id, offset, dtype, nbytes) → producers in node order
-    let mut produced: HashMap<(u32, u64, Option<ScalarType>, Option<u64>), Vec<(NodeId, ValueId)>> = HashMap::new();
+    let mut produced: HashMap<StorageKey, Vec<(NodeId, ValueId)>> = HashMap::new();
     for n in nodes {
         for &o in &n.outputs {
             if let Some(p) = values[o].placement {
-                produced.entry((p.memory_id, p.offset, values[o].dtype, values[o].nbytes)).or_default().push((n.id, o));
+                produced
+                    .entry((p.memory_id, p.offset, values[o].dtype, values[o].nbytes))
+                    .or_default()
+                    .push((n.id, o));
             }
         }
     }
     for &i in &plan.inputs {
         if let Some(p) = values[i].placement {
-            produced.entry((p.memory_id, p.offset, values[i].dtype, values[i].nbytes)).or_default().insert(0, (0, i));
+            produced
+                .entry((p.memory_id, p.offset, values[i].dtype, values[i].nbytes))
+                .or_default()
+                .insert(0, (0, i));
         }
     }
-    let mut sorted: Vec<(usize, usize)> = first_use.into_iter().collect();
-    sorted.sort_unstable();
-    for (v, use_at) in sorted {
+    for v in 0..values.len() {
+        if !used[v] {
+            continue;
+        }
+        let use_at = first_use[v];
         let val = &values[v];
         if val.producer.is_some() || val.storage != Storage::Planned {
             continue;
         }
         let Some(p) = val.placement else { continue };
         let key = (p.memory_id, p.offset, val.dtype, val.nbytes);
-        let source = produced.get(&key).and_then(|list| list.iter().rev().find(|(n, src)| *n < use_at && *src != v)).map(|&(_, src)| src);
+        // producers are in node order: the latest one before the first use is the source
+        let source = produced.get(&key).and_then(|list| {
+            let before = list.partition_point(|&(n, _)| n < use_at);
+            before.checked_sub(1).map(|i| list[i].1)
+        });
         if let Some(src) = source {
             values[v].alias_of = Some(src);
         }
@@ -268,11 +384,13 @@ fn resolve_views(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node])
 /// Quantization parameters known from explicit quantize/dequantize operators: a quantize writes
 /// its output with `(scale, zero_point)` = args 1 and 2; a dequantize reads its input with them.
 fn derive_quant(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node]) {
-    let scalar = |a: &Arg| a.value.and_then(|v| match plan.values[v] {
-        EValue::Double(d) => Some(d),
-        EValue::Int(i) => Some(i as f64),
-        _ => None,
-    });
+    let scalar = |a: &Arg| {
+        a.value.and_then(|v| match plan.values[v] {
+            EValue::Double(d) => Some(d),
+            EValue::Int(i) => Some(i as f64),
+            _ => None,
+        })
+    };
     for n in nodes {
         let short = n.short_op();
         let is_q = short.starts_with("quantize_per_tensor");
@@ -280,9 +398,18 @@ fn derive_quant(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node]) 
         if !(is_q || is_dq) || n.args.len() < 3 {
             continue;
         }
-        let (Some(scale), Some(zp)) = (scalar(&n.args[1]), scalar(&n.args[2])) else { continue };
-        let q = QuantParams { scale, zero_point: zp as i64 };
-        let targets: Vec<ValueId> = if is_q { n.outputs.clone() } else { n.inputs.first().copied().into_iter().collect() };
+        let (Some(scale), Some(zp)) = (scalar(&n.args[1]), scalar(&n.args[2])) else {
+            continue;
+        };
+        let q = QuantParams {
+            scale,
+            zero_point: zp as i64,
+        };
+        let targets: Vec<ValueId> = if is_q {
+            n.outputs.clone()
+        } else {
+            n.inputs.first().copied().into_iter().collect()
+        };
         for t in targets {
             values[t].quant = Some(q);
         }

@@ -50,8 +50,9 @@ pub struct Arg {
     /// The value index the argument refers to (`.pte`) or the tensor's value id.
     pub value: Option<ValueId>,
     /// The value kind (`Tensor`, `Int`, `IntList`, ...).
-    pub kind: String,
-    /// Literal rendering: scalars and lists resolved (`[1, 1]`), tensors as `%name`.
+    pub kind: &'static str,
+    /// Literal rendering of scalars and lists, resolved (`[1, 1]`); for a `.pte` tensor argument
+    /// empty (its [`ValueInfo`] describes it), for a stage tensor `%name`.
     pub literal: String,
 }
 
@@ -129,9 +130,10 @@ pub struct Placement {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ValueInfo {
     pub id: ValueId,
+    /// The tensor's name in a stage graph; empty for `.pte` values (see [`ValueInfo::label`]).
     pub name: String,
     /// `Tensor`, `Int`, `IntList`, ... for `.pte` values; `Tensor` for stage tensors.
-    pub kind: String,
+    pub kind: &'static str,
     pub dtype: Option<ScalarType>,
     pub shape: Vec<i64>,
     pub dim_order: Vec<u8>,
@@ -147,6 +149,15 @@ pub struct ValueInfo {
 }
 
 impl ValueInfo {
+    /// A display name: the stage name, or `v<index>` for `.pte` values.
+    pub fn label(&self) -> String {
+        if self.name.is_empty() {
+            format!("v{}", self.id)
+        } else {
+            self.name.clone()
+        }
+    }
+
     /// Whether this value is a tensor.
     pub fn is_tensor(&self) -> bool {
         self.storage != Storage::NotTensor
@@ -187,7 +198,9 @@ impl Graph {
 
     /// Nodes carrying `handle` among their debug handles.
     pub fn nodes_with_handle(&self, handle: u32) -> impl Iterator<Item = &Node> {
-        self.nodes.iter().filter(move |n| n.debug_handles.contains(&handle))
+        self.nodes
+            .iter()
+            .filter(move |n| n.debug_handles.contains(&handle))
     }
 
     /// Sets each instruction node's debug handles from an ETRecord `debug_handle_map`.
@@ -211,7 +224,11 @@ impl Graph {
                 let producer = self.producer_through_aliases(v);
                 if let Some(p) = producer {
                     if p != n.id {
-                        edges.push(Edge { from: p, to: n.id, value: v });
+                        edges.push(Edge {
+                            from: p,
+                            to: n.id,
+                            value: v,
+                        });
                     }
                 }
             }
@@ -244,6 +261,9 @@ impl Graph {
 
     /// Count of operator and delegate nodes.
     pub fn op_count(&self) -> usize {
-        self.nodes.iter().filter(|n| matches!(n.kind, NodeKind::Operator | NodeKind::Delegate)).count()
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Operator | NodeKind::Delegate))
+            .count()
     }
 }

@@ -172,11 +172,25 @@ impl Operator {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind")]
 pub enum Instruction {
-    KernelCall { op_index: usize, args: Vec<usize> },
-    DelegateCall { delegate_index: usize, args: Vec<usize> },
-    MoveCall { move_from: usize, move_to: usize },
-    JumpFalseCall { cond_value_index: usize, destination_instruction: usize },
-    FreeCall { value_index: usize },
+    KernelCall {
+        op_index: usize,
+        args: Vec<usize>,
+    },
+    DelegateCall {
+        delegate_index: usize,
+        args: Vec<usize>,
+    },
+    MoveCall {
+        move_from: usize,
+        move_to: usize,
+    },
+    JumpFalseCall {
+        cond_value_index: usize,
+        destination_instruction: usize,
+    },
+    FreeCall {
+        value_index: usize,
+    },
     /// An instruction whose union tag was NONE.
     Empty,
 }
@@ -268,7 +282,10 @@ pub struct ExecutionPlan {
 impl ExecutionPlan {
     /// The instructions of chain 0 (the ones ETDump `instruction_id`s index), empty if no chain.
     pub fn main_instructions(&self) -> &[Instruction] {
-        self.chains.first().map(|c| c.instructions.as_slice()).unwrap_or(&[])
+        self.chains
+            .first()
+            .map(|c| c.instructions.as_slice())
+            .unwrap_or(&[])
     }
 
     /// The tensor at value index `i`, if that value is a tensor.
@@ -322,30 +339,43 @@ impl Program {
 
     /// The bytes of segment `i`.
     pub fn segment_bytes(&self, i: usize) -> Result<&[u8]> {
-        let seg = self.segments.get(i).ok_or_else(|| Error::out_of_range("segment index", i as i64, self.segments.len()))?;
-        slice_of(&self.bytes, seg.file_offset, seg.size, &format!("segment {i}"))
+        let seg = self
+            .segments
+            .get(i)
+            .ok_or_else(|| Error::out_of_range("segment index", i as i64, self.segments.len()))?;
+        slice_of(
+            &self.bytes,
+            seg.file_offset,
+            seg.size,
+            &format!("segment {i}"),
+        )
     }
 
     /// The data of a constant tensor, from the constant segment (or the deprecated inline buffer).
     pub fn constant_bytes(&self, tensor: &Tensor) -> Result<&[u8]> {
         let idx = tensor.data_buffer_idx as usize;
         if idx == 0 {
-            return Err(Error::invalid("constant tensor", "data_buffer_idx is 0 (not a constant)"));
+            return Err(Error::invalid(
+                "constant tensor",
+                "data_buffer_idx is 0 (not a constant)",
+            ));
         }
         if let Some(cs) = &self.constant_segment {
             if !cs.offsets.is_empty() {
-                let off = *cs
-                    .offsets
-                    .get(idx)
-                    .ok_or_else(|| Error::out_of_range("data_buffer_idx", idx as i64, cs.offsets.len()))?;
+                let off = *cs.offsets.get(idx).ok_or_else(|| {
+                    Error::out_of_range("data_buffer_idx", idx as i64, cs.offsets.len())
+                })?;
                 let seg = self.segment_bytes(cs.segment_index as usize)?;
                 return slice_of(seg, off, tensor.nbytes, &format!("constant {idx}"));
             }
         }
-        let range = self
-            .inline_constants
-            .get(idx)
-            .ok_or_else(|| Error::out_of_range("data_buffer_idx (inline constant_buffer)", idx as i64, self.inline_constants.len()))?;
+        let range = self.inline_constants.get(idx).ok_or_else(|| {
+            Error::out_of_range(
+                "data_buffer_idx (inline constant_buffer)",
+                idx as i64,
+                self.inline_constants.len(),
+            )
+        })?;
         let data = &self.bytes[range.clone()];
         slice_of(data, 0, tensor.nbytes, &format!("inline constant {idx}"))
     }
@@ -355,9 +385,16 @@ impl Program {
         match delegate.location {
             DataLocation::Segment => self.segment_bytes(delegate.index),
             DataLocation::Inline => {
-                let range = self.inline_delegate_data.get(delegate.index).ok_or_else(|| {
-                    Error::out_of_range("delegate inline data index", delegate.index as i64, self.inline_delegate_data.len())
-                })?;
+                let range = self
+                    .inline_delegate_data
+                    .get(delegate.index)
+                    .ok_or_else(|| {
+                        Error::out_of_range(
+                            "delegate inline data index",
+                            delegate.index as i64,
+                            self.inline_delegate_data.len(),
+                        )
+                    })?;
                 Ok(&self.bytes[range.clone()])
             }
         }
@@ -382,7 +419,11 @@ pub(crate) fn slice_of<'a>(data: &'a [u8], offset: u64, len: u64, what: &str) ->
         limit: u64::MAX,
     })?;
     if end > data.len() as u64 {
-        return Err(Error::Truncated { what: what.to_string(), needed: end, available: data.len() as u64 });
+        return Err(Error::Truncated {
+            what: what.to_string(),
+            needed: end,
+            available: data.len() as u64,
+        });
     }
     Ok(&data[offset as usize..end as usize])
 }

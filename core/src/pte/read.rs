@@ -11,7 +11,6 @@ use crate::tensor::checked_tensor_size;
 const KIND: &str = "program (.pte)";
 const MAGIC: &[u8; 4] = b"eh00";
 
-
 fn read_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
@@ -27,58 +26,105 @@ fn parse_extended_header(bytes: &[u8]) -> Result<Option<ExtendedHeader>> {
         return Ok(None);
     }
     if bytes.len() < 16 {
-        return Err(Error::Truncated { what: "extended header".into(), needed: 16, available: bytes.len() as u64 });
+        return Err(Error::Truncated {
+            what: "extended header".into(),
+            needed: 16,
+            available: bytes.len() as u64,
+        });
     }
     let header_length = read_u32(bytes, 12);
     if header_length < 24 {
-        return Err(Error::invalid("extended header", format!("length {header_length} < 24")));
+        return Err(Error::invalid(
+            "extended header",
+            format!("length {header_length} < 24"),
+        ));
     }
     let end = 8 + header_length as usize;
     if bytes.len() < end {
-        return Err(Error::Truncated { what: "extended header".into(), needed: end as u64, available: bytes.len() as u64 });
+        return Err(Error::Truncated {
+            what: "extended header".into(),
+            needed: end as u64,
+            available: bytes.len() as u64,
+        });
     }
     let program_size = read_u64(bytes, 16);
     let segment_base_offset = read_u64(bytes, 24);
-    let segment_data_size = if header_length >= 32 { read_u64(bytes, 32) } else { 0 };
+    let segment_data_size = if header_length >= 32 {
+        read_u64(bytes, 32)
+    } else {
+        0
+    };
     let len = bytes.len() as u64;
     if program_size > len {
-        return Err(Error::Truncated { what: "program flatbuffer (extended header program_size)".into(), needed: program_size, available: len });
+        return Err(Error::Truncated {
+            what: "program flatbuffer (extended header program_size)".into(),
+            needed: program_size,
+            available: len,
+        });
     }
     let seg_end = segment_base_offset.saturating_add(segment_data_size);
     if segment_data_size > 0 && seg_end > len {
-        return Err(Error::Truncated { what: "segment data (extended header)".into(), needed: seg_end, available: len });
+        return Err(Error::Truncated {
+            what: "segment data (extended header)".into(),
+            needed: seg_end,
+            available: len,
+        });
     }
-    Ok(Some(ExtendedHeader { header_length, program_size, segment_base_offset, segment_data_size }))
+    Ok(Some(ExtendedHeader {
+        header_length,
+        program_size,
+        segment_base_offset,
+        segment_data_size,
+    }))
 }
 
 pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
     check_identifier(&bytes, 4, "ET12", KIND)?;
     let header = parse_extended_header(&bytes)?;
-    let fb_len = header.map(|h| h.program_size as usize).filter(|&n| n > 0).unwrap_or(bytes.len());
+    let fb_len = header
+        .map(|h| h.program_size as usize)
+        .filter(|&n| n > 0)
+        .unwrap_or(bytes.len());
     let fb_bytes = &bytes[..fb_len];
     let opts = verifier_options(fb_len);
-    let root = fb::root_as_program_with_opts(&opts, fb_bytes)
-        .map_err(|e| Error::Corrupt { kind: KIND, detail: e.to_string() })?;
+    let root = fb::root_as_program_with_opts(&opts, fb_bytes).map_err(|e| Error::Corrupt {
+        kind: KIND,
+        detail: e.to_string(),
+    })?;
 
     let segments = read_segments(&root, header, bytes.len() as u64)?;
     let constant_segment = root.constant_segment().map(|s| subsegment(&s));
     if let Some(cs) = &constant_segment {
         if !cs.offsets.is_empty() && cs.segment_index as usize >= segments.len() {
-            return Err(Error::out_of_range("constant_segment.segment_index", cs.segment_index.into(), segments.len()));
+            return Err(Error::out_of_range(
+                "constant_segment.segment_index",
+                cs.segment_index.into(),
+                segments.len(),
+            ));
         }
     }
-    let mutable_data_segments = root.mutable_data_segments().map(|v| v.iter().map(|s| subsegment(&s)).collect()).unwrap_or_default();
+    let mutable_data_segments = root
+        .mutable_data_segments()
+        .map(|v| v.iter().map(|s| subsegment(&s)).collect())
+        .unwrap_or_default();
     let named_data: Vec<NamedData> = root
         .named_data()
         .map(|v| {
             v.iter()
-                .map(|n| NamedData { key: n.key().unwrap_or_default().to_string(), segment_index: n.segment_index() })
+                .map(|n| NamedData {
+                    key: n.key().unwrap_or_default().to_string(),
+                    segment_index: n.segment_index(),
+                })
                 .collect()
         })
         .unwrap_or_default();
     for n in &named_data {
         if n.segment_index as usize >= segments.len() {
-            return Err(Error::out_of_range(format!("named_data[{}].segment_index", n.key), n.segment_index.into(), segments.len()));
+            return Err(Error::out_of_range(
+                format!("named_data[{}].segment_index", n.key),
+                n.segment_index.into(),
+                segments.len(),
+            ));
         }
     }
     let base = bytes.as_ptr() as usize;
@@ -92,9 +138,14 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
             None => 0..0,
         }
     };
-    let inline_constants = root.constant_buffer().map(|v| v.iter().map(|b| range_of(b.storage())).collect()).unwrap_or_default();
-    let inline_delegate_data =
-        root.backend_delegate_data().map(|v| v.iter().map(|b| range_of(b.data())).collect::<Vec<_>>()).unwrap_or_default();
+    let inline_constants = root
+        .constant_buffer()
+        .map(|v| v.iter().map(|b| range_of(b.storage())).collect())
+        .unwrap_or_default();
+    let inline_delegate_data = root
+        .backend_delegate_data()
+        .map(|v| v.iter().map(|b| range_of(b.data())).collect::<Vec<_>>())
+        .unwrap_or_default();
 
     let mut plans = Vec::new();
     for (pi, plan) in root.execution_plan().into_iter().flatten().enumerate() {
@@ -119,25 +170,51 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
 }
 
 fn subsegment(s: &fb::SubsegmentOffsets<'_>) -> SubsegmentOffsets {
-    SubsegmentOffsets { segment_index: s.segment_index(), offsets: s.offsets().map(|o| o.iter().collect()).unwrap_or_default() }
+    SubsegmentOffsets {
+        segment_index: s.segment_index(),
+        offsets: s.offsets().map(|o| o.iter().collect()).unwrap_or_default(),
+    }
 }
 
-fn read_segments(root: &fb::Program<'_>, header: Option<ExtendedHeader>, file_len: u64) -> Result<Vec<Segment>> {
-    let Some(list) = root.segments() else { return Ok(Vec::new()) };
+fn read_segments(
+    root: &fb::Program<'_>,
+    header: Option<ExtendedHeader>,
+    file_len: u64,
+) -> Result<Vec<Segment>> {
+    let Some(list) = root.segments() else {
+        return Ok(Vec::new());
+    };
     if list.is_empty() {
         return Ok(Vec::new());
     }
     let base = header
-        .ok_or_else(|| Error::invalid("program", "segments listed but no extended header gives their base offset"))?
+        .ok_or_else(|| {
+            Error::invalid(
+                "program",
+                "segments listed but no extended header gives their base offset",
+            )
+        })?
         .segment_base_offset;
     let mut out = Vec::with_capacity(list.len());
     for (i, s) in list.iter().enumerate() {
-        let file_offset = base.checked_add(s.offset()).ok_or_else(|| Error::invalid(format!("segment {i}"), "offset overflows"))?;
-        let end = file_offset.checked_add(s.size()).ok_or_else(|| Error::invalid(format!("segment {i}"), "size overflows"))?;
+        let file_offset = base
+            .checked_add(s.offset())
+            .ok_or_else(|| Error::invalid(format!("segment {i}"), "offset overflows"))?;
+        let end = file_offset
+            .checked_add(s.size())
+            .ok_or_else(|| Error::invalid(format!("segment {i}"), "size overflows"))?;
         if end > file_len {
-            return Err(Error::Truncated { what: format!("segment {i}"), needed: end, available: file_len });
+            return Err(Error::Truncated {
+                what: format!("segment {i}"),
+                needed: end,
+                available: file_len,
+            });
         }
-        out.push(Segment { offset: s.offset(), size: s.size(), file_offset });
+        out.push(Segment {
+            offset: s.offset(),
+            size: s.size(),
+            file_offset,
+        });
     }
     Ok(out)
 }
@@ -149,7 +226,9 @@ fn check_constants(program: &Program) -> Result<()> {
             if let EValue::Tensor(t) = v {
                 if t.is_constant() {
                     program.constant_bytes(t).map_err(|e| match e {
-                        Error::Truncated { needed, available, .. } => Error::Truncated {
+                        Error::Truncated {
+                            needed, available, ..
+                        } => Error::Truncated {
                             what: format!("constant data of value {vi} in plan {:?}", plan.name),
                             needed,
                             available,
@@ -170,15 +249,25 @@ fn index(v: i64, len: usize, what: impl FnOnce() -> String) -> Result<usize> {
     Ok(v as usize)
 }
 
-fn indices(v: Option<Vector<'_, i32>>, len: usize, what: &str) -> Result<Vec<usize>> {
+/// Range-checked value indices; `what` names the list only when an index is bad.
+fn indices(
+    v: Option<Vector<'_, i32>>,
+    len: usize,
+    what: impl Fn() -> String,
+) -> Result<Vec<usize>> {
     v.into_iter()
         .flatten()
         .enumerate()
-        .map(|(k, i)| index(i.into(), len, || format!("{what}[{k}]")))
+        .map(|(k, i)| index(i.into(), len, || format!("{}[{k}]", what())))
         .collect()
 }
 
-fn read_plan(plan: &fb::ExecutionPlan<'_>, pi: usize, n_segments: usize, n_inline: usize) -> Result<ExecutionPlan> {
+fn read_plan(
+    plan: &fb::ExecutionPlan<'_>,
+    pi: usize,
+    n_segments: usize,
+    n_inline: usize,
+) -> Result<ExecutionPlan> {
     let name = plan.name().unwrap_or_default().to_string();
     let ctx = |what: &str| format!("plan {name:?} {what}");
     let raw_values = plan.values();
@@ -191,20 +280,36 @@ fn read_plan(plan: &fb::ExecutionPlan<'_>, pi: usize, n_segments: usize, n_inlin
         .operators()
         .into_iter()
         .flatten()
-        .map(|o| Operator { name: o.name().unwrap_or_default().to_string(), overload: o.overload().unwrap_or_default().to_string() })
+        .map(|o| Operator {
+            name: o.name().unwrap_or_default().to_string(),
+            overload: o.overload().unwrap_or_default().to_string(),
+        })
         .collect();
-    let delegates = read_delegates(plan.delegates(), n_segments, n_inline).map_err(|e| prefix(e, &ctx("")))?;
+    let delegates =
+        read_delegates(plan.delegates(), n_segments, n_inline).map_err(|e| prefix(e, &ctx("")))?;
     let mut chains = Vec::new();
     for (ci, c) in plan.chains().into_iter().flatten().enumerate() {
-        chains.push(read_chain(&c, ci, n_values, operators.len(), delegates.len()).map_err(|e| prefix(e, &ctx("")))?);
+        chains.push(
+            read_chain(&c, ci, n_values, operators.len(), delegates.len())
+                .map_err(|e| prefix(e, &ctx("")))?,
+        );
     }
     let _ = pi;
     Ok(ExecutionPlan {
-        encoded_inp_str: plan.container_meta_type().and_then(|c| c.encoded_inp_str()).map(str::to_string),
-        encoded_out_str: plan.container_meta_type().and_then(|c| c.encoded_out_str()).map(str::to_string),
-        inputs: indices(plan.inputs(), n_values, &ctx("inputs"))?,
-        outputs: indices(plan.outputs(), n_values, &ctx("outputs"))?,
-        non_const_buffer_sizes: plan.non_const_buffer_sizes().map(|v| v.iter().collect()).unwrap_or_default(),
+        encoded_inp_str: plan
+            .container_meta_type()
+            .and_then(|c| c.encoded_inp_str())
+            .map(str::to_string),
+        encoded_out_str: plan
+            .container_meta_type()
+            .and_then(|c| c.encoded_out_str())
+            .map(str::to_string),
+        inputs: indices(plan.inputs(), n_values, || ctx("inputs"))?,
+        outputs: indices(plan.outputs(), n_values, || ctx("outputs"))?,
+        non_const_buffer_sizes: plan
+            .non_const_buffer_sizes()
+            .map(|v| v.iter().collect())
+            .unwrap_or_default(),
         name,
         values,
         chains,
@@ -213,11 +318,26 @@ fn read_plan(plan: &fb::ExecutionPlan<'_>, pi: usize, n_segments: usize, n_inlin
     })
 }
 
-fn prefix(e: Error, ctx: &str) -> Error {
+pub(super) fn prefix(e: Error, ctx: &str) -> Error {
     match e {
-        Error::OutOfRange { what, index, len } => Error::OutOfRange { what: format!("{ctx}{what}"), index, len },
-        Error::TooLarge { what, claimed, limit } => Error::TooLarge { what: format!("{ctx}{what}"), claimed, limit },
-        Error::Invalid { what, detail } => Error::Invalid { what: format!("{ctx}{what}"), detail },
+        Error::OutOfRange { what, index, len } => Error::OutOfRange {
+            what: format!("{ctx}{what}"),
+            index,
+            len,
+        },
+        Error::TooLarge {
+            what,
+            claimed,
+            limit,
+        } => Error::TooLarge {
+            what: format!("{ctx}{what}"),
+            claimed,
+            limit,
+        },
+        Error::Invalid { what, detail } => Error::Invalid {
+            what: format!("{ctx}{what}"),
+            detail,
+        },
         other => other,
     }
 }
@@ -234,7 +354,11 @@ fn read_evalue(v: &fb::EValue<'_>, vi: usize, n_values: usize) -> Result<EValue>
                 if (allow_neg && i == -1) || (i >= 0 && (i as usize) < n_values) {
                     Ok(i)
                 } else {
-                    Err(Error::out_of_range(what(&format!("{s}[{k}]")), i.into(), n_values))
+                    Err(Error::out_of_range(
+                        what(&format!("{s}[{k}]")),
+                        i.into(),
+                        n_values,
+                    ))
                 }
             })
             .collect()
@@ -245,40 +369,92 @@ fn read_evalue(v: &fb::EValue<'_>, vi: usize, n_values: usize) -> Result<EValue>
         K::Int => EValue::Int(v.val_as_int().map(|x| x.int_val()).unwrap_or(0)),
         K::Bool => EValue::Bool(v.val_as_bool().map(|x| x.bool_val()).unwrap_or(false)),
         K::Double => EValue::Double(v.val_as_double().map(|x| x.double_val()).unwrap_or(0.0)),
-        K::String => EValue::String(v.val_as_string().and_then(|x| x.string_val()).unwrap_or_default().to_string()),
+        K::String => EValue::String(
+            v.val_as_string()
+                .and_then(|x| x.string_val())
+                .unwrap_or_default()
+                .to_string(),
+        ),
         K::IntList => {
-            let items: Vec<i64> = v.val_as_int_list().and_then(|x| x.items()).map(|x| x.iter().collect()).unwrap_or_default();
+            let items: Vec<i64> = v
+                .val_as_int_list()
+                .and_then(|x| x.items())
+                .map(|x| x.iter().collect())
+                .unwrap_or_default();
             for (k, &i) in items.iter().enumerate() {
                 index(i, n_values, || what(&format!("IntList[{k}]")))?;
             }
             EValue::IntList(items)
         }
-        K::DoubleList => EValue::DoubleList(v.val_as_double_list().and_then(|x| x.items()).map(|x| x.iter().collect()).unwrap_or_default()),
-        K::BoolList => EValue::BoolList(v.val_as_bool_list().and_then(|x| x.items()).map(|x| x.iter().collect()).unwrap_or_default()),
-        K::TensorList => EValue::TensorList(list(v.val_as_tensor_list().and_then(|x| x.items()), "TensorList", false)?),
-        K::OptionalTensorList => {
-            EValue::OptionalTensorList(list(v.val_as_optional_tensor_list().and_then(|x| x.items()), "OptionalTensorList", true)?)
-        }
+        K::DoubleList => EValue::DoubleList(
+            v.val_as_double_list()
+                .and_then(|x| x.items())
+                .map(|x| x.iter().collect())
+                .unwrap_or_default(),
+        ),
+        K::BoolList => EValue::BoolList(
+            v.val_as_bool_list()
+                .and_then(|x| x.items())
+                .map(|x| x.iter().collect())
+                .unwrap_or_default(),
+        ),
+        K::TensorList => EValue::TensorList(list(
+            v.val_as_tensor_list().and_then(|x| x.items()),
+            "TensorList",
+            false,
+        )?),
+        K::OptionalTensorList => EValue::OptionalTensorList(list(
+            v.val_as_optional_tensor_list().and_then(|x| x.items()),
+            "OptionalTensorList",
+            true,
+        )?),
         K::Tensor => match v.val_as_tensor() {
             Some(t) => EValue::Tensor(read_tensor(&t, vi)?),
-            None => return Err(Error::invalid(what("Tensor"), "tag says Tensor but no table")),
+            None => {
+                return Err(Error::invalid(
+                    what("Tensor"),
+                    "tag says Tensor but no table",
+                ))
+            }
         },
-        other => return Err(Error::invalid(what("val_type"), format!("unknown EValue tag {}", other.0))),
+        other => {
+            return Err(Error::invalid(
+                what("val_type"),
+                format!("unknown EValue tag {}", other.0),
+            ))
+        }
     })
 }
 
 fn read_tensor(t: &fb::Tensor<'_>, vi: usize) -> Result<Tensor> {
     let scalar_type = ScalarType::from_code(t.scalar_type().0);
     let sizes: Vec<i32> = t.sizes().map(|v| v.iter().collect()).unwrap_or_default();
-    let dim_order: Vec<u8> = t.dim_order().map(|v| v.iter().collect()).unwrap_or_default();
-    let what = format!("values[{vi}] tensor");
-    let (numel, nbytes) = checked_tensor_size(sizes.iter().map(|&s| i64::from(s)), scalar_type, &what)?;
+    let dim_order: Vec<u8> = t
+        .dim_order()
+        .map(|v| v.iter().collect())
+        .unwrap_or_default();
+    let what = || format!("values[{vi}] tensor");
+    let (numel, nbytes) =
+        checked_tensor_size(sizes.iter().map(|&s| i64::from(s)), scalar_type, "tensor")
+            .map_err(|e| prefix(e, &format!("{} ", what())))?;
     if !dim_order.is_empty() {
-        let mut seen = vec![false; sizes.len()];
+        let mut seen = 0u128;
         let valid = dim_order.len() == sizes.len()
-            && dim_order.iter().all(|&d| (d as usize) < seen.len() && !std::mem::replace(&mut seen[d as usize], true));
+            && dim_order.len() <= 128
+            && dim_order.iter().all(|&d| {
+                let bit = 1u128.checked_shl(u32::from(d)).unwrap_or(0);
+                let fresh = (d as usize) < sizes.len() && seen & bit == 0;
+                seen |= bit;
+                fresh
+            });
         if !valid {
-            return Err(Error::invalid(what, format!("dim_order {dim_order:?} is not a permutation of {} dims", sizes.len())));
+            return Err(Error::invalid(
+                what(),
+                format!(
+                    "dim_order {dim_order:?} is not a permutation of {} dims",
+                    sizes.len()
+                ),
+            ));
         }
     }
     let allocation = t.allocation_info().map(|a| Allocation {
@@ -313,25 +489,48 @@ fn read_delegates(
 ) -> Result<Vec<Delegate>> {
     let mut out = Vec::new();
     for (di, d) in list.into_iter().flatten().enumerate() {
-        let processed = d.processed().ok_or_else(|| Error::invalid(format!("delegates[{di}]"), "no processed data reference"))?;
+        let processed = d.processed().ok_or_else(|| {
+            Error::invalid(format!("delegates[{di}]"), "no processed data reference")
+        })?;
         let (location, limit) = match processed.location() {
             fb::DataLocation::INLINE => (DataLocation::Inline, n_inline),
             fb::DataLocation::SEGMENT => (DataLocation::Segment, n_segments),
-            other => return Err(Error::invalid(format!("delegates[{di}]"), format!("unknown data location {}", other.0))),
+            other => {
+                return Err(Error::invalid(
+                    format!("delegates[{di}]"),
+                    format!("unknown data location {}", other.0),
+                ))
+            }
         };
-        let index = index(processed.index().into(), limit, || format!("delegates[{di}].processed.index"))?;
+        let index = index(processed.index().into(), limit, || {
+            format!("delegates[{di}].processed.index")
+        })?;
         let compile_specs = d
             .compile_specs()
             .into_iter()
             .flatten()
-            .map(|c| CompileSpec { key: c.key().unwrap_or_default().to_string(), value: c.value().map(|v| v.bytes().to_vec()).unwrap_or_default() })
+            .map(|c| CompileSpec {
+                key: c.key().unwrap_or_default().to_string(),
+                value: c.value().map(|v| v.bytes().to_vec()).unwrap_or_default(),
+            })
             .collect();
-        out.push(Delegate { id: d.id().unwrap_or_default().to_string(), location, index, compile_specs });
+        out.push(Delegate {
+            id: d.id().unwrap_or_default().to_string(),
+            location,
+            index,
+            compile_specs,
+        });
     }
     Ok(out)
 }
 
-fn read_chain(c: &fb::Chain<'_>, ci: usize, n_values: usize, n_ops: usize, n_delegates: usize) -> Result<Chain> {
+fn read_chain(
+    c: &fb::Chain<'_>,
+    ci: usize,
+    n_values: usize,
+    n_ops: usize,
+    n_delegates: usize,
+) -> Result<Chain> {
     let raw = c.instructions();
     let n_instr = raw.map(|v| v.len()).unwrap_or(0);
     let mut instructions = Vec::with_capacity(n_instr);
@@ -342,32 +541,61 @@ fn read_chain(c: &fb::Chain<'_>, ci: usize, n_values: usize, n_ops: usize, n_del
         let parsed = match ins.instr_args_type() {
             A::NONE => Instruction::Empty,
             A::KernelCall => {
-                let k = ins.instr_args_as_kernel_call().ok_or_else(|| Error::invalid(w("instr_args"), "missing KernelCall"))?;
-                Instruction::KernelCall { op_index: index(k.op_index().into(), n_ops, || w("op_index"))?, args: indices(k.args(), n_values, &w("args"))? }
+                let k = ins
+                    .instr_args_as_kernel_call()
+                    .ok_or_else(|| Error::invalid(w("instr_args"), "missing KernelCall"))?;
+                Instruction::KernelCall {
+                    op_index: index(k.op_index().into(), n_ops, || w("op_index"))?,
+                    args: indices(k.args(), n_values, || w("args"))?,
+                }
             }
             A::DelegateCall => {
-                let d = ins.instr_args_as_delegate_call().ok_or_else(|| Error::invalid(w("instr_args"), "missing DelegateCall"))?;
+                let d = ins
+                    .instr_args_as_delegate_call()
+                    .ok_or_else(|| Error::invalid(w("instr_args"), "missing DelegateCall"))?;
                 Instruction::DelegateCall {
-                    delegate_index: index(d.delegate_index().into(), n_delegates, || w("delegate_index"))?,
-                    args: indices(d.args(), n_values, &w("args"))?,
+                    delegate_index: index(d.delegate_index().into(), n_delegates, || {
+                        w("delegate_index")
+                    })?,
+                    args: indices(d.args(), n_values, || w("args"))?,
                 }
             }
             A::MoveCall => {
-                let m = ins.instr_args_as_move_call().ok_or_else(|| Error::invalid(w("instr_args"), "missing MoveCall"))?;
-                Instruction::MoveCall { move_from: val(m.move_from(), "move_from")?, move_to: val(m.move_to(), "move_to")? }
+                let m = ins
+                    .instr_args_as_move_call()
+                    .ok_or_else(|| Error::invalid(w("instr_args"), "missing MoveCall"))?;
+                Instruction::MoveCall {
+                    move_from: val(m.move_from(), "move_from")?,
+                    move_to: val(m.move_to(), "move_to")?,
+                }
             }
             A::JumpFalseCall => {
-                let j = ins.instr_args_as_jump_false_call().ok_or_else(|| Error::invalid(w("instr_args"), "missing JumpFalseCall"))?;
+                let j = ins
+                    .instr_args_as_jump_false_call()
+                    .ok_or_else(|| Error::invalid(w("instr_args"), "missing JumpFalseCall"))?;
                 Instruction::JumpFalseCall {
                     cond_value_index: val(j.cond_value_index(), "cond_value_index")?,
-                    destination_instruction: index(j.destination_instruction().into(), n_instr, || w("destination_instruction"))?,
+                    destination_instruction: index(
+                        j.destination_instruction().into(),
+                        n_instr,
+                        || w("destination_instruction"),
+                    )?,
                 }
             }
             A::FreeCall => {
-                let f = ins.instr_args_as_free_call().ok_or_else(|| Error::invalid(w("instr_args"), "missing FreeCall"))?;
-                Instruction::FreeCall { value_index: val(f.value_index(), "value_index")? }
+                let f = ins
+                    .instr_args_as_free_call()
+                    .ok_or_else(|| Error::invalid(w("instr_args"), "missing FreeCall"))?;
+                Instruction::FreeCall {
+                    value_index: val(f.value_index(), "value_index")?,
+                }
             }
-            other => return Err(Error::invalid(w("instr_args_type"), format!("unknown instruction tag {}", other.0))),
+            other => {
+                return Err(Error::invalid(
+                    w("instr_args_type"),
+                    format!("unknown instruction tag {}", other.0),
+                ))
+            }
         };
         instructions.push(parsed);
     }
@@ -389,8 +617,8 @@ fn read_chain(c: &fb::Chain<'_>, ci: usize, n_values: usize, n_ops: usize, n_del
         })
         .collect();
     Ok(Chain {
-        inputs: indices(c.inputs(), n_values, &format!("chains[{ci}].inputs"))?,
-        outputs: indices(c.outputs(), n_values, &format!("chains[{ci}].outputs"))?,
+        inputs: indices(c.inputs(), n_values, || format!("chains[{ci}].inputs"))?,
+        outputs: indices(c.outputs(), n_values, || format!("chains[{ci}].outputs"))?,
         instructions,
         stacktrace,
     })

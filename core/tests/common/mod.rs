@@ -22,10 +22,19 @@ pub fn models() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("reference folder readable")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("model_fp32.pte").exists() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("stress")))
+        .filter(|p| {
+            p.join("model_fp32.pte").exists()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("stress"))
+        })
         .collect();
     out.sort();
-    assert!(!out.is_empty(), "no reference models under {}", root.display());
+    assert!(
+        !out.is_empty(),
+        "no reference models under {}",
+        root.display()
+    );
     out
 }
 
@@ -46,9 +55,19 @@ pub fn json(p: &Path) -> serde_json::Value {
 
 /// The `.pte` variants that exist for a model, with their flatc dump names.
 pub fn pte_variants(model: &Path) -> Vec<(PathBuf, PathBuf)> {
-    ["model_fp32", "model_int8_qdq_portable", "model_int8_cortex_m55", "model_fp32_xnnpack"]
-        .iter()
-        .map(|v| (model.join(format!("{v}.pte")), model.join("flatc").join(format!("{v}.json"))))
-        .filter(|(p, j)| p.exists() && j.exists())
-        .collect()
+    [
+        "model_fp32",
+        "model_int8_qdq_portable",
+        "model_int8_cortex_m55",
+        "model_fp32_xnnpack",
+    ]
+    .iter()
+    .map(|v| {
+        (
+            model.join(format!("{v}.pte")),
+            model.join("flatc").join(format!("{v}.json")),
+        )
+    })
+    .filter(|(p, j)| p.exists() && j.exists())
+    .collect()
 }

@@ -1,0 +1,271 @@
+//! The `etscope` binary as users and scripts call it: JSON shapes, numbers, exit codes and
+//! one-line errors naming the file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn tiny(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/tiny_conv_relu_linear")
+        .join(name)
+}
+
+fn etscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .args(args)
+        .output()
+        .expect("etscope runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = etscope(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn info_json_lists_plans_as_scripts_expect() {
+    let info = json(&["info", "--json", p(&tiny("model_int8_cortex_m55.pte"))]);
+    assert_eq!(info["kind"], "pte");
+    let plan = &info["plans"][0];
+    assert_eq!(plan["name"], "forward");
+    assert_eq!(plan["instructions"], 6);
+    assert_eq!(plan["values"], 64);
+    assert_eq!(plan["delegates"], 0);
+    let ops: Vec<&str> = plan["operators"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "cortex_m::quantize_per_tensor.out",
+            "cortex_m::transpose.out",
+            "cortex_m::quantized_conv2d_nhwc.out",
+            "cortex_m::quantized_linear.out",
+            "cortex_m::dequantize_per_tensor.out"
+        ]
+    );
+    let x = json(&["info", "--json", p(&tiny("model_fp32_xnnpack.pte"))]);
+    assert_eq!(
+        x["plans"][0]["delegate_backends"][0]["id"],
+        "XnnpackBackend"
+    );
+    for (file, kind) in [
+        ("etdump.etdp", "etdump"),
+        ("model_fp32.etrecord", "etrecord"),
+        ("model_fp32.bpte", "bpte"),
+        ("input.npy", "npy"),
+    ] {
+        assert_eq!(
+            json(&["info", "--json", p(&tiny(file))])["kind"],
+            kind,
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn memory_json_has_one_arena_per_memory_id_with_bounds() {
+    let m = json(&["memory", "--json", p(&tiny("model_fp32.pte"))]);
+    let arenas = m["arenas"].as_array().expect("arenas");
+    assert_eq!(arenas.len(), 1);
+    let a = &arenas[0];
+    assert_eq!(a["memory_id"], 1);
+    assert_eq!(a["size"], 11312);
+    let (lb, peak) = (
+        a["lower_bound"].as_u64().expect("lb"),
+        a["peak"].as_u64().expect("peak"),
+    );
+    assert!(0 < lb && lb <= peak && peak <= 11312);
+    for t in a["tensors"].as_array().expect("tensors") {
+        for key in ["value", "offset", "size", "first", "last"] {
+            assert!(t[key].is_u64(), "tensor lacks {key}: {t}");
+        }
+    }
+    assert_eq!(m["findings"], Value::Array(vec![]));
+}
+
+#[test]
+fn profile_json_rows_carry_inspector_statistics() {
+    let rows = json(&[
+        "profile",
+        "--json",
+        "--pte",
+        p(&tiny("model_fp32.pte")),
+        "--etdump",
+        p(&tiny("etdump_profile_5runs.etdp")),
+    ]);
+    let rows = rows.as_array().expect("list");
+    assert_eq!(rows.len(), 4);
+    let conv = &rows[0];
+    assert_eq!(conv["instruction_id"], 0);
+    assert_eq!(conv["op"], "aten::convolution.out");
+    assert_eq!(conv["count"], 5);
+    // the Inspector: raw [0.055322, 0.04575, 0.04522, 0.04528, 0.045305] ms, p50 0.045305 ms
+    let raw: Vec<u64> = conv["raw"]
+        .as_array()
+        .expect("raw")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert_eq!(raw, [55322, 45750, 45220, 45280, 45305]);
+    assert_eq!(conv["p50"].as_f64(), Some(45305.0));
+    assert_eq!(conv["min"], 45220);
+    for key in ["avg", "max", "p10", "p90"] {
+        assert!(conv[key].is_number(), "{key}");
+    }
+    let with_record = json(&[
+        "profile",
+        "--json",
+        "--pte",
+        p(&tiny("model_fp32.pte")),
+        "--etdump",
+        p(&tiny("etdump_profile_5runs.etdp")),
+        "--etrecord",
+        p(&tiny("model_fp32.etrecord")),
+        "--ticks-per-us",
+        "1000",
+    ]);
+    assert_eq!(with_record[0]["debug_handles"], serde_json::json!([1]));
+    assert!((with_record[0]["p50_us"].as_f64().expect("us") - 45.305).abs() < 1e-9);
+}
+
+#[test]
+fn tensors_dump_writes_npy_files_equal_to_the_debug_buffer() {
+    let dir = std::env::temp_dir().join(format!("etscope-tensors-{}", std::process::id()));
+    let rows = json(&[
+        "tensors",
+        "--json",
+        "--etdump",
+        p(&tiny("etdump.etdp")),
+        "--debug-buffer",
+        p(&tiny("debug_buffer.bin")),
+        "--pte",
+        p(&tiny("model_fp32.pte")),
+        "--dump",
+        p(&dir),
+    ]);
+    let rows = rows.as_array().expect("list");
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[0]["op"], "aten::convolution.out");
+    let conv =
+        etscope_core::npy::read_npy(&std::fs::read(dir.join("instr_0.npy")).expect("written"))
+            .expect("npy");
+    assert_eq!(conv.shape, vec![1, 4, 8, 8]);
+    // the program output equals the reference ExecuTorch output
+    let out =
+        etscope_core::npy::read_npy(&std::fs::read(dir.join("output_0.npy")).expect("written"))
+            .expect("npy");
+    let want =
+        etscope_core::npy::read_npy(&std::fs::read(tiny("output_et_fp32.npy")).expect("ref"))
+            .expect("npy");
+    assert_eq!(out.bytes, want.bytes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn graph_json_has_nodes_edges_and_values() {
+    let g = json(&["graph", "--json", p(&tiny("model_fp32.pte"))]);
+    assert_eq!(g["stage"], "pte");
+    let nodes = g["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 6, "input + 4 instructions + output");
+    assert_eq!(nodes[1]["op"], "aten::convolution");
+    assert_eq!(nodes[1]["instruction_id"], 0);
+    assert!(!g["edges"].as_array().expect("edges").is_empty());
+    let stage = json(&[
+        "graph",
+        "--json",
+        "--stage",
+        "edge",
+        p(&tiny("model_int8_cortex_m55.etrecord")),
+    ]);
+    assert_eq!(stage["stage"], "edge");
+    let bad = etscope(&["graph", "--stage", "nope", p(&tiny("model_fp32.etrecord"))]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("stages: exported"));
+}
+
+fn assert_clean_error(args: &[&str], file: &Path, words: &[&str]) {
+    let out = etscope(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains(&file.display().to_string()),
+        "names the file: {err}"
+    );
+    assert!(
+        words.iter().any(|w| err.contains(w)),
+        "says what is wrong ({words:?}): {err}"
+    );
+}
+
+#[test]
+fn bad_files_give_one_line_errors_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("etscope-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let pte = std::fs::read(tiny("model_fp32.pte")).expect("pte");
+    let etdp = std::fs::read(tiny("etdump_profile_5runs.etdp")).expect("etdp");
+    let cases: Vec<(&str, Vec<u8>, &[&str])> = vec![
+        (
+            "half.pte",
+            pte[..pte.len() / 2].to_vec(),
+            &["truncated", "corrupt"],
+        ),
+        ("empty.pte", Vec::new(), &["empty"]),
+        (
+            "etdump_as.pte",
+            etdp.clone(),
+            &["holds a etdump", "holds an etdump"],
+        ),
+        ("noise.pte", vec![0x5a; 64], &["not an ExecuTorch artifact"]),
+    ];
+    for (name, data, words) in &cases {
+        let f = dir.join(name);
+        std::fs::write(&f, data).expect("write");
+        assert_clean_error(&["info", p(&f)], &f, words);
+    }
+    let half = dir.join("half.etdp");
+    std::fs::write(&half, &etdp[..etdp.len() / 2]).expect("write");
+    assert_clean_error(
+        &[
+            "profile",
+            "--pte",
+            p(&tiny("model_fp32.pte")),
+            "--etdump",
+            p(&half),
+        ],
+        &half,
+        &["truncated"],
+    );
+    // an ETDump of another program
+    let other = tiny("etdump_profile_5runs.etdp");
+    assert_clean_error(
+        &[
+            "profile",
+            "--pte",
+            p(&tiny("model_fp32_xnnpack.pte")),
+            "--etdump",
+            p(&other),
+        ],
+        &other,
+        &["another program"],
+    );
+    let missing = dir.join("missing.pte");
+    assert_clean_error(&["info", p(&missing)], &missing, &["cannot read"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
