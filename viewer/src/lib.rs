@@ -1,1 +1,18 @@
-//! placeholder
+//! etscope's egui widgets: the graph canvas (layered layout, culling, level of detail, minimap),
+//! the inspector, search, profile table / rollup / timeline / heat overlay, memory map, tensor
+//! views and exports, over a [`document::Document`] built from `core` data.
+//!
+//! **Architecture invariant:** no eframe, no file dialogs, no file IO: widgets take data and
+//! state per call; the app owns windows, files and persistence.
+
+pub mod category;
+pub mod document;
+pub mod export;
+pub mod graph_view;
+pub mod inspector;
+pub mod layout;
+pub mod memory_view;
+pub mod neighborhood;
+pub mod profile_view;
+pub mod search;
+pub mod tensor_view;

@@ -13,11 +13,50 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 /// etscope: explore, profile and debug ExecuTorch programs for Arm Cortex-M.
+///
+/// Without a subcommand, opens the desktop window on FILES (.pte, .bpte, .etrecord, .etdp and
+/// a debug buffer .bin); files opened together are associated with their program.
 #[derive(Debug, Parser)]
-#[command(name = "etscope", version, about, long_about = None)]
+#[command(name = "etscope", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// Files to open in the window.
+    pub files: Vec<PathBuf>,
+    /// Initial view: graph, profile, timeline, memory.
+    #[arg(long)]
+    pub view: Option<String>,
+    /// Initial stage (e.g. `edge`, `pte`).
+    #[arg(long)]
+    pub stage: Option<String>,
+    /// Select the first search hit for this query (e.g. `#3`, `conv`).
+    #[arg(long)]
+    pub select: Option<String>,
+    /// Save a screenshot of the window to this PNG once loaded, then quit.
+    #[arg(long)]
+    pub screenshot: Option<PathBuf>,
+}
+
+/// What the command line asks for.
+pub enum Launch {
+    Command(Command),
+    Window(crate::gui::StartOptions),
+}
+
+impl Cli {
+    /// A subcommand, or the window with its start options.
+    pub fn launch(self) -> Launch {
+        match self.command {
+            Some(c) => Launch::Command(c),
+            None => Launch::Window(crate::gui::StartOptions {
+                files: self.files,
+                tab: self.view.as_deref().and_then(crate::gui::Tab::parse),
+                stage: self.stage,
+                select: self.select,
+                screenshot: self.screenshot,
+            }),
+        }
+    }
 }
 
 /// The subcommands.
@@ -83,8 +122,8 @@ pub enum Command {
 }
 
 /// Runs one command.
-pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+pub fn run(command: Command) -> Result<()> {
+    match command {
         Command::Info { file, json } => info::run(&file, json),
         Command::Graph {
             file,

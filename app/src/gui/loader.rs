@@ -1,0 +1,117 @@
+//! Opening files off the UI thread: reads them, builds documents (parsing, IR, layout, memory
+//! plan, profile) and associates ETDumps, ETRecords and debug buffers with their program.
+//! Progress and results come back over a channel; the window never waits.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver};
+use std::thread;
+
+use etscope_core::kind::FileKind;
+use etscope_viewer::document::Document;
+
+/// Messages from a load job.
+pub enum LoadMessage {
+    Progress(String),
+    /// The job's documents (new ones, and the target handed in, updated), and one error line per
+    /// file that could not be used.
+    Done { documents: Vec<Document>, errors: Vec<String> },
+}
+
+/// A running load.
+pub struct LoadJob {
+    pub rx: Receiver<LoadMessage>,
+    pub progress: String,
+    pub paths: Vec<PathBuf>,
+}
+
+fn display_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+}
+
+/// Starts loading `paths`; files that are not programs attach to a program of the same batch,
+/// else to `target` (the active document, moved into the job and handed back).
+pub fn start(paths: Vec<PathBuf>, target: Option<Document>, ctx: eframe::egui::Context) -> LoadJob {
+    let (tx, rx) = channel();
+    let job_paths = paths.clone();
+    thread::spawn(move || {
+        let send = |m: LoadMessage| {
+            let _ = tx.send(m);
+            ctx.request_repaint();
+        };
+        let (documents, errors) = load(&job_paths, target, &|s| send(LoadMessage::Progress(s)));
+        send(LoadMessage::Done { documents, errors });
+    });
+    LoadJob { rx, progress: "opening…".into(), paths }
+}
+
+/// The synchronous part of a load (also used by tests and benchmarks).
+pub fn load(paths: &[PathBuf], target: Option<Document>, progress: &dyn Fn(String)) -> (Vec<Document>, Vec<String>) {
+    let mut errors = Vec::new();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for p in paths {
+        progress(format!("reading {}", display_name(p)));
+        match std::fs::read(p) {
+            Ok(b) if b.is_empty() => errors.push(format!("{}: empty file", p.display())),
+            Ok(b) => files.push((p.clone(), b)),
+            Err(e) => errors.push(format!("{}: cannot read: {e}", p.display())),
+        }
+    }
+    let is_program = |b: &[u8]| matches!(FileKind::detect(b), Some(FileKind::Pte | FileKind::Bpte));
+    let mut docs: Vec<Document> = Vec::new();
+    let mut rest = Vec::new();
+    for (p, b) in files {
+        if is_program(&b) {
+            progress(format!("building the graph of {}", display_name(&p)));
+            match Document::from_program_bytes(&display_name(&p), b) {
+                Ok(d) => docs.push(d),
+                Err(e) => errors.push(format!("{}: {}", p.display(), strip_name(&e.to_string()))),
+            }
+        } else {
+            rest.push((p, b));
+        }
+    }
+    let had_new = !docs.is_empty();
+    let mut target = target;
+    // ETRecords first (stages), then ETDumps, then debug buffers.
+    rest.sort_by_key(|(_, b)| match FileKind::detect(b) {
+        Some(FileKind::Etrecord) => 0,
+        Some(FileKind::Etdump) => 1,
+        _ => 2,
+    });
+    for (p, b) in rest {
+        let name = display_name(&p);
+        progress(format!("attaching {name}"));
+        let mut last_err = None;
+        let mut attached = false;
+        let candidates: Vec<&mut Document> = if had_new { docs.iter_mut().collect() } else { target.iter_mut().collect() };
+        for d in candidates {
+            match d.attach(&name, b.clone()) {
+                Ok(()) => {
+                    attached = true;
+                    break;
+                }
+                Err(e) => last_err = Some(e.to_string()),
+            }
+        }
+        if !attached {
+            if FileKind::detect(&b) == Some(FileKind::Etrecord) && !had_new && target.is_none() {
+                match Document::from_etrecord_bytes(&name, &b) {
+                    Ok(d) => docs.push(d),
+                    Err(e) => errors.push(format!("{}: {}", p.display(), strip_name(&e.to_string()))),
+                }
+            } else {
+                let why = last_err.map(|e| strip_name(&e)).unwrap_or_else(|| "no program is open to attach it to; open its .pte first".into());
+                errors.push(format!("{}: {why}", p.display()));
+            }
+        }
+    }
+    if let Some(t) = target {
+        docs.insert(0, t);
+    }
+    (docs, errors)
+}
+
+/// Errors from `viewer` start with the bare file name; the loader prefixes the full path instead.
+fn strip_name(e: &str) -> String {
+    e.split_once(": ").map(|(_, rest)| rest.to_string()).unwrap_or_else(|| e.to_string())
+}

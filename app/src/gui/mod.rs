@@ -1,0 +1,371 @@
+//! The desktop window (eframe): documents with their stages, graph canvas, inspector, search,
+//! profile table / timeline / heat overlay, memory map, tensors and exports. State that persists
+//! lives in [`settings::Settings`]; user actions become [`Command`]s applied after drawing.
+
+pub mod loader;
+mod panels;
+pub mod settings;
+
+use std::path::PathBuf;
+
+use eframe::egui;
+use etscope_viewer::document::Document;
+use etscope_viewer::graph_view::GraphView;
+use etscope_viewer::memory_view::MemoryViewState;
+use etscope_viewer::neighborhood::Neighbourhood;
+use etscope_viewer::profile_view::{ProfileTableState, Span, TimelineState};
+use etscope_viewer::search::Hit;
+
+use loader::{LoadJob, LoadMessage};
+use settings::Settings;
+
+/// The main area's views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Graph,
+    Profile,
+    Timeline,
+    Memory,
+}
+
+impl Tab {
+    /// Parses `graph|profile|timeline|memory`.
+    pub fn parse(s: &str) -> Option<Tab> {
+        match s {
+            "graph" | "stages" | "inspector" => Some(Tab::Graph),
+            "profile" => Some(Tab::Profile),
+            "timeline" => Some(Tab::Timeline),
+            "memory" => Some(Tab::Memory),
+            _ => None,
+        }
+    }
+}
+
+/// View state of one open document.
+pub struct DocView {
+    pub doc: Document,
+    pub stage: usize,
+    pub views: Vec<GraphView>,
+    pub search: String,
+    pub hits: Vec<Hit>,
+    pub profile_table: ProfileTableState,
+    pub timeline: TimelineState,
+    pub timeline_runs: Vec<Vec<Span>>,
+    pub memory: Vec<MemoryViewState>,
+    pub heat: bool,
+    pub neighbourhood: Option<Neighbourhood>,
+}
+
+impl DocView {
+    pub fn new(doc: Document) -> DocView {
+        let stage = doc.pte_stage.unwrap_or(0);
+        let views = doc.stages.iter().map(|_| GraphView::default()).collect();
+        let timeline_runs = doc.etdump.as_ref().map(etscope_viewer::profile_view::timeline).unwrap_or_default();
+        let arenas = doc.memory.as_ref().map_or(0, |m| m.arenas.len());
+        DocView {
+            heat: doc.profile.is_some(),
+            doc,
+            stage,
+            views,
+            search: String::new(),
+            hits: Vec::new(),
+            profile_table: ProfileTableState::default(),
+            timeline: TimelineState::default(),
+            timeline_runs,
+            memory: vec![MemoryViewState::default(); arenas],
+            neighbourhood: None,
+        }
+    }
+
+    /// The selected node of the current stage.
+    pub fn selected(&self) -> Option<usize> {
+        self.views.get(self.stage).and_then(|v| v.selected)
+    }
+
+    /// Selects (and centers) a node of the current stage.
+    pub fn select(&mut self, node: usize) {
+        if let Some(v) = self.views.get_mut(self.stage) {
+            v.focus(node);
+        }
+        self.neighbourhood = self.doc.stages.get(self.stage).map(|s| Neighbourhood::new(s, node));
+    }
+
+    /// Switches stage, carrying the selection over through debug handles.
+    pub fn switch_stage(&mut self, to: usize) {
+        if to >= self.doc.stages.len() || to == self.stage {
+            return;
+        }
+        let carried = self.selected().and_then(|n| self.doc.corresponding(self.stage, n, to).first().copied());
+        self.stage = to;
+        match carried {
+            Some(n) => self.select(n),
+            None => self.neighbourhood = None,
+        }
+    }
+
+    /// Selects the node of instruction `iid` in the `.pte` stage.
+    pub fn select_instruction(&mut self, iid: usize) {
+        if let Some(pte) = self.doc.pte_stage {
+            self.stage = pte;
+            if let Some(n) = self.doc.stages[pte].graph.node_for_instruction(iid).map(|n| n.id) {
+                self.select(n);
+            }
+        }
+    }
+}
+
+/// Deferred actions, applied after the frame is drawn.
+pub enum Command {
+    Open(Vec<PathBuf>),
+    OpenDialog,
+    CloseDocument(usize),
+    Export(panels::ExportKind),
+}
+
+/// Startup options from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    pub files: Vec<PathBuf>,
+    pub tab: Option<Tab>,
+    pub stage: Option<String>,
+    pub select: Option<String>,
+    /// Save a screenshot of the window here once loading is done, then quit.
+    pub screenshot: Option<PathBuf>,
+}
+
+/// The application.
+pub struct EtscopeApp {
+    pub settings: Settings,
+    pub docs: Vec<DocView>,
+    pub active: usize,
+    pub tab: Tab,
+    pub job: Option<LoadJob>,
+    pub messages: Vec<String>,
+    pub commands: Vec<Command>,
+    start: StartOptions,
+    start_applied: bool,
+    screenshot_state: ScreenshotState,
+    pending_png: Option<(PathBuf, egui::Rect)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScreenshotState {
+    Idle,
+    Waiting(u32),
+    Requested,
+}
+
+impl EtscopeApp {
+    /// A window opening `start.files`, with settings restored from `storage`.
+    pub fn new(ctx: &egui::Context, storage: Option<&dyn eframe::Storage>, start: StartOptions) -> EtscopeApp {
+        let settings: Settings = storage.and_then(|s| eframe::get_value(s, Settings::KEY)).unwrap_or_default();
+        let mut app = EtscopeApp {
+            settings,
+            docs: Vec::new(),
+            active: 0,
+            tab: start.tab.unwrap_or(Tab::Graph),
+            job: None,
+            messages: Vec::new(),
+            commands: Vec::new(),
+            start_applied: false,
+            screenshot_state: ScreenshotState::Idle,
+            pending_png: None,
+            start,
+        };
+        if !app.start.files.is_empty() {
+            let files = app.start.files.clone();
+            app.open(files, ctx);
+        }
+        app
+    }
+
+    /// Starts opening files in the background.
+    pub fn open(&mut self, paths: Vec<PathBuf>, ctx: &egui::Context) {
+        if paths.is_empty() || self.job.is_some() {
+            return;
+        }
+        self.settings.remember(&paths);
+        let programs_in_batch = paths.iter().any(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pte" | "bpte")));
+        let target = if programs_in_batch || self.docs.is_empty() {
+            None
+        } else {
+            let i = self.active.min(self.docs.len() - 1);
+            Some(self.docs.remove(i).doc)
+        };
+        self.job = Some(loader::start(paths, target, ctx.clone()));
+    }
+
+    /// Applies finished loads.
+    fn poll_job(&mut self) {
+        let Some(job) = &mut self.job else { return };
+        let mut done = None;
+        while let Ok(m) = job.rx.try_recv() {
+            match m {
+                LoadMessage::Progress(p) => job.progress = p,
+                LoadMessage::Done { documents, errors } => done = Some((documents, errors)),
+            }
+        }
+        if let Some((documents, errors)) = done {
+            self.messages.extend(errors);
+            let first_new = self.docs.len();
+            for d in documents {
+                self.docs.push(DocView::new(d));
+            }
+            if self.docs.len() > first_new {
+                self.active = first_new;
+            }
+            self.job = None;
+        }
+    }
+
+    /// Applies command-line view options once the first documents are in.
+    fn apply_start(&mut self) {
+        if self.start_applied || self.job.is_some() {
+            return;
+        }
+        self.start_applied = true;
+        let Some(dv) = self.docs.get_mut(self.active) else { return };
+        if let Some(s) = &self.start.stage {
+            if let Some(i) = dv.doc.stages.iter().position(|st| &st.name == s) {
+                dv.switch_stage(i);
+            }
+        }
+        if let Some(q) = self.start.select.clone() {
+            let graph = &dv.doc.stages[dv.stage].graph;
+            if let Some(hit) = etscope_viewer::search::search(graph, &q, 1).first() {
+                let n = hit.node;
+                dv.select(n);
+            }
+        }
+        if self.start.screenshot.is_some() {
+            self.screenshot_state = ScreenshotState::Waiting(12);
+        }
+    }
+
+    fn handle_dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
+        if !dropped.is_empty() {
+            self.commands.push(Command::Open(dropped));
+        }
+    }
+
+    fn apply_commands(&mut self, ctx: &egui::Context) {
+        for c in std::mem::take(&mut self.commands) {
+            match c {
+                Command::Open(paths) => self.open(paths, ctx),
+                Command::OpenDialog => {
+                    let started = std::time::Instant::now();
+                    let picked = rfd::FileDialog::new()
+                        .add_filter("ExecuTorch artifacts", &["pte", "bpte", "etdp", "etrecord", "bin"])
+                        .add_filter("all files", &["*"])
+                        .pick_files();
+                    match picked {
+                        Some(paths) => self.open(paths, ctx),
+                        None if started.elapsed().as_millis() < 50 => self.messages.push(
+                            "no file dialog is available here (it needs xdg-desktop-portal or zenity): pass files on the command line or drop them on the window".into(),
+                        ),
+                        None => {}
+                    }
+                }
+                Command::CloseDocument(i) => {
+                    if i < self.docs.len() {
+                        self.docs.remove(i);
+                        self.active = self.active.min(self.docs.len().saturating_sub(1));
+                    }
+                }
+                Command::Export(kind) => panels::export(self, kind, ctx),
+            }
+        }
+    }
+
+    fn handle_screenshots(&mut self, ctx: &egui::Context) {
+        let images: Vec<std::sync::Arc<egui::ColorImage>> = ctx.input(|i| {
+            i.raw.events.iter().filter_map(|e| if let egui::Event::Screenshot { image, .. } = e { Some(image.clone()) } else { None }).collect()
+        });
+        for image in images {
+            if let Some((path, rect)) = self.pending_png.take() {
+                let result = save_png(&image, Some(rect), ctx.pixels_per_point(), &path);
+                self.messages.push(match result {
+                    Ok(()) => format!("saved {}", path.display()),
+                    Err(e) => format!("{}: {e}", path.display()),
+                });
+            } else if self.screenshot_state == ScreenshotState::Requested {
+                if let Some(path) = &self.start.screenshot {
+                    if let Err(e) = save_png(&image, None, ctx.pixels_per_point(), path) {
+                        eprintln!("etscope: error: {}: {e}", path.display());
+                    }
+                }
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+        if let ScreenshotState::Waiting(n) = self.screenshot_state {
+            if n == 0 {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));
+                self.screenshot_state = ScreenshotState::Requested;
+            } else {
+                self.screenshot_state = ScreenshotState::Waiting(n - 1);
+            }
+            ctx.request_repaint();
+        }
+    }
+
+    /// Asks for a PNG of `rect` (the graph canvas) to be saved at `path`.
+    pub fn request_png(&mut self, path: PathBuf, rect: egui::Rect, ctx: &egui::Context) {
+        self.pending_png = Some((path, rect));
+        ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));
+    }
+
+    /// One frame: draws everything into `ui` and applies what the user did.
+    pub fn frame(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        self.poll_job();
+        self.apply_start();
+        self.handle_dropped_files(&ctx);
+        panels::draw(self, ui);
+        self.apply_commands(&ctx);
+        self.handle_screenshots(&ctx);
+    }
+}
+
+/// Opens the window and runs until it closes.
+pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default().with_inner_size([1500.0, 950.0]).with_title("etscope").with_drag_and_drop(true),
+        renderer: eframe::Renderer::Glow,
+        ..Default::default()
+    };
+    eframe::run_native("etscope", options, Box::new(move |cc| Ok(Box::new(EtscopeApp::new(&cc.egui_ctx, cc.storage, start)))))
+        .map_err(|e| anyhow::anyhow!("cannot open a window: {e} (no display? the subcommands run headless, see --help)"))
+}
+
+fn save_png(image: &egui::ColorImage, crop: Option<egui::Rect>, ppp: f32, path: &std::path::Path) -> Result<(), String> {
+    let [w, h] = image.size;
+    let (x0, y0, x1, y1) = match crop {
+        Some(r) => (
+            ((r.min.x * ppp).max(0.0) as usize).min(w),
+            ((r.min.y * ppp).max(0.0) as usize).min(h),
+            ((r.max.x * ppp) as usize).min(w),
+            ((r.max.y * ppp) as usize).min(h),
+        ),
+        None => (0, 0, w, h),
+    };
+    let (cw, ch) = (x1.saturating_sub(x0), y1.saturating_sub(y0));
+    let mut rgba = Vec::with_capacity(cw * ch * 4);
+    for y in y0..y1 {
+        for x in x0..x1 {
+            rgba.extend_from_slice(&image.pixels[y * w + x].to_array());
+        }
+    }
+    let img = image::RgbaImage::from_raw(cw as u32, ch as u32, rgba).ok_or("screenshot has no pixels")?;
+    img.save(path).map_err(|e| e.to_string())
+}
+
+impl eframe::App for EtscopeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.frame(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, Settings::KEY, &self.settings);
+    }
+}

@@ -1,0 +1,430 @@
+//! Drawing the window: menu bar, side panel (documents, stages, search, legend), central tabs
+//! (graph, profile, timeline, memory), inspector and status bar; and the export actions.
+
+use std::path::PathBuf;
+
+use eframe::egui::{self, Color32, RichText, ScrollArea};
+use etscope_viewer::category::Category;
+use etscope_viewer::inspector::{inspector_ui, InspectorAction};
+use etscope_viewer::{export, memory_view, profile_view, search, tensor_view};
+
+use super::{Command, DocView, EtscopeApp, Tab};
+
+/// What can be exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    GraphSvg,
+    GraphPng,
+    ProfileCsv,
+    MemoryCsv,
+    ChromeTrace,
+}
+
+impl ExportKind {
+    fn extension(self) -> &'static str {
+        match self {
+            ExportKind::GraphSvg => "svg",
+            ExportKind::GraphPng => "png",
+            ExportKind::ProfileCsv | ExportKind::MemoryCsv => "csv",
+            ExportKind::ChromeTrace => "json",
+        }
+    }
+}
+
+/// Writes an export next to the program (or where the save dialog says).
+pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
+    let Some(dv) = app.docs.get(app.active) else { return };
+    let stem = dv.doc.title.trim_end_matches(".pte").trim_end_matches(".bpte").to_string();
+    let default_name = format!("{stem}-{}.{}", match kind {
+        ExportKind::GraphSvg | ExportKind::GraphPng => "graph",
+        ExportKind::ProfileCsv => "profile",
+        ExportKind::MemoryCsv => "memory",
+        ExportKind::ChromeTrace => "trace",
+    }, kind.extension());
+    let path = rfd::FileDialog::new().set_file_name(&default_name).save_file().unwrap_or_else(|| PathBuf::from(&default_name));
+    let ticks = app.settings.ticks_per_us.unwrap_or(1000.0);
+    let text = match kind {
+        ExportKind::GraphSvg => {
+            let stage = &dv.doc.stages[dv.stage];
+            let overlay = heat_colors(dv);
+            Some(export::graph_svg(stage, overlay.as_deref()))
+        }
+        ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(export::profile_csv),
+        ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
+        ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty()).then(|| export::chrome_trace(&dv.timeline_runs, ticks)),
+        ExportKind::GraphPng => {
+            let rect = dv.views[dv.stage].last_rect;
+            app.request_png(path, rect, ctx);
+            return;
+        }
+    };
+    app.messages.push(match text {
+        Some(t) => match std::fs::write(&path, t) {
+            Ok(()) => format!("saved {}", path.display()),
+            Err(e) => format!("{}: cannot write: {e}", path.display()),
+        },
+        None => "nothing to export: open an ETDump (profile, trace) or a program (memory) first".into(),
+    });
+}
+
+fn heat_colors(dv: &DocView) -> Option<Vec<Option<Color32>>> {
+    let stage = dv.doc.stages.get(dv.stage)?;
+    let profile = dv.doc.profile.as_ref()?;
+    (dv.heat && Some(dv.stage) == dv.doc.pte_stage).then(|| profile_view::heat_overlay(&stage.graph, profile))
+}
+
+/// Draws the whole window.
+pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    egui::Panel::top("menu").show(ui, |ui| menu_bar(app, ui));
+    egui::Panel::bottom("status").show(ui, |ui| status_bar(app, ui));
+    if app.docs.is_empty() {
+        egui::CentralPanel::default().show(ui, |ui| welcome(app, ui));
+        return;
+    }
+    app.active = app.active.min(app.docs.len() - 1);
+    egui::Panel::left("side").resizable(true).default_size(250.0).show(ui, |ui| side_panel(app, ui));
+    egui::Panel::right("inspector").resizable(true).default_size(360.0).show(ui, |ui| inspector_panel(app, ui));
+    egui::CentralPanel::default().show(ui, |ui| central(app, ui));
+}
+
+fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if ui.button("Open…").clicked() {
+                app.commands.push(Command::OpenDialog);
+                ui.close();
+            }
+            ui.menu_button("Recent", |ui| {
+                if app.settings.recent.is_empty() {
+                    ui.label("nothing yet");
+                }
+                for p in app.settings.recent.clone() {
+                    if ui.button(p.display().to_string()).clicked() {
+                        app.commands.push(Command::Open(vec![p]));
+                        ui.close();
+                    }
+                }
+            });
+            ui.separator();
+            for (label, kind) in [
+                ("Export graph as SVG", ExportKind::GraphSvg),
+                ("Export graph as PNG", ExportKind::GraphPng),
+                ("Export profile as CSV", ExportKind::ProfileCsv),
+                ("Export memory plan as CSV", ExportKind::MemoryCsv),
+                ("Export trace for Perfetto", ExportKind::ChromeTrace),
+            ] {
+                if ui.add_enabled(!app.docs.is_empty(), egui::Button::new(label)).clicked() {
+                    app.commands.push(Command::Export(kind));
+                    ui.close();
+                }
+            }
+            if !app.docs.is_empty() && ui.button("Close document").clicked() {
+                app.commands.push(Command::CloseDocument(app.active));
+                ui.close();
+            }
+        });
+        ui.menu_button("View", |ui| {
+            if let Some(dv) = app.docs.get_mut(app.active) {
+                if ui.button("Fit graph").clicked() {
+                    dv.views[dv.stage].fit();
+                    ui.close();
+                }
+                ui.checkbox(&mut dv.views[dv.stage].show_minimap, "Minimap");
+                ui.add_enabled(dv.doc.profile.is_some(), egui::Checkbox::new(&mut dv.heat, "Heat overlay (profile)"));
+            }
+        });
+        ui.separator();
+        for (tab, label) in [(Tab::Graph, "Graph"), (Tab::Profile, "Profile"), (Tab::Timeline, "Timeline"), (Tab::Memory, "Memory")] {
+            ui.selectable_value(&mut app.tab, tab, label);
+        }
+        ui.separator();
+        let mut use_time = app.settings.ticks_per_us.is_some();
+        ui.checkbox(&mut use_time, "time");
+        if use_time {
+            let mut rate = app.settings.ticks_per_us.unwrap_or(1000.0);
+            ui.add(egui::DragValue::new(&mut rate).range(0.001..=100_000.0).speed(1.0).suffix(" ticks/µs"));
+            app.settings.ticks_per_us = Some(rate);
+        } else {
+            app.settings.ticks_per_us = None;
+        }
+    });
+}
+
+fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        if let Some(job) = &app.job {
+            ui.spinner();
+            ui.label(&job.progress);
+        } else if let Some(dv) = app.docs.get(app.active) {
+            let g = &dv.doc.stages[dv.stage].graph;
+            ui.label(format!("{} · stage {} · {} nodes · {} edges · {} files", dv.doc.title, g.stage, g.nodes.len(), g.edges.len(), dv.doc.files.len()));
+        } else {
+            ui.label("no document");
+        }
+        if let Some(m) = app.messages.last() {
+            ui.separator();
+            ui.colored_label(Color32::from_rgb(240, 190, 90), m);
+            if ui.small_button("✕").clicked() {
+                app.messages.clear();
+            }
+        }
+    });
+}
+
+fn welcome(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    ui.vertical_centered(|ui| {
+        ui.add_space(80.0);
+        ui.heading("etscope");
+        ui.label("Drop a .pte, .bpte, .etrecord, .etdp (+ debug buffer .bin) here, or open them.");
+        if ui.button("Open…").clicked() {
+            app.commands.push(Command::OpenDialog);
+        }
+        if let Some(job) = &app.job {
+            ui.add_space(12.0);
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(&job.progress);
+            });
+        }
+        if !app.settings.recent.is_empty() {
+            ui.add_space(16.0);
+            ui.label("Recent:");
+            for p in app.settings.recent.clone() {
+                if ui.link(p.display().to_string()).clicked() {
+                    app.commands.push(Command::Open(vec![p]));
+                }
+            }
+        }
+    });
+}
+
+fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    if app.docs.len() > 1 {
+        ui.label(RichText::new("Documents").strong());
+        for i in 0..app.docs.len() {
+            let title = app.docs[i].doc.title.clone();
+            ui.selectable_value(&mut app.active, i, title);
+        }
+        ui.separator();
+    }
+    let dv = &mut app.docs[app.active];
+    ui.label(RichText::new("Stages").strong());
+    let mut switch = None;
+    for (i, st) in dv.doc.stages.iter().enumerate() {
+        let label = format!("{}  ({} ops)", st.name, st.graph.op_count());
+        if ui.selectable_label(dv.stage == i, label).clicked() {
+            switch = Some(i);
+        }
+    }
+    if let Some(i) = switch {
+        dv.switch_stage(i);
+    }
+    ui.separator();
+    ui.label(RichText::new("Search").strong());
+    let response = ui.add(egui::TextEdit::singleline(&mut dv.search).hint_text("op, #instr, v12, h4").desired_width(f32::INFINITY));
+    if response.changed() {
+        dv.hits = search::search(&dv.doc.stages[dv.stage].graph, &dv.search, 200);
+    }
+    if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+        if let Some(h) = dv.hits.first() {
+            let n = h.node;
+            dv.select(n);
+        }
+    }
+    let mut pick = None;
+    ScrollArea::vertical().id_salt("hits").max_height(180.0).show(ui, |ui| {
+        for h in &dv.hits {
+            let n = &dv.doc.stages[dv.stage].graph.nodes[h.node];
+            if ui.selectable_label(dv.selected() == Some(h.node), format!("{} — {}", n.name, h.reason)).clicked() {
+                pick = Some(h.node);
+            }
+        }
+    });
+    if let Some(n) = pick {
+        dv.select(n);
+    }
+    ui.separator();
+    let stage = &dv.doc.stages[dv.stage];
+    let mut chosen = None;
+    if !stage.modules.is_empty() {
+        ui.collapsing(format!("Modules ({})", stage.modules.len()), |ui| {
+            ScrollArea::vertical().id_salt("modules").max_height(160.0).show(ui, |ui| {
+                for (path, nodes) in &stage.modules {
+                    if ui.link(format!("{path} ({})", nodes.len())).clicked() {
+                        chosen = nodes.first().copied();
+                    }
+                }
+            });
+        });
+    }
+    if let Some(n) = chosen {
+        dv.select(n);
+    }
+    if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
+        profile_view::heat_legend_ui(ui);
+    } else {
+        ui.label(RichText::new("Legend").strong());
+        for c in Category::ALL {
+            ui.horizontal(|ui| {
+                let (r, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                ui.painter().rect_filled(r, 2.0, c.color());
+                ui.label(c.label());
+            });
+        }
+    }
+}
+
+fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    let tab = app.tab;
+    let ticks = app.settings.ticks_per_us;
+    let dv = &mut app.docs[app.active];
+    dv.profile_table.ticks_per_us = ticks;
+    match tab {
+        Tab::Graph => {
+            let overlay = heat_colors(dv);
+            let stage_index = dv.stage;
+            let r = dv.views[stage_index].show(ui, &dv.doc.stages[stage_index], overlay.as_deref());
+            if let Some(n) = r.clicked {
+                dv.neighbourhood = Some(etscope_viewer::neighborhood::Neighbourhood::new(&dv.doc.stages[stage_index], n));
+            }
+            if r.cleared {
+                dv.neighbourhood = None;
+            }
+        }
+        Tab::Profile => match &dv.doc.profile {
+            None => {
+                ui.label("No ETDump is open: drop one (e.g. etdump_profile_5runs.etdp) on the window.");
+            }
+            Some(profile) => {
+                let profile = profile.clone();
+                ui.heading(format!("{} ops over {} runs", profile.rows.len(), profile.runs));
+                let table_height = (ui.available_height() * 0.62).max(200.0);
+                let mut clicked = None;
+                ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
+                    clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table);
+                });
+                ui.separator();
+                ui.label(RichText::new("By op type").strong());
+                ScrollArea::vertical().id_salt("rollup-scroll").show(ui, |ui| {
+                    egui::Grid::new("rollup").striped(true).show(ui, |ui| {
+                        ui.label("op");
+                        ui.label("instructions");
+                        ui.label(format!("total ({})", dv.profile_table.unit()));
+                        ui.label("share");
+                        ui.end_row();
+                        for (op, n, total, share) in profile_view::rollup(&profile) {
+                            ui.monospace(op);
+                            ui.monospace(n.to_string());
+                            ui.monospace(dv.profile_table.fmt(total as f64));
+                            ui.monospace(format!("{:.1}%", share * 100.0));
+                            ui.end_row();
+                        }
+                    });
+                });
+                if let Some(i) = clicked {
+                    dv.select_instruction(i);
+                    app.tab = Tab::Graph;
+                }
+            }
+        },
+        Tab::Timeline => {
+            if dv.timeline_runs.is_empty() {
+                ui.label("No ETDump is open.");
+            } else {
+                ui.label("scroll to zoom, drag to pan, double-click to reset; click a bar to select its node");
+                let runs = dv.timeline_runs.clone();
+                if let Some(i) = profile_view::timeline_ui(ui, &runs, &mut dv.timeline, &dv.profile_table) {
+                    dv.select_instruction(i);
+                }
+            }
+        }
+        Tab::Memory => memory_tab(dv, ui),
+    }
+}
+
+fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
+    let Some(plan) = dv.doc.memory.clone() else {
+        ui.label("Open a .pte to see its memory plan.");
+        return;
+    };
+    let Some(graph) = dv.doc.pte_graph().cloned() else { return };
+    let selected_instr = dv.selected().and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n)).and_then(|n| n.instruction_id);
+    for f in &plan.findings {
+        ui.colored_label(Color32::from_rgb(240, 120, 90), format!("{f:?}").split("message: ").last().unwrap_or_default().trim_end_matches(['}', ' ', '"']).to_string());
+    }
+    let arenas = plan.arenas.len().max(1) as f32;
+    let each = (ui.available_height() / arenas - 30.0).max(160.0);
+    let mut clicked = None;
+    for (i, a) in plan.arenas.iter().enumerate() {
+        ui.label(RichText::new(format!(
+            "arena {}: declared {} B · peak {} B · lower bound {} B · waste {} B · {} tensors",
+            a.memory_id,
+            a.size,
+            a.peak,
+            a.lower_bound,
+            a.waste(),
+            a.tensors.len()
+        ))
+        .strong());
+        ui.allocate_ui(egui::vec2(ui.available_width(), each), |ui| {
+            if let Some(state) = dv.memory.get_mut(i) {
+                if let Some(iid) = memory_view::arena_ui(ui, a, plan.instruction_count, &graph, selected_instr, state) {
+                    clicked = Some(iid);
+                }
+            }
+        });
+    }
+    if let Some(i) = clicked {
+        dv.select_instruction(i);
+    }
+}
+
+fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    let dv = &mut app.docs[app.active];
+    let Some(node) = dv.selected() else {
+        ui.heading("Inspector");
+        ui.label("Click a node, search, or click a row, bar or box.");
+        return;
+    };
+    let mut action = None;
+    ScrollArea::vertical().id_salt("inspector").show(ui, |ui| {
+        let graph = &dv.doc.stages[dv.stage].graph;
+        action = inspector_ui(ui, graph, node, dv.doc.program.as_ref());
+        if let Some(iid) = graph.nodes.get(node).and_then(|n| n.instruction_id) {
+            if let Some(row) = dv.doc.profile.as_ref().and_then(|p| p.rows.iter().find(|r| r.instruction_id == iid)) {
+                ui.collapsing("profile", |ui| {
+                    let f = |x: f64| dv.profile_table.fmt(x);
+                    ui.monospace(format!(
+                        "{} runs  avg {}  p50 {}  min {}  max {} {}",
+                        row.stats.count,
+                        f(row.stats.avg),
+                        f(row.stats.p50),
+                        f(row.stats.min as f64),
+                        f(row.stats.max as f64),
+                        dv.profile_table.unit()
+                    ));
+                });
+            }
+            let captured = dv.doc.captured_for(iid);
+            if !captured.is_empty() {
+                ui.collapsing(format!("captured outputs ({})", captured.len()), |ui| {
+                    for (k, c) in captured.iter().enumerate() {
+                        tensor_view::tensor_ui(ui, &format!("{iid}-{k}"), &c.tensor);
+                    }
+                });
+            }
+        }
+        if let Some(nb) = &mut dv.neighbourhood {
+            ui.collapsing("neighbourhood", |ui| {
+                ui.allocate_ui(egui::vec2(ui.available_width(), 220.0), |ui| {
+                    if let Some(n) = nb.ui(ui) {
+                        action = Some(InspectorAction::Select(n));
+                    }
+                });
+            });
+        }
+    });
+    if let Some(InspectorAction::Select(n)) = action {
+        dv.select(n);
+    }
+}

@@ -1,0 +1,6 @@
+//! The etscope application: the headless CLI and the eframe desktop window.
+
+pub mod cli;
+pub mod gui;
+mod load;
+mod table;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the real app under Xvfb on reference artifacts and writes one PNG per view to
+# docs/screenshots/ (or $1). Needs: Xvfb (apt: xvfb), a release or debug build of etscope.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/docs/screenshots}
+ref=${ETSCOPE_REFERENCE:-$root/../shared/reference}
+bin=${ETSCOPE_BIN:-$root/target/release/etscope}
+[ -x "$bin" ] || bin=$root/target/debug/etscope
+[ -x "$bin" ] || { echo "build etscope first (cargo build --release)"; exit 1; }
+mkdir -p "$out" "${XDG_RUNTIME_DIR:=/tmp/etscope-xdg}"
+export XDG_RUNTIME_DIR
+display=:93
+Xvfb $display -screen 0 1600x1000x24 >/dev/null 2>&1 &
+xvfb=$!
+trap 'kill $xvfb 2>/dev/null || true' EXIT
+sleep 1
+export DISPLAY=$display LIBGL_ALWAYS_SOFTWARE=1
+shot() { # name, args...
+  local name=$1; shift
+  timeout 120 "$bin" "$@" --screenshot "$out/$name.png"
+  echo "wrote $out/$name.png"
+}
+tiny=$ref/tiny_conv_relu_linear
+ds=$ref/ds_cnn_kws
+mb=$ref/mobilenet_v1_025_vww
+shot graph      "$mb/model_int8_cortex_m55.pte" "$mb/model_int8_cortex_m55.etrecord" --view graph
+shot inspector  "$ds/model_fp32.pte" "$ds/model_fp32.etrecord" "$ds/etdump.etdp" "$ds/debug_buffer.bin" --view graph --select "#0"
+shot stages     "$ds/model_int8_cortex_m55.pte" "$ds/model_int8_cortex_m55.etrecord" --view graph --stage edge_after_transform --select "#3"
+shot profile    "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view profile
+shot heat       "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view graph
+shot timeline   "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view timeline
+shot memory     "$ds/model_int8_cortex_m55.pte" --view memory --select "#3"
+shot xnnpack    "$tiny/model_fp32_xnnpack.pte" "$tiny/etdump_xnnpack.etdp" --view graph --select "#0"
+if [ -f "$ref/stress_large/model_fp32.pte" ]; then
+  shot stress_large "$ref/stress_large/model_fp32.pte" --view graph
+fi

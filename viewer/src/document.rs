@@ -1,0 +1,252 @@
+//! The view model of one opened program: its stages (each an IR graph with a layout), the
+//! profile, memory plan and captured tensors that were associated with it, and the cross-stage
+//! node mapping through debug handles. Built from parsed `core` data; owns no files.
+
+use std::collections::BTreeMap;
+
+use etscope_core::bundled::BundledProgram;
+use etscope_core::debug_buffer::{captured_tensors, CapturedTensor};
+use etscope_core::etdump::ETDump;
+use etscope_core::etrecord::{stage_short_name, ETRecord};
+use etscope_core::ir::from_export::graph_from_export;
+use etscope_core::ir::from_pte::graph_from_plan;
+use etscope_core::ir::{Graph, NodeId, NodeKind};
+use etscope_core::kind::FileKind;
+use etscope_core::memory::{derive, MemoryPlan};
+use etscope_core::profile::{profile, Profile};
+use etscope_core::pte::Program;
+use thiserror::Error;
+
+use crate::category::Category;
+use crate::layout::{layered, Layout};
+
+/// Why a file could not be opened or attached.
+#[derive(Debug, Error)]
+pub enum OpenError {
+    #[error("{name}: {source}")]
+    Read { name: String, source: etscope_core::Error },
+    #[error("{name}: {detail}")]
+    Mismatch { name: String, detail: String },
+    #[error("{name}: not an ExecuTorch artifact (no ET12/BP08/ED00 identifier, zip or npy magic)")]
+    Unknown { name: String },
+}
+
+/// One lowering stage as the viewer shows it.
+#[derive(Debug, Clone)]
+pub struct StageView {
+    /// `pte`, `exported`, `edge`, `edge_after_transform`, ...
+    pub name: String,
+    pub graph: Graph,
+    pub layout: Layout,
+    pub categories: Vec<Category>,
+    /// Short label per node (drawn inside the box).
+    pub labels: Vec<String>,
+    /// Module groups (path → nodes) from `nn_module_stack`, outermost first.
+    pub modules: BTreeMap<String, Vec<NodeId>>,
+}
+
+/// Label width estimate (pixels at zoom 1) used for layout.
+fn label_width(label: &str) -> f32 {
+    (label.chars().count() as f32 * 7.0 + 20.0).clamp(48.0, 260.0)
+}
+
+impl StageView {
+    /// Lays out a graph for display.
+    pub fn new(name: &str, graph: Graph) -> StageView {
+        let labels: Vec<String> = graph
+            .nodes
+            .iter()
+            .map(|n| match (n.kind, n.instruction_id) {
+                (NodeKind::Input | NodeKind::Output, _) => n.name.clone(),
+                (_, Some(i)) => format!("{} #{i}", n.short_op()),
+                _ => n.short_op().to_string(),
+            })
+            .collect();
+        let widths: Vec<f32> = labels.iter().map(|l| label_width(l)).collect();
+        let edges: Vec<(usize, usize)> = graph.edges.iter().map(|e| (e.from, e.to)).collect();
+        let layout = layered(&widths, &edges);
+        let categories = graph.nodes.iter().map(|n| Category::of(&n.op)).collect();
+        let mut modules: BTreeMap<String, Vec<NodeId>> = BTreeMap::new();
+        for n in &graph.nodes {
+            for f in n.module_stack.iter().filter(|f| !f.path.is_empty()) {
+                modules.entry(f.path.clone()).or_default().push(n.id);
+            }
+        }
+        StageView { name: name.to_string(), graph, layout, categories, labels, modules }
+    }
+}
+
+/// Everything known about one program.
+#[derive(Debug, Clone, Default)]
+pub struct Document {
+    /// Display title (the program's file name).
+    pub title: String,
+    /// Names of the files that make up this document.
+    pub files: Vec<String>,
+    pub program: Option<Program>,
+    /// Index in `stages` of the `.pte` stage.
+    pub pte_stage: Option<usize>,
+    pub stages: Vec<StageView>,
+    pub etrecord: Option<ETRecord>,
+    pub etdump: Option<ETDump>,
+    pub profile: Option<Profile>,
+    pub memory: Option<MemoryPlan>,
+    pub captured: Vec<CapturedTensor>,
+    /// The debug buffer waiting for (or used with) an ETDump.
+    debug_buffer: Option<Vec<u8>>,
+    /// Test cases when opened from a BundledProgram.
+    pub bundled_test_cases: usize,
+}
+
+impl Document {
+    /// A document for a program (`.pte` or `.bpte` bytes).
+    pub fn from_program_bytes(name: &str, bytes: Vec<u8>) -> Result<Document, OpenError> {
+        let read = |source| OpenError::Read { name: name.to_string(), source };
+        let (program, cases) = match FileKind::detect(&bytes) {
+            Some(FileKind::Bpte) => {
+                let b = BundledProgram::parse(&bytes).map_err(read)?;
+                let cases = b.test_case_count();
+                (b.program, cases)
+            }
+            Some(FileKind::Pte) => (Program::parse(bytes).map_err(read)?, 0),
+            _ => return Err(OpenError::Mismatch { name: name.into(), detail: "not a program (.pte/.bpte)".into() }),
+        };
+        let graph = graph_from_plan(&program, 0)
+            .ok_or_else(|| OpenError::Mismatch { name: name.into(), detail: "the program has no execution plan".into() })?;
+        let memory = derive(&graph);
+        let mut doc = Document {
+            title: name.to_string(),
+            files: vec![name.to_string()],
+            memory: Some(memory),
+            bundled_test_cases: cases,
+            ..Document::default()
+        };
+        doc.stages.push(StageView::new("pte", graph));
+        doc.pte_stage = Some(0);
+        doc.program = Some(program);
+        Ok(doc)
+    }
+
+    /// A document holding only an ETRecord's stages (no program opened).
+    pub fn from_etrecord_bytes(name: &str, bytes: &[u8]) -> Result<Document, OpenError> {
+        let mut doc = Document { title: name.to_string(), ..Document::default() };
+        doc.attach(name, bytes.to_vec())?;
+        Ok(doc)
+    }
+
+    /// Attaches an ETRecord, ETDump or debug buffer, checking that it belongs to this program.
+    pub fn attach(&mut self, name: &str, bytes: Vec<u8>) -> Result<(), OpenError> {
+        let read = |source| OpenError::Read { name: name.to_string(), source };
+        match FileKind::detect(&bytes) {
+            Some(FileKind::Etrecord) => {
+                let rec = ETRecord::parse(&bytes).map_err(read)?;
+                self.attach_etrecord(name, rec)?;
+            }
+            Some(FileKind::Etdump) => {
+                let dump = ETDump::parse(&bytes).map_err(read)?;
+                self.attach_etdump(name, dump)?;
+            }
+            Some(FileKind::Pte | FileKind::Bpte) => {
+                return Err(OpenError::Mismatch { name: name.into(), detail: "a second program opens as its own document".into() })
+            }
+            Some(FileKind::Npy) => return Err(OpenError::Mismatch { name: name.into(), detail: "a .npy array is not part of a program".into() }),
+            None => {
+                // No magic: a debug buffer is raw bytes.
+                if name.ends_with(".bin") || self.etdump.is_some() {
+                    self.debug_buffer = Some(bytes);
+                    self.resolve_captured(name)?;
+                } else {
+                    return Err(OpenError::Unknown { name: name.into() });
+                }
+            }
+        }
+        self.files.push(name.to_string());
+        Ok(())
+    }
+
+    fn attach_etrecord(&mut self, name: &str, rec: ETRecord) -> Result<(), OpenError> {
+        let method = self.pte_graph().map(|g| g.method.clone()).unwrap_or_else(|| "forward".into());
+        if let (Some(map), Some(g)) = (rec.debug_handle_map.get(&method), self.pte_graph()) {
+            if let Some((&bad, _)) = map.iter().find(|(&iid, _)| iid >= g.instruction_count) {
+                return Err(OpenError::Mismatch {
+                    name: name.into(),
+                    detail: format!("its debug_handle_map names instruction {bad}, the program has {} (ETRecord of another program?)", g.instruction_count),
+                });
+            }
+        }
+        if let Some(pte) = self.pte_stage {
+            if let Some(map) = rec.debug_handle_map.get(&method) {
+                self.stages[pte].graph.attach_debug_handles(map);
+            }
+        }
+        let pte_view = self.pte_stage.map(|i| self.stages.remove(i));
+        self.stages.retain(|s| s.name == "pte");
+        for st in &rec.stages {
+            let graph = graph_from_export(&st.graph, &stage_short_name(&st.name), st.name.split('/').nth(1).unwrap_or("forward"));
+            self.stages.push(StageView::new(&stage_short_name(&st.name), graph));
+        }
+        if let Some(v) = pte_view {
+            self.stages.push(v);
+            self.pte_stage = Some(self.stages.len() - 1);
+        }
+        self.etrecord = Some(rec);
+        Ok(())
+    }
+
+    fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {
+        let plan = self.program.as_ref().and_then(|p| p.plans.first());
+        let prof = profile(&dump, plan);
+        if let Some(g) = self.pte_graph() {
+            if let Some(bad) = prof.rows.iter().find(|r| r.instruction_id >= g.instruction_count) {
+                return Err(OpenError::Mismatch {
+                    name: name.into(),
+                    detail: format!("profiles instruction {}, the program has {} (ETDump of another program?)", bad.instruction_id, g.instruction_count),
+                });
+            }
+        }
+        self.profile = Some(prof);
+        self.etdump = Some(dump);
+        if self.debug_buffer.is_some() {
+            self.resolve_captured(name)?;
+        }
+        Ok(())
+    }
+
+    fn resolve_captured(&mut self, name: &str) -> Result<(), OpenError> {
+        if let (Some(d), Some(buf)) = (&self.etdump, &self.debug_buffer) {
+            self.captured = captured_tensors(d, buf).map_err(|source| OpenError::Read { name: name.into(), source })?;
+        }
+        Ok(())
+    }
+
+    /// The `.pte` stage's graph.
+    pub fn pte_graph(&self) -> Option<&Graph> {
+        self.pte_stage.and_then(|i| self.stages.get(i)).map(|s| &s.graph)
+    }
+
+    /// Nodes of stage `to` that correspond to `node` of stage `from`: same instruction within a
+    /// stage kind, else shared debug handles.
+    pub fn corresponding(&self, from: usize, node: NodeId, to: usize) -> Vec<NodeId> {
+        let (Some(a), Some(b)) = (self.stages.get(from), self.stages.get(to)) else { return Vec::new() };
+        let Some(n) = a.graph.nodes.get(node) else { return Vec::new() };
+        if from == to {
+            return vec![node];
+        }
+        match n.kind {
+            NodeKind::Input | NodeKind::Output => {
+                return b.graph.nodes.iter().filter(|m| m.kind == n.kind).map(|m| m.id).collect();
+            }
+            _ => {}
+        }
+        let mut out: Vec<NodeId> =
+            b.graph.nodes.iter().filter(|m| m.debug_handles.iter().any(|h| n.debug_handles.contains(h))).map(|m| m.id).collect();
+        out.dedup();
+        out
+    }
+
+    /// Captured tensors of instruction `iid` (first run that captured it), in output order.
+    pub fn captured_for(&self, iid: usize) -> Vec<&CapturedTensor> {
+        let first_run = self.captured.iter().find(|c| c.instruction_id == iid as i32 && !c.is_program_output).map(|c| c.run);
+        self.captured.iter().filter(|c| Some(c.run) == first_run && c.instruction_id == iid as i32 && !c.is_program_output).collect()
+    }
+}

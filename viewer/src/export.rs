@@ -1,0 +1,131 @@
+//! Exports: the graph as SVG, tables as CSV, the profile as Chrome/Perfetto trace JSON
+//! (`ui.perfetto.dev` and `chrome://tracing` open it). Pure functions returning text.
+
+use std::fmt::Write;
+
+use egui::Color32;
+use etscope_core::memory::MemoryPlan;
+use etscope_core::profile::Profile;
+
+use crate::document::StageView;
+use crate::layout::NODE_HEIGHT;
+use crate::profile_view::Span;
+
+fn hex(c: Color32) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.r(), c.g(), c.b())
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The stage's graph as an SVG document, in layout coordinates; `overlay` recolors nodes.
+pub fn graph_svg(stage: &StageView, overlay: Option<&[Option<Color32>]>) -> String {
+    let l = &stage.layout;
+    let pad = 20.0;
+    let (w, h) = (l.bounds[2] - l.bounds[0] + 2.0 * pad, l.bounds[3] - l.bounds[1] + 2.0 * pad);
+    let (ox, oy) = (pad - l.bounds[0], pad - l.bounds[1]);
+    let mut s = String::new();
+    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="12">"#);
+    let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#1b1b1b"/>"##);
+    let _ = writeln!(s, r##"<g stroke="#8a8a8a" stroke-width="1.2" fill="none">"##);
+    for e in &stage.graph.edges {
+        let (a, b) = (l.pos[e.from], l.pos[e.to]);
+        let (x1, y1, x2, y2) = (a[0] + ox, a[1] + NODE_HEIGHT / 2.0 + oy, b[0] + ox, b[1] - NODE_HEIGHT / 2.0 + oy);
+        let dy = ((y2 - y1).abs() / 2.0).max(10.0);
+        let _ = writeln!(s, r#"<path d="M{x1:.1},{y1:.1} C{x1:.1},{:.1} {x2:.1},{:.1} {x2:.1},{y2:.1}"/>"#, y1 + dy, y2 - dy);
+    }
+    s.push_str("</g>\n");
+    for (v, p) in l.pos.iter().enumerate() {
+        let fill = overlay.and_then(|o| o.get(v).copied().flatten()).unwrap_or_else(|| stage.categories[v].color());
+        let (x, y) = (p[0] - l.width[v] / 2.0 + ox, p[1] - NODE_HEIGHT / 2.0 + oy);
+        let _ = writeln!(
+            s,
+            r#"<g><title>{}</title><rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{NODE_HEIGHT}" rx="4" fill="{}"/><text x="{:.1}" y="{:.1}" fill="white" text-anchor="middle" dominant-baseline="central">{}</text></g>"#,
+            xml_escape(&stage.graph.nodes[v].qualified_op()),
+            l.width[v],
+            hex(fill),
+            p[0] + ox,
+            p[1] + oy,
+            xml_escape(&stage.labels[v])
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The per-op profile as CSV (ticks).
+pub fn profile_csv(profile: &Profile) -> String {
+    let mut s = String::from("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw\n");
+    for r in &profile.rows {
+        let raw: Vec<String> = r.stats.raw.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            r.instruction_id,
+            csv_field(&r.op),
+            csv_field(&r.event_name),
+            r.stats.count,
+            r.stats.avg,
+            r.stats.min,
+            r.stats.max,
+            r.stats.p10,
+            r.stats.p50,
+            r.stats.p90,
+            csv_field(&raw.join(" "))
+        );
+    }
+    s
+}
+
+/// Every planned tensor as CSV.
+pub fn memory_csv(plan: &MemoryPlan) -> String {
+    let mut s = String::from("memory_id,value,offset,size,first,last,role,dtype,shape\n");
+    for a in &plan.arenas {
+        for t in &a.tensors {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{:?},{},{}",
+                a.memory_id,
+                t.value,
+                t.offset,
+                t.size,
+                t.first,
+                t.last,
+                t.role,
+                t.dtype.map(|d| d.short_name()).unwrap_or_default(),
+                csv_field(&format!("{:?}", t.shape))
+            );
+        }
+    }
+    s
+}
+
+/// The timeline as Chrome trace events (`ts`/`dur` in µs at `ticks_per_us`), one thread per run.
+pub fn chrome_trace(runs: &[Vec<Span>], ticks_per_us: f64) -> String {
+    let mut events = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        events.push(serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": ri, "args": {"name": format!("run {ri}")}}));
+        for sp in run {
+            events.push(serde_json::json!({
+                "name": sp.name,
+                "cat": "op",
+                "ph": "X",
+                "pid": 1,
+                "tid": ri,
+                "ts": sp.start as f64 / ticks_per_us,
+                "dur": (sp.end - sp.start) as f64 / ticks_per_us,
+                "args": {"instruction_id": sp.instruction_id},
+            }));
+        }
+    }
+    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"}).to_string()
+}
