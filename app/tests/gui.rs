@@ -78,7 +78,7 @@ fn clicking_a_node_shows_its_op_and_tensors_in_the_inspector() {
     assert!(harness.get_all_by_label_contains("v4 float32[1, 3, 8, 8]").count() >= 2, "listed as argument and as tensor");
     assert!(harness.get_all_by_label_contains("v0 float32[4, 3, 3, 3]").count() >= 2, "listed as argument and as tensor");
     assert!(harness.get_all_by_label_contains("v5 float32[1, 4, 8, 8]").count() >= 2, "listed as argument and as tensor");
-    harness.get_by_label("constant (in the file)");
+    assert_eq!(harness.get_all_by_label("constant (in the file)").count(), 2, "weight and bias");
 }
 
 #[test]

@@ -121,7 +121,7 @@ pub fn rollup(profile: &Profile) -> Vec<(String, usize, u64, f64)> {
     }
     let mut out: Vec<(String, usize, u64, f64)> =
         by_op.into_iter().map(|(op, (n, t))| (op.to_string(), n, t, if total > 0 { t as f64 / total as f64 } else { 0.0 })).collect();
-    out.sort_by(|a, b| b.2.cmp(&a.2));
+    out.sort_by_key(|r| std::cmp::Reverse(r.2));
     out
 }
 

@@ -1,0 +1,112 @@
+//! Graph canvas benchmark (release, headless): time from file bytes to the first drawn frame of
+//! `stress_large/model_fp32.pte`, and median CPU time per frame (egui UI pass + tessellation)
+//! while panning at full view and at 1:1 zoom — next to egui_graphs drawing the same graph with
+//! the same positions, measured in the same run.
+//!
+//! `cargo bench -p etscope-viewer --bench graph_frame` (needs `../shared/reference`).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use egui::{Context, Pos2, RawInput, Rect, Vec2};
+use etscope_viewer::document::Document;
+use etscope_viewer::graph_view::GraphView;
+use etscope_viewer::neighborhood::{Fixed, FixedState};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const SCREEN: Vec2 = Vec2::new(1100.0, 850.0);
+
+fn input() -> RawInput {
+    RawInput { screen_rect: Some(Rect::from_min_size(Pos2::ZERO, SCREEN)), ..RawInput::default() }
+}
+
+/// One frame: UI pass + tessellation; returns its CPU time.
+fn frame(ctx: &Context, mut ui_fn: impl FnMut(&mut egui::Ui)) -> Duration {
+    let t = Instant::now();
+    let out = ctx.run_ui(input(), |ui| {
+        egui::CentralPanel::default().show(ui, |ui| ui_fn(ui));
+    });
+    let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
+    black_box(prims);
+    t.elapsed()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/stress_large/model_fp32.pte");
+    let Ok(bytes) = std::fs::read(&path) else {
+        println!("skipped: {} not present", path.display());
+        return;
+    };
+    // open → first frame
+    let ctx = Context::default();
+    let t0 = Instant::now();
+    let doc = Document::from_program_bytes("model_fp32.pte", bytes.clone()).expect("opens");
+    let stage = &doc.stages[0];
+    let mut view = GraphView::default();
+    frame(&ctx, |ui| {
+        view.show(ui, stage, None);
+    });
+    let first = t0.elapsed();
+    let (n, e) = (stage.graph.nodes.len(), stage.graph.edges.len());
+
+    // panning at full view (the whole graph on screen) and at 1:1
+    let b = stage.layout.bounds;
+    let full_zoom = ((SCREEN.x - 40.0) / (b[2] - b[0])).min((SCREEN.y - 40.0) / (b[3] - b[1]));
+    let mut results = Vec::new();
+    for (label, zoom) in [("full view", full_zoom), ("1:1 zoom", 1.0)] {
+        view.zoom = zoom;
+        view.center = Pos2::new((b[0] + b[2]) / 2.0, if zoom >= 1.0 { b[1] + 2000.0 } else { (b[1] + b[3]) / 2.0 });
+        let mut times = Vec::new();
+        for i in 0..120 {
+            view.center.x += if i % 2 == 0 { 3.0 / zoom } else { -3.0 / zoom };
+            view.center.y += 2.0 / zoom;
+            times.push(frame(&ctx, |ui| {
+                view.show(ui, stage, None);
+            }));
+        }
+        results.push((label, median(times[10..].to_vec())));
+    }
+
+    // baseline: egui_graphs drawing the same graph at the same positions (full view)
+    let mut sg: petgraph::stable_graph::StableGraph<usize, ()> = petgraph::stable_graph::StableGraph::new();
+    let idx: Vec<_> = (0..n).map(|i| sg.add_node(i)).collect();
+    for edge in &stage.graph.edges {
+        sg.add_edge(idx[edge.from], idx[edge.to], ());
+    }
+    let mut eg: egui_graphs::Graph<usize, ()> = egui_graphs::to_graph(&sg);
+    for (i, &ix) in idx.iter().enumerate() {
+        if let Some(node) = eg.node_mut(ix) {
+            node.set_location(Pos2::new(stage.layout.pos[i][0], stage.layout.pos[i][1]));
+        }
+    }
+    let ctx2 = Context::default();
+    let mut base = Vec::new();
+    for _ in 0..8 {
+        base.push(frame(&ctx2, |ui| {
+            egui_graphs::GraphView::<FixedState, Fixed>::new().show(ui, &mut eg);
+        }));
+    }
+    let base = median(base[2..].to_vec());
+
+    println!("stress_large ({n} nodes, {e} edges): open → first frame {:.0} ms (target <= 500 ms)", ms(first));
+    for (label, d) in &results {
+        println!(
+            "  frame while panning, {label}: {:.2} ms (target <= 8 ms); egui_graphs alone, same graph and positions: {:.1} ms ({:.0}x slower)",
+            ms(*d),
+            ms(base),
+            ms(base) / ms(*d)
+        );
+    }
+}
