@@ -99,7 +99,8 @@ impl GraphView {
                 // width when that is readable; the minimap shows where this is.
                 self.zoom = ((rect.width() - 40.0) / w).clamp(MIN_READABLE_FIT, 0.8);
                 let half_h = rect.height() / 2.0 / self.zoom;
-                self.center = Pos2::new((b[0] + b[2]) / 2.0, b[1] + half_h - 10.0);
+                let top_x = stage.layout.ranks.first().and_then(|r| r.first()).map_or((b[0] + b[2]) / 2.0, |&v| stage.layout.pos[v][0]);
+                self.center = Pos2::new(top_x, b[1] + half_h - 10.0);
             }
             self.fit_pending = false;
         }
@@ -320,7 +321,8 @@ impl GraphView {
         painter.add(Shape::mesh(mesh));
         let a = world_to_minimap(stage, mini, view.min);
         let b = world_to_minimap(stage, mini, view.max);
-        let frame = Rect::from_two_pos(a, b).intersect(mini);
+        // keep the frame visible even when the view is a sliver of a huge graph
+        let frame = Rect::from_center_size(Rect::from_two_pos(a, b).center(), Rect::from_two_pos(a, b).size().max(Vec2::splat(6.0))).intersect(mini);
         painter.rect_stroke(frame, 0.0, Stroke::new(1.5, Color32::from_rgb(0xff, 0xe0, 0x80)), StrokeKind::Inside);
     }
 
@@ -399,12 +401,12 @@ fn node_tooltip(ui: &mut Ui, graph: &Graph, n: NodeId) {
         ui.label(format!("instruction {i}"));
     }
     for &o in &node.outputs {
-        ui.label(format!("→ {}", value_summary(graph, o)));
+        ui.label(format!("out: {}", value_summary(graph, o)));
     }
 }
 
 fn edge_tooltip(ui: &mut Ui, graph: &Graph, e: usize) {
     let edge = graph.edges[e];
     ui.strong(value_summary(graph, edge.value));
-    ui.label(format!("{} → {}", graph.nodes[edge.from].name, graph.nodes[edge.to].name));
+    ui.label(format!("from {} to {}", graph.nodes[edge.from].name, graph.nodes[edge.to].name));
 }

@@ -66,13 +66,18 @@ pub fn layered(widths: &[f32], edges: &[(usize, usize)]) -> Layout {
     }
     let mut x = vec![0f32; n];
     place_ranks(&ranks, widths, &mut x);
+    // A node is its neighbour's "primary" partner when each is the other's first link: the
+    // main path of a fork. Primary nodes weigh more when a rank is placed, so the main path
+    // stays straight and side branches move aside (instead of the whole chain drifting).
+    let primary_down: Vec<f32> = (0..n).map(|v| weight(preds[v].first().is_some_and(|&p| succs[p].first() == Some(&v)))).collect();
+    let primary_up: Vec<f32> = (0..n).map(|v| weight(succs[v].first().is_some_and(|&s| preds[s].first() == Some(&v)))).collect();
     for sweep in 0..4 {
         let down = sweep % 2 == 0;
-        let neighbours = if down { &preds } else { &succs };
+        let (neighbours, weights) = if down { (&preds, &primary_down) } else { (&succs, &primary_up) };
         let seq: Vec<usize> = if down { (1..n_ranks).collect() } else { (0..n_ranks.saturating_sub(1)).rev().collect() };
         for r in seq {
             reorder_by_barycenter(&mut ranks[r], neighbours, &x);
-            place_rank(&ranks[r], widths, neighbours, &mut x);
+            place_rank(&ranks[r], widths, neighbours, weights, &mut x);
         }
     }
     let mut pos = vec![[0f32; 2]; n];
@@ -122,6 +127,14 @@ fn topological_order(n: usize, succs: &[Vec<usize>], preds: &[Vec<usize>]) -> Ve
     order
 }
 
+fn weight(primary: bool) -> f32 {
+    if primary {
+        1.0e4
+    } else {
+        1.0
+    }
+}
+
 /// Initial placement: every rank packed around x = 0.
 fn place_ranks(ranks: &[Vec<usize>], widths: &[f32], x: &mut [f32]) {
     for r in ranks {
@@ -150,9 +163,10 @@ fn reorder_by_barycenter(rank: &mut [usize], neighbours: &[Vec<usize>], x: &[f32
 }
 
 /// Places one rank's nodes as close as possible to their neighbours' barycenters while keeping
-/// their order and minimum gaps: isotonic regression (pool adjacent violators) on positions
-/// shifted by the cumulative widths. A single-child chain lands exactly under its parent.
-fn place_rank(rank: &[usize], widths: &[f32], neighbours: &[Vec<usize>], x: &mut [f32]) {
+/// their order and minimum gaps: weighted isotonic regression (pool adjacent violators) on
+/// positions shifted by the cumulative widths. A single-child chain lands exactly under its
+/// parent; in a crowded rank the heavier (primary) nodes stay closest to where they want to be.
+fn place_rank(rank: &[usize], widths: &[f32], neighbours: &[Vec<usize>], weights: &[f32], x: &mut [f32]) {
     if rank.is_empty() {
         return;
     }
@@ -165,24 +179,28 @@ fn place_rank(rank: &[usize], widths: &[f32], neighbours: &[Vec<usize>], x: &mut
         }
         offset.push(acc);
     }
-    let desired: Vec<f32> = rank.iter().map(|&v| barycenter(v, neighbours, x).unwrap_or(x[v])).collect();
     // y_i = desired_i - offset_i must become non-decreasing: pool adjacent violators
-    let mut blocks: Vec<(f32, usize)> = Vec::new(); // (mean, count)
-    for (d, o) in desired.iter().zip(&offset) {
-        let mut value = d - o;
-        let mut count = 1usize;
-        while let Some(&(m, c)) = blocks.last() {
+    let mut blocks: Vec<(f32, f32, usize)> = Vec::new(); // (weighted mean, weight, count)
+    for (i, &v) in rank.iter().enumerate() {
+        // a primary node continues its primary neighbour's line exactly; others go to the
+        // barycenter of their neighbours
+        let desired = if weights[v] > 1.0 { neighbours[v].first().map(|&u| x[u]) } else { None }
+            .or_else(|| barycenter(v, neighbours, x))
+            .unwrap_or(x[v]);
+        let (mut value, mut w, mut count) = (desired - offset[i], weights[v], 1usize);
+        while let Some(&(m, bw, c)) = blocks.last() {
             if m <= value {
                 break;
             }
             blocks.pop();
-            value = (m * c as f32 + value * count as f32) / (c + count) as f32;
+            value = (m * bw + value * w) / (bw + w);
+            w += bw;
             count += c;
         }
-        blocks.push((value, count));
+        blocks.push((value, w, count));
     }
     let mut i = 0;
-    for (value, count) in blocks {
+    for (value, _, count) in blocks {
         for _ in 0..count {
             x[rank[i]] = value + offset[i];
             i += 1;
@@ -211,7 +229,9 @@ mod tests {
         assert_eq!(l.rank, vec![0, 1, 1, 2]);
         let gap = (l.pos[1][0] - l.pos[2][0]).abs();
         assert!(gap >= 60.0 + NODE_GAP - 1e-3, "siblings overlap: {gap}");
-        assert!((l.pos[3][0] - (l.pos[1][0] + l.pos[2][0]) / 2.0).abs() < 1e-3, "join centered under both");
+        // the main path (first links: 0 → 1 → 3) stays straight, the side branch moves aside
+        assert!((l.pos[1][0] - l.pos[0][0]).abs() < 1.0, "{:?}", l.pos);
+        assert!((l.pos[3][0] - l.pos[1][0]).abs() < 1.0, "{:?}", l.pos);
     }
 
     #[test]
@@ -222,6 +242,24 @@ mod tests {
         let child_of_left = if left_top == 0 { 3 } else { 2 };
         let other = if child_of_left == 3 { 2 } else { 3 };
         assert!(l.pos[child_of_left][0] < l.pos[other][0], "edges cross: {:?}", l.pos);
+    }
+
+    #[test]
+    fn a_long_chain_with_side_branches_stays_straight() {
+        // main path 0 → 1 → … with a side node hanging off every main node and rejoining
+        let main = 400;
+        let mut edges = Vec::new();
+        let mut widths = vec![80.0; main];
+        for i in 0..main - 1 {
+            edges.push((i, i + 1));
+            let side = widths.len();
+            widths.push(80.0);
+            edges.push((i, side));
+            edges.push((side, i + 1));
+        }
+        let l = layered(&widths, &edges);
+        let drift = (l.pos[main - 1][0] - l.pos[0][0]).abs();
+        assert!(drift < 200.0, "main path drifted {drift} px over {main} ranks");
     }
 
     #[test]

@@ -290,7 +290,7 @@ fn instruction_node(
         } => {
             node.kind = NodeKind::JumpFalse;
             node.op = "jump_false".into();
-            node.name = format!("jump_false → {destination_instruction}");
+            node.name = format!("jump_false to {destination_instruction}");
             node.inputs = tensors_in(plan, *cond_value_index);
             node.args = args_of(plan, &[*cond_value_index]);
         }
