@@ -10,18 +10,28 @@ use egui_kittest::Harness;
 use etscope::gui::{EtscopeApp, StartOptions};
 
 fn tiny(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tiny_conv_relu_linear").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/tiny_conv_relu_linear")
+        .join(name)
 }
 
 /// A harness running the app on `files`, stepped until loading finished.
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
-    let start = StartOptions { files: files.iter().map(|f| tiny(f)).collect(), ..StartOptions::default() };
+    let start = StartOptions {
+        files: files.iter().map(|f| tiny(f)).collect(),
+        ..StartOptions::default()
+    };
     let ctx = egui::Context::default();
     let app = EtscopeApp::new(&ctx, None, start);
-    let mut harness = Harness::builder().with_size(egui::vec2(1500.0, 950.0)).build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1500.0, 950.0))
+        .build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
     let started = Instant::now();
     while harness.state().job.is_some() {
-        assert!(started.elapsed() < Duration::from_secs(30), "loading did not finish");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "loading did not finish"
+        );
         harness.step();
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -31,7 +41,10 @@ fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
 
 #[test]
 fn opening_shows_the_node_count_and_stages() {
-    let harness = app_with(&["model_int8_cortex_m55.pte", "model_int8_cortex_m55.etrecord"]);
+    let harness = app_with(&[
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+    ]);
     let app = harness.state();
     assert!(app.messages.is_empty(), "{:?}", app.messages);
     assert_eq!(app.docs.len(), 1);
@@ -54,7 +67,10 @@ fn search_then_enter_selects_the_node() {
     let app = harness.state();
     let dv = &app.docs[0];
     let node = dv.selected().expect("a node is selected");
-    assert_eq!(dv.doc.stages[dv.stage].graph.nodes[node].op, "cortex_m::quantized_linear");
+    assert_eq!(
+        dv.doc.stages[dv.stage].graph.nodes[node].op,
+        "cortex_m::quantized_linear"
+    );
     // the inspector shows it
     harness.get_by_label("cortex_m::quantized_linear");
 }
@@ -66,7 +82,10 @@ fn clicking_a_node_shows_its_op_and_tensors_in_the_inspector() {
         let dv = &harness.state().docs[0];
         let stage = &dv.doc.stages[dv.stage];
         let conv = stage.graph.node_for_instruction(0).expect("conv").id;
-        (dv.views[dv.stage].screen_pos(stage, conv).expect("drawn"), conv)
+        (
+            dv.views[dv.stage].screen_pos(stage, conv).expect("drawn"),
+            conv,
+        )
     };
     harness.hover_at(pos);
     harness.drag_at(pos);
@@ -75,10 +94,32 @@ fn clicking_a_node_shows_its_op_and_tensors_in_the_inspector() {
     assert_eq!(harness.state().docs[0].selected(), Some(conv));
     harness.get_by_label("aten::convolution");
     // input x, the conv weight (a constant) and its output tensor
-    assert!(harness.get_all_by_label_contains("v4 float32[1, 3, 8, 8]").count() >= 2, "listed as argument and as tensor");
-    assert!(harness.get_all_by_label_contains("v0 float32[4, 3, 3, 3]").count() >= 2, "listed as argument and as tensor");
-    assert!(harness.get_all_by_label_contains("v5 float32[1, 4, 8, 8]").count() >= 2, "listed as argument and as tensor");
-    assert_eq!(harness.get_all_by_label("constant (in the file)").count(), 2, "weight and bias");
+    assert!(
+        harness
+            .get_all_by_label_contains("v4 float32[1, 3, 8, 8]")
+            .count()
+            >= 2,
+        "listed as argument and as tensor"
+    );
+    assert!(
+        harness
+            .get_all_by_label_contains("v0 float32[4, 3, 3, 3]")
+            .count()
+            >= 2,
+        "listed as argument and as tensor"
+    );
+    assert!(
+        harness
+            .get_all_by_label_contains("v5 float32[1, 4, 8, 8]")
+            .count()
+            >= 2,
+        "listed as argument and as tensor"
+    );
+    assert_eq!(
+        harness.get_all_by_label("constant (in the file)").count(),
+        2,
+        "weight and bias"
+    );
 }
 
 #[test]
@@ -96,7 +137,11 @@ fn switching_stage_keeps_the_selection_through_debug_handles() {
     let stage = &dv.doc.stages[dv.stage];
     assert_eq!(stage.name, "edge");
     let n = dv.selected().expect("selection followed");
-    assert!(stage.graph.nodes[n].op.contains("convolution"), "{}", stage.graph.nodes[n].op);
+    assert!(
+        stage.graph.nodes[n].op.contains("convolution"),
+        "{}",
+        stage.graph.nodes[n].op
+    );
     assert!(stage.graph.nodes[n].debug_handles.contains(&1));
 }
 
@@ -107,7 +152,10 @@ fn profile_table_rows_equal_the_cli_numbers() {
     harness.run_steps(3);
     // `etscope profile --json` on the same files: conv p50 45305 ticks, min 45220, 5 runs
     harness.get_by_label("4 ops over 5 runs");
-    harness.get_all_by_label("aten::convolution.out").next().expect("conv row");
+    harness
+        .get_all_by_label("aten::convolution.out")
+        .next()
+        .expect("conv row");
     harness.get_by_label("45305");
     harness.get_by_label("45220");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
@@ -129,5 +177,11 @@ fn a_bad_file_is_reported_in_the_window_not_a_crash() {
     let harness = app_with(&["model_fp32.pte", "inspector_table.json"]);
     let app = harness.state();
     assert_eq!(app.docs.len(), 1);
-    assert!(app.messages.iter().any(|m| m.contains("inspector_table.json")), "{:?}", app.messages);
+    assert!(
+        app.messages
+            .iter()
+            .any(|m| m.contains("inspector_table.json")),
+        "{:?}",
+        app.messages
+    );
 }

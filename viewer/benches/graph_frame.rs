@@ -20,7 +20,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const SCREEN: Vec2 = Vec2::new(1100.0, 850.0);
 
 fn input() -> RawInput {
-    RawInput { screen_rect: Some(Rect::from_min_size(Pos2::ZERO, SCREEN)), ..RawInput::default() }
+    RawInput {
+        screen_rect: Some(Rect::from_min_size(Pos2::ZERO, SCREEN)),
+        ..RawInput::default()
+    }
 }
 
 /// One frame: UI pass + tessellation; returns its CPU time.
@@ -44,7 +47,8 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/stress_large/model_fp32.pte");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/reference/stress_large/model_fp32.pte");
     let Ok(bytes) = std::fs::read(&path) else {
         println!("skipped: {} not present", path.display());
         return;
@@ -67,7 +71,14 @@ fn main() {
     let mut results = Vec::new();
     for (label, zoom) in [("full view", full_zoom), ("1:1 zoom", 1.0)] {
         view.zoom = zoom;
-        view.center = Pos2::new((b[0] + b[2]) / 2.0, if zoom >= 1.0 { b[1] + 2000.0 } else { (b[1] + b[3]) / 2.0 });
+        view.center = Pos2::new(
+            (b[0] + b[2]) / 2.0,
+            if zoom >= 1.0 {
+                b[1] + 2000.0
+            } else {
+                (b[1] + b[3]) / 2.0
+            },
+        );
         let mut times = Vec::new();
         for i in 0..120 {
             view.center.x += if i % 2 == 0 { 3.0 / zoom } else { -3.0 / zoom };
@@ -80,7 +91,8 @@ fn main() {
     }
 
     // baseline: egui_graphs drawing the same graph at the same positions (full view)
-    let mut sg: petgraph::stable_graph::StableGraph<usize, ()> = petgraph::stable_graph::StableGraph::new();
+    let mut sg: petgraph::stable_graph::StableGraph<usize, ()> =
+        petgraph::stable_graph::StableGraph::new();
     let idx: Vec<_> = (0..n).map(|i| sg.add_node(i)).collect();
     for edge in &stage.graph.edges {
         sg.add_edge(idx[edge.from], idx[edge.to], ());
@@ -100,7 +112,10 @@ fn main() {
     }
     let base = median(base[2..].to_vec());
 
-    println!("stress_large ({n} nodes, {e} edges): open → first frame {:.0} ms (target <= 500 ms)", ms(first));
+    println!(
+        "stress_large ({n} nodes, {e} edges): open → first frame {:.0} ms (target <= 500 ms)",
+        ms(first)
+    );
     for (label, d) in &results {
         println!(
             "  frame while panning, {label}: {:.2} ms (target <= 8 ms); egui_graphs alone, same graph and positions: {:.1} ms ({:.0}x slower)",

@@ -47,17 +47,61 @@ impl Category {
             Category::Quantize
         } else if has(&["conv"]) {
             Category::Convolution
-        } else if has(&["linear", "addmm", "mm", "matmul", "bmm", "baddbmm", "fully_connected"]) {
+        } else if has(&[
+            "linear",
+            "addmm",
+            "mm",
+            "matmul",
+            "bmm",
+            "baddbmm",
+            "fully_connected",
+        ]) {
             Category::Linear
         } else if has(&["pool"]) {
             Category::Pooling
-        } else if has(&["relu", "sigmoid", "tanh", "gelu", "silu", "hardswish", "hardtanh", "softmax", "activation", "clamp", "leaky", "elu"]) {
+        } else if has(&[
+            "relu",
+            "sigmoid",
+            "tanh",
+            "gelu",
+            "silu",
+            "hardswish",
+            "hardtanh",
+            "softmax",
+            "activation",
+            "clamp",
+            "leaky",
+            "elu",
+        ]) {
             Category::Activation
         } else if has(&["norm"]) {
             Category::Normalization
-        } else if has(&["add", "sub", "mul", "div", "minimum", "maximum", "neg", "exp", "log", "sqrt", "rsqrt", "pow", "abs", "where", "eq", "ne", "lt", "gt"]) {
+        } else if has(&[
+            "add", "sub", "mul", "div", "minimum", "maximum", "neg", "exp", "log", "sqrt", "rsqrt",
+            "pow", "abs", "where", "eq", "ne", "lt", "gt",
+        ]) {
             Category::Elementwise
-        } else if has(&["view", "reshape", "permute", "transpose", "copy", "cat", "slice", "select", "split", "squeeze", "expand", "pad", "dim_order", "clone", "index", "gather", "flatten", "move", "alloc"]) {
+        } else if has(&[
+            "view",
+            "reshape",
+            "permute",
+            "transpose",
+            "copy",
+            "cat",
+            "slice",
+            "select",
+            "split",
+            "squeeze",
+            "expand",
+            "pad",
+            "dim_order",
+            "clone",
+            "index",
+            "gather",
+            "flatten",
+            "move",
+            "alloc",
+        ]) {
             Category::DataMovement
         } else {
             Category::Other
@@ -106,19 +150,40 @@ mod tests {
     #[test]
     fn reference_ops_land_in_sensible_categories() {
         assert_eq!(Category::of("aten::convolution"), Category::Convolution);
-        assert_eq!(Category::of("cortex_m::quantized_conv2d_nhwc"), Category::Convolution);
-        assert_eq!(Category::of("cortex_m::quantized_depthwise_conv2d_nhwc"), Category::Convolution);
+        assert_eq!(
+            Category::of("cortex_m::quantized_conv2d_nhwc"),
+            Category::Convolution
+        );
+        assert_eq!(
+            Category::of("cortex_m::quantized_depthwise_conv2d_nhwc"),
+            Category::Convolution
+        );
         assert_eq!(Category::of("aten::addmm"), Category::Linear);
         assert_eq!(Category::of("cortex_m::quantized_linear"), Category::Linear);
-        assert_eq!(Category::of("cortex_m::quantized_avg_pool2d_nhwc"), Category::Pooling);
+        assert_eq!(
+            Category::of("cortex_m::quantized_avg_pool2d_nhwc"),
+            Category::Pooling
+        );
         assert_eq!(Category::of("aten::relu"), Category::Activation);
         assert_eq!(Category::of("cortex_m::softmax"), Category::Activation);
-        assert_eq!(Category::of("cortex_m::quantize_per_tensor"), Category::Quantize);
-        assert_eq!(Category::of("quantized_decomposed::dequantize_per_tensor"), Category::Quantize);
-        assert_eq!(Category::of("cortex_m::quantized_add"), Category::Elementwise);
+        assert_eq!(
+            Category::of("cortex_m::quantize_per_tensor"),
+            Category::Quantize
+        );
+        assert_eq!(
+            Category::of("quantized_decomposed::dequantize_per_tensor"),
+            Category::Quantize
+        );
+        assert_eq!(
+            Category::of("cortex_m::quantized_add"),
+            Category::Elementwise
+        );
         assert_eq!(Category::of("cortex_m::transpose"), Category::DataMovement);
         assert_eq!(Category::of("aten::permute_copy"), Category::DataMovement);
         assert_eq!(Category::of("delegate::XnnpackBackend"), Category::Delegate);
-        assert_eq!(Category::of("aten::_native_batch_norm_legit_no_training"), Category::Normalization);
+        assert_eq!(
+            Category::of("aten::_native_batch_norm_legit_no_training"),
+            Category::Normalization
+        );
     }
 }

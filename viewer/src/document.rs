@@ -24,7 +24,10 @@ use crate::layout::{layered, Layout};
 #[derive(Debug, Error)]
 pub enum OpenError {
     #[error("{name}: {source}")]
-    Read { name: String, source: etscope_core::Error },
+    Read {
+        name: String,
+        source: etscope_core::Error,
+    },
     #[error("{name}: {detail}")]
     Mismatch { name: String, detail: String },
     #[error("{name}: not an ExecuTorch artifact (no ET12/BP08/ED00 identifier, zip or npy magic)")]
@@ -41,8 +44,93 @@ pub struct StageView {
     pub categories: Vec<Category>,
     /// Short label per node (drawn inside the box).
     pub labels: Vec<String>,
-    /// Module groups (path → nodes) from `nn_module_stack`, outermost first.
-    pub modules: BTreeMap<String, Vec<NodeId>>,
+    /// Module groups from `nn_module_stack` (outer modules before the modules they contain).
+    pub modules: Vec<ModuleGroup>,
+}
+
+/// The nodes one `nn.Module` instance produced, and where they are drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleGroup {
+    /// Qualified path, e.g. `blocks.3.attn`.
+    pub path: String,
+    /// Module class, e.g. `torch.nn.modules.conv.Conv2d`.
+    pub class: String,
+    /// Nesting depth (1 = child of the root module).
+    pub depth: usize,
+    /// Levels of modules nested inside this one (0 for a leaf module).
+    pub nested: usize,
+    pub nodes: Vec<NodeId>,
+    /// Bounding box of the member nodes in layout coordinates: min x, min y, max x, max y.
+    pub bounds: [f32; 4],
+}
+
+impl ModuleGroup {
+    /// The class name without its Python package.
+    pub fn short_class(&self) -> &str {
+        self.class.rsplit('.').next().unwrap_or(&self.class)
+    }
+}
+
+/// Groups nodes by their module stacks; bounds come from `layout`.
+pub fn module_groups(graph: &Graph, layout: &Layout) -> Vec<ModuleGroup> {
+    let mut by_path: BTreeMap<String, ModuleGroup> = BTreeMap::new();
+    for n in &graph.nodes {
+        for (depth, f) in n
+            .module_stack
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.path.is_empty())
+        {
+            let g = by_path
+                .entry(f.path.clone())
+                .or_insert_with(|| ModuleGroup {
+                    path: f.path.clone(),
+                    class: f.class.clone(),
+                    depth,
+                    nested: 0,
+                    nodes: Vec::new(),
+                    bounds: [
+                        f32::INFINITY,
+                        f32::INFINITY,
+                        f32::NEG_INFINITY,
+                        f32::NEG_INFINITY,
+                    ],
+                });
+            g.nodes.push(n.id);
+            let (p, w) = (layout.pos[n.id], layout.width[n.id]);
+            let h = crate::layout::NODE_HEIGHT / 2.0;
+            g.bounds = [
+                g.bounds[0].min(p[0] - w / 2.0),
+                g.bounds[1].min(p[1] - h),
+                g.bounds[2].max(p[0] + w / 2.0),
+                g.bounds[3].max(p[1] + h),
+            ];
+        }
+    }
+    // paths sort so that a module's descendants follow it directly
+    let paths: Vec<(String, usize)> = by_path
+        .values()
+        .map(|g| (g.path.clone(), g.depth))
+        .collect();
+    for (i, (path, depth)) in paths.iter().enumerate() {
+        let prefix = format!("{path}.");
+        let nested = paths[i + 1..]
+            .iter()
+            .take_while(|(p, _)| p.starts_with(&prefix))
+            .map(|(_, d)| d - depth)
+            .max()
+            .unwrap_or(0);
+        if let Some(g) = by_path.get_mut(path) {
+            g.nested = nested;
+        }
+    }
+    let mut groups: Vec<ModuleGroup> = by_path.into_values().collect();
+    groups.sort_by(|a, b| {
+        a.depth
+            .cmp(&b.depth)
+            .then(a.bounds[1].total_cmp(&b.bounds[1]))
+    });
+    groups
 }
 
 /// Label width estimate (pixels at zoom 1) used for layout.
@@ -66,13 +154,15 @@ impl StageView {
         let edges: Vec<(usize, usize)> = graph.edges.iter().map(|e| (e.from, e.to)).collect();
         let layout = layered(&widths, &edges);
         let categories = graph.nodes.iter().map(|n| Category::of(&n.op)).collect();
-        let mut modules: BTreeMap<String, Vec<NodeId>> = BTreeMap::new();
-        for n in &graph.nodes {
-            for f in n.module_stack.iter().filter(|f| !f.path.is_empty()) {
-                modules.entry(f.path.clone()).or_default().push(n.id);
-            }
+        let modules = module_groups(&graph, &layout);
+        StageView {
+            name: name.to_string(),
+            graph,
+            layout,
+            categories,
+            labels,
+            modules,
         }
-        StageView { name: name.to_string(), graph, layout, categories, labels, modules }
     }
 }
 
@@ -101,7 +191,10 @@ pub struct Document {
 impl Document {
     /// A document for a program (`.pte` or `.bpte` bytes).
     pub fn from_program_bytes(name: &str, bytes: Vec<u8>) -> Result<Document, OpenError> {
-        let read = |source| OpenError::Read { name: name.to_string(), source };
+        let read = |source| OpenError::Read {
+            name: name.to_string(),
+            source,
+        };
         let (program, cases) = match FileKind::detect(&bytes) {
             Some(FileKind::Bpte) => {
                 let b = BundledProgram::parse(&bytes).map_err(read)?;
@@ -109,10 +202,17 @@ impl Document {
                 (b.program, cases)
             }
             Some(FileKind::Pte) => (Program::parse(bytes).map_err(read)?, 0),
-            _ => return Err(OpenError::Mismatch { name: name.into(), detail: "not a program (.pte/.bpte)".into() }),
+            _ => {
+                return Err(OpenError::Mismatch {
+                    name: name.into(),
+                    detail: "not a program (.pte/.bpte)".into(),
+                })
+            }
         };
-        let graph = graph_from_plan(&program, 0)
-            .ok_or_else(|| OpenError::Mismatch { name: name.into(), detail: "the program has no execution plan".into() })?;
+        let graph = graph_from_plan(&program, 0).ok_or_else(|| OpenError::Mismatch {
+            name: name.into(),
+            detail: "the program has no execution plan".into(),
+        })?;
         let memory = derive(&graph);
         let mut doc = Document {
             title: name.to_string(),
@@ -129,14 +229,20 @@ impl Document {
 
     /// A document holding only an ETRecord's stages (no program opened).
     pub fn from_etrecord_bytes(name: &str, bytes: &[u8]) -> Result<Document, OpenError> {
-        let mut doc = Document { title: name.to_string(), ..Document::default() };
+        let mut doc = Document {
+            title: name.to_string(),
+            ..Document::default()
+        };
         doc.attach(name, bytes.to_vec())?;
         Ok(doc)
     }
 
     /// Attaches an ETRecord, ETDump or debug buffer, checking that it belongs to this program.
     pub fn attach(&mut self, name: &str, bytes: Vec<u8>) -> Result<(), OpenError> {
-        let read = |source| OpenError::Read { name: name.to_string(), source };
+        let read = |source| OpenError::Read {
+            name: name.to_string(),
+            source,
+        };
         match FileKind::detect(&bytes) {
             Some(FileKind::Etrecord) => {
                 let rec = ETRecord::parse(&bytes).map_err(read)?;
@@ -147,9 +253,17 @@ impl Document {
                 self.attach_etdump(name, dump)?;
             }
             Some(FileKind::Pte | FileKind::Bpte) => {
-                return Err(OpenError::Mismatch { name: name.into(), detail: "a second program opens as its own document".into() })
+                return Err(OpenError::Mismatch {
+                    name: name.into(),
+                    detail: "a second program opens as its own document".into(),
+                })
             }
-            Some(FileKind::Npy) => return Err(OpenError::Mismatch { name: name.into(), detail: "a .npy array is not part of a program".into() }),
+            Some(FileKind::Npy) => {
+                return Err(OpenError::Mismatch {
+                    name: name.into(),
+                    detail: "a .npy array is not part of a program".into(),
+                })
+            }
             None => {
                 // No magic: a debug buffer is raw bytes.
                 if name.ends_with(".bin") || self.etdump.is_some() {
@@ -165,7 +279,10 @@ impl Document {
     }
 
     fn attach_etrecord(&mut self, name: &str, rec: ETRecord) -> Result<(), OpenError> {
-        let method = self.pte_graph().map(|g| g.method.clone()).unwrap_or_else(|| "forward".into());
+        let method = self
+            .pte_graph()
+            .map(|g| g.method.clone())
+            .unwrap_or_else(|| "forward".into());
         if let (Some(map), Some(g)) = (rec.debug_handle_map.get(&method), self.pte_graph()) {
             if let Some((&bad, _)) = map.iter().find(|(&iid, _)| iid >= g.instruction_count) {
                 return Err(OpenError::Mismatch {
@@ -182,10 +299,28 @@ impl Document {
         let pte_view = self.pte_stage.map(|i| self.stages.remove(i));
         self.stages.retain(|s| s.name == "pte");
         for st in &rec.stages {
-            let graph = graph_from_export(&st.graph, &stage_short_name(&st.name), st.name.split('/').nth(1).unwrap_or("forward"));
-            self.stages.push(StageView::new(&stage_short_name(&st.name), graph));
+            let graph = graph_from_export(
+                &st.graph,
+                &stage_short_name(&st.name),
+                st.name.split('/').nth(1).unwrap_or("forward"),
+            );
+            self.stages
+                .push(StageView::new(&stage_short_name(&st.name), graph));
         }
-        if let Some(v) = pte_view {
+        if let Some(mut v) = pte_view {
+            // instructions inherit the module stack of the edge-stage node with their debug handle
+            if let Some(edge) = self.stages.iter().find(|s| s.name == "edge") {
+                for n in &mut v.graph.nodes {
+                    if let Some(src) = n.debug_handles.iter().find_map(|&h| {
+                        edge.graph
+                            .nodes_with_handle(h)
+                            .find(|m| !m.module_stack.is_empty())
+                    }) {
+                        n.module_stack = src.module_stack.clone();
+                    }
+                }
+                v.modules = module_groups(&v.graph, &v.layout);
+            }
             self.stages.push(v);
             self.pte_stage = Some(self.stages.len() - 1);
         }
@@ -197,10 +332,17 @@ impl Document {
         let plan = self.program.as_ref().and_then(|p| p.plans.first());
         let prof = profile(&dump, plan);
         if let Some(g) = self.pte_graph() {
-            if let Some(bad) = prof.rows.iter().find(|r| r.instruction_id >= g.instruction_count) {
+            if let Some(bad) = prof
+                .rows
+                .iter()
+                .find(|r| r.instruction_id >= g.instruction_count)
+            {
                 return Err(OpenError::Mismatch {
                     name: name.into(),
-                    detail: format!("profiles instruction {}, the program has {} (ETDump of another program?)", bad.instruction_id, g.instruction_count),
+                    detail: format!(
+                        "profiles instruction {}, the program has {} (ETDump of another program?)",
+                        bad.instruction_id, g.instruction_count
+                    ),
                 });
             }
         }
@@ -214,39 +356,68 @@ impl Document {
 
     fn resolve_captured(&mut self, name: &str) -> Result<(), OpenError> {
         if let (Some(d), Some(buf)) = (&self.etdump, &self.debug_buffer) {
-            self.captured = captured_tensors(d, buf).map_err(|source| OpenError::Read { name: name.into(), source })?;
+            self.captured = captured_tensors(d, buf).map_err(|source| OpenError::Read {
+                name: name.into(),
+                source,
+            })?;
         }
         Ok(())
     }
 
     /// The `.pte` stage's graph.
     pub fn pte_graph(&self) -> Option<&Graph> {
-        self.pte_stage.and_then(|i| self.stages.get(i)).map(|s| &s.graph)
+        self.pte_stage
+            .and_then(|i| self.stages.get(i))
+            .map(|s| &s.graph)
     }
 
     /// Nodes of stage `to` that correspond to `node` of stage `from`: same instruction within a
     /// stage kind, else shared debug handles.
     pub fn corresponding(&self, from: usize, node: NodeId, to: usize) -> Vec<NodeId> {
-        let (Some(a), Some(b)) = (self.stages.get(from), self.stages.get(to)) else { return Vec::new() };
-        let Some(n) = a.graph.nodes.get(node) else { return Vec::new() };
+        let (Some(a), Some(b)) = (self.stages.get(from), self.stages.get(to)) else {
+            return Vec::new();
+        };
+        let Some(n) = a.graph.nodes.get(node) else {
+            return Vec::new();
+        };
         if from == to {
             return vec![node];
         }
         match n.kind {
             NodeKind::Input | NodeKind::Output => {
-                return b.graph.nodes.iter().filter(|m| m.kind == n.kind).map(|m| m.id).collect();
+                return b
+                    .graph
+                    .nodes
+                    .iter()
+                    .filter(|m| m.kind == n.kind)
+                    .map(|m| m.id)
+                    .collect();
             }
             _ => {}
         }
-        let mut out: Vec<NodeId> =
-            b.graph.nodes.iter().filter(|m| m.debug_handles.iter().any(|h| n.debug_handles.contains(h))).map(|m| m.id).collect();
+        let mut out: Vec<NodeId> = b
+            .graph
+            .nodes
+            .iter()
+            .filter(|m| m.debug_handles.iter().any(|h| n.debug_handles.contains(h)))
+            .map(|m| m.id)
+            .collect();
         out.dedup();
         out
     }
 
     /// Captured tensors of instruction `iid` (first run that captured it), in output order.
     pub fn captured_for(&self, iid: usize) -> Vec<&CapturedTensor> {
-        let first_run = self.captured.iter().find(|c| c.instruction_id == iid as i32 && !c.is_program_output).map(|c| c.run);
-        self.captured.iter().filter(|c| Some(c.run) == first_run && c.instruction_id == iid as i32 && !c.is_program_output).collect()
+        let first_run = self
+            .captured
+            .iter()
+            .find(|c| c.instruction_id == iid as i32 && !c.is_program_output)
+            .map(|c| c.run);
+        self.captured
+            .iter()
+            .filter(|c| {
+                Some(c.run) == first_run && c.instruction_id == iid as i32 && !c.is_program_output
+            })
+            .collect()
     }
 }

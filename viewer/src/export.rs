@@ -16,28 +16,52 @@ fn hex(c: Color32) -> String {
 }
 
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The stage's graph as an SVG document, in layout coordinates; `overlay` recolors nodes.
 pub fn graph_svg(stage: &StageView, overlay: Option<&[Option<Color32>]>) -> String {
     let l = &stage.layout;
     let pad = 20.0;
-    let (w, h) = (l.bounds[2] - l.bounds[0] + 2.0 * pad, l.bounds[3] - l.bounds[1] + 2.0 * pad);
+    let (w, h) = (
+        l.bounds[2] - l.bounds[0] + 2.0 * pad,
+        l.bounds[3] - l.bounds[1] + 2.0 * pad,
+    );
     let (ox, oy) = (pad - l.bounds[0], pad - l.bounds[1]);
     let mut s = String::new();
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="12">"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="12">"#
+    );
     let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#1b1b1b"/>"##);
-    let _ = writeln!(s, r##"<g stroke="#8a8a8a" stroke-width="1.2" fill="none">"##);
+    let _ = writeln!(
+        s,
+        r##"<g stroke="#8a8a8a" stroke-width="1.2" fill="none">"##
+    );
     for e in &stage.graph.edges {
         let (a, b) = (l.pos[e.from], l.pos[e.to]);
-        let (x1, y1, x2, y2) = (a[0] + ox, a[1] + NODE_HEIGHT / 2.0 + oy, b[0] + ox, b[1] - NODE_HEIGHT / 2.0 + oy);
+        let (x1, y1, x2, y2) = (
+            a[0] + ox,
+            a[1] + NODE_HEIGHT / 2.0 + oy,
+            b[0] + ox,
+            b[1] - NODE_HEIGHT / 2.0 + oy,
+        );
         let dy = ((y2 - y1).abs() / 2.0).max(10.0);
-        let _ = writeln!(s, r#"<path d="M{x1:.1},{y1:.1} C{x1:.1},{:.1} {x2:.1},{:.1} {x2:.1},{y2:.1}"/>"#, y1 + dy, y2 - dy);
+        let _ = writeln!(
+            s,
+            r#"<path d="M{x1:.1},{y1:.1} C{x1:.1},{:.1} {x2:.1},{:.1} {x2:.1},{y2:.1}"/>"#,
+            y1 + dy,
+            y2 - dy
+        );
     }
     s.push_str("</g>\n");
     for (v, p) in l.pos.iter().enumerate() {
-        let fill = overlay.and_then(|o| o.get(v).copied().flatten()).unwrap_or_else(|| stage.categories[v].color());
+        let fill = overlay
+            .and_then(|o| o.get(v).copied().flatten())
+            .unwrap_or_else(|| stage.categories[v].color());
         let (x, y) = (p[0] - l.width[v] / 2.0 + ox, p[1] - NODE_HEIGHT / 2.0 + oy);
         let _ = writeln!(
             s,

@@ -4,11 +4,14 @@
 //!
 //! `GraphView` holds only view state (camera, selection); the data comes in per call.
 
+use std::collections::BTreeSet;
+
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Ui, Vec2};
 use etscope_core::ir::{Graph, NodeId};
 
 use crate::document::StageView;
-use crate::layout::{NODE_HEIGHT, RANK_GAP};
+use crate::layout::{Layout, NODE_HEIGHT, RANK_GAP};
+use crate::view_layout::{module_label, Slot, ViewLayout};
 
 /// Below this on-screen node height, nodes are drawn as plain boxes in one mesh.
 const LOD_BOXES_BELOW: f32 = 9.0;
@@ -18,8 +21,12 @@ const CURVES_ABOVE: f32 = 0.55;
 const MIN_READABLE_FIT: f32 = 0.3;
 /// Minimap size in points.
 const MINIMAP: Vec2 = Vec2::new(200.0, 150.0);
+/// Graphs with more nodes than this open with a level of modules collapsed.
+const COLLAPSE_MODULES_ABOVE: usize = 300;
+/// Color of collapsed module boxes.
+const MODULE_FILL: Color32 = Color32::from_rgb(0x2a, 0x3a, 0x55);
 
-/// Camera and selection of one graph canvas.
+/// Camera, selection and module folding of one graph canvas.
 #[derive(Debug, Clone)]
 pub struct GraphView {
     /// World point shown at the center of the canvas.
@@ -32,6 +39,11 @@ pub struct GraphView {
     focus_pending: Option<NodeId>,
     /// The canvas rectangle of the last frame.
     pub last_rect: Rect,
+    /// Collapsed module paths.
+    pub collapsed: BTreeSet<String>,
+    modules_initialized: bool,
+    /// The drawn layout for `collapsed` (rebuilt when it changes).
+    view: Option<ViewLayout>,
 }
 
 impl Default for GraphView {
@@ -44,6 +56,9 @@ impl Default for GraphView {
             fit_pending: true,
             focus_pending: None,
             last_rect: Rect::NOTHING,
+            collapsed: BTreeSet::new(),
+            modules_initialized: false,
+            view: None,
         }
     }
 }
@@ -61,6 +76,13 @@ pub struct GraphResponse {
 /// Optional per-node fill colors (heat overlays, diff errors); `None` keeps the category color.
 pub type Overlay<'a> = Option<&'a [Option<Color32>]>;
 
+/// What is under the pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hit {
+    Node(NodeId),
+    Module(usize),
+}
+
 impl GraphView {
     /// Fits the whole graph (or, for very large graphs, its readable top) on the next frame.
     pub fn fit(&mut self) {
@@ -75,7 +97,89 @@ impl GraphView {
 
     /// Where node `n` was drawn in the last frame (screen points).
     pub fn screen_pos(&self, stage: &StageView, n: NodeId) -> Option<Pos2> {
-        stage.layout.pos.get(n).map(|&p| self.to_screen(self.last_rect, p))
+        let p = match &self.view {
+            Some(v) => v.pos_of(n)?,
+            None => *stage.layout.pos.get(n)?,
+        };
+        Some(self.to_screen(self.last_rect, p))
+    }
+
+    /// Expands `path` and every module containing it.
+    pub fn expand_to(&mut self, path: &str) {
+        self.collapsed
+            .retain(|c| !(c == path || path.starts_with(&format!("{c}."))));
+    }
+
+    /// Collapses or expands one module.
+    pub fn toggle_module(&mut self, path: &str) {
+        if !self.collapsed.remove(path) {
+            self.collapsed.insert(path.to_string());
+        }
+    }
+
+    /// Whether node `n` is folded into a collapsed module.
+    pub fn is_folded(&self, n: NodeId) -> bool {
+        self.view.as_ref().is_some_and(|v| {
+            v.slot_of
+                .get(n)
+                .is_some_and(|&s| matches!(v.slots[s], Slot::Module(_)))
+        })
+    }
+
+    /// Brings the drawn layout in line with the collapsed set (and the selection's modules).
+    fn sync_modules(&mut self, stage: &StageView) {
+        if !self.modules_initialized {
+            self.modules_initialized = true;
+            if stage.graph.nodes.len() > COLLAPSE_MODULES_ABOVE {
+                // the shallowest level with several modules (a single wrapper module would
+                // otherwise fold the whole model into one box)
+                let depths: BTreeSet<usize> = stage.modules.iter().map(|m| m.depth).collect();
+                let level = depths
+                    .iter()
+                    .copied()
+                    .find(|&d| stage.modules.iter().filter(|m| m.depth == d).count() >= 3);
+                if let Some(level) = level {
+                    self.collapsed = stage
+                        .modules
+                        .iter()
+                        .filter(|m| m.depth == level)
+                        .map(|m| m.path.clone())
+                        .collect();
+                }
+            }
+        }
+        // the selection is never folded away: open the modules around it
+        if let Some(sel) = self.selected {
+            let around: Vec<String> = stage
+                .modules
+                .iter()
+                .filter(|m| self.collapsed.contains(&m.path) && m.nodes.contains(&sel))
+                .map(|m| m.path.clone())
+                .collect();
+            for p in around {
+                self.collapsed.remove(&p);
+            }
+        }
+        let stale = match &self.view {
+            Some(v) => v.collapsed != self.collapsed || v.slot_of.len() != stage.graph.nodes.len(),
+            None => true,
+        };
+        if stale {
+            // keep the point under the camera while the layout changes
+            let anchor = self
+                .selected
+                .and_then(|n| self.view.as_ref().and_then(|v| v.pos_of(n)).map(|p| (n, p)));
+            self.view = Some(ViewLayout::new(stage, &self.collapsed));
+            if let (Some((n, before)), Some(v)) = (anchor, &self.view) {
+                if let Some(after) = v.pos_of(n) {
+                    self.center += Vec2::new(after[0] - before[0], after[1] - before[1]);
+                }
+            }
+        }
+    }
+
+    fn view_layout(&self) -> Option<&ViewLayout> {
+        self.view.as_ref()
     }
 
     fn to_screen(&self, rect: Rect, p: [f32; 2]) -> Pos2 {
@@ -86,11 +190,13 @@ impl GraphView {
         self.center + (p - rect.center()) / self.zoom
     }
 
-    fn apply_pending(&mut self, rect: Rect, stage: &StageView) {
-        let b = stage.layout.bounds;
+    fn apply_pending(&mut self, rect: Rect, layout: &Layout) {
+        let b = layout.bounds;
         if self.fit_pending && rect.width() > 1.0 {
             let (w, h) = ((b[2] - b[0]).max(1.0), (b[3] - b[1]).max(1.0));
-            let whole = ((rect.width() - 40.0) / w).min((rect.height() - 40.0) / h).clamp(0.002, 2.0);
+            let whole = ((rect.width() - 40.0) / w)
+                .min((rect.height() - 40.0) / h)
+                .clamp(0.002, 2.0);
             if whole >= MIN_READABLE_FIT {
                 self.zoom = whole;
                 self.center = Pos2::new((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0);
@@ -99,40 +205,82 @@ impl GraphView {
                 // width when that is readable; the minimap shows where this is.
                 self.zoom = ((rect.width() - 40.0) / w).clamp(MIN_READABLE_FIT, 0.8);
                 let half_h = rect.height() / 2.0 / self.zoom;
-                let top_x = stage.layout.ranks.first().and_then(|r| r.first()).map_or((b[0] + b[2]) / 2.0, |&v| stage.layout.pos[v][0]);
+                let top_x = layout
+                    .ranks
+                    .first()
+                    .and_then(|r| r.first())
+                    .map_or((b[0] + b[2]) / 2.0, |&v| layout.pos[v][0]);
                 self.center = Pos2::new(top_x, b[1] + half_h - 10.0);
             }
             self.fit_pending = false;
         }
         if let Some(n) = self.focus_pending.take() {
-            if let Some(p) = stage.layout.pos.get(n) {
+            if let Some(p) = self.view.as_ref().and_then(|v| v.pos_of(n)) {
                 self.center = Pos2::new(p[0], p[1]);
                 self.zoom = self.zoom.max(0.9);
             }
         }
     }
 
-    /// Node under a world point.
-    pub fn node_at(stage: &StageView, world: Pos2) -> Option<NodeId> {
-        let l = &stage.layout;
+    /// Slot under a world point.
+    fn slot_at(layout: &Layout, world: Pos2) -> Option<usize> {
         let r = ((world.y + NODE_HEIGHT / 2.0) / RANK_GAP).floor();
         if r < 0.0 {
             return None;
         }
-        let rank = l.ranks.get(r as usize)?;
-        let y = r * RANK_GAP;
-        if (world.y - y).abs() > NODE_HEIGHT / 2.0 {
+        let rank = layout.ranks.get(r as usize)?;
+        if (world.y - r * RANK_GAP).abs() > NODE_HEIGHT / 2.0 {
             return None;
         }
-        let i = rank.partition_point(|&v| l.pos[v][0] + l.width[v] / 2.0 < world.x);
-        rank.get(i).copied().filter(|&v| (world.x - l.pos[v][0]).abs() <= l.width[v] / 2.0)
+        let i = rank.partition_point(|&v| layout.pos[v][0] + layout.width[v] / 2.0 < world.x);
+        rank.get(i)
+            .copied()
+            .filter(|&v| (world.x - layout.pos[v][0]).abs() <= layout.width[v] / 2.0)
     }
 
-    /// Draws the canvas and handles navigation, hover and selection.
+    fn hit(&self, world: Pos2) -> Option<Hit> {
+        let v = self.view_layout()?;
+        Self::slot_at(&v.layout, world).map(|s| match v.slots[s] {
+            Slot::Node(n) => Hit::Node(n),
+            Slot::Module(m) => Hit::Module(m),
+        })
+    }
+
+    /// The label strip of an expanded module frame under a screen point (innermost wins).
+    fn frame_strip_at(&self, rect: Rect, stage: &StageView, p: Pos2) -> Option<usize> {
+        let v = self.view_layout()?;
+        let mut hit = None;
+        for f in &v.frames {
+            let r = self.frame_rect(rect, stage, f.module, f.bounds);
+            let strip =
+                Rect::from_min_size(r.min, Vec2::new(r.width(), (14.0 * self.zoom).max(8.0)));
+            if strip.contains(p) {
+                hit = Some(f.module);
+            }
+        }
+        hit
+    }
+
+    fn frame_rect(&self, rect: Rect, stage: &StageView, m: usize, b: [f32; 4]) -> Rect {
+        // outer modules frame inner ones: each level adds a margin and a label strip
+        let nested = stage.modules[m].nested as f32;
+        let pad = 4.0 + 6.0 * nested;
+        let top = 14.0 * (nested + 1.0) + 2.0;
+        Rect::from_min_max(
+            self.to_screen(rect, [b[0] - pad, b[1] - top]),
+            self.to_screen(rect, [b[2] + pad, b[3] + pad]),
+        )
+    }
+
+    /// Draws the canvas and handles navigation, hover, selection and module folding.
     pub fn show(&mut self, ui: &mut Ui, stage: &StageView, overlay: Overlay<'_>) -> GraphResponse {
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
         self.last_rect = rect;
-        self.apply_pending(rect, stage);
+        self.sync_modules(stage);
+        let Some(layout) = self.view.as_ref().map(|v| v.layout.clone()) else {
+            return GraphResponse::default();
+        };
+        self.apply_pending(rect, &layout);
         let mut out = GraphResponse::default();
         let painter = ui.painter_at(rect);
         painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
@@ -143,9 +291,11 @@ impl GraphView {
 
         // navigation: drag pans, wheel zooms around the pointer, the minimap recenters
         if response.dragged() {
-            if on_minimap || response.interact_pointer_pos().is_some_and(|p| self.show_minimap && minimap_rect.contains(p)) {
-                if let Some(p) = response.interact_pointer_pos() {
-                    self.center = minimap_to_world(stage, minimap_rect, p);
+            let press = response.interact_pointer_pos();
+            if self.show_minimap && (on_minimap || press.is_some_and(|p| minimap_rect.contains(p)))
+            {
+                if let Some(p) = press {
+                    self.center = minimap_to_world(&layout, minimap_rect, p);
                 }
             } else {
                 self.center -= response.drag_delta() / self.zoom;
@@ -162,66 +312,106 @@ impl GraphView {
             }
         }
 
-        let world_min = self.to_world(rect, rect.min);
-        let world_max = self.to_world(rect, rect.max);
-        let view = Rect::from_min_max(world_min, world_max);
-        let hovered = pointer.filter(|_| !on_minimap).and_then(|p| Self::node_at(stage, self.to_world(rect, p)));
+        let view = Rect::from_min_max(self.to_world(rect, rect.min), self.to_world(rect, rect.max));
+        let hit = pointer
+            .filter(|_| !on_minimap)
+            .and_then(|p| self.hit(self.to_world(rect, p)));
+        let hovered = match hit {
+            Some(Hit::Node(n)) => Some(n),
+            _ => None,
+        };
         out.hovered = hovered;
 
-        self.paint_edges(&painter, rect, view, stage);
-        self.paint_nodes(&painter, rect, view, stage, overlay, hovered);
+        self.paint_edges(&painter, rect, view, &layout);
+        self.paint_frames(&painter, rect, view, stage);
+        self.paint_nodes(&painter, rect, view, stage, &layout, overlay, hovered);
         if self.show_minimap {
-            self.paint_minimap(&painter, minimap_rect, view, stage, overlay);
+            self.paint_minimap(&painter, minimap_rect, view, stage, &layout, overlay);
         }
 
+        let strip = if hit.is_none() {
+            pointer.and_then(|p| self.frame_strip_at(rect, stage, p))
+        } else {
+            None
+        };
         if response.clicked() && !on_minimap {
-            match hovered {
-                Some(n) => {
+            match (hit, strip) {
+                (Some(Hit::Node(n)), _) => {
                     self.selected = Some(n);
                     out.clicked = Some(n);
                 }
-                None => {
+                (Some(Hit::Module(m)), _) | (None, Some(m)) => {
+                    let path = stage.modules[m].path.clone();
+                    self.toggle_module(&path);
+                }
+                (None, None) => {
                     self.selected = None;
                     out.cleared = true;
                 }
             }
         }
-        if let Some(n) = hovered {
-            response.on_hover_ui_at_pointer(|ui| node_tooltip(ui, &stage.graph, n));
-        } else if let Some(p) = pointer.filter(|_| !on_minimap && self.zoom > 0.25) {
-            if let Some(e) = self.edge_near(rect, view, stage, p) {
-                response.on_hover_ui_at_pointer(|ui| edge_tooltip(ui, &stage.graph, e));
+        match hit {
+            Some(Hit::Node(n)) => {
+                response.on_hover_ui_at_pointer(|ui| node_tooltip(ui, &stage.graph, n));
+            }
+            Some(Hit::Module(m)) => {
+                response.on_hover_text_at_pointer(format!(
+                    "{}\nclick to expand",
+                    module_label(stage, m)
+                ));
+            }
+            None => {
+                if let Some(p) = pointer.filter(|_| !on_minimap && self.zoom > 0.25) {
+                    if let Some(value) = self.edge_near(rect, view, &layout, p) {
+                        response.on_hover_ui_at_pointer(|ui| edge_tooltip(ui, &stage.graph, value));
+                    } else if let Some(m) = strip {
+                        response.on_hover_text_at_pointer(format!(
+                            "{} — click to collapse",
+                            stage.modules[m].path
+                        ));
+                    }
+                }
             }
         }
         out
     }
 
-    fn edge_points(&self, rect: Rect, stage: &StageView, from: NodeId, to: NodeId) -> (Pos2, Pos2) {
-        let l = &stage.layout;
-        let a = self.to_screen(rect, [l.pos[from][0], l.pos[from][1] + NODE_HEIGHT / 2.0]);
-        let b = self.to_screen(rect, [l.pos[to][0], l.pos[to][1] - NODE_HEIGHT / 2.0]);
+    fn edge_points(&self, rect: Rect, layout: &Layout, from: usize, to: usize) -> (Pos2, Pos2) {
+        let a = self.to_screen(
+            rect,
+            [layout.pos[from][0], layout.pos[from][1] + NODE_HEIGHT / 2.0],
+        );
+        let b = self.to_screen(
+            rect,
+            [layout.pos[to][0], layout.pos[to][1] - NODE_HEIGHT / 2.0],
+        );
         (a, b)
     }
 
-    fn edge_visible(view: Rect, stage: &StageView, from: NodeId, to: NodeId) -> bool {
-        let (a, b) = (stage.layout.pos[from], stage.layout.pos[to]);
-        let bbox = Rect::from_two_pos(Pos2::new(a[0], a[1]), Pos2::new(b[0], b[1]));
-        bbox.intersects(view)
+    fn edge_visible(view: Rect, layout: &Layout, from: usize, to: usize) -> bool {
+        let (a, b) = (layout.pos[from], layout.pos[to]);
+        Rect::from_two_pos(Pos2::new(a[0], a[1]), Pos2::new(b[0], b[1])).intersects(view)
     }
 
-    fn paint_edges(&self, painter: &egui::Painter, rect: Rect, view: Rect, stage: &StageView) {
-        let selected = self.selected;
+    fn selected_slot(&self) -> Option<usize> {
+        self.selected
+            .and_then(|n| self.view.as_ref().and_then(|v| v.slot_of.get(n).copied()))
+    }
+
+    fn paint_edges(&self, painter: &egui::Painter, rect: Rect, view: Rect, layout: &Layout) {
+        let Some(v) = self.view_layout() else { return };
+        let selected = self.selected_slot();
         let base = Color32::from_gray(120);
         let into = Color32::from_rgb(0x4f, 0xa3, 0xff);
         let out_of = Color32::from_rgb(0xff, 0x9f, 0x43);
         let mut mesh = Mesh::default();
         let curves = self.zoom >= CURVES_ABOVE;
         let width = (1.2 * self.zoom.sqrt()).clamp(0.6, 2.0);
-        for e in &stage.graph.edges {
-            if !Self::edge_visible(view, stage, e.from, e.to) {
+        for e in &v.edges {
+            if !Self::edge_visible(view, layout, e.from, e.to) {
                 continue;
             }
-            let (a, b) = self.edge_points(rect, stage, e.from, e.to);
+            let (a, b) = self.edge_points(rect, layout, e.from, e.to);
             let (color, w) = match selected {
                 Some(s) if e.to == s => (into, width * 2.0),
                 Some(s) if e.from == s => (out_of, width * 2.0),
@@ -248,56 +438,128 @@ impl GraphView {
         }
     }
 
+    fn paint_frames(&self, painter: &egui::Painter, rect: Rect, view: Rect, stage: &StageView) {
+        let Some(v) = self.view_layout() else { return };
+        let font = FontId::proportional((10.0 * self.zoom.sqrt()).clamp(8.0, 14.0));
+        for f in &v.frames {
+            let b = f.bounds;
+            if !Rect::from_min_max(Pos2::new(b[0], b[1]), Pos2::new(b[2], b[3]))
+                .expand(40.0)
+                .intersects(view)
+            {
+                continue;
+            }
+            let r = self.frame_rect(rect, stage, f.module, b);
+            let m = &stage.modules[f.module];
+            let shade = 18 + 10 * (m.depth as u8 % 4);
+            painter.rect_filled(
+                r,
+                6.0,
+                Color32::from_rgba_unmultiplied(120, 150, 220, shade),
+            );
+            painter.rect_stroke(
+                r,
+                6.0,
+                Stroke::new(1.0, Color32::from_rgba_unmultiplied(140, 170, 230, 90)),
+                StrokeKind::Inside,
+            );
+            if r.height() > 30.0 && self.zoom > 0.2 {
+                painter.text(
+                    r.min + Vec2::new(6.0, 2.0),
+                    Align2::LEFT_TOP,
+                    format!("- {} ({})", m.path, m.short_class()),
+                    font.clone(),
+                    Color32::from_gray(200),
+                );
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn paint_nodes(&self, painter: &egui::Painter, rect: Rect, view: Rect, stage: &StageView, overlay: Overlay<'_>, hovered: Option<NodeId>) {
-        let l = &stage.layout;
+    fn paint_nodes(
+        &self,
+        painter: &egui::Painter,
+        rect: Rect,
+        view: Rect,
+        stage: &StageView,
+        layout: &Layout,
+        overlay: Overlay<'_>,
+        hovered: Option<NodeId>,
+    ) {
+        let Some(v) = self.view_layout() else { return };
         let node_h = NODE_HEIGHT * self.zoom;
         let boxes_only = node_h < LOD_BOXES_BELOW;
-        let neighbours: Vec<NodeId> = match self.selected {
-            Some(s) => stage.graph.edges.iter().filter(|e| e.from == s || e.to == s).map(|e| if e.from == s { e.to } else { e.from }).collect(),
+        let selected = self.selected_slot();
+        let neighbours: Vec<usize> = match selected {
+            Some(s) => v
+                .edges
+                .iter()
+                .filter(|e| e.from == s || e.to == s)
+                .map(|e| if e.from == s { e.to } else { e.from })
+                .collect(),
             None => Vec::new(),
         };
-        let max_half_width = 140.0;
+        let max_half_width = 170.0;
         let first_rank = (((view.min.y - NODE_HEIGHT) / RANK_GAP).floor().max(0.0)) as usize;
         let last_rank = (((view.max.y + NODE_HEIGHT) / RANK_GAP).ceil().max(0.0)) as usize;
         let mut mesh = Mesh::default();
         let font = FontId::proportional((12.0 * self.zoom).clamp(6.0, 18.0));
-        for rank in l.ranks.iter().take(last_rank + 1).skip(first_rank) {
-            let start = rank.partition_point(|&v| l.pos[v][0] < view.min.x - max_half_width);
-            for &v in &rank[start..] {
-                if l.pos[v][0] > view.max.x + max_half_width {
+        for rank in layout.ranks.iter().take(last_rank + 1).skip(first_rank) {
+            let start = rank.partition_point(|&s| layout.pos[s][0] < view.min.x - max_half_width);
+            for &s in &rank[start..] {
+                if layout.pos[s][0] > view.max.x + max_half_width {
                     break;
                 }
-                let c = self.to_screen(rect, l.pos[v]);
-                let size = Vec2::new(l.width[v] * self.zoom, node_h);
-                let r = Rect::from_center_size(c, size);
+                let c = self.to_screen(rect, layout.pos[s]);
+                let r = Rect::from_center_size(c, Vec2::new(layout.width[s] * self.zoom, node_h));
                 if !r.intersects(rect) {
                     continue;
                 }
-                let fill = overlay.and_then(|o| o.get(v).copied().flatten()).unwrap_or_else(|| stage.categories[v].color());
+                let (fill, label) = match v.slots[s] {
+                    Slot::Node(n) => (
+                        overlay
+                            .and_then(|o| o.get(n).copied().flatten())
+                            .unwrap_or_else(|| stage.categories[n].color()),
+                        None,
+                    ),
+                    Slot::Module(m) => (MODULE_FILL, Some(module_label(stage, m))),
+                };
                 if boxes_only {
                     mesh.add_colored_rect(r, fill);
-                    if self.selected == Some(v) {
-                        painter.rect_stroke(r.expand(2.0), 1.0, Stroke::new(2.0, Color32::WHITE), StrokeKind::Outside);
+                    if selected == Some(s) {
+                        painter.rect_stroke(
+                            r.expand(2.0),
+                            1.0,
+                            Stroke::new(2.0, Color32::WHITE),
+                            StrokeKind::Outside,
+                        );
                     }
                     continue;
                 }
                 let radius = (4.0 * self.zoom).min(6.0);
                 painter.rect_filled(r, radius, fill);
-                let outline = if self.selected == Some(v) {
+                let is_hovered = matches!(v.slots[s], Slot::Node(n) if hovered == Some(n));
+                let outline = if selected == Some(s) {
                     Some(Stroke::new(2.5, Color32::WHITE))
-                } else if neighbours.contains(&v) {
+                } else if neighbours.contains(&s) {
                     Some(Stroke::new(1.5, Color32::from_rgb(0xff, 0xe0, 0x80)))
-                } else if hovered == Some(v) {
+                } else if label.is_some() {
+                    Some(Stroke::new(1.2, Color32::from_rgb(0x8a, 0xa4, 0xd0)))
+                } else if is_hovered {
                     Some(Stroke::new(1.0, Color32::from_gray(230)))
                 } else {
                     None
                 };
-                if let Some(s) = outline {
-                    painter.rect_stroke(r, radius, s, StrokeKind::Outside);
+                if let Some(st) = outline {
+                    painter.rect_stroke(r, radius, st, StrokeKind::Outside);
                 }
                 if node_h >= 14.0 {
-                    painter.text(c, Align2::CENTER_CENTER, &stage.labels[v], font.clone(), Color32::WHITE);
+                    let text = match (&label, v.slots[s]) {
+                        (Some(l), _) => l.as_str(),
+                        (None, Slot::Node(n)) => stage.labels[n].as_str(),
+                        (None, Slot::Module(_)) => "",
+                    };
+                    painter.text(c, Align2::CENTER_CENTER, text, font.clone(), Color32::WHITE);
                 }
             }
         }
@@ -306,56 +568,83 @@ impl GraphView {
         }
     }
 
-    fn paint_minimap(&self, painter: &egui::Painter, mini: Rect, view: Rect, stage: &StageView, overlay: Overlay<'_>) {
+    fn paint_minimap(
+        &self,
+        painter: &egui::Painter,
+        mini: Rect,
+        view: Rect,
+        stage: &StageView,
+        layout: &Layout,
+        overlay: Overlay<'_>,
+    ) {
+        let Some(v) = self.view_layout() else { return };
         painter.rect_filled(mini, 4.0, Color32::from_black_alpha(200));
-        painter.rect_stroke(mini, 4.0, Stroke::new(1.0, Color32::from_gray(90)), StrokeKind::Inside);
-        let l = &stage.layout;
-        let n = l.pos.len();
+        painter.rect_stroke(
+            mini,
+            4.0,
+            Stroke::new(1.0, Color32::from_gray(90)),
+            StrokeKind::Inside,
+        );
+        let n = layout.pos.len();
         let step = (n / 4000).max(1);
         let mut mesh = Mesh::default();
-        for v in (0..n).step_by(step) {
-            let p = world_to_minimap(stage, mini, Pos2::new(l.pos[v][0], l.pos[v][1]));
-            let fill = overlay.and_then(|o| o.get(v).copied().flatten()).unwrap_or_else(|| stage.categories[v].color());
+        for s in (0..n).step_by(step) {
+            let p = world_to_minimap(layout, mini, Pos2::new(layout.pos[s][0], layout.pos[s][1]));
+            let fill = match v.slots[s] {
+                Slot::Node(node) => overlay
+                    .and_then(|o| o.get(node).copied().flatten())
+                    .unwrap_or_else(|| stage.categories[node].color()),
+                Slot::Module(_) => MODULE_FILL,
+            };
             mesh.add_colored_rect(Rect::from_center_size(p, Vec2::splat(2.0)), fill);
         }
         painter.add(Shape::mesh(mesh));
-        let a = world_to_minimap(stage, mini, view.min);
-        let b = world_to_minimap(stage, mini, view.max);
+        let a = world_to_minimap(layout, mini, view.min);
+        let b = world_to_minimap(layout, mini, view.max);
         // keep the frame visible even when the view is a sliver of a huge graph
-        let frame = Rect::from_center_size(Rect::from_two_pos(a, b).center(), Rect::from_two_pos(a, b).size().max(Vec2::splat(6.0))).intersect(mini);
-        painter.rect_stroke(frame, 0.0, Stroke::new(1.5, Color32::from_rgb(0xff, 0xe0, 0x80)), StrokeKind::Inside);
+        let frame = Rect::from_two_pos(a, b);
+        let frame = Rect::from_center_size(frame.center(), frame.size().max(Vec2::splat(6.0)))
+            .intersect(mini);
+        painter.rect_stroke(
+            frame,
+            0.0,
+            Stroke::new(1.5, Color32::from_rgb(0xff, 0xe0, 0x80)),
+            StrokeKind::Inside,
+        );
     }
 
-    fn edge_near(&self, rect: Rect, view: Rect, stage: &StageView, p: Pos2) -> Option<usize> {
+    /// The value carried by the edge nearest to `p` (within 5 points).
+    fn edge_near(&self, rect: Rect, view: Rect, layout: &Layout, p: Pos2) -> Option<usize> {
+        let v = self.view_layout()?;
         let mut best: Option<(f32, usize)> = None;
-        for (i, e) in stage.graph.edges.iter().enumerate() {
-            if !Self::edge_visible(view, stage, e.from, e.to) {
+        for e in &v.edges {
+            if !Self::edge_visible(view, layout, e.from, e.to) {
                 continue;
             }
-            let (a, b) = self.edge_points(rect, stage, e.from, e.to);
+            let (a, b) = self.edge_points(rect, layout, e.from, e.to);
             let d = distance_to_segment(p, a, b);
             if d < 5.0 && best.is_none_or(|(bd, _)| d < bd) {
-                best = Some((d, i));
+                best = Some((d, e.value));
             }
         }
-        best.map(|(_, i)| i)
+        best.map(|(_, value)| value)
     }
 }
 
-fn minimap_scale(stage: &StageView, mini: Rect) -> (f32, Pos2) {
-    let b = stage.layout.bounds;
+fn minimap_scale(layout: &Layout, mini: Rect) -> (f32, Pos2) {
+    let b = layout.bounds;
     let (w, h) = ((b[2] - b[0]).max(1.0), (b[3] - b[1]).max(1.0));
     let s = ((mini.width() - 8.0) / w).min((mini.height() - 8.0) / h);
     (s, Pos2::new((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0))
 }
 
-fn world_to_minimap(stage: &StageView, mini: Rect, p: Pos2) -> Pos2 {
-    let (s, c) = minimap_scale(stage, mini);
+fn world_to_minimap(layout: &Layout, mini: Rect, p: Pos2) -> Pos2 {
+    let (s, c) = minimap_scale(layout, mini);
     mini.center() + (p - c) * s
 }
 
-fn minimap_to_world(stage: &StageView, mini: Rect, p: Pos2) -> Pos2 {
-    let (s, c) = minimap_scale(stage, mini);
+fn minimap_to_world(layout: &Layout, mini: Rect, p: Pos2) -> Pos2 {
+    let (s, c) = minimap_scale(layout, mini);
     c + (p - mini.center()) / s
 }
 
@@ -371,25 +660,43 @@ fn add_segment(mesh: &mut Mesh, a: Pos2, b: Pos2, width: f32, color: Color32) {
 }
 
 fn arrow_head(painter: &egui::Painter, tip: Pos2, color: Color32, size: f32) {
-    let pts = vec![tip, tip + Vec2::new(-size * 0.6, -size), tip + Vec2::new(size * 0.6, -size)];
+    let pts = vec![
+        tip,
+        tip + Vec2::new(-size * 0.6, -size),
+        tip + Vec2::new(size * 0.6, -size),
+    ];
     painter.add(Shape::convex_polygon(pts, color, Stroke::NONE));
 }
 
 fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
     let ab = b - a;
-    let t = if ab.length_sq() > 0.0 { ((p - a).dot(ab) / ab.length_sq()).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if ab.length_sq() > 0.0 {
+        ((p - a).dot(ab) / ab.length_sq()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     (a + ab * t - p).length()
 }
 
 /// One line per tensor: `float32[1, 4, 8, 8]` plus placement and quantization when known.
 pub fn value_summary(graph: &Graph, v: usize) -> String {
-    let Some(val) = graph.values.get(v) else { return format!("value {v}") };
-    let mut s = format!("{} {}{:?}", val.label(), val.dtype.map(|d| d.short_name()).unwrap_or_default(), val.shape);
+    let Some(val) = graph.values.get(v) else {
+        return format!("value {v}");
+    };
+    let mut s = format!(
+        "{} {}{:?}",
+        val.label(),
+        val.dtype.map(|d| d.short_name()).unwrap_or_default(),
+        val.shape
+    );
     if let Some(q) = val.quant {
         s.push_str(&format!(" q(scale {:.6}, zp {})", q.scale, q.zero_point));
     }
     if let Some(p) = val.placement {
-        s.push_str(&format!(" @arena {} +{} ({} B)", p.memory_id, p.offset, p.size));
+        s.push_str(&format!(
+            " @arena {} +{} ({} B)",
+            p.memory_id, p.offset, p.size
+        ));
     }
     s
 }
@@ -405,8 +712,9 @@ fn node_tooltip(ui: &mut Ui, graph: &Graph, n: NodeId) {
     }
 }
 
-fn edge_tooltip(ui: &mut Ui, graph: &Graph, e: usize) {
-    let edge = graph.edges[e];
-    ui.strong(value_summary(graph, edge.value));
-    ui.label(format!("from {} to {}", graph.nodes[edge.from].name, graph.nodes[edge.to].name));
+fn edge_tooltip(ui: &mut Ui, graph: &Graph, value: usize) {
+    ui.strong(value_summary(graph, value));
+    if let Some(p) = graph.producer_through_aliases(value) {
+        ui.label(format!("from {}", graph.nodes[p].name));
+    }
 }

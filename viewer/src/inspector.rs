@@ -17,129 +17,163 @@ pub enum InspectorAction {
 
 fn tensor_rows(ui: &mut Ui, graph: &Graph, ids: &[usize], title: &str) -> Option<InspectorAction> {
     let mut action = None;
-    CollapsingHeader::new(format!("{title} ({})", ids.len())).default_open(true).show(ui, |ui| {
-        for &v in ids {
-            let Some(val) = graph.values.get(v) else { continue };
-            ui.group(|ui| {
-                ui.label(RichText::new(value_summary(graph, v)).monospace());
-                Grid::new(("tensor", title, v)).num_columns(2).show(ui, |ui| {
-                    if !val.dim_order.is_empty() {
-                        ui.label("dim_order");
-                        ui.monospace(format!("{:?}", val.dim_order));
-                        ui.end_row();
-                    }
-                    ui.label("storage");
-                    ui.monospace(match val.storage {
-                        Storage::Constant => "constant (in the file)",
-                        Storage::Planned => "planned",
-                        Storage::Unplanned => "not planned",
-                        Storage::NotTensor => "not a tensor",
-                    });
-                    ui.end_row();
-                    if let Some(b) = val.nbytes {
-                        ui.label("bytes");
-                        ui.monospace(b.to_string());
-                        ui.end_row();
-                    }
-                    if let Some(src) = val.alias_of {
-                        ui.label("view of");
-                        ui.monospace(format!("v{src}"));
-                        ui.end_row();
-                    }
-                    if let Some(p) = graph.producer_through_aliases(v) {
-                        ui.label("producer");
-                        if ui.link(&graph.nodes[p].name).clicked() {
-                            action = Some(InspectorAction::Select(p));
-                        }
-                        ui.end_row();
-                    }
-                    if !val.consumers.is_empty() {
-                        ui.label("consumers");
-                        ui.horizontal_wrapped(|ui| {
-                            for &c in val.consumers.iter().take(12) {
-                                if ui.link(&graph.nodes[c].name).clicked() {
-                                    action = Some(InspectorAction::Select(c));
+    CollapsingHeader::new(format!("{title} ({})", ids.len()))
+        .default_open(true)
+        .show(ui, |ui| {
+            for &v in ids {
+                let Some(val) = graph.values.get(v) else {
+                    continue;
+                };
+                ui.group(|ui| {
+                    ui.label(RichText::new(value_summary(graph, v)).monospace());
+                    Grid::new(("tensor", title, v))
+                        .num_columns(2)
+                        .show(ui, |ui| {
+                            if !val.dim_order.is_empty() {
+                                ui.label("dim_order");
+                                ui.monospace(format!("{:?}", val.dim_order));
+                                ui.end_row();
+                            }
+                            ui.label("storage");
+                            ui.monospace(match val.storage {
+                                Storage::Constant => "constant (in the file)",
+                                Storage::Planned => "planned",
+                                Storage::Unplanned => "not planned",
+                                Storage::NotTensor => "not a tensor",
+                            });
+                            ui.end_row();
+                            if let Some(b) = val.nbytes {
+                                ui.label("bytes");
+                                ui.monospace(b.to_string());
+                                ui.end_row();
+                            }
+                            if let Some(src) = val.alias_of {
+                                ui.label("view of");
+                                ui.monospace(format!("v{src}"));
+                                ui.end_row();
+                            }
+                            if let Some(p) = graph.producer_through_aliases(v) {
+                                ui.label("producer");
+                                if ui.link(&graph.nodes[p].name).clicked() {
+                                    action = Some(InspectorAction::Select(p));
                                 }
+                                ui.end_row();
+                            }
+                            if !val.consumers.is_empty() {
+                                ui.label("consumers");
+                                ui.horizontal_wrapped(|ui| {
+                                    for &c in val.consumers.iter().take(12) {
+                                        if ui.link(&graph.nodes[c].name).clicked() {
+                                            action = Some(InspectorAction::Select(c));
+                                        }
+                                    }
+                                });
+                                ui.end_row();
                             }
                         });
-                        ui.end_row();
-                    }
                 });
-            });
-        }
-    });
+            }
+        });
     action
 }
 
 /// Shows the node; `program` adds delegate blob sizes.
-pub fn inspector_ui(ui: &mut Ui, graph: &Graph, node: NodeId, program: Option<&Program>) -> Option<InspectorAction> {
+pub fn inspector_ui(
+    ui: &mut Ui,
+    graph: &Graph,
+    node: NodeId,
+    program: Option<&Program>,
+) -> Option<InspectorAction> {
     let Some(n) = graph.nodes.get(node) else {
         ui.label("nothing selected");
         return None;
     };
     let mut action = None;
     ui.heading(n.short_op());
-    Grid::new("node-ids").num_columns(2).striped(true).show(ui, |ui| {
-        ui.label("operator");
-        ui.monospace(&n.op);
-        ui.end_row();
-        ui.label("overload");
-        ui.monospace(&n.overload);
-        ui.end_row();
-        ui.label("kind");
-        ui.monospace(format!("{:?}", n.kind).to_lowercase());
-        ui.end_row();
-        ui.label("node");
-        ui.monospace(format!("{} ({})", n.id, n.name));
-        ui.end_row();
-        if let Some(i) = n.instruction_id {
-            ui.label("instruction id");
-            ui.monospace(i.to_string());
+    Grid::new("node-ids")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("operator");
+            ui.monospace(&n.op);
             ui.end_row();
-        }
-        ui.label("debug handles");
-        ui.monospace(if n.debug_handles.is_empty() {
-            "none".to_string()
-        } else {
-            n.debug_handles.iter().map(|h| h.to_string()).collect::<Vec<_>>().join(", ")
+            ui.label("overload");
+            ui.monospace(&n.overload);
+            ui.end_row();
+            ui.label("kind");
+            ui.monospace(format!("{:?}", n.kind).to_lowercase());
+            ui.end_row();
+            ui.label("node");
+            ui.monospace(format!("{} ({})", n.id, n.name));
+            ui.end_row();
+            if let Some(i) = n.instruction_id {
+                ui.label("instruction id");
+                ui.monospace(i.to_string());
+                ui.end_row();
+            }
+            ui.label("debug handles");
+            ui.monospace(if n.debug_handles.is_empty() {
+                "none".to_string()
+            } else {
+                n.debug_handles
+                    .iter()
+                    .map(|h| h.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            });
+            ui.end_row();
+            if let Some(m) = n.module_stack.last() {
+                ui.label("module");
+                ui.monospace(format!("{} ({})", m.path, m.class));
+                ui.end_row();
+            }
         });
-        ui.end_row();
-        if let Some(m) = n.module_stack.last() {
-            ui.label("module");
-            ui.monospace(format!("{} ({})", m.path, m.class));
-            ui.end_row();
-        }
-    });
     if let (Some(d), Some(p)) = (n.delegate, program) {
         if let Some(del) = p.plans.first().and_then(|plan| plan.delegates.get(d)) {
-            CollapsingHeader::new("delegate").default_open(true).show(ui, |ui| {
-                ui.label(format!("backend: {}", del.id));
-                ui.label(format!("blob: {} bytes", p.delegate_blob(del).map(|b| b.len()).unwrap_or(0)));
-                for c in &del.compile_specs {
-                    ui.monospace(format!("{} = {}", c.key, c.value_text()));
-                }
-            });
+            CollapsingHeader::new("delegate")
+                .default_open(true)
+                .show(ui, |ui| {
+                    ui.label(format!("backend: {}", del.id));
+                    ui.label(format!(
+                        "blob: {} bytes",
+                        p.delegate_blob(del).map(|b| b.len()).unwrap_or(0)
+                    ));
+                    for c in &del.compile_specs {
+                        ui.monospace(format!("{} = {}", c.key, c.value_text()));
+                    }
+                });
         }
     }
     if !n.args.is_empty() {
-        CollapsingHeader::new(format!("arguments ({})", n.args.len())).default_open(true).show(ui, |ui| {
-            Grid::new("node-args").num_columns(3).striped(true).show(ui, |ui| {
-                for (i, a) in n.args.iter().enumerate() {
-                    ui.monospace(a.name.clone().unwrap_or_else(|| i.to_string()));
-                    ui.monospace(a.kind);
-                    let text = if a.literal.is_empty() { a.value.map(|v| value_summary(graph, v)).unwrap_or_default() } else { a.literal.clone() };
-                    ui.monospace(text);
-                    ui.end_row();
-                }
+        CollapsingHeader::new(format!("arguments ({})", n.args.len()))
+            .default_open(true)
+            .show(ui, |ui| {
+                Grid::new("node-args")
+                    .num_columns(3)
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for (i, a) in n.args.iter().enumerate() {
+                            ui.monospace(a.name.clone().unwrap_or_else(|| i.to_string()));
+                            ui.monospace(a.kind);
+                            let text = if a.literal.is_empty() {
+                                a.value.map(|v| value_summary(graph, v)).unwrap_or_default()
+                            } else {
+                                a.literal.clone()
+                            };
+                            ui.monospace(text);
+                            ui.end_row();
+                        }
+                    });
             });
-        });
     }
     action = action.or(tensor_rows(ui, graph, &n.inputs, "inputs"));
     action = action.or(tensor_rows(ui, graph, &n.outputs, "outputs"));
     if let Some(st) = &n.stack_trace {
-        CollapsingHeader::new("stack trace").default_open(false).show(ui, |ui| {
-            ui.monospace(st);
-        });
+        CollapsingHeader::new("stack trace")
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.monospace(st);
+            });
     }
     action
 }

@@ -69,19 +69,48 @@ pub fn layered(widths: &[f32], edges: &[(usize, usize)]) -> Layout {
     // A node is its neighbour's "primary" partner when each is the other's first link: the
     // main path of a fork. Primary nodes weigh more when a rank is placed, so the main path
     // stays straight and side branches move aside (instead of the whole chain drifting).
-    let primary_down: Vec<f32> = (0..n).map(|v| weight(preds[v].first().is_some_and(|&p| succs[p].first() == Some(&v)))).collect();
-    let primary_up: Vec<f32> = (0..n).map(|v| weight(succs[v].first().is_some_and(|&s| preds[s].first() == Some(&v)))).collect();
+    let primary_down: Vec<f32> = (0..n)
+        .map(|v| {
+            weight(
+                preds[v]
+                    .first()
+                    .is_some_and(|&p| succs[p].first() == Some(&v)),
+            )
+        })
+        .collect();
+    let primary_up: Vec<f32> = (0..n)
+        .map(|v| {
+            weight(
+                succs[v]
+                    .first()
+                    .is_some_and(|&s| preds[s].first() == Some(&v)),
+            )
+        })
+        .collect();
     for sweep in 0..4 {
         let down = sweep % 2 == 0;
-        let (neighbours, weights) = if down { (&preds, &primary_down) } else { (&succs, &primary_up) };
-        let seq: Vec<usize> = if down { (1..n_ranks).collect() } else { (0..n_ranks.saturating_sub(1)).rev().collect() };
+        let (neighbours, weights) = if down {
+            (&preds, &primary_down)
+        } else {
+            (&succs, &primary_up)
+        };
+        let seq: Vec<usize> = if down {
+            (1..n_ranks).collect()
+        } else {
+            (0..n_ranks.saturating_sub(1)).rev().collect()
+        };
         for r in seq {
             reorder_by_barycenter(&mut ranks[r], neighbours, &x);
             place_rank(&ranks[r], widths, neighbours, weights, &mut x);
         }
     }
     let mut pos = vec![[0f32; 2]; n];
-    let mut bounds = [f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+    let mut bounds = [
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+    ];
     for v in 0..n {
         let y = rank[v] as f32 * RANK_GAP;
         pos[v] = [x[v], y];
@@ -93,14 +122,22 @@ pub fn layered(widths: &[f32], edges: &[(usize, usize)]) -> Layout {
     if n == 0 {
         bounds = [0.0; 4];
     }
-    Layout { pos, width: widths.to_vec(), rank, ranks, bounds }
+    Layout {
+        pos,
+        width: widths.to_vec(),
+        rank,
+        ranks,
+        bounds,
+    }
 }
 
 /// Kahn's algorithm, taking ready nodes in index order; nodes left in cycles follow in index order.
 fn topological_order(n: usize, succs: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<usize> {
     let mut indegree: Vec<usize> = preds.iter().map(Vec::len).collect();
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> =
-        (0..n).filter(|&v| indegree[v] == 0).map(std::cmp::Reverse).collect();
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..n)
+        .filter(|&v| indegree[v] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
     let mut order = Vec::with_capacity(n);
     let mut placed = vec![false; n];
     while order.len() < n {
@@ -155,7 +192,10 @@ fn barycenter(v: usize, neighbours: &[Vec<usize>], x: &[f32]) -> Option<f32> {
 /// Sorts a rank by the mean x of each node's neighbours in the other direction (stable: nodes
 /// without neighbours keep their current x).
 fn reorder_by_barycenter(rank: &mut [usize], neighbours: &[Vec<usize>], x: &[f32]) {
-    let mut keyed: Vec<(f32, usize)> = rank.iter().map(|&v| (barycenter(v, neighbours, x).unwrap_or(x[v]), v)).collect();
+    let mut keyed: Vec<(f32, usize)> = rank
+        .iter()
+        .map(|&v| (barycenter(v, neighbours, x).unwrap_or(x[v]), v))
+        .collect();
     keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (slot, (_, v)) in rank.iter_mut().zip(keyed) {
         *slot = v;
@@ -166,7 +206,13 @@ fn reorder_by_barycenter(rank: &mut [usize], neighbours: &[Vec<usize>], x: &[f32
 /// their order and minimum gaps: weighted isotonic regression (pool adjacent violators) on
 /// positions shifted by the cumulative widths. A single-child chain lands exactly under its
 /// parent; in a crowded rank the heavier (primary) nodes stay closest to where they want to be.
-fn place_rank(rank: &[usize], widths: &[f32], neighbours: &[Vec<usize>], weights: &[f32], x: &mut [f32]) {
+fn place_rank(
+    rank: &[usize],
+    widths: &[f32],
+    neighbours: &[Vec<usize>],
+    weights: &[f32],
+    x: &mut [f32],
+) {
     if rank.is_empty() {
         return;
     }
@@ -184,9 +230,13 @@ fn place_rank(rank: &[usize], widths: &[f32], neighbours: &[Vec<usize>], weights
     for (i, &v) in rank.iter().enumerate() {
         // a primary node continues its primary neighbour's line exactly; others go to the
         // barycenter of their neighbours
-        let desired = if weights[v] > 1.0 { neighbours[v].first().map(|&u| x[u]) } else { None }
-            .or_else(|| barycenter(v, neighbours, x))
-            .unwrap_or(x[v]);
+        let desired = if weights[v] > 1.0 {
+            neighbours[v].first().map(|&u| x[u])
+        } else {
+            None
+        }
+        .or_else(|| barycenter(v, neighbours, x))
+        .unwrap_or(x[v]);
         let (mut value, mut w, mut count) = (desired - offset[i], weights[v], 1usize);
         while let Some(&(m, bw, c)) = blocks.last() {
             if m <= value {
@@ -218,7 +268,11 @@ mod tests {
         let l = layered(&[80.0; 10], &edges);
         for v in 0..10 {
             assert_eq!(l.rank[v], v);
-            assert!((l.pos[v][0] - l.pos[0][0]).abs() < 1e-3, "node {v} at {:?}", l.pos[v]);
+            assert!(
+                (l.pos[v][0] - l.pos[0][0]).abs() < 1e-3,
+                "node {v} at {:?}",
+                l.pos[v]
+            );
         }
     }
 
@@ -241,7 +295,11 @@ mod tests {
         let left_top = if l.pos[0][0] < l.pos[1][0] { 0 } else { 1 };
         let child_of_left = if left_top == 0 { 3 } else { 2 };
         let other = if child_of_left == 3 { 2 } else { 3 };
-        assert!(l.pos[child_of_left][0] < l.pos[other][0], "edges cross: {:?}", l.pos);
+        assert!(
+            l.pos[child_of_left][0] < l.pos[other][0],
+            "edges cross: {:?}",
+            l.pos
+        );
     }
 
     #[test]
@@ -259,7 +317,10 @@ mod tests {
         }
         let l = layered(&widths, &edges);
         let drift = (l.pos[main - 1][0] - l.pos[0][0]).abs();
-        assert!(drift < 200.0, "main path drifted {drift} px over {main} ranks");
+        assert!(
+            drift < 200.0,
+            "main path drifted {drift} px over {main} ranks"
+        );
     }
 
     #[test]

@@ -16,3 +16,4 @@ pub mod neighborhood;
 pub mod profile_view;
 pub mod search;
 pub mod tensor_view;
+pub mod view_layout;

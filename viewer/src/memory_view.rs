@@ -24,14 +24,27 @@ fn role_color(role: TensorRole, i: usize) -> Color32 {
 
 /// Draws one arena; `selected_instruction` highlights the tensors it writes or reads. Returns the
 /// producing instruction of a clicked box.
-pub fn arena_ui(ui: &mut Ui, arena: &Arena, n_instr: usize, graph: &Graph, selected_instruction: Option<usize>, state: &mut MemoryViewState) -> Option<usize> {
+pub fn arena_ui(
+    ui: &mut Ui,
+    arena: &Arena,
+    n_instr: usize,
+    graph: &Graph,
+    selected_instruction: Option<usize>,
+    state: &mut MemoryViewState,
+) -> Option<usize> {
     let steps = n_instr.max(1) as f64;
     let bytes = arena.size.max(arena.peak).max(1) as f64;
     let [mut x0, mut x1, mut y0, mut y1] = state.view.unwrap_or([0.0, steps, 0.0, bytes * 1.05]);
-    let (rect, response) = ui.allocate_exact_size(ui.available_size().max(Vec2::new(200.0, 160.0)), Sense::click_and_drag());
+    let (rect, response) = ui.allocate_exact_size(
+        ui.available_size().max(Vec2::new(200.0, 160.0)),
+        Sense::click_and_drag(),
+    );
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
-    let plot = Rect::from_min_max(rect.min + Vec2::new(70.0, 8.0), rect.max - Vec2::new(8.0, 22.0));
+    let plot = Rect::from_min_max(
+        rect.min + Vec2::new(70.0, 8.0),
+        rect.max - Vec2::new(8.0, 22.0),
+    );
     if let Some(p) = response.hover_pos() {
         let scroll = ui.input(|i| i.smooth_scroll_delta.y);
         if scroll != 0.0 {
@@ -58,9 +71,21 @@ pub fn arena_ui(ui: &mut Ui, arena: &Arena, n_instr: usize, graph: &Graph, selec
     // axes
     for k in 0..=4 {
         let b = y0 + (y1 - y0) * f64::from(k) / 4.0;
-        painter.text(Pos2::new(plot.left() - 4.0, sy(b)), Align2::RIGHT_CENTER, format!("{:.0}", b), font.clone(), Color32::GRAY);
+        painter.text(
+            Pos2::new(plot.left() - 4.0, sy(b)),
+            Align2::RIGHT_CENTER,
+            format!("{:.0}", b),
+            font.clone(),
+            Color32::GRAY,
+        );
         let t = x0 + (x1 - x0) * f64::from(k) / 4.0;
-        painter.text(Pos2::new(sx(t), plot.bottom() + 4.0), Align2::CENTER_TOP, format!("{t:.0}"), font.clone(), Color32::GRAY);
+        painter.text(
+            Pos2::new(sx(t), plot.bottom() + 4.0),
+            Align2::CENTER_TOP,
+            format!("{t:.0}"),
+            font.clone(),
+            Color32::GRAY,
+        );
     }
     let mut hovered: Option<&PlannedTensor> = None;
     let pointer = response.hover_pos();
@@ -73,12 +98,27 @@ pub fn arena_ui(ui: &mut Ui, arena: &Arena, n_instr: usize, graph: &Graph, selec
             continue;
         }
         let r = r.intersect(plot);
-        let related = selected_instruction.is_some_and(|s| t.producer == Some(s) || t.consumers.contains(&s));
-        painter.rect_filled(r, 0.0, role_color(t.role, i).gamma_multiply(if related { 1.0 } else { 0.75 }));
-        let stroke = if related { Stroke::new(2.0, Color32::WHITE) } else { Stroke::new(0.5, Color32::BLACK) };
+        let related =
+            selected_instruction.is_some_and(|s| t.producer == Some(s) || t.consumers.contains(&s));
+        painter.rect_filled(
+            r,
+            0.0,
+            role_color(t.role, i).gamma_multiply(if related { 1.0 } else { 0.75 }),
+        );
+        let stroke = if related {
+            Stroke::new(2.0, Color32::WHITE)
+        } else {
+            Stroke::new(0.5, Color32::BLACK)
+        };
         painter.rect_stroke(r, 0.0, stroke, StrokeKind::Inside);
         if r.width() > 50.0 && r.height() > 12.0 {
-            painter.text(r.center(), Align2::CENTER_CENTER, format!("v{}", t.value), font.clone(), Color32::WHITE);
+            painter.text(
+                r.center(),
+                Align2::CENTER_CENTER,
+                format!("v{}", t.value),
+                font.clone(),
+                Color32::WHITE,
+            );
         }
         if pointer.is_some_and(|p| r.contains(p)) {
             hovered = Some(t);
@@ -91,12 +131,19 @@ pub fn arena_ui(ui: &mut Ui, arena: &Arena, n_instr: usize, graph: &Graph, selec
         pts.push(Pos2::new(sx(step as f64 + 1.0), sy(b as f64)));
     }
     if pts.len() > 1 {
-        painter.add(egui::Shape::line(pts, Stroke::new(1.0, Color32::from_rgb(0xff, 0xe0, 0x80))));
+        painter.add(egui::Shape::line(
+            pts,
+            Stroke::new(1.0, Color32::from_rgb(0xff, 0xe0, 0x80)),
+        ));
     }
     let lines = [
         (arena.size, "declared", Color32::from_rgb(230, 80, 80)),
         (arena.peak, "peak", Color32::from_rgb(240, 170, 60)),
-        (arena.lower_bound, "lower bound", Color32::from_rgb(90, 200, 120)),
+        (
+            arena.lower_bound,
+            "lower bound",
+            Color32::from_rgb(90, 200, 120),
+        ),
     ];
     for (i, &(value, _, color)) in lines.iter().enumerate() {
         // equal values share one line and one label ("declared = peak = lower bound")
@@ -106,18 +153,42 @@ pub fn arena_ui(ui: &mut Ui, arena: &Arena, n_instr: usize, graph: &Graph, selec
         let names: Vec<&str> = lines.iter().filter(|l| l.0 == value).map(|l| l.1).collect();
         let y = sy(value as f64);
         if y >= plot.top() && y <= plot.bottom() {
-            painter.line_segment([Pos2::new(plot.left(), y), Pos2::new(plot.right(), y)], Stroke::new(1.0, color));
-            painter.text(Pos2::new(plot.right() - 2.0, y - 1.0), Align2::RIGHT_BOTTOM, format!("{} {value} B", names.join(" = ")), font.clone(), color);
+            painter.line_segment(
+                [Pos2::new(plot.left(), y), Pos2::new(plot.right(), y)],
+                Stroke::new(1.0, color),
+            );
+            painter.text(
+                Pos2::new(plot.right() - 2.0, y - 1.0),
+                Align2::RIGHT_BOTTOM,
+                format!("{} {value} B", names.join(" = ")),
+                font.clone(),
+                color,
+            );
         }
     }
-    painter.rect_stroke(plot, 0.0, Stroke::new(1.0, Color32::from_gray(80)), StrokeKind::Outside);
+    painter.rect_stroke(
+        plot,
+        0.0,
+        Stroke::new(1.0, Color32::from_gray(80)),
+        StrokeKind::Outside,
+    );
     let mut clicked = None;
     if let Some(t) = hovered {
         if response.clicked() {
             clicked = t.producer.or_else(|| t.consumers.first().copied());
         }
-        let producer = t.producer.map(|p| graph.node_for_instruction(p).map(|n| format!("#{p} {}", n.short_op())).unwrap_or_default());
-        let consumers: Vec<String> = t.consumers.iter().take(8).map(|c| format!("#{c}")).collect();
+        let producer = t.producer.map(|p| {
+            graph
+                .node_for_instruction(p)
+                .map(|n| format!("#{p} {}", n.short_op()))
+                .unwrap_or_default()
+        });
+        let consumers: Vec<String> = t
+            .consumers
+            .iter()
+            .take(8)
+            .map(|c| format!("#{c}"))
+            .collect();
         response.on_hover_text_at_pointer(format!(
             "v{} {}{:?} ({:?})\noffset {} size {} B\nlive instructions {}..={}\nproducer {}\nconsumers {}{}",
             t.value,

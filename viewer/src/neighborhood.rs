@@ -3,7 +3,10 @@
 //! Clicking a neighbour selects it in the main view.
 
 use egui::{Pos2, Ui};
-use egui_graphs::{GraphChange, GraphView, Layout, LayoutState, SettingsInteraction, SettingsNavigation, SettingsStyle};
+use egui_graphs::{
+    GraphChange, GraphView, Layout, LayoutState, SettingsInteraction, SettingsNavigation,
+    SettingsStyle,
+};
 use etscope_core::ir::NodeId;
 use petgraph::stable_graph::{NodeIndex, StableGraph};
 use serde::{Deserialize, Serialize};
@@ -26,8 +29,11 @@ impl Layout<FixedState> for Fixed {
         Fixed
     }
 
-    fn next<N, E, Ty, Ix, Dn, De>(&mut self, _: &mut egui_graphs::Graph<N, E, Ty, Ix, Dn, De>, _: &egui::Ui)
-    where
+    fn next<N, E, Ty, Ix, Dn, De>(
+        &mut self,
+        _: &mut egui_graphs::Graph<N, E, Ty, Ix, Dn, De>,
+        _: &egui::Ui,
+    ) where
         N: Clone,
         E: Clone,
         Ty: petgraph::EdgeType,
@@ -63,10 +69,17 @@ impl Neighbourhood {
         }
         members.truncate(24);
         let local = |n: NodeId| members.iter().position(|&m| m == n);
-        let mut edges: Vec<(usize, usize)> = g.edges.iter().filter_map(|e| Some((local(e.from)?, local(e.to)?))).collect();
+        let mut edges: Vec<(usize, usize)> = g
+            .edges
+            .iter()
+            .filter_map(|e| Some((local(e.from)?, local(e.to)?)))
+            .collect();
         edges.sort_unstable();
         edges.dedup();
-        let widths: Vec<f32> = members.iter().map(|&m| stage.layout.width[m].min(120.0)).collect();
+        let widths: Vec<f32> = members
+            .iter()
+            .map(|&m| stage.layout.width[m].min(120.0))
+            .collect();
         let layout = layered(&widths, &edges);
         let mut sg: StableGraph<NodeId, ()> = StableGraph::new();
         let idx: Vec<NodeIndex> = members.iter().map(|&m| sg.add_node(m)).collect();
@@ -87,8 +100,12 @@ impl Neighbourhood {
 
     /// Shows the view; returns a neighbour the user clicked.
     pub fn ui(&mut self, ui: &mut Ui) -> Option<NodeId> {
-        let interactions = SettingsInteraction::new().with_node_clicking_enabled(true).with_dragging_enabled(true);
-        let navigation = SettingsNavigation::new().with_fit_to_screen_enabled(true).with_zoom_and_pan_enabled(false);
+        let interactions = SettingsInteraction::new()
+            .with_node_clicking_enabled(true)
+            .with_dragging_enabled(true);
+        let navigation = SettingsNavigation::new()
+            .with_fit_to_screen_enabled(true)
+            .with_zoom_and_pan_enabled(false);
         let style = SettingsStyle::new().with_labels_always(true);
         let id = Some(format!("neighbourhood-{}", self.center));
         let response = GraphView::<FixedState, Fixed>::new()
@@ -98,7 +115,11 @@ impl Neighbourhood {
             .with_id(id)
             .show(ui, &mut self.graph);
         response.changes.iter().find_map(|c| match c {
-            GraphChange::NodeClicked { node } => self.graph.node(*node).map(|n| *n.payload()).filter(|&n| n != self.center),
+            GraphChange::NodeClicked { node } => self
+                .graph
+                .node(*node)
+                .map(|n| *n.payload())
+                .filter(|&n| n != self.center),
             _ => None,
         })
     }

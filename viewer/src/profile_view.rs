@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use egui::{Align2, Color32, FontId, Grid, Pos2, Rect, ScrollArea, Sense, Stroke, StrokeKind, Ui, Vec2};
+use egui::{
+    Align2, Color32, FontId, Grid, Pos2, Rect, ScrollArea, Sense, Stroke, StrokeKind, Ui, Vec2,
+};
 use etscope_core::etdump::{ETDump, Event};
 use etscope_core::ir::Graph;
 use etscope_core::profile::{inference_runs, Profile};
@@ -34,7 +36,11 @@ pub struct ProfileTableState {
 
 impl Default for ProfileTableState {
     fn default() -> Self {
-        ProfileTableState { sort: Column::Share, descending: true, ticks_per_us: None }
+        ProfileTableState {
+            sort: Column::Share,
+            descending: true,
+            ticks_per_us: None,
+        }
     }
 }
 
@@ -85,7 +91,11 @@ pub fn table_rows(profile: &Profile, state: &ProfileTableState) -> Vec<TableRow>
             p50: r.stats.p50,
             min: r.stats.min,
             max: r.stats.max,
-            share: if total > 0 { r.stats.total() as f64 / total as f64 } else { 0.0 },
+            share: if total > 0 {
+                r.stats.total() as f64 / total as f64
+            } else {
+                0.0
+            },
         })
         .collect();
     let key = |r: &TableRow| -> f64 {
@@ -100,7 +110,10 @@ pub fn table_rows(profile: &Profile, state: &ProfileTableState) -> Vec<TableRow>
         }
     };
     if state.sort == Column::Op {
-        rows.sort_by(|a, b| a.op.cmp(&b.op).then(a.instruction_id.cmp(&b.instruction_id)));
+        rows.sort_by(|a, b| {
+            a.op.cmp(&b.op)
+                .then(a.instruction_id.cmp(&b.instruction_id))
+        });
     } else {
         rows.sort_by(|a, b| key(a).total_cmp(&key(b)));
     }
@@ -119,8 +132,21 @@ pub fn rollup(profile: &Profile) -> Vec<(String, usize, u64, f64)> {
         e.0 += 1;
         e.1 += r.stats.total();
     }
-    let mut out: Vec<(String, usize, u64, f64)> =
-        by_op.into_iter().map(|(op, (n, t))| (op.to_string(), n, t, if total > 0 { t as f64 / total as f64 } else { 0.0 })).collect();
+    let mut out: Vec<(String, usize, u64, f64)> = by_op
+        .into_iter()
+        .map(|(op, (n, t))| {
+            (
+                op.to_string(),
+                n,
+                t,
+                if total > 0 {
+                    t as f64 / total as f64
+                } else {
+                    0.0
+                },
+            )
+        })
+        .collect();
     out.sort_by_key(|r| std::cmp::Reverse(r.2));
     out
 }
@@ -128,12 +154,20 @@ pub fn rollup(profile: &Profile) -> Vec<(String, usize, u64, f64)> {
 /// Color for a share of time (0 → cool, 1 → hot).
 pub fn heat_color(t: f32) -> Color32 {
     let t = t.clamp(0.0, 1.0).sqrt();
-    let stops = [(0.0, [40, 60, 110]), (0.4, [60, 150, 160]), (0.7, [240, 200, 60]), (1.0, [230, 60, 40])];
+    let stops = [
+        (0.0, [40, 60, 110]),
+        (0.4, [60, 150, 160]),
+        (0.7, [240, 200, 60]),
+        (1.0, [230, 60, 40]),
+    ];
     for w in stops.windows(2) {
         let ((a, ca), (b, cb)) = (w[0], w[1]);
         if t <= b {
             let f = (t - a) / (b - a);
-            let mix = |i: usize| (f32::from(ca[i] as u8) + (f32::from(cb[i] as u8) - f32::from(ca[i] as u8)) * f) as u8;
+            let mix = |i: usize| {
+                (f32::from(ca[i] as u8) + (f32::from(cb[i] as u8) - f32::from(ca[i] as u8)) * f)
+                    as u8
+            };
             return Color32::from_rgb(mix(0), mix(1), mix(2));
         }
     }
@@ -142,7 +176,13 @@ pub fn heat_color(t: f32) -> Color32 {
 
 /// Node fill colors for the heat overlay on a `.pte` graph: share of the hottest op → color.
 pub fn heat_overlay(graph: &Graph, profile: &Profile) -> Vec<Option<Color32>> {
-    let max = profile.rows.iter().map(|r| r.stats.total()).max().unwrap_or(0).max(1);
+    let max = profile
+        .rows
+        .iter()
+        .map(|r| r.stats.total())
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let mut by_instr: BTreeMap<usize, u64> = BTreeMap::new();
     for r in &profile.rows {
         by_instr.insert(r.instruction_id, r.stats.total());
@@ -150,7 +190,11 @@ pub fn heat_overlay(graph: &Graph, profile: &Profile) -> Vec<Option<Color32>> {
     graph
         .nodes
         .iter()
-        .map(|n| n.instruction_id.and_then(|i| by_instr.get(&i)).map(|&t| heat_color(t as f32 / max as f32)))
+        .map(|n| {
+            n.instruction_id
+                .and_then(|i| by_instr.get(&i))
+                .map(|&t| heat_color(t as f32 / max as f32))
+        })
         .collect()
 }
 
@@ -162,7 +206,10 @@ pub fn heat_legend_ui(ui: &mut Ui) {
         for i in 0..40 {
             let t = i as f32 / 39.0;
             let x0 = rect.left() + rect.width() * i as f32 / 40.0;
-            let r = Rect::from_min_size(Pos2::new(x0, rect.top()), Vec2::new(rect.width() / 40.0 + 0.5, rect.height()));
+            let r = Rect::from_min_size(
+                Pos2::new(x0, rect.top()),
+                Vec2::new(rect.width() / 40.0 + 0.5, rect.height()),
+            );
             ui.painter().rect_filled(r, 0.0, heat_color(t));
         }
         ui.label("none to hottest op");
@@ -174,43 +221,54 @@ pub fn table_ui(ui: &mut Ui, profile: &Profile, state: &mut ProfileTableState) -
     let rows = table_rows(profile, state);
     let mut clicked = None;
     ScrollArea::both().id_salt("profile-table").show(ui, |ui| {
-        Grid::new("profile-grid").striped(true).num_columns(8).show(ui, |ui| {
-            let unit = state.unit();
-            for (col, title) in [
-                (Column::Instruction, "instr".to_string()),
-                (Column::Op, "op".to_string()),
-                (Column::Count, "count".to_string()),
-                (Column::Avg, format!("avg ({unit})")),
-                (Column::P50, format!("p50 ({unit})")),
-                (Column::Min, format!("min ({unit})")),
-                (Column::Max, format!("max ({unit})")),
-                (Column::Share, "share".to_string()),
-            ] {
-                let arrow = if state.sort == col { if state.descending { " ▼" } else { " ▲" } } else { "" };
-                if ui.button(format!("{title}{arrow}")).clicked() {
-                    if state.sort == col {
-                        state.descending = !state.descending;
+        Grid::new("profile-grid")
+            .striped(true)
+            .num_columns(8)
+            .show(ui, |ui| {
+                let unit = state.unit();
+                for (col, title) in [
+                    (Column::Instruction, "instr".to_string()),
+                    (Column::Op, "op".to_string()),
+                    (Column::Count, "count".to_string()),
+                    (Column::Avg, format!("avg ({unit})")),
+                    (Column::P50, format!("p50 ({unit})")),
+                    (Column::Min, format!("min ({unit})")),
+                    (Column::Max, format!("max ({unit})")),
+                    (Column::Share, "share".to_string()),
+                ] {
+                    let arrow = if state.sort == col {
+                        if state.descending {
+                            " ▼"
+                        } else {
+                            " ▲"
+                        }
                     } else {
-                        state.sort = col;
-                        state.descending = !matches!(col, Column::Instruction | Column::Op);
+                        ""
+                    };
+                    if ui.button(format!("{title}{arrow}")).clicked() {
+                        if state.sort == col {
+                            state.descending = !state.descending;
+                        } else {
+                            state.sort = col;
+                            state.descending = !matches!(col, Column::Instruction | Column::Op);
+                        }
                     }
                 }
-            }
-            ui.end_row();
-            for r in &rows {
-                if ui.link(r.instruction_id.to_string()).clicked() {
-                    clicked = Some(r.instruction_id);
-                }
-                ui.monospace(&r.op);
-                ui.monospace(r.count.to_string());
-                ui.monospace(state.fmt(r.avg));
-                ui.monospace(state.fmt(r.p50));
-                ui.monospace(state.fmt(r.min as f64));
-                ui.monospace(state.fmt(r.max as f64));
-                ui.monospace(format!("{:.1}%", r.share * 100.0));
                 ui.end_row();
-            }
-        });
+                for r in &rows {
+                    if ui.link(r.instruction_id.to_string()).clicked() {
+                        clicked = Some(r.instruction_id);
+                    }
+                    ui.monospace(&r.op);
+                    ui.monospace(r.count.to_string());
+                    ui.monospace(state.fmt(r.avg));
+                    ui.monospace(state.fmt(r.p50));
+                    ui.monospace(state.fmt(r.min as f64));
+                    ui.monospace(state.fmt(r.max as f64));
+                    ui.monospace(format!("{:.1}%", r.share * 100.0));
+                    ui.end_row();
+                }
+            });
     });
     clicked
 }
@@ -234,7 +292,14 @@ pub fn timeline(etdump: &ETDump) -> Vec<Vec<Span>> {
                 .events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::Profile(p) if p.chain_index == 0 && p.instruction_id >= 0 && (p.name.starts_with("native_call_") || p.name == "DELEGATE_CALL") => Some(p),
+                    Event::Profile(p)
+                        if p.chain_index == 0
+                            && p.instruction_id >= 0
+                            && (p.name.starts_with("native_call_")
+                                || p.name == "DELEGATE_CALL") =>
+                    {
+                        Some(p)
+                    }
                     _ => None,
                 })
                 .collect();
@@ -260,17 +325,34 @@ pub struct TimelineState {
 }
 
 /// Draws the runs as rows of bars; scroll zooms, drag pans. Returns a clicked instruction.
-pub fn timeline_ui(ui: &mut Ui, runs: &[Vec<Span>], state: &mut TimelineState, units: &ProfileTableState) -> Option<usize> {
-    let end = runs.iter().flat_map(|r| r.iter().map(|s| s.end)).max().unwrap_or(1).max(1) as f64;
+pub fn timeline_ui(
+    ui: &mut Ui,
+    runs: &[Vec<Span>],
+    state: &mut TimelineState,
+    units: &ProfileTableState,
+) -> Option<usize> {
+    let end = runs
+        .iter()
+        .flat_map(|r| r.iter().map(|s| s.end))
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
     let (mut lo, mut hi) = state.view.unwrap_or((0.0, end));
     let row_h = 26.0;
     let height = (runs.len() as f32 * (row_h + 6.0) + 24.0).max(60.0);
-    let (rect, response) = ui.allocate_exact_size(Vec2::new(ui.available_width(), height), Sense::click_and_drag());
+    let (rect, response) = ui.allocate_exact_size(
+        Vec2::new(ui.available_width(), height),
+        Sense::click_and_drag(),
+    );
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
     let label_w = 56.0;
-    let plot = Rect::from_min_max(Pos2::new(rect.left() + label_w, rect.top() + 18.0), rect.max);
-    let to_x = |t: f64, lo: f64, hi: f64| plot.left() + ((t - lo) / (hi - lo)) as f32 * plot.width();
+    let plot = Rect::from_min_max(
+        Pos2::new(rect.left() + label_w, rect.top() + 18.0),
+        rect.max,
+    );
+    let to_x =
+        |t: f64, lo: f64, hi: f64| plot.left() + ((t - lo) / (hi - lo)) as f32 * plot.width();
     if let Some(p) = response.hover_pos() {
         let scroll = ui.input(|i| i.smooth_scroll_delta.y);
         if scroll != 0.0 {
@@ -298,30 +380,60 @@ pub fn timeline_ui(ui: &mut Ui, runs: &[Vec<Span>], state: &mut TimelineState, u
     for k in 0..=5 {
         let t = lo + (hi - lo) * f64::from(k) / 5.0;
         let x = to_x(t, lo, hi);
-        painter.line_segment([Pos2::new(x, plot.top() - 4.0), Pos2::new(x, plot.bottom())], Stroke::new(0.5, Color32::from_gray(70)));
-        painter.text(Pos2::new(x, rect.top() + 2.0), Align2::CENTER_TOP, format!("{} {}", units.fmt(t), units.unit()), font.clone(), Color32::GRAY);
+        painter.line_segment(
+            [Pos2::new(x, plot.top() - 4.0), Pos2::new(x, plot.bottom())],
+            Stroke::new(0.5, Color32::from_gray(70)),
+        );
+        painter.text(
+            Pos2::new(x, rect.top() + 2.0),
+            Align2::CENTER_TOP,
+            format!("{} {}", units.fmt(t), units.unit()),
+            font.clone(),
+            Color32::GRAY,
+        );
     }
     let mut clicked = None;
     let pointer = response.hover_pos();
     let mut tip: Option<String> = None;
     for (ri, run) in runs.iter().enumerate() {
         let y0 = plot.top() + ri as f32 * (row_h + 6.0);
-        painter.text(Pos2::new(rect.left() + 4.0, y0 + row_h / 2.0), Align2::LEFT_CENTER, format!("run {ri}"), font.clone(), Color32::GRAY);
+        painter.text(
+            Pos2::new(rect.left() + 4.0, y0 + row_h / 2.0),
+            Align2::LEFT_CENTER,
+            format!("run {ri}"),
+            font.clone(),
+            Color32::GRAY,
+        );
         for s in run {
             let (x0, x1) = (to_x(s.start as f64, lo, hi), to_x(s.end as f64, lo, hi));
             if x1 < plot.left() || x0 > plot.right() {
                 continue;
             }
-            let r = Rect::from_min_max(Pos2::new(x0.max(plot.left()), y0), Pos2::new(x1.min(plot.right()).max(x0 + 1.0), y0 + row_h));
+            let r = Rect::from_min_max(
+                Pos2::new(x0.max(plot.left()), y0),
+                Pos2::new(x1.min(plot.right()).max(x0 + 1.0), y0 + row_h),
+            );
             painter.rect_filled(r, 1.0, Category::of(&s.name).color());
             if r.width() > 6.0 {
                 painter.rect_stroke(r, 1.0, Stroke::new(0.5, Color32::BLACK), StrokeKind::Inside);
             }
             if r.width() > 40.0 {
-                painter.text(r.center(), Align2::CENTER_CENTER, &s.name, font.clone(), Color32::WHITE);
+                painter.text(
+                    r.center(),
+                    Align2::CENTER_CENTER,
+                    &s.name,
+                    font.clone(),
+                    Color32::WHITE,
+                );
             }
             if pointer.is_some_and(|p| r.contains(p)) {
-                tip = Some(format!("#{} {}: {} {}", s.instruction_id, s.name, units.fmt((s.end - s.start) as f64), units.unit()));
+                tip = Some(format!(
+                    "#{} {}: {} {}",
+                    s.instruction_id,
+                    s.name,
+                    units.fmt((s.end - s.start) as f64),
+                    units.unit()
+                ));
                 if response.clicked() {
                     clicked = Some(s.instruction_id);
                 }

@@ -11,7 +11,10 @@ pub struct Hit {
 }
 
 fn number_after(q: &str, prefixes: &[&str]) -> Option<usize> {
-    prefixes.iter().find_map(|p| q.strip_prefix(p)).and_then(|rest| rest.trim().parse().ok())
+    prefixes
+        .iter()
+        .find_map(|p| q.strip_prefix(p))
+        .and_then(|rest| rest.trim().parse().ok())
 }
 
 /// Nodes matching `query`, best first (exact id matches before name matches), at most `limit`.
@@ -26,12 +29,15 @@ pub fn search(graph: &Graph, query: &str, limit: usize) -> Vec<Hit> {
             hits.push(Hit { node, reason });
         }
     };
-    if let Some(i) = number_after(&q, &["#", "instruction ", "instr ", "i"]).or_else(|| q.parse().ok()) {
+    if let Some(i) =
+        number_after(&q, &["#", "instruction ", "instr ", "i"]).or_else(|| q.parse().ok())
+    {
         if let Some(n) = graph.node_for_instruction(i) {
             push(&mut hits, n.id, format!("instruction {i}"));
         }
     }
-    if let Some(h) = number_after(&q, &["handle ", "h", "debug_handle "]).or_else(|| q.parse().ok()) {
+    if let Some(h) = number_after(&q, &["handle ", "h", "debug_handle "]).or_else(|| q.parse().ok())
+    {
         for n in graph.nodes_with_handle(h as u32) {
             push(&mut hits, n.id, format!("debug handle {h}"));
         }

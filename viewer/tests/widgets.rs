@@ -11,7 +11,9 @@ use etscope_viewer::profile_view::{table_rows, table_ui, Column, ProfileTableSta
 use etscope_viewer::{export, inspector, search};
 
 fn tiny(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tiny_conv_relu_linear").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/tiny_conv_relu_linear")
+        .join(name)
 }
 
 fn read(p: &Path) -> Vec<u8> {
@@ -21,7 +23,8 @@ fn read(p: &Path) -> Vec<u8> {
 fn doc(files: &[&str]) -> Document {
     let mut d = Document::from_program_bytes(files[0], read(&tiny(files[0]))).expect("program");
     for f in &files[1..] {
-        d.attach(f, read(&tiny(f))).unwrap_or_else(|e| panic!("{e}"));
+        d.attach(f, read(&tiny(f)))
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     d
 }
@@ -44,18 +47,29 @@ fn layouts_of_every_stage_are_layered_and_overlap_free() {
         let mut d = Document::from_program_bytes("m.pte", read(&p)).expect("opens");
         let rec = p.with_extension("etrecord");
         if rec.exists() {
-            d.attach("m.etrecord", read(&rec)).expect("etrecord attaches");
+            d.attach("m.etrecord", read(&rec))
+                .expect("etrecord attaches");
         }
         for st in &d.stages {
             let l = &st.layout;
             for e in &st.graph.edges {
-                assert!(l.rank[e.to] > l.rank[e.from], "{} {}: edge {e:?} does not point down", p.display(), st.name);
+                assert!(
+                    l.rank[e.to] > l.rank[e.from],
+                    "{} {}: edge {e:?} does not point down",
+                    p.display(),
+                    st.name
+                );
             }
             for rank in &l.ranks {
                 for w in rank.windows(2) {
                     let (a, b) = (w[0], w[1]);
                     let gap = (l.pos[b][0] - l.width[b] / 2.0) - (l.pos[a][0] + l.width[a] / 2.0);
-                    assert!(gap >= NODE_GAP - 0.01, "{} {}: nodes {a} and {b} overlap", p.display(), st.name);
+                    assert!(
+                        gap >= NODE_GAP - 0.01,
+                        "{} {}: nodes {a} and {b} overlap",
+                        p.display(),
+                        st.name
+                    );
                 }
                 for &v in rank {
                     assert_eq!(l.pos[v][1], l.rank[v] as f32 * RANK_GAP);
@@ -82,19 +96,39 @@ fn search_finds_ops_instructions_values_and_handles() {
 
 #[test]
 fn nodes_map_across_stages_through_debug_handles() {
-    let d = doc(&["model_int8_cortex_m55.pte", "model_int8_cortex_m55.etrecord"]);
+    let d = doc(&[
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+    ]);
     let pte = d.pte_stage.expect("pte stage");
-    let after = d.stages.iter().position(|s| s.name == "edge_after_transform").expect("stage");
-    let linear = d.stages[pte].graph.nodes.iter().find(|n| n.op == "cortex_m::quantized_linear").expect("linear").id;
+    let after = d
+        .stages
+        .iter()
+        .position(|s| s.name == "edge_after_transform")
+        .expect("stage");
+    let linear = d.stages[pte]
+        .graph
+        .nodes
+        .iter()
+        .find(|n| n.op == "cortex_m::quantized_linear")
+        .expect("linear")
+        .id;
     let mapped = d.corresponding(pte, linear, after);
     assert!(!mapped.is_empty());
-    assert!(mapped.iter().any(|&m| d.stages[after].graph.nodes[m].op == "cortex_m::quantized_linear"));
+    assert!(mapped
+        .iter()
+        .any(|&m| d.stages[after].graph.nodes[m].op == "cortex_m::quantized_linear"));
 }
 
 #[test]
 fn attaching_a_foreign_etdump_is_refused_with_a_reason() {
     let mut d = doc(&["model_fp32_xnnpack.pte"]);
-    let e = d.attach("etdump_profile_5runs.etdp", read(&tiny("etdump_profile_5runs.etdp"))).expect_err("foreign");
+    let e = d
+        .attach(
+            "etdump_profile_5runs.etdp",
+            read(&tiny("etdump_profile_5runs.etdp")),
+        )
+        .expect_err("foreign");
     assert!(e.to_string().contains("another program"), "{e}");
 }
 
@@ -104,7 +138,10 @@ fn profile_table_sorts_when_a_header_is_clicked() {
     let profile = d.profile.clone().expect("profile");
     let mut state = ProfileTableState::default();
     let first = table_rows(&profile, &state);
-    assert_eq!(first[0].op, "aten::convolution.out", "share, descending: conv is the hottest");
+    assert_eq!(
+        first[0].op, "aten::convolution.out",
+        "share, descending: conv is the hottest"
+    );
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut ProfileTableState| {
             table_ui(ui, &profile, state);
@@ -118,7 +155,13 @@ fn profile_table_sorts_when_a_header_is_clicked() {
     assert_eq!(harness.state().sort, Column::Instruction);
     state = harness.state().clone();
     let by_instr = table_rows(&profile, &state);
-    assert_eq!(by_instr.iter().map(|r| r.instruction_id).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    assert_eq!(
+        by_instr
+            .iter()
+            .map(|r| r.instruction_id)
+            .collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
 }
 
 #[test]
@@ -126,14 +169,24 @@ fn inspector_lists_arguments_tensors_and_quantization() {
     let d = doc(&["model_int8_cortex_m55.pte"]);
     let g = d.pte_graph().expect("pte").clone();
     let q = g.node_for_instruction(0).expect("quantize").id;
-    let mut harness = Harness::builder().with_size(egui::vec2(900.0, 1600.0)).build_ui(|ui| {
-        inspector::inspector_ui(ui, &g, q, d.program.as_ref());
-    });
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(900.0, 1600.0))
+        .build_ui(|ui| {
+            inspector::inspector_ui(ui, &g, q, d.program.as_ref());
+        });
     harness.run();
     harness.get_by_label("cortex_m::quantize_per_tensor");
     harness.get_by_label("0.025375546887516975");
-    assert!(harness.get_all_by_label_contains("q(scale 0.025376, zp 5)").count() >= 1);
-    assert!(harness.get_all_by_label("[0, 1, 2, 3]").count() >= 2, "dim_order of input and output");
+    assert!(
+        harness
+            .get_all_by_label_contains("q(scale 0.025376, zp 5)")
+            .count()
+            >= 1
+    );
+    assert!(
+        harness.get_all_by_label("[0, 1, 2, 3]").count() >= 2,
+        "dim_order of input and output"
+    );
 }
 
 #[test]
@@ -141,16 +194,27 @@ fn exports_are_well_formed() {
     let d = doc(&["model_fp32.pte", "etdump_profile_5runs.etdp"]);
     let svg = export::graph_svg(&d.stages[0], None);
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<rect x=").count(), d.stages[0].graph.nodes.len());
+    assert_eq!(
+        svg.matches("<rect x=").count(),
+        d.stages[0].graph.nodes.len()
+    );
     let csv = export::profile_csv(d.profile.as_ref().expect("profile"));
     assert_eq!(csv.lines().count(), 5);
-    assert!(csv.lines().nth(1).expect("row").starts_with("0,aten::convolution.out,native_call_convolution.out,5,"));
+    assert!(csv
+        .lines()
+        .nth(1)
+        .expect("row")
+        .starts_with("0,aten::convolution.out,native_call_convolution.out,5,"));
     let runs = etscope_viewer::profile_view::timeline(d.etdump.as_ref().expect("etdump"));
-    let trace: serde_json::Value = serde_json::from_str(&export::chrome_trace(&runs, 1000.0)).expect("json");
+    let trace: serde_json::Value =
+        serde_json::from_str(&export::chrome_trace(&runs, 1000.0)).expect("json");
     let events = trace["traceEvents"].as_array().expect("events");
     assert_eq!(events.iter().filter(|e| e["ph"] == "X").count(), 5 * 4);
     let conv = events.iter().find(|e| e["ph"] == "X").expect("span");
-    assert!((conv["dur"].as_f64().expect("dur") - 55.322).abs() < 1e-9, "first conv took 55322 ns");
+    assert!(
+        (conv["dur"].as_f64().expect("dur") - 55.322).abs() < 1e-9,
+        "first conv took 55322 ns"
+    );
     let mem = export::memory_csv(d.memory.as_ref().expect("plan"));
     assert!(mem.lines().count() > 3);
 }

@@ -14,7 +14,10 @@ pub enum LoadMessage {
     Progress(String),
     /// The job's documents (new ones, and the target handed in, updated), and one error line per
     /// file that could not be used.
-    Done { documents: Vec<Document>, errors: Vec<String> },
+    Done {
+        documents: Vec<Document>,
+        errors: Vec<String>,
+    },
 }
 
 /// A running load.
@@ -25,7 +28,9 @@ pub struct LoadJob {
 }
 
 fn display_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
 }
 
 /// Starts loading `paths`; files that are not programs attach to a program of the same batch,
@@ -41,11 +46,19 @@ pub fn start(paths: Vec<PathBuf>, target: Option<Document>, ctx: eframe::egui::C
         let (documents, errors) = load(&job_paths, target, &|s| send(LoadMessage::Progress(s)));
         send(LoadMessage::Done { documents, errors });
     });
-    LoadJob { rx, progress: "opening…".into(), paths }
+    LoadJob {
+        rx,
+        progress: "opening…".into(),
+        paths,
+    }
 }
 
 /// The synchronous part of a load (also used by tests and benchmarks).
-pub fn load(paths: &[PathBuf], target: Option<Document>, progress: &dyn Fn(String)) -> (Vec<Document>, Vec<String>) {
+pub fn load(
+    paths: &[PathBuf],
+    target: Option<Document>,
+    progress: &dyn Fn(String),
+) -> (Vec<Document>, Vec<String>) {
     let mut errors = Vec::new();
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for p in paths {
@@ -83,7 +96,11 @@ pub fn load(paths: &[PathBuf], target: Option<Document>, progress: &dyn Fn(Strin
         progress(format!("attaching {name}"));
         let mut last_err = None;
         let mut attached = false;
-        let candidates: Vec<&mut Document> = if had_new { docs.iter_mut().collect() } else { target.iter_mut().collect() };
+        let candidates: Vec<&mut Document> = if had_new {
+            docs.iter_mut().collect()
+        } else {
+            target.iter_mut().collect()
+        };
         for d in candidates {
             match d.attach(&name, b.clone()) {
                 Ok(()) => {
@@ -97,10 +114,14 @@ pub fn load(paths: &[PathBuf], target: Option<Document>, progress: &dyn Fn(Strin
             if FileKind::detect(&b) == Some(FileKind::Etrecord) && !had_new && target.is_none() {
                 match Document::from_etrecord_bytes(&name, &b) {
                     Ok(d) => docs.push(d),
-                    Err(e) => errors.push(format!("{}: {}", p.display(), strip_name(&e.to_string()))),
+                    Err(e) => {
+                        errors.push(format!("{}: {}", p.display(), strip_name(&e.to_string())))
+                    }
                 }
             } else {
-                let why = last_err.map(|e| strip_name(&e)).unwrap_or_else(|| "no program is open to attach it to; open its .pte first".into());
+                let why = last_err.map(|e| strip_name(&e)).unwrap_or_else(|| {
+                    "no program is open to attach it to; open its .pte first".into()
+                });
                 errors.push(format!("{}: {why}", p.display()));
             }
         }
@@ -113,5 +134,7 @@ pub fn load(paths: &[PathBuf], target: Option<Document>, progress: &dyn Fn(Strin
 
 /// Errors from `viewer` start with the bare file name; the loader prefixes the full path instead.
 fn strip_name(e: &str) -> String {
-    e.split_once(": ").map(|(_, rest)| rest.to_string()).unwrap_or_else(|| e.to_string())
+    e.split_once(": ")
+        .map(|(_, rest)| rest.to_string())
+        .unwrap_or_else(|| e.to_string())
 }

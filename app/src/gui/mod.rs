@@ -60,7 +60,11 @@ impl DocView {
     pub fn new(doc: Document) -> DocView {
         let stage = doc.pte_stage.unwrap_or(0);
         let views = doc.stages.iter().map(|_| GraphView::default()).collect();
-        let timeline_runs = doc.etdump.as_ref().map(etscope_viewer::profile_view::timeline).unwrap_or_default();
+        let timeline_runs = doc
+            .etdump
+            .as_ref()
+            .map(etscope_viewer::profile_view::timeline)
+            .unwrap_or_default();
         let arenas = doc.memory.as_ref().map_or(0, |m| m.arenas.len());
         DocView {
             heat: doc.profile.is_some(),
@@ -87,7 +91,11 @@ impl DocView {
         if let Some(v) = self.views.get_mut(self.stage) {
             v.focus(node);
         }
-        self.neighbourhood = self.doc.stages.get(self.stage).map(|s| Neighbourhood::new(s, node));
+        self.neighbourhood = self
+            .doc
+            .stages
+            .get(self.stage)
+            .map(|s| Neighbourhood::new(s, node));
     }
 
     /// Switches stage, carrying the selection over through debug handles.
@@ -95,7 +103,9 @@ impl DocView {
         if to >= self.doc.stages.len() || to == self.stage {
             return;
         }
-        let carried = self.selected().and_then(|n| self.doc.corresponding(self.stage, n, to).first().copied());
+        let carried = self
+            .selected()
+            .and_then(|n| self.doc.corresponding(self.stage, n, to).first().copied());
         self.stage = to;
         match carried {
             Some(n) => self.select(n),
@@ -107,7 +117,11 @@ impl DocView {
     pub fn select_instruction(&mut self, iid: usize) {
         if let Some(pte) = self.doc.pte_stage {
             self.stage = pte;
-            if let Some(n) = self.doc.stages[pte].graph.node_for_instruction(iid).map(|n| n.id) {
+            if let Some(n) = self.doc.stages[pte]
+                .graph
+                .node_for_instruction(iid)
+                .map(|n| n.id)
+            {
                 self.select(n);
             }
         }
@@ -157,8 +171,14 @@ enum ScreenshotState {
 
 impl EtscopeApp {
     /// A window opening `start.files`, with settings restored from `storage`.
-    pub fn new(ctx: &egui::Context, storage: Option<&dyn eframe::Storage>, start: StartOptions) -> EtscopeApp {
-        let settings: Settings = storage.and_then(|s| eframe::get_value(s, Settings::KEY)).unwrap_or_default();
+    pub fn new(
+        ctx: &egui::Context,
+        storage: Option<&dyn eframe::Storage>,
+        start: StartOptions,
+    ) -> EtscopeApp {
+        let settings: Settings = storage
+            .and_then(|s| eframe::get_value(s, Settings::KEY))
+            .unwrap_or_default();
         let mut app = EtscopeApp {
             settings,
             docs: Vec::new(),
@@ -185,7 +205,9 @@ impl EtscopeApp {
             return;
         }
         self.settings.remember(&paths);
-        let programs_in_batch = paths.iter().any(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pte" | "bpte")));
+        let programs_in_batch = paths
+            .iter()
+            .any(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pte" | "bpte")));
         let target = if programs_in_batch || self.docs.is_empty() {
             None
         } else {
@@ -224,7 +246,9 @@ impl EtscopeApp {
             return;
         }
         self.start_applied = true;
-        let Some(dv) = self.docs.get_mut(self.active) else { return };
+        let Some(dv) = self.docs.get_mut(self.active) else {
+            return;
+        };
         if let Some(s) = &self.start.stage {
             if let Some(i) = dv.doc.stages.iter().position(|st| &st.name == s) {
                 dv.switch_stage(i);
@@ -243,7 +267,14 @@ impl EtscopeApp {
     }
 
     fn handle_dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
         if !dropped.is_empty() {
             self.commands.push(Command::Open(dropped));
         }
@@ -256,7 +287,10 @@ impl EtscopeApp {
                 Command::OpenDialog => {
                     let started = std::time::Instant::now();
                     let picked = rfd::FileDialog::new()
-                        .add_filter("ExecuTorch artifacts", &["pte", "bpte", "etdp", "etrecord", "bin"])
+                        .add_filter(
+                            "ExecuTorch artifacts",
+                            &["pte", "bpte", "etdp", "etrecord", "bin"],
+                        )
                         .add_filter("all files", &["*"])
                         .pick_files();
                     match picked {
@@ -280,7 +314,17 @@ impl EtscopeApp {
 
     fn handle_screenshots(&mut self, ctx: &egui::Context) {
         let images: Vec<std::sync::Arc<egui::ColorImage>> = ctx.input(|i| {
-            i.raw.events.iter().filter_map(|e| if let egui::Event::Screenshot { image, .. } = e { Some(image.clone()) } else { None }).collect()
+            i.raw
+                .events
+                .iter()
+                .filter_map(|e| {
+                    if let egui::Event::Screenshot { image, .. } = e {
+                        Some(image.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect()
         });
         for image in images {
             if let Some((path, rect)) = self.pending_png.take() {
@@ -330,15 +374,31 @@ impl EtscopeApp {
 /// Opens the window and runs until it closes.
 pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
     let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default().with_inner_size([1500.0, 950.0]).with_title("etscope").with_drag_and_drop(true),
+        viewport: egui::ViewportBuilder::default()
+            .with_inner_size([1500.0, 950.0])
+            .with_title("etscope")
+            .with_drag_and_drop(true),
         renderer: eframe::Renderer::Glow,
         ..Default::default()
     };
-    eframe::run_native("etscope", options, Box::new(move |cc| Ok(Box::new(EtscopeApp::new(&cc.egui_ctx, cc.storage, start)))))
-        .map_err(|e| anyhow::anyhow!("cannot open a window: {e} (no display? the subcommands run headless, see --help)"))
+    eframe::run_native(
+        "etscope",
+        options,
+        Box::new(move |cc| Ok(Box::new(EtscopeApp::new(&cc.egui_ctx, cc.storage, start)))),
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "cannot open a window: {e} (no display? the subcommands run headless, see --help)"
+        )
+    })
 }
 
-fn save_png(image: &egui::ColorImage, crop: Option<egui::Rect>, ppp: f32, path: &std::path::Path) -> Result<(), String> {
+fn save_png(
+    image: &egui::ColorImage,
+    crop: Option<egui::Rect>,
+    ppp: f32,
+    path: &std::path::Path,
+) -> Result<(), String> {
     let [w, h] = image.size;
     let (x0, y0, x1, y1) = match crop {
         Some(r) => (
@@ -356,7 +416,8 @@ fn save_png(image: &egui::ColorImage, crop: Option<egui::Rect>, ppp: f32, path: 
             rgba.extend_from_slice(&image.pixels[y * w + x].to_array());
         }
     }
-    let img = image::RgbaImage::from_raw(cw as u32, ch as u32, rgba).ok_or("screenshot has no pixels")?;
+    let img =
+        image::RgbaImage::from_raw(cw as u32, ch as u32, rgba).ok_or("screenshot has no pixels")?;
     img.save(path).map_err(|e| e.to_string())
 }
 

@@ -33,15 +33,29 @@ impl ExportKind {
 
 /// Writes an export next to the program (or where the save dialog says).
 pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
-    let Some(dv) = app.docs.get(app.active) else { return };
-    let stem = dv.doc.title.trim_end_matches(".pte").trim_end_matches(".bpte").to_string();
-    let default_name = format!("{stem}-{}.{}", match kind {
-        ExportKind::GraphSvg | ExportKind::GraphPng => "graph",
-        ExportKind::ProfileCsv => "profile",
-        ExportKind::MemoryCsv => "memory",
-        ExportKind::ChromeTrace => "trace",
-    }, kind.extension());
-    let path = rfd::FileDialog::new().set_file_name(&default_name).save_file().unwrap_or_else(|| PathBuf::from(&default_name));
+    let Some(dv) = app.docs.get(app.active) else {
+        return;
+    };
+    let stem = dv
+        .doc
+        .title
+        .trim_end_matches(".pte")
+        .trim_end_matches(".bpte")
+        .to_string();
+    let default_name = format!(
+        "{stem}-{}.{}",
+        match kind {
+            ExportKind::GraphSvg | ExportKind::GraphPng => "graph",
+            ExportKind::ProfileCsv => "profile",
+            ExportKind::MemoryCsv => "memory",
+            ExportKind::ChromeTrace => "trace",
+        },
+        kind.extension()
+    );
+    let path = rfd::FileDialog::new()
+        .set_file_name(&default_name)
+        .save_file()
+        .unwrap_or_else(|| PathBuf::from(&default_name));
     let ticks = app.settings.ticks_per_us.unwrap_or(1000.0);
     let text = match kind {
         ExportKind::GraphSvg => {
@@ -51,7 +65,9 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         }
         ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(export::profile_csv),
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
-        ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty()).then(|| export::chrome_trace(&dv.timeline_runs, ticks)),
+        ExportKind::ChromeTrace => {
+            (!dv.timeline_runs.is_empty()).then(|| export::chrome_trace(&dv.timeline_runs, ticks))
+        }
         ExportKind::GraphPng => {
             let rect = dv.views[dv.stage].last_rect;
             app.request_png(path, rect, ctx);
@@ -63,14 +79,17 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             Ok(()) => format!("saved {}", path.display()),
             Err(e) => format!("{}: cannot write: {e}", path.display()),
         },
-        None => "nothing to export: open an ETDump (profile, trace) or a program (memory) first".into(),
+        None => {
+            "nothing to export: open an ETDump (profile, trace) or a program (memory) first".into()
+        }
     });
 }
 
 fn heat_colors(dv: &DocView) -> Option<Vec<Option<Color32>>> {
     let stage = dv.doc.stages.get(dv.stage)?;
     let profile = dv.doc.profile.as_ref()?;
-    (dv.heat && Some(dv.stage) == dv.doc.pte_stage).then(|| profile_view::heat_overlay(&stage.graph, profile))
+    (dv.heat && Some(dv.stage) == dv.doc.pte_stage)
+        .then(|| profile_view::heat_overlay(&stage.graph, profile))
 }
 
 /// Draws the whole window.
@@ -82,8 +101,14 @@ pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         return;
     }
     app.active = app.active.min(app.docs.len() - 1);
-    egui::Panel::left("side").resizable(true).default_size(250.0).show(ui, |ui| side_panel(app, ui));
-    egui::Panel::right("inspector").resizable(true).default_size(360.0).show(ui, |ui| inspector_panel(app, ui));
+    egui::Panel::left("side")
+        .resizable(true)
+        .default_size(250.0)
+        .show(ui, |ui| side_panel(app, ui));
+    egui::Panel::right("inspector")
+        .resizable(true)
+        .default_size(360.0)
+        .show(ui, |ui| inspector_panel(app, ui));
     egui::CentralPanel::default().show(ui, |ui| central(app, ui));
 }
 
@@ -113,7 +138,10 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ("Export memory plan as CSV", ExportKind::MemoryCsv),
                 ("Export trace for Perfetto", ExportKind::ChromeTrace),
             ] {
-                if ui.add_enabled(!app.docs.is_empty(), egui::Button::new(label)).clicked() {
+                if ui
+                    .add_enabled(!app.docs.is_empty(), egui::Button::new(label))
+                    .clicked()
+                {
                     app.commands.push(Command::Export(kind));
                     ui.close();
                 }
@@ -130,11 +158,19 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     ui.close();
                 }
                 ui.checkbox(&mut dv.views[dv.stage].show_minimap, "Minimap");
-                ui.add_enabled(dv.doc.profile.is_some(), egui::Checkbox::new(&mut dv.heat, "Heat overlay (profile)"));
+                ui.add_enabled(
+                    dv.doc.profile.is_some(),
+                    egui::Checkbox::new(&mut dv.heat, "Heat overlay (profile)"),
+                );
             }
         });
         ui.separator();
-        for (tab, label) in [(Tab::Graph, "Graph"), (Tab::Profile, "Profile"), (Tab::Timeline, "Timeline"), (Tab::Memory, "Memory")] {
+        for (tab, label) in [
+            (Tab::Graph, "Graph"),
+            (Tab::Profile, "Profile"),
+            (Tab::Timeline, "Timeline"),
+            (Tab::Memory, "Memory"),
+        ] {
             ui.selectable_value(&mut app.tab, tab, label);
         }
         ui.separator();
@@ -142,7 +178,12 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         ui.checkbox(&mut use_time, "time");
         if use_time {
             let mut rate = app.settings.ticks_per_us.unwrap_or(1000.0);
-            ui.add(egui::DragValue::new(&mut rate).range(0.001..=100_000.0).speed(1.0).suffix(" ticks/µs"));
+            ui.add(
+                egui::DragValue::new(&mut rate)
+                    .range(0.001..=100_000.0)
+                    .speed(1.0)
+                    .suffix(" ticks/µs"),
+            );
             app.settings.ticks_per_us = Some(rate);
         } else {
             app.settings.ticks_per_us = None;
@@ -157,7 +198,14 @@ fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             ui.label(&job.progress);
         } else if let Some(dv) = app.docs.get(app.active) {
             let g = &dv.doc.stages[dv.stage].graph;
-            ui.label(format!("{} · stage {} · {} nodes · {} edges · {} files", dv.doc.title, g.stage, g.nodes.len(), g.edges.len(), dv.doc.files.len()));
+            ui.label(format!(
+                "{} · stage {} · {} nodes · {} edges · {} files",
+                dv.doc.title,
+                g.stage,
+                g.nodes.len(),
+                g.edges.len(),
+                dv.doc.files.len()
+            ));
         } else {
             ui.label("no document");
         }
@@ -221,7 +269,11 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     }
     ui.separator();
     ui.label(RichText::new("Search").strong());
-    let response = ui.add(egui::TextEdit::singleline(&mut dv.search).hint_text("op, #instr, v12, h4").desired_width(f32::INFINITY));
+    let response = ui.add(
+        egui::TextEdit::singleline(&mut dv.search)
+            .hint_text("op, #instr, v12, h4")
+            .desired_width(f32::INFINITY),
+    );
     if response.changed() {
         dv.hits = search::search(&dv.doc.stages[dv.stage].graph, &dv.search, 200);
     }
@@ -232,14 +284,23 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
     }
     let mut pick = None;
-    ScrollArea::vertical().id_salt("hits").max_height(180.0).show(ui, |ui| {
-        for h in &dv.hits {
-            let n = &dv.doc.stages[dv.stage].graph.nodes[h.node];
-            if ui.selectable_label(dv.selected() == Some(h.node), format!("{} — {}", n.name, h.reason)).clicked() {
-                pick = Some(h.node);
+    ScrollArea::vertical()
+        .id_salt("hits")
+        .max_height(180.0)
+        .show(ui, |ui| {
+            for h in &dv.hits {
+                let n = &dv.doc.stages[dv.stage].graph.nodes[h.node];
+                if ui
+                    .selectable_label(
+                        dv.selected() == Some(h.node),
+                        format!("{} — {}", n.name, h.reason),
+                    )
+                    .clicked()
+                {
+                    pick = Some(h.node);
+                }
             }
-        }
-    });
+        });
     if let Some(n) = pick {
         dv.select(n);
     }
@@ -248,17 +309,38 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let mut chosen = None;
     if !stage.modules.is_empty() {
         ui.collapsing(format!("Modules ({})", stage.modules.len()), |ui| {
-            ScrollArea::vertical().id_salt("modules").max_height(160.0).show(ui, |ui| {
-                for (path, nodes) in &stage.modules {
-                    if ui.link(format!("{path} ({})", nodes.len())).clicked() {
-                        chosen = nodes.first().copied();
+            ScrollArea::vertical()
+                .id_salt("modules")
+                .max_height(160.0)
+                .show(ui, |ui| {
+                    for m in &stage.modules {
+                        let indent = "  ".repeat(m.depth.saturating_sub(1));
+                        if ui
+                            .link(format!(
+                                "{indent}{} ({}, {})",
+                                m.path,
+                                m.short_class(),
+                                m.nodes.len()
+                            ))
+                            .clicked()
+                        {
+                            chosen = Some(m.path.clone());
+                        }
                     }
-                }
-            });
+                });
         });
     }
-    if let Some(n) = chosen {
-        dv.select(n);
+    if let Some(path) = chosen {
+        let view = &mut dv.views[dv.stage];
+        view.expand_to(&path);
+        if let Some(&n) = dv.doc.stages[dv.stage]
+            .modules
+            .iter()
+            .find(|m| m.path == path)
+            .and_then(|m| m.nodes.first())
+        {
+            dv.select(n);
+        }
     }
     if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
         profile_view::heat_legend_ui(ui);
@@ -285,55 +367,68 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             let stage_index = dv.stage;
             let r = dv.views[stage_index].show(ui, &dv.doc.stages[stage_index], overlay.as_deref());
             if let Some(n) = r.clicked {
-                dv.neighbourhood = Some(etscope_viewer::neighborhood::Neighbourhood::new(&dv.doc.stages[stage_index], n));
+                dv.neighbourhood = Some(etscope_viewer::neighborhood::Neighbourhood::new(
+                    &dv.doc.stages[stage_index],
+                    n,
+                ));
             }
             if r.cleared {
                 dv.neighbourhood = None;
             }
         }
-        Tab::Profile => match &dv.doc.profile {
-            None => {
-                ui.label("No ETDump is open: drop one (e.g. etdump_profile_5runs.etdp) on the window.");
-            }
-            Some(profile) => {
-                let profile = profile.clone();
-                ui.heading(format!("{} ops over {} runs", profile.rows.len(), profile.runs));
-                let table_height = (ui.available_height() * 0.62).max(200.0);
-                let mut clicked = None;
-                ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
-                    clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table);
-                });
-                ui.separator();
-                ui.label(RichText::new("By op type").strong());
-                ScrollArea::vertical().id_salt("rollup-scroll").show(ui, |ui| {
-                    egui::Grid::new("rollup").striped(true).show(ui, |ui| {
-                        ui.label("op");
-                        ui.label("instructions");
-                        ui.label(format!("total ({})", dv.profile_table.unit()));
-                        ui.label("share");
-                        ui.end_row();
-                        for (op, n, total, share) in profile_view::rollup(&profile) {
-                            ui.monospace(op);
-                            ui.monospace(n.to_string());
-                            ui.monospace(dv.profile_table.fmt(total as f64));
-                            ui.monospace(format!("{:.1}%", share * 100.0));
-                            ui.end_row();
-                        }
+        Tab::Profile => {
+            match &dv.doc.profile {
+                None => {
+                    ui.label("No ETDump is open: drop one (e.g. etdump_profile_5runs.etdp) on the window.");
+                }
+                Some(profile) => {
+                    let profile = profile.clone();
+                    ui.heading(format!(
+                        "{} ops over {} runs",
+                        profile.rows.len(),
+                        profile.runs
+                    ));
+                    let table_height = (ui.available_height() * 0.62).max(200.0);
+                    let mut clicked = None;
+                    ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
+                        clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table);
                     });
-                });
-                if let Some(i) = clicked {
-                    dv.select_instruction(i);
-                    app.tab = Tab::Graph;
+                    ui.separator();
+                    ui.label(RichText::new("By op type").strong());
+                    ScrollArea::vertical()
+                        .id_salt("rollup-scroll")
+                        .show(ui, |ui| {
+                            egui::Grid::new("rollup").striped(true).show(ui, |ui| {
+                                ui.label("op");
+                                ui.label("instructions");
+                                ui.label(format!("total ({})", dv.profile_table.unit()));
+                                ui.label("share");
+                                ui.end_row();
+                                for (op, n, total, share) in profile_view::rollup(&profile) {
+                                    ui.monospace(op);
+                                    ui.monospace(n.to_string());
+                                    ui.monospace(dv.profile_table.fmt(total as f64));
+                                    ui.monospace(format!("{:.1}%", share * 100.0));
+                                    ui.end_row();
+                                }
+                            });
+                        });
+                    if let Some(i) = clicked {
+                        dv.select_instruction(i);
+                        app.tab = Tab::Graph;
+                    }
                 }
             }
-        },
+        }
         Tab::Timeline => {
             if dv.timeline_runs.is_empty() {
                 ui.label("No ETDump is open.");
             } else {
                 ui.label("scroll to zoom, drag to pan, double-click to reset; click a bar to select its node");
                 let runs = dv.timeline_runs.clone();
-                if let Some(i) = profile_view::timeline_ui(ui, &runs, &mut dv.timeline, &dv.profile_table) {
+                if let Some(i) =
+                    profile_view::timeline_ui(ui, &runs, &mut dv.timeline, &dv.profile_table)
+                {
                     dv.select_instruction(i);
                 }
             }
@@ -347,28 +442,50 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         ui.label("Open a .pte to see its memory plan.");
         return;
     };
-    let Some(graph) = dv.doc.pte_graph().cloned() else { return };
-    let selected_instr = dv.selected().and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n)).and_then(|n| n.instruction_id);
+    let Some(graph) = dv.doc.pte_graph().cloned() else {
+        return;
+    };
+    let selected_instr = dv
+        .selected()
+        .and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n))
+        .and_then(|n| n.instruction_id);
     for f in &plan.findings {
-        ui.colored_label(Color32::from_rgb(240, 120, 90), format!("{f:?}").split("message: ").last().unwrap_or_default().trim_end_matches(['}', ' ', '"']).to_string());
+        ui.colored_label(
+            Color32::from_rgb(240, 120, 90),
+            format!("{f:?}")
+                .split("message: ")
+                .last()
+                .unwrap_or_default()
+                .trim_end_matches(['}', ' ', '"'])
+                .to_string(),
+        );
     }
     let arenas = plan.arenas.len().max(1) as f32;
     let each = (ui.available_height() / arenas - 30.0).max(160.0);
     let mut clicked = None;
     for (i, a) in plan.arenas.iter().enumerate() {
-        ui.label(RichText::new(format!(
-            "arena {}: declared {} B · peak {} B · lower bound {} B · waste {} B · {} tensors",
-            a.memory_id,
-            a.size,
-            a.peak,
-            a.lower_bound,
-            a.waste(),
-            a.tensors.len()
-        ))
-        .strong());
+        ui.label(
+            RichText::new(format!(
+                "arena {}: declared {} B · peak {} B · lower bound {} B · waste {} B · {} tensors",
+                a.memory_id,
+                a.size,
+                a.peak,
+                a.lower_bound,
+                a.waste(),
+                a.tensors.len()
+            ))
+            .strong(),
+        );
         ui.allocate_ui(egui::vec2(ui.available_width(), each), |ui| {
             if let Some(state) = dv.memory.get_mut(i) {
-                if let Some(iid) = memory_view::arena_ui(ui, a, plan.instruction_count, &graph, selected_instr, state) {
+                if let Some(iid) = memory_view::arena_ui(
+                    ui,
+                    a,
+                    plan.instruction_count,
+                    &graph,
+                    selected_instr,
+                    state,
+                ) {
                     clicked = Some(iid);
                 }
             }
@@ -391,7 +508,12 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         let graph = &dv.doc.stages[dv.stage].graph;
         action = inspector_ui(ui, graph, node, dv.doc.program.as_ref());
         if let Some(iid) = graph.nodes.get(node).and_then(|n| n.instruction_id) {
-            if let Some(row) = dv.doc.profile.as_ref().and_then(|p| p.rows.iter().find(|r| r.instruction_id == iid)) {
+            if let Some(row) = dv
+                .doc
+                .profile
+                .as_ref()
+                .and_then(|p| p.rows.iter().find(|r| r.instruction_id == iid))
+            {
                 ui.collapsing("profile", |ui| {
                     let f = |x: f64| dv.profile_table.fmt(x);
                     ui.monospace(format!(
