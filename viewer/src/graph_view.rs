@@ -322,7 +322,7 @@ impl GraphView {
         };
         out.hovered = hovered;
 
-        self.paint_edges(&painter, rect, view, &layout);
+        self.paint_edges(&painter, rect, view, &layout, stage);
         self.paint_frames(&painter, rect, view, stage);
         self.paint_nodes(&painter, rect, view, stage, &layout, overlay, hovered);
         if self.show_minimap {
@@ -398,7 +398,7 @@ impl GraphView {
             .and_then(|n| self.view.as_ref().and_then(|v| v.slot_of.get(n).copied()))
     }
 
-    fn paint_edges(&self, painter: &egui::Painter, rect: Rect, view: Rect, layout: &Layout) {
+    fn paint_edges(&self, painter: &egui::Painter, rect: Rect, view: Rect, layout: &Layout, stage: &StageView) {
         let Some(v) = self.view_layout() else { return };
         let selected = self.selected_slot();
         let base = Color32::from_gray(120);
@@ -428,6 +428,12 @@ impl GraphView {
                 painter.add(shape);
                 if self.zoom > 0.8 {
                     arrow_head(painter, b, color, 5.0 * self.zoom.min(1.5));
+                    // tensor shapes on edges, as Netron draws them
+                    let label = short_shape(&stage.graph, e.value);
+                    if !label.is_empty() {
+                        let mid = a + (b - a) * 0.5 + Vec2::new(4.0, 0.0);
+                        painter.text(mid, Align2::LEFT_CENTER, label, FontId::monospace((9.0 * self.zoom.sqrt()).min(12.0)), Color32::from_gray(160));
+                    }
                 }
             } else {
                 add_segment(&mut mesh, a, b, w, color);
@@ -553,7 +559,7 @@ impl GraphView {
                 if let Some(st) = outline {
                     painter.rect_stroke(r, radius, st, StrokeKind::Outside);
                 }
-                if node_h >= 14.0 {
+                if node_h >= 10.0 {
                     let text = match (&label, v.slots[s]) {
                         (Some(l), _) => l.as_str(),
                         (None, Slot::Node(n)) => stage.labels[n].as_str(),
@@ -676,6 +682,15 @@ fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
         0.0
     };
     (a + ab * t - p).length()
+}
+
+/// `f32 1×4×8×8`: dtype and shape, compact, for edge labels.
+pub fn short_shape(graph: &Graph, v: usize) -> String {
+    let Some(val) = graph.values.get(v) else { return String::new() };
+    let Some(d) = val.dtype else { return String::new() };
+    let dims: Vec<String> = val.shape.iter().map(i64::to_string).collect();
+    let short = d.short_name().replace("float", "f").replace("uint", "u").replace("int", "i");
+    format!("{short} {}", dims.join("×"))
 }
 
 /// One line per tensor: `float32[1, 4, 8, 8]` plus placement and quantization when known.
