@@ -6,7 +6,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 fn tiny(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tiny_conv_relu_linear").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/tiny_conv_relu_linear")
+        .join(name)
 }
 
 struct Xvfb(Child);
@@ -20,21 +22,35 @@ impl Drop for Xvfb {
 
 /// Starts Xvfb on a free display, or `None` when it is not installed (outside CI).
 fn xvfb() -> Option<(Xvfb, String)> {
-    let available = Command::new("sh").args(["-c", "command -v Xvfb"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let available = Command::new("sh")
+        .args(["-c", "command -v Xvfb"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !available {
-        assert!(std::env::var("CI").is_err(), "CI must install Xvfb (see .ci/run)");
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must install Xvfb (see .ci/run)"
+        );
         eprintln!("skipping the window test: Xvfb is not installed (apt-get install xvfb)");
         return None;
     }
     let display = format!(":{}", 100 + std::process::id() % 400);
-    let child = Command::new("Xvfb").args([display.as_str(), "-screen", "0", "1280x800x24"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().ok()?;
+    let child = Command::new("Xvfb")
+        .args([display.as_str(), "-screen", "0", "1280x800x24"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
     std::thread::sleep(Duration::from_millis(800));
     Some((Xvfb(child), display))
 }
 
 #[test]
 fn the_window_opens_a_program_and_draws_its_graph() {
-    let Some((_server, display)) = xvfb() else { return };
+    let Some((_server, display)) = xvfb() else {
+        return;
+    };
     let dir = std::env::temp_dir().join(format!("etscope-window-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp");
     let shot = dir.join("window.png");
@@ -50,11 +66,26 @@ fn the_window_opens_a_program_and_draws_its_graph() {
         .expect("etscope runs");
     assert!(status.success(), "etscope exited with {status}");
     let img = image::open(&shot).expect("a PNG was written").to_rgba8();
-    assert!(img.width() >= 1000 && img.height() >= 600, "window size {}x{}", img.width(), img.height());
+    assert!(
+        img.width() >= 1000 && img.height() >= 600,
+        "window size {}x{}",
+        img.width(),
+        img.height()
+    );
     let colors: std::collections::HashSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
-    assert!(colors.len() > 200, "only {} colors: nothing real drawn", colors.len());
+    assert!(
+        colors.len() > 200,
+        "only {} colors: nothing real drawn",
+        colors.len()
+    );
     // the convolution box (category blue) is on screen
-    let conv_blue = img.pixels().filter(|p| p.0[0] == 0x3b && p.0[1] == 0x6e && p.0[2] == 0xc9).count();
-    assert!(conv_blue > 500, "no convolution node drawn ({conv_blue} pixels)");
+    let conv_blue = img
+        .pixels()
+        .filter(|p| p.0[0] == 0x3b && p.0[1] == 0x6e && p.0[2] == 0xc9)
+        .count();
+    assert!(
+        conv_blue > 500,
+        "no convolution node drawn ({conv_blue} pixels)"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

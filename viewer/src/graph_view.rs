@@ -398,7 +398,14 @@ impl GraphView {
             .and_then(|n| self.view.as_ref().and_then(|v| v.slot_of.get(n).copied()))
     }
 
-    fn paint_edges(&self, painter: &egui::Painter, rect: Rect, view: Rect, layout: &Layout, stage: &StageView) {
+    fn paint_edges(
+        &self,
+        painter: &egui::Painter,
+        rect: Rect,
+        view: Rect,
+        layout: &Layout,
+        stage: &StageView,
+    ) {
         let Some(v) = self.view_layout() else { return };
         let selected = self.selected_slot();
         let base = Color32::from_gray(120);
@@ -432,7 +439,13 @@ impl GraphView {
                     let label = short_shape(&stage.graph, e.value);
                     if !label.is_empty() {
                         let mid = a + (b - a) * 0.5 + Vec2::new(4.0, 0.0);
-                        painter.text(mid, Align2::LEFT_CENTER, label, FontId::monospace((9.0 * self.zoom.sqrt()).min(12.0)), Color32::from_gray(160));
+                        painter.text(
+                            mid,
+                            Align2::LEFT_CENTER,
+                            label,
+                            FontId::monospace((9.0 * self.zoom.sqrt()).min(12.0)),
+                            Color32::from_gray(160),
+                        );
                     }
                 }
             } else {
@@ -686,10 +699,18 @@ fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
 
 /// `f32 1×4×8×8`: dtype and shape, compact, for edge labels.
 pub fn short_shape(graph: &Graph, v: usize) -> String {
-    let Some(val) = graph.values.get(v) else { return String::new() };
-    let Some(d) = val.dtype else { return String::new() };
+    let Some(val) = graph.values.get(v) else {
+        return String::new();
+    };
+    let Some(d) = val.dtype else {
+        return String::new();
+    };
     let dims: Vec<String> = val.shape.iter().map(i64::to_string).collect();
-    let short = d.short_name().replace("float", "f").replace("uint", "u").replace("int", "i");
+    let short = d
+        .short_name()
+        .replace("float", "f")
+        .replace("uint", "u")
+        .replace("int", "i");
     format!("{short} {}", dims.join("×"))
 }
 

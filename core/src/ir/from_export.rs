@@ -68,21 +68,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             _ => values[id].storage = Storage::Constant,
         }
     }
-    let blank = |id: NodeId, name: &str, kind: NodeKind| Node {
-        id,
-        name: name.into(),
-        op: name.into(),
-        overload: String::new(),
-        kind,
-        instruction_id: None,
-        debug_handles: Vec::new(),
-        stack_trace: None,
-        module_stack: Vec::new(),
-        args: Vec::new(),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        delegate: None,
-    };
+    let blank = Node::blank;
     let mut input = blank(0, "input", NodeKind::Input);
     input.outputs = user_inputs.clone();
     for &v in &user_inputs {

@@ -103,19 +103,9 @@ fn io_node(
     outputs: Vec<ValueId>,
 ) -> Node {
     Node {
-        id,
-        name: name.into(),
-        op: name.into(),
-        overload: String::new(),
-        kind,
-        instruction_id: None,
-        debug_handles: Vec::new(),
-        stack_trace: None,
-        module_stack: Vec::new(),
-        args: Vec::new(),
         inputs,
         outputs,
-        delegate: None,
+        ..Node::blank(id, name, kind)
     }
 }
 

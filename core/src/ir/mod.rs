@@ -81,6 +81,25 @@ pub struct Node {
 }
 
 impl Node {
+    /// A node with no arguments, ids or metadata yet; `op` starts as `name`.
+    pub fn blank(id: NodeId, name: &str, kind: NodeKind) -> Node {
+        Node {
+            id,
+            name: name.into(),
+            op: name.into(),
+            overload: String::new(),
+            kind,
+            instruction_id: None,
+            debug_handles: Vec::new(),
+            stack_trace: None,
+            module_stack: Vec::new(),
+            args: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            delegate: None,
+        }
+    }
+
     /// The op name after the namespace (`convolution`), used for labels and categories.
     pub fn short_op(&self) -> &str {
         self.op.rsplit("::").next().unwrap_or(&self.op)
