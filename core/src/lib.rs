@@ -20,6 +20,7 @@ pub mod memory;
 pub mod npy;
 pub mod profile;
 pub mod pte;
+pub mod runtime;
 pub mod tensor;
 
 pub use dtype::ScalarType;

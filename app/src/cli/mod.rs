@@ -5,6 +5,7 @@ mod graph;
 mod info;
 mod memory;
 mod profile;
+mod run;
 mod tensors;
 
 use std::path::PathBuf;
@@ -104,6 +105,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Execute a program on the host (portable fp32, Q/DQ and cortex_m int8 kernels with
+    /// CMSIS-NN arithmetic).
+    Run {
+        #[arg(long)]
+        pte: PathBuf,
+        /// One `.npy` per program input, in order.
+        #[arg(long = "input", required = true)]
+        inputs: Vec<PathBuf>,
+        /// Write `output_<k>.npy` and `instr_<id>.npy` (every instruction's out tensors) here.
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        #[arg(long)]
+        method: Option<String>,
+        /// Model a scalar Cortex-M core instead of the Cortex-M55.
+        #[arg(long)]
+        scalar: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// List the intermediate tensors captured in an ETDump's debug buffer.
     Tensors {
         #[arg(long)]
@@ -125,6 +145,21 @@ pub enum Command {
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Info { file, json } => info::run(&file, json),
+        Command::Run {
+            pte,
+            inputs,
+            dump,
+            method,
+            scalar,
+            json,
+        } => run::run(
+            &pte,
+            &inputs,
+            dump.as_deref(),
+            method.as_deref(),
+            scalar,
+            json,
+        ),
         Command::Graph {
             file,
             stage,

@@ -1,0 +1,95 @@
+//! `etscope run`: executes a program on the host with etscope's runtime and optionally dumps
+//! every output and every instruction's out tensors as `.npy`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use etscope_core::runtime::{Runtime, Target};
+use serde_json::json;
+
+use crate::load;
+use crate::table::Table;
+
+pub fn run(
+    pte: &Path,
+    inputs: &[PathBuf],
+    dump: Option<&Path>,
+    method: Option<&str>,
+    scalar: bool,
+    as_json: bool,
+) -> Result<()> {
+    let program = load::program(pte)?;
+    let (index, _) = super::pick_plan(&program, method, pte)?;
+    let target = if scalar {
+        Target::CortexMScalar
+    } else {
+        Target::CortexM55
+    };
+    let runtime =
+        Runtime::new(&program, index, target).with_context(|| pte.display().to_string())?;
+    let tensors = inputs
+        .iter()
+        .map(|p| {
+            etscope_core::npy::read_npy(&load::bytes(p)?).with_context(|| p.display().to_string())
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let result = runtime
+        .run(&tensors, dump.is_some())
+        .with_context(|| pte.display().to_string())?;
+    if let Some(dir) = dump {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
+        let write = |name: String, t: &etscope_core::tensor::TensorData| -> Result<()> {
+            let p = dir.join(name);
+            std::fs::write(&p, etscope_core::npy::write_npy(t)?)
+                .with_context(|| format!("{}: cannot write", p.display()))
+        };
+        for (k, o) in result.outputs.iter().enumerate() {
+            write(format!("output_{k}.npy"), &o.to_data())?;
+        }
+        for c in &result.captured {
+            for (j, t) in c.tensors.iter().enumerate() {
+                let name = if c.tensors.len() == 1 {
+                    format!("instr_{}.npy", c.instruction_id)
+                } else {
+                    format!("instr_{}_{j}.npy", c.instruction_id)
+                };
+                write(name, &t.to_data())?;
+            }
+        }
+    }
+    let rows: Vec<serde_json::Value> = result
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            let d = o.to_data();
+            json!({"output": k, "dtype": d.dtype.short_name(), "shape": d.shape, "stats": d.stats().ok()})
+        })
+        .collect();
+    if as_json {
+        return super::print_json(&json!({"outputs": rows, "instructions": result.captured.len()}));
+    }
+    let mut t = Table::new(&[">output", "dtype", "shape", ">min", ">max", ">mean"]);
+    for r in &rows {
+        let s = &r["stats"];
+        let num = |k: &str| s[k].as_f64().map(|x| format!("{x:.6}")).unwrap_or_default();
+        t.row(vec![
+            r["output"].to_string(),
+            r["dtype"].as_str().unwrap_or("").into(),
+            r["shape"].to_string(),
+            num("min"),
+            num("max"),
+            num("mean"),
+        ]);
+    }
+    print!("{}", t.render());
+    if let Some(dir) = dump {
+        println!(
+            "wrote outputs and {} instructions' tensors to {}",
+            result.captured.len(),
+            dir.display()
+        );
+    }
+    Ok(())
+}

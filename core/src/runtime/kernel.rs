@@ -1,0 +1,192 @@
+//! The kernel calling context: typed access to argument values and writing out tensors, with
+//! errors that name the operator and instruction.
+
+use super::value::{Buf, HostTensor, RValue};
+use super::RuntimeError;
+
+/// What a kernel sees of the run.
+pub struct Ctx<'a> {
+    pub values: &'a mut Vec<RValue>,
+    pub op: &'a str,
+    pub instruction: usize,
+}
+
+impl Ctx<'_> {
+    /// An error about this call's arguments.
+    pub fn bad(&self, detail: impl Into<String>) -> RuntimeError {
+        RuntimeError::BadArgs {
+            op: self.op.to_string(),
+            instruction: self.instruction,
+            detail: detail.into(),
+        }
+    }
+
+    /// Argument `k`'s value index.
+    pub fn arg(&self, args: &[usize], k: usize) -> Result<usize, RuntimeError> {
+        args.get(k)
+            .copied()
+            .ok_or_else(|| self.bad(format!("missing argument {k} (got {})", args.len())))
+    }
+
+    fn value(&self, args: &[usize], k: usize) -> Result<&RValue, RuntimeError> {
+        let v = self.arg(args, k)?;
+        self.values.get(v).ok_or_else(|| {
+            self.bad(format!(
+                "argument {k} names value {v}, which does not exist"
+            ))
+        })
+    }
+
+    /// Argument `k` as a tensor.
+    pub fn tensor(&self, args: &[usize], k: usize) -> Result<&HostTensor, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::Tensor(t) => Ok(t),
+            other => Err(self.bad(format!(
+                "argument {k} should be a tensor, is {}",
+                kind(other)
+            ))),
+        }
+    }
+
+    /// Argument `k` as an optional tensor (`None` value → `None`).
+    pub fn opt_tensor(
+        &self,
+        args: &[usize],
+        k: usize,
+    ) -> Result<Option<&HostTensor>, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::None => Ok(None),
+            RValue::Tensor(t) => Ok(Some(t)),
+            other => Err(self.bad(format!(
+                "argument {k} should be a tensor or None, is {}",
+                kind(other)
+            ))),
+        }
+    }
+
+    /// Argument `k` as an integer.
+    pub fn int(&self, args: &[usize], k: usize) -> Result<i64, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::Int(i) => Ok(*i),
+            RValue::Bool(b) => Ok(i64::from(*b)),
+            other => Err(self.bad(format!("argument {k} should be an int, is {}", kind(other)))),
+        }
+    }
+
+    /// Argument `k` as a float (ints accepted).
+    pub fn double(&self, args: &[usize], k: usize) -> Result<f64, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::Double(d) => Ok(*d),
+            RValue::Int(i) => Ok(*i as f64),
+            other => Err(self.bad(format!(
+                "argument {k} should be a float, is {}",
+                kind(other)
+            ))),
+        }
+    }
+
+    /// Argument `k` as a bool.
+    pub fn bool(&self, args: &[usize], k: usize) -> Result<bool, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::Bool(b) => Ok(*b),
+            RValue::Int(i) => Ok(*i != 0),
+            other => Err(self.bad(format!("argument {k} should be a bool, is {}", kind(other)))),
+        }
+    }
+
+    /// Argument `k` as an int list.
+    pub fn ints(&self, args: &[usize], k: usize) -> Result<Vec<i64>, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::IntList(v) => Ok(v.clone()),
+            RValue::Int(i) => Ok(vec![*i]),
+            other => Err(self.bad(format!(
+                "argument {k} should be an int list, is {}",
+                kind(other)
+            ))),
+        }
+    }
+
+    /// Writes `buf` with `shape` into the out tensor at value `v`, checking it fits what the
+    /// plan declared.
+    pub fn write(&mut self, v: usize, shape: Vec<usize>, buf: Buf) -> Result<(), RuntimeError> {
+        let n: usize = shape.iter().product();
+        if n != buf.len() {
+            return Err(self.bad(format!(
+                "kernel produced {} elements for shape {shape:?}",
+                buf.len()
+            )));
+        }
+        let declared = match self.values.get(v) {
+            Some(RValue::Tensor(t)) => t.numel(),
+            _ => return Err(self.bad(format!("out value {v} is not a tensor"))),
+        };
+        if declared != n {
+            return Err(self.bad(format!(
+                "out tensor has {declared} elements, the kernel computed {n} (shape {shape:?})"
+            )));
+        }
+        if let Some(RValue::Tensor(t)) = self.values.get_mut(v) {
+            t.shape = shape;
+            t.buf = buf;
+        }
+        Ok(())
+    }
+
+    /// The declared shape of the out tensor at value `v`.
+    pub fn out_shape(&self, v: usize) -> Result<Vec<usize>, RuntimeError> {
+        match self.values.get(v) {
+            Some(RValue::Tensor(t)) => Ok(t.shape.clone()),
+            _ => Err(self.bad(format!("out value {v} is not a tensor"))),
+        }
+    }
+}
+
+fn kind(v: &RValue) -> &'static str {
+    match v {
+        RValue::None => "None",
+        RValue::Int(_) => "an int",
+        RValue::Double(_) => "a float",
+        RValue::Bool(_) => "a bool",
+        RValue::String(_) => "a string",
+        RValue::IntList(_) => "an int list",
+        RValue::DoubleList(_) => "a float list",
+        RValue::BoolList(_) => "a bool list",
+        RValue::TensorList(_) => "a tensor list",
+        RValue::OptionalTensorList(_) => "an optional tensor list",
+        RValue::Tensor(_) => "a tensor",
+    }
+}
+
+/// f32 elements of a tensor, or an error naming the dtype.
+pub fn f32s<'t>(ctx: &Ctx<'_>, t: &'t HostTensor) -> Result<&'t [f32], RuntimeError> {
+    match &t.buf {
+        Buf::F32(v) => Ok(v),
+        _ => Err(ctx.bad(format!(
+            "expected a float32 tensor, got {}",
+            t.dtype.short_name()
+        ))),
+    }
+}
+
+/// i8 elements of a tensor.
+pub fn i8s<'t>(ctx: &Ctx<'_>, t: &'t HostTensor) -> Result<&'t [i8], RuntimeError> {
+    match &t.buf {
+        Buf::I8(v) => Ok(v),
+        _ => Err(ctx.bad(format!(
+            "expected an int8 tensor, got {}",
+            t.dtype.short_name()
+        ))),
+    }
+}
+
+/// i32 elements of a tensor (int64 narrowed).
+pub fn i32s(ctx: &Ctx<'_>, t: &HostTensor) -> Result<Vec<i32>, RuntimeError> {
+    match &t.buf {
+        Buf::I32(v) => Ok(v.clone()),
+        Buf::I64(v) => Ok(v.iter().map(|&x| x as i32).collect()),
+        _ => Err(ctx.bad(format!(
+            "expected an int32 tensor, got {}",
+            t.dtype.short_name()
+        ))),
+    }
+}

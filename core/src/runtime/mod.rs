@@ -1,0 +1,424 @@
+//! The reference runtime: executes a `.pte` execution plan on the host, including the
+//! `cortex_m::` int8 kernels with CMSIS-NN arithmetic, and captures every instruction's outputs.
+//!
+//! [`Runtime`] is the immutable prepared plan (constants decoded, views resolved); each
+//! [`Runtime::run`] makes its own value table, so one plan serves any number of runs. Tensors
+//! are kept apart (not inside the planned arenas) and in logical row-major order; `dim_order`
+//! is undone when constants are loaded.
+
+pub mod cmsis;
+mod cmsis_ops;
+mod kernel;
+mod portable;
+mod quantized;
+pub mod value;
+
+use thiserror::Error;
+
+use crate::ir::from_pte::graph_from_plan;
+use crate::ir::Graph;
+use crate::pte::{EValue, Instruction, Program};
+use crate::tensor::{undo_dim_order, TensorData};
+use kernel::Ctx;
+use value::{Buf, HostTensor, RValue};
+
+/// The core whose arithmetic the Cortex-M kernels reproduce.
+///
+/// Both currently compute the backend's scalar quantize kernel (`nearbyint(x · (1/scale))`);
+/// the Helium/MVE quantize variant (fused multiply-add with int16 narrowing) is not modeled
+/// yet, so quantize results on an M55 can differ by one LSB on rare inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// Cortex-M55 (Helium/MVE). Default: the reference programs target it.
+    #[default]
+    CortexM55,
+    /// Scalar cores (Cortex-M4/M7 class).
+    CortexMScalar,
+}
+
+/// Why a run failed.
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    /// The program uses an operator this runtime does not implement.
+    #[error("instruction {instruction}: operator {op} is not implemented by etscope's runtime")]
+    UnsupportedOp { op: String, instruction: usize },
+    /// A delegate blob can only run on its backend.
+    #[error("instruction {instruction}: delegate {backend} cannot run on the host (its blob is backend code)")]
+    Delegate { backend: String, instruction: usize },
+    /// The operator's arguments are not what its kernel expects.
+    #[error("instruction {instruction} ({op}): {detail}")]
+    BadArgs {
+        op: String,
+        instruction: usize,
+        detail: String,
+    },
+    /// The inputs given do not fit the program.
+    #[error("input {index}: {detail}")]
+    Input { index: usize, detail: String },
+    /// The program itself is inconsistent.
+    #[error("program: {0}")]
+    Program(String),
+}
+
+/// One instruction's captured outputs.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub instruction_id: usize,
+    /// The out tensors in argument order (one for most ops).
+    pub tensors: Vec<HostTensor>,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub outputs: Vec<HostTensor>,
+    /// Per executed instruction, when capture was requested.
+    pub captured: Vec<Captured>,
+}
+
+/// A prepared execution plan.
+pub struct Runtime {
+    plan_index: usize,
+    target: Target,
+    /// The initial value table (constants decoded, scalars and lists resolved).
+    initial: Vec<RValue>,
+    graph: Graph,
+    ops: Vec<String>,
+    instructions: Vec<Instruction>,
+    delegates: Vec<String>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+}
+
+fn program_err(e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::Program(e.to_string())
+}
+
+/// A zero tensor of a plan tensor's dtype and sizes.
+fn empty_tensor(t: &crate::pte::Tensor) -> Result<HostTensor, RuntimeError> {
+    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
+    let n: usize = shape.iter().product();
+    let buf = Buf::zeros(t.scalar_type, n).ok_or_else(|| {
+        program_err(format!(
+            "tensors of {} are not supported",
+            t.scalar_type.name()
+        ))
+    })?;
+    Ok(HostTensor {
+        dtype: t.scalar_type,
+        shape,
+        buf,
+    })
+}
+
+impl Runtime {
+    /// Prepares plan `plan_index` of `program` for `target`.
+    pub fn new(
+        program: &Program,
+        plan_index: usize,
+        target: Target,
+    ) -> Result<Runtime, RuntimeError> {
+        let plan = program
+            .plans
+            .get(plan_index)
+            .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
+        let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
+        let mut initial = Vec::with_capacity(plan.values.len());
+        for v in &plan.values {
+            initial.push(match v {
+                EValue::Unset | EValue::Null => RValue::None,
+                EValue::Int(i) => RValue::Int(*i),
+                EValue::Double(d) => RValue::Double(*d),
+                EValue::Bool(b) => RValue::Bool(*b),
+                EValue::String(s) => RValue::String(s.clone()),
+                EValue::IntList(items) => RValue::IntList(
+                    items
+                        .iter()
+                        .map(|&i| match plan.values.get(i as usize) {
+                            Some(EValue::Int(x)) => *x,
+                            _ => 0,
+                        })
+                        .collect(),
+                ),
+                EValue::DoubleList(d) => RValue::DoubleList(d.clone()),
+                EValue::BoolList(b) => RValue::BoolList(b.clone()),
+                EValue::TensorList(items) => {
+                    RValue::TensorList(items.iter().map(|&i| i as usize).collect())
+                }
+                EValue::OptionalTensorList(items) => RValue::OptionalTensorList(
+                    items
+                        .iter()
+                        .map(|&i| (i >= 0).then_some(i as usize))
+                        .collect(),
+                ),
+                EValue::Tensor(t) if t.is_constant() => {
+                    let bytes = program.constant_bytes(t).map_err(program_err)?;
+                    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
+                    let elem = t.scalar_type.element_size().unwrap_or(1);
+                    let logical =
+                        undo_dim_order(&shape, &t.dim_order, elem, bytes).map_err(program_err)?;
+                    let buf = Buf::from_le_bytes(t.scalar_type, &logical).ok_or_else(|| {
+                        program_err(format!(
+                            "constants of {} are not supported",
+                            t.scalar_type.name()
+                        ))
+                    })?;
+                    RValue::Tensor(HostTensor {
+                        dtype: t.scalar_type,
+                        shape,
+                        buf,
+                    })
+                }
+                EValue::Tensor(t) => RValue::Tensor(empty_tensor(t)?),
+            });
+        }
+        Ok(Runtime {
+            plan_index,
+            target,
+            initial,
+            graph,
+            ops: plan.operators.iter().map(|o| o.qualified()).collect(),
+            instructions: plan.main_instructions().to_vec(),
+            delegates: plan.delegates.iter().map(|d| d.id.clone()).collect(),
+            inputs: plan.inputs.clone(),
+            outputs: plan.outputs.clone(),
+        })
+    }
+
+    /// The target core the kernels model.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The plan this runtime executes.
+    pub fn plan_index(&self) -> usize {
+        self.plan_index
+    }
+
+    /// The IR graph of the plan (node outputs say which values each instruction writes).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Executes the plan on `inputs` (logical order, as `.npy` holds them).
+    pub fn run(&self, inputs: &[TensorData], capture: bool) -> Result<RunResult, RuntimeError> {
+        let mut values = self.initial.clone();
+        if inputs.len() != self.inputs.len() {
+            return Err(RuntimeError::Input {
+                index: inputs.len(),
+                detail: format!(
+                    "the program takes {} inputs, {} given",
+                    self.inputs.len(),
+                    inputs.len()
+                ),
+            });
+        }
+        for (k, (&vi, given)) in self.inputs.iter().zip(inputs).enumerate() {
+            let RValue::Tensor(slot) = &values[vi] else {
+                return Err(RuntimeError::Input {
+                    index: k,
+                    detail: "the program input is not a tensor".into(),
+                });
+            };
+            if slot.shape != given.shape || slot.dtype != given.dtype {
+                return Err(RuntimeError::Input {
+                    index: k,
+                    detail: format!(
+                        "expected {}{:?}, got {}{:?}",
+                        slot.dtype.short_name(),
+                        slot.shape,
+                        given.dtype.short_name(),
+                        given.shape
+                    ),
+                });
+            }
+            let buf = Buf::from_le_bytes(given.dtype, &given.bytes).ok_or_else(|| {
+                RuntimeError::Input {
+                    index: k,
+                    detail: "unsupported dtype".into(),
+                }
+            })?;
+            values[vi] = RValue::Tensor(HostTensor {
+                dtype: given.dtype,
+                shape: given.shape.clone(),
+                buf,
+            });
+        }
+        let mut captured = Vec::new();
+        let mut pc = 0usize;
+        let mut steps = 0usize;
+        while pc < self.instructions.len() {
+            steps += 1;
+            if steps > self.instructions.len() * 1000 + 1000 {
+                return Err(program_err("the chain does not terminate (jump loop)"));
+            }
+            let node = self.graph.node_for_instruction(pc);
+            if let Some(n) = node {
+                self.resolve_views(&mut values, &n.inputs);
+            }
+            let mut next = pc + 1;
+            match &self.instructions[pc] {
+                Instruction::KernelCall { op_index, args } => {
+                    let op = self.ops.get(*op_index).cloned().unwrap_or_default();
+                    let mut ctx = Ctx {
+                        values: &mut values,
+                        op: &op,
+                        instruction: pc,
+                    };
+                    dispatch(&mut ctx, args)?;
+                }
+                Instruction::DelegateCall { delegate_index, .. } => {
+                    return Err(RuntimeError::Delegate {
+                        backend: self
+                            .delegates
+                            .get(*delegate_index)
+                            .cloned()
+                            .unwrap_or_default(),
+                        instruction: pc,
+                    });
+                }
+                Instruction::MoveCall { move_from, move_to } => {
+                    values[*move_to] = values[*move_from].clone()
+                }
+                Instruction::JumpFalseCall {
+                    cond_value_index,
+                    destination_instruction,
+                } => {
+                    let cond = match &values[*cond_value_index] {
+                        RValue::Bool(b) => *b,
+                        RValue::Tensor(HostTensor {
+                            buf: Buf::Bool(v), ..
+                        }) => v.first().copied().unwrap_or(false),
+                        other => return Err(program_err(format!("jump condition is {other:?}"))),
+                    };
+                    if !cond {
+                        next = *destination_instruction;
+                    }
+                }
+                Instruction::FreeCall { .. } | Instruction::Empty => {}
+            }
+            if capture {
+                if let Some(n) = node {
+                    let tensors = n
+                        .outputs
+                        .iter()
+                        .filter_map(|&o| match &values[o] {
+                            RValue::Tensor(t) => Some(t.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    captured.push(Captured {
+                        instruction_id: pc,
+                        tensors,
+                    });
+                }
+            }
+            pc = next;
+        }
+        self.resolve_views(&mut values, &self.outputs);
+        let outputs = self
+            .outputs
+            .iter()
+            .map(|&o| match &values[o] {
+                RValue::Tensor(t) => Ok(t.clone()),
+                other => Err(program_err(format!(
+                    "output value {o} is {other:?}, not a tensor"
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(RunResult { outputs, captured })
+    }
+
+    /// Views emit no instruction: refresh each view read next from its source's contents.
+    fn resolve_views(&self, values: &mut [RValue], reads: &[usize]) {
+        for &v in reads {
+            let mut chain = Vec::new();
+            let mut cur = v;
+            while let Some(src) = self.graph.values.get(cur).and_then(|x| x.alias_of) {
+                chain.push(cur);
+                cur = src;
+                if chain.len() > 64 {
+                    break;
+                }
+            }
+            for &view in chain.iter().rev() {
+                let Some(src) = self.graph.values[view].alias_of else {
+                    continue;
+                };
+                if let (RValue::Tensor(s), RValue::Tensor(d)) = (&values[src], &values[view]) {
+                    if s.numel() == d.numel() && s.dtype == d.dtype {
+                        let buf = s.buf.clone();
+                        if let RValue::Tensor(d) = &mut values[view] {
+                            d.buf = buf;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs one kernel call.
+fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let op = ctx.op.to_string();
+    let name = op.strip_suffix(".out").unwrap_or(&op);
+    match name {
+        "aten::convolution" => portable::convolution(ctx, args),
+        "aten::_native_batch_norm_legit_no_training" => portable::batch_norm(ctx, args),
+        "aten::relu" => portable::unary(ctx, args, |x| x.max(0.0)),
+        "aten::sigmoid" => portable::unary(ctx, args, |x| 1.0 / (1.0 + (-x).exp())),
+        "aten::tanh" => portable::unary(ctx, args, f32::tanh),
+        "aten::hardtanh" => portable::hardtanh(ctx, args),
+        "aten::avg_pool2d" => portable::avg_pool2d(ctx, args),
+        "aten::permute_copy" => portable::permute_copy(ctx, args),
+        "aten::view_copy"
+        | "aten::_to_copy"
+        | "aten::clone"
+        | "dim_order_ops::_to_dim_order_copy"
+        | "aten::expand_copy" => portable::copy(ctx, args),
+        "aten::addmm" => portable::addmm(ctx, args),
+        "aten::mm" => portable::mm(ctx, args),
+        "aten::_softmax" => portable::softmax(ctx, args),
+        "aten::add" => portable::binary(ctx, args, |a, b| a + b, true),
+        "aten::sub" => portable::binary(ctx, args, |a, b| a - b, true),
+        "aten::mul" => portable::binary(ctx, args, |a, b| a * b, false),
+        "aten::div" => portable::binary(ctx, args, |a, b| a / b, false),
+        "quantized_decomposed::quantize_per_tensor" => quantized::quantize_per_tensor(ctx, args),
+        "quantized_decomposed::dequantize_per_tensor" => {
+            quantized::dequantize_per_tensor(ctx, args)
+        }
+        "quantized_decomposed::dequantize_per_channel" => {
+            quantized::dequantize_per_channel(ctx, args)
+        }
+        "cortex_m::quantize_per_tensor" => cmsis_ops::quantize(ctx, args),
+        "cortex_m::dequantize_per_tensor" => cmsis_ops::dequantize(ctx, args),
+        "cortex_m::transpose" => cmsis_ops::transpose(ctx, args),
+        "cortex_m::pad" => cmsis_ops::pad(ctx, args),
+        "cortex_m::quantized_conv2d_nhwc" => cmsis_ops::conv2d_nhwc(ctx, args, false),
+        "cortex_m::quantized_depthwise_conv2d_nhwc" => cmsis_ops::conv2d_nhwc(ctx, args, true),
+        "cortex_m::quantized_linear" => cmsis_ops::linear(ctx, args),
+        "cortex_m::quantized_avg_pool2d_nhwc" => cmsis_ops::avg_pool2d_nhwc(ctx, args),
+        "cortex_m::quantized_max_pool2d_nhwc" => cmsis_ops::max_pool2d_nhwc(ctx, args),
+        "cortex_m::softmax" => cmsis_ops::softmax(ctx, args),
+        "cortex_m::quantized_add" => cmsis_ops::add(ctx, args),
+        "cortex_m::quantized_mul" => cmsis_ops::mul(ctx, args),
+        _ => Err(RuntimeError::UnsupportedOp {
+            op,
+            instruction: ctx.instruction,
+        }),
+    }
+}
+
+/// Whether the runtime implements an operator (qualified `name.overload`).
+pub fn supports(op: &str) -> bool {
+    let mut values = Vec::new();
+    let mut ctx = Ctx {
+        values: &mut values,
+        op,
+        instruction: 0,
+    };
+    !matches!(
+        dispatch(&mut ctx, &[]),
+        Err(RuntimeError::UnsupportedOp { .. })
+    )
+}

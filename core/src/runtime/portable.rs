@@ -1,0 +1,416 @@
+//! ExecuTorch's portable fp32 kernels (`aten::*.out`) the reference programs use: convolution,
+//! batch norm (inference), relu and friends, average pooling, permute, addmm / mm, softmax and
+//! same-shape elementwise arithmetic. Tensors are NCHW, row-major.
+
+use super::kernel::{f32s, Ctx};
+use super::value::Buf;
+use super::RuntimeError;
+
+fn out_arg(args: &[usize]) -> usize {
+    args.last().copied().unwrap_or(0)
+}
+
+/// Out-variant output: the argument before the trailing return value.
+fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
+    if args.len() < 2 {
+        return Err(ctx.bad("no out argument"));
+    }
+    Ok(args[args.len() - 2])
+}
+
+fn dims4(ctx: &Ctx<'_>, shape: &[usize], what: &str) -> Result<[usize; 4], RuntimeError> {
+    match shape {
+        [a, b, c, d] => Ok([*a, *b, *c, *d]),
+        _ => Err(ctx.bad(format!("{what} must be 4-D, is {shape:?}"))),
+    }
+}
+
+/// `aten::convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups, out)`.
+pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let weight = ctx.tensor(args, 1)?;
+    let bias = ctx.opt_tensor(args, 2)?;
+    let stride = ctx.ints(args, 3)?;
+    let padding = ctx.ints(args, 4)?;
+    let dilation = ctx.ints(args, 5)?;
+    if ctx.bool(args, 6)? {
+        return Err(ctx.bad("transposed convolution is not implemented"));
+    }
+    let groups = ctx.int(args, 8)?.max(1) as usize;
+    let [n, c, h, w] = dims4(ctx, &input.shape, "input")?;
+    let [oc, icg, kh, kw] = dims4(ctx, &weight.shape, "weight")?;
+    let x = f32s(ctx, input)?;
+    let wt = f32s(ctx, weight)?;
+    let b = bias.map(|b| f32s(ctx, b)).transpose()?;
+    let get = |v: &[i64], i: usize| v.get(i).or(v.first()).copied().unwrap_or(1).max(0) as usize;
+    let (sh, sw, ph, pw, dh, dw) = (
+        get(&stride, 0),
+        get(&stride, 1),
+        get(&padding, 0),
+        get(&padding, 1),
+        get(&dilation, 0),
+        get(&dilation, 1),
+    );
+    if sh == 0 || sw == 0 || c != icg * groups || oc % groups != 0 {
+        return Err(ctx.bad(format!(
+            "input {:?}, weight {:?}, groups {groups} do not fit",
+            input.shape, weight.shape
+        )));
+    }
+    let oh = (h + 2 * ph).saturating_sub(dh * (kh - 1) + 1) / sh + 1;
+    let ow = (w + 2 * pw).saturating_sub(dw * (kw - 1) + 1) / sw + 1;
+    let ocg = oc / groups;
+    let mut out = vec![0f32; n * oc * oh * ow];
+    for b_ in 0..n {
+        for o in 0..oc {
+            let g = o / ocg;
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let mut acc = 0f32;
+                    for ic in 0..icg {
+                        let cin = g * icg + ic;
+                        for ky in 0..kh {
+                            let iy = (y * sh + ky * dh) as isize - ph as isize;
+                            if iy < 0 || iy >= h as isize {
+                                continue;
+                            }
+                            for kx in 0..kw {
+                                let ix = (xo * sw + kx * dw) as isize - pw as isize;
+                                if ix < 0 || ix >= w as isize {
+                                    continue;
+                                }
+                                acc += x[((b_ * c + cin) * h + iy as usize) * w + ix as usize]
+                                    * wt[((o * icg + ic) * kh + ky) * kw + kx];
+                            }
+                        }
+                    }
+                    if let Some(b) = b {
+                        acc += b[o];
+                    }
+                    out[((b_ * oc + o) * oh + y) * ow + xo] = acc;
+                }
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write(o, vec![n, oc, oh, ow], Buf::F32(out))
+}
+
+/// `aten::_native_batch_norm_legit_no_training.out(input, weight?, bias?, mean, var, momentum, eps, out, save_mean, save_invstd)`.
+pub fn batch_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let weight = ctx.opt_tensor(args, 1)?.map(|t| f32s(ctx, t)).transpose()?;
+    let bias = ctx.opt_tensor(args, 2)?.map(|t| f32s(ctx, t)).transpose()?;
+    let mean = f32s(ctx, ctx.tensor(args, 3)?)?;
+    let var = f32s(ctx, ctx.tensor(args, 4)?)?;
+    let eps = ctx.double(args, 6)? as f32;
+    let x = f32s(ctx, input)?;
+    let c = *input
+        .shape
+        .get(1)
+        .ok_or_else(|| ctx.bad("input needs a channel dimension"))?;
+    let inner: usize = input.shape.iter().skip(2).product();
+    if mean.len() != c || var.len() != c {
+        return Err(ctx.bad("mean/var do not match the channels"));
+    }
+    let mut out = vec![0f32; x.len()];
+    for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
+        let ch = (i / inner.max(1)) % c;
+        let inv = 1.0 / (var[ch] + eps).sqrt();
+        let mut y = (v - mean[ch]) * inv;
+        if let Some(w) = weight {
+            y *= w[ch];
+        }
+        if let Some(b) = bias {
+            y += b[ch];
+        }
+        *o = y;
+    }
+    let shape = input.shape.clone();
+    let out_v = *args.get(7).ok_or_else(|| ctx.bad("missing out"))?;
+    ctx.write(out_v, shape, Buf::F32(out))
+}
+
+/// Elementwise `aten::<op>.out(input, out)`.
+pub fn unary(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    f: impl Fn(f32) -> f32,
+) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let out: Vec<f32> = f32s(ctx, input)?.iter().map(|&v| f(v)).collect();
+    let shape = input.shape.clone();
+    let o = out_of(ctx, args)?;
+    ctx.write(o, shape, Buf::F32(out))
+}
+
+/// `aten::hardtanh.out(input, min, max, out)`.
+pub fn hardtanh(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let (lo, hi) = (ctx.double(args, 1)? as f32, ctx.double(args, 2)? as f32);
+    unary(ctx, args, |x| x.clamp(lo, hi))
+}
+
+/// `aten::avg_pool2d.out(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override?, out)`.
+pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let kernel = ctx.ints(args, 1)?;
+    let stride = ctx.ints(args, 2)?;
+    let padding = ctx.ints(args, 3)?;
+    let count_include_pad = ctx.bool(args, 5)?;
+    let divisor = match ctx.values.get(ctx.arg(args, 6)?) {
+        Some(super::value::RValue::Int(d)) => Some(*d as f32),
+        _ => None,
+    };
+    let [n, c, h, w] = dims4(ctx, &input.shape, "input")?;
+    let get = |v: &[i64], i: usize, d: usize| {
+        v.get(i)
+            .or(v.first())
+            .map(|&x| x.max(0) as usize)
+            .unwrap_or(d)
+    };
+    let (kh, kw) = (get(&kernel, 0, 1), get(&kernel, 1, 1));
+    let (sh, sw) = (get(&stride, 0, kh).max(1), get(&stride, 1, kw).max(1));
+    let (ph, pw) = (get(&padding, 0, 0), get(&padding, 1, 0));
+    let o = out_of(ctx, args)?;
+    let out_shape = ctx.out_shape(o)?;
+    let [_, _, oh, ow] = dims4(ctx, &out_shape, "out")?;
+    let x = f32s(ctx, input)?;
+    let mut out = vec![0f32; n * c * oh * ow];
+    for nc in 0..n * c {
+        for y in 0..oh {
+            for xo in 0..ow {
+                let y0 = (y * sh) as isize - ph as isize;
+                let x0 = (xo * sw) as isize - pw as isize;
+                let (y1, x1) = (
+                    (y0 + kh as isize).min((h + ph) as isize),
+                    (x0 + kw as isize).min((w + pw) as isize),
+                );
+                let pool = ((y1 - y0) * (x1 - x0)) as f32;
+                let (ys, xs, ye, xe) =
+                    (y0.max(0), x0.max(0), y1.min(h as isize), x1.min(w as isize));
+                let mut sum = 0f32;
+                for iy in ys..ye {
+                    for ix in xs..xe {
+                        sum += x[(nc * h + iy as usize) * w + ix as usize];
+                    }
+                }
+                let count = divisor.unwrap_or(if count_include_pad {
+                    pool
+                } else {
+                    ((ye - ys) * (xe - xs)) as f32
+                });
+                out[(nc * oh + y) * ow + xo] = sum / count;
+            }
+        }
+    }
+    ctx.write(o, out_shape, Buf::F32(out))
+}
+
+/// Reorders `data` of `shape` by `perm` (output dim i = input dim perm[i]).
+pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> (Vec<T>, Vec<usize>) {
+    let rank = shape.len();
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let mut in_strides = vec![1usize; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        in_strides[d] = in_strides[d + 1] * shape[d + 1];
+    }
+    let strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0usize; rank];
+    for _ in 0..n {
+        out.push(data[idx.iter().zip(&strides).map(|(i, s)| i * s).sum::<usize>()]);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < out_shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    (out, out_shape)
+}
+
+/// Checks `perm` is a permutation of `0..rank`.
+pub fn check_perm(ctx: &Ctx<'_>, perm: &[i64], rank: usize) -> Result<Vec<usize>, RuntimeError> {
+    let mut seen = vec![false; rank];
+    let mut out = Vec::with_capacity(rank);
+    for &p in perm {
+        let d = if p < 0 { p + rank as i64 } else { p };
+        if d < 0 || d as usize >= rank || std::mem::replace(&mut seen[d as usize], true) {
+            return Err(ctx.bad(format!("{perm:?} is not a permutation of {rank} dims")));
+        }
+        out.push(d as usize);
+    }
+    if out.len() != rank {
+        return Err(ctx.bad(format!("{perm:?} is not a permutation of {rank} dims")));
+    }
+    Ok(out)
+}
+
+/// `aten::permute_copy.out(input, dims, out)`.
+pub fn permute_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let perm = check_perm(ctx, &ctx.ints(args, 1)?, input.shape.len())?;
+    let (buf, shape) = match &input.buf {
+        Buf::F32(v) => {
+            let (d, s) = permute(v, &input.shape, &perm);
+            (Buf::F32(d), s)
+        }
+        Buf::I8(v) => {
+            let (d, s) = permute(v, &input.shape, &perm);
+            (Buf::I8(d), s)
+        }
+        _ => {
+            return Err(ctx.bad(format!(
+                "permute of {} is not implemented",
+                input.dtype.short_name()
+            )))
+        }
+    };
+    let o = out_of(ctx, args)?;
+    ctx.write(o, shape, buf)
+}
+
+/// Copies (`view_copy`, `clone`, dim-order copies): same elements in the out tensor's shape.
+pub fn copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let buf = ctx.tensor(args, 0)?.buf.clone();
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    ctx.write(o, shape, buf)
+}
+
+fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0f32;
+            for p in 0..k {
+                acc += a[i * k + p] * b[p * n + j];
+            }
+            out[i * n + j] = acc;
+        }
+    }
+    out
+}
+
+fn dims2(ctx: &Ctx<'_>, shape: &[usize]) -> Result<(usize, usize), RuntimeError> {
+    match shape {
+        [a, b] => Ok((*a, *b)),
+        _ => Err(ctx.bad(format!("expected a 2-D tensor, got {shape:?}"))),
+    }
+}
+
+/// `aten::addmm.out(bias, mat1, mat2, beta, alpha, out)`.
+pub fn addmm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let bias = ctx.tensor(args, 0)?;
+    let (a, b) = (ctx.tensor(args, 1)?, ctx.tensor(args, 2)?);
+    let (m, k) = dims2(ctx, &a.shape)?;
+    let (k2, n) = dims2(ctx, &b.shape)?;
+    if k != k2 {
+        return Err(ctx.bad(format!("{:?} @ {:?}", a.shape, b.shape)));
+    }
+    let beta = ctx.double(args, 3)? as f32;
+    let alpha = ctx.double(args, 4)? as f32;
+    let mut out = matmul(f32s(ctx, a)?, f32s(ctx, b)?, m, k, n);
+    let bv = f32s(ctx, bias)?;
+    for (i, o) in out.iter_mut().enumerate() {
+        let bi = if bv.len() == n {
+            bv[i % n]
+        } else if bv.len() == m * n {
+            bv[i]
+        } else {
+            bv.first().copied().unwrap_or(0.0)
+        };
+        *o = alpha * *o + beta * bi;
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write(o, vec![m, n], Buf::F32(out))
+}
+
+/// `aten::mm.out(a, b, out)`.
+pub fn mm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let (a, b) = (ctx.tensor(args, 0)?, ctx.tensor(args, 1)?);
+    let (m, k) = dims2(ctx, &a.shape)?;
+    let (_, n) = dims2(ctx, &b.shape)?;
+    let out = matmul(f32s(ctx, a)?, f32s(ctx, b)?, m, k, n);
+    let o = out_of(ctx, args)?;
+    ctx.write(o, vec![m, n], Buf::F32(out))
+}
+
+/// `aten::_softmax.out(input, dim, half_to_float, out)`.
+pub fn softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let rank = input.shape.len() as i64;
+    let dim = ctx.int(args, 1)?;
+    let dim = if dim < 0 { dim + rank } else { dim };
+    if dim < 0 || dim >= rank {
+        return Err(ctx.bad(format!("dim {dim} out of range for {:?}", input.shape)));
+    }
+    let d = dim as usize;
+    let size = input.shape[d];
+    let inner: usize = input.shape[d + 1..].iter().product();
+    let outer: usize = input.shape[..d].iter().product();
+    let x = f32s(ctx, input)?;
+    let mut out = vec![0f32; x.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * size + k) * inner + i;
+            let max = (0..size)
+                .map(|k| x[at(k)])
+                .fold(f32::NEG_INFINITY, f32::max);
+            let mut sum = 0f32;
+            for k in 0..size {
+                let e = (x[at(k)] - max).exp();
+                out[at(k)] = e;
+                sum += e;
+            }
+            for k in 0..size {
+                out[at(k)] /= sum;
+            }
+        }
+    }
+    let shape = input.shape.clone();
+    let o = out_of(ctx, args)?;
+    ctx.write(o, shape, Buf::F32(out))
+}
+
+/// Same-shape (or scalar-broadcast) `aten::<op>.out(a, b, [alpha], out)`.
+pub fn binary(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    f: impl Fn(f32, f32) -> f32,
+    has_alpha: bool,
+) -> Result<(), RuntimeError> {
+    let (a, b) = (ctx.tensor(args, 0)?, ctx.tensor(args, 1)?);
+    let alpha = if has_alpha && args.len() >= 5 {
+        ctx.double(args, 2)? as f32
+    } else {
+        1.0
+    };
+    let (av, bv) = (f32s(ctx, a)?, f32s(ctx, b)?);
+    let (shape, out): (Vec<usize>, Vec<f32>) = if a.shape == b.shape {
+        (
+            a.shape.clone(),
+            av.iter().zip(bv).map(|(&x, &y)| f(x, alpha * y)).collect(),
+        )
+    } else if bv.len() == 1 {
+        (
+            a.shape.clone(),
+            av.iter().map(|&x| f(x, alpha * bv[0])).collect(),
+        )
+    } else if av.len() == 1 {
+        (
+            b.shape.clone(),
+            bv.iter().map(|&y| f(av[0], alpha * y)).collect(),
+        )
+    } else {
+        return Err(ctx.bad(format!(
+            "broadcasting {:?} with {:?} is not implemented",
+            a.shape, b.shape
+        )));
+    };
+    let o = out_of(ctx, args)?;
+    let _ = out_arg(args);
+    ctx.write(o, shape, Buf::F32(out))
+}
