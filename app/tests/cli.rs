@@ -269,3 +269,85 @@ fn bad_files_give_one_line_errors_naming_the_file() {
     assert_clean_error(&["info", p(&missing)], &missing, &["cannot read"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn run_dumps_outputs_and_every_instruction_as_npy() {
+    let dir = std::env::temp_dir().join(format!("etscope-run-{}", std::process::id()));
+    let out = etscope(&[
+        "run",
+        "--pte",
+        p(&tiny("model_int8_cortex_m55.pte")),
+        "--input",
+        p(&tiny("input.npy")),
+        "--dump",
+        p(&dir),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got =
+        etscope_core::npy::read_npy(&std::fs::read(dir.join("output_0.npy")).expect("output"))
+            .expect("npy");
+    let want = etscope_core::npy::read_npy(
+        &std::fs::read(tiny("output_int8_cortex_m_python.npy")).expect("ref"),
+    )
+    .expect("npy");
+    assert_eq!(got.bytes, want.bytes);
+    for iid in 0..6 {
+        assert!(
+            dir.join(format!("instr_{iid}.npy")).exists(),
+            "instr_{iid}.npy"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // a delegate cannot run on the host: a one-line error naming the backend
+    let x = etscope(&[
+        "run",
+        "--pte",
+        p(&tiny("model_fp32_xnnpack.pte")),
+        "--input",
+        p(&tiny("input.npy")),
+    ]);
+    assert_eq!(x.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&x.stderr).contains("XnnpackBackend cannot run on the host"));
+}
+
+#[test]
+fn bundled_runs_every_test_case() {
+    let v = json(&["bundled", "--json", p(&tiny("model_fp32.bpte"))]);
+    let cases = v.as_array().expect("cases");
+    assert_eq!(cases.len(), 3);
+    assert!(cases.iter().all(|c| c["passed"] == true), "{v}");
+}
+
+#[test]
+fn diff_of_a_host_run_against_its_device_capture_has_no_divergence() {
+    let spec = format!(
+        "etdump:{}+{}",
+        p(&tiny("etdump.etdp")),
+        p(&tiny("debug_buffer.bin"))
+    );
+    let v = json(&[
+        "diff",
+        "--json",
+        p(&tiny("model_fp32.pte")),
+        &spec,
+        "--input",
+        p(&tiny("input.npy")),
+    ]);
+    assert_eq!(v["matched_by"], "instruction");
+    assert_eq!(v["first_divergence"], Value::Null);
+    assert_eq!(v["rows"].as_array().expect("rows").len(), 4);
+    let q = json(&[
+        "diff",
+        "--json",
+        p(&tiny("model_fp32.pte")),
+        p(&tiny("model_int8_qdq_portable.pte")),
+        "--input",
+        p(&tiny("input.npy")),
+    ]);
+    assert_eq!(q["matched_by"], "module");
+    assert!(!q["rows"].as_array().expect("rows").is_empty());
+}

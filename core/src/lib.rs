@@ -7,6 +7,7 @@
 
 pub mod bundled;
 pub mod debug_buffer;
+pub mod diff;
 pub mod dtype;
 pub mod error;
 pub mod etdump;

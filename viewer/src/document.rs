@@ -310,15 +310,7 @@ impl Document {
         if let Some(mut v) = pte_view {
             // instructions inherit the module stack of the edge-stage node with their debug handle
             if let Some(edge) = self.stages.iter().find(|s| s.name == "edge") {
-                for n in &mut v.graph.nodes {
-                    if let Some(src) = n.debug_handles.iter().find_map(|&h| {
-                        edge.graph
-                            .nodes_with_handle(h)
-                            .find(|m| !m.module_stack.is_empty())
-                    }) {
-                        n.module_stack = src.module_stack.clone();
-                    }
-                }
+                v.graph.inherit_module_stacks(&edge.graph);
                 v.modules = module_groups(&v.graph, &v.layout);
             }
             self.stages.push(v);

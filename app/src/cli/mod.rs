@@ -1,6 +1,8 @@
 //! The headless command line: `info`, `graph`, `memory`, `profile`, `tensors`. Every command
 //! prints a readable table, or JSON with `--json` (schemas in `docs/cli-json.md`).
 
+mod bundled;
+mod diff;
 mod graph;
 mod info;
 mod memory;
@@ -124,6 +126,35 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare intermediate tensors of two sources node by node and find the first divergence.
+    /// A source is a `.pte` (run on the host) or `etdump:FILE.etdp+FILE.bin` (device capture).
+    Diff {
+        a: String,
+        b: String,
+        #[arg(long = "input", required = true)]
+        inputs: Vec<PathBuf>,
+        /// The program an `etdump:` source was captured from (default: the other side's .pte).
+        #[arg(long)]
+        etdump_program: Option<PathBuf>,
+        /// A node diverges below this signal-to-noise ratio (dB).
+        #[arg(long, default_value_t = 20.0)]
+        min_snr: f64,
+        /// A node also diverges above this max abs error.
+        #[arg(long)]
+        max_abs: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run every test case of a BundledProgram on the host and report pass/fail.
+    Bundled {
+        file: PathBuf,
+        #[arg(long, default_value_t = 1e-5)]
+        rtol: f64,
+        #[arg(long, default_value_t = 1e-8)]
+        atol: f64,
+        #[arg(long)]
+        json: bool,
+    },
     /// List the intermediate tensors captured in an ETDump's debug buffer.
     Tensors {
         #[arg(long)]
@@ -145,6 +176,29 @@ pub enum Command {
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Info { file, json } => info::run(&file, json),
+        Command::Bundled {
+            file,
+            rtol,
+            atol,
+            json,
+        } => bundled::run(&file, rtol, atol, json),
+        Command::Diff {
+            a,
+            b,
+            inputs,
+            etdump_program,
+            min_snr,
+            max_abs,
+            json,
+        } => diff::run(
+            &a,
+            &b,
+            &inputs,
+            etdump_program.as_deref(),
+            min_snr,
+            max_abs,
+            json,
+        ),
         Command::Run {
             pte,
             inputs,

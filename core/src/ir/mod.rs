@@ -231,6 +231,68 @@ impl Graph {
         }
     }
 
+    /// Gives each node the module stack of the first node of `from` (another stage of the same
+    /// export, e.g. the ETRecord's edge graph) that shares one of its debug handles.
+    pub fn inherit_module_stacks(&mut self, from: &Graph) {
+        for n in &mut self.nodes {
+            if !n.module_stack.is_empty() {
+                continue;
+            }
+            if let Some(src) = n.debug_handles.iter().find_map(|&h| {
+                from.nodes_with_handle(h)
+                    .find(|m| !m.module_stack.is_empty())
+            }) {
+                n.module_stack = src.module_stack.clone();
+            }
+        }
+    }
+
+    /// Gives each integer output without quantization parameters the parameters its
+    /// counterpart in `from` (same debug handle) is quantized with: the scale and zero point of
+    /// the `quantize_per_tensor` that consumes the counterpart's output (Q/DQ edge graphs
+    /// carry them; Cortex-M programs fold them into multipliers and shifts).
+    pub fn inherit_quant(&mut self, from: &Graph) {
+        // the quantize that follows a value, looking through activations fused into the op
+        let quant_after = |start: ValueId| {
+            let mut v = start;
+            for _ in 0..4 {
+                let consumers = &from.values.get(v)?.consumers;
+                if let Some(q) = consumers.iter().find_map(|&c| {
+                    let n = &from.nodes[c];
+                    n.short_op()
+                        .starts_with("quantize_per_tensor")
+                        .then(|| n.outputs.first().and_then(|&o| from.values[o].quant))
+                        .flatten()
+                }) {
+                    return Some(q);
+                }
+                let next = consumers.iter().find(|&&c| {
+                    let op = from.nodes[c].short_op();
+                    ["relu", "hardtanh", "clamp", "relu6"]
+                        .iter()
+                        .any(|a| op.starts_with(a))
+                })?;
+                v = *from.nodes[*next].outputs.first()?;
+            }
+            None
+        };
+        for n in 0..self.nodes.len() {
+            let handles = self.nodes[n].debug_handles.clone();
+            let Some(q) = handles.iter().find_map(|&h| {
+                from.nodes_with_handle(h)
+                    .find_map(|m| m.outputs.first().and_then(|&o| quant_after(o)))
+            }) else {
+                continue;
+            };
+            for o in self.nodes[n].outputs.clone() {
+                let v = &mut self.values[o];
+                if v.quant.is_none() && v.dtype.is_some_and(|d| d.is_integer()) {
+                    v.quant = Some(q);
+                }
+            }
+        }
+    }
+
     /// Recomputes `edges` and each value's consumers from node inputs/outputs, following aliases
     /// back to the producing node.
     pub(crate) fn link(&mut self) {

@@ -12,6 +12,7 @@ mod kernel;
 mod portable;
 mod quantized;
 pub mod value;
+pub mod verify;
 
 use thiserror::Error;
 

@@ -1,0 +1,201 @@
+//! `etscope diff A B --input X.npy`: compares intermediate tensors of two sources node by node
+//! and names the first divergence. A source is a `.pte` (run on the host; its sibling
+//! `.etrecord` supplies debug handles) or `etdump:FILE.etdp+FILE.bin` (captured on a device,
+//! for the program on the other side or `--etdump-program`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use etscope_core::debug_buffer::captured_tensors;
+use etscope_core::diff::{diff, Source, Threshold};
+use etscope_core::ir::from_pte::graph_from_plan;
+use etscope_core::ir::Graph;
+use etscope_core::runtime::{Runtime, Target};
+use etscope_core::tensor::TensorData;
+
+use crate::load;
+use crate::table::Table;
+
+enum Spec {
+    Program(PathBuf),
+    Etdump(PathBuf, PathBuf),
+}
+
+fn parse_spec(s: &str) -> Result<Spec> {
+    if let Some(rest) = s.strip_prefix("etdump:") {
+        let (d, b) = rest
+            .split_once('+')
+            .ok_or_else(|| anyhow!("{s}: expected etdump:FILE.etdp+FILE.bin"))?;
+        return Ok(Spec::Etdump(d.into(), b.into()));
+    }
+    if let Some((file, stage)) = s.split_once('#') {
+        bail!("{file}#{stage}: executing ETRecord stages on the host is not implemented yet; compare .pte programs, or a .pte with its ETDump");
+    }
+    Ok(Spec::Program(s.into()))
+}
+
+/// The program's graph with the sibling ETRecord's debug handles attached.
+fn program_graph(pte: &Path) -> Result<(etscope_core::pte::Program, Graph)> {
+    let program = load::program(pte)?;
+    let mut graph = graph_from_plan(&program, 0)
+        .ok_or_else(|| anyhow!("{}: no execution plan", pte.display()))?;
+    let sibling = pte.with_extension("etrecord");
+    if sibling.exists() {
+        let rec = load::etrecord(&sibling)?;
+        if let Some(map) = rec.debug_handle_map.get(&graph.method) {
+            graph.attach_debug_handles(map);
+        }
+        if let Some(edge) = rec.stage("edge") {
+            let edge_graph = etscope_core::ir::from_export::graph_from_export(
+                &edge.graph,
+                "edge",
+                &graph.method,
+            );
+            graph.inherit_module_stacks(&edge_graph);
+            graph.inherit_quant(&edge_graph);
+        }
+    }
+    Ok((program, graph))
+}
+
+fn source(
+    spec: &Spec,
+    label: &str,
+    inputs: &[TensorData],
+    etdump_program: Option<&Path>,
+) -> Result<Source> {
+    match spec {
+        Spec::Program(pte) => {
+            let (program, graph) = program_graph(pte)?;
+            let rt = Runtime::new(&program, 0, Target::default())
+                .with_context(|| pte.display().to_string())?;
+            let run = rt
+                .run(inputs, true)
+                .with_context(|| pte.display().to_string())?;
+            Ok(Source::from_run(label, graph, &run))
+        }
+        Spec::Etdump(d, b) => {
+            let pte = etdump_program.ok_or_else(|| anyhow!("{}: which program made this ETDump? put a .pte on the other side or pass --etdump-program", d.display()))?;
+            let (_, graph) = program_graph(pte)?;
+            let dump = load::etdump(d)?;
+            let buf = load::bytes(b)?;
+            let captured = captured_tensors(&dump, &buf)
+                .with_context(|| format!("{} with {}", d.display(), b.display()))?;
+            Ok(Source::from_captured(label, graph, &captured))
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    a: &str,
+    b: &str,
+    inputs: &[PathBuf],
+    etdump_program: Option<&Path>,
+    min_snr: f64,
+    max_abs: Option<f64>,
+    as_json: bool,
+) -> Result<()> {
+    let (sa, sb) = (parse_spec(a)?, parse_spec(b)?);
+    let tensors = inputs
+        .iter()
+        .map(|p| {
+            etscope_core::npy::read_npy(&load::bytes(p)?).with_context(|| p.display().to_string())
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let other_program = |s: &Spec| match s {
+        Spec::Program(p) => Some(p.clone()),
+        Spec::Etdump(..) => None,
+    };
+    let prog_for_a = etdump_program
+        .map(Path::to_path_buf)
+        .or_else(|| other_program(&sb));
+    let prog_for_b = etdump_program
+        .map(Path::to_path_buf)
+        .or_else(|| other_program(&sa));
+    let src_a = source(&sa, a, &tensors, prog_for_a.as_deref())?;
+    let src_b = source(&sb, b, &tensors, prog_for_b.as_deref())?;
+    let threshold = Threshold {
+        min_snr_db: min_snr,
+        max_abs: max_abs.unwrap_or(f64::INFINITY),
+    };
+    let report = diff(&src_a, &src_b, threshold)?;
+    if as_json {
+        return super::print_json(&report);
+    }
+    println!(
+        "A = {a}\nB = {b}\nmatched by {}, {} node groups",
+        report.matched_by,
+        report.rows.len()
+    );
+    let mut t = Table::new(&[
+        "", "module", "A instr", "A ops", "B ops", ">numel", ">MSE", ">max abs", ">SNR dB",
+        ">cosine", ">±1 LSB", ">>1 LSB",
+    ]);
+    for (i, r) in report.rows.iter().enumerate() {
+        let mark = if Some(i) == report.first_divergence {
+            "▶"
+        } else {
+            ""
+        };
+        let ids = r
+            .a_instructions
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let short = |ops: &[String]| {
+            ops.iter()
+                .map(|o| {
+                    o.rsplit("::")
+                        .next()
+                        .unwrap_or(o)
+                        .trim_end_matches(".out")
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join("+")
+        };
+        match &r.metrics {
+            Some(m) => t.row(vec![
+                mark.into(),
+                r.module.join(","),
+                ids,
+                short(&r.a_ops),
+                short(&r.b_ops),
+                m.numel.to_string(),
+                format!("{:.3e}", m.mse),
+                format!("{:.3e}", m.max_abs),
+                if m.snr_db.is_infinite() {
+                    "inf".into()
+                } else {
+                    format!("{:.1}", m.snr_db)
+                },
+                format!("{:.6}", m.cosine),
+                m.off_by_one.map(|x| x.to_string()).unwrap_or_default(),
+                m.off_by_more.map(|x| x.to_string()).unwrap_or_default(),
+            ]),
+            None => t.row(vec![
+                mark.into(),
+                r.module.join(","),
+                ids,
+                short(&r.a_ops),
+                short(&r.b_ops),
+                r.note.clone().unwrap_or_default(),
+            ]),
+        }
+    }
+    print!("{}", t.render());
+    match report.first_divergence.and_then(|i| report.rows.get(i)) {
+        Some(r) => println!(
+            "first divergence: A instruction {:?} ({}) vs B {:?} ({}), SNR {:.1} dB < {min_snr} dB or max abs over the limit",
+            r.a_instructions,
+            r.a_ops.join(", "),
+            r.b_instructions,
+            r.b_ops.join(", "),
+            r.metrics.map(|m| m.snr_db).unwrap_or(f64::NAN)
+        ),
+        None => println!("no divergence (every matched node within SNR >= {min_snr} dB{})", max_abs.map(|m| format!(", max abs <= {m}")).unwrap_or_default()),
+    }
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! The diff engine on the reference models: host runs against the device-captured debug
+//! buffers of the same programs (zero gap), and fp32 against int8 programs (matched by module).
+
+mod common;
+
+use std::path::Path;
+
+use etscope_core::debug_buffer::captured_tensors;
+use etscope_core::diff::{diff, Source, Threshold};
+use etscope_core::etdump::ETDump;
+use etscope_core::etrecord::ETRecord;
+use etscope_core::ir::from_export::graph_from_export;
+use etscope_core::ir::from_pte::graph_from_plan;
+use etscope_core::npy::read_npy;
+use etscope_core::pte::Program;
+use etscope_core::runtime::{Runtime, Target};
+
+fn host(model: &Path, variant: &str) -> Source {
+    let program =
+        Program::parse(common::read(&model.join(format!("{variant}.pte")))).expect("program");
+    let mut graph = graph_from_plan(&program, 0).expect("graph");
+    let rec = ETRecord::parse(&common::read(&model.join(format!("{variant}.etrecord"))))
+        .expect("etrecord");
+    graph.attach_debug_handles(&rec.debug_handle_map["forward"]);
+    let edge = rec.stage("edge").expect("edge");
+    let edge_graph = graph_from_export(&edge.graph, "edge", "forward");
+    graph.inherit_module_stacks(&edge_graph);
+    graph.inherit_quant(&edge_graph);
+    let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
+    let run = Runtime::new(&program, 0, Target::default())
+        .expect("prepares")
+        .run(&[input], true)
+        .expect("runs");
+    Source::from_run(variant, graph, &run)
+}
+
+#[test]
+fn host_runs_equal_what_executorch_captured_on_the_same_program() {
+    for model in common::models() {
+        for (variant, dump, buffer) in [
+            ("model_fp32", "etdump.etdp", "debug_buffer.bin"),
+            (
+                "model_int8_qdq_portable",
+                "etdump_int8_qdq.etdp",
+                "debug_buffer_int8_qdq.bin",
+            ),
+        ] {
+            let a = host(&model, variant);
+            let d = ETDump::parse(&common::read(&model.join(dump))).expect("etdump");
+            let captured =
+                captured_tensors(&d, &common::read(&model.join(buffer))).expect("captured");
+            let b = Source::from_captured("device", a.graph.clone(), &captured);
+            let report = diff(
+                &a,
+                &b,
+                Threshold {
+                    min_snr_db: 100.0,
+                    max_abs: 1e-5,
+                },
+            )
+            .expect("comparable");
+            assert_eq!(report.matched_by, "instruction");
+            let compared = report.rows.iter().filter(|r| r.metrics.is_some()).count();
+            assert!(
+                compared >= report.rows.len() / 2,
+                "{} {variant}: only {compared} compared",
+                model.display()
+            );
+            assert_eq!(
+                report.first_divergence,
+                None,
+                "{} {variant}: {:?}",
+                model.display(),
+                report.first_divergence.map(|i| &report.rows[i])
+            );
+            for r in report.rows.iter().filter_map(|r| r.metrics) {
+                assert!(
+                    r.max_abs <= 1e-5,
+                    "{} {variant}: gap {}",
+                    model.display(),
+                    r.max_abs
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fp32_against_int8_is_matched_by_module_and_finds_the_first_divergence() {
+    for model in common::models() {
+        let a = host(&model, "model_fp32");
+        let b = host(&model, "model_int8_qdq_portable");
+        let report = diff(&a, &b, Threshold::default()).expect("comparable");
+        assert_eq!(report.matched_by, "module");
+        assert!(report.rows.len() >= 3, "{}", model.display());
+        // the final classifier layers agree closely: quantization noise, not a bug
+        let last = report
+            .rows
+            .iter()
+            .rev()
+            .find_map(|r| r.metrics)
+            .expect("metrics");
+        assert!(
+            last.snr_db > 25.0 && last.cosine > 0.99,
+            "{}: {last:?}",
+            model.display()
+        );
+        // every divergence reported is a real gap
+        if let Some(i) = report.first_divergence {
+            let m = report.rows[i].metrics.expect("metrics");
+            assert!(m.snr_db < 20.0);
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The host runtime against ExecuTorch's own outputs: fp32 programs within 1e-5, int8 Q/DQ
+//! programs exactly, and every node of every Cortex-M program bit for bit against the
+//! per-node references (CMSIS-NN arithmetic); plus the errors a user meets.
+
+mod common;
+
+use std::path::Path;
+
+use etscope_core::npy::read_npy;
+use etscope_core::pte::Program;
+use etscope_core::runtime::{Runtime, RuntimeError, Target};
+use etscope_core::tensor::TensorData;
+
+fn npy(p: &Path) -> TensorData {
+    read_npy(&common::read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn run(model: &Path, variant: &str, capture: bool) -> etscope_core::runtime::RunResult {
+    let program =
+        Program::parse(common::read(&model.join(format!("{variant}.pte")))).expect("program");
+    let rt = Runtime::new(&program, 0, Target::CortexM55).expect("prepares");
+    rt.run(&[npy(&model.join("input.npy"))], capture)
+        .unwrap_or_else(|e| panic!("{} {variant}: {e}", model.display()))
+}
+
+fn floats(t: &TensorData) -> Vec<f64> {
+    t.to_f64().expect("numeric")
+}
+
+#[test]
+fn fp32_programs_match_executorch_within_1e_5() {
+    for model in common::models() {
+        let got = run(&model, "model_fp32", false).outputs[0].to_data();
+        let want = npy(&model.join("output_et_fp32.npy"));
+        assert_eq!(got.shape, want.shape);
+        let worst = floats(&got)
+            .iter()
+            .zip(floats(&want))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-5, "{}: max abs diff {worst}", model.display());
+    }
+}
+
+#[test]
+fn int8_qdq_programs_match_executorch_exactly() {
+    for model in common::models() {
+        let got = run(&model, "model_int8_qdq_portable", false).outputs[0].to_data();
+        let want = npy(&model.join("output_et_int8_qdq.npy"));
+        assert_eq!(got.bytes, want.bytes, "{}", model.display());
+    }
+}
+
+#[test]
+fn every_cortex_m_node_equals_its_cmsis_nn_reference_bit_for_bit() {
+    let mut nodes = 0;
+    for model in common::models() {
+        let result = run(&model, "model_int8_cortex_m55", true);
+        let dir = model.join("int8_cortex_m_intermediates");
+        let index = common::json(&dir.join("index.json"));
+        for node in index["nodes"].as_array().expect("nodes") {
+            let (Some(iid), Some(file)) = (node["instruction_id"].as_u64(), node["npy"].as_str())
+            else {
+                continue;
+            };
+            let want = npy(&dir.join(file));
+            let got = result
+                .captured
+                .iter()
+                .find(|c| c.instruction_id == iid as usize)
+                .expect("captured")
+                .tensors[0]
+                .to_data();
+            assert_eq!(
+                (got.dtype, &got.shape),
+                (want.dtype, &want.shape),
+                "{} instruction {iid}",
+                model.display()
+            );
+            assert_eq!(
+                got.bytes,
+                want.bytes,
+                "{} instruction {iid} ({})",
+                model.display(),
+                node["target"]
+            );
+            nodes += 1;
+        }
+        let want = npy(&model.join("output_int8_cortex_m_python.npy"));
+        assert_eq!(
+            result.outputs[0].to_data().bytes,
+            want.bytes,
+            "{} final output",
+            model.display()
+        );
+    }
+    assert!(nodes >= 20, "only {nodes} nodes compared");
+}
+
+#[test]
+fn a_delegate_is_reported_not_run() {
+    let program = Program::parse(common::read(&common::tiny().join("model_fp32_xnnpack.pte")))
+        .expect("program");
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let e = rt
+        .run(&[npy(&common::tiny().join("input.npy"))], false)
+        .expect_err("delegate");
+    assert!(
+        matches!(e, RuntimeError::Delegate { ref backend, instruction: 0 } if backend == "XnnpackBackend"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_operator_is_named_with_its_instruction() {
+    let mut bytes = common::read(&common::tiny().join("model_fp32.pte"));
+    let at = bytes
+        .windows(10)
+        .position(|w| w == b"aten::relu")
+        .expect("op name in the file");
+    bytes[at + 6..at + 10].copy_from_slice(b"gelu");
+    let program = Program::parse(bytes).expect("still a valid program");
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let e = rt
+        .run(&[npy(&common::tiny().join("input.npy"))], false)
+        .expect_err("unknown op");
+    assert!(
+        matches!(e, RuntimeError::UnsupportedOp { ref op, instruction: 1 } if op == "aten::gelu.out"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("aten::gelu.out") && e.to_string().contains("instruction 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn inputs_of_the_wrong_shape_or_count_are_refused() {
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("program");
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let wrong = TensorData::new(
+        etscope_core::ScalarType::Float,
+        vec![1, 3, 4, 4],
+        vec![0; 192],
+    )
+    .expect("tensor");
+    let e = rt.run(&[wrong], false).expect_err("shape");
+    assert!(
+        e.to_string().contains("expected float32[1, 3, 8, 8]"),
+        "{e}"
+    );
+    assert!(rt.run(&[], false).is_err());
+}
+
+#[test]
+fn one_prepared_plan_serves_many_runs() {
+    let model = common::tiny();
+    let program =
+        Program::parse(common::read(&model.join("model_int8_cortex_m55.pte"))).expect("program");
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let input = npy(&model.join("input.npy"));
+    let a = rt
+        .run(std::slice::from_ref(&input), false)
+        .expect("run 1")
+        .outputs;
+    let b = rt
+        .run(std::slice::from_ref(&input), true)
+        .expect("run 2")
+        .outputs;
+    assert_eq!(a, b);
+}
