@@ -60,34 +60,51 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     let oh = (h + 2 * ph).saturating_sub(dh * (kh - 1) + 1) / sh + 1;
     let ow = (w + 2 * pw).saturating_sub(dw * (kw - 1) + 1) / sw + 1;
     let ocg = oc / groups;
+    // Plane-at-a-time accumulation: for each (output channel, input channel, ky, kx) one weight
+    // scales a strided window of the input plane into the output plane (vectorizes well).
+    let valid = |o_len: usize, stride: usize, k: usize, dil: usize, pad: usize, in_len: usize| {
+        // output positions whose input coordinate o*stride + k*dil - pad is inside [0, in_len)
+        let lo = (pad.saturating_sub(k * dil)).div_ceil(stride);
+        let hi = ((in_len + pad).saturating_sub(k * dil))
+            .div_ceil(stride)
+            .min(o_len);
+        (lo, hi.max(lo))
+    };
     let mut out = vec![0f32; n * oc * oh * ow];
     for b_ in 0..n {
         for o in 0..oc {
             let g = o / ocg;
-            for y in 0..oh {
-                for xo in 0..ow {
-                    let mut acc = 0f32;
-                    for ic in 0..icg {
-                        let cin = g * icg + ic;
-                        for ky in 0..kh {
-                            let iy = (y * sh + ky * dh) as isize - ph as isize;
-                            if iy < 0 || iy >= h as isize {
-                                continue;
-                            }
-                            for kx in 0..kw {
-                                let ix = (xo * sw + kx * dw) as isize - pw as isize;
-                                if ix < 0 || ix >= w as isize {
-                                    continue;
+            let plane = &mut out[(b_ * oc + o) * oh * ow..(b_ * oc + o + 1) * oh * ow];
+            if let Some(b) = b {
+                plane.iter_mut().for_each(|v| *v = b[o]);
+            }
+            for ic in 0..icg {
+                let cin = g * icg + ic;
+                let src = &x[(b_ * c + cin) * h * w..(b_ * c + cin + 1) * h * w];
+                for ky in 0..kh {
+                    let (y0, y1) = valid(oh, sh, ky, dh, ph, h);
+                    for kx in 0..kw {
+                        let wv = wt[((o * icg + ic) * kh + ky) * kw + kx];
+                        let (x0, x1) = valid(ow, sw, kx, dw, pw, w);
+                        for y in y0..y1 {
+                            let iy = y * sh + ky * dh - ph;
+                            let row = &src[iy * w..(iy + 1) * w];
+                            let orow = &mut plane[y * ow..(y + 1) * ow];
+                            if sw == 1 {
+                                // x0 was chosen so that x0 + kx·dw ≥ pw
+                                let start = x0 + kx * dw - pw;
+                                for (ov, iv) in
+                                    orow[x0..x1].iter_mut().zip(&row[start..start + (x1 - x0)])
+                                {
+                                    *ov += wv * iv;
                                 }
-                                acc += x[((b_ * c + cin) * h + iy as usize) * w + ix as usize]
-                                    * wt[((o * icg + ic) * kh + ky) * kw + kx];
+                            } else {
+                                for xo in x0..x1 {
+                                    orow[xo] += wv * row[xo * sw + kx * dw - pw];
+                                }
                             }
                         }
                     }
-                    if let Some(b) = b {
-                        acc += b[o];
-                    }
-                    out[((b_ * oc + o) * oh + y) * ow + xo] = acc;
                 }
             }
         }
