@@ -185,3 +185,63 @@ fn a_bad_file_is_reported_in_the_window_not_a_crash() {
         app.messages
     );
 }
+
+#[test]
+fn diff_mode_compares_the_host_run_with_the_device_capture() {
+    let mut harness = app_with(&[
+        "model_fp32.pte",
+        "etdump.etdp",
+        "debug_buffer.bin",
+        "input.npy",
+    ]);
+    assert!(
+        harness.state().messages.is_empty(),
+        "{:?}",
+        harness.state().messages
+    );
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    harness.get_by_label("vs device capture (ETDump)").click();
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.report.matched_by, "instruction");
+    assert_eq!(view.report.rows.len(), 4);
+    assert_eq!(view.report.first_divergence, None);
+    harness.get_by_label("no divergence");
+}
+
+#[test]
+fn diff_mode_jumps_to_the_first_divergence_between_two_programs() {
+    let mut harness = app_with(&[
+        "model_fp32.pte",
+        "model_fp32.etrecord",
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+        "input.npy",
+    ]);
+    assert_eq!(harness.state().docs.len(), 2);
+    harness.state_mut().active = 0;
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    harness.get_by_label("vs model_int8_cortex_m55.pte").click();
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.report.matched_by, "module");
+    assert!(
+        view.report.rows.iter().any(|r| r.module == ["fc"]),
+        "{:?}",
+        view.report
+            .rows
+            .iter()
+            .map(|r| &r.module)
+            .collect::<Vec<_>>()
+    );
+    let first = view
+        .report
+        .first_divergence
+        .expect("fp32 vs int8 diverges somewhere");
+    harness.get_by_label("Jump to first divergence").click();
+    harness.run_steps(2);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.row, Some(first));
+}

@@ -186,6 +186,8 @@ pub struct Document {
     debug_buffer: Option<Vec<u8>>,
     /// Test cases when opened from a BundledProgram.
     pub bundled_test_cases: usize,
+    /// An input array for host runs, when one was opened with the program.
+    pub input: Option<etscope_core::tensor::TensorData>,
 }
 
 impl Document {
@@ -259,10 +261,28 @@ impl Document {
                 })
             }
             Some(FileKind::Npy) => {
-                return Err(OpenError::Mismatch {
-                    name: name.into(),
-                    detail: "a .npy array is not part of a program".into(),
-                })
+                // an input for host runs (and diffs)
+                let t = etscope_core::npy::read_npy(&bytes).map_err(read)?;
+                if let Some(want) = self
+                    .program
+                    .as_ref()
+                    .and_then(|p| p.plans.first())
+                    .and_then(|pl| pl.inputs.first().and_then(|&i| pl.tensor(i)))
+                {
+                    let shape: Vec<usize> = want.sizes.iter().map(|&s| s.max(0) as usize).collect();
+                    if shape != t.shape || want.scalar_type != t.dtype {
+                        return Err(OpenError::Mismatch {
+                            name: name.into(),
+                            detail: format!(
+                                "the program takes {}{shape:?}, this array is {}{:?}",
+                                want.scalar_type.short_name(),
+                                t.dtype.short_name(),
+                                t.shape
+                            ),
+                        });
+                    }
+                }
+                self.input = Some(t);
             }
             None => {
                 // No magic: a debug buffer is raw bytes.
@@ -311,6 +331,7 @@ impl Document {
             // instructions inherit the module stack of the edge-stage node with their debug handle
             if let Some(edge) = self.stages.iter().find(|s| s.name == "edge") {
                 v.graph.inherit_module_stacks(&edge.graph);
+                v.graph.inherit_quant(&edge.graph);
                 v.modules = module_groups(&v.graph, &v.layout);
             }
             self.stages.push(v);

@@ -6,6 +6,7 @@
 //! state per call; the app owns windows, files and persistence.
 
 pub mod category;
+pub mod diff_view;
 pub mod document;
 pub mod export;
 pub mod graph_view;

@@ -26,7 +26,7 @@ pub struct Cli {
     pub command: Option<Command>,
     /// Files to open in the window.
     pub files: Vec<PathBuf>,
-    /// Initial view: graph, profile, timeline, memory.
+    /// Initial view: graph, profile, timeline, memory, diff.
     #[arg(long)]
     pub view: Option<String>,
     /// Initial stage (e.g. `edge`, `pte`).

@@ -96,11 +96,15 @@ pub fn load(
         progress(format!("attaching {name}"));
         let mut last_err = None;
         let mut attached = false;
-        let candidates: Vec<&mut Document> = if had_new {
+        let mut candidates: Vec<&mut Document> = if had_new {
             docs.iter_mut().collect()
         } else {
             target.iter_mut().collect()
         };
+        // a program whose file name matches (model.etrecord ↔ model.pte) is tried first
+        let stem = |n: &str| n.rsplit_once('.').map_or(n, |(s, _)| s).to_string();
+        let own = stem(&name);
+        candidates.sort_by_key(|d| stem(&d.title) != own);
         for d in candidates {
             match d.attach(&name, b.clone()) {
                 Ok(()) => {

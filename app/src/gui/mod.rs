@@ -26,6 +26,7 @@ pub enum Tab {
     Profile,
     Timeline,
     Memory,
+    Diff,
 }
 
 impl Tab {
@@ -36,6 +37,7 @@ impl Tab {
             "profile" => Some(Tab::Profile),
             "timeline" => Some(Tab::Timeline),
             "memory" => Some(Tab::Memory),
+            "diff" => Some(Tab::Diff),
             _ => None,
         }
     }
@@ -54,6 +56,11 @@ pub struct DocView {
     pub memory: Vec<MemoryViewState>,
     pub heat: bool,
     pub neighbourhood: Option<Neighbourhood>,
+    /// The comparison shown in the Diff tab, with the other side's stage.
+    pub diff: Option<(
+        etscope_viewer::diff_view::DiffView,
+        etscope_viewer::document::StageView,
+    )>,
 }
 
 impl DocView {
@@ -78,6 +85,7 @@ impl DocView {
             timeline_runs,
             memory: vec![MemoryViewState::default(); arenas],
             neighbourhood: None,
+            diff: None,
         }
     }
 
@@ -128,8 +136,18 @@ impl DocView {
     }
 }
 
+/// What the active document is compared against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffTarget {
+    /// Another open document (index).
+    Document(usize),
+    /// The tensors its ETDump + debug buffer captured on the device.
+    Device,
+}
+
 /// Deferred actions, applied after the frame is drawn.
 pub enum Command {
+    Compare(DiffTarget),
     Open(Vec<PathBuf>),
     OpenDialog,
     CloseDocument(usize),
@@ -261,6 +279,16 @@ impl EtscopeApp {
                 dv.select(n);
             }
         }
+        if self.start.tab == Some(Tab::Diff) {
+            let target = if self.docs.len() > 1 {
+                DiffTarget::Document((self.active + 1) % self.docs.len())
+            } else {
+                DiffTarget::Device
+            };
+            if let Err(e) = self.compare(target) {
+                self.messages.push(e);
+            }
+        }
         if self.start.screenshot.is_some() {
             self.screenshot_state = ScreenshotState::Waiting(12);
         }
@@ -308,6 +336,11 @@ impl EtscopeApp {
                     }
                 }
                 Command::Export(kind) => panels::export(self, kind, ctx),
+                Command::Compare(target) => {
+                    if let Err(e) = self.compare(target) {
+                        self.messages.push(e);
+                    }
+                }
             }
         }
     }
@@ -351,6 +384,68 @@ impl EtscopeApp {
             }
             ctx.request_repaint();
         }
+    }
+
+    /// Runs the comparison of the active document against `target` (host runs on the
+    /// document's input array).
+    pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
+        use etscope_core::diff::{diff, Source, Threshold};
+        use etscope_core::runtime::{Runtime, Target};
+        let i = self.active;
+        let dv = self.docs.get(i).ok_or("no document")?;
+        let pte_a = dv.doc.pte_stage.ok_or("the document has no program")?;
+        let input = match target {
+            DiffTarget::Document(j) => dv
+                .doc
+                .input
+                .clone()
+                .or_else(|| self.docs.get(j).and_then(|o| o.doc.input.clone())),
+            DiffTarget::Device => dv.doc.input.clone(),
+        }
+        .ok_or("open an input array (.npy) with the program to run it")?;
+        let run =
+            |doc: &etscope_viewer::document::Document, label: &str| -> Result<Source, String> {
+                let program = doc.program.as_ref().ok_or("no program")?;
+                let graph = doc.pte_graph().ok_or("no program graph")?.clone();
+                let rt = Runtime::new(program, 0, Target::default())
+                    .map_err(|e| format!("{label}: {e}"))?;
+                let result = rt
+                    .run(std::slice::from_ref(&input), true)
+                    .map_err(|e| format!("{label}: {e}"))?;
+                Ok(Source::from_run(label, graph, &result))
+            };
+        let a = run(&dv.doc, &dv.doc.title)?;
+        let (b, stage_b) = match target {
+            DiffTarget::Document(j) => {
+                let other = self.docs.get(j).ok_or("no such document")?;
+                let pte_b = other
+                    .doc
+                    .pte_stage
+                    .ok_or("the other document has no program")?;
+                (
+                    run(&other.doc, &other.doc.title)?,
+                    other.doc.stages[pte_b].clone(),
+                )
+            }
+            DiffTarget::Device => {
+                if dv.doc.captured.is_empty() {
+                    return Err("no captured tensors: open the ETDump and its debug buffer (.bin) with the program".into());
+                }
+                let graph = dv.doc.pte_graph().ok_or("no program graph")?.clone();
+                (
+                    Source::from_captured("device (ETDump)", graph, &dv.doc.captured),
+                    dv.doc.stages[pte_a].clone(),
+                )
+            }
+        };
+        let report = diff(&a, &b, Threshold::default()).map_err(|e| e.to_string())?;
+        let mut view = etscope_viewer::diff_view::DiffView::new(report, a, b);
+        if let Some(first) = view.report.first_divergence {
+            view.select_row(first, &self.docs[i].doc.stages[pte_a], &stage_b);
+        }
+        self.docs[i].diff = Some((view, stage_b));
+        self.tab = Tab::Diff;
+        Ok(())
     }
 
     /// Asks for a PNG of `rect` (the graph canvas) to be saved at `path`.

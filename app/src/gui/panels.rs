@@ -170,6 +170,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             (Tab::Profile, "Profile"),
             (Tab::Timeline, "Timeline"),
             (Tab::Memory, "Memory"),
+            (Tab::Diff, "Diff"),
         ] {
             ui.selectable_value(&mut app.tab, tab, label);
         }
@@ -434,6 +435,55 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             }
         }
         Tab::Memory => memory_tab(dv, ui),
+        Tab::Diff => diff_tab(app, ui),
+    }
+}
+
+fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    let active = app.active;
+    let others: Vec<(usize, String)> = app
+        .docs
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| *i != active && d.doc.program.is_some())
+        .map(|(i, d)| (i, d.doc.title.clone()))
+        .collect();
+    let dv = &mut app.docs[active];
+    ui.horizontal(|ui| {
+        ui.label("Compare this program, run on its input array, against:");
+        for (i, title) in &others {
+            if ui.button(format!("vs {title}")).clicked() {
+                app.commands
+                    .push(Command::Compare(super::DiffTarget::Document(*i)));
+            }
+        }
+        if ui
+            .add_enabled(
+                !dv.doc.captured.is_empty(),
+                egui::Button::new("vs device capture (ETDump)"),
+            )
+            .clicked()
+        {
+            app.commands
+                .push(Command::Compare(super::DiffTarget::Device));
+        }
+        if dv.doc.input.is_none() {
+            ui.colored_label(
+                Color32::from_rgb(240, 190, 90),
+                "open an input .npy with the program first",
+            );
+        }
+    });
+    ui.separator();
+    let Some(pte) = dv.doc.pte_stage else {
+        ui.label("Open a program to compare.");
+        return;
+    };
+    match &mut dv.diff {
+        Some((view, stage_b)) => view.ui(ui, &dv.doc.stages[pte], stage_b),
+        None => {
+            ui.label("Open two programs of one model (e.g. model_fp32.pte and model_int8_cortex_m55.pte with their .etrecord files) and an input .npy, or a program with its ETDump and debug buffer, then choose what to compare against.");
+        }
     }
 }
 
@@ -498,6 +548,15 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
 
 fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let dv = &mut app.docs[app.active];
+    if app.tab == Tab::Diff {
+        match &dv.diff {
+            Some((view, _)) => view.pair_ui(ui),
+            None => {
+                ui.label("No comparison yet.");
+            }
+        }
+        return;
+    }
     let Some(node) = dv.selected() else {
         ui.heading("Inspector");
         ui.label("Click a node, search, or click a row, bar or box.");

@@ -1,0 +1,297 @@
+//! Diff mode: two programs (or a host run and a device capture) side by side, nodes colored by
+//! their error against the other side, the per-node metrics table, "jump to first divergence",
+//! and for the selected pair both tensors' histograms and an error heatmap.
+
+use egui::{Color32, Grid, RichText, ScrollArea, Ui};
+use etscope_core::diff::{DiffReport, Source};
+use etscope_core::ir::NodeId;
+use etscope_core::tensor::TensorData;
+
+use crate::document::StageView;
+use crate::graph_view::GraphView;
+use crate::profile_view::heat_color;
+
+/// A computed comparison and its view state.
+pub struct DiffView {
+    pub report: DiffReport,
+    pub a: Source,
+    pub b: Source,
+    pub left: GraphView,
+    pub right: GraphView,
+    /// The selected row of the report.
+    pub row: Option<usize>,
+}
+
+/// Color for an SNR: ≥ 40 dB cool, ≤ 0 dB hot.
+pub fn snr_color(snr_db: f64) -> Color32 {
+    let t = if snr_db.is_infinite() && snr_db > 0.0 {
+        0.0
+    } else {
+        (1.0 - snr_db / 40.0).clamp(0.0, 1.0)
+    };
+    heat_color(t as f32)
+}
+
+impl DiffView {
+    /// A view of `report` over the two sources.
+    pub fn new(report: DiffReport, a: Source, b: Source) -> DiffView {
+        let canvas = || {
+            let mut v = GraphView::default();
+            v.show_minimap = false;
+            v
+        };
+        DiffView {
+            report,
+            a,
+            b,
+            left: canvas(),
+            right: canvas(),
+            row: None,
+        }
+    }
+
+    /// Node colors for one side: each matched instruction colored by its row's SNR.
+    pub fn colors(&self, stage: &StageView, left: bool) -> Vec<Option<Color32>> {
+        let mut out = vec![None; stage.graph.nodes.len()];
+        for r in &self.report.rows {
+            let Some(m) = r.metrics else { continue };
+            let ids = if left {
+                &r.a_instructions
+            } else {
+                &r.b_instructions
+            };
+            for &i in ids {
+                if let Some(n) = stage.graph.node_for_instruction(i) {
+                    out[n.id] = Some(snr_color(m.snr_db));
+                }
+            }
+        }
+        out
+    }
+
+    /// The row containing instruction `iid` of one side.
+    pub fn row_of(&self, iid: usize, left: bool) -> Option<usize> {
+        self.report.rows.iter().position(|r| {
+            if left {
+                r.a_instructions.contains(&iid)
+            } else {
+                r.b_instructions.contains(&iid)
+            }
+        })
+    }
+
+    /// Selects a row: both canvases focus their last node of it.
+    pub fn select_row(&mut self, i: usize, stage_a: &StageView, stage_b: &StageView) {
+        let Some(r) = self.report.rows.get(i) else {
+            return;
+        };
+        self.row = Some(i);
+        let node = |stage: &StageView, ids: &[usize]| {
+            ids.iter()
+                .max()
+                .and_then(|&iid| stage.graph.node_for_instruction(iid))
+                .map(|n| n.id)
+        };
+        if let Some(n) = node(stage_a, &r.a_instructions) {
+            self.left.focus(n);
+        }
+        if let Some(n) = node(stage_b, &r.b_instructions) {
+            self.right.focus(n);
+        }
+    }
+
+    fn tensor_of<'s>(source: &'s Source, ids: &[usize]) -> Option<&'s TensorData> {
+        ids.iter()
+            .max()
+            .and_then(|i| source.tensors.get(i))
+            .and_then(|v| v.first())
+    }
+
+    /// Draws the diff mode.
+    pub fn ui(&mut self, ui: &mut Ui, stage_a: &StageView, stage_b: &StageView) {
+        ui.horizontal(|ui| {
+            ui.label(
+                RichText::new(format!("A: {}   B: {}", self.report.a, self.report.b)).strong(),
+            );
+            ui.label(format!(
+                "· matched by {} · {} groups",
+                self.report.matched_by,
+                self.report.rows.len()
+            ));
+            match self.report.first_divergence {
+                Some(i) => {
+                    if ui.button("Jump to first divergence").clicked() {
+                        self.select_row(i, stage_a, stage_b);
+                    }
+                }
+                None => {
+                    ui.colored_label(Color32::from_rgb(120, 200, 120), "no divergence");
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("SNR:");
+            for (snr, label) in [
+                (40.0, "≥ 40 dB"),
+                (20.0, "20"),
+                (10.0, "10"),
+                (0.0, "≤ 0 dB"),
+            ] {
+                let (r, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+                ui.painter().rect_filled(r, 2.0, snr_color(snr));
+                ui.label(label);
+            }
+        });
+        let height = (ui.available_height() * 0.55).max(220.0);
+        let (ca, cb) = (self.colors(stage_a, true), self.colors(stage_b, false));
+        let mut clicked: Option<(NodeId, bool)> = None;
+        ui.columns(2, |cols| {
+            cols[0].allocate_ui(egui::vec2(cols[0].available_width(), height), |ui| {
+                if let Some(n) = self.left.show(ui, stage_a, Some(&ca)).clicked {
+                    clicked = Some((n, true));
+                }
+            });
+            cols[1].allocate_ui(egui::vec2(cols[1].available_width(), height), |ui| {
+                if let Some(n) = self.right.show(ui, stage_b, Some(&cb)).clicked {
+                    clicked = Some((n, false));
+                }
+            });
+        });
+        // synced navigation: a click on either side selects the matched group on both
+        if let Some((n, left)) = clicked {
+            let stage = if left { stage_a } else { stage_b };
+            if let Some(row) = stage
+                .graph
+                .nodes
+                .get(n)
+                .and_then(|node| node.instruction_id)
+                .and_then(|iid| self.row_of(iid, left))
+            {
+                self.select_row(row, stage_a, stage_b);
+            }
+        }
+        let mut pick = None;
+        ScrollArea::both().id_salt("diff-rows").show(ui, |ui| {
+            Grid::new("diff-grid").striped(true).show(ui, |ui| {
+                for h in [
+                    "", "module", "A", "B", "numel", "MSE", "max abs", "SNR dB", "cosine",
+                    "±1 LSB", ">1 LSB",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for (i, r) in self.report.rows.iter().enumerate() {
+                    let mark = if Some(i) == self.report.first_divergence {
+                        "▶"
+                    } else {
+                        ""
+                    };
+                    ui.label(mark);
+                    let label = if r.module.is_empty() {
+                        format!("#{}", r.a_instructions.iter().max().copied().unwrap_or(0))
+                    } else {
+                        r.module.join(",")
+                    };
+                    if ui.selectable_label(self.row == Some(i), label).clicked() {
+                        pick = Some(i);
+                    }
+                    let short = |ops: &[String]| {
+                        ops.iter()
+                            .map(|o| {
+                                o.rsplit("::")
+                                    .next()
+                                    .unwrap_or(o)
+                                    .trim_end_matches(".out")
+                                    .to_string()
+                            })
+                            .collect::<Vec<_>>()
+                            .join("+")
+                    };
+                    ui.monospace(short(&r.a_ops));
+                    ui.monospace(short(&r.b_ops));
+                    match r.metrics {
+                        Some(m) => {
+                            ui.monospace(m.numel.to_string());
+                            ui.monospace(format!("{:.3e}", m.mse));
+                            ui.monospace(format!("{:.3e}", m.max_abs));
+                            ui.colored_label(
+                                snr_color(m.snr_db),
+                                if m.snr_db.is_infinite() {
+                                    "inf".into()
+                                } else {
+                                    format!("{:.1}", m.snr_db)
+                                },
+                            );
+                            ui.monospace(format!("{:.5}", m.cosine));
+                            ui.monospace(m.off_by_one.map(|x| x.to_string()).unwrap_or_default());
+                            ui.monospace(m.off_by_more.map(|x| x.to_string()).unwrap_or_default());
+                        }
+                        None => {
+                            ui.label(r.note.clone().unwrap_or_default());
+                        }
+                    }
+                    ui.end_row();
+                }
+            });
+        });
+        if let Some(i) = pick {
+            self.select_row(i, stage_a, stage_b);
+        }
+    }
+
+    /// The selected pair: both tensors (stats, histogram, heatmap) and the error heatmap.
+    pub fn pair_ui(&self, ui: &mut Ui) {
+        let Some(r) = self.row.and_then(|i| self.report.rows.get(i)) else {
+            ui.label("Select a row or a node to see both tensors.");
+            return;
+        };
+        ui.heading(if r.module.is_empty() {
+            "matched pair".to_string()
+        } else {
+            r.module.join(",")
+        });
+        ui.label(format!("A: {}", r.a_ops.join(" + ")));
+        ui.label(format!("B: {}", r.b_ops.join(" + ")));
+        let (ta, tb) = (
+            Self::tensor_of(&self.a, &r.a_instructions),
+            Self::tensor_of(&self.b, &r.b_instructions),
+        );
+        ScrollArea::vertical()
+            .id_salt("diff-tensors")
+            .show(ui, |ui| {
+                if let Some(t) = ta {
+                    ui.label(RichText::new("A").strong());
+                    crate::tensor_view::tensor_ui(ui, "diff-a", t);
+                }
+                if let Some(t) = tb {
+                    ui.label(RichText::new("B").strong());
+                    crate::tensor_view::tensor_ui(ui, "diff-b", t);
+                }
+                if let (Some(a), Some(b)) = (ta, tb) {
+                    error_heatmap(ui, a, b);
+                }
+            });
+    }
+}
+
+/// |A − B| over the last two dimensions (at leading index 0), when the shapes agree.
+fn error_heatmap(ui: &mut Ui, a: &TensorData, b: &TensorData) {
+    let (Ok(x), Ok(y)) = (a.to_f64(), b.to_f64()) else {
+        return;
+    };
+    if a.shape != b.shape {
+        ui.label(format!(
+            "error heatmap needs equal shapes ({:?} vs {:?})",
+            a.shape, b.shape
+        ));
+        return;
+    }
+    let err: Vec<f64> = x.iter().zip(&y).map(|(p, q)| (p - q).abs()).collect();
+    let t = TensorData {
+        dtype: etscope_core::ScalarType::Double,
+        shape: a.shape.clone(),
+        bytes: err.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    };
+    ui.label(RichText::new("|A − B|").strong());
+    crate::tensor_view::tensor_ui(ui, "diff-err", &t);
+}
