@@ -8,7 +8,7 @@ use std::path::Path;
 
 use etscope_core::npy::read_npy;
 use etscope_core::pte::Program;
-use etscope_core::runtime::{Runtime, RuntimeError, Target};
+use etscope_core::runtime::{RunOptions, Runtime, RuntimeError, Target};
 use etscope_core::tensor::TensorData;
 
 fn npy(p: &Path) -> TensorData {
@@ -169,4 +169,66 @@ fn one_prepared_plan_serves_many_runs() {
         .expect("run 2")
         .outputs;
     assert_eq!(a, b);
+}
+
+#[test]
+fn running_inside_the_memory_plan_gives_the_same_results_for_sound_plans() {
+    for model in common::models() {
+        for variant in [
+            "model_fp32",
+            "model_int8_qdq_portable",
+            "model_int8_cortex_m55",
+        ] {
+            let program = Program::parse(common::read(&model.join(format!("{variant}.pte"))))
+                .expect("program");
+            let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+            let input = npy(&model.join("input.npy"));
+            let apart = rt
+                .run(std::slice::from_ref(&input), false)
+                .expect("apart")
+                .outputs;
+            let planned = rt
+                .run_with(
+                    std::slice::from_ref(&input),
+                    RunOptions {
+                        capture: false,
+                        in_arenas: true,
+                    },
+                )
+                .expect("in arenas")
+                .outputs;
+            assert_eq!(apart, planned, "{} {variant}", model.display());
+        }
+    }
+}
+
+#[test]
+fn a_bad_placement_shows_up_as_corrupted_values_in_arena_runs() {
+    // tiny fp32: permute_copy writes v22 (10240 bytes); put it where relu's output v20 (read
+    // later by addmm through its view v21) lives, while v20 is still live
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("program");
+    let input = npy(&common::tiny().join("input.npy"));
+    let good = Runtime::new(&program, 0, Target::default())
+        .expect("prepares")
+        .run(std::slice::from_ref(&input), false)
+        .expect("run")
+        .outputs;
+    let mut rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    rt.override_placement(22, 1, 1024).expect("v22 is planned");
+    let opts = RunOptions {
+        capture: false,
+        in_arenas: true,
+    };
+    match rt.run_with(std::slice::from_ref(&input), opts) {
+        Ok(r) => assert_ne!(r.outputs, good, "the overlap must corrupt the result"),
+        Err(e) => assert!(e.to_string().contains("does not fit"), "{e}"),
+    }
+    // the same placement with tensors kept apart changes nothing
+    assert_eq!(
+        rt.run(std::slice::from_ref(&input), false)
+            .expect("apart")
+            .outputs,
+        good
+    );
 }

@@ -123,6 +123,10 @@ pub enum Command {
         /// Model a scalar Cortex-M core instead of the Cortex-M55.
         #[arg(long)]
         scalar: bool,
+        /// Execute inside the program's memory plan (one buffer per arena at the planned
+        /// offsets), so a bad plan shows up as corrupted values.
+        #[arg(long)]
+        in_arenas: bool,
         #[arg(long)]
         json: bool,
     },
@@ -205,6 +209,7 @@ pub fn run(command: Command) -> Result<()> {
             dump,
             method,
             scalar,
+            in_arenas,
             json,
         } => run::run(
             &pte,
@@ -212,6 +217,7 @@ pub fn run(command: Command) -> Result<()> {
             dump.as_deref(),
             method.as_deref(),
             scalar,
+            in_arenas,
             json,
         ),
         Command::Graph {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use etscope_core::runtime::{Runtime, Target};
+use etscope_core::runtime::{RunOptions, Runtime, Target};
 use serde_json::json;
 
 use crate::load;

@@ -17,7 +17,7 @@ pub mod verify;
 use thiserror::Error;
 
 use crate::ir::from_pte::graph_from_plan;
-use crate::ir::Graph;
+use crate::ir::{Graph, Placement};
 use crate::pte::{EValue, Instruction, Program};
 use crate::tensor::{undo_dim_order, TensorData};
 use kernel::Ctx;
@@ -89,6 +89,22 @@ pub struct Runtime {
     delegates: Vec<String>,
     inputs: Vec<usize>,
     outputs: Vec<usize>,
+    /// Graph node of each instruction.
+    instr_node: Vec<Option<usize>>,
+    /// Arena placement of each planned tensor value (views share their source's).
+    placements: Vec<Option<Placement>>,
+    arena_sizes: Vec<u64>,
+}
+
+/// How to run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Keep every instruction's out tensors.
+    pub capture: bool,
+    /// Execute inside the program's own memory plan: every planned tensor is read from and
+    /// written to one buffer per arena at its planned offset, so a bad plan shows up as
+    /// corrupted values (the default keeps tensors apart).
+    pub in_arenas: bool,
 }
 
 fn program_err(e: impl std::fmt::Display) -> RuntimeError {
@@ -173,7 +189,20 @@ impl Runtime {
                 EValue::Tensor(t) => RValue::Tensor(empty_tensor(t)?),
             });
         }
+        let mut instr_node = vec![None; plan.main_instructions().len()];
+        for n in &graph.nodes {
+            if let Some(i) = n.instruction_id {
+                if let Some(slot) = instr_node.get_mut(i) {
+                    *slot = Some(n.id);
+                }
+            }
+        }
+        let placements = graph.values.iter().map(|v| v.placement).collect();
+        let arena_sizes = graph.arenas.clone();
         Ok(Runtime {
+            instr_node,
+            placements,
+            arena_sizes,
             plan_index,
             target,
             initial,
@@ -203,6 +232,48 @@ impl Runtime {
 
     /// Executes the plan on `inputs` (logical order, as `.npy` holds them).
     pub fn run(&self, inputs: &[TensorData], capture: bool) -> Result<RunResult, RuntimeError> {
+        self.run_with(
+            inputs,
+            RunOptions {
+                capture,
+                in_arenas: false,
+            },
+        )
+    }
+
+    /// Places value `value` at `offset` of arena `memory_id` for arena runs: what would happen
+    /// if the planner had put it there.
+    pub fn override_placement(
+        &mut self,
+        value: usize,
+        memory_id: u32,
+        offset: u64,
+    ) -> Result<(), RuntimeError> {
+        let slot = self
+            .placements
+            .get_mut(value)
+            .ok_or_else(|| program_err(format!("no value {value}")))?;
+        let p = slot
+            .as_mut()
+            .ok_or_else(|| program_err(format!("value {value} is not planned")))?;
+        p.memory_id = memory_id;
+        p.offset = offset;
+        Ok(())
+    }
+
+    /// Executes the plan with `options`.
+    pub fn run_with(
+        &self,
+        inputs: &[TensorData],
+        options: RunOptions,
+    ) -> Result<RunResult, RuntimeError> {
+        let capture = options.capture;
+        let mut arenas: Option<Vec<Vec<u8>>> = options.in_arenas.then(|| {
+            self.arena_sizes
+                .iter()
+                .map(|&s| vec![0u8; s as usize])
+                .collect()
+        });
         let mut values = self.initial.clone();
         if inputs.len() != self.inputs.len() {
             return Err(RuntimeError::Input {
@@ -245,6 +316,9 @@ impl Runtime {
                 buf,
             });
         }
+        if let Some(a) = &mut arenas {
+            self.store(a, &values, &self.inputs)?;
+        }
         let mut captured = Vec::new();
         let mut pc = 0usize;
         let mut steps = 0usize;
@@ -253,9 +327,17 @@ impl Runtime {
             if steps > self.instructions.len() * 1000 + 1000 {
                 return Err(program_err("the chain does not terminate (jump loop)"));
             }
-            let node = self.graph.node_for_instruction(pc);
+            let node = self
+                .instr_node
+                .get(pc)
+                .copied()
+                .flatten()
+                .map(|i| &self.graph.nodes[i]);
             if let Some(n) = node {
                 self.resolve_views(&mut values, &n.inputs);
+                if let Some(a) = &arenas {
+                    self.load(a, &mut values, &n.inputs)?;
+                }
             }
             let mut next = pc + 1;
             match &self.instructions[pc] {
@@ -298,6 +380,9 @@ impl Runtime {
                 }
                 Instruction::FreeCall { .. } | Instruction::Empty => {}
             }
+            if let (Some(a), Some(n)) = (&mut arenas, node) {
+                self.store(a, &values, &n.outputs)?;
+            }
             if capture {
                 if let Some(n) = node {
                     let tensors = n
@@ -317,6 +402,9 @@ impl Runtime {
             pc = next;
         }
         self.resolve_views(&mut values, &self.outputs);
+        if let Some(a) = &arenas {
+            self.load(a, &mut values, &self.outputs)?;
+        }
         let outputs = self
             .outputs
             .iter()
@@ -328,6 +416,73 @@ impl Runtime {
             })
             .collect::<Result<_, _>>()?;
         Ok(RunResult { outputs, captured })
+    }
+
+    fn arena_range(
+        &self,
+        arenas: &[Vec<u8>],
+        v: usize,
+        nbytes: usize,
+    ) -> Result<Option<(usize, std::ops::Range<usize>)>, RuntimeError> {
+        let Some(p) = self.placements.get(v).copied().flatten() else {
+            return Ok(None);
+        };
+        let a = (p.memory_id as usize)
+            .checked_sub(1)
+            .filter(|&a| a < arenas.len())
+            .ok_or_else(|| {
+                program_err(format!(
+                    "value {v} is placed in arena {} which the plan does not declare",
+                    p.memory_id
+                ))
+            })?;
+        let start = p.offset as usize;
+        let end = start.checked_add(nbytes).filter(|&e| e <= arenas[a].len()).ok_or_else(|| {
+            program_err(format!("value {v} ({nbytes} bytes at offset {start}) does not fit arena {} of {} bytes", p.memory_id, arenas[a].len()))
+        })?;
+        Ok(Some((a, start..end)))
+    }
+
+    /// Reads planned tensors from their arenas.
+    fn load(
+        &self,
+        arenas: &[Vec<u8>],
+        values: &mut [RValue],
+        ids: &[usize],
+    ) -> Result<(), RuntimeError> {
+        for &v in ids {
+            let RValue::Tensor(t) = &values[v] else {
+                continue;
+            };
+            let nbytes = t.numel() * t.dtype.element_size().unwrap_or(1);
+            if let Some((a, range)) = self.arena_range(arenas, v, nbytes)? {
+                if let Some(buf) = Buf::from_le_bytes(t.dtype, &arenas[a][range]) {
+                    if let RValue::Tensor(t) = &mut values[v] {
+                        t.buf = buf;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes planned tensors into their arenas.
+    fn store(
+        &self,
+        arenas: &mut [Vec<u8>],
+        values: &[RValue],
+        ids: &[usize],
+    ) -> Result<(), RuntimeError> {
+        for &v in ids {
+            let RValue::Tensor(t) = &values[v] else {
+                continue;
+            };
+            let bytes = t.buf.to_le_bytes();
+            if let Some((a, range)) = self.arena_range(arenas, v, bytes.len())? {
+                arenas[a][range].copy_from_slice(&bytes);
+            }
+        }
+        Ok(())
     }
 
     /// Views emit no instruction: refresh each view read next from its source's contents.
