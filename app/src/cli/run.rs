@@ -10,12 +10,14 @@ use serde_json::json;
 use crate::load;
 use crate::table::Table;
 
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     pte: &Path,
     inputs: &[PathBuf],
     dump: Option<&Path>,
     method: Option<&str>,
     scalar: bool,
+    in_arenas: bool,
     as_json: bool,
 ) -> Result<()> {
     let program = load::program(pte)?;
@@ -33,8 +35,12 @@ pub fn run(
             etscope_core::npy::read_npy(&load::bytes(p)?).with_context(|| p.display().to_string())
         })
         .collect::<Result<Vec<_>>>()?;
+    let options = RunOptions {
+        capture: dump.is_some(),
+        in_arenas,
+    };
     let result = runtime
-        .run(&tensors, dump.is_some())
+        .run_with(&tensors, options)
         .with_context(|| pte.display().to_string())?;
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir)
