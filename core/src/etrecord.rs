@@ -68,6 +68,10 @@ pub struct ETRecord {
     pub delegate_map: BTreeMap<String, Vec<DelegateInfo>>,
     /// method → instruction id → number of outputs.
     pub instruction_id_to_num_outs: BTreeMap<String, BTreeMap<usize, u64>>,
+    /// The bytes of the `torch.save` entries (weights, constants, example inputs), read only
+    /// through [`crate::torch_save`].
+    #[serde(skip)]
+    pub archives: BTreeMap<String, Vec<u8>>,
 }
 
 fn zip_err(e: impl std::fmt::Display) -> Error {
@@ -100,6 +104,7 @@ impl ETRecord {
         let mut entries = Vec::new();
         let mut stages = Vec::new();
         let mut json_maps: BTreeMap<String, Value> = BTreeMap::new();
+        let mut archives: BTreeMap<String, Vec<u8>> = BTreeMap::new();
         for i in 0..zip.len() {
             let mut f = zip.by_index(i).map_err(zip_err)?;
             let name = f.name().map_err(zip_err)?.to_string();
@@ -119,6 +124,7 @@ impl ETRecord {
             let kind = if name == "ETRECORD_V0" {
                 EntryKind::Marker
             } else if data.starts_with(b"PK\x03\x04") || data.first() == Some(&0x80) {
+                archives.insert(name.clone(), data);
                 EntryKind::Pickle
             } else if data.starts_with(b"{\"graph_module\"")
                 || (data.starts_with(b"{") && looks_like_program(&data))
@@ -154,6 +160,7 @@ impl ETRecord {
                 .map(delegate_map)
                 .transpose()?
                 .unwrap_or_default(),
+            archives,
             instruction_id_to_num_outs: json_maps
                 .get("instruction_id_to_num_outs_map")
                 .map(num_outs_map)
@@ -180,6 +187,24 @@ impl ETRecord {
             .filter(|s| s.name.starts_with(name))
             .collect();
         (matches.len() == 1).then(|| matches[0])
+    }
+
+    /// The weights a stage binds its parameters, buffers and constants to: its `_state_dict`
+    /// and `_constants` archives, read by the restricted `torch.save` reader.
+    pub fn stage_weights(
+        &self,
+        stage: &Stage,
+    ) -> Result<BTreeMap<String, crate::tensor::TensorData>> {
+        let mut out = BTreeMap::new();
+        for suffix in ["_state_dict", "_constants"] {
+            if let Some(bytes) = self.archives.get(&format!("{}{suffix}", stage.name)) {
+                let v = crate::torch_save::load(bytes).map_err(|e| {
+                    Error::invalid(format!("{}{suffix}", stage.name), e.to_string())
+                })?;
+                out.extend(crate::torch_save::tensors_of(&v));
+            }
+        }
+        Ok(out)
     }
 
     /// Debug handles of `instruction_id` in `method`.

@@ -122,6 +122,9 @@ pub struct ExportedGraph {
     pub outputs: Vec<String>,
     pub nodes: Vec<ExportNode>,
     pub tensors: BTreeMap<String, TensorMeta>,
+    /// Graph input name → the state-dict / constants key it is bound to (parameters, buffers,
+    /// tensor constants).
+    pub input_targets: BTreeMap<String, String>,
     pub schema_version: (i64, i64),
     pub dialect: String,
 }
@@ -158,7 +161,7 @@ impl ExportedGraph {
                 tensors.insert(name.clone(), tensor_meta(meta));
             }
         }
-        let kinds = input_kinds(gm.pointer("/signature/input_specs"));
+        let (kinds, input_targets) = input_kinds(gm.pointer("/signature/input_specs"));
         let inputs = graph
             .get("inputs")
             .and_then(Value::as_array)
@@ -191,6 +194,7 @@ impl ExportedGraph {
             outputs,
             nodes,
             tensors,
+            input_targets,
             schema_version,
             dialect: doc
                 .get("dialect")
@@ -216,18 +220,19 @@ fn tensor_meta(meta: &Value) -> TensorMeta {
     TensorMeta { dtype, sizes }
 }
 
-fn input_kinds(specs: Option<&Value>) -> BTreeMap<String, InputKind> {
+fn input_kinds(specs: Option<&Value>) -> (BTreeMap<String, InputKind>, BTreeMap<String, String>) {
     let mut out = BTreeMap::new();
+    let mut targets = BTreeMap::new();
     for spec in specs.and_then(Value::as_array).into_iter().flatten() {
         let Some((kind, body)) = spec.as_object().and_then(|o| o.iter().next()) else {
             continue;
         };
-        let k = match kind.as_str() {
-            "user_input" => InputKind::UserInput,
-            "parameter" => InputKind::Parameter,
-            "buffer" => InputKind::Buffer,
-            "tensor_constant" => InputKind::TensorConstant,
-            _ => InputKind::Other,
+        let (k, target_key) = match kind.as_str() {
+            "user_input" => (InputKind::UserInput, ""),
+            "parameter" => (InputKind::Parameter, "parameter_name"),
+            "buffer" => (InputKind::Buffer, "buffer_name"),
+            "tensor_constant" => (InputKind::TensorConstant, "tensor_constant_name"),
+            _ => (InputKind::Other, ""),
         };
         if let Some(name) = body
             .pointer("/arg/name")
@@ -235,9 +240,12 @@ fn input_kinds(specs: Option<&Value>) -> BTreeMap<String, InputKind> {
             .and_then(Value::as_str)
         {
             out.insert(name.to_string(), k);
+            if let Some(t) = body.get(target_key).and_then(Value::as_str) {
+                targets.insert(name.to_string(), t.to_string());
+            }
         }
     }
-    out
+    (out, targets)
 }
 
 fn output_names(v: &Value) -> Vec<String> {

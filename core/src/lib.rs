@@ -23,6 +23,7 @@ pub mod profile;
 pub mod pte;
 pub mod runtime;
 pub mod tensor;
+pub mod torch_save;
 
 pub use dtype::ScalarType;
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ mod cmsis_ops;
 mod kernel;
 mod portable;
 mod quantized;
+pub mod stage;
 pub mod value;
 pub mod verify;
 
@@ -534,6 +535,7 @@ fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         | "aten::expand_copy" => portable::copy(ctx, args),
         "aten::addmm" => portable::addmm(ctx, args),
         "aten::mm" => portable::mm(ctx, args),
+        "etscope::linear" => portable::linear(ctx, args),
         "aten::_softmax" => portable::softmax(ctx, args),
         "aten::add" => portable::binary(ctx, args, |a, b| a + b, true),
         "aten::sub" => portable::binary(ctx, args, |a, b| a - b, true),

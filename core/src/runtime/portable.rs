@@ -186,7 +186,11 @@ pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
             .unwrap_or(d)
     };
     let (kh, kw) = (get(&kernel, 0, 1), get(&kernel, 1, 1));
-    let (sh, sw) = (get(&stride, 0, kh).max(1), get(&stride, 1, kw).max(1));
+    let (sh, sw) = if stride.is_empty() {
+        (kh.max(1), kw.max(1))
+    } else {
+        (get(&stride, 0, kh).max(1), get(&stride, 1, kw).max(1))
+    };
     let (ph, pw) = (get(&padding, 0, 0), get(&padding, 1, 0));
     let o = out_of(ctx, args)?;
     let out_shape = ctx.out_shape(o)?;
@@ -429,5 +433,37 @@ pub fn binary(
     };
     let o = out_of(ctx, args)?;
     let _ = out_arg(args);
+    ctx.write(o, shape, Buf::F32(out))
+}
+
+/// `aten::linear(input, weight[out,in], bias?)` → `input @ weight^T + bias` (stage graphs).
+pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let (x, wt) = (ctx.tensor(args, 0)?, ctx.tensor(args, 1)?);
+    let (outs, ins) = dims2(ctx, &wt.shape)?;
+    let xv = f32s(ctx, x)?;
+    if ins == 0 || xv.len() % ins != 0 {
+        return Err(ctx.bad(format!(
+            "input {:?} does not fit weight {:?}",
+            x.shape, wt.shape
+        )));
+    }
+    let bias = match args.get(2).and_then(|&v| ctx.values.get(v)) {
+        Some(super::value::RValue::Tensor(b)) => Some(f32s(ctx, b)?.to_vec()),
+        _ => None,
+    };
+    let w = f32s(ctx, wt)?;
+    let rows = xv.len() / ins;
+    let mut out = vec![0f32; rows * outs];
+    for r in 0..rows {
+        for o in 0..outs {
+            let mut acc = 0f32;
+            for i in 0..ins {
+                acc += xv[r * ins + i] * w[o * ins + i];
+            }
+            out[r * outs + o] = acc + bias.as_ref().map_or(0.0, |b| b[o]);
+        }
+    }
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
     ctx.write(o, shape, Buf::F32(out))
 }
