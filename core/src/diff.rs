@@ -1,69 +1,100 @@
-//! The diff engine: intermediate tensors of two sources for the same input — host runs of two
-//! programs, or a host run and what a device captured (ETDump debug events + debug buffer) —
-//! matched node by node (debug handles, N:M where ops were fused or split; instruction ids
-//! when both sources are the same program), brought to a comparable form (dequantized,
-//! channels-last undone) and measured: MSE, mean/max abs error, SNR, cosine similarity, and
-//! for integer tensors the elements off by one LSB and by more. The first node in topological
-//! order whose error crosses the threshold is the first divergence.
+//! The diff engine: intermediate tensors of two sources for the same input — host runs of
+//! programs or ETRecord stages, or what a device captured (ETDump debug events + debug
+//! buffer) — matched node by node (the same program: instruction by instruction; a stage and
+//! a program of the same export: debug handles, N:M where ops were fused or split; different
+//! programs of one model: the module that produced them), brought to a comparable form
+//! (dequantized, channels-last undone) and measured: MSE, mean/max abs error, SNR, cosine
+//! similarity, and for integer tensors the elements off by one LSB and by more. The first
+//! node in topological order whose error crosses the threshold is the first divergence.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::debug_buffer::CapturedTensor;
-use crate::ir::{Graph, NodeKind};
+use crate::ir::{Graph, NodeId, NodeKind};
+use crate::runtime::stage::StageRun;
 use crate::runtime::RunResult;
 use crate::tensor::TensorData;
 
-/// Intermediate outputs of one source, keyed by instruction id.
+/// Intermediate outputs of one source, keyed by graph node.
 #[derive(Debug, Clone)]
 pub struct Source {
     pub label: String,
-    /// The program's graph (debug handles attached where known).
+    /// The graph (debug handles and module paths attached where known).
     pub graph: Graph,
-    /// Instruction id → its out tensors.
-    pub tensors: BTreeMap<usize, Vec<TensorData>>,
+    /// Node → its out tensors.
+    pub tensors: BTreeMap<NodeId, Vec<TensorData>>,
+    /// Which export the graph's debug handles belong to (e.g. the ETRecord's path): sources of
+    /// the same export are matched by debug handle.
+    pub export: Option<String>,
 }
 
 impl Source {
-    /// From a host run with capture.
+    /// From a host run of a program with capture.
     pub fn from_run(label: &str, graph: Graph, run: &RunResult) -> Source {
         let tensors = run
             .captured
             .iter()
-            .map(|c| {
-                (
-                    c.instruction_id,
-                    c.tensors.iter().map(|t| t.to_data()).collect(),
-                )
+            .filter_map(|c| {
+                graph
+                    .node_for_instruction(c.instruction_id)
+                    .map(|n| (n.id, c.tensors.iter().map(|t| t.to_data()).collect()))
             })
             .collect();
         Source {
             label: label.to_string(),
             graph,
             tensors,
+            export: None,
+        }
+    }
+
+    /// From a host run of an ETRecord stage (its graph built by `graph_from_export`).
+    pub fn from_stage(label: &str, graph: Graph, run: &StageRun) -> Source {
+        // stage node i is IR node i + 1 (node 0 is the input node)
+        let tensors = run
+            .captured
+            .iter()
+            .map(|(&i, ts)| (i + 1, ts.iter().map(|t| t.to_data()).collect()))
+            .collect();
+        Source {
+            label: label.to_string(),
+            graph,
+            tensors,
+            export: None,
         }
     }
 
     /// From tensors captured on a device (the first inference run that captured each).
     pub fn from_captured(label: &str, graph: Graph, captured: &[CapturedTensor]) -> Source {
-        let mut tensors: BTreeMap<usize, Vec<TensorData>> = BTreeMap::new();
+        let mut tensors: BTreeMap<NodeId, Vec<TensorData>> = BTreeMap::new();
         let mut run_of: BTreeMap<usize, usize> = BTreeMap::new();
         for c in captured
             .iter()
             .filter(|c| !c.is_program_output && c.instruction_id >= 0)
         {
             let iid = c.instruction_id as usize;
+            let Some(node) = graph.node_for_instruction(iid).map(|n| n.id) else {
+                continue;
+            };
             let run = *run_of.entry(iid).or_insert(c.run);
             if run == c.run {
-                tensors.entry(iid).or_default().push(c.tensor.clone());
+                tensors.entry(node).or_default().push(c.tensor.clone());
             }
         }
         Source {
             label: label.to_string(),
             graph,
             tensors,
+            export: None,
         }
+    }
+
+    /// Marks the export the graph's debug handles come from.
+    pub fn with_export(mut self, export: impl Into<String>) -> Source {
+        self.export = Some(export.into());
+        self
     }
 }
 
@@ -88,8 +119,12 @@ pub struct Row {
     /// The module both sides' nodes came from (module matching), empty otherwise.
     pub module: Vec<String>,
     pub handles: Vec<u32>,
+    /// Instruction ids of the matched nodes (empty for stage graphs).
     pub a_instructions: Vec<usize>,
     pub b_instructions: Vec<usize>,
+    /// Graph node ids of the matched nodes.
+    pub a_nodes: Vec<NodeId>,
+    pub b_nodes: Vec<NodeId>,
     pub a_ops: Vec<String>,
     pub b_ops: Vec<String>,
     pub metrics: Option<Metrics>,
@@ -125,7 +160,8 @@ impl Threshold {
 pub struct DiffReport {
     pub a: String,
     pub b: String,
-    /// How nodes were matched: `instruction` (same program) or `module` (`nn_module_stack`).
+    /// How nodes were matched: `instruction` (same program), `debug_handle` (same export) or
+    /// `module` (`nn_module_stack`).
     pub matched_by: String,
     pub threshold: Threshold,
     /// In topological order of A.
@@ -137,37 +173,40 @@ pub struct DiffReport {
 /// Why two sources cannot be compared.
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
-    #[error("cannot match nodes of {a} and {b}: they are different programs and their nodes carry no module paths (put each program's ETRecord beside it)")]
+    #[error("cannot match nodes of {a} and {b}: they share no debug handles and their nodes carry no module paths (put each program's ETRecord beside it)")]
     NoMatching { a: String, b: String },
 }
 
-fn instruction_nodes(g: &Graph) -> Vec<&crate::ir::Node> {
+fn operator_nodes(g: &Graph) -> Vec<&crate::ir::Node> {
     g.nodes
         .iter()
         .filter(|n| {
-            n.instruction_id.is_some() && !matches!(n.kind, NodeKind::Input | NodeKind::Output)
+            matches!(n.kind, NodeKind::Operator | NodeKind::Delegate) && n.op != "memory.alloc"
         })
         .collect()
 }
 
 fn same_program(a: &Graph, b: &Graph) -> bool {
-    let (na, nb) = (instruction_nodes(a), instruction_nodes(b));
-    na.len() == nb.len() && na.iter().zip(&nb).all(|(x, y)| x.op == y.op)
+    let (na, nb) = (operator_nodes(a), operator_nodes(b));
+    a.stage == b.stage && na.len() == nb.len() && na.iter().zip(&nb).all(|(x, y)| x.op == y.op)
 }
 
 /// Compares two sources.
 pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, DiffError> {
-    // The same program: instruction by instruction. Different programs (e.g. fp32 and int8 of
-    // one model): debug handles are numbered per export, so nodes are matched by the module
-    // that produced them (`nn_module_stack`), N:M.
+    let same_export = a.export.is_some() && a.export == b.export;
     let (groups, matched_by) = if same_program(&a.graph, &b.graph) {
-        let groups = instruction_nodes(&a.graph)
-            .iter()
-            .filter_map(|n| n.instruction_id)
-            .map(|i| (Vec::new(), Vec::new(), vec![i], vec![i]))
-            .collect::<Vec<_>>();
-        (groups, "instruction")
+        (
+            operator_nodes(&a.graph)
+                .iter()
+                .map(|n| (Vec::new(), Vec::new(), vec![n.id], vec![n.id]))
+                .collect::<Vec<_>>(),
+            "instruction",
+        )
+    } else if same_export && !handle_groups(&a.graph, &b.graph).is_empty() {
+        (handle_groups(&a.graph, &b.graph), "debug_handle")
     } else {
+        // debug handles are numbered per export, so different programs of one model are
+        // matched by the module that produced each node (`nn_module_stack`), N:M
         (module_groups(&a.graph, &b.graph), "module")
     };
     if groups.is_empty() {
@@ -176,14 +215,15 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
             b: b.label.clone(),
         });
     }
-    let op_of = |g: &Graph, i: usize| {
-        g.node_for_instruction(i)
-            .map(|n| n.qualified_op())
-            .unwrap_or_default()
+    let op_of = |g: &Graph, n: NodeId| g.nodes.get(n).map(|n| n.qualified_op()).unwrap_or_default();
+    let instr_of = |g: &Graph, ns: &[NodeId]| {
+        ns.iter()
+            .filter_map(|&n| g.nodes.get(n).and_then(|x| x.instruction_id))
+            .collect::<Vec<_>>()
     };
     let mut rows = Vec::new();
-    for (module, handles, ai, bi) in groups {
-        let (Some(&la), Some(&lb)) = (ai.iter().max(), bi.iter().max()) else {
+    for (module, handles, an, bn) in groups {
+        let (Some(&la), Some(&lb)) = (an.iter().max(), bn.iter().max()) else {
             continue;
         };
         let ta = a.tensors.get(&la).and_then(|v| v.first());
@@ -195,20 +235,30 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
             },
             (None, _) => (
                 None,
-                Some(format!("{} captured nothing for instruction {la}", a.label)),
+                Some(format!(
+                    "{} captured nothing for {}",
+                    a.label,
+                    op_of(&a.graph, la)
+                )),
             ),
             (_, None) => (
                 None,
-                Some(format!("{} captured nothing for instruction {lb}", b.label)),
+                Some(format!(
+                    "{} captured nothing for {}",
+                    b.label,
+                    op_of(&b.graph, lb)
+                )),
             ),
         };
         rows.push(Row {
             module,
-            a_ops: ai.iter().map(|&i| op_of(&a.graph, i)).collect(),
-            b_ops: bi.iter().map(|&i| op_of(&b.graph, i)).collect(),
+            a_ops: an.iter().map(|&n| op_of(&a.graph, n)).collect(),
+            b_ops: bn.iter().map(|&n| op_of(&b.graph, n)).collect(),
             handles,
-            a_instructions: ai,
-            b_instructions: bi,
+            a_instructions: instr_of(&a.graph, &an),
+            b_instructions: instr_of(&b.graph, &bn),
+            a_nodes: an,
+            b_nodes: bn,
             metrics,
             note,
         });
@@ -226,24 +276,82 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
     })
 }
 
-/// A match: module path (if matched by module), debug handles, A's and B's instructions.
-type Group = (Vec<String>, Vec<u32>, Vec<usize>, Vec<usize>);
+/// A match: module path (if matched by module), debug handles, A's and B's nodes.
+type Group = (Vec<String>, Vec<u32>, Vec<NodeId>, Vec<NodeId>);
 
-/// Groups instructions by the innermost module that produced them; a group on each side with
-/// the same module path is one match (N:M), compared at the group's last instruction.
+/// Groups nodes of A and B that share debug handles (transitively): N:M matches within one
+/// export (a stage and the program lowered from it).
+fn handle_groups(a: &Graph, b: &Graph) -> Vec<Group> {
+    let mut parent: BTreeMap<u32, u32> = BTreeMap::new();
+    fn find(p: &mut BTreeMap<u32, u32>, x: u32) -> u32 {
+        let mut r = x;
+        while let Some(&q) = p.get(&r) {
+            if q == r {
+                break;
+            }
+            r = q;
+        }
+        p.insert(x, r);
+        r
+    }
+    for g in [a, b] {
+        for n in operator_nodes(g) {
+            for &h in &n.debug_handles {
+                parent.entry(h).or_insert(h);
+            }
+            if let Some((&first, rest)) = n.debug_handles.split_first() {
+                for &h in rest {
+                    let (ra, rb) = (find(&mut parent, first), find(&mut parent, h));
+                    parent.insert(ra, rb);
+                }
+            }
+        }
+    }
+    type Sides = (BTreeSet<u32>, BTreeSet<NodeId>, BTreeSet<NodeId>);
+    let mut groups: BTreeMap<u32, Sides> = BTreeMap::new();
+    for (side, g) in [a, b].into_iter().enumerate() {
+        for n in operator_nodes(g) {
+            let Some(&h) = n.debug_handles.first() else {
+                continue;
+            };
+            let root = find(&mut parent, h);
+            let e = groups.entry(root).or_default();
+            e.0.extend(&n.debug_handles);
+            if side == 0 {
+                e.1.insert(n.id);
+            } else {
+                e.2.insert(n.id);
+            }
+        }
+    }
+    let mut out: Vec<Group> = groups
+        .into_values()
+        .filter(|(_, x, y)| !x.is_empty() && !y.is_empty())
+        .map(|(h, x, y)| {
+            (
+                Vec::new(),
+                h.into_iter().collect(),
+                x.into_iter().collect(),
+                y.into_iter().collect(),
+            )
+        })
+        .collect();
+    out.sort_by_key(|g| g.2.iter().max().copied().unwrap_or(0));
+    out
+}
+
+/// Groups nodes by the innermost module that produced them; a group on each side with the same
+/// module path is one match (N:M), compared at the group's last node.
 fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
     let by_module = |g: &Graph| {
-        let mut m: BTreeMap<String, (BTreeSet<u32>, Vec<usize>)> = BTreeMap::new();
-        for n in instruction_nodes(g) {
-            let (Some(frame), Some(i)) = (
-                n.module_stack.last().filter(|f| !f.path.is_empty()),
-                n.instruction_id,
-            ) else {
+        let mut m: BTreeMap<String, (BTreeSet<u32>, Vec<NodeId>)> = BTreeMap::new();
+        for n in operator_nodes(g) {
+            let Some(frame) = n.module_stack.last().filter(|f| !f.path.is_empty()) else {
                 continue;
             };
             let e = m.entry(frame.path.clone()).or_default();
             e.0.extend(&n.debug_handles);
-            e.1.push(i);
+            e.1.push(n.id);
         }
         m
     };
@@ -262,10 +370,11 @@ fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
 
 /// A tensor as floats: dequantized with the value's quantization parameters when it is an
 /// integer tensor that has them.
-fn comparable(g: &Graph, iid: usize, t: &TensorData) -> Result<Vec<f64>, String> {
+fn comparable(g: &Graph, node: NodeId, t: &TensorData) -> Result<Vec<f64>, String> {
     let values = t.to_f64().map_err(|e| e.to_string())?;
     let quant = g
-        .node_for_instruction(iid)
+        .nodes
+        .get(node)
         .and_then(|n| n.outputs.first())
         .and_then(|&v| g.values.get(v))
         .and_then(|v| v.quant);
@@ -302,8 +411,16 @@ fn compare(
     ib: usize,
     b: &TensorData,
 ) -> Result<Metrics, String> {
-    let mut xa = comparable(ga, ia, a)?;
-    let mut xb = comparable(gb, ib, b)?;
+    // equal integer types compare as stored (LSB counts stay meaningful); otherwise both sides
+    // are brought to real values with their quantization parameters
+    let (mut xa, mut xb) = if a.dtype == b.dtype && a.dtype.is_integer() {
+        (
+            a.to_f64().map_err(|e| e.to_string())?,
+            b.to_f64().map_err(|e| e.to_string())?,
+        )
+    } else {
+        (comparable(ga, ia, a)?, comparable(gb, ib, b)?)
+    };
     if a.shape != b.shape {
         let nhwc_of = |s: &[usize]| {
             if s.len() == 4 {

@@ -280,7 +280,7 @@ impl Unpickler<'_> {
                     let items = self.pop_mark()?;
                     self.stack.push(PyValue::Tuple(items));
                 }
-                0x85 | 0x86 | 0x87 => {
+                0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
                     if self.stack.len() < n {
                         return Err(bad("TUPLE on a short stack"));

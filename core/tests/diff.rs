@@ -112,3 +112,39 @@ fn fp32_against_int8_is_matched_by_module_and_finds_the_first_divergence() {
         }
     }
 }
+
+#[test]
+fn a_stage_and_its_program_match_by_debug_handle_and_agree() {
+    use etscope_core::runtime::stage::run_stage;
+    for model in common::models() {
+        let rec_path = model.join("model_int8_cortex_m55.etrecord");
+        let rec = ETRecord::parse(&common::read(&rec_path)).expect("etrecord");
+        let stage = rec.stage("edge_after_transform").expect("stage");
+        let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
+        let run = run_stage(
+            &stage.graph,
+            &rec.stage_weights(stage).expect("weights"),
+            std::slice::from_ref(&input),
+            true,
+        )
+        .expect("stage runs");
+        let a = Source::from_stage(
+            "stage",
+            graph_from_export(&stage.graph, "edge_after_transform", "forward"),
+            &run,
+        )
+        .with_export("rec");
+        let b = host(&model, "model_int8_cortex_m55").with_export("rec");
+        let report = diff(&a, &b, Threshold::default()).expect("comparable");
+        assert_eq!(report.matched_by, "debug_handle");
+        assert!(!report.rows.is_empty());
+        for m in report.rows.iter().filter_map(|r| r.metrics) {
+            assert_eq!(
+                m.max_abs,
+                0.0,
+                "{}: the stage and the program compute the same CMSIS-NN arithmetic",
+                model.display()
+            );
+        }
+    }
+}

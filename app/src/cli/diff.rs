@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use etscope_core::debug_buffer::captured_tensors;
 use etscope_core::diff::{diff, Source, Threshold};
 use etscope_core::ir::from_pte::graph_from_plan;
@@ -19,6 +19,7 @@ use crate::table::Table;
 enum Spec {
     Program(PathBuf),
     Etdump(PathBuf, PathBuf),
+    Stage(PathBuf, String),
 }
 
 fn parse_spec(s: &str) -> Result<Spec> {
@@ -29,7 +30,7 @@ fn parse_spec(s: &str) -> Result<Spec> {
         return Ok(Spec::Etdump(d.into(), b.into()));
     }
     if let Some((file, stage)) = s.split_once('#') {
-        bail!("{file}#{stage}: executing ETRecord stages on the host is not implemented yet; compare .pte programs, or a .pte with its ETDump");
+        return Ok(Spec::Stage(file.into(), stage.into()));
     }
     Ok(Spec::Program(s.into()))
 }
@@ -72,7 +73,37 @@ fn source(
             let run = rt
                 .run(inputs, true)
                 .with_context(|| pte.display().to_string())?;
-            Ok(Source::from_run(label, graph, &run))
+            let source = Source::from_run(label, graph, &run);
+            let sibling = pte.with_extension("etrecord");
+            Ok(if sibling.exists() {
+                source.with_export(sibling.display().to_string())
+            } else {
+                source
+            })
+        }
+        Spec::Stage(file, name) => {
+            let rec = load::etrecord(file)?;
+            let stage = rec.stage(name).ok_or_else(|| {
+                let names: Vec<String> = rec
+                    .stages
+                    .iter()
+                    .map(|s| etscope_core::etrecord::stage_short_name(&s.name))
+                    .collect();
+                anyhow!(
+                    "{}: no stage {name:?}; stages: {}",
+                    file.display(),
+                    names.join(", ")
+                )
+            })?;
+            let weights = rec
+                .stage_weights(stage)
+                .with_context(|| file.display().to_string())?;
+            let run = etscope_core::runtime::stage::run_stage(&stage.graph, &weights, inputs, true)
+                .with_context(|| format!("{}#{name}", file.display()))?;
+            let method = stage.name.split('/').nth(1).unwrap_or("forward");
+            let graph =
+                etscope_core::ir::from_export::graph_from_export(&stage.graph, name, method);
+            Ok(Source::from_stage(label, graph, &run).with_export(file.display().to_string()))
         }
         Spec::Etdump(d, b) => {
             let pte = etdump_program.ok_or_else(|| anyhow!("{}: which program made this ETDump? put a .pte on the other side or pass --etdump-program", d.display()))?;
@@ -105,7 +136,7 @@ pub fn run(
         .collect::<Result<Vec<_>>>()?;
     let other_program = |s: &Spec| match s {
         Spec::Program(p) => Some(p.clone()),
-        Spec::Etdump(..) => None,
+        Spec::Etdump(..) | Spec::Stage(..) => None,
     };
     let prog_for_a = etdump_program
         .map(Path::to_path_buf)

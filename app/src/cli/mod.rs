@@ -131,7 +131,8 @@ pub enum Command {
         json: bool,
     },
     /// Compare intermediate tensors of two sources node by node and find the first divergence.
-    /// A source is a `.pte` (run on the host) or `etdump:FILE.etdp+FILE.bin` (device capture).
+    /// A source is a `.pte` (run on the host), `FILE.etrecord#STAGE` (a lowering stage run on
+    /// the host) or `etdump:FILE.etdp+FILE.bin` (device capture).
     Diff {
         a: String,
         b: String,

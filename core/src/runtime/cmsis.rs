@@ -197,9 +197,12 @@ mod tests {
     fn doubling_high_mult_matches_its_definition() {
         assert_eq!(doubling_high_mult(1 << 30, 1 << 30), 1 << 29);
         assert_eq!(doubling_high_mult(i32::MIN, i32::MIN), i32::MAX);
-        // rounding of a negative product is away from zero at the half
-        assert_eq!(doubling_high_mult(-1, 1 << 30), -1);
+        // a negative half (−0.5, −1.5) rounds toward zero here (nudge 1 − 2^30, then a
+        // truncating division), while the no-saturation variant floors after adding 2^30
+        assert_eq!(doubling_high_mult(-1, 1 << 30), 0);
+        assert_eq!(doubling_high_mult(-3, 1 << 30), -1);
         assert_eq!(doubling_high_mult_no_sat(-1, 1 << 30), 0);
+        assert_eq!(doubling_high_mult_no_sat(-3, 1 << 30), -1);
     }
 
     #[test]
