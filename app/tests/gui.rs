@@ -245,3 +245,28 @@ fn diff_mode_jumps_to_the_first_divergence_between_two_programs() {
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.row, Some(first));
 }
+
+#[test]
+fn diff_mode_compares_the_program_with_a_lowering_stage() {
+    let mut harness = app_with(&[
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+        "input.npy",
+    ]);
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    harness
+        .get_by_label("vs stage edge_after_transform")
+        .click();
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.report.matched_by, "debug_handle");
+    // the Cortex-M stage and the program compute the same CMSIS-NN arithmetic
+    assert!(view
+        .report
+        .rows
+        .iter()
+        .filter_map(|r| r.metrics)
+        .all(|m| m.max_abs == 0.0));
+    harness.get_by_label("no divergence");
+}

@@ -143,6 +143,8 @@ pub enum DiffTarget {
     Document(usize),
     /// The tensors its ETDump + debug buffer captured on the device.
     Device,
+    /// One of its ETRecord stages (index into the document's stages), run with its weights.
+    Stage(usize),
 }
 
 /// Deferred actions, applied after the frame is drawn.
@@ -400,7 +402,7 @@ impl EtscopeApp {
                 .input
                 .clone()
                 .or_else(|| self.docs.get(j).and_then(|o| o.doc.input.clone())),
-            DiffTarget::Device => dv.doc.input.clone(),
+            DiffTarget::Device | DiffTarget::Stage(_) => dv.doc.input.clone(),
         }
         .ok_or("open an input array (.npy) with the program to run it")?;
         let run =
@@ -414,7 +416,10 @@ impl EtscopeApp {
                     .map_err(|e| format!("{label}: {e}"))?;
                 Ok(Source::from_run(label, graph, &result))
             };
-        let a = run(&dv.doc, &dv.doc.title)?;
+        let mut a = run(&dv.doc, &dv.doc.title)?;
+        if matches!(target, DiffTarget::Stage(_)) {
+            a = a.with_export("etrecord");
+        }
         let (b, stage_b) = match target {
             DiffTarget::Document(j) => {
                 let other = self.docs.get(j).ok_or("no such document")?;
@@ -426,6 +431,26 @@ impl EtscopeApp {
                     run(&other.doc, &other.doc.title)?,
                     other.doc.stages[pte_b].clone(),
                 )
+            }
+            DiffTarget::Stage(si) => {
+                let view = dv.doc.stages.get(si).ok_or("no such stage")?;
+                let rec = dv.doc.etrecord.as_ref().ok_or("no ETRecord is open")?;
+                let stage = rec
+                    .stages
+                    .iter()
+                    .find(|s| etscope_core::etrecord::stage_short_name(&s.name) == view.name)
+                    .ok_or("the stage is not in the ETRecord")?;
+                let weights = rec.stage_weights(stage).map_err(|e| e.to_string())?;
+                let run = etscope_core::runtime::stage::run_stage(
+                    &stage.graph,
+                    &weights,
+                    std::slice::from_ref(&input),
+                    true,
+                )
+                .map_err(|e| format!("{}: {e}", view.name))?;
+                let source = Source::from_stage(&view.name, view.graph.clone(), &run)
+                    .with_export("etrecord");
+                (source, view.clone())
             }
             DiffTarget::Device => {
                 if dv.doc.captured.is_empty() {

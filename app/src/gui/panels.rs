@@ -457,6 +457,13 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     .push(Command::Compare(super::DiffTarget::Document(*i)));
             }
         }
+        let pte = dv.doc.pte_stage;
+        for (si, st) in dv.doc.stages.iter().enumerate() {
+            if Some(si) != pte && ui.button(format!("vs stage {}", st.name)).clicked() {
+                app.commands
+                    .push(Command::Compare(super::DiffTarget::Stage(si)));
+            }
+        }
         if ui
             .add_enabled(
                 !dv.doc.captured.is_empty(),
