@@ -31,6 +31,8 @@ shot profile    "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view prof
 shot heat       "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view graph
 shot timeline   "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view timeline
 shot memory     "$ds/model_int8_cortex_m55.pte" --view memory --select "#3"
+shot diff       "$ds/model_fp32.pte" "$ds/model_fp32.etrecord" "$ds/model_int8_cortex_m55.pte" "$ds/model_int8_cortex_m55.etrecord" "$ds/input.npy" --view diff
+shot modules    "$ref/stress_medium/model_fp32.pte" "$ref/stress_medium/model_fp32.etrecord" --view graph --stage edge
 shot xnnpack    "$tiny/model_fp32_xnnpack.pte" "$tiny/etdump_xnnpack.etdp" --view graph --select "#0"
 if [ -f "$ref/stress_large/model_fp32.pte" ]; then
   shot stress_large "$ref/stress_large/model_fp32.pte" --view graph
