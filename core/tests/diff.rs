@@ -148,3 +148,99 @@ fn a_stage_and_its_program_match_by_debug_handle_and_agree() {
         }
     }
 }
+
+/// The Inspector's `calculate_numeric_gap` compares a program's AOT graph with what its
+/// runtime captured; `etscope diff` of the edge stage against the ETDump does the same:
+/// the same node groups, and the gaps rank the same (zero where the Inspector's is zero,
+/// the largest gaps on the same groups).
+#[test]
+fn stage_against_device_capture_ranks_gaps_like_the_inspector() {
+    use etscope_core::runtime::stage::run_stage;
+    for model in common::models() {
+        let rec = ETRecord::parse(&common::read(
+            &model.join("model_int8_qdq_portable.etrecord"),
+        ))
+        .expect("etrecord");
+        let stage = rec.stage("edge").expect("edge");
+        let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
+        let run = run_stage(
+            &stage.graph,
+            &rec.stage_weights(stage).expect("weights"),
+            std::slice::from_ref(&input),
+            true,
+        )
+        .expect("stage runs");
+        let a = Source::from_stage(
+            "aot",
+            graph_from_export(&stage.graph, "edge", "forward"),
+            &run,
+        )
+        .with_export("rec");
+        let program = Program::parse(common::read(&model.join("model_int8_qdq_portable.pte")))
+            .expect("program");
+        let mut graph = graph_from_plan(&program, 0).expect("graph");
+        graph.attach_debug_handles(&rec.debug_handle_map["forward"]);
+        let d = ETDump::parse(&common::read(&model.join("etdump_int8_qdq.etdp"))).expect("etdump");
+        let captured =
+            captured_tensors(&d, &common::read(&model.join("debug_buffer_int8_qdq.bin")))
+                .expect("captured");
+        let b = Source::from_captured("runtime", graph, &captured).with_export("rec");
+        let report = diff(&a, &b, Threshold::default()).expect("comparable");
+        assert_eq!(report.matched_by, "debug_handle");
+
+        let table = common::json(&model.join("numeric_gap_mse_int8_qdq.json"));
+        let table = table.as_array().expect("rows");
+        let mut ours: Vec<(Vec<u32>, f64)> = Vec::new();
+        for want in table {
+            let handles: Vec<u32> = want["aot_debug_handle"]
+                .as_array()
+                .expect("handles")
+                .iter()
+                .filter_map(|h| h.as_u64().map(|h| h as u32))
+                .collect();
+            let row = report
+                .rows
+                .iter()
+                .find(|r| handles.iter().all(|h| r.handles.contains(h)))
+                .unwrap_or_else(|| panic!("{}: no group for handles {handles:?}", model.display()));
+            let mse = row.metrics.expect("compared").mse;
+            let gap = want["gap"][0].as_f64().expect("gap");
+            // both at float noise (different accumulation order of convolutions) or both real
+            let noise = 1e-12;
+            assert_eq!(
+                gap < noise,
+                mse < noise,
+                "{}: {handles:?} ours {mse} vs {gap}",
+                model.display()
+            );
+            ours.push((handles, mse));
+        }
+        assert_eq!(ours.len(), table.len());
+        let top = |v: &mut Vec<(Vec<u32>, f64)>| {
+            v.sort_by(|x, y| y.1.total_cmp(&x.1));
+            v.first().map(|x| x.0.clone())
+        };
+        let mut theirs: Vec<(Vec<u32>, f64)> = table
+            .iter()
+            .map(|r| {
+                (
+                    r["aot_debug_handle"]
+                        .as_array()
+                        .expect("h")
+                        .iter()
+                        .filter_map(|h| h.as_u64().map(|h| h as u32))
+                        .collect(),
+                    r["gap"][0].as_f64().unwrap_or(0.0),
+                )
+            })
+            .collect();
+        if theirs.iter().any(|t| t.1 > 1e-9) {
+            assert_eq!(
+                top(&mut ours),
+                top(&mut theirs),
+                "{}: the largest gap is on another group",
+                model.display()
+            );
+        }
+    }
+}

@@ -112,7 +112,13 @@ fn source(
             let buf = load::bytes(b)?;
             let captured = captured_tensors(&dump, &buf)
                 .with_context(|| format!("{} with {}", d.display(), b.display()))?;
-            Ok(Source::from_captured(label, graph, &captured))
+            let source = Source::from_captured(label, graph, &captured);
+            let sibling = pte.with_extension("etrecord");
+            Ok(if sibling.exists() {
+                source.with_export(sibling.display().to_string())
+            } else {
+                source
+            })
         }
     }
 }
