@@ -232,3 +232,57 @@ fn a_bad_placement_shows_up_as_corrupted_values_in_arena_runs() {
         good
     );
 }
+
+/// The M55 (Helium/MVE) quantize kernel and the scalar one differ on purpose-built inputs:
+/// fused rounding of `x·(1/scale)`, and int16 wrap-around instead of saturation, on every full
+/// block of 16 elements; the tail uses the scalar arithmetic on both.
+#[test]
+fn quantize_follows_the_target_core() {
+    use etscope_core::runtime::cmsis_quantize_for_tests as mve;
+    // a product just above n + 0.5 that rounds to n + 0.5 in f32 first: the scalar kernel
+    // rounds half to even (down), the fused multiply-add sees the excess (up)
+    let (x, inv) = [0.025375547f32, 0.0037, 0.011, 0.047]
+        .iter()
+        .map(|&scale| 1.0f32 / scale)
+        .flat_map(|inv| (0..40).map(move |n| (inv, n)))
+        .flat_map(|(inv, n)| {
+            let centre = ((n as f32 + 0.5) / inv).to_bits();
+            (centre.saturating_sub(64)..centre + 64).map(move |b| (f32::from_bits(b), inv))
+        })
+        .find(|&(x, inv)| {
+            let p = x * inv;
+            p.fract() == 0.5 && f64::from(x) * f64::from(inv) > f64::from(p) && (p as i32) % 2 == 0
+        })
+        .expect("a tie created by rounding the product exists");
+    let scalar = ((x * inv).round_ties_even()) as i32;
+    assert_eq!(
+        i32::from(mve(x, inv, 0, -128, 127)),
+        scalar + 1,
+        "fused rounding goes up on {x}"
+    );
+
+    // through the runtime on the real tiny Cortex-M program: element 0 of the quantize output
+    let program = Program::parse(common::read(
+        &common::tiny().join("model_int8_cortex_m55.pte"),
+    ))
+    .expect("program");
+    let mut input = npy(&common::tiny().join("input.npy"));
+    // x · (1/scale) ≈ 40000: past int8, inside the rounding trick's range, past int16 → wraps
+    input.bytes[0..4].copy_from_slice(&1015.0f32.to_le_bytes());
+    let m55 = Runtime::new(&program, 0, Target::CortexM55)
+        .expect("m55")
+        .run(std::slice::from_ref(&input), true)
+        .expect("runs");
+    let scalar = Runtime::new(&program, 0, Target::CortexMScalar)
+        .expect("scalar")
+        .run(std::slice::from_ref(&input), true)
+        .expect("runs");
+    let q =
+        |r: &etscope_core::runtime::RunResult| r.captured[0].tensors[0].to_data().bytes[0] as i8;
+    assert_eq!(q(&scalar), 127, "the scalar kernel saturates");
+    assert_eq!(
+        q(&m55),
+        -128,
+        "the MVE kernel narrows to int16 without saturating, then clamps"
+    );
+}

@@ -28,20 +28,41 @@ fn pair(v: &[i64], i: usize) -> usize {
     v.get(i).or(v.first()).copied().unwrap_or(1).max(0) as usize
 }
 
-/// `quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max, dtype, out)`:
-/// `zero_point + nearbyint((1/scale as f32) · x)`, clamped (the backend's scalar kernel).
+/// `quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max, dtype, out)` as
+/// the backend's C++ kernel computes it on the target core (see [`quantize_block_mve`]).
 pub fn quantize(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
     let inv = 1.0f32 / ctx.double(args, 1)? as f32;
     let zp = ctx.int(args, 2)? as i32;
     let (qmin, qmax) = (ctx.int(args, 3)? as i32, ctx.int(args, 4)? as i32);
-    let q: Vec<i8> = f32s(ctx, input)?
+    let x = f32s(ctx, input)?;
+    let mve = ctx.target == super::Target::CortexM55;
+    let blocks = if mve { x.len() / 16 * 16 } else { 0 };
+    let mut q: Vec<i8> = x[..blocks]
         .iter()
-        .map(|&x| quantize_value(x, inv, zp, qmin, qmax) as i8)
+        .map(|&v| quantize_block_mve(v, inv, zp, qmin, qmax))
         .collect();
+    q.extend(
+        x[blocks..]
+            .iter()
+            .map(|&v| quantize_value(v, inv, zp, qmin, qmax) as i8),
+    );
     let shape = input.shape.clone();
     let o = out_of(ctx, args)?;
     ctx.write(o, shape, Buf::I8(q))
+}
+
+/// One element of the Helium/MVE quantize loop: `x·inv + 1.5·2^23` as one fused multiply-add
+/// (rounds to nearest, ties to even, in the float's low mantissa bits), the integer read from
+/// the float's bits minus the constant's plus the zero point, narrowed to int16 *without*
+/// saturation, clamped to `[qmin, qmax]`, narrowed to int8. Out-of-range inputs therefore wrap
+/// where the scalar kernel saturates.
+pub fn quantize_block_mve(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i8 {
+    const ROUNDING: f32 = 12_582_912.0; // 1.5 · 2^23
+    let rounded = x.mul_add(inv, ROUNDING);
+    let q32 = (rounded.to_bits() as i32).wrapping_sub((ROUNDING.to_bits() as i32).wrapping_sub(zp));
+    let q16 = q32 as i16; // vmovnb: keeps the low half
+    i32::from(q16).clamp(qmin, qmax) as i8
 }
 
 /// `dequantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max, dtype, out)`:

@@ -2,13 +2,15 @@
 //! errors that name the operator and instruction.
 
 use super::value::{Buf, HostTensor, RValue};
-use super::RuntimeError;
+use super::{RuntimeError, Target};
 
 /// What a kernel sees of the run.
 pub struct Ctx<'a> {
     pub values: &'a mut Vec<RValue>,
     pub op: &'a str,
     pub instruction: usize,
+    /// The core whose arithmetic device kernels reproduce.
+    pub target: Target,
 }
 
 impl Ctx<'_> {

@@ -24,11 +24,10 @@ use crate::tensor::{undo_dim_order, TensorData};
 use kernel::Ctx;
 use value::{Buf, HostTensor, RValue};
 
-/// The core whose arithmetic the Cortex-M kernels reproduce.
-///
-/// Both currently compute the backend's scalar quantize kernel (`nearbyint(x · (1/scale))`);
-/// the Helium/MVE quantize variant (fused multiply-add with int16 narrowing) is not modeled
-/// yet, so quantize results on an M55 can differ by one LSB on rare inputs.
+/// The core whose arithmetic the Cortex-M kernels reproduce. They differ in `quantize`: scalar
+/// cores compute `nearbyint(x · (1/scale))`; Helium/MVE cores (M55) compute, for every full
+/// block of 16 elements, a fused multiply-add with a rounding constant and narrow through
+/// int16 without saturation (the tail uses the scalar path).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Target {
     /// Cortex-M55 (Helium/MVE). Default: the reference programs target it.
@@ -348,6 +347,7 @@ impl Runtime {
                         values: &mut values,
                         op: &op,
                         instruction: pc,
+                        target: self.target,
                     };
                     dispatch(&mut ctx, args)?;
                 }
@@ -567,6 +567,11 @@ fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
 }
 
+/// The Helium/MVE quantize of one element (exposed for tests of the device arithmetic).
+pub fn cmsis_quantize_for_tests(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i8 {
+    cmsis_ops::quantize_block_mve(x, inv, zp, qmin, qmax)
+}
+
 /// Whether the runtime implements an operator (qualified `name.overload`).
 pub fn supports(op: &str) -> bool {
     let mut values = Vec::new();
@@ -574,6 +579,7 @@ pub fn supports(op: &str) -> bool {
         values: &mut values,
         op,
         instruction: 0,
+        target: Target::default(),
     };
     !matches!(
         dispatch(&mut ctx, &[]),

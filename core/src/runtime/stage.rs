@@ -180,6 +180,7 @@ pub fn run_stage(
                     values: &mut values,
                     op: &kernel_op,
                     instruction: ni,
+                    target: super::Target::default(),
                 };
                 dispatch(&mut ctx, &kernel_args).map_err(|e| match e {
                     RuntimeError::UnsupportedOp { .. } => RuntimeError::UnsupportedOp {
