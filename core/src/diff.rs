@@ -132,6 +132,20 @@ pub struct Row {
     pub note: Option<String>,
 }
 
+/// Operators joined for display: `conv2d+relu` (namespace and `.out` dropped).
+pub fn short_ops(ops: &[String]) -> String {
+    ops.iter()
+        .map(|o| {
+            o.rsplit("::")
+                .next()
+                .unwrap_or(o)
+                .trim_end_matches(".out")
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
 /// When a row counts as diverged.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Threshold {

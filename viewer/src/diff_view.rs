@@ -195,18 +195,7 @@ impl DiffView {
                     if ui.selectable_label(self.row == Some(i), label).clicked() {
                         pick = Some(i);
                     }
-                    let short = |ops: &[String]| {
-                        ops.iter()
-                            .map(|o| {
-                                o.rsplit("::")
-                                    .next()
-                                    .unwrap_or(o)
-                                    .trim_end_matches(".out")
-                                    .to_string()
-                            })
-                            .collect::<Vec<_>>()
-                            .join("+")
-                    };
+                    let short = etscope_core::diff::short_ops;
                     ui.monospace(short(&r.a_ops));
                     ui.monospace(short(&r.b_ops));
                     match r.metrics {

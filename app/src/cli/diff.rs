@@ -181,18 +181,7 @@ pub fn run(
             .map(|x| x.to_string())
             .collect::<Vec<_>>()
             .join(",");
-        let short = |ops: &[String]| {
-            ops.iter()
-                .map(|o| {
-                    o.rsplit("::")
-                        .next()
-                        .unwrap_or(o)
-                        .trim_end_matches(".out")
-                        .to_string()
-                })
-                .collect::<Vec<_>>()
-                .join("+")
-        };
+        let short = etscope_core::diff::short_ops;
         match &r.metrics {
             Some(m) => t.row(vec![
                 mark.into(),
