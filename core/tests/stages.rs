@@ -63,7 +63,7 @@ fn every_stage_of_every_etrecord_runs_and_matches_executorch() {
             }
         }
     }
-    assert!(stages >= 9, "ran {stages} stages");
+    assert!(stages >= 7, "ran {stages} stages");
 }
 
 #[test]
