@@ -211,3 +211,32 @@ fn out_of_range_indices_are_named() {
     assert!(matches!(e, Error::OutOfRange { index: 999, .. }), "{e}");
     assert!(e.to_string().contains("args"), "{e}");
 }
+
+/// Programs with flipped bytes either fail to parse or run to an error or a result: the
+/// runtime never panics on what a file says (shapes, indices, arguments).
+#[test]
+fn the_runtime_never_panics_on_corrupted_programs() {
+    use etscope_core::runtime::{Runtime, Target};
+    let input = read_npy(&npy()).expect("input");
+    for name in [
+        "model_int8_cortex_m55.pte",
+        "model_fp32.pte",
+        "model_int8_qdq_portable.pte",
+    ] {
+        let bytes = common::read(&common::tiny().join(name));
+        let step = (bytes.len() / 600).max(1);
+        for i in (0..bytes.len()).step_by(step) {
+            for mask in [0x01u8, 0x10, 0x80] {
+                let mut b = bytes.clone();
+                b[i] ^= mask;
+                let Ok(program) = Program::parse(b) else {
+                    continue;
+                };
+                let Ok(rt) = Runtime::new(&program, 0, Target::default()) else {
+                    continue;
+                };
+                let _ = rt.run(std::slice::from_ref(&input), true);
+            }
+        }
+    }
+}

@@ -34,7 +34,7 @@ pub fn quantize(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
     let inv = 1.0f32 / ctx.double(args, 1)? as f32;
     let zp = ctx.int(args, 2)? as i32;
-    let (qmin, qmax) = (ctx.int(args, 3)? as i32, ctx.int(args, 4)? as i32);
+    let (qmin, qmax) = ctx.range(ctx.int(args, 3)? as i32, ctx.int(args, 4)? as i32)?;
     let x = f32s(ctx, input)?;
     let mve = ctx.target == super::Target::CortexM55;
     let blocks = if mve { x.len() / 16 * 16 } else { 0 };
@@ -102,10 +102,14 @@ pub fn pad(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let mut dims = vec![1usize; 4 - rank];
     dims.extend(&input.shape);
     let out_dims: Vec<usize> = (0..4)
-        .map(|d| dims[d] + pre[d] as usize + post[d] as usize)
+        .map(|d| {
+            dims[d]
+                .saturating_add(pre[d] as usize)
+                .saturating_add(post[d] as usize)
+        })
         .collect();
     let x = i8s(ctx, input)?;
-    let mut out = vec![value; out_dims.iter().product()];
+    let mut out = vec![value; ctx.out_len(&out_dims)?];
     let mut idx = [0usize; 4];
     for &v in x {
         let o = ((((idx[0] + pre[0] as usize) * out_dims[1] + idx[1] + pre[1] as usize)
@@ -149,10 +153,10 @@ pub fn conv2d_nhwc(ctx: &mut Ctx<'_>, args: &[usize], depthwise: bool) -> Result
     let out_off = ctx.int(args, 7 + k0)? as i32;
     let mults = i32s(ctx, ctx.tensor(args, 8 + k0)?)?;
     let shifts = i32s(ctx, ctx.tensor(args, 9 + k0)?)?;
-    let (act_min, act_max) = (
+    let (act_min, act_max) = ctx.range(
         ctx.int(args, 10 + k0)? as i32,
         ctx.int(args, 11 + k0)? as i32,
-    );
+    )?;
     let [n, h, w, c] = nhwc(ctx, &input.shape, "input")?;
     let [wo, kh, kw, wi] = nhwc(ctx, &weight.shape, "weight")?;
     let o = out_of(ctx, args)?;
@@ -184,7 +188,7 @@ pub fn conv2d_nhwc(ctx: &mut Ctx<'_>, args: &[usize], depthwise: bool) -> Result
     }
     let x = i8s(ctx, input)?;
     let wt = i8s(ctx, weight)?;
-    let mut out = vec![0i8; n * oh * ow * oc];
+    let mut out = vec![0i8; ctx.out_len(&[n, oh, ow, oc])?];
     let ocg = oc / groups.max(1);
     for b in 0..n {
         for y in 0..oh {
@@ -204,19 +208,25 @@ pub fn conv2d_nhwc(ctx: &mut Ctx<'_>, args: &[usize], depthwise: bool) -> Result
                             let base = ((b * h + iy as usize) * w + ix as usize) * c;
                             if depthwise {
                                 let ic = ch / depth_mult;
-                                acc += (i32::from(x[base + ic]) + in_off)
-                                    * i32::from(wt[(ky * kw + kx) * oc + ch]);
+                                acc = acc.wrapping_add(
+                                    i32::from(x[base + ic])
+                                        .wrapping_add(in_off)
+                                        .wrapping_mul(i32::from(wt[(ky * kw + kx) * oc + ch])),
+                                );
                             } else {
                                 let g = ch / ocg;
                                 let wbase = ((ch * kh + ky) * kw + kx) * wi;
                                 for ic in 0..wi {
-                                    acc += (i32::from(x[base + g * wi + ic]) + in_off)
-                                        * i32::from(wt[wbase + ic]);
+                                    acc = acc.wrapping_add(
+                                        i32::from(x[base + g * wi + ic])
+                                            .wrapping_add(in_off)
+                                            .wrapping_mul(i32::from(wt[wbase + ic])),
+                                    );
                                 }
                             }
                         }
                     }
-                    let v = requantize(acc, mults[ch], shifts[ch]) + out_off;
+                    let v = requantize(acc, mults[ch], shifts[ch]).wrapping_add(out_off);
                     out[((b * oh + y) * ow + xo) * oc + ch] = v.clamp(act_min, act_max) as i8;
                 }
             }
@@ -240,6 +250,7 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let mults = ctx.ints(args, 7)?;
     let shifts = ctx.ints(args, 8)?;
     let (act_max, act_min) = (ctx.int(args, 9)? as i32, ctx.int(args, 10)? as i32);
+    let (act_min, act_max) = ctx.range(act_min, act_max)?;
     let [outs, ins] = match weight.shape.as_slice() {
         [a, b] => [*a, *b],
         s => return Err(ctx.bad(format!("weights must be 2-D, are {s:?}"))),
@@ -258,32 +269,33 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     let w = i8s(ctx, weight)?;
     let rows = x.len() / ins;
-    let mut out = vec![0i8; rows * outs];
+    let mut out = vec![0i8; ctx.out_len(&[rows, outs])?];
     for r in 0..rows {
         let xr = &x[r * ins..(r + 1) * ins];
-        let xsum: i32 = xr.iter().map(|&v| i32::from(v)).sum();
+        let xsum: i32 = xr.iter().fold(0i32, |s, &v| s.wrapping_add(i32::from(v)));
         for o in 0..outs {
             let wr = &w[o * ins..(o + 1) * ins];
             let acc = match &kernel_sum {
                 Some(ks) => {
-                    let dot: i32 = xr
-                        .iter()
-                        .zip(wr)
-                        .map(|(&a, &b)| i32::from(a) * i32::from(b))
-                        .sum();
-                    dot + f_off * xsum + ks.get(o).copied().unwrap_or(0)
+                    let dot: i32 = xr.iter().zip(wr).fold(0i32, |s, (&a, &b)| {
+                        s.wrapping_add(i32::from(a) * i32::from(b))
+                    });
+                    dot.wrapping_add(f_off.wrapping_mul(xsum))
+                        .wrapping_add(ks.get(o).copied().unwrap_or(0))
                 }
                 None => {
-                    let dot: i32 = xr
-                        .iter()
-                        .zip(wr)
-                        .map(|(&a, &b)| (i32::from(a) + in_off) * (i32::from(b) + f_off))
-                        .sum();
-                    dot + bias.as_ref().and_then(|b| b.get(o)).copied().unwrap_or(0)
+                    let dot: i32 = xr.iter().zip(wr).fold(0i32, |s, (&a, &b)| {
+                        s.wrapping_add(
+                            i32::from(a)
+                                .wrapping_add(in_off)
+                                .wrapping_mul(i32::from(b).wrapping_add(f_off)),
+                        )
+                    });
+                    dot.wrapping_add(bias.as_ref().and_then(|b| b.get(o)).copied().unwrap_or(0))
                 }
             };
             let k = if mults.len() == 1 { 0 } else { o };
-            let v = requantize(acc, mults[k] as i32, shifts[k] as i32) + out_off;
+            let v = requantize(acc, mults[k] as i32, shifts[k] as i32).wrapping_add(out_off);
             out[r * outs + o] = v.clamp(act_min, act_max) as i8;
         }
     }
@@ -319,7 +331,7 @@ fn pool(ctx: &mut Ctx<'_>, args: &[usize], f: impl Fn(&[i32]) -> i32) -> Result<
         return Err(ctx.bad("pooling changes no channel count"));
     }
     let x = i8s(ctx, input)?;
-    let mut out = vec![0i8; n * oh * ow * c];
+    let mut out = vec![0i8; ctx.out_len(&[n, oh, ow, c])?];
     let mut window = Vec::with_capacity(kh * kw);
     for b in 0..n {
         for y in 0..oh {
@@ -407,7 +419,7 @@ pub fn add(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         p(10)?,
     );
     let (lo, hi) = if args.len() >= 15 {
-        (p(11)?, p(12)?)
+        ctx.range(p(11)?, p(12)?)?
     } else {
         (-128, 127)
     };
@@ -415,9 +427,11 @@ pub fn add(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         .iter()
         .zip(i8s(ctx, b)?)
         .map(|(&x, &y)| {
-            let xa = requantize((i32::from(x) - azp) << 20, am, ash);
-            let ya = requantize((i32::from(y) - bzp) << 20, bm, bsh);
-            (requantize(xa + ya, om, osh) + ozp).clamp(lo, hi) as i8
+            let xa = requantize(i32::from(x).wrapping_sub(azp).wrapping_shl(20), am, ash);
+            let ya = requantize(i32::from(y).wrapping_sub(bzp).wrapping_shl(20), bm, bsh);
+            requantize(xa.wrapping_add(ya), om, osh)
+                .wrapping_add(ozp)
+                .clamp(lo, hi) as i8
         })
         .collect();
     let shape = a.shape.clone();
@@ -445,8 +459,10 @@ pub fn mul(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         .iter()
         .zip(i8s(ctx, b)?)
         .map(|(&x, &y)| {
-            (requantize((i32::from(x) - azp) * (i32::from(y) - bzp), om, osh) + ozp)
-                .clamp(-128, 127) as i8
+            let prod = i32::from(x)
+                .wrapping_sub(azp)
+                .wrapping_mul(i32::from(y).wrapping_sub(bzp));
+            requantize(prod, om, osh).wrapping_add(ozp).clamp(-128, 127) as i8
         })
         .collect();
     let shape = a.shape.clone();

@@ -23,6 +23,30 @@ impl Ctx<'_> {
         }
     }
 
+    /// The element count of an output of `dims`, refused when absurdly large (corrupted
+    /// sizes or arguments) rather than aborting on allocation.
+    pub fn out_len(&self, dims: &[usize]) -> Result<usize, RuntimeError> {
+        super::element_count(dims).ok_or_else(|| {
+            self.bad(format!(
+                "an output of shape {dims:?} exceeds {} elements",
+                super::MAX_TENSOR_ELEMENTS
+            ))
+        })
+    }
+
+    /// A clamping range `[lo, hi]`, refused when it is empty (a corrupted program).
+    pub fn range<T: PartialOrd + std::fmt::Debug>(
+        &self,
+        lo: T,
+        hi: T,
+    ) -> Result<(T, T), RuntimeError> {
+        if lo <= hi {
+            Ok((lo, hi))
+        } else {
+            Err(self.bad(format!("empty clamping range [{lo:?}, {hi:?}]")))
+        }
+    }
+
     /// Argument `k`'s value index.
     pub fn arg(&self, args: &[usize], k: usize) -> Result<usize, RuntimeError> {
         args.get(k)

@@ -107,6 +107,17 @@ pub struct RunOptions {
     pub in_arenas: bool,
 }
 
+/// The most elements one host tensor may hold (1 GiB of f32). Shapes come from the program and
+/// operator arguments, so a corrupted file could otherwise ask for more memory than exists.
+pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
+
+/// The element count of `dims`, or `None` when it overflows or exceeds [`MAX_TENSOR_ELEMENTS`].
+pub fn element_count(dims: &[usize]) -> Option<usize> {
+    dims.iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= MAX_TENSOR_ELEMENTS)
+}
+
 fn program_err(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::Program(e.to_string())
 }
@@ -114,7 +125,8 @@ fn program_err(e: impl std::fmt::Display) -> RuntimeError {
 /// A zero tensor of a plan tensor's dtype and sizes.
 fn empty_tensor(t: &crate::pte::Tensor) -> Result<HostTensor, RuntimeError> {
     let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
-    let n: usize = shape.iter().product();
+    let n = element_count(&shape)
+        .ok_or_else(|| program_err(format!("tensor sizes {:?} are too large", t.sizes)))?;
     let buf = Buf::zeros(t.scalar_type, n).ok_or_else(|| {
         program_err(format!(
             "tensors of {} are not supported",
@@ -199,6 +211,14 @@ impl Runtime {
         }
         let placements = graph.values.iter().map(|v| v.placement).collect();
         let arena_sizes = graph.arenas.clone();
+        if let Some(&s) = arena_sizes
+            .iter()
+            .find(|&&s| s > MAX_TENSOR_ELEMENTS as u64 * 4)
+        {
+            return Err(program_err(format!(
+                "a memory arena of {s} bytes is too large"
+            )));
+        }
         Ok(Runtime {
             instr_node,
             placements,

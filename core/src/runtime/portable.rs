@@ -57,8 +57,13 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
             input.shape, weight.shape
         )));
     }
-    let oh = (h + 2 * ph).saturating_sub(dh * (kh - 1) + 1) / sh + 1;
-    let ow = (w + 2 * pw).saturating_sub(dw * (kw - 1) + 1) / sw + 1;
+    let span = |len: usize, pad: usize, dil: usize, k: usize, stride: usize| {
+        let padded = len.saturating_add(pad.saturating_mul(2));
+        let extent = dil.saturating_mul(k.saturating_sub(1)).saturating_add(1);
+        padded.saturating_sub(extent) / stride + 1
+    };
+    let oh = span(h, ph, dh, kh, sh);
+    let ow = span(w, pw, dw, kw, sw);
     let ocg = oc / groups;
     // Plane-at-a-time accumulation: for each (output channel, input channel, ky, kx) one weight
     // scales a strided window of the input plane into the output plane (vectorizes well).
@@ -70,7 +75,7 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
             .min(o_len);
         (lo, hi.max(lo))
     };
-    let mut out = vec![0f32; n * oc * oh * ow];
+    let mut out = vec![0f32; ctx.out_len(&[n, oc, oh, ow])?];
     for b_ in 0..n {
         for o in 0..oc {
             let g = o / ocg;
@@ -163,7 +168,7 @@ pub fn unary(
 
 /// `aten::hardtanh.out(input, min, max, out)`.
 pub fn hardtanh(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    let (lo, hi) = (ctx.double(args, 1)? as f32, ctx.double(args, 2)? as f32);
+    let (lo, hi) = ctx.range(ctx.double(args, 1)? as f32, ctx.double(args, 2)? as f32)?;
     unary(ctx, args, |x| x.clamp(lo, hi))
 }
 
@@ -196,7 +201,7 @@ pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let out_shape = ctx.out_shape(o)?;
     let [_, _, oh, ow] = dims4(ctx, &out_shape, "out")?;
     let x = f32s(ctx, input)?;
-    let mut out = vec![0f32; n * c * oh * ow];
+    let mut out = vec![0f32; ctx.out_len(&[n, c, oh, ow])?];
     for nc in 0..n * c {
         for y in 0..oh {
             for xo in 0..ow {
@@ -453,7 +458,7 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     };
     let w = f32s(ctx, wt)?;
     let rows = xv.len() / ins;
-    let mut out = vec![0f32; rows * outs];
+    let mut out = vec![0f32; ctx.out_len(&[rows, outs])?];
     for r in 0..rows {
         for o in 0..outs {
             let mut acc = 0f32;

@@ -54,7 +54,7 @@ pub fn quantize_per_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), Runt
     let input = ctx.tensor(args, 0)?;
     let scale = ctx.double(args, 1)?;
     let zp = ctx.int(args, 2)? as i32;
-    let (qmin, qmax) = (ctx.int(args, 3)? as i32, ctx.int(args, 4)? as i32);
+    let (qmin, qmax) = ctx.range(ctx.int(args, 3)? as i32, ctx.int(args, 4)? as i32)?;
     let inv = 1.0f32 / scale as f32;
     let q: Vec<i32> = f32s(ctx, input)?
         .iter()
@@ -76,7 +76,7 @@ pub fn dequantize_per_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), Ru
     let zp = ctx.int(args, 2)? as i32;
     let out: Vec<f32> = integer_values(ctx, input)?
         .iter()
-        .map(|&q| (f64::from(q - zp) * scale) as f32)
+        .map(|&q| ((f64::from(q) - f64::from(zp)) * scale) as f32)
         .collect();
     let shape = input.shape.clone();
     let o = out_of(ctx, args)?;
@@ -117,7 +117,7 @@ pub fn dequantize_per_channel(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), R
         .enumerate()
         .map(|(i, &v)| {
             let c = (i / inner.max(1)) % channels;
-            (f64::from(v - zps[c]) * scales[c]) as f32
+            ((f64::from(v) - f64::from(zps[c])) * scales[c]) as f32
         })
         .collect();
     let shape = input.shape.clone();

@@ -99,8 +99,14 @@ pub fn run_stage(
                     format!("output {o} has a symbolic shape"),
                 ));
             }
-            let shape: Vec<usize> = meta.sizes.iter().map(|&s| s as usize).collect();
-            let n: usize = shape.iter().product();
+            let shape: Vec<usize> = meta.sizes.iter().map(|&s| s.max(0) as usize).collect();
+            let n = super::element_count(&shape).ok_or_else(|| {
+                stage_err(
+                    ni,
+                    &op,
+                    format!("tensor sizes {:?} are too large", meta.sizes),
+                )
+            })?;
             let dtype = if meta.dtype == ScalarType::Unknown(0) {
                 ScalarType::Float
             } else {
