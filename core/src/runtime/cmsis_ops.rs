@@ -73,7 +73,7 @@ pub fn dequantize(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let zp = ctx.int(args, 2)? as i32;
     let out: Vec<f32> = i8s(ctx, input)?
         .iter()
-        .map(|&q| (i32::from(q) - zp) as f32 * scale)
+        .map(|&q| i32::from(q).wrapping_sub(zp) as f32 * scale)
         .collect();
     let shape = input.shape.clone();
     let o = out_of(ctx, args)?;

@@ -65,6 +65,13 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     let oh = span(h, ph, dh, kh, sh);
     let ow = span(w, pw, dw, kw, sw);
     let ocg = oc / groups;
+    let fits = |len: usize, dims: &[usize]| super::element_count(dims) == Some(len);
+    if !fits(x.len(), &[n, c, h, w])
+        || !fits(wt.len(), &[oc, icg, kh, kw])
+        || b.is_some_and(|b| b.len() != oc)
+    {
+        return Err(ctx.bad("input, weight and bias lengths do not match their shapes"));
+    }
     // Plane-at-a-time accumulation: for each (output channel, input channel, ky, kx) one weight
     // scales a strided window of the input plane into the output plane (vectorizes well).
     let valid = |o_len: usize, stride: usize, k: usize, dil: usize, pad: usize, in_len: usize| {
@@ -98,14 +105,21 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
                             if sw == 1 {
                                 // x0 was chosen so that x0 + kx·dw ≥ pw
                                 let start = x0 + kx * dw - pw;
-                                for (ov, iv) in
-                                    orow[x0..x1].iter_mut().zip(&row[start..start + (x1 - x0)])
-                                {
+                                let window = row.get(start..start + (x1 - x0));
+                                let Some(window) = window else {
+                                    return Err(
+                                        ctx.bad("padding and dilation do not fit the input")
+                                    );
+                                };
+                                for (ov, iv) in orow[x0..x1].iter_mut().zip(window) {
                                     *ov += wv * iv;
                                 }
                             } else {
-                                for xo in x0..x1 {
-                                    orow[xo] += wv * row[xo * sw + kx * dw - pw];
+                                for (xo, ov) in orow.iter_mut().enumerate().take(x1).skip(x0) {
+                                    let iv = row.get(xo * sw + kx * dw - pw).ok_or_else(|| {
+                                        ctx.bad("padding and dilation do not fit the input")
+                                    })?;
+                                    *ov += wv * iv;
                                 }
                             }
                         }
