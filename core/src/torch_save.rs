@@ -258,17 +258,12 @@ impl Unpickler<'_> {
                         .ok_or_else(|| bad("MEMOIZE on empty stack"))?;
                     self.memo.insert(k, top);
                 }
-                b'h' => {
-                    let k = u32::from(self.u8()?);
-                    let v = self
-                        .memo
-                        .get(&k)
-                        .cloned()
-                        .ok_or_else(|| bad(format!("memo {k} unset")))?;
-                    self.stack.push(v);
-                }
-                b'j' => {
-                    let k = self.u32()?;
+                b'h' | b'j' => {
+                    let k = if op == b'h' {
+                        u32::from(self.u8()?)
+                    } else {
+                        self.u32()?
+                    };
                     let v = self
                         .memo
                         .get(&k)

@@ -24,6 +24,17 @@ fn nhwc(ctx: &Ctx<'_>, shape: &[usize], what: &str) -> Result<[usize; 4], Runtim
     }
 }
 
+/// One multiply-accumulate step of the CMSIS-NN int8 kernels, `acc + (x + x_off)·(w + w_off)`,
+/// in the wrapping 32-bit arithmetic of the device's registers.
+#[inline]
+fn mac(acc: i32, x: i8, x_off: i32, w: i8, w_off: i32) -> i32 {
+    let (x, w) = (
+        i32::from(x).wrapping_add(x_off),
+        i32::from(w).wrapping_add(w_off),
+    );
+    acc.wrapping_add(x.wrapping_mul(w))
+}
+
 fn pair(v: &[i64], i: usize) -> usize {
     v.get(i).or(v.first()).copied().unwrap_or(1).max(0) as usize
 }
@@ -208,20 +219,14 @@ pub fn conv2d_nhwc(ctx: &mut Ctx<'_>, args: &[usize], depthwise: bool) -> Result
                             let base = ((b * h + iy as usize) * w + ix as usize) * c;
                             if depthwise {
                                 let ic = ch / depth_mult;
-                                acc = acc.wrapping_add(
-                                    i32::from(x[base + ic])
-                                        .wrapping_add(in_off)
-                                        .wrapping_mul(i32::from(wt[(ky * kw + kx) * oc + ch])),
-                                );
+                                acc =
+                                    mac(acc, x[base + ic], in_off, wt[(ky * kw + kx) * oc + ch], 0);
                             } else {
                                 let g = ch / ocg;
                                 let wbase = ((ch * kh + ky) * kw + kx) * wi;
                                 for ic in 0..wi {
-                                    acc = acc.wrapping_add(
-                                        i32::from(x[base + g * wi + ic])
-                                            .wrapping_add(in_off)
-                                            .wrapping_mul(i32::from(wt[wbase + ic])),
-                                    );
+                                    acc =
+                                        mac(acc, x[base + g * wi + ic], in_off, wt[wbase + ic], 0);
                                 }
                             }
                         }
@@ -284,13 +289,10 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
                         .wrapping_add(ks.get(o).copied().unwrap_or(0))
                 }
                 None => {
-                    let dot: i32 = xr.iter().zip(wr).fold(0i32, |s, (&a, &b)| {
-                        s.wrapping_add(
-                            i32::from(a)
-                                .wrapping_add(in_off)
-                                .wrapping_mul(i32::from(b).wrapping_add(f_off)),
-                        )
-                    });
+                    let dot: i32 = xr
+                        .iter()
+                        .zip(wr)
+                        .fold(0i32, |s, (&a, &b)| mac(s, a, in_off, b, f_off));
                     dot.wrapping_add(bias.as_ref().and_then(|b| b.get(o)).copied().unwrap_or(0))
                 }
             };
