@@ -95,7 +95,8 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
     let segments = read_segments(&root, header, bytes.len() as u64)?;
     let constant_segment = root.constant_segment().map(|s| subsegment(&s));
     if let Some(cs) = &constant_segment {
-        if !cs.offsets.is_empty() && cs.segment_index as usize >= segments.len() {
+        // one offset is the placeholder for non-constant tensors: no constant data to load
+        if cs.offsets.len() > 1 && cs.segment_index as usize >= segments.len() {
             return Err(Error::out_of_range(
                 "constant_segment.segment_index",
                 cs.segment_index.into(),
@@ -187,14 +188,13 @@ fn read_segments(
     if list.is_empty() {
         return Ok(Vec::new());
     }
-    let base = header
-        .ok_or_else(|| {
-            Error::invalid(
-                "program",
-                "segments listed but no extended header gives their base offset",
-            )
-        })?
-        .segment_base_offset;
+    // ExecuTorch's runtime (program.cpp): without an extended header the program is the whole
+    // file and there are no segments. The serializer writes such files whenever the segment
+    // data is empty, still listing a placeholder segment.
+    let Some(header) = header else {
+        return Ok(Vec::new());
+    };
+    let base = header.segment_base_offset;
     let mut out = Vec::with_capacity(list.len());
     for (i, s) in list.iter().enumerate() {
         let file_offset = base

@@ -1,16 +1,27 @@
 //! The kernel calling context: typed access to argument values and writing out tensors, with
 //! errors that name the operator and instruction.
 
+use super::layout;
 use super::value::{Buf, HostTensor, RValue};
-use super::{RuntimeError, Target};
+use super::{Device, RuntimeError};
 
 /// What a kernel sees of the run.
 pub struct Ctx<'a> {
     pub values: &'a mut Vec<RValue>,
     pub op: &'a str,
     pub instruction: usize,
-    /// The core whose arithmetic device kernels reproduce.
-    pub target: Target,
+    /// The device whose arithmetic the `cortex_m::` kernels reproduce.
+    pub device: Device,
+    /// Per value, the `dim_order` the program stores it in (empty: row-major or unknown).
+    pub dim_orders: &'a [Vec<usize>],
+}
+
+/// A tensor argument as the device sees it: logical sizes, storage order and the elements in
+/// storage order.
+pub struct Stored {
+    pub shape: Vec<usize>,
+    pub dim_order: Vec<usize>,
+    pub buf: Buf,
 }
 
 impl Ctx<'_> {
@@ -158,6 +169,56 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The `dim_order` value `v` is stored in (row-major when the program gives none).
+    pub fn dim_order(&self, v: usize, rank: usize) -> Vec<usize> {
+        match self.dim_orders.get(v) {
+            Some(d) if d.len() == rank => d.clone(),
+            _ => (0..rank).collect(),
+        }
+    }
+
+    /// Argument `k` as the device reads it: elements in storage order.
+    pub fn stored(&self, args: &[usize], k: usize) -> Result<Stored, RuntimeError> {
+        let t = self.tensor(args, k)?;
+        let dim_order = self.dim_order(self.arg(args, k)?, t.shape.len());
+        Ok(Stored {
+            buf: layout::to_memory(&t.buf, &t.shape, &dim_order),
+            shape: t.shape.clone(),
+            dim_order,
+        })
+    }
+
+    /// The out tensor at value `v` as the device sees it before the kernel writes (a kernel
+    /// that leaves elements unwritten leaves what the memory held).
+    pub fn stored_out(&self, v: usize) -> Result<Stored, RuntimeError> {
+        match self.values.get(v) {
+            Some(RValue::Tensor(t)) => {
+                let dim_order = self.dim_order(v, t.shape.len());
+                Ok(Stored {
+                    buf: layout::to_memory(&t.buf, &t.shape, &dim_order),
+                    shape: t.shape.clone(),
+                    dim_order,
+                })
+            }
+            _ => Err(self.bad(format!("out value {v} is not a tensor"))),
+        }
+    }
+
+    /// Writes elements given in the out tensor's storage order, keeping its declared shape.
+    pub fn write_stored(&mut self, v: usize, buf: Buf) -> Result<(), RuntimeError> {
+        let shape = self.out_shape(v)?;
+        let n: usize = shape.iter().product();
+        if buf.len() != n {
+            return Err(self.bad(format!(
+                "out tensor has {n} elements, the kernel computed {} (shape {shape:?})",
+                buf.len()
+            )));
+        }
+        let order = self.dim_order(v, shape.len());
+        let logical = layout::from_memory(&buf, &shape, &order);
+        self.write(v, shape, logical)
+    }
+
     /// The declared shape of the out tensor at value `v`.
     pub fn out_shape(&self, v: usize) -> Result<Vec<usize>, RuntimeError> {
         match self.values.get(v) {
@@ -202,6 +263,22 @@ pub fn i8s<'t>(ctx: &Ctx<'_>, t: &'t HostTensor) -> Result<&'t [i8], RuntimeErro
             "expected an int8 tensor, got {}",
             t.dtype.short_name()
         ))),
+    }
+}
+
+/// i8 elements of a tensor buffer.
+pub fn i8b<'t>(ctx: &Ctx<'_>, buf: &'t Buf) -> Result<&'t [i8], RuntimeError> {
+    match buf {
+        Buf::I8(v) => Ok(v),
+        _ => Err(ctx.bad("expected an int8 tensor")),
+    }
+}
+
+/// f32 elements of a tensor buffer.
+pub fn f32b<'t>(ctx: &Ctx<'_>, buf: &'t Buf) -> Result<&'t [f32], RuntimeError> {
+    match buf {
+        Buf::F32(v) => Ok(v),
+        _ => Err(ctx.bad("expected a float32 tensor")),
     }
 }
 

@@ -7,8 +7,11 @@
 //! is undone when constants are loaded.
 
 pub mod cmsis;
+mod cmsis_conv;
 mod cmsis_ops;
+mod cmsis_pool;
 mod kernel;
+pub mod layout;
 mod portable;
 mod quantized;
 pub mod stage;
@@ -21,6 +24,7 @@ use crate::ir::from_pte::graph_from_plan;
 use crate::ir::{Graph, Placement};
 use crate::pte::{EValue, Instruction, Program};
 use crate::tensor::{undo_dim_order, TensorData};
+use cmsis_conv::Act;
 use kernel::Ctx;
 use value::{Buf, HostTensor, RValue};
 
@@ -35,6 +39,94 @@ pub enum Target {
     CortexM55,
     /// Scalar cores (Cortex-M4/M7 class).
     CortexMScalar,
+}
+
+impl Target {
+    /// The core named on a command line (`m55`, `cortex-m4`, ...), `None` when unknown.
+    pub fn parse(name: &str) -> Option<Target> {
+        let n = name.to_ascii_lowercase();
+        let n = n.trim_start_matches("cortex-").trim_start_matches("cortex_");
+        match n {
+            "m55" | "m85" | "mve" | "helium" => Some(Target::CortexM55),
+            "m0" | "m0+" | "m3" | "m4" | "m7" | "m23" | "m33" | "m35p" | "dsp" | "scalar" => {
+                Some(Target::CortexMScalar)
+            }
+            _ => None,
+        }
+    }
+
+    /// The core a Cortex-M program was lowered for, where the program says: the backend gives
+    /// `quantized_linear` a precomputed `kernel_sum` (and no bias) for Helium/MVE cores only, and
+    /// `quantized_batch_matmul` a scratch buffer only for MVE. `None` when nothing tells.
+    pub fn of_program(program: &Program, plan_index: usize) -> Option<Target> {
+        let plan = program.plans.get(plan_index)?;
+        for ins in plan.main_instructions() {
+            let Instruction::KernelCall { op_index, args } = ins else {
+                continue;
+            };
+            let Some(op) = plan.operators.get(*op_index) else {
+                continue;
+            };
+            let value = |k: usize| args.get(k).and_then(|&a| plan.values.get(a));
+            match op.name.as_str() {
+                "cortex_m::quantized_linear" => match (value(2), value(3)) {
+                    (_, Some(EValue::Tensor(_))) => return Some(Target::CortexM55),
+                    (Some(EValue::Tensor(_)), Some(EValue::Null)) => {
+                        return Some(Target::CortexMScalar)
+                    }
+                    _ => {}
+                },
+                "cortex_m::quantized_batch_matmul" => {
+                    if let Some(EValue::Tensor(t)) = value(7) {
+                        let bytes: i64 = t.sizes.iter().map(|&s| i64::from(s)).product();
+                        return Some(if bytes > 0 {
+                            Target::CortexM55
+                        } else {
+                            Target::CortexMScalar
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The program's own target where it says, else the default (Cortex-M55).
+    pub fn for_program(program: &Program, plan_index: usize) -> Target {
+        Target::of_program(program, plan_index).unwrap_or_default()
+    }
+}
+
+/// The CMSIS-NN version whose kernels the device runs, where behaviour changed between versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CmsisNn {
+    /// dbf45dbf, pinned by ExecuTorch 1.5.1: `arm_transpose_conv_s8` computes wrong rows when
+    /// `padding % stride != 0` and leaves the last output row unwritten.
+    #[default]
+    Dbf45dbf,
+    /// 4a8f5b5d or later: transpose convolution fixed.
+    Fixed4a8f5b5d,
+}
+
+impl CmsisNn {
+    /// The version named on a command line (a commit prefix), `None` when unknown.
+    pub fn parse(name: &str) -> Option<CmsisNn> {
+        match name {
+            n if n.len() >= 4 && "dbf45dbf".starts_with(n) => Some(CmsisNn::Dbf45dbf),
+            n if n.len() >= 4 && "4a8f5b5d".starts_with(n) => Some(CmsisNn::Fixed4a8f5b5d),
+            "pinned" | "executorch-1.5.1" => Some(CmsisNn::Dbf45dbf),
+            "fixed" | "latest" => Some(CmsisNn::Fixed4a8f5b5d),
+            _ => None,
+        }
+    }
+}
+
+/// What the device kernels model: the core and the CMSIS-NN version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Device {
+    pub target: Target,
+    pub cmsis_nn: CmsisNn,
 }
 
 /// Why a run failed.
@@ -80,7 +172,9 @@ pub struct RunResult {
 /// A prepared execution plan.
 pub struct Runtime {
     plan_index: usize,
-    target: Target,
+    device: Device,
+    /// Per value, the `dim_order` the program stores it in (empty for non-tensors).
+    dim_orders: Vec<Vec<usize>>,
     /// The initial value table (constants decoded, scalars and lists resolved).
     initial: Vec<RValue>,
     graph: Graph,
@@ -122,6 +216,28 @@ fn program_err(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::Program(e.to_string())
 }
 
+/// The storage order of a plan tensor: its `dim_order` when it is a permutation of its dims
+/// (ExecuTorch refuses any other), row-major when the program gives none.
+fn storage_order(t: &crate::pte::Tensor, value: usize) -> Result<Vec<usize>, RuntimeError> {
+    let rank = t.sizes.len();
+    if t.dim_order.is_empty() {
+        return Ok((0..rank).collect());
+    }
+    let order: Vec<usize> = t.dim_order.iter().map(|&d| usize::from(d)).collect();
+    let mut seen = vec![false; rank];
+    let valid = order.len() == rank
+        && order
+            .iter()
+            .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true));
+    if !valid {
+        return Err(program_err(format!(
+            "value {value}: dim_order {:?} is not a permutation of its {rank} dims",
+            t.dim_order
+        )));
+    }
+    Ok(order)
+}
+
 /// A zero tensor of a plan tensor's dtype and sizes.
 fn empty_tensor(t: &crate::pte::Tensor) -> Result<HostTensor, RuntimeError> {
     let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
@@ -153,7 +269,12 @@ impl Runtime {
             .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
         let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
         let mut initial = Vec::with_capacity(plan.values.len());
-        for v in &plan.values {
+        let mut dim_orders = Vec::with_capacity(plan.values.len());
+        for (vi, v) in plan.values.iter().enumerate() {
+            dim_orders.push(match v {
+                EValue::Tensor(t) => storage_order(t, vi)?,
+                _ => Vec::new(),
+            });
             initial.push(match v {
                 EValue::Unset | EValue::Null => RValue::None,
                 EValue::Int(i) => RValue::Int(*i),
@@ -224,7 +345,11 @@ impl Runtime {
             placements,
             arena_sizes,
             plan_index,
-            target,
+            device: Device {
+                target,
+                cmsis_nn: CmsisNn::default(),
+            },
+            dim_orders,
             initial,
             graph,
             ops: plan.operators.iter().map(|o| o.qualified()).collect(),
@@ -237,7 +362,17 @@ impl Runtime {
 
     /// The target core the kernels model.
     pub fn target(&self) -> Target {
-        self.target
+        self.device.target
+    }
+
+    /// The device (core and CMSIS-NN version) the kernels model.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Models another CMSIS-NN version.
+    pub fn set_cmsis_nn(&mut self, version: CmsisNn) {
+        self.device.cmsis_nn = version;
     }
 
     /// The plan this runtime executes.
@@ -367,7 +502,8 @@ impl Runtime {
                         values: &mut values,
                         op: &op,
                         instruction: pc,
-                        target: self.target,
+                        device: self.device,
+                        dim_orders: &self.dim_orders,
                     };
                     dispatch(&mut ctx, args)?;
                 }
@@ -552,6 +688,7 @@ fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         | "aten::_to_copy"
         | "aten::clone"
         | "dim_order_ops::_to_dim_order_copy"
+        | "dim_order_ops::_clone_dim_order"
         | "aten::expand_copy" => portable::copy(ctx, args),
         "aten::addmm" => portable::addmm(ctx, args),
         "aten::mm" => portable::mm(ctx, args),
@@ -572,14 +709,31 @@ fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         "cortex_m::dequantize_per_tensor" => cmsis_ops::dequantize(ctx, args),
         "cortex_m::transpose" => cmsis_ops::transpose(ctx, args),
         "cortex_m::pad" => cmsis_ops::pad(ctx, args),
-        "cortex_m::quantized_conv2d_nhwc" => cmsis_ops::conv2d_nhwc(ctx, args, false),
-        "cortex_m::quantized_depthwise_conv2d_nhwc" => cmsis_ops::conv2d_nhwc(ctx, args, true),
-        "cortex_m::quantized_linear" => cmsis_ops::linear(ctx, args),
-        "cortex_m::quantized_avg_pool2d_nhwc" => cmsis_ops::avg_pool2d_nhwc(ctx, args),
-        "cortex_m::quantized_max_pool2d_nhwc" => cmsis_ops::max_pool2d_nhwc(ctx, args),
+        "cortex_m::quantized_conv2d" => cmsis_conv::conv2d(ctx, args, false, Act::Nchw),
+        "cortex_m::quantized_conv2d_nhwc" => cmsis_conv::conv2d(ctx, args, false, Act::Nhwc),
+        "cortex_m::quantized_depthwise_conv2d" => cmsis_conv::conv2d(ctx, args, true, Act::Nchw),
+        "cortex_m::quantized_depthwise_conv2d_nhwc" => {
+            cmsis_conv::conv2d(ctx, args, true, Act::Nhwc)
+        }
+        "cortex_m::quantized_transpose_conv2d" => {
+            cmsis_conv::transpose_conv2d(ctx, args, Act::Nchw)
+        }
+        "cortex_m::quantized_transpose_conv2d_nhwc" => {
+            cmsis_conv::transpose_conv2d(ctx, args, Act::Nhwc)
+        }
+        "cortex_m::quantized_linear" => cmsis_conv::linear(ctx, args),
+        "cortex_m::quantized_batch_matmul" => cmsis_conv::batch_matmul(ctx, args),
+        "cortex_m::quantized_avg_pool2d" => cmsis_pool::avg_pool2d(ctx, args, Act::Nchw),
+        "cortex_m::quantized_avg_pool2d_nhwc" => cmsis_pool::avg_pool2d(ctx, args, Act::Nhwc),
+        "cortex_m::quantized_max_pool2d" => cmsis_pool::max_pool2d(ctx, args, Act::Nchw),
+        "cortex_m::quantized_max_pool2d_nhwc" => cmsis_pool::max_pool2d(ctx, args, Act::Nhwc),
         "cortex_m::softmax" => cmsis_ops::softmax(ctx, args),
         "cortex_m::quantized_add" => cmsis_ops::add(ctx, args),
         "cortex_m::quantized_mul" => cmsis_ops::mul(ctx, args),
+        "cortex_m::quantized_div" => cmsis_ops::div(ctx, args),
+        "cortex_m::quantized_activation" => cmsis_ops::activation(ctx, args),
+        "cortex_m::minimum" => cmsis_ops::min_max(ctx, args, false),
+        "cortex_m::maximum" => cmsis_ops::min_max(ctx, args, true),
         _ => Err(RuntimeError::UnsupportedOp {
             op,
             instruction: ctx.instruction,
@@ -599,7 +753,8 @@ pub fn supports(op: &str) -> bool {
         values: &mut values,
         op,
         instruction: 0,
-        target: Target::default(),
+        device: Device::default(),
+        dim_orders: &[],
     };
     !matches!(
         dispatch(&mut ctx, &[]),

@@ -186,7 +186,8 @@ pub fn run_stage(
                     values: &mut values,
                     op: &kernel_op,
                     instruction: ni,
-                    target: super::Target::default(),
+                    device: super::Device::default(),
+                    dim_orders: &[],
                 };
                 dispatch(&mut ctx, &kernel_args).map_err(|e| match e {
                     RuntimeError::UnsupportedOp { .. } => RuntimeError::UnsupportedOp {

@@ -1,0 +1,180 @@
+//! Memory layout of runtime tensors: the runtime keeps tensors in logical (row-major) order,
+//! while a device kernel reads and writes the bytes as the program stores them (`dim_order`).
+//! These helpers move between the two, so a `cortex_m::` kernel can be written exactly as the
+//! device runs it: over memory, with the logical sizes the op passes to CMSIS-NN.
+
+use super::value::Buf;
+
+/// Whether `dim_order` is the identity (row-major storage).
+pub fn is_contiguous(dim_order: &[usize]) -> bool {
+    dim_order.iter().enumerate().all(|(i, &d)| i == d)
+}
+
+/// ExecuTorch's `is_channels_last_tensor` (Cortex-M backend): a 4-D tensor whose `dim_order` is
+/// `[0, 2, 3, 1]`, or whose layout is ambiguous (one channel, or 1×1 spatial), counts as
+/// channels-last.
+pub fn is_channels_last(shape: &[usize], dim_order: &[usize]) -> bool {
+    if shape.len() != 4 {
+        return false;
+    }
+    shape[1] == 1 || (shape[2] == 1 && shape[3] == 1) || dim_order == [0, 2, 3, 1]
+}
+
+/// The sizes of the dims in memory order.
+pub fn memory_dims(shape: &[usize], dim_order: &[usize]) -> Vec<usize> {
+    dim_order.iter().map(|&d| shape[d]).collect()
+}
+
+/// Reorders `data` of `shape` by `perm` (output dim i = input dim perm[i]).
+pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    let rank = shape.len();
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let mut in_strides = vec![1usize; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        in_strides[d] = in_strides[d + 1] * shape[d + 1];
+    }
+    let strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0usize; rank];
+    let mut at = 0usize;
+    for _ in 0..n {
+        out.push(data[at]);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            at += strides[d];
+            if idx[d] < out_shape[d] {
+                break;
+            }
+            at -= strides[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// The inverse of a permutation.
+pub fn inverse(perm: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0usize; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    inv
+}
+
+macro_rules! each_buf {
+    ($buf:expr, $v:ident => $e:expr) => {
+        match $buf {
+            Buf::F32($v) => Buf::F32($e),
+            Buf::F64($v) => Buf::F64($e),
+            Buf::I8($v) => Buf::I8($e),
+            Buf::U8($v) => Buf::U8($e),
+            Buf::I16($v) => Buf::I16($e),
+            Buf::I32($v) => Buf::I32($e),
+            Buf::I64($v) => Buf::I64($e),
+            Buf::Bool($v) => Buf::Bool($e),
+        }
+    };
+}
+
+/// Logical (row-major) elements → the order `dim_order` stores them in. `shape` and
+/// `dim_order` must agree in rank and the element count must match (callers check).
+pub fn to_memory(buf: &Buf, shape: &[usize], dim_order: &[usize]) -> Buf {
+    if is_contiguous(dim_order) {
+        return buf.clone();
+    }
+    each_buf!(buf, v => permute(v, shape, dim_order))
+}
+
+/// Stored elements (in `dim_order`) → logical row-major order.
+pub fn from_memory(buf: &Buf, shape: &[usize], dim_order: &[usize]) -> Buf {
+    if is_contiguous(dim_order) {
+        return buf.clone();
+    }
+    let mem = memory_dims(shape, dim_order);
+    each_buf!(buf, v => permute(v, &mem, &inverse(dim_order)))
+}
+
+/// Sizes right-aligned to rank 4 (leading 1s), as the Cortex-M ops pass them to CMSIS-NN.
+pub fn dims4(shape: &[usize]) -> Option<[usize; 4]> {
+    if shape.len() > 4 {
+        return None;
+    }
+    let mut d = [1usize; 4];
+    d[4 - shape.len()..].copy_from_slice(shape);
+    Some(d)
+}
+
+/// Numpy-style broadcast of two 4-D sizes, or `None` when they do not broadcast.
+pub fn broadcast4(a: [usize; 4], b: [usize; 4]) -> Option<[usize; 4]> {
+    let mut out = [0usize; 4];
+    for i in 0..4 {
+        out[i] = match (a[i], b[i]) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+/// For each element of the broadcast output `out`, the flat index into a tensor of `dims`.
+pub fn broadcast_indices(dims: [usize; 4], out: [usize; 4]) -> Vec<usize> {
+    let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
+    let mut idx = Vec::with_capacity(out.iter().product());
+    for n in 0..out[0] {
+        for h in 0..out[1] {
+            for w in 0..out[2] {
+                for c in 0..out[3] {
+                    let at = [n, h, w, c];
+                    idx.push(
+                        (0..4)
+                            .map(|d| if dims[d] == 1 { 0 } else { at[d] * strides[d] })
+                            .sum(),
+                    );
+                }
+            }
+        }
+    }
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_round_trip_through_channels_last() {
+        // NCHW [1, 2, 2, 3] stored channels-last
+        let logical: Vec<i8> = (0..12).collect();
+        let order = [0, 2, 3, 1];
+        let mem = to_memory(&Buf::I8(logical.clone()), &[1, 2, 2, 3], &order);
+        // memory is NHWC: (h, w, c) with c fastest; element (c=1, h=0, w=0) is logical 6
+        let Buf::I8(m) = &mem else { panic!() };
+        assert_eq!(&m[..4], &[0, 6, 1, 7]);
+        assert_eq!(
+            from_memory(&mem, &[1, 2, 2, 3], &order),
+            Buf::I8(logical)
+        );
+    }
+
+    #[test]
+    fn broadcast_follows_numpy() {
+        assert_eq!(
+            broadcast4([1, 2, 3, 1], [4, 1, 1, 3]),
+            Some([4, 2, 3, 3])
+        );
+        assert_eq!(broadcast4([1, 2, 3, 1], [1, 3, 3, 1]), None);
+        let idx = broadcast_indices([1, 1, 1, 3], [1, 1, 2, 3]);
+        assert_eq!(idx, vec![0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn ambiguous_layouts_count_as_channels_last() {
+        assert!(is_channels_last(&[1, 1, 49, 10], &[0, 2, 1, 3]));
+        assert!(is_channels_last(&[1, 8, 1, 1], &[0, 1, 2, 3]));
+        assert!(!is_channels_last(&[1, 8, 2, 2], &[0, 1, 2, 3]));
+        assert!(is_channels_last(&[1, 8, 2, 2], &[0, 2, 3, 1]));
+    }
+}
