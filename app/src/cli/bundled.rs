@@ -13,7 +13,11 @@ use crate::table::Table;
 pub fn run(path: &Path, rtol: f64, atol: f64, as_json: bool) -> Result<()> {
     let data = load::bytes(path)?;
     let bundled = BundledProgram::parse(&data).with_context(|| path.display().to_string())?;
-    let results = verify(&bundled, Target::default(), Tolerance { rtol, atol });
+    let results = verify(
+        &bundled,
+        Target::for_program(&bundled.program, 0),
+        Tolerance { rtol, atol },
+    );
     let failed = results.iter().filter(|r| !r.passed).count();
     if as_json {
         super::print_json(&results)?;

@@ -68,7 +68,7 @@ fn source(
     match spec {
         Spec::Program(pte) => {
             let (program, graph) = program_graph(pte)?;
-            let rt = Runtime::new(&program, 0, Target::default())
+            let rt = Runtime::new(&program, 0, Target::for_program(&program, 0))
                 .with_context(|| pte.display().to_string())?;
             let run = rt
                 .run(inputs, true)

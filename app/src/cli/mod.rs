@@ -120,9 +120,18 @@ pub enum Command {
         dump: Option<PathBuf>,
         #[arg(long)]
         method: Option<String>,
-        /// Model a scalar Cortex-M core instead of the Cortex-M55.
+        /// The core whose arithmetic the Cortex-M kernels model (m55, m85, m4, m7, m33, m0, ...).
+        /// Default: what the program says (an M4 program's linear layers carry a bias and no
+        /// kernel sum), else m55.
         #[arg(long)]
+        target: Option<String>,
+        /// Same as `--target m4` (a scalar core).
+        #[arg(long, hide = true)]
         scalar: bool,
+        /// The CMSIS-NN version the device runs where behaviour changed: `dbf45dbf` (pinned by
+        /// ExecuTorch 1.5.1, default) or `4a8f5b5d` (transpose convolution fixed).
+        #[arg(long)]
+        cmsis_nn: Option<String>,
         /// Execute inside the program's memory plan (one buffer per arena at the planned
         /// offsets), so a bad plan shows up as corrupted values.
         #[arg(long)]
@@ -209,7 +218,9 @@ pub fn run(command: Command) -> Result<()> {
             inputs,
             dump,
             method,
+            target,
             scalar,
+            cmsis_nn,
             in_arenas,
             json,
         } => run::run(
@@ -217,7 +228,10 @@ pub fn run(command: Command) -> Result<()> {
             &inputs,
             dump.as_deref(),
             method.as_deref(),
-            scalar,
+            run::DeviceChoice {
+                target: if scalar { Some("m4".into()) } else { target },
+                cmsis_nn,
+            },
             in_arenas,
             json,
         ),

@@ -3,32 +3,53 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use etscope_core::runtime::{RunOptions, Runtime, Target};
+use anyhow::{anyhow, Context, Result};
+use etscope_core::pte::Program;
+use etscope_core::runtime::{CmsisNn, RunOptions, Runtime, Target};
 use serde_json::json;
 
 use crate::load;
 use crate::table::Table;
 
-#[allow(clippy::too_many_arguments)]
+/// The device the user asked the Cortex-M kernels to model (names as typed).
+#[derive(Debug, Default, Clone)]
+pub struct DeviceChoice {
+    pub target: Option<String>,
+    pub cmsis_nn: Option<String>,
+}
+
+/// Prepares plan `index` of `program` for the chosen device (the program's own target where
+/// none is chosen).
+pub fn prepare(program: &Program, index: usize, choice: &DeviceChoice) -> Result<Runtime> {
+    let target = match &choice.target {
+        Some(name) => Target::parse(name).ok_or_else(|| {
+            anyhow!("--target {name}: unknown core (m55, m85, m4, m7, m33, m0, ...)")
+        })?,
+        None => Target::for_program(program, index),
+    };
+    let mut runtime = Runtime::new(program, index, target)?;
+    if let Some(name) = &choice.cmsis_nn {
+        runtime.set_cmsis_nn(
+            CmsisNn::parse(name).ok_or_else(|| {
+                anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
+            })?,
+        );
+    }
+    Ok(runtime)
+}
+
 pub fn run(
     pte: &Path,
     inputs: &[PathBuf],
     dump: Option<&Path>,
     method: Option<&str>,
-    scalar: bool,
+    device: DeviceChoice,
     in_arenas: bool,
     as_json: bool,
 ) -> Result<()> {
     let program = load::program(pte)?;
     let (index, _) = super::pick_plan(&program, method, pte)?;
-    let target = if scalar {
-        Target::CortexMScalar
-    } else {
-        Target::CortexM55
-    };
-    let runtime =
-        Runtime::new(&program, index, target).with_context(|| pte.display().to_string())?;
+    let runtime = prepare(&program, index, &device).with_context(|| pte.display().to_string())?;
     let tensors = inputs
         .iter()
         .map(|p| {

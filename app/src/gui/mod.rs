@@ -409,7 +409,7 @@ impl EtscopeApp {
             |doc: &etscope_viewer::document::Document, label: &str| -> Result<Source, String> {
                 let program = doc.program.as_ref().ok_or("no program")?;
                 let graph = doc.pte_graph().ok_or("no program graph")?.clone();
-                let rt = Runtime::new(program, 0, Target::default())
+                let rt = Runtime::new(program, 0, Target::for_program(program, 0))
                     .map_err(|e| format!("{label}: {e}"))?;
                 let result = rt
                     .run(std::slice::from_ref(&input), true)

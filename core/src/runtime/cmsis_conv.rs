@@ -93,7 +93,13 @@ pub(super) fn activation_out(
     act: Act,
 ) -> Result<[usize; 4], RuntimeError> {
     let shape = ctx.out_shape(o)?;
-    check_layout(ctx, &shape, &ctx.dim_order(o, shape.len()), act, "the output")?;
+    check_layout(
+        ctx,
+        &shape,
+        &ctx.dim_order(o, shape.len()),
+        act,
+        "the output",
+    )?;
     nhwc_dims(ctx, &shape, act, "out")
 }
 
@@ -186,8 +192,13 @@ pub fn conv_s8(
                                 let g = ch / ocg.max(1);
                                 let wbase = ((ch * kh + ky) * kw + kx) * wi;
                                 for ic in 0..wi {
-                                    acc =
-                                        mac(acc, x[base + g * wi + ic], input_offset, wt[wbase + ic], 0);
+                                    acc = mac(
+                                        acc,
+                                        x[base + g * wi + ic],
+                                        input_offset,
+                                        wt[wbase + ic],
+                                        0,
+                                    );
                                 }
                             }
                         }
@@ -227,7 +238,11 @@ fn requant_args(
 }
 
 fn window(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<Window, RuntimeError> {
-    let (s, p, d) = (ctx.ints(args, k)?, ctx.ints(args, k + 1)?, ctx.ints(args, k + 2)?);
+    let (s, p, d) = (
+        ctx.ints(args, k)?,
+        ctx.ints(args, k + 1)?,
+        ctx.ints(args, k + 2)?,
+    );
     let win = Window {
         stride: (pair(&s, 0), pair(&s, 1)),
         padding: (pair(&p, 0), pair(&p, 1)),
@@ -397,8 +412,7 @@ pub fn transpose_conv_rolling(
         let mut buf_row = 0usize;
         for j in 0..ih {
             let skip_top = (ph as isize - (j * sh) as isize).max(0) as usize;
-            let skip_bottom =
-                ((j * sh + kh) as isize - (ph + oh) as isize - 1).max(0) as usize;
+            let skip_bottom = ((j * sh + kh) as isize - (ph + oh) as isize - 1).max(0) as usize;
             let rows = kh as isize - skip_top as isize - skip_bottom as isize;
             let lhs = &x[((b * ih + j) * iw) * ic..][..iw * ic];
             for (xi, xin) in lhs.chunks(ic.max(1)).enumerate() {
@@ -473,10 +487,20 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
     }
     ctx.out_len(&od)?;
     let wt = i8s(ctx, weight)?;
-    let reverse_path = stride.0 <= 2 && stride.1 <= 2 && input.dims[3] > REVERSE_TCOL_EFFICIENT_THRESHOLD;
+    let reverse_path =
+        stride.0 <= 2 && stride.1 <= 2 && input.dims[3] > REVERSE_TCOL_EFFICIENT_THRESHOLD;
     let out = if reverse_path || ctx.device.cmsis_nn == CmsisNn::Fixed4a8f5b5d {
         transpose_conv_exact(
-            &input.data, input.dims, wt, wd, bias.as_deref(), stride, padding, in_off, &rq, od,
+            &input.data,
+            input.dims,
+            wt,
+            wd,
+            bias.as_deref(),
+            stride,
+            padding,
+            in_off,
+            &rq,
+            od,
         )
     } else {
         let mut out = i8b(ctx, &ctx.stored_out(o)?.buf)?.to_vec();
@@ -568,7 +592,11 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 /// `Σ (l + lhs_offset)(r + rhs_offset)` requantized per tensor.
 pub fn batch_matmul(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let (lhs, rhs) = (ctx.stored(args, 0)?, ctx.stored(args, 2)?);
-    let (l_off, r_off, o_off) = (int32(ctx, args, 1)?, int32(ctx, args, 3)?, int32(ctx, args, 4)?);
+    let (l_off, r_off, o_off) = (
+        int32(ctx, args, 1)?,
+        int32(ctx, args, 3)?,
+        int32(ctx, args, 4)?,
+    );
     let (mult, shift) = (int32(ctx, args, 5)?, int32(ctx, args, 6)?);
     let (b, m, k, n) = match (lhs.shape.as_slice(), rhs.shape.as_slice()) {
         ([b, m, k], [rb, n, rk]) if b == rb && k == rk => (*b, *m, *k, *n),
@@ -585,8 +613,9 @@ pub fn batch_matmul(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeErro
                     .iter()
                     .zip(col)
                     .fold(0i32, |s, (&a, &w)| mac(s, a, l_off, w, r_off));
-                out[(bi * m + i) * n + j] =
-                    requantize(acc, mult, shift).wrapping_add(o_off).clamp(-128, 127) as i8;
+                out[(bi * m + i) * n + j] = requantize(acc, mult, shift)
+                    .wrapping_add(o_off)
+                    .clamp(-128, 127) as i8;
             }
         }
     }

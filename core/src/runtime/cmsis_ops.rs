@@ -145,7 +145,9 @@ fn broadcast_pairs(
     let swapped = av.len() < bv.len();
     let (big, small, big_t) = if swapped { (bv, av, &b) } else { (av, bv, &a) };
     if !is_channels_last(&big_t.shape, &big_t.dim_order) {
-        return Err(ctx.bad("channel broadcast needs a channels-last tensor (the backend refuses it)"));
+        return Err(
+            ctx.bad("channel broadcast needs a channels-last tensor (the backend refuses it)")
+        );
     }
     let c = a.shape[1].max(1);
     Ok(big
@@ -205,7 +207,11 @@ pub fn div(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
             a.shape, b.shape
         )));
     }
-    let (azp, bzp, ozp) = (int32(ctx, args, 1)?, int32(ctx, args, 3)?, int32(ctx, args, 4)?);
+    let (azp, bzp, ozp) = (
+        int32(ctx, args, 1)?,
+        int32(ctx, args, 3)?,
+        int32(ctx, args, 4)?,
+    );
     let scale = ctx.double(args, 5)? as f32;
     let quotient = |x: i32, y: i32, lo: f32, hi: f32| {
         let (num, den) = (x.wrapping_sub(azp), y.wrapping_sub(bzp));
@@ -242,7 +248,10 @@ pub fn activation(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let lut = ctx.stored(args, 1)?;
     let lut = i8b(ctx, &lut.buf)?;
     if lut.len() != 256 {
-        return Err(ctx.bad(format!("the lookup table has {} entries, not 256", lut.len())));
+        return Err(ctx.bad(format!(
+            "the lookup table has {} entries, not 256",
+            lut.len()
+        )));
     }
     let out: Vec<i8> = i8b(ctx, &input.buf)?
         .iter()
@@ -293,7 +302,11 @@ pub fn softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
             "softmax over dim {dim} of a rank-{rank} tensor: the kernel works on the last dimension"
         )));
     }
-    let (mult, shift, diff_min) = (int32(ctx, args, 4)?, int32(ctx, args, 5)?, int32(ctx, args, 6)?);
+    let (mult, shift, diff_min) = (
+        int32(ctx, args, 4)?,
+        int32(ctx, args, 5)?,
+        int32(ctx, args, 6)?,
+    );
     let row = *input.shape.last().ok_or_else(|| ctx.bad("scalar input"))?;
     let x = i8b(ctx, &input.buf)?;
     let mut out = vec![0i8; x.len()];

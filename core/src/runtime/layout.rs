@@ -153,18 +153,12 @@ mod tests {
         // memory is NHWC: (h, w, c) with c fastest; element (c=1, h=0, w=0) is logical 6
         let Buf::I8(m) = &mem else { panic!() };
         assert_eq!(&m[..4], &[0, 6, 1, 7]);
-        assert_eq!(
-            from_memory(&mem, &[1, 2, 2, 3], &order),
-            Buf::I8(logical)
-        );
+        assert_eq!(from_memory(&mem, &[1, 2, 2, 3], &order), Buf::I8(logical));
     }
 
     #[test]
     fn broadcast_follows_numpy() {
-        assert_eq!(
-            broadcast4([1, 2, 3, 1], [4, 1, 1, 3]),
-            Some([4, 2, 3, 3])
-        );
+        assert_eq!(broadcast4([1, 2, 3, 1], [4, 1, 1, 3]), Some([4, 2, 3, 3]));
         assert_eq!(broadcast4([1, 2, 3, 1], [1, 3, 3, 1]), None);
         let idx = broadcast_indices([1, 1, 1, 3], [1, 1, 2, 3]);
         assert_eq!(idx, vec![0, 1, 2, 0, 1, 2]);

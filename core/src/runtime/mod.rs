@@ -45,7 +45,9 @@ impl Target {
     /// The core named on a command line (`m55`, `cortex-m4`, ...), `None` when unknown.
     pub fn parse(name: &str) -> Option<Target> {
         let n = name.to_ascii_lowercase();
-        let n = n.trim_start_matches("cortex-").trim_start_matches("cortex_");
+        let n = n
+            .trim_start_matches("cortex-")
+            .trim_start_matches("cortex_");
         match n {
             "m55" | "m85" | "mve" | "helium" => Some(Target::CortexM55),
             "m0" | "m0+" | "m3" | "m4" | "m7" | "m23" | "m33" | "m35p" | "dsp" | "scalar" => {

@@ -1,0 +1,398 @@
+//! Real-world coverage: every Cortex-M program of ExecuTorch's default flow (M55 and M4) and
+//! of the explicit-layout flow, and every per-operator program of the backend
+//! (`tests/fixtures/ops/`, a copy of `reference/ops/`), runs on the host and equals ExecuTorch's
+//! per-node Python reference bit for bit — except where the device computes something else, and
+//! then the host follows the device and the test says how.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use etscope_core::npy::read_npy;
+use etscope_core::pte::Program;
+use etscope_core::runtime::{CmsisNn, RunResult, Runtime, Target};
+use etscope_core::tensor::TensorData;
+
+/// Ops whose CMSIS-NN kernel may differ from the Python reference by 1 LSB (average-pool ties,
+/// softmax rounding, M55 quantize, transpose conv and batch matmul in float32 in Python).
+const DEVICE_DIFFERS_BY_ONE: [&str; 5] = [
+    "avg_pool",
+    "softmax",
+    "quantize_per_tensor",
+    "transpose_conv",
+    "batch_matmul",
+];
+
+/// Where the device computes something other than the model, and how.
+#[derive(Clone, Copy, Debug)]
+enum Defect {
+    /// CMSIS-NN dbf45dbf's `arm_transpose_conv_s8` with padding % stride ≠ 0: wrong rows, the
+    /// last row never written (research: 479 of 486 elements differ, up to 145).
+    TransposeConvRows,
+    /// `softmax_out` on a channels-last 4-D tensor normalises rows of memory, not of the last
+    /// logical dim (research: 38 of 48 differ, up to 93).
+    SoftmaxOverMemoryRows,
+    /// `transpose_out` / `minimum_out` / `maximum_out` hand CMSIS-NN the logical sizes of a
+    /// channels-last tensor as if it were contiguous (the kernels check no `dim_order`): the
+    /// right values land in the wrong places.
+    LayoutUnawareKernel(&'static str),
+}
+
+fn known_defect(case: &str) -> Option<Defect> {
+    use Defect::*;
+    Some(match case {
+        "quantized_transpose_conv2d__k3_s2_p1_c4to6__default__m55"
+        | "quantized_transpose_conv2d__k3_s2_p1_c4to6__explicit__m55" => TransposeConvRows,
+        "softmax__dim_last_4d_1x2x3x8__default__m55" => SoftmaxOverMemoryRows,
+        "transpose__permute_0231_1x5x3x4__default__m55"
+        | "transpose__permute_3120_2x3x4x5__default__m55"
+        | "quantize_per_tensor__ties_4d_1x3x5x7__default__m55" => LayoutUnawareKernel("transpose"),
+        "minimum__same_4d_1x3x4x5__default__m55" => LayoutUnawareKernel("minimum"),
+        "maximum__broadcast_1x2x3x1_4x1x1x3__default__m55" => LayoutUnawareKernel("maximum"),
+        _ => return None,
+    })
+}
+
+fn npy(p: &Path) -> TensorData {
+    read_npy(&common::read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn values(t: &TensorData) -> Vec<f64> {
+    t.to_f64().expect("numeric tensor")
+}
+
+fn run(pte: &Path, inputs: &[PathBuf], cmsis: CmsisNn) -> RunResult {
+    let program = Program::parse(common::read(pte)).expect("program parses");
+    let mut rt = Runtime::new(&program, 0, Target::for_program(&program, 0))
+        .unwrap_or_else(|e| panic!("{}: {e}", pte.display()));
+    rt.set_cmsis_nn(cmsis);
+    let inputs: Vec<TensorData> = inputs.iter().map(|p| npy(p)).collect();
+    rt.run(&inputs, true)
+        .unwrap_or_else(|e| panic!("{}: {e}", pte.display()))
+}
+
+/// One compared node.
+struct NodeDiff {
+    target: String,
+    differing: usize,
+    numel: usize,
+    max_abs: f64,
+    same_values: bool,
+}
+
+/// Compares every node of `index.json` that names an instruction and a `.npy`.
+fn compare(result: &RunResult, refdir: &Path) -> Vec<NodeDiff> {
+    let index = common::json(&refdir.join("index.json"));
+    let mut out = Vec::new();
+    for node in index["nodes"].as_array().expect("nodes") {
+        let (Some(iid), Some(file)) = (node["instruction_id"].as_u64(), node["npy"].as_str())
+        else {
+            continue;
+        };
+        let target = node["target"].as_str().unwrap_or("?").to_string();
+        let got = result
+            .captured
+            .iter()
+            .find(|c| c.instruction_id == iid as usize)
+            .and_then(|c| c.tensors.first())
+            .unwrap_or_else(|| panic!("{}: instruction {iid} not captured", refdir.display()))
+            .to_data();
+        let want = npy(&refdir.join(file));
+        assert_eq!(
+            (got.dtype, &got.shape),
+            (want.dtype, &want.shape),
+            "{}: instruction {iid} ({target})",
+            refdir.display()
+        );
+        let (g, w) = (values(&got), values(&want));
+        let diffs: Vec<f64> = g
+            .iter()
+            .zip(&w)
+            .map(|(a, b)| (a - b).abs())
+            .filter(|&d| d > 0.0)
+            .collect();
+        let (mut gs, mut ws) = (g.clone(), w.clone());
+        gs.sort_by(f64::total_cmp);
+        ws.sort_by(f64::total_cmp);
+        out.push(NodeDiff {
+            target,
+            differing: diffs.len(),
+            numel: g.len(),
+            max_abs: diffs.iter().copied().fold(0.0, f64::max),
+            same_values: gs == ws,
+        });
+    }
+    assert!(!out.is_empty(), "{}: no node compared", refdir.display());
+    out
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    programs: usize,
+    exact: usize,
+    within_one: usize,
+    defects: usize,
+}
+
+/// Checks one program against its references, following the device where it is known to
+/// differ. Returns what it found.
+fn check(label: &str, pte: &Path, inputs: &[PathBuf], refdir: &Path, tally: &mut Tally) {
+    let result = run(pte, inputs, CmsisNn::default());
+    let nodes = compare(&result, refdir);
+    let defect = known_defect(label);
+    let mut tie_seen = false;
+    for (k, n) in nodes.iter().enumerate() {
+        if n.differing == 0 {
+            tally.exact += 1;
+            continue;
+        }
+        let device_differs = DEVICE_DIFFERS_BY_ONE.iter().any(|op| n.target.contains(op));
+        let explained = (n.max_abs <= 1.0 && device_differs) || (tie_seen && n.max_abs <= 2.0);
+        if let Some(d) = defect.filter(|_| !explained) {
+            check_defect(label, d, n, tie_seen);
+            check_defect_fixed_or_explained(label, d, pte, inputs, refdir);
+            tally.defects += 1;
+            tally.programs += 1;
+            return; // the nodes after it compute on the device's (different) values
+        }
+        if n.max_abs <= 1.0 && device_differs {
+            tie_seen = true;
+            tally.within_one += 1;
+        } else if tie_seen && n.max_abs <= 2.0 {
+            tally.within_one += 1; // a device-vs-reference tie upstream, carried forward
+        } else {
+            panic!(
+                "{label}: node {k} ({}) differs in {} of {} elements (max {})",
+                n.target, n.differing, n.numel, n.max_abs
+            );
+        }
+    }
+    assert!(
+        defect.is_none(),
+        "{label}: the known device defect did not show"
+    );
+    tally.programs += 1;
+}
+
+fn check_defect(label: &str, defect: Defect, n: &NodeDiff, tie_upstream: bool) {
+    match defect {
+        Defect::TransposeConvRows => {
+            assert!(n.target.contains("transpose_conv"), "{label}: {}", n.target);
+            assert_eq!(
+                (n.differing, n.numel, n.max_abs),
+                (479, 486, 145.0),
+                "{label}"
+            );
+        }
+        Defect::SoftmaxOverMemoryRows => {
+            assert!(n.target.contains("softmax"), "{label}: {}", n.target);
+            assert_eq!((n.differing, n.numel, n.max_abs), (38, 48, 93.0), "{label}");
+        }
+        Defect::LayoutUnawareKernel(op) => {
+            assert!(
+                n.target.contains(op),
+                "{label}: first difference at {}",
+                n.target
+            );
+            assert!(
+                n.same_values || tie_upstream,
+                "{label}: {op} should move the right values to the wrong places"
+            );
+        }
+    }
+}
+
+/// The transpose-conv defect disappears with the fixed CMSIS-NN; the others are ExecuTorch
+/// kernels (no CMSIS-NN version changes them).
+fn check_defect_fixed_or_explained(
+    label: &str,
+    defect: Defect,
+    pte: &Path,
+    inputs: &[PathBuf],
+    refdir: &Path,
+) {
+    if let Defect::TransposeConvRows = defect {
+        let fixed = run(pte, inputs, CmsisNn::Fixed4a8f5b5d);
+        for n in compare(&fixed, refdir) {
+            assert!(
+                n.differing == 0 || (n.max_abs <= 1.0 && n.target.contains("transpose_conv")),
+                "{label} with CMSIS-NN 4a8f5b5d: {} differs",
+                n.target
+            );
+        }
+    }
+}
+
+fn op_cases() -> Vec<PathBuf> {
+    let root = common::fixtures().join("ops");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("tests/fixtures/ops")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("model.pte").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+fn inputs_of(case: &Path) -> Vec<PathBuf> {
+    let mut inputs: Vec<(usize, PathBuf)> = std::fs::read_dir(case)
+        .expect("case folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?.to_string();
+            let k = stem.strip_prefix("input_")?.parse().ok()?;
+            Some((k, p))
+        })
+        .collect();
+    inputs.sort();
+    inputs.into_iter().map(|(_, p)| p).collect()
+}
+
+#[test]
+fn every_backend_operator_case_runs_and_matches_the_device() {
+    let mut tally = Tally::default();
+    let cases = op_cases();
+    assert!(cases.len() >= 150, "only {} operator cases", cases.len());
+    for case in &cases {
+        let label = case.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        check(
+            label,
+            &case.join("model.pte"),
+            &inputs_of(case),
+            &case.join("intermediates"),
+            &mut tally,
+        );
+    }
+    assert_eq!(tally.programs, cases.len());
+    assert_eq!(tally.defects, 8, "{tally:?}");
+    assert!(tally.exact > 400, "{tally:?}");
+}
+
+#[test]
+fn every_operator_of_the_backend_has_a_passing_case_in_both_flows() {
+    let cases = op_cases();
+    let ops_in = |flow: &str| -> std::collections::BTreeSet<String> {
+        cases
+            .iter()
+            .filter(|c| c.to_string_lossy().contains(&format!("__{flow}__")))
+            .flat_map(|c| {
+                let program = Program::parse(common::read(&c.join("model.pte"))).expect("parses");
+                program.plans[0]
+                    .operators
+                    .iter()
+                    .map(|o| o.name.clone())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|n| n.starts_with("cortex_m::"))
+            .collect()
+    };
+    let default: Vec<String> = ops_in("default").into_iter().collect();
+    let explicit: Vec<String> = ops_in("explicit").into_iter().collect();
+    for op in [
+        "quantized_conv2d",
+        "quantized_depthwise_conv2d",
+        "quantized_transpose_conv2d",
+        "quantized_avg_pool2d",
+        "quantized_max_pool2d",
+        "quantized_div",
+        "quantized_activation",
+        "minimum",
+        "maximum",
+        "quantized_batch_matmul",
+        "quantized_linear",
+        "softmax",
+        "pad",
+        "transpose",
+        "quantized_add",
+        "quantized_mul",
+    ] {
+        assert!(
+            default.contains(&format!("cortex_m::{op}")),
+            "default flow: {op}"
+        );
+    }
+    for op in [
+        "quantized_conv2d_nhwc",
+        "quantized_depthwise_conv2d_nhwc",
+        "quantized_transpose_conv2d_nhwc",
+        "quantized_avg_pool2d_nhwc",
+        "quantized_max_pool2d_nhwc",
+    ] {
+        assert!(
+            explicit.contains(&format!("cortex_m::{op}")),
+            "explicit flow: {op}"
+        );
+    }
+    for op in default.iter().chain(&explicit) {
+        assert!(
+            etscope_core::runtime::supports(&format!("{op}.out")),
+            "{op} is in a program but not in the runtime"
+        );
+    }
+}
+
+#[test]
+fn every_cortex_m_program_of_every_model_and_flow_matches_the_device() {
+    let mut tally = Tally::default();
+    for model in common::models() {
+        for entry in std::fs::read_dir(&model).expect("model folder").flatten() {
+            let dir = entry.path();
+            let name = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_string();
+            let Some(tag) = name.strip_prefix("int8_cortex_m_intermediates") else {
+                continue;
+            };
+            let tag = tag.trim_start_matches('_');
+            let pte = model.join(if tag.is_empty() {
+                "model_int8_cortex_m55.pte".to_string()
+            } else {
+                format!("model_int8_cortex_{tag}.pte")
+            });
+            if !pte.exists() || !dir.join("index.json").exists() {
+                continue;
+            }
+            let label = format!("{}/{}", model.display(), name);
+            check(&label, &pte, &[model.join("input.npy")], &dir, &mut tally);
+        }
+    }
+    // the fixture copy alone holds the tiny model in three flows/targets
+    assert!(tally.programs >= 3, "{tally:?}");
+    assert_eq!(tally.defects, 0, "{tally:?}");
+}
+
+#[test]
+fn the_target_is_read_from_the_program() {
+    let tiny = common::tiny();
+    let target = |f: &str| {
+        let p = Program::parse(common::read(&tiny.join(f))).expect("parses");
+        Target::of_program(&p, 0)
+    };
+    assert_eq!(
+        target("model_int8_cortex_m55_default.pte"),
+        Some(Target::CortexM55)
+    );
+    assert_eq!(
+        target("model_int8_cortex_m4_default.pte"),
+        Some(Target::CortexMScalar)
+    );
+    assert_eq!(target("model_fp32.pte"), None);
+}
+
+#[test]
+fn programs_without_an_extended_header_load_as_executorch_loads_them() {
+    // ExecuTorch's serializer omits the header when there is no segment data but still lists
+    // a placeholder segment; the runtime treats a missing header as "no segments".
+    let pte = common::fixtures().join("ops/quantized_add__same_3x17__default__m55/model.pte");
+    let bytes = common::read(&pte);
+    assert_ne!(
+        &bytes[8..12],
+        b"eh00",
+        "fixture should have no extended header"
+    );
+    let program = Program::parse(bytes).expect("loads");
+    assert!(program.extended_header.is_none());
+    assert!(program.segments.is_empty());
+}
