@@ -14,7 +14,7 @@ fi
 out="$root/core/src/generated"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for schema in program etdump bundled_program; do
+for schema in program etdump bundled_program flat_tensor; do
   "$flatc" --rust --gen-all -o "$tmp" -I "$root/schemas" "$root/schemas/$schema.fbs"
   mv "$tmp/${schema}_generated.rs" "$out/${schema}_generated.rs"
 done

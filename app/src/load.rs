@@ -22,6 +22,7 @@ fn kind_from_extension(path: &Path) -> Option<FileKind> {
         "etdp" | "etdump" => Some(FileKind::Etdump),
         "etrecord" => Some(FileKind::Etrecord),
         "npy" => Some(FileKind::Npy),
+        "ptd" => Some(FileKind::Ptd),
         _ => None,
     }
 }
@@ -71,7 +72,14 @@ pub fn program(path: &Path) -> Result<Program> {
         FileKind::Bpte => Ok(BundledProgram::parse(&data)
             .with_context(|| path.display().to_string())?
             .program),
-        FileKind::Pte => Program::parse(data).with_context(|| path.display().to_string()),
+        FileKind::Pte => {
+            let mut program = Program::parse(data).with_context(|| path.display().to_string())?;
+            let ptd = path.with_extension("ptd");
+            if !program.external_keys().is_empty() && ptd.exists() {
+                attach_external(&mut program, &ptd)?;
+            }
+            Ok(program)
+        }
         other => bail!(
             "{}: expected a pte file, found a {} file",
             path.display(),
@@ -92,4 +100,15 @@ pub fn etrecord(path: &Path) -> Result<ETRecord> {
     let data = bytes(path)?;
     expect_kind(path, &data, FileKind::Etrecord)?;
     ETRecord::parse(&data).with_context(|| path.display().to_string())
+}
+
+/// Attaches the `.ptd` at `path` (the tensors `program` keeps outside itself).
+pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
+    let data = bytes(path)?;
+    expect_kind(path, &data, FileKind::Ptd)?;
+    let file = etscope_core::flat_tensor::FlatTensorFile::parse(data)
+        .with_context(|| path.display().to_string())?;
+    program
+        .attach_external_data(std::sync::Arc::new(file))
+        .with_context(|| path.display().to_string())
 }

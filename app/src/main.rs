@@ -19,7 +19,12 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // One line: "etscope: error: <file>: <what is wrong>".
             eprintln!("etscope: error: {e:#}");
-            std::process::ExitCode::from(2)
+            let code = if e.downcast_ref::<etscope::cli::CannotRun>().is_some() {
+                etscope::cli::CannotRun::EXIT_CODE
+            } else {
+                2
+            };
+            std::process::ExitCode::from(code)
         }
     }
 }

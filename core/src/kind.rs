@@ -16,6 +16,8 @@ pub enum FileKind {
     Etrecord,
     /// NumPy array (`\x93NUMPY`).
     Npy,
+    /// External tensor data of a program (FlatTensor `FT01`).
+    Ptd,
 }
 
 impl FileKind {
@@ -26,6 +28,8 @@ impl FileKind {
             Some(FileKind::Pte)
         } else if at(4..8) == Some(b"BP08".as_slice()) {
             Some(FileKind::Bpte)
+        } else if at(4..8) == Some(b"FT01".as_slice()) {
+            Some(FileKind::Ptd)
         } else if at(8..12) == Some(b"ED00".as_slice()) {
             Some(FileKind::Etdump)
         } else if at(0..4) == Some(b"PK\x03\x04".as_slice()) {
@@ -45,6 +49,7 @@ impl FileKind {
             FileKind::Etdump => "etdump",
             FileKind::Etrecord => "etrecord",
             FileKind::Npy => "npy",
+            FileKind::Ptd => "ptd",
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod etdump;
 pub mod etrecord;
 pub mod export_json;
+pub mod flat_tensor;
 pub mod flatbuf;
 mod generated;
 pub mod ir;

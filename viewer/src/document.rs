@@ -254,6 +254,20 @@ impl Document {
                 let dump = ETDump::parse(&bytes).map_err(read)?;
                 self.attach_etdump(name, dump)?;
             }
+            Some(FileKind::Ptd) => {
+                let data = etscope_core::flat_tensor::FlatTensorFile::parse(bytes.clone())
+                    .map_err(read)?;
+                let program = self.program.as_mut().ok_or_else(|| OpenError::Mismatch {
+                    name: name.into(),
+                    detail: "external tensor data needs its program open first".into(),
+                })?;
+                program
+                    .attach_external_data(std::sync::Arc::new(data))
+                    .map_err(|e| OpenError::Mismatch {
+                        name: name.into(),
+                        detail: e.to_string(),
+                    })?;
+            }
             Some(FileKind::Pte | FileKind::Bpte) => {
                 return Err(OpenError::Mismatch {
                     name: name.into(),

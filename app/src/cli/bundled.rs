@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use etscope_core::bundled::BundledProgram;
-use etscope_core::runtime::verify::{verify, Tolerance};
+use etscope_core::runtime::verify::{verify, Tolerance, Verdict};
 use etscope_core::runtime::Target;
 
 use crate::load;
@@ -34,11 +34,13 @@ pub fn run(path: &Path, rtol: f64, atol: f64, as_json: bool) -> Result<()> {
             t.row(vec![
                 r.method.clone(),
                 r.case.to_string(),
-                if r.passed {
-                    "pass".into()
-                } else {
-                    "FAIL".into()
-                },
+                match r.verdict {
+                    Verdict::Passed => "pass",
+                    Verdict::Differs => "FAIL",
+                    Verdict::CannotRun => "cannot run",
+                    Verdict::Error => "error",
+                }
+                .into(),
                 format!("{:.3e}", r.max_abs_diff),
                 r.mismatched.to_string(),
                 r.error.clone().unwrap_or_default(),
@@ -50,6 +52,20 @@ pub fn run(path: &Path, rtol: f64, atol: f64, as_json: bool) -> Result<()> {
             results.len() - failed,
             results.len()
         );
+    }
+    let cannot_run: Vec<_> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::CannotRun)
+        .collect();
+    if !cannot_run.is_empty() && cannot_run.len() == failed {
+        return Err(super::CannotRun(format!(
+            "{}: {} of {} test cases cannot run on the host: {}",
+            path.display(),
+            cannot_run.len(),
+            results.len(),
+            cannot_run[0].error.as_deref().unwrap_or("unsupported")
+        ))
+        .into());
     }
     if failed > 0 {
         bail!(

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use etscope_core::bundled::BundledProgram;
 use etscope_core::etdump::{ETDump, Event};
 use etscope_core::etrecord::{stage_short_name, ETRecord};
+use etscope_core::flat_tensor::FlatTensorFile;
 use etscope_core::kind::FileKind;
 use etscope_core::pte::{EValue, Program};
 use serde_json::{json, Value};
@@ -24,6 +25,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<()> {
         FileKind::Etdump => etdump_info(&ETDump::parse(&data).with_context(ctx)?),
         FileKind::Etrecord => etrecord_info(&ETRecord::parse(&data).with_context(ctx)?),
         FileKind::Npy => npy_info(&etscope_core::npy::read_npy(&data).with_context(ctx)?)?,
+        FileKind::Ptd => ptd_info(&FlatTensorFile::parse(data).with_context(ctx)?),
     };
     if as_json {
         return super::print_json(&info);
@@ -152,6 +154,25 @@ fn npy_info(t: &etscope_core::tensor::TensorData) -> Result<Value> {
     Ok(json!({"kind": "npy", "dtype": t.dtype.short_name(), "shape": t.shape, "stats": s}))
 }
 
+fn ptd_info(f: &FlatTensorFile) -> Value {
+    let tensors: Vec<Value> = f
+        .entries
+        .iter()
+        .map(|e| {
+            json!({
+                "key": e.key,
+                "segment": e.segment_index,
+                "bytes": e.range.len(),
+                "dtype": e.layout.as_ref().map(|l| l.scalar_type.short_name()),
+                "sizes": e.layout.as_ref().map(|l| l.sizes.clone()),
+                "dim_order": e.layout.as_ref().map(|l| l.dim_order.clone()),
+            })
+        })
+        .collect();
+    json!({"kind": "ptd", "version": f.version, "segments": f.segment_count,
+           "data_bytes": f.data_bytes(), "tensors": tensors})
+}
+
 fn render(path: &Path, info: &Value) -> String {
     let mut out = format!(
         "{}: {}\n",
@@ -204,6 +225,24 @@ fn render(path: &Path, info: &Value) -> String {
                     ));
                 }
             }
+        }
+        Some("ptd") => {
+            out.push_str(&format!(
+                "version {}  {} segments  {} of tensor data\n",
+                field(info, "version"),
+                field(info, "segments"),
+                bytes(info["data_bytes"].as_u64().unwrap_or(0))
+            ));
+            let mut t = Table::new(&["key", "dtype", "sizes", ">bytes"]);
+            for e in info["tensors"].as_array().into_iter().flatten() {
+                t.row(vec![
+                    e["key"].as_str().unwrap_or("").into(),
+                    e["dtype"].as_str().unwrap_or("").into(),
+                    e["sizes"].to_string(),
+                    field(e, "bytes"),
+                ]);
+            }
+            out.push_str(&t.render());
         }
         Some("etdump") => {
             let mut t = Table::new(&["run", ">events", ">profile", ">debug", ">alloc"]);

@@ -290,3 +290,22 @@ fn pick_plan<'a>(
         )
     })
 }
+
+/// A command could not do its work on the host (an operator etscope does not implement, a
+/// delegate only its backend runs): not a verdict on the input. `etscope` exits with
+/// [`CannotRun::EXIT_CODE`] for it.
+#[derive(Debug)]
+pub struct CannotRun(pub String);
+
+impl CannotRun {
+    /// The process exit code (2 is every other error).
+    pub const EXIT_CODE: u8 = 3;
+}
+
+impl std::fmt::Display for CannotRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CannotRun {}

@@ -22,3 +22,6 @@ pub mod etdump;
 
 #[path = "bundled_program_generated.rs"]
 pub mod bundled_program;
+
+#[path = "flat_tensor_generated.rs"]
+pub mod flat_tensor;

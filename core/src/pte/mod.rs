@@ -91,7 +91,15 @@ pub struct Tensor {
 impl Tensor {
     /// Whether the tensor's data comes from the file (a constant or weight).
     pub fn is_constant(&self) -> bool {
-        self.data_buffer_idx > 0 && self.allocation.is_none()
+        (self.data_buffer_idx > 0 || self.external_key().is_some()) && self.allocation.is_none()
+    }
+
+    /// The key of this tensor in external data (`.ptd`), when the program keeps it there.
+    pub fn external_key(&self) -> Option<&str> {
+        self.extra
+            .as_ref()
+            .filter(|e| e.location == 1)
+            .and_then(|e| e.fully_qualified_name.as_deref())
     }
 
     /// Sizes as `i64` for generic code.
@@ -314,6 +322,8 @@ pub struct Program {
     /// Byte ranges (in `bytes`) of `backend_delegate_data` entries.
     pub(crate) inline_delegate_data: Vec<std::ops::Range<usize>>,
     pub(crate) bytes: Vec<u8>,
+    /// The `.ptd` holding the tensors stored outside the program, once attached.
+    pub(crate) external_data: Option<std::sync::Arc<crate::flat_tensor::FlatTensorFile>>,
 }
 
 impl Program {
@@ -325,6 +335,65 @@ impl Program {
     /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The keys (fully qualified names) of the tensors this program keeps in external data,
+    /// sorted, without repeats.
+    pub fn external_keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = self
+            .plans
+            .iter()
+            .flat_map(|p| &p.values)
+            .filter_map(|v| match v {
+                EValue::Tensor(t) => t.external_key(),
+                _ => None,
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// Attaches the `.ptd` file that holds this program's external tensors, checking that it
+    /// has every key with enough bytes (a `.ptd` of another program is refused with the key
+    /// it lacks).
+    pub fn attach_external_data(
+        &mut self,
+        data: std::sync::Arc<crate::flat_tensor::FlatTensorFile>,
+    ) -> Result<()> {
+        let keys = self.external_keys();
+        if keys.is_empty() {
+            return Err(Error::invalid(
+                "external data",
+                "the program keeps no tensor in external data",
+            ));
+        }
+        for plan in &self.plans {
+            for v in &plan.values {
+                let EValue::Tensor(t) = v else { continue };
+                let Some(key) = t.external_key() else {
+                    continue;
+                };
+                let blob = data.get(key).ok_or_else(|| {
+                    Error::invalid(
+                        "external data",
+                        format!("has no tensor {key:?}: it belongs to another program"),
+                    )
+                })?;
+                if (blob.len() as u64) < t.nbytes {
+                    return Err(Error::invalid(
+                        "external data",
+                        format!(
+                            "tensor {key:?} has {} bytes, the program needs {}",
+                            blob.len(),
+                            t.nbytes
+                        ),
+                    ));
+                }
+            }
+        }
+        self.external_data = Some(data);
+        Ok(())
     }
 
     /// Number of inline `constant_buffer` entries (deprecated storage).
@@ -353,6 +422,18 @@ impl Program {
 
     /// The data of a constant tensor, from the constant segment (or the deprecated inline buffer).
     pub fn constant_bytes(&self, tensor: &Tensor) -> Result<&[u8]> {
+        if let Some(key) = tensor.external_key() {
+            let data = self.external_data.as_ref().ok_or_else(|| {
+                Error::invalid(
+                    "constant tensor",
+                    format!("{key:?} is stored in external data: open the program's .ptd with it"),
+                )
+            })?;
+            let blob = data
+                .get(key)
+                .ok_or_else(|| Error::invalid("external data", format!("has no tensor {key:?}")))?;
+            return slice_of(blob, 0, tensor.nbytes, &format!("external tensor {key:?}"));
+        }
         let idx = tensor.data_buffer_idx as usize;
         if idx == 0 {
             return Err(Error::invalid(

@@ -165,6 +165,7 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
         inline_constants,
         inline_delegate_data,
         bytes,
+        external_data: None,
     };
     check_constants(&program)?;
     Ok(program)
@@ -224,7 +225,8 @@ fn check_constants(program: &Program) -> Result<()> {
     for plan in &program.plans {
         for (vi, v) in plan.values.iter().enumerate() {
             if let EValue::Tensor(t) = v {
-                if t.is_constant() {
+                // external tensors are checked when their .ptd is attached
+                if t.is_constant() && t.external_key().is_none() {
                     program.constant_bytes(t).map_err(|e| match e {
                         Error::Truncated {
                             needed, available, ..

@@ -122,6 +122,36 @@ impl Ctx<'_> {
         }
     }
 
+    /// Argument `k` as an optional float (`None` value → `None`; ints accepted).
+    pub fn opt_double(&self, args: &[usize], k: usize) -> Result<Option<f64>, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::None => Ok(None),
+            _ => self.double(args, k).map(Some),
+        }
+    }
+
+    /// Argument `k` as a list of tensor value indices.
+    pub fn tensor_list(&self, args: &[usize], k: usize) -> Result<Vec<usize>, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::TensorList(v) => Ok(v.clone()),
+            other => Err(self.bad(format!(
+                "argument {k} should be a tensor list, is {}",
+                kind(other)
+            ))),
+        }
+    }
+
+    /// A dim argument normalised against `rank` (negative counts from the end).
+    pub fn dim(&self, d: i64, rank: usize) -> Result<usize, RuntimeError> {
+        let r = rank as i64;
+        let n = if d < 0 { d + r } else { d };
+        if (0..r.max(1)).contains(&n) {
+            Ok(n as usize)
+        } else {
+            Err(self.bad(format!("dim {d} out of range for rank {rank}")))
+        }
+    }
+
     /// Argument `k` as a bool.
     pub fn bool(&self, args: &[usize], k: usize) -> Result<bool, RuntimeError> {
         match self.value(args, k)? {
@@ -154,6 +184,14 @@ impl Ctx<'_> {
             )));
         }
         let declared = match self.values.get(v) {
+            Some(RValue::Tensor(t))
+                if std::mem::discriminant(&t.buf) != std::mem::discriminant(&buf) =>
+            {
+                return Err(self.bad(format!(
+                    "the kernel computed another element type than the out tensor's {}",
+                    t.dtype.short_name()
+                )))
+            }
             Some(RValue::Tensor(t)) => t.numel(),
             _ => return Err(self.bad(format!("out value {v} is not a tensor"))),
         };

@@ -140,6 +140,51 @@ pub fn broadcast_indices(dims: [usize; 4], out: [usize; 4]) -> Vec<usize> {
     idx
 }
 
+/// Numpy-style broadcast of two shapes of any rank, or `None` when they do not broadcast.
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    let dim = |s: &[usize], i: usize| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
+    (0..rank)
+        .map(|i| match (dim(a, i), dim(b, i)) {
+            (x, y) if x == y => Some(x),
+            (1, y) => Some(y),
+            (x, 1) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+/// For each element of a tensor of `out` shape, the flat index of the element of a tensor of
+/// `shape` (right-aligned, broadcast along its size-1 dims) that it reads.
+pub fn broadcast_index(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let rank = out.len();
+    let lead = rank - shape.len().min(rank);
+    let mut strides = vec![0usize; rank];
+    let mut acc = 1usize;
+    for i in (lead..rank).rev() {
+        let d = shape[i - lead];
+        strides[i] = if d == 1 { 0 } else { acc };
+        acc *= d;
+    }
+    let n: usize = out.iter().product();
+    let mut idx = Vec::with_capacity(n);
+    let mut pos = vec![0usize; rank];
+    let mut at = 0usize;
+    for _ in 0..n {
+        idx.push(at);
+        for d in (0..rank).rev() {
+            pos[d] += 1;
+            at += strides[d];
+            if pos[d] < out[d] {
+                break;
+            }
+            at -= strides[d] * pos[d];
+            pos[d] = 0;
+        }
+    }
+    idx
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +207,16 @@ mod tests {
         assert_eq!(broadcast4([1, 2, 3, 1], [1, 3, 3, 1]), None);
         let idx = broadcast_indices([1, 1, 1, 3], [1, 1, 2, 3]);
         assert_eq!(idx, vec![0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn any_rank_broadcast_follows_numpy() {
+        assert_eq!(broadcast_shape(&[2, 1, 3], &[4, 1]), Some(vec![2, 4, 3]));
+        assert_eq!(broadcast_shape(&[], &[3]), Some(vec![3]));
+        assert_eq!(broadcast_shape(&[2, 3], &[3, 2]), None);
+        assert_eq!(broadcast_index(&[3], &[2, 3]), vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!(broadcast_index(&[2, 1], &[2, 3]), vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(broadcast_index(&[], &[2]), vec![0, 0]);
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod cmsis_pool;
 mod kernel;
 pub mod layout;
 mod portable;
+mod portable_nn;
+mod portable_tensor;
 mod quantized;
 pub mod stage;
 pub mod value;
@@ -676,7 +678,9 @@ impl Runtime {
 /// Runs one kernel call.
 fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let op = ctx.op.to_string();
+    // `name.out` → `name`, `name.Overload_out` → `name.Overload`
     let name = op.strip_suffix(".out").unwrap_or(&op);
+    let name = name.strip_suffix("_out").unwrap_or(name);
     match name {
         "aten::convolution" => portable::convolution(ctx, args),
         "aten::_native_batch_norm_legit_no_training" => portable::batch_norm(ctx, args),
@@ -691,15 +695,44 @@ fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         | "aten::clone"
         | "dim_order_ops::_to_dim_order_copy"
         | "dim_order_ops::_clone_dim_order"
+        | "aten::squeeze_copy.dims"
+        | "aten::squeeze_copy.dim"
+        | "aten::squeeze_copy"
+        | "aten::unsqueeze_copy"
+        | "aten::alias_copy"
+        | "aten::_to_dim_order_copy"
         | "aten::expand_copy" => portable::copy(ctx, args),
         "aten::addmm" => portable::addmm(ctx, args),
         "aten::mm" => portable::mm(ctx, args),
         "etscope::linear" => portable::linear(ctx, args),
         "aten::_softmax" => portable::softmax(ctx, args),
-        "aten::add" => portable::binary(ctx, args, |a, b| a + b, true),
-        "aten::sub" => portable::binary(ctx, args, |a, b| a - b, true),
-        "aten::mul" => portable::binary(ctx, args, |a, b| a * b, false),
-        "aten::div" => portable::binary(ctx, args, |a, b| a / b, false),
+        "aten::add" | "aten::add.Scalar" => portable_tensor::binary(ctx, args, |a, b| a + b, true),
+        "aten::sub" | "aten::sub.Scalar" => portable_tensor::binary(ctx, args, |a, b| a - b, true),
+        "aten::mul" | "aten::mul.Scalar" => portable_tensor::binary(ctx, args, |a, b| a * b, false),
+        "aten::div" | "aten::div.Scalar" => portable_tensor::binary(ctx, args, |a, b| a / b, false),
+        "aten::maximum" => portable_tensor::binary(ctx, args, f64::max, false),
+        "aten::minimum" => portable_tensor::binary(ctx, args, f64::min, false),
+        "aten::eq.Scalar" | "aten::eq.Tensor" => portable_tensor::compare(ctx, args, |a, b| a == b),
+        "aten::ne.Scalar" | "aten::ne.Tensor" => portable_tensor::compare(ctx, args, |a, b| a != b),
+        "aten::lt.Scalar" | "aten::lt.Tensor" => portable_tensor::compare(ctx, args, |a, b| a < b),
+        "aten::le.Scalar" | "aten::le.Tensor" => portable_tensor::compare(ctx, args, |a, b| a <= b),
+        "aten::gt.Scalar" | "aten::gt.Tensor" => portable_tensor::compare(ctx, args, |a, b| a > b),
+        "aten::ge.Scalar" | "aten::ge.Tensor" => portable_tensor::compare(ctx, args, |a, b| a >= b),
+        "aten::where.self" => portable_tensor::where_(ctx, args),
+        "aten::clamp" => portable_tensor::clamp(ctx, args),
+        "aten::slice_copy.Tensor" => portable_tensor::slice_copy(ctx, args),
+        "aten::select_copy.int" => portable_tensor::select_copy(ctx, args),
+        "aten::split_with_sizes_copy" => portable_tensor::split_with_sizes_copy(ctx, args),
+        "aten::split_copy.Tensor" => portable_tensor::split_copy(ctx, args),
+        "aten::cat" => portable_tensor::cat(ctx, args),
+        "aten::full" | "aten::full_like" => portable_tensor::full(ctx, args),
+        "aten::native_layer_norm" => portable_nn::layer_norm(ctx, args),
+        "aten::gelu" => portable_nn::gelu(ctx, args),
+        "aten::max_pool2d_with_indices" => portable_nn::max_pool2d_with_indices(ctx, args),
+        "aten::mean.dim" | "aten::mean" => portable_nn::mean(ctx, args),
+        "aten::amax" => portable_nn::amax(ctx, args),
+        "aten::sum.IntList" => portable_nn::sum(ctx, args),
+        "aten::bmm" => portable_nn::bmm(ctx, args),
         "quantized_decomposed::quantize_per_tensor" => quantized::quantize_per_tensor(ctx, args),
         "quantized_decomposed::dequantize_per_tensor" => {
             quantized::dequantize_per_tensor(ctx, args)

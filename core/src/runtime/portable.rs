@@ -6,10 +6,6 @@ use super::kernel::{f32s, Ctx};
 use super::value::Buf;
 use super::RuntimeError;
 
-fn out_arg(args: &[usize]) -> usize {
-    args.last().copied().unwrap_or(0)
-}
-
 /// Out-variant output: the argument before the trailing return value.
 fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
     if args.len() < 2 {
@@ -312,11 +308,18 @@ pub fn permute_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeErro
     ctx.write(o, shape, buf)
 }
 
-/// Copies (`view_copy`, `clone`, dim-order copies): same elements in the out tensor's shape.
+/// Copies (`view_copy`, `clone`, dim-order copies, `_to_copy`): the same elements in the out
+/// tensor's shape, converted to its type where the copy changes it.
 pub fn copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let buf = ctx.tensor(args, 0)?.buf.clone();
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
+    let like = ctx.stored_out(o)?.buf;
+    let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&buf) {
+        buf
+    } else {
+        Buf::from_f64_like(&like, &buf.to_f64())
+    };
     ctx.write(o, shape, buf)
 }
 
@@ -412,46 +415,6 @@ pub fn softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     let shape = input.shape.clone();
     let o = out_of(ctx, args)?;
-    ctx.write(o, shape, Buf::F32(out))
-}
-
-/// Same-shape (or scalar-broadcast) `aten::<op>.out(a, b, [alpha], out)`.
-pub fn binary(
-    ctx: &mut Ctx<'_>,
-    args: &[usize],
-    f: impl Fn(f32, f32) -> f32,
-    has_alpha: bool,
-) -> Result<(), RuntimeError> {
-    let (a, b) = (ctx.tensor(args, 0)?, ctx.tensor(args, 1)?);
-    let alpha = if has_alpha && args.len() >= 5 {
-        ctx.double(args, 2)? as f32
-    } else {
-        1.0
-    };
-    let (av, bv) = (f32s(ctx, a)?, f32s(ctx, b)?);
-    let (shape, out): (Vec<usize>, Vec<f32>) = if a.shape == b.shape {
-        (
-            a.shape.clone(),
-            av.iter().zip(bv).map(|(&x, &y)| f(x, alpha * y)).collect(),
-        )
-    } else if bv.len() == 1 {
-        (
-            a.shape.clone(),
-            av.iter().map(|&x| f(x, alpha * bv[0])).collect(),
-        )
-    } else if av.len() == 1 {
-        (
-            b.shape.clone(),
-            bv.iter().map(|&y| f(av[0], alpha * y)).collect(),
-        )
-    } else {
-        return Err(ctx.bad(format!(
-            "broadcasting {:?} with {:?} is not implemented",
-            a.shape, b.shape
-        )));
-    };
-    let o = out_of(ctx, args)?;
-    let _ = out_arg(args);
     ctx.write(o, shape, Buf::F32(out))
 }
 

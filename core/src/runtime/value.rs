@@ -90,6 +90,79 @@ impl Buf {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Every element as `f64` (integers exactly, bool as 0/1).
+    pub fn to_f64(&self) -> Vec<f64> {
+        match self {
+            Buf::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Buf::F64(v) => v.clone(),
+            Buf::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Buf::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Buf::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Buf::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Buf::I64(v) => v.iter().map(|&x| x as f64).collect(),
+            Buf::Bool(v) => v.iter().map(|&x| f64::from(u8::from(x))).collect(),
+        }
+    }
+
+    /// Storage of `like`'s type holding `values`, converted as C++ `static_cast` does for
+    /// in-range values (floats truncated toward zero for integer types, saturating here).
+    pub fn from_f64_like(like: &Buf, values: &[f64]) -> Buf {
+        match like {
+            Buf::F32(_) => Buf::F32(values.iter().map(|&x| x as f32).collect()),
+            Buf::F64(_) => Buf::F64(values.to_vec()),
+            Buf::I8(_) => Buf::I8(values.iter().map(|&x| x as i8).collect()),
+            Buf::U8(_) => Buf::U8(values.iter().map(|&x| x as u8).collect()),
+            Buf::I16(_) => Buf::I16(values.iter().map(|&x| x as i16).collect()),
+            Buf::I32(_) => Buf::I32(values.iter().map(|&x| x as i32).collect()),
+            Buf::I64(_) => Buf::I64(values.iter().map(|&x| x as i64).collect()),
+            Buf::Bool(_) => Buf::Bool(values.iter().map(|&x| x != 0.0).collect()),
+        }
+    }
+
+    /// The elements at `idx`, in that order (callers keep every index in range).
+    pub fn gather(&self, idx: &[usize]) -> Buf {
+        macro_rules! pick {
+            ($v:expr, $k:ident) => {
+                Buf::$k(idx.iter().map(|&i| $v[i]).collect())
+            };
+        }
+        match self {
+            Buf::F32(v) => pick!(v, F32),
+            Buf::F64(v) => pick!(v, F64),
+            Buf::I8(v) => pick!(v, I8),
+            Buf::U8(v) => pick!(v, U8),
+            Buf::I16(v) => pick!(v, I16),
+            Buf::I32(v) => pick!(v, I32),
+            Buf::I64(v) => pick!(v, I64),
+            Buf::Bool(v) => pick!(v, Bool),
+        }
+    }
+
+    /// `parts` one after the other, `None` when their types differ.
+    pub fn concat(parts: &[&Buf]) -> Option<Buf> {
+        let first = parts.first()?;
+        macro_rules! join {
+            ($k:ident) => {{
+                let mut out = Vec::new();
+                for p in parts {
+                    let Buf::$k(v) = p else { return None };
+                    out.extend_from_slice(v);
+                }
+                Buf::$k(out)
+            }};
+        }
+        Some(match first {
+            Buf::F32(_) => join!(F32),
+            Buf::F64(_) => join!(F64),
+            Buf::I8(_) => join!(I8),
+            Buf::U8(_) => join!(U8),
+            Buf::I16(_) => join!(I16),
+            Buf::I32(_) => join!(I32),
+            Buf::I64(_) => join!(I64),
+            Buf::Bool(_) => join!(Bool),
+        })
+    }
 }
 
 /// A tensor at run time: logical shape, row-major elements.

@@ -21,11 +21,27 @@ impl Default for Tolerance {
     }
 }
 
+/// What became of one test case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Ran; every output within the tolerance.
+    Passed,
+    /// Ran; some output differs from the expected one.
+    Differs,
+    /// The host cannot run the program: an operator etscope does not implement, or a delegate
+    /// whose blob only its backend runs. Says nothing about the program's correctness.
+    CannotRun,
+    /// The program or the test case is inconsistent (bad arguments, inputs that do not fit).
+    Error,
+}
+
 /// The verdict on one test case.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CaseResult {
     pub method: String,
     pub case: usize,
+    pub verdict: Verdict,
     pub passed: bool,
     /// Largest absolute difference over all outputs.
     pub max_abs_diff: f64,
@@ -51,6 +67,7 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
             let mut result = CaseResult {
                 method: suite.method_name.clone(),
                 case: ci,
+                verdict: Verdict::Error,
                 passed: false,
                 max_abs_diff: 0.0,
                 mismatched: 0,
@@ -67,12 +84,20 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
                     }
                 })
                 .collect();
-            match runtime
-                .as_ref()
-                .map_err(|e| e.to_string())
-                .and_then(|rt| rt.run(&inputs, false).map_err(|e| e.to_string()))
-            {
-                Err(e) => result.error = Some(e),
+            let run = match &runtime {
+                Ok(rt) => rt.run(&inputs, false),
+                Err(e) => Err(RuntimeError::Program(e.to_string())),
+            };
+            match run {
+                Err(e) => {
+                    result.verdict = match e {
+                        RuntimeError::UnsupportedOp { .. } | RuntimeError::Delegate { .. } => {
+                            Verdict::CannotRun
+                        }
+                        _ => Verdict::Error,
+                    };
+                    result.error = Some(e.to_string());
+                }
                 Ok(run) => {
                     let expected: Vec<_> = case
                         .expected_outputs
@@ -105,6 +130,11 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
                         }
                     }
                     result.passed = ok && result.mismatched == 0;
+                    result.verdict = if result.passed {
+                        Verdict::Passed
+                    } else {
+                        Verdict::Differs
+                    };
                 }
             }
             out.push(result);

@@ -1,0 +1,320 @@
+//! ExecuTorch's portable neural-network kernels beyond those of `portable.rs`: layer norm, gelu,
+//! max pooling with indices, reductions (`mean.out`, `amax.out`) and batched matmul, on float
+//! tensors (max pooling and `amax` on any numeric type).
+
+use super::cmsis_ops::out_of;
+use super::kernel::{f32s, Ctx};
+use super::value::{Buf, RValue};
+use super::RuntimeError;
+
+/// `aten::native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out, mean, rstd)`.
+pub fn layer_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let normalized = ctx.ints(args, 1)?;
+    let weight = ctx.opt_tensor(args, 2)?.map(|t| f32s(ctx, t)).transpose()?;
+    let bias = ctx.opt_tensor(args, 3)?.map(|t| f32s(ctx, t)).transpose()?;
+    let eps = ctx.double(args, 4)?;
+    let x = f32s(ctx, input)?;
+    let rank = input.shape.len();
+    let k = normalized.len();
+    if k > rank
+        || input.shape[rank - k..]
+            .iter()
+            .zip(&normalized)
+            .any(|(&a, &b)| a as i64 != b)
+    {
+        return Err(ctx.bad(format!(
+            "normalized shape {normalized:?} does not end {:?}",
+            input.shape
+        )));
+    }
+    let inner: usize = input.shape[rank - k..].iter().product();
+    if inner == 0
+        || weight.is_some_and(|w| w.len() != inner)
+        || bias.is_some_and(|b| b.len() != inner)
+    {
+        return Err(ctx.bad("weight or bias does not match the normalized shape"));
+    }
+    let rows = x.len() / inner;
+    let mut out = vec![0f32; x.len()];
+    let (mut means, mut rstds) = (vec![0f32; rows], vec![0f32; rows]);
+    for r in 0..rows {
+        let row = &x[r * inner..(r + 1) * inner];
+        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / inner as f64;
+        let var = row
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / inner as f64;
+        let rstd = 1.0 / (var + eps).sqrt();
+        for (i, &v) in row.iter().enumerate() {
+            let mut y = ((f64::from(v) - mean) * rstd) as f32;
+            if let Some(w) = weight {
+                y *= w[i];
+            }
+            if let Some(b) = bias {
+                y += b[i];
+            }
+            out[r * inner + i] = y;
+        }
+        means[r] = mean as f32;
+        rstds[r] = rstd as f32;
+    }
+    let shape = input.shape.clone();
+    let mut stat_shape = shape.clone();
+    for d in stat_shape.iter_mut().skip(rank - k) {
+        *d = 1;
+    }
+    let (o_out, o_mean, o_rstd) = (ctx.arg(args, 5)?, ctx.arg(args, 6)?, ctx.arg(args, 7)?);
+    ctx.write(o_out, shape, Buf::F32(out))?;
+    ctx.write(o_mean, stat_shape.clone(), Buf::F32(means))?;
+    ctx.write(o_rstd, stat_shape, Buf::F32(rstds))
+}
+
+/// `aten::gelu.out(input, approximate, out)`: exact (`"none"`, through erf) or `"tanh"`.
+pub fn gelu(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let tanh = matches!(ctx.values.get(ctx.arg(args, 1)?), Some(RValue::String(s)) if s == "tanh");
+    let out: Vec<f32> = f32s(ctx, input)?
+        .iter()
+        .map(|&v| {
+            let x = f64::from(v);
+            let y = if tanh {
+                let c = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * x * (1.0 + (c * (x + 0.044715 * x.powi(3))).tanh())
+            } else {
+                0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))
+            };
+            y as f32
+        })
+        .collect();
+    let shape = input.shape.clone();
+    let o = out_of(ctx, args)?;
+    ctx.write(o, shape, Buf::F32(out))
+}
+
+/// The error function to double precision: its Maclaurin series below 2.5, the continued
+/// fraction of `erfc` above.
+pub fn erf(x: f64) -> f64 {
+    // series for small |x|, complementary continued fraction otherwise
+    let ax = x.abs();
+    let r = if ax < 2.5 {
+        // the terms fall below 1e-17 of the sum within 60 steps for |x| < 2.5
+        let mut sum = ax;
+        let mut term = ax;
+        let x2 = ax * ax;
+        for n in 1..=80 {
+            let n = f64::from(n);
+            term *= -x2 / n;
+            let add = term / (2.0 * n + 1.0);
+            sum += add;
+            if add.abs() <= 1e-17 * sum.abs() {
+                break;
+            }
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    } else {
+        // erfc(x) = exp(-x²)/(x√π) · 1/(1+ 1/(2x²)/(1+ 2/(2x²)/(1+ ...))) (Lentz)
+        let mut f = 0.0;
+        for k in (1..60).rev() {
+            f = (k as f64 / 2.0) / (ax + f);
+        }
+        let erfc = (-ax * ax).exp() / std::f64::consts::PI.sqrt() / (ax + f);
+        1.0 - erfc
+    };
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
+/// `aten::max_pool2d_with_indices.out(input, kernel, stride, padding, dilation, ceil_mode,
+/// out, indices)` on NCHW (or CHW) tensors of any numeric type.
+pub fn max_pool2d_with_indices(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let get =
+        |v: &[i64], i: usize, d: usize| v.get(i).or(v.first()).map_or(d, |&x| x.max(0) as usize);
+    let (k, s, p, dl) = (
+        ctx.ints(args, 1)?,
+        ctx.ints(args, 2)?,
+        ctx.ints(args, 3)?,
+        ctx.ints(args, 4)?,
+    );
+    let (kh, kw) = (get(&k, 0, 1), get(&k, 1, 1));
+    let (sh, sw) = (get(&s, 0, kh).max(1), get(&s, 1, kw).max(1));
+    let (ph, pw) = (get(&p, 0, 0), get(&p, 1, 0));
+    let (dh, dw) = (get(&dl, 0, 1).max(1), get(&dl, 1, 1).max(1));
+    let (o_out, o_idx) = (ctx.arg(args, 6)?, ctx.arg(args, 7)?);
+    let out_shape = ctx.out_shape(o_out)?;
+    let rank = input.shape.len();
+    if !(3..=4).contains(&rank) || out_shape.len() != rank {
+        return Err(ctx.bad(format!("max pool of {:?} into {out_shape:?}", input.shape)));
+    }
+    let (h, w) = (input.shape[rank - 2], input.shape[rank - 1]);
+    let (oh, ow) = (out_shape[rank - 2], out_shape[rank - 1]);
+    let planes: usize = input.shape[..rank - 2].iter().product();
+    if out_shape[..rank - 2].iter().product::<usize>() != planes {
+        return Err(ctx.bad("max pool changes the planes"));
+    }
+    ctx.out_len(&out_shape)?;
+    let x = input.buf.to_f64();
+    let mut vals = Vec::with_capacity(planes * oh * ow);
+    let mut idx = Vec::with_capacity(planes * oh * ow);
+    for pl in 0..planes {
+        for y in 0..oh {
+            for xo in 0..ow {
+                let mut best: Option<(f64, usize)> = None;
+                for ky in 0..kh {
+                    let iy = (y * sh + ky * dh) as isize - ph as isize;
+                    if iy < 0 || iy >= h as isize {
+                        continue;
+                    }
+                    for kx in 0..kw {
+                        let ix = (xo * sw + kx * dw) as isize - pw as isize;
+                        if ix < 0 || ix >= w as isize {
+                            continue;
+                        }
+                        let at = iy as usize * w + ix as usize;
+                        let v = x[pl * h * w + at];
+                        if best.is_none_or(|(b, _)| v > b || v.is_nan()) {
+                            best = Some((v, at));
+                        }
+                    }
+                }
+                let (v, at) = best.unwrap_or((f64::NEG_INFINITY, 0));
+                vals.push(v);
+                idx.push(at as f64);
+            }
+        }
+    }
+    let buf = Buf::from_f64_like(&input.buf, &vals);
+    let idx_like = ctx.stored_out(o_idx)?.buf;
+    let idx_shape = ctx.out_shape(o_idx)?;
+    ctx.write(o_out, out_shape, buf)?;
+    ctx.write(o_idx, idx_shape, Buf::from_f64_like(&idx_like, &idx))
+}
+
+/// The reduced dims of `dims` (empty or absent: all) against `rank`.
+fn reduced_dims(ctx: &Ctx<'_>, dims: &[i64], rank: usize) -> Result<Vec<bool>, RuntimeError> {
+    let mut mask = vec![dims.is_empty(); rank];
+    for &d in dims {
+        mask[ctx.dim(d, rank)?] = true;
+    }
+    Ok(mask)
+}
+
+/// Reduces `x` of `shape` over `mask`ed dims with `f(values) -> value`; returns the kept shape
+/// (reduced dims as 1) and the results.
+fn reduce(x: &[f64], shape: &[usize], mask: &[bool], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    let kept: Vec<usize> = shape
+        .iter()
+        .zip(mask)
+        .map(|(&s, &m)| if m { 1 } else { s })
+        .collect();
+    let n_out: usize = kept.iter().product();
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); n_out];
+    let rank = shape.len();
+    let mut pos = vec![0usize; rank];
+    for &v in x {
+        let at = (0..rank).fold(0usize, |acc, d| {
+            acc * kept[d] + if mask[d] { 0 } else { pos[d] }
+        });
+        groups[at].push(v);
+        for d in (0..rank).rev() {
+            pos[d] += 1;
+            if pos[d] < shape[d] {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+    groups.iter().map(|g| f(g)).collect()
+}
+
+fn reduction(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    f: impl Fn(&[f64]) -> f64,
+) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let dims = match ctx.values.get(ctx.arg(args, 1)?) {
+        Some(RValue::None) => Vec::new(),
+        _ => ctx.ints(args, 1)?,
+    };
+    let mask = reduced_dims(ctx, &dims, input.shape.len())?;
+    let values = reduce(&input.buf.to_f64(), &input.shape, &mask, f);
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let like = ctx.stored_out(o)?.buf;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &values))
+}
+
+/// `aten::mean.out(input, dims?, keepdim, dtype?, out)`.
+pub fn mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction(ctx, args, |g| {
+        let s: f32 = g.iter().map(|&v| v as f32).sum();
+        f64::from(s / g.len().max(1) as f32)
+    })
+}
+
+/// `aten::sum.IntList_out(input, dims?, keepdim, dtype?, out)`.
+pub fn sum(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let float = matches!(ctx.tensor(args, 0)?.buf, Buf::F32(_));
+    reduction(ctx, args, |g| {
+        if float {
+            f64::from(g.iter().map(|&v| v as f32).sum::<f32>())
+        } else {
+            g.iter().sum()
+        }
+    })
+}
+
+/// `aten::amax.out(input, dims, keepdim, out)`.
+pub fn amax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction(ctx, args, |g| {
+        g.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    })
+}
+
+/// `aten::bmm.out(a[B,M,K], b[B,K,N], out)`.
+pub fn bmm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let (a, b) = (ctx.tensor(args, 0)?, ctx.tensor(args, 1)?);
+    let (bt, m, k, n) = match (a.shape.as_slice(), b.shape.as_slice()) {
+        ([b0, m, k], [b1, k2, n]) if b0 == b1 && k == k2 => (*b0, *m, *k, *n),
+        (x, y) => return Err(ctx.bad(format!("bmm of {x:?} and {y:?}"))),
+    };
+    let (av, bv) = (f32s(ctx, a)?, f32s(ctx, b)?);
+    let mut out = vec![0f32; ctx.out_len(&[bt, m, n])?];
+    for t in 0..bt {
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0f32;
+                for p in 0..k {
+                    acc += av[(t * m + i) * k + p] * bv[(t * k + p) * n + j];
+                }
+                out[(t * m + i) * n + j] = acc;
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write(o, vec![bt, m, n], Buf::F32(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::erf;
+
+    #[test]
+    fn erf_is_accurate_to_double_precision_where_gelu_needs_it() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (-2.0, -0.995_322_265_018_952_7),
+            (3.0, 0.999_977_909_503_001_4),
+        ] {
+            assert!((erf(x) - want).abs() < 1e-14, "erf({x}) = {}", erf(x));
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Programs with properties the reference set lacks, made by ExecuTorch 1.5.1's own exporter
+//! (`tests/fixtures/tools/make_fixtures.py`), run on the host and compared with the outputs
+//! ExecuTorch's own portable runtime computed: the portable kernels real programs keep, several
+//! methods, weights in an external `.ptd`, and a bundled program the host cannot run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use etscope_core::bundled::BundledProgram;
+use etscope_core::flat_tensor::FlatTensorFile;
+use etscope_core::npy::read_npy;
+use etscope_core::pte::Program;
+use etscope_core::runtime::verify::{verify, Tolerance, Verdict};
+use etscope_core::runtime::{Runtime, Target};
+use etscope_core::tensor::TensorData;
+
+fn programs() -> PathBuf {
+    common::fixtures().join("programs")
+}
+
+fn npy(p: &Path) -> TensorData {
+    read_npy(&common::read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    (0..)
+        .map(|k| dir.join(format!("{prefix}_{k}.npy")))
+        .take_while(|p| p.exists())
+        .collect()
+}
+
+/// `got` equals ExecuTorch's output: exactly for integer and bool tensors, within float32
+/// rounding of a different summation order for floats.
+fn assert_matches(label: &str, got: &TensorData, want: &TensorData) {
+    assert_eq!(
+        (got.dtype, &got.shape),
+        (want.dtype, &want.shape),
+        "{label}"
+    );
+    let (g, w) = (
+        got.to_f64().expect("numeric"),
+        want.to_f64().expect("numeric"),
+    );
+    let float = matches!(want.dtype, etscope_core::ScalarType::Float);
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let tol = if float { 1e-6 * (1.0 + b.abs()) } else { 0.0 };
+        assert!((a - b).abs() <= tol, "{label}: element {i}: {a} vs {b}");
+    }
+}
+
+fn run_method(program: &Program, method: &str, inputs: &[TensorData]) -> Vec<TensorData> {
+    let plan = program
+        .plans
+        .iter()
+        .position(|p| p.name == method)
+        .unwrap_or_else(|| panic!("no method {method}"));
+    let rt = Runtime::new(program, plan, Target::for_program(program, plan)).expect("prepares");
+    rt.run(inputs, false)
+        .expect("runs")
+        .outputs
+        .iter()
+        .map(|t| t.to_data())
+        .collect()
+}
+
+#[test]
+fn portable_kernel_programs_match_executorchs_runtime() {
+    let mut checked = 0;
+    for name in [
+        "cat",
+        "slice_select",
+        "split",
+        "where_compare",
+        "clamp_int8",
+        "maxpool_mean_amax",
+        "bmm",
+        "layer_norm_gelu",
+        "view_broadcast",
+    ] {
+        let dir = programs().join(name);
+        let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+        let inputs: Vec<TensorData> = numbered(&dir, "input").iter().map(|p| npy(p)).collect();
+        let outputs = run_method(&program, "forward", &inputs);
+        let want = numbered(&dir, "output");
+        assert_eq!(outputs.len(), want.len(), "{name}");
+        for (k, (got, w)) in outputs.iter().zip(&want).enumerate() {
+            assert_matches(&format!("{name} output {k}"), got, &npy(w));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 12);
+}
+
+#[test]
+fn every_method_of_a_multi_method_program_runs() {
+    let dir = programs().join("two_methods");
+    let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+    let names: Vec<&str> = program.plans.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["forward", "sigmoid"]);
+    let x = npy(&dir.join("input_0.npy"));
+    for method in names {
+        let out = run_method(&program, method, std::slice::from_ref(&x));
+        let want = npy(&dir.join(format!("output_{method}.npy")));
+        assert_matches(method, &out[0], &want);
+    }
+}
+
+#[test]
+fn external_weights_come_from_the_ptd_and_a_missing_one_is_named() {
+    let dir = programs().join("external_weights");
+    let mut program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+    assert_eq!(program.external_keys(), ["fc.bias", "fc.weight"]);
+    // without its .ptd the program opens but cannot run, and says which file it needs
+    let err = Runtime::new(&program, 0, Target::default())
+        .err()
+        .expect("needs the .ptd")
+        .to_string();
+    assert!(err.contains("fc.") && err.contains(".ptd"), "{err}");
+    let ptd = FlatTensorFile::parse(common::read(&dir.join("model.ptd"))).expect("ptd parses");
+    assert_eq!(ptd.entries.len(), 2);
+    program
+        .attach_external_data(Arc::new(ptd))
+        .expect("attaches");
+    let x = npy(&dir.join("input_0.npy"));
+    let out = run_method(&program, "forward", &[x]);
+    assert_matches("external weights", &out[0], &npy(&dir.join("output_0.npy")));
+}
+
+#[test]
+fn a_ptd_is_refused_by_a_program_that_does_not_use_it() {
+    let ptd = FlatTensorFile::parse(common::read(&programs().join("external_weights/model.ptd")))
+        .expect("ptd parses");
+    let mut other =
+        Program::parse(common::read(&programs().join("bmm/model.pte"))).expect("parses");
+    let err = other
+        .attach_external_data(Arc::new(ptd))
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("keeps no tensor in external data"), "{err}");
+}
+
+#[test]
+fn a_truncated_ptd_is_refused_with_what_is_missing() {
+    let bytes = common::read(&programs().join("external_weights/model.ptd"));
+    for cut in [10, 47, 200, bytes.len() - 1] {
+        let err = FlatTensorFile::parse(bytes[..cut].to_vec())
+            .expect_err("truncated")
+            .to_string();
+        assert!(
+            err.contains("truncated") || err.contains("corrupt"),
+            "cut {cut}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_bundled_program_the_host_cannot_run_is_not_called_wrong() {
+    let bundled = BundledProgram::parse(&common::read(
+        &programs().join("bundled_xnnpack/model.bpte"),
+    ))
+    .expect("parses");
+    let results = verify(&bundled, Target::default(), Tolerance::default());
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].verdict, Verdict::CannotRun);
+    assert!(!results[0].passed);
+    let why = results[0].error.as_deref().unwrap_or("");
+    assert!(why.contains("XnnpackBackend"), "{why}");
+}
+
+#[test]
+fn a_bundled_program_that_runs_passes() {
+    let bundled = BundledProgram::parse(&common::read(&common::tiny().join("model_fp32.bpte")))
+        .expect("parses");
+    let results = verify(&bundled, Target::default(), Tolerance::default());
+    assert!(
+        results.iter().all(|r| r.verdict == Verdict::Passed),
+        "{results:?}"
+    );
+}
