@@ -112,3 +112,30 @@ pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
         .attach_external_data(std::sync::Arc::new(file))
         .with_context(|| path.display().to_string())
 }
+
+/// Refuses an ETDump that was not recorded running `plan` of the program at `pte`.
+pub fn ensure_etdump_fits(
+    plan: &etscope_core::pte::ExecutionPlan,
+    dump: &etscope_core::etdump::ETDump,
+    etdump: &Path,
+    pte: &Path,
+) -> Result<()> {
+    etscope_core::identity::check_etdump(plan, dump)
+        .with_context(|| format!("{}: does not belong to {}", etdump.display(), pte.display()))
+}
+
+/// Refuses an ETRecord that was not made for `plan` of the program at `pte`.
+pub fn ensure_etrecord_fits(
+    plan: &etscope_core::pte::ExecutionPlan,
+    rec: &etscope_core::etrecord::ETRecord,
+    etrecord: &Path,
+    pte: &Path,
+) -> Result<()> {
+    etscope_core::identity::check_etrecord(plan, rec).with_context(|| {
+        format!(
+            "{}: does not belong to {}",
+            etrecord.display(),
+            pte.display()
+        )
+    })
+}

@@ -16,6 +16,7 @@ pub mod export_json;
 pub mod flat_tensor;
 pub mod flatbuf;
 mod generated;
+pub mod identity;
 pub mod ir;
 pub mod kind;
 pub mod memory;

@@ -317,13 +317,13 @@ impl Document {
             .pte_graph()
             .map(|g| g.method.clone())
             .unwrap_or_else(|| "forward".into());
-        if let (Some(map), Some(g)) = (rec.debug_handle_map.get(&method), self.pte_graph()) {
-            if let Some((&bad, _)) = map.iter().find(|(&iid, _)| iid >= g.instruction_count) {
-                return Err(OpenError::Mismatch {
+        if let Some(plan) = self.program.as_ref().and_then(|p| p.plans.first()) {
+            etscope_core::identity::check_etrecord(plan, &rec).map_err(|e| {
+                OpenError::Mismatch {
                     name: name.into(),
-                    detail: format!("its debug_handle_map names instruction {bad}, the program has {} (ETRecord of another program?)", g.instruction_count),
-                });
-            }
+                    detail: e.to_string(),
+                }
+            })?;
         }
         if let Some(pte) = self.pte_stage {
             if let Some(map) = rec.debug_handle_map.get(&method) {
@@ -357,22 +357,13 @@ impl Document {
 
     fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {
         let plan = self.program.as_ref().and_then(|p| p.plans.first());
-        let prof = profile(&dump, plan);
-        if let Some(g) = self.pte_graph() {
-            if let Some(bad) = prof
-                .rows
-                .iter()
-                .find(|r| r.instruction_id >= g.instruction_count)
-            {
-                return Err(OpenError::Mismatch {
-                    name: name.into(),
-                    detail: format!(
-                        "profiles instruction {}, the program has {} (ETDump of another program?)",
-                        bad.instruction_id, g.instruction_count
-                    ),
-                });
-            }
+        if let Some(plan) = plan {
+            etscope_core::identity::check_etdump(plan, &dump).map_err(|e| OpenError::Mismatch {
+                name: name.into(),
+                detail: e.to_string(),
+            })?;
         }
+        let prof = profile(&dump, plan);
         self.profile = Some(prof);
         self.etdump = Some(dump);
         if self.debug_buffer.is_some() {

@@ -43,6 +43,9 @@ fn program_graph(pte: &Path) -> Result<(etscope_core::pte::Program, Graph)> {
     let sibling = pte.with_extension("etrecord");
     if sibling.exists() {
         let rec = load::etrecord(&sibling)?;
+        if let Some(plan) = program.plans.first() {
+            load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
+        }
         if let Some(map) = rec.debug_handle_map.get(&graph.method) {
             graph.attach_debug_handles(map);
         }
@@ -107,8 +110,11 @@ fn source(
         }
         Spec::Etdump(d, b) => {
             let pte = etdump_program.ok_or_else(|| anyhow!("{}: which program made this ETDump? put a .pte on the other side or pass --etdump-program", d.display()))?;
-            let (_, graph) = program_graph(pte)?;
+            let (program, graph) = program_graph(pte)?;
             let dump = load::etdump(d)?;
+            if let Some(plan) = program.plans.first() {
+                load::ensure_etdump_fits(plan, &dump, d, pte)?;
+            }
             let buf = load::bytes(b)?;
             let captured = captured_tensors(&dump, &buf)
                 .with_context(|| format!("{} with {}", d.display(), b.display()))?;

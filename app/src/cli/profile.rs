@@ -25,17 +25,11 @@ pub fn run(
             bail!("--ticks-per-us must be a positive number, got {t}");
         }
     }
-    let prof = profile(&dump, Some(plan));
-    let n_instr = plan.main_instructions().len();
-    if let Some(bad) = prof.rows.iter().find(|r| r.instruction_id >= n_instr) {
-        bail!(
-            "{}: instruction {} is profiled but {} has only {} instructions (ETDump of another program?)",
-            etdump.display(),
-            bad.instruction_id,
-            pte.display(),
-            n_instr
-        );
+    load::ensure_etdump_fits(plan, &dump, etdump, pte)?;
+    if let (Some(rec), Some(path)) = (&record, etrecord) {
+        load::ensure_etrecord_fits(plan, rec, path, pte)?;
     }
+    let prof = profile(&dump, Some(plan));
     let rate = ticks_per_us.map(TickRate);
     if as_json {
         let rows: Vec<Value> = prof

@@ -21,6 +21,9 @@ pub fn run(
     let buf = load::bytes(buffer)?;
     let program = pte.map(load::program).transpose()?;
     let plan = program.as_ref().and_then(|p| p.plans.first());
+    if let (Some(plan), Some(pte)) = (plan, pte) {
+        load::ensure_etdump_fits(plan, &d, etdump, pte)?;
+    }
     let captured = captured_tensors(&d, &buf)
         .with_context(|| format!("{} with {}", etdump.display(), buffer.display()))?;
     let multi_run = captured

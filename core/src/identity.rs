@@ -1,0 +1,211 @@
+//! Whether an ETDump or ETRecord belongs to a program. Neither file names its program, so the
+//! check uses what both sides say about the same instructions: an ETDump's operator events name
+//! the kernel they timed (`native_call_<op>`), `OPERATOR_CALL` and `DELEGATE_CALL` events say
+//! which kind of instruction ran, debug events carry the output's type and size; an ETRecord's
+//! `debug_handle_map` and `delegate_map` list the program's instructions and which of them are
+//! delegate calls, and its stages give the model's input shapes. One contradiction is enough to
+//! refuse, with the reason.
+
+use thiserror::Error;
+
+use crate::etdump::{DebugValue, ETDump, Event};
+use crate::etrecord::ETRecord;
+use crate::export_json::InputKind;
+use crate::pte::{EValue, ExecutionPlan, Instruction};
+
+/// A file that does not belong to the program it was given with.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct NotThisProgram(pub String);
+
+fn kind_of(plan: &ExecutionPlan, id: usize) -> Option<&Instruction> {
+    plan.main_instructions().get(id)
+}
+
+/// The operator a kernel-call instruction calls, without its namespace (`convolution.out`).
+fn short_op(plan: &ExecutionPlan, id: usize) -> Option<String> {
+    match kind_of(plan, id)? {
+        Instruction::KernelCall { op_index, .. } => plan.operators.get(*op_index).map(|o| {
+            let q = o.qualified();
+            q.rsplit("::").next().unwrap_or(&q).to_string()
+        }),
+        _ => None,
+    }
+}
+
+/// Checks that `dump` was recorded running `plan`.
+pub fn check_etdump(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram> {
+    let n = plan.main_instructions().len();
+    let fail = |detail: String| {
+        Err(NotThisProgram(format!(
+            "{detail} (ETDump of another program?)"
+        )))
+    };
+    for run in &dump.runs {
+        for ev in &run.events {
+            match ev {
+                Event::Profile(p) if p.chain_index == 0 => {
+                    let id = p.instruction_id.max(0) as usize;
+                    if p.instruction_id < 0 || id >= n {
+                        return fail(format!(
+                            "event {:?} names instruction {}, the program has {n}",
+                            p.name, p.instruction_id
+                        ));
+                    }
+                    let delegate_event = p.delegate_debug_id_int >= 0
+                        || p.delegate_debug_id_str.is_some()
+                        || p.name == "DELEGATE_CALL";
+                    let is_delegate =
+                        matches!(kind_of(plan, id), Some(Instruction::DelegateCall { .. }));
+                    if delegate_event && !is_delegate {
+                        return fail(format!(
+                            "a delegate event at instruction {id}, which calls {} in the program",
+                            short_op(plan, id).unwrap_or_else(|| "no delegate".into())
+                        ));
+                    }
+                    if p.name == "OPERATOR_CALL" && is_delegate {
+                        return fail(format!(
+                            "an operator call at instruction {id}, a delegate call in the program"
+                        ));
+                    }
+                    if let Some(op) = p.name.strip_prefix("native_call_") {
+                        match short_op(plan, id) {
+                            Some(have) if have == op => {}
+                            have => {
+                                return fail(format!(
+                                    "instruction {id} ran {op}, the program calls {}",
+                                    have.unwrap_or_else(|| "a delegate".into())
+                                ))
+                            }
+                        }
+                    }
+                }
+                Event::Debug(d) if d.chain_index == 0 && d.delegate_debug_id_int < 0 => {
+                    let id = d.instruction_id.max(0) as usize;
+                    if d.instruction_id < 0 || id >= n {
+                        return fail(format!(
+                            "an intermediate output of instruction {}, the program has {n}",
+                            d.instruction_id
+                        ));
+                    }
+                    check_debug_output(plan, id, &d.value).map_err(|e| {
+                        NotThisProgram(format!("{} (ETDump of another program?)", e.0))
+                    })?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A captured kernel output must have the type and element count of the instruction's output.
+fn check_debug_output(
+    plan: &ExecutionPlan,
+    id: usize,
+    value: &DebugValue,
+) -> Result<(), NotThisProgram> {
+    let DebugValue::Tensor(t) = value else {
+        return Ok(());
+    };
+    let Some(Instruction::KernelCall { args, .. }) = kind_of(plan, id) else {
+        return Ok(());
+    };
+    let Some(EValue::Tensor(out)) = args.last().and_then(|&a| plan.values.get(a)) else {
+        return Ok(());
+    };
+    let numel = |s: &[i64]| s.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+    let want: Vec<i64> = out.sizes.iter().map(|&s| i64::from(s)).collect();
+    if t.scalar_type != out.scalar_type || numel(&t.sizes) != numel(&want) {
+        return Err(NotThisProgram(format!(
+            "instruction {id} captured {}{:?}, the program's output is {}{want:?}",
+            t.scalar_type.short_name(),
+            t.sizes,
+            out.scalar_type.short_name()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that `rec` was made for `plan`.
+pub fn check_etrecord(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThisProgram> {
+    let n = plan.main_instructions().len();
+    let fail = |detail: String| {
+        Err(NotThisProgram(format!(
+            "{detail} (ETRecord of another program?)"
+        )))
+    };
+    let delegates: Vec<usize> = rec
+        .delegate_map
+        .get(&plan.name)
+        .map(|v| v.iter().map(|d| d.instruction_id).collect())
+        .unwrap_or_default();
+    if let Some(map) = rec.debug_handle_map.get(&plan.name) {
+        for &id in map.keys() {
+            let Some(ins) = kind_of(plan, id) else {
+                return fail(format!(
+                    "its debug_handle_map names instruction {id}, the program has {n}"
+                ));
+            };
+            let is_delegate = matches!(ins, Instruction::DelegateCall { .. });
+            if delegates.contains(&id) != is_delegate {
+                return fail(format!(
+                    "instruction {id} is {} in the program, {} in the ETRecord",
+                    if is_delegate {
+                        "a delegate call"
+                    } else {
+                        "a kernel call"
+                    },
+                    if is_delegate {
+                        "not a delegate"
+                    } else {
+                        "a delegate"
+                    }
+                ));
+            }
+        }
+    } else if !rec.debug_handle_map.is_empty() {
+        return fail(format!("it has no method {:?}", plan.name));
+    }
+    // the model's inputs: the edge stage's user inputs against the plan's input tensors
+    let stage = rec
+        .stages
+        .iter()
+        .find(|s| s.name == format!("edge_dialect_exported_program/{}", plan.name))
+        .or_else(|| rec.stages.iter().find(|s| s.name.starts_with("edge")));
+    if let Some(stage) = stage {
+        let g = &stage.graph;
+        let user: Vec<Option<Vec<i64>>> = g
+            .inputs
+            .iter()
+            .filter(|(_, k)| *k == InputKind::UserInput)
+            .map(|(name, _)| g.tensors.get(name).map(|t| t.sizes.clone()))
+            .collect();
+        let program: Vec<Option<Vec<i64>>> = plan
+            .inputs
+            .iter()
+            .map(|&i| {
+                plan.tensor(i)
+                    .map(|t| t.sizes.iter().map(|&s| i64::from(s)).collect())
+            })
+            .collect();
+        if !user.is_empty() && user.len() == program.len() {
+            for (k, (a, b)) in user.iter().zip(&program).enumerate() {
+                if let (Some(a), Some(b)) = (a, b) {
+                    if a != b {
+                        return fail(format!(
+                            "the model's input {k} is {a:?}, the program's is {b:?}"
+                        ));
+                    }
+                }
+            }
+        } else if !user.is_empty() && !program.is_empty() {
+            return fail(format!(
+                "the model takes {} inputs, the program {}",
+                user.len(),
+                program.len()
+            ));
+        }
+    }
+    Ok(())
+}
