@@ -147,14 +147,18 @@ impl ExportedGraph {
         let graph = gm
             .get("graph")
             .ok_or_else(|| json_err(entry, "no graph_module.graph"))?;
-        let schema_version = (
-            doc.pointer("/schema_version/major")
-                .and_then(Value::as_i64)
-                .unwrap_or(0),
-            doc.pointer("/schema_version/minor")
-                .and_then(Value::as_i64)
-                .unwrap_or(0),
-        );
+        // {"major", "minor"} now; a bare integer in the 2024 serialization
+        let schema_version = match doc.get("schema_version") {
+            Some(Value::Number(n)) => (n.as_i64().unwrap_or(0), 0),
+            _ => (
+                doc.pointer("/schema_version/major")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+                doc.pointer("/schema_version/minor")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+            ),
+        };
         let mut tensors = BTreeMap::new();
         if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
             for (name, meta) in tv {
@@ -206,6 +210,8 @@ impl ExportedGraph {
 }
 
 fn tensor_meta(meta: &Value) -> TensorMeta {
+    // the 2024 serialization nests the fields under "meta"
+    let meta = meta.get("meta").filter(|m| m.is_object()).unwrap_or(meta);
     let dtype =
         ScalarType::from_export_code(meta.get("dtype").and_then(Value::as_i64).unwrap_or(0));
     let sizes = meta
@@ -224,7 +230,7 @@ fn input_kinds(specs: Option<&Value>) -> (BTreeMap<String, InputKind>, BTreeMap<
     let mut out = BTreeMap::new();
     let mut targets = BTreeMap::new();
     for spec in specs.and_then(Value::as_array).into_iter().flatten() {
-        let Some((kind, body)) = spec.as_object().and_then(|o| o.iter().next()) else {
+        let Some((kind, body)) = union_member(spec) else {
             continue;
         };
         let (k, target_key) = match kind.as_str() {
@@ -262,10 +268,22 @@ fn output_names(v: &Value) -> Vec<String> {
     Vec::new()
 }
 
+/// The member of a serialized union: the one key whose value is set. Current `torch.export`
+/// writes only that key; the 2024 serialization (ExecuTorch 0.4) writes every member, unset ones
+/// as `null`, so the first key is not the member. A union with nothing set is `as_none`.
+fn union_member(v: &Value) -> Option<(&String, &Value)> {
+    let o = v.as_object()?;
+    o.iter()
+        .find(|(_, b)| !b.is_null())
+        .or_else(|| o.iter().find(|(k, _)| k.as_str() == "as_none"))
+        .or_else(|| o.iter().next())
+}
+
 fn parse_arg(v: &Value) -> ExportArg {
-    let Some((kind, body)) = v.as_object().and_then(|o| o.iter().next()) else {
+    let Some((kind, body)) = union_member(v) else {
         return ExportArg::Other(v.to_string());
     };
+    let other = || ExportArg::Other(v.to_string());
     let ints = |b: &Value| {
         b.as_array()
             .map(|a| a.iter().filter_map(Value::as_i64).collect())
@@ -302,24 +320,26 @@ fn parse_arg(v: &Value) -> ExportArg {
                 })
                 .unwrap_or_default(),
         ),
-        "as_int" => ExportArg::Int(body.as_i64().unwrap_or_default()),
+        "as_int" => body.as_i64().map_or_else(other, ExportArg::Int),
         "as_ints" => ExportArg::Ints(ints(body)),
-        "as_float" => ExportArg::Float(body.as_f64().unwrap_or_default()),
+        "as_float" => body.as_f64().map_or_else(other, ExportArg::Float),
         "as_floats" => ExportArg::Floats(
             body.as_array()
                 .map(|a| a.iter().filter_map(Value::as_f64).collect())
                 .unwrap_or_default(),
         ),
-        "as_bool" => ExportArg::Bool(body.as_bool().unwrap_or_default()),
+        "as_bool" => body.as_bool().map_or_else(other, ExportArg::Bool),
         "as_bools" => ExportArg::Bools(
             body.as_array()
                 .map(|a| a.iter().filter_map(Value::as_bool).collect())
                 .unwrap_or_default(),
         ),
-        "as_string" => ExportArg::String(body.as_str().unwrap_or_default().to_string()),
-        "as_scalar_type" => ExportArg::ScalarType(ScalarType::from_export_code(
-            body.as_i64().unwrap_or_default(),
-        )),
+        "as_string" => body
+            .as_str()
+            .map_or_else(other, |s| ExportArg::String(s.to_string())),
+        "as_scalar_type" => body.as_i64().map_or_else(other, |c| {
+            ExportArg::ScalarType(ScalarType::from_export_code(c))
+        }),
         _ => ExportArg::Other(v.to_string()),
     }
 }

@@ -78,6 +78,7 @@ fn portable_kernel_programs_match_executorchs_runtime() {
         "bmm",
         "layer_norm_gelu",
         "view_broadcast",
+        "dynamic_view",
     ] {
         let dir = programs().join(name);
         let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
@@ -90,7 +91,7 @@ fn portable_kernel_programs_match_executorchs_runtime() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 12);
+    assert_eq!(checked, 13);
 }
 
 #[test]
@@ -178,4 +179,20 @@ fn a_bundled_program_that_runs_passes() {
         results.iter().all(|r| r.verdict == Verdict::Passed),
         "{results:?}"
     );
+}
+
+#[test]
+fn an_et_view_is_an_alias_not_an_overlap() {
+    let dir = programs().join("dynamic_view");
+    let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+    let graph = etscope_core::ir::from_pte::graph_from_plan(&program, 0).expect("graph");
+    let view = graph
+        .nodes
+        .iter()
+        .find(|n| n.op == "executorch_prim::et_view")
+        .expect("the program has an et_view");
+    let (src, out) = (view.inputs[0], view.outputs[0]);
+    assert_eq!(graph.values[out].alias_of, Some(src));
+    let plan = etscope_core::memory::derive(&graph);
+    assert!(plan.findings.is_empty(), "{:?}", plan.findings);
 }

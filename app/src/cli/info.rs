@@ -48,20 +48,26 @@ pub fn pte_info(p: &Program) -> Value {
             }
             let mut value_kinds: BTreeMap<&str, usize> = BTreeMap::new();
             let (mut constants, mut constant_bytes, mut planned) = (0usize, 0u64, 0usize);
+            // tensors may share one constant buffer (tied weights, views of a constant): count
+            // each buffer once, at its largest use
+            let mut buffers: BTreeMap<(u32, Option<&str>), u64> = BTreeMap::new();
             for v in &plan.values {
                 *value_kinds.entry(v.kind()).or_default() += 1;
                 if let EValue::Tensor(t) = v {
                     if t.is_constant() {
                         constants += 1;
-                        constant_bytes += t.nbytes;
+                        let slot = buffers.entry((t.data_buffer_idx, t.external_key())).or_default();
+                        *slot = (*slot).max(t.nbytes);
                     } else if t.allocation.is_some() {
                         planned += 1;
                     }
                 }
             }
+            constant_bytes += buffers.values().sum::<u64>();
             json!({
                 "name": plan.name,
                 "instructions": plan.main_instructions().len(),
+                "constant_buffers": buffers.len(),
                 "instruction_kinds": kinds,
                 "chains": plan.chains.len(),
                 "values": plan.values.len(),

@@ -66,6 +66,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
         nodes.push(node);
     }
     resolve_views(plan, &mut values, &nodes);
+    alias_et_views(&mut values, &nodes);
     derive_quant(plan, &mut values, &nodes);
     let out_id = nodes.len();
     nodes.push(io_node(
@@ -367,6 +368,21 @@ fn resolve_views(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node])
         });
         if let Some(src) = source {
             values[v].alias_of = Some(src);
+        }
+    }
+}
+
+/// `executorch_prim::et_view` (emitted for views ExecuTorch cannot elide: dynamic shapes,
+/// unplanned sources) makes its out tensor point at its input's storage: an alias, not a copy.
+fn alias_et_views(values: &mut [ValueInfo], nodes: &[Node]) {
+    for n in nodes {
+        if n.op != "executorch_prim::et_view" {
+            continue;
+        }
+        if let (Some(&src), Some(&out)) = (n.inputs.first(), n.outputs.first()) {
+            if src != out && src < values.len() && out < values.len() {
+                values[out].alias_of = Some(src);
+            }
         }
     }
 }

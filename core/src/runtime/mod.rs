@@ -702,6 +702,7 @@ fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         | "aten::alias_copy"
         | "aten::_to_dim_order_copy"
         | "aten::expand_copy" => portable::copy(ctx, args),
+        "executorch_prim::et_view.default" => portable::et_view(ctx, args),
         "aten::addmm" => portable::addmm(ctx, args),
         "aten::mm" => portable::mm(ctx, args),
         "etscope::linear" => portable::linear(ctx, args),

@@ -323,6 +323,15 @@ pub fn copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     ctx.write(o, shape, buf)
 }
 
+/// `executorch_prim::et_view.default(input, sizes, out)`: the out tensor views the input's
+/// storage (the runtime keeps values apart, so the view gets the same elements).
+pub fn et_view(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let buf = ctx.tensor(args, 0)?.buf.clone();
+    let o = ctx.arg(args, 2)?;
+    let shape = ctx.out_shape(o)?;
+    ctx.write(o, shape, buf)
+}
+
 fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     let mut out = vec![0f32; m * n];
     for i in 0..m {
