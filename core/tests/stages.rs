@@ -109,3 +109,77 @@ fn a_corrupt_weight_archive_is_an_error_naming_the_entry() {
     let e = broken.stage_weights(stage).expect_err("truncated archive");
     assert!(e.to_string().contains("state_dict"), "{e}");
 }
+
+#[test]
+fn etrecords_of_executorch_0_2_and_0_4_read_right_and_run() {
+    use etscope_core::export_json::ExportArg;
+    use etscope_core::identity::check_etrecord;
+    use etscope_core::pte::Program;
+    use etscope_core::runtime::{Runtime, Target};
+
+    let dir = common::fixtures();
+    let x = TensorData::new(
+        etscope_core::ScalarType::Float,
+        vec![3, 6],
+        (0..18)
+            .flat_map(|i| (i as f32 * 0.37 - 2.0).to_le_bytes())
+            .collect(),
+    )
+    .expect("x");
+    let y = TensorData::new(
+        etscope_core::ScalarType::Float,
+        vec![3, 6],
+        (0..18)
+            .flat_map(|i| (1.5 - i as f32 * 0.21).to_le_bytes())
+            .collect(),
+    )
+    .expect("y");
+    for version in ["etrecord_v02", "etrecord_v04"] {
+        let rec = ETRecord::parse(&common::read(&dir.join(version).join("model.etrecord")))
+            .expect("etrecord");
+        let edge = rec.stage("edge").expect("edge stage");
+        let ops: Vec<&str> = edge.graph.nodes.iter().map(|n| n.target.as_str()).collect();
+        assert_eq!(ops.len(), 5, "{version}: {ops:?}");
+        for node in &edge.graph.nodes {
+            // tensor arguments are tensors with their real type and shape, never defaults
+            for (name, arg) in &node.args {
+                assert!(
+                    !matches!(arg, ExportArg::Other(_)),
+                    "{version} {}: {name} unparsed",
+                    node.target
+                );
+            }
+            for t in node
+                .outputs
+                .iter()
+                .filter_map(|o| edge.graph.tensors.get(o))
+            {
+                assert_eq!(t.dtype, etscope_core::ScalarType::Float, "{version}");
+                assert!(!t.sizes.is_empty(), "{version} {}", node.target);
+            }
+        }
+        let mul = &edge.graph.nodes[0];
+        assert!(
+            mul.args
+                .iter()
+                .all(|(_, a)| matches!(a, ExportArg::Tensor(_))),
+            "{version}: {:?}",
+            mul.args
+        );
+        // it belongs to its program, and the stage computes what the program computes
+        let program =
+            Program::parse(common::read(&dir.join(version).join("model.pte"))).expect("pte");
+        check_etrecord(&program.plans[0], &rec).expect("belongs to its program");
+        let weights = rec
+            .stage_weights(edge)
+            .expect("weights of an old torch.save");
+        let stage =
+            run_stage(&edge.graph, &weights, &[x.clone(), y.clone()], false).expect("stage runs");
+        let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+        let pte = rt
+            .run(&[x.clone(), y.clone()], false)
+            .expect("program runs");
+        let gap = max_abs(&stage.outputs[0].to_data(), &pte.outputs[0].to_data());
+        assert!(gap < 1e-6, "{version}: stage vs program {gap}");
+    }
+}
