@@ -11,6 +11,7 @@ pub mod diff;
 pub mod dtype;
 pub mod error;
 pub mod etdump;
+pub mod ethos_u;
 pub mod etrecord;
 pub mod export_json;
 pub mod flat_tensor;

@@ -196,3 +196,35 @@ fn an_et_view_is_an_alias_not_an_overlap() {
     let plan = etscope_core::memory::derive(&graph);
     assert!(plan.findings.is_empty(), "{:?}", plan.findings);
 }
+
+#[test]
+fn an_ethos_u_payload_is_decoded() {
+    let program =
+        Program::parse(common::read(&programs().join("ethos_u55/model.pte"))).expect("parses");
+    let plan = &program.plans[0];
+    let delegate = plan.delegates.first().expect("one delegate");
+    assert_eq!(delegate.id, etscope_core::ethos_u::BACKEND_ID);
+    let blob = program.delegate_blob(delegate).expect("payload");
+    let vela = etscope_core::ethos_u::decode(blob).expect("a Vela block stream");
+    let names: Vec<&str> = vela.blocks.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.first(), Some(&"vela_bin_stream"));
+    assert_eq!(names.last(), Some(&"vela_end_stream"));
+    assert!(
+        vela.command_stream_bytes > 0 && vela.weight_bytes > 0,
+        "{vela:?}"
+    );
+    assert!(vela.scratch_bytes.is_some_and(|s| s > 0), "{vela:?}");
+    // the NPU reads the program's int8 input [1, 3, 8, 8] and writes its [1, 5] output
+    assert_eq!(vela.inputs.len(), 1);
+    assert_eq!(vela.inputs[0].bytes(), 3 * 8 * 8);
+    assert_eq!(vela.outputs.len(), 1);
+    assert_eq!(vela.outputs[0].bytes(), 5);
+    // truncated or foreign payloads are refused, never mis-decoded
+    for cut in [0, 20, blob.len() / 2] {
+        assert!(
+            etscope_core::ethos_u::decode(&blob[..cut]).is_err(),
+            "cut {cut}"
+        );
+    }
+    assert!(etscope_core::ethos_u::decode(&[0u8; 64]).is_err());
+}

@@ -141,6 +141,33 @@ pub fn inspector_ui(
                     for c in &del.compile_specs {
                         ui.monospace(format!("{} = {}", c.key, c.value_text()));
                     }
+                    if del.id == etscope_core::ethos_u::BACKEND_ID {
+                        match p.delegate_blob(del).and_then(etscope_core::ethos_u::decode) {
+                            Ok(v) => {
+                                ui.label(format!("Ethos-U: {}", v.summary()));
+                                for (what, list) in [("input", &v.inputs), ("output", &v.outputs)] {
+                                    for (k, io) in list.iter().enumerate() {
+                                        ui.monospace(format!(
+                                            "{what} {k}: shape {:?} × {} B, region {} offset {}",
+                                            io.shape, io.elem_size, io.region, io.offset
+                                        ));
+                                    }
+                                }
+                                let names: Vec<String> = v
+                                    .blocks
+                                    .iter()
+                                    .map(|(n, len)| format!("{n} ({len} B)"))
+                                    .collect();
+                                ui.small(format!("blocks: {}", names.join(", ")));
+                            }
+                            Err(e) => {
+                                ui.colored_label(
+                                    egui::Color32::from_rgb(240, 120, 90),
+                                    format!("Ethos-U payload not decoded: {e}"),
+                                );
+                            }
+                        }
+                    }
                 });
         }
     }

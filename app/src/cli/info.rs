@@ -77,6 +77,12 @@ pub fn pte_info(p: &Program) -> Value {
                 "delegate_backends": plan.delegates.iter().map(|d| json!({
                     "id": d.id,
                     "blob_bytes": p.delegate_blob(d).map(|b| b.len()).unwrap_or(0),
+                    "ethos_u": (d.id == etscope_core::ethos_u::BACKEND_ID).then(|| {
+                        match p.delegate_blob(d).and_then(etscope_core::ethos_u::decode) {
+                            Ok(v) => json!(v),
+                            Err(e) => json!({"error": e.to_string()}),
+                        }
+                    }),
                     "compile_specs": d.compile_specs.iter().map(|c| json!({"key": c.key, "value": c.value_text()})).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "inputs": plan.inputs,
@@ -229,6 +235,22 @@ fn render(path: &Path, info: &Value) -> String {
                         d["id"].as_str().unwrap_or(""),
                         bytes(d["blob_bytes"].as_u64().unwrap_or(0))
                     ));
+                    let v = &d["ethos_u"];
+                    if let Some(e) = v["error"].as_str() {
+                        out.push_str(&format!("    Ethos-U payload not decoded: {e}\n"));
+                    } else if v.is_object() {
+                        let opt =
+                            |k: &str| v[k].as_u64().map_or("-".to_string(), |b| format!("{b} B"));
+                        out.push_str(&format!(
+                            "    Ethos-U: command stream {} B, weights {} B, scratch {}, fast scratch {}, {} inputs, {} outputs\n",
+                            field(v, "command_stream_bytes"),
+                            field(v, "weight_bytes"),
+                            opt("scratch_bytes"),
+                            opt("fast_scratch_bytes"),
+                            v["inputs"].as_array().map_or(0, Vec::len),
+                            v["outputs"].as_array().map_or(0, Vec::len),
+                        ));
+                    }
                 }
             }
         }

@@ -16,8 +16,13 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
     let graph = graph_from_plan(&program, index)
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);
+    let npu = etscope_core::ethos_u::delegates(&program, index);
     if as_json {
         return super::print_json(&json!({
+            "ethos_u": npu.iter().map(|(i, v)| match v {
+                Ok(v) => json!({"delegate": i, "stream": v}),
+                Err(e) => json!({"delegate": i, "error": e.to_string()}),
+            }).collect::<Vec<_>>(),
             "method": graph.method,
             "instruction_count": plan.instruction_count,
             "arenas": plan.arenas.iter().map(|a| json!({
@@ -68,6 +73,15 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
             ]);
         }
         print!("{}", t.render());
+    }
+    for (i, v) in &npu {
+        match v {
+            Ok(v) => println!(
+                "\nEthos-U delegate {i}: {} (the application provides the scratch buffers in SRAM)",
+                v.summary()
+            ),
+            Err(e) => println!("\nEthos-U delegate {i}: payload not decoded: {e}"),
+        }
     }
     if plan.findings.is_empty() {
         println!("\nfindings: none");

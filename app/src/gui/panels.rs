@@ -517,6 +517,17 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
                 .to_string(),
         );
     }
+    if let Some(program) = dv.doc.program.as_ref() {
+        for (i, v) in etscope_core::ethos_u::delegates(program, 0) {
+            ui.label(match v {
+                Ok(v) => format!(
+                    "Ethos-U delegate {i}: {} — SRAM the application provides",
+                    v.summary()
+                ),
+                Err(e) => format!("Ethos-U delegate {i}: payload not decoded: {e}"),
+            });
+        }
+    }
     let arenas = plan.arenas.len().max(1) as f32;
     let each = (ui.available_height() / arenas - 30.0).max(160.0);
     let mut clicked = None;
