@@ -128,7 +128,7 @@ pub fn decode(blob: &[u8]) -> Result<VelaStream> {
             .map_err(|_| Error::invalid(WHAT, format!("block {name:?} has length {len}")))?;
         let start = at + 32;
         let data = blob
-            .get(start..start.checked_add(len).unwrap_or(usize::MAX))
+            .get(start..start.saturating_add(len))
             .ok_or_else(|| Error::Truncated {
                 what: format!("{WHAT} block {name:?}"),
                 needed: start as u64 + len as u64,
