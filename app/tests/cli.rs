@@ -351,3 +351,115 @@ fn diff_of_a_host_run_against_its_device_capture_has_no_divergence() {
     assert_eq!(q["matched_by"], "module");
     assert!(!q["rows"].as_array().expect("rows").is_empty());
 }
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(rel)
+}
+
+#[test]
+fn bundled_says_cannot_run_apart_from_wrong_numbers() {
+    let out = etscope(&[
+        "bundled",
+        p(&fixture("programs/bundled_xnnpack/model.bpte")),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "cannot run has its own exit code"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot run on the host") && err.contains("XnnpackBackend"),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("cannot run"), "{stdout}");
+    let ok = etscope(&["bundled", p(&tiny("model_fp32.bpte"))]);
+    assert_eq!(ok.status.code(), Some(0));
+}
+
+#[test]
+fn a_ptd_is_listed_and_attached_by_its_name() {
+    let info = json(&[
+        "info",
+        "--json",
+        p(&fixture("programs/external_weights/model.ptd")),
+    ]);
+    assert_eq!(info["kind"], "ptd");
+    assert_eq!(info["tensors"].as_array().map(Vec::len), Some(2));
+    let dir = fixture("programs/external_weights");
+    let run = json(&[
+        "run",
+        "--json",
+        "--pte",
+        p(&dir.join("model.pte")),
+        "--input",
+        p(&dir.join("input_0.npy")),
+    ]);
+    assert_eq!(run["outputs"][0]["shape"], serde_json::json!([3, 4]));
+}
+
+#[test]
+fn run_models_the_core_the_program_was_lowered_for() {
+    // an M4 program's linear layers carry a bias; the run says nothing and uses the DSP path,
+    // and an unknown --target is refused with the names it takes
+    let m4 = tiny("model_int8_cortex_m4_default.pte");
+    let input = tiny("input.npy");
+    json(&["run", "--json", "--pte", p(&m4), "--input", p(&input)]);
+    let bad = etscope(&[
+        "run",
+        "--pte",
+        p(&m4),
+        "--input",
+        p(&input),
+        "--target",
+        "m99",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown core"));
+}
+
+#[test]
+fn an_ethos_u_delegate_shows_what_the_npu_needs() {
+    let info = json(&[
+        "info",
+        "--json",
+        p(&fixture("programs/ethos_u55/model.pte")),
+    ]);
+    let d = &info["plans"][0]["delegate_backends"][0];
+    assert_eq!(d["id"], "EthosUBackend");
+    assert!(
+        d["ethos_u"]["scratch_bytes"]
+            .as_u64()
+            .is_some_and(|b| b > 0),
+        "{d}"
+    );
+    assert!(d["ethos_u"]["command_stream_bytes"]
+        .as_u64()
+        .is_some_and(|b| b > 0));
+    let mem = json(&[
+        "memory",
+        "--json",
+        p(&fixture("programs/ethos_u55/model.pte")),
+    ]);
+    assert_eq!(mem["ethos_u"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn an_etdump_of_another_program_is_refused_with_the_reason() {
+    let out = etscope(&[
+        "profile",
+        "--pte",
+        p(&tiny("model_int8_cortex_m55.pte")),
+        "--etdump",
+        p(&tiny("etdump_xnnpack.etdp")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("etdump_xnnpack.etdp: does not belong to") && err.contains("delegate"),
+        "{err}"
+    );
+}
