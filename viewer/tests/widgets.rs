@@ -218,3 +218,50 @@ fn exports_are_well_formed() {
     let mem = export::memory_csv(d.memory.as_ref().expect("plan"));
     assert!(mem.lines().count() > 3);
 }
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(rel)
+}
+
+#[test]
+fn the_inspector_decodes_an_ethos_u_delegate() {
+    let path = fixture("programs/ethos_u55/model.pte");
+    let d = Document::from_program_bytes("model.pte", read(&path)).expect("program");
+    let g = d.pte_graph().expect("pte").clone();
+    let node = g
+        .nodes
+        .iter()
+        .find(|n| n.delegate.is_some())
+        .expect("a delegate node")
+        .id;
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(900.0, 1600.0))
+        .build_ui(|ui| {
+            inspector::inspector_ui(ui, &g, node, d.program.as_ref());
+        });
+    harness.run();
+    harness.get_by_label("backend: EthosUBackend");
+    let summary = harness
+        .get_all_by_label_contains("Ethos-U: command stream")
+        .count();
+    assert_eq!(summary, 1, "the decoded payload is shown");
+    assert!(harness.get_all_by_label_contains("scratch 1616 B").count() >= 1);
+}
+
+#[test]
+fn external_weights_attach_to_their_program_in_a_document() {
+    let dir = fixture("programs/external_weights");
+    let mut d = Document::from_program_bytes("model.pte", read(&dir.join("model.pte")))
+        .expect("opens without its .ptd");
+    d.attach("model.ptd", read(&dir.join("model.ptd")))
+        .expect("its .ptd attaches");
+    let mut other =
+        Document::from_program_bytes("bmm.pte", read(&fixture("programs/bmm/model.pte")))
+            .expect("program");
+    let e = other
+        .attach("model.ptd", read(&dir.join("model.ptd")))
+        .expect_err("not this program's");
+    assert!(e.to_string().contains("external data"), "{e}");
+}
