@@ -396,3 +396,48 @@ fn programs_without_an_extended_header_load_as_executorch_loads_them() {
     assert!(program.extended_header.is_none());
     assert!(program.segments.is_empty());
 }
+
+#[test]
+fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
+    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::runtime::Device;
+    let mut flagged = Vec::new();
+    for case in op_cases() {
+        let label = case
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
+        let program = Program::parse(common::read(&case.join("model.pte"))).expect("parses");
+        let found = notes(&program.plans[0], Device::default());
+        match known_defect(&label) {
+            Some(_) => {
+                assert_eq!(found.len(), 1, "{label}: {found:?}");
+                flagged.push(label);
+            }
+            None => assert!(found.is_empty(), "{label}: false note {found:?}"),
+        }
+    }
+    assert_eq!(flagged.len(), 8, "{flagged:?}");
+    // none on the models' programs, which the board computes right
+    for model in common::models() {
+        for entry in std::fs::read_dir(&model).expect("model folder").flatten() {
+            let path = entry.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with("model_int8_cortex") && name.ends_with(".pte") {
+                let program = Program::parse(common::read(&path)).expect("parses");
+                let found = notes(&program.plans[0], Device::default());
+                assert!(found.is_empty(), "{}: {found:?}", path.display());
+            }
+        }
+    }
+    // the fixed CMSIS-NN has no transpose-conv note
+    let tc = common::fixtures()
+        .join("ops/quantized_transpose_conv2d__k3_s2_p1_c4to6__default__m55/model.pte");
+    let program = Program::parse(common::read(&tc)).expect("parses");
+    let fixed = Device {
+        cmsis_nn: CmsisNn::Fixed4a8f5b5d,
+        ..Device::default()
+    };
+    assert!(notes(&program.plans[0], fixed).is_empty());
+}

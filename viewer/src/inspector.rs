@@ -128,6 +128,20 @@ pub fn inspector_ui(
                 ui.end_row();
             }
         });
+    if let (Some(iid), Some(plan)) = (n.instruction_id, program.and_then(|p| p.plans.first())) {
+        let device = etscope_core::runtime::Device {
+            target: program
+                .map(|p| etscope_core::runtime::Target::for_program(p, 0))
+                .unwrap_or_default(),
+            ..Default::default()
+        };
+        if let Some(note) = etscope_core::runtime::device_notes::note_for(plan, iid, device) {
+            ui.colored_label(
+                egui::Color32::from_rgb(240, 150, 60),
+                format!("⚠ on the board: {}", note.why),
+            );
+        }
+    }
     if let (Some(d), Some(p)) = (n.delegate, program) {
         if let Some(del) = p.plans.first().and_then(|plan| plan.delegates.get(d)) {
             CollapsingHeader::new("delegate")

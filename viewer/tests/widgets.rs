@@ -265,3 +265,27 @@ fn external_weights_attach_to_their_program_in_a_document() {
         .expect_err("not this program's");
     assert!(e.to_string().contains("external data"), "{e}");
 }
+
+#[test]
+fn the_inspector_says_why_the_board_computes_an_op_differently() {
+    let path = fixture("ops/softmax__dim_last_4d_1x2x3x8__default__m55/model.pte");
+    let d = Document::from_program_bytes("model.pte", read(&path)).expect("program");
+    let g = d.pte_graph().expect("pte").clone();
+    let softmax = g
+        .nodes
+        .iter()
+        .find(|n| n.op == "cortex_m::softmax")
+        .expect("softmax")
+        .id;
+    let quantize = g.node_for_instruction(0).expect("quantize").id;
+    for (node, expect_note) in [(softmax, true), (quantize, false)] {
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(900.0, 1600.0))
+            .build_ui(|ui| {
+                inspector::inspector_ui(ui, &g, node, d.program.as_ref());
+            });
+        harness.run();
+        let notes = harness.query_all_by_label_contains("on the board").count();
+        assert_eq!(notes, usize::from(expect_note), "node {node}");
+    }
+}

@@ -94,8 +94,20 @@ pub fn run(
             json!({"output": k, "dtype": d.dtype.short_name(), "shape": d.shape, "stats": d.stats().ok()})
         })
         .collect();
+    let notes = etscope_core::runtime::device_notes::notes(&program.plans[index], runtime.device());
     if as_json {
-        return super::print_json(&json!({"outputs": rows, "instructions": result.captured.len()}));
+        return super::print_json(&json!({
+            "outputs": rows,
+            "instructions": result.captured.len(),
+            "device": format!("{:?}", runtime.device()),
+            "device_notes": notes,
+        }));
+    }
+    for n in &notes {
+        eprintln!(
+            "note: instruction {} ({}) computes differently on the board: {}",
+            n.instruction, n.op, n.why
+        );
     }
     let mut t = Table::new(&[">output", "dtype", "shape", ">min", ">max", ">mean"]);
     for r in &rows {

@@ -10,6 +10,7 @@ pub mod cmsis;
 mod cmsis_conv;
 mod cmsis_ops;
 mod cmsis_pool;
+pub mod device_notes;
 mod kernel;
 pub mod layout;
 mod portable;

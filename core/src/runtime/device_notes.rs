@@ -1,0 +1,172 @@
+//! Static notes on what the board computes differently from the model: `cortex_m::` calls whose
+//! device kernel misreads the program's tensor layout, or hits a known CMSIS-NN defect. The host
+//! runtime reproduces each of these (so a diff points at the op); these notes say why, before
+//! anything runs, in the CLI and the inspector.
+
+use serde::Serialize;
+
+use super::{CmsisNn, Device};
+use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
+
+/// One instruction the device computes differently from the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceNote {
+    pub instruction: usize,
+    pub op: String,
+    pub why: String,
+}
+
+/// Whether a tensor's bytes are in row-major order of its logical sizes (size-1 dims may sit
+/// anywhere in `dim_order`).
+fn row_major_bytes(t: &Tensor) -> bool {
+    let order: Vec<usize> = t
+        .dim_order
+        .iter()
+        .map(|&d| usize::from(d))
+        .filter(|&d| t.sizes.get(d).is_some_and(|&s| s > 1))
+        .collect();
+    order.windows(2).all(|w| w[0] < w[1])
+}
+
+fn numel(t: &Tensor) -> i64 {
+    t.sizes.iter().map(|&s| i64::from(s)).product()
+}
+
+fn tensor_arg<'p>(plan: &'p ExecutionPlan, args: &[usize], k: usize) -> Option<&'p Tensor> {
+    match plan.values.get(*args.get(k)?)? {
+        EValue::Tensor(t) => Some(t),
+        _ => None,
+    }
+}
+
+fn int_list(plan: &ExecutionPlan, args: &[usize], k: usize) -> Vec<i64> {
+    match args.get(k).and_then(|&v| plan.values.get(v)) {
+        Some(EValue::IntList(items)) => items
+            .iter()
+            .filter_map(|&i| match plan.values.get(i as usize) {
+                Some(EValue::Int(x)) => Some(*x),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The note for instruction `id` of `plan` on `device`, if the board computes something else.
+pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote> {
+    let Instruction::KernelCall { op_index, args } = plan.main_instructions().get(id)? else {
+        return None;
+    };
+    let op = plan.operators.get(*op_index)?.name.clone();
+    let out = args
+        .len()
+        .checked_sub(2)
+        .and_then(|k| tensor_arg(plan, args, k));
+    let note = |why: String| {
+        Some(DeviceNote {
+            instruction: id,
+            op: op.clone(),
+            why,
+        })
+    };
+    match op.as_str() {
+        "cortex_m::softmax" => {
+            let x = tensor_arg(plan, args, 0)?;
+            (!row_major_bytes(x)).then_some(())?;
+            note(format!(
+                "the kernel normalises rows of {} consecutive bytes of a tensor stored with dim_order {:?}: \
+                 on the board it mixes elements of different rows (ExecuTorch 1.5.1 softmax_out checks the logical dim only)",
+                x.sizes.last().copied().unwrap_or(0),
+                x.dim_order
+            ))
+        }
+        "cortex_m::transpose" | "cortex_m::minimum" | "cortex_m::maximum" => {
+            let out = out?;
+            let n_in = if op == "cortex_m::transpose" { 1 } else { 2 };
+            let operands: Vec<&Tensor> = (0..n_in)
+                .filter_map(|k| tensor_arg(plan, args, k))
+                .collect();
+            // right on the board when every buffer is row-major, or (elementwise) when each
+            // operand is a scalar or has the output's sizes and storage order
+            let all_row_major = operands.iter().all(|t| row_major_bytes(t)) && row_major_bytes(out);
+            let elementwise_ok = op != "cortex_m::transpose"
+                && operands.iter().all(|t| {
+                    numel(t) <= 1 || (t.sizes == out.sizes && t.dim_order == out.dim_order)
+                });
+            (!all_row_major && !elementwise_ok).then_some(())?;
+            let misread = operands
+                .iter()
+                .copied()
+                .chain(std::iter::once(out))
+                .find(|t| !row_major_bytes(t))
+                .map(|t| t.dim_order.clone())
+                .unwrap_or_default();
+            note(format!(
+                "the kernel hands CMSIS-NN logical sizes over a buffer stored with dim_order {misread:?}: \
+                 on the board the right values land in the wrong places (ExecuTorch 1.5.1 checks no dim_order here)"
+            ))
+        }
+        "cortex_m::quantized_add"
+        | "cortex_m::quantized_mul"
+        | "cortex_m::quantized_div"
+        | "cortex_m::quantize_per_tensor"
+        | "cortex_m::dequantize_per_tensor"
+        | "cortex_m::quantized_activation" => {
+            let b_arg = match op.as_str() {
+                "cortex_m::quantized_add" => 4,
+                "cortex_m::quantized_mul" | "cortex_m::quantized_div" => 2,
+                _ => usize::MAX,
+            };
+            let a = tensor_arg(plan, args, 0)?;
+            let b = tensor_arg(plan, args, b_arg);
+            let same = |t: &Tensor| {
+                t.sizes != a.sizes
+                    || row_major_bytes(t) == row_major_bytes(a) && t.dim_order == a.dim_order
+            };
+            let mismatch = b.is_some_and(|b| b.sizes == a.sizes && !same(b))
+                || out.is_some_and(|o| {
+                    o.sizes == a.sizes && !same(o) && !(row_major_bytes(o) && row_major_bytes(a))
+                });
+            mismatch.then_some(())?;
+            note(format!(
+                "an elementwise kernel over operands stored in different orders (dim_order {:?} vs {:?}): \
+                 on the board elements are paired by memory position, not by index",
+                a.dim_order,
+                b.filter(|b| !same(b)).or(out).map(|t| t.dim_order.clone()).unwrap_or_default()
+            ))
+        }
+        "cortex_m::quantized_transpose_conv2d" | "cortex_m::quantized_transpose_conv2d_nhwc" => {
+            if device.cmsis_nn != CmsisNn::Dbf45dbf {
+                return None;
+            }
+            let x = tensor_arg(plan, args, 0)?;
+            let channels = if op.ends_with("_nhwc") {
+                x.sizes.get(3)
+            } else {
+                x.sizes.get(1)
+            }
+            .copied()
+            .unwrap_or(0);
+            let (stride, pad) = (int_list(plan, args, 3), int_list(plan, args, 4));
+            let (sh, ph) = (
+                stride.first().copied().unwrap_or(1),
+                pad.first().copied().unwrap_or(0),
+            );
+            let sw = stride.get(1).copied().unwrap_or(sh);
+            let reverse_path = sh <= 2 && sw <= 2 && channels > 16;
+            (sh > 0 && ph % sh != 0 && !reverse_path).then_some(())?;
+            note(format!(
+                "padding {ph} is not a multiple of stride {sh}: CMSIS-NN dbf45dbf's arm_transpose_conv_s8 \
+                 (pinned by ExecuTorch 1.5.1) computes wrong rows and never writes the last one (fixed in 4a8f5b5d)"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Every note of `plan` on `device`, in instruction order.
+pub fn notes(plan: &ExecutionPlan, device: Device) -> Vec<DeviceNote> {
+    (0..plan.main_instructions().len())
+        .filter_map(|i| note_for(plan, i, device))
+        .collect()
+}
