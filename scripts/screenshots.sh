@@ -34,6 +34,10 @@ shot memory     "$ds/model_int8_cortex_m55.pte" --view memory --select "#3"
 shot diff       "$ds/model_fp32.pte" "$ds/model_fp32.etrecord" "$ds/model_int8_cortex_m55.pte" "$ds/model_int8_cortex_m55.etrecord" "$ds/input.npy" --view diff
 shot modules    "$ref/stress_medium/model_fp32.pte" "$ref/stress_medium/model_fp32.etrecord" --view graph --stage edge
 shot xnnpack    "$tiny/model_fp32_xnnpack.pte" "$tiny/etdump_xnnpack.etdp" --view graph --select "#0"
+fx=$root/tests/fixtures
+shot ethos_u    "$fx/programs/ethos_u55/model.pte" --view graph --select "#1"
+shot device_note "$fx/ops/softmax__dim_last_4d_1x2x3x8__default__m55/model.pte" --view graph --select "#1"
+shot default_flow "$ds/model_int8_cortex_m55_default.pte" "$ds/model_int8_cortex_m55_default.etrecord" --view graph --select "#1"
 if [ -f "$ref/stress_large/model_fp32.pte" ]; then
   shot stress_large "$ref/stress_large/model_fp32.pte" --view graph
 fi

@@ -75,7 +75,7 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
             (!row_major_bytes(x)).then_some(())?;
             note(format!(
                 "the kernel normalises rows of {} consecutive bytes of a tensor stored with dim_order {:?}: \
-                 on the board it mixes elements of different rows (ExecuTorch 1.5.1 softmax_out checks the logical dim only)",
+                 it mixes elements of different rows (ExecuTorch 1.5.1 softmax_out checks the logical dim only)",
                 x.sizes.last().copied().unwrap_or(0),
                 x.dim_order
             ))
@@ -103,7 +103,7 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
                 .unwrap_or_default();
             note(format!(
                 "the kernel hands CMSIS-NN logical sizes over a buffer stored with dim_order {misread:?}: \
-                 on the board the right values land in the wrong places (ExecuTorch 1.5.1 checks no dim_order here)"
+                 the right values land in the wrong places (ExecuTorch 1.5.1 checks no dim_order here)"
             ))
         }
         "cortex_m::quantized_add"
@@ -130,7 +130,7 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
             mismatch.then_some(())?;
             note(format!(
                 "an elementwise kernel over operands stored in different orders (dim_order {:?} vs {:?}): \
-                 on the board elements are paired by memory position, not by index",
+                 elements are paired by memory position, not by index",
                 a.dim_order,
                 b.filter(|b| !same(b)).or(out).map(|t| t.dim_order.clone()).unwrap_or_default()
             ))
