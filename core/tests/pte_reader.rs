@@ -283,3 +283,13 @@ fn extended_header_places_segments_inside_the_file() {
         }
     }
 }
+
+#[test]
+fn another_schema_version_is_named_as_such() {
+    let mut bytes = common::read(&common::tiny().join("model_fp32.pte"));
+    bytes[4..8].copy_from_slice(b"ET11");
+    let e = etscope_core::pte::Program::parse(bytes)
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("schema ET11") && e.contains("ET12"), "{e}");
+}

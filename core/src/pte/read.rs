@@ -79,6 +79,19 @@ fn parse_extended_header(bytes: &[u8]) -> Result<Option<ExtendedHeader>> {
 }
 
 pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
+    // ExecuTorch's runtime tells another schema version ("ET" + two digits) apart from a file
+    // that is no program at all; so does etscope
+    if let Some(id) = bytes.get(4..8) {
+        if id != b"ET12" && id.starts_with(b"ET") && id[2..].iter().all(u8::is_ascii_digit) {
+            return Err(Error::invalid(
+                "program (.pte)",
+                format!(
+                    "schema {} is another ExecuTorch program version than the ET12 that ExecuTorch 1.x and etscope read; re-export it with a current ExecuTorch",
+                    String::from_utf8_lossy(id)
+                ),
+            ));
+        }
+    }
     check_identifier(&bytes, 4, "ET12", KIND)?;
     let header = parse_extended_header(&bytes)?;
     let fb_len = header

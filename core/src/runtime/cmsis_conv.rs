@@ -118,6 +118,14 @@ pub(super) fn mac(acc: i32, x: i8, x_off: i32, w: i8, w_off: i32) -> i32 {
     acc.wrapping_add(x.wrapping_mul(w))
 }
 
+/// `Σ (x + x_off)·w` over one input pixel's channels and one filter tap (wrapping).
+#[inline]
+fn tap(x: &[i8], w: &[i8], x_off: i32) -> i32 {
+    x.iter()
+        .zip(w)
+        .fold(0i32, |s, (&a, &b)| mac(s, a, x_off, b, 0))
+}
+
 /// Per-output-channel requantization and clamping.
 pub struct Requant {
     pub multipliers: Vec<i32>,
@@ -191,15 +199,8 @@ pub fn conv_s8(
                             } else {
                                 let g = ch / ocg.max(1);
                                 let wbase = ((ch * kh + ky) * kw + kx) * wi;
-                                for ic in 0..wi {
-                                    acc = mac(
-                                        acc,
-                                        x[base + g * wi + ic],
-                                        input_offset,
-                                        wt[wbase + ic],
-                                        0,
-                                    );
-                                }
+                                let px = &x[base + g * wi..][..wi];
+                                acc = acc.wrapping_add(tap(px, &wt[wbase..][..wi], input_offset));
                             }
                         }
                     }
@@ -352,11 +353,7 @@ pub fn transpose_conv_exact(
                         let at = ((b * oh + oy as usize) * ow + ox as usize) * oc;
                         for o in 0..oc {
                             let wrow = &wt[((o * kh + ky) * kw + kx) * ic..][..ic];
-                            let dot = xin
-                                .iter()
-                                .zip(wrow)
-                                .fold(0i32, |s, (&a, &w)| mac(s, a, input_offset, w, 0));
-                            acc[at + o] = acc[at + o].wrapping_add(dot);
+                            acc[at + o] = acc[at + o].wrapping_add(tap(xin, wrow, input_offset));
                         }
                     }
                 }
@@ -422,13 +419,9 @@ pub fn transpose_conv_rolling(
                         let ky = skip_top + i_row;
                         for kx in 0..kw {
                             let wrow = &wt[((o * kh + ky) * kw + kx) * ic..][..ic];
-                            let dot = xin
-                                .iter()
-                                .zip(wrow)
-                                .fold(0i32, |s, (&a, &w)| mac(s, a, input_offset, w, 0));
                             let at = index + (xi * sw + kx) * oc + o;
                             if let Some(v) = buf.get_mut(at) {
-                                *v = v.wrapping_add(dot);
+                                *v = v.wrapping_add(tap(xin, wrow, input_offset));
                             }
                         }
                         index = (index + buf_x) % buf_size.max(1);

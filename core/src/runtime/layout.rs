@@ -77,13 +77,18 @@ macro_rules! each_buf {
     };
 }
 
+/// `buf` of `shape` reordered by `perm` (output dim i = input dim perm[i]), any element type.
+pub fn permute_buf(buf: &Buf, shape: &[usize], perm: &[usize]) -> Buf {
+    each_buf!(buf, v => permute(v, shape, perm))
+}
+
 /// Logical (row-major) elements → the order `dim_order` stores them in. `shape` and
 /// `dim_order` must agree in rank and the element count must match (callers check).
 pub fn to_memory(buf: &Buf, shape: &[usize], dim_order: &[usize]) -> Buf {
     if is_contiguous(dim_order) {
         return buf.clone();
     }
-    each_buf!(buf, v => permute(v, shape, dim_order))
+    permute_buf(buf, shape, dim_order)
 }
 
 /// Stored elements (in `dim_order`) → logical row-major order.

@@ -242,31 +242,6 @@ pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     ctx.write(o, out_shape, Buf::F32(out))
 }
 
-/// Reorders `data` of `shape` by `perm` (output dim i = input dim perm[i]).
-pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> (Vec<T>, Vec<usize>) {
-    let rank = shape.len();
-    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-    let mut in_strides = vec![1usize; rank];
-    for d in (0..rank.saturating_sub(1)).rev() {
-        in_strides[d] = in_strides[d + 1] * shape[d + 1];
-    }
-    let strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
-    let n: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(n);
-    let mut idx = vec![0usize; rank];
-    for _ in 0..n {
-        out.push(data[idx.iter().zip(&strides).map(|(i, s)| i * s).sum::<usize>()]);
-        for d in (0..rank).rev() {
-            idx[d] += 1;
-            if idx[d] < out_shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    (out, out_shape)
-}
-
 /// Checks `perm` is a permutation of `0..rank`.
 pub fn check_perm(ctx: &Ctx<'_>, perm: &[i64], rank: usize) -> Result<Vec<usize>, RuntimeError> {
     let mut seen = vec![false; rank];
@@ -288,22 +263,8 @@ pub fn check_perm(ctx: &Ctx<'_>, perm: &[i64], rank: usize) -> Result<Vec<usize>
 pub fn permute_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
     let perm = check_perm(ctx, &ctx.ints(args, 1)?, input.shape.len())?;
-    let (buf, shape) = match &input.buf {
-        Buf::F32(v) => {
-            let (d, s) = permute(v, &input.shape, &perm);
-            (Buf::F32(d), s)
-        }
-        Buf::I8(v) => {
-            let (d, s) = permute(v, &input.shape, &perm);
-            (Buf::I8(d), s)
-        }
-        _ => {
-            return Err(ctx.bad(format!(
-                "permute of {} is not implemented",
-                input.dtype.short_name()
-            )))
-        }
-    };
+    let shape: Vec<usize> = perm.iter().map(|&p| input.shape[p]).collect();
+    let buf = super::layout::permute_buf(&input.buf, &input.shape, &perm);
     let o = out_of(ctx, args)?;
     ctx.write(o, shape, buf)
 }
