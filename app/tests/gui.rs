@@ -17,8 +17,12 @@ fn tiny(name: &str) -> PathBuf {
 
 /// A harness running the app on `files`, stepped until loading finished.
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
+    app_with_paths(files.iter().map(|f| tiny(f)).collect())
+}
+
+fn app_with_paths(files: Vec<std::path::PathBuf>) -> Harness<'static, EtscopeApp> {
     let start = StartOptions {
-        files: files.iter().map(|f| tiny(f)).collect(),
+        files,
         ..StartOptions::default()
     };
     let ctx = egui::Context::default();
@@ -211,7 +215,7 @@ fn diff_mode_compares_the_host_run_with_the_device_capture() {
 }
 
 #[test]
-fn diff_mode_jumps_to_the_first_divergence_between_two_programs() {
+fn diff_mode_finds_no_divergence_between_two_correct_programs() {
     let mut harness = app_with(&[
         "model_fp32.pte",
         "model_fp32.etrecord",
@@ -236,10 +240,41 @@ fn diff_mode_jumps_to_the_first_divergence_between_two_programs() {
             .map(|r| &r.module)
             .collect::<Vec<_>>()
     );
+    // a correct int8 program: quantization noise is no divergence (fused conv + batch norm +
+    // relu is compared against the one quantized op)
+    assert_eq!(view.report.first_divergence, None);
+    harness.get_by_label("no divergence");
+}
+
+#[test]
+fn diff_mode_jumps_to_the_op_a_broken_program_gets_wrong() {
+    // the shipped DS-CNN sample and its copy with instruction 5's weights negated
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/ds_cnn_kws");
+    let mut harness = app_with_paths(
+        [
+            "model_fp32.pte",
+            "model_fp32.etrecord",
+            "model_int8_cortex_m55_broken.pte",
+            "model_int8_cortex_m55_broken.etrecord",
+            "input.npy",
+        ]
+        .iter()
+        .map(|f| assets.join(f))
+        .collect(),
+    );
+    harness.state_mut().active = 0;
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    harness
+        .get_by_label("vs model_int8_cortex_m55_broken.pte")
+        .click();
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     let first = view
         .report
         .first_divergence
-        .expect("fp32 vs int8 diverges somewhere");
+        .expect("the broken op is found");
+    assert_eq!(view.report.rows[first].b_instructions, [5]);
     harness.get_by_label("Jump to first divergence").click();
     harness.run_steps(2);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");

@@ -351,7 +351,48 @@ fn handle_groups(a: &Graph, b: &Graph) -> Vec<Group> {
         })
         .collect();
     out.sort_by_key(|g| g.2.iter().max().copied().unwrap_or(0));
-    out
+    absorb_fused(a, b, out)
+}
+
+/// Fusion-aware ends of N:M groups: a node that only one side has (its module has no
+/// counterpart: a batch norm folded into a quantized convolution, a ReLU fused into it, the
+/// Q/DQ pair around an op) and that is the single consumer of a group's last node joins that
+/// group, so the group compares the same quantity on both sides (conv + bn + relu against the
+/// one fused op).
+fn absorb_fused(a: &Graph, b: &Graph, mut groups: Vec<Group>) -> Vec<Group> {
+    let extend = |g: &Graph, covered: &BTreeSet<NodeId>, nodes: &mut Vec<NodeId>| {
+        for _ in 0..64 {
+            let Some(&last) = nodes.iter().max() else {
+                return;
+            };
+            let consumers: BTreeSet<NodeId> = g
+                .nodes
+                .get(last)
+                .into_iter()
+                .flat_map(|n| &n.outputs)
+                .filter_map(|&v| g.values.get(v))
+                .flat_map(|v| v.consumers.iter().copied())
+                .collect();
+            let [next] = consumers.into_iter().collect::<Vec<_>>()[..] else {
+                return;
+            };
+            let absorbable = g
+                .nodes
+                .get(next)
+                .is_some_and(|n| matches!(n.kind, NodeKind::Operator) && !covered.contains(&next));
+            if !absorbable {
+                return;
+            }
+            nodes.push(next);
+        }
+    };
+    let covered_a: BTreeSet<NodeId> = groups.iter().flat_map(|g| g.2.iter().copied()).collect();
+    let covered_b: BTreeSet<NodeId> = groups.iter().flat_map(|g| g.3.iter().copied()).collect();
+    for g in &mut groups {
+        extend(a, &covered_a, &mut g.2);
+        extend(b, &covered_b, &mut g.3);
+    }
+    groups
 }
 
 /// Groups nodes by the innermost module that produced them; a group on each side with the same
@@ -379,7 +420,7 @@ fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
         })
         .collect();
     out.sort_by_key(|g| g.2.iter().max().copied().unwrap_or(0));
-    out
+    absorb_fused(a, b, out)
 }
 
 /// A tensor as floats: dequantized with the value's quantization parameters when it is an

@@ -14,6 +14,7 @@ pub mod etdump;
 pub mod ethos_u;
 pub mod etrecord;
 pub mod export_json;
+pub mod fault;
 pub mod flat_tensor;
 pub mod flatbuf;
 mod generated;

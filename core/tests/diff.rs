@@ -16,8 +16,17 @@ use etscope_core::pte::Program;
 use etscope_core::runtime::{Runtime, Target};
 
 fn host(model: &Path, variant: &str) -> Source {
-    let program =
-        Program::parse(common::read(&model.join(format!("{variant}.pte")))).expect("program");
+    host_bytes(
+        model,
+        variant,
+        common::read(&model.join(format!("{variant}.pte"))),
+    )
+}
+
+/// `variant`'s program from `bytes` (possibly a broken copy), run on the model's input, with
+/// the variant's ETRecord attached.
+fn host_bytes(model: &Path, variant: &str, bytes: Vec<u8>) -> Source {
+    let program = Program::parse(bytes).expect("program");
     let mut graph = graph_from_plan(&program, 0).expect("graph");
     let rec = ETRecord::parse(&common::read(&model.join(format!("{variant}.etrecord"))))
         .expect("etrecord");
@@ -240,6 +249,82 @@ fn stage_against_device_capture_ranks_gaps_like_the_inspector() {
                 top(&mut theirs),
                 "{}: the largest gap is on another group",
                 model.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn correct_programs_show_no_divergence_and_every_fused_op_is_matched() {
+    for model in common::models() {
+        let a = host(&model, "model_fp32");
+        for variant in ["model_int8_cortex_m55", "model_int8_qdq_portable"] {
+            let b = host(&model, variant);
+            let report = diff(&a, &b, Threshold::default()).expect("comparable");
+            assert_eq!(
+                report.first_divergence,
+                None,
+                "{} {variant}: {:?}",
+                model.display(),
+                report.first_divergence.map(|i| &report.rows[i])
+            );
+            // every quantized compute op sits in a matched group that compares one quantity:
+            // the fp32 side ends where the fused op ends (conv + batch norm + relu)
+            for row in &report.rows {
+                let m = row.metrics.unwrap_or_else(|| panic!("{:?}", row.note));
+                assert!(m.snr_db > 25.0, "{} {variant}: {row:?}", model.display());
+            }
+            let program = Program::parse(common::read(&model.join(format!("{variant}.pte"))))
+                .expect("program");
+            for instr in etscope_core::fault::weighted(&program)
+                .iter()
+                .map(|w| w.instruction)
+            {
+                assert!(
+                    report
+                        .rows
+                        .iter()
+                        .any(|r| r.b_instructions.contains(&instr)),
+                    "{} {variant}: instruction {instr} unmatched",
+                    model.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_broken_op_is_the_first_divergence_early_middle_and_late() {
+    for model in common::models() {
+        let variant = "model_int8_cortex_m55";
+        let bytes = common::read(&model.join(format!("{variant}.pte")));
+        let program = Program::parse(bytes.clone()).expect("program");
+        let ops = etscope_core::fault::weighted(&program);
+        assert!(ops.len() >= 2, "{}", model.display());
+        let picks: std::collections::BTreeSet<usize> = [0, ops.len() / 2, ops.len() - 1].into();
+        let a = host(&model, "model_fp32");
+        for k in picks {
+            // op k's weights and bias / kernel sum negated (etscope_core::fault)
+            let instr = ops[k].instruction;
+            let broken = etscope_core::fault::break_op(&program, instr).expect("breaks");
+            let b = host_bytes(&model, variant, broken);
+            let report = diff(&a, &b, Threshold::default()).expect("comparable");
+            let first = report.first_divergence.unwrap_or_else(|| {
+                let rows: Vec<String> = report
+                    .rows
+                    .iter()
+                    .map(|r| format!("{:?} {:?}", r.b_instructions, r.metrics.map(|m| m.snr_db)))
+                    .collect();
+                panic!(
+                    "{}: op {instr} broken, nothing found: {rows:?}",
+                    model.display()
+                )
+            });
+            assert!(
+                report.rows[first].b_instructions.contains(&instr),
+                "{}: broke instruction {instr}, first divergence at {:?}",
+                model.display(),
+                report.rows[first].b_instructions
             );
         }
     }

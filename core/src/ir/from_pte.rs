@@ -68,6 +68,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
     resolve_views(plan, &mut values, &nodes);
     alias_et_views(&mut values, &nodes);
     derive_quant(plan, &mut values, &nodes);
+    super::propagate_quant_through_moves(&mut values, &nodes);
     let out_id = nodes.len();
     nodes.push(io_node(
         out_id,

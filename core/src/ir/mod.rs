@@ -291,6 +291,7 @@ impl Graph {
                 }
             }
         }
+        propagate_quant_through_moves(&mut self.values, &self.nodes);
     }
 
     /// Recomputes `edges` and each value's consumers from node inputs/outputs, following aliases
@@ -346,5 +347,45 @@ impl Graph {
             .iter()
             .filter(|n| matches!(n.kind, NodeKind::Operator | NodeKind::Delegate))
             .count()
+    }
+}
+
+/// Ops that move quantized values without requantizing them: their output keeps the input's
+/// quantization parameters (and the other way round).
+const QUANT_PRESERVING: [&str; 12] = [
+    "cortex_m::pad",
+    "cortex_m::transpose",
+    "cortex_m::quantized_max_pool2d",
+    "cortex_m::quantized_max_pool2d_nhwc",
+    "aten::view_copy",
+    "aten::permute_copy",
+    "aten::clone",
+    "aten::squeeze_copy",
+    "aten::unsqueeze_copy",
+    "dim_order_ops::_clone_dim_order",
+    "dim_order_ops::_to_dim_order_copy",
+    "executorch_prim::et_view",
+];
+
+/// Carries quantization parameters across [`QUANT_PRESERVING`] ops, forward and backward,
+/// through chains of up to four of them.
+pub(crate) fn propagate_quant_through_moves(values: &mut [ValueInfo], nodes: &[Node]) {
+    for _ in 0..4 {
+        for n in nodes
+            .iter()
+            .filter(|n| QUANT_PRESERVING.contains(&n.op.as_str()))
+        {
+            let (Some(&i), Some(&o)) = (n.inputs.first(), n.outputs.first()) else {
+                continue;
+            };
+            if i >= values.len() || o >= values.len() {
+                continue;
+            }
+            match (values[i].quant, values[o].quant) {
+                (Some(q), None) => values[o].quant = Some(q),
+                (None, Some(q)) => values[i].quant = Some(q),
+                _ => {}
+            }
+        }
     }
 }
