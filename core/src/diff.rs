@@ -128,8 +128,19 @@ pub struct Row {
     pub a_ops: Vec<String>,
     pub b_ops: Vec<String>,
     pub metrics: Option<Metrics>,
+    /// The error carried in: the lowest SNR of the matched groups that feed this one (found
+    /// through B's graph); `None` when nothing upstream was matched (the program inputs).
+    pub snr_in_db: Option<f64>,
     /// Why there are no metrics, when there are none.
     pub note: Option<String>,
+}
+
+impl Row {
+    /// How many dB of SNR this group lost against the error carried in (the error it added).
+    pub fn drop_db(&self) -> Option<f64> {
+        let m = self.metrics?;
+        Some(self.snr_in_db.unwrap_or(f64::INFINITY).min(1e9) - m.snr_db)
+    }
 }
 
 /// Operators joined for display: `conv2d+relu` (namespace and `.out` dropped).
@@ -146,10 +157,14 @@ pub fn short_ops(ops: &[String]) -> String {
         .join("+")
 }
 
-/// When a row counts as diverged.
+/// When a row counts as a divergence: its SNR is below `min_snr_db` **and** at least
+/// `min_drop_db` below the SNR carried into it (the op added the error, it did not just pass on
+/// what came before), or its largest difference exceeds `max_abs`. Quantization noise grows
+/// gradually through a correct network; a faulty op loses tens of dB at once.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Threshold {
     pub min_snr_db: f64,
+    pub min_drop_db: f64,
     pub max_abs: f64,
 }
 
@@ -157,15 +172,22 @@ impl Default for Threshold {
     fn default() -> Self {
         Threshold {
             min_snr_db: 20.0,
+            min_drop_db: 10.0,
             max_abs: f64::INFINITY,
         }
     }
 }
 
 impl Threshold {
-    /// Whether `m` crosses the threshold.
+    /// Whether `m` (with `snr_in` carried in) crosses the threshold.
+    pub fn crossed_with(&self, m: &Metrics, snr_in: Option<f64>) -> bool {
+        let added = snr_in.unwrap_or(f64::INFINITY) - m.snr_db;
+        (m.snr_db < self.min_snr_db && added >= self.min_drop_db) || m.max_abs > self.max_abs
+    }
+
+    /// Whether `m` crosses the threshold with nothing carried in.
     pub fn crossed(&self, m: &Metrics) -> bool {
-        m.snr_db < self.min_snr_db || m.max_abs > self.max_abs
+        self.crossed_with(m, None)
     }
 }
 
@@ -182,6 +204,18 @@ pub struct DiffReport {
     pub rows: Vec<Row>,
     /// Index in `rows` of the first divergence.
     pub first_divergence: Option<usize>,
+}
+
+impl DiffReport {
+    /// Judges the rows again under another threshold (no tensors are compared again).
+    pub fn rejudge(&mut self, threshold: Threshold) {
+        self.threshold = threshold;
+        self.first_divergence = self.rows.iter().position(|r| {
+            r.metrics
+                .as_ref()
+                .is_some_and(|m| threshold.crossed_with(m, r.snr_in_db))
+        });
+    }
 }
 
 /// Why two sources cannot be compared.
@@ -274,12 +308,16 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
             a_nodes: an,
             b_nodes: bn,
             metrics,
+            snr_in_db: None,
             note,
         });
     }
-    let first_divergence = rows
-        .iter()
-        .position(|r| r.metrics.as_ref().is_some_and(|m| threshold.crossed(m)));
+    carried_in(&b.graph, &mut rows);
+    let first_divergence = rows.iter().position(|r| {
+        r.metrics
+            .as_ref()
+            .is_some_and(|m| threshold.crossed_with(m, r.snr_in_db))
+    });
     Ok(DiffReport {
         a: a.label.clone(),
         b: b.label.clone(),
@@ -288,6 +326,57 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         rows,
         first_divergence,
     })
+}
+
+/// Fills each row's `snr_in_db`: the lowest SNR of the rows whose B nodes produce its inputs,
+/// looking back through unmatched B nodes.
+fn carried_in(g: &Graph, rows: &mut [Row]) {
+    let mut row_of: BTreeMap<NodeId, usize> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        for &n in &r.b_nodes {
+            row_of.insert(n, i);
+        }
+    }
+    // the node that wrote a value, looking through views (which have no producer of their own)
+    let producer = |mut v: usize| {
+        for _ in 0..16 {
+            let info = g.values.get(v)?;
+            if let Some(p) = info.producer {
+                return Some(p);
+            }
+            v = info.alias_of?;
+        }
+        None
+    };
+    let producers = |n: NodeId| -> Vec<NodeId> {
+        g.nodes
+            .get(n)
+            .into_iter()
+            .flat_map(|x| &x.inputs)
+            .filter_map(|&v| producer(v))
+            .collect()
+    };
+    for i in 0..rows.len() {
+        let mut upstream = BTreeSet::new();
+        let mut stack: Vec<NodeId> = rows[i].b_nodes.iter().flat_map(|&n| producers(n)).collect();
+        let mut seen = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) || seen.len() > 4096 {
+                continue;
+            }
+            match row_of.get(&n) {
+                Some(&r) if r == i => {}
+                Some(&r) => {
+                    upstream.insert(r);
+                }
+                None => stack.extend(producers(n)),
+            }
+        }
+        rows[i].snr_in_db = upstream
+            .iter()
+            .filter_map(|&r| rows[r].metrics.map(|m| m.snr_db))
+            .reduce(f64::min);
+    }
 }
 
 /// A match: module path (if matched by module), debug handles, A's and B's nodes.

@@ -64,6 +64,7 @@ fn host_runs_equal_what_executorch_captured_on_the_same_program() {
                 &b,
                 Threshold {
                     min_snr_db: 100.0,
+                    min_drop_db: 0.0,
                     max_abs: 1e-5,
                 },
             )
@@ -274,6 +275,14 @@ fn correct_programs_show_no_divergence_and_every_fused_op_is_matched() {
                 let m = row.metrics.unwrap_or_else(|| panic!("{:?}", row.note));
                 assert!(m.snr_db > 25.0, "{} {variant}: {row:?}", model.display());
             }
+            // the rule is the user's: with no required loss and a 100 dB bar, noise counts
+            let mut strict = report.clone();
+            strict.rejudge(Threshold {
+                min_snr_db: 100.0,
+                min_drop_db: 0.0,
+                max_abs: f64::INFINITY,
+            });
+            assert_eq!(strict.first_divergence, Some(0), "{}", model.display());
             let program = Program::parse(common::read(&model.join(format!("{variant}.pte"))))
                 .expect("program");
             for instr in etscope_core::fault::weighted(&program)
@@ -326,6 +335,19 @@ fn a_broken_op_is_the_first_divergence_early_middle_and_late() {
                 model.display(),
                 report.rows[first].b_instructions
             );
+            // the broken op added its error; the rows after it only carry it on
+            assert!(report.rows[first].drop_db().is_some_and(|d| d >= 10.0));
+            for r in &report.rows[first + 1..] {
+                if let (Some(m), Some(drop)) = (r.metrics, r.drop_db()) {
+                    assert!(
+                        m.snr_db >= 20.0 || drop < 10.0,
+                        "{}: a later row {:?} looks like a new fault: {m:?} after {:?}",
+                        model.display(),
+                        r.b_instructions,
+                        r.snr_in_db
+                    );
+                }
+            }
         }
     }
 }

@@ -130,6 +130,29 @@ impl DiffView {
             }
         });
         ui.horizontal(|ui| {
+            // the divergence rule, adjustable: below min SNR and a loss of at least min drop
+            // against the SNR carried in
+            let mut t = self.report.threshold;
+            ui.label("divergence: SNR <");
+            let a = ui.add(
+                egui::DragValue::new(&mut t.min_snr_db)
+                    .range(-50.0..=200.0)
+                    .suffix(" dB"),
+            );
+            ui.label("and a loss ≥");
+            let b = ui
+                .add(
+                    egui::DragValue::new(&mut t.min_drop_db)
+                        .range(0.0..=200.0)
+                        .suffix(" dB"),
+                )
+                .on_hover_text(
+                    "how much worse than the error carried in (0: any node below the SNR)",
+                );
+            if a.changed() || b.changed() {
+                self.report.rejudge(t);
+            }
+            ui.separator();
             ui.label("SNR:");
             for (snr, label) in [
                 (40.0, "≥ 40 dB"),
@@ -174,8 +197,8 @@ impl DiffView {
         ScrollArea::both().id_salt("diff-rows").show(ui, |ui| {
             Grid::new("diff-grid").striped(true).show(ui, |ui| {
                 for h in [
-                    "", "module", "A", "B", "numel", "MSE", "max abs", "SNR dB", "cosine",
-                    "±1 LSB", ">1 LSB",
+                    "", "module", "A", "B", "numel", "MSE", "max abs", "SNR in", "SNR dB",
+                    "cosine", "±1 LSB", ">1 LSB",
                 ] {
                     ui.strong(h);
                 }
@@ -203,6 +226,17 @@ impl DiffView {
                             ui.monospace(m.numel.to_string());
                             ui.monospace(format!("{:.3e}", m.mse));
                             ui.monospace(format!("{:.3e}", m.max_abs));
+                            ui.monospace(
+                                r.snr_in_db
+                                    .map(|s| {
+                                        if s.is_infinite() {
+                                            "inf".to_string()
+                                        } else {
+                                            format!("{s:.1}")
+                                        }
+                                    })
+                                    .unwrap_or_else(|| "input".into()),
+                            );
                             ui.colored_label(
                                 snr_color(m.snr_db),
                                 if m.snr_db.is_infinite() {

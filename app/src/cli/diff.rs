@@ -135,8 +135,7 @@ pub fn run(
     b: &str,
     inputs: &[PathBuf],
     etdump_program: Option<&Path>,
-    min_snr: f64,
-    max_abs: Option<f64>,
+    threshold: Threshold,
     as_json: bool,
 ) -> Result<()> {
     let (sa, sb) = (parse_spec(a)?, parse_spec(b)?);
@@ -158,10 +157,6 @@ pub fn run(
         .or_else(|| other_program(&sa));
     let src_a = source(&sa, a, &tensors, prog_for_a.as_deref())?;
     let src_b = source(&sb, b, &tensors, prog_for_b.as_deref())?;
-    let threshold = Threshold {
-        min_snr_db: min_snr,
-        max_abs: max_abs.unwrap_or(f64::INFINITY),
-    };
     let report = diff(&src_a, &src_b, threshold)?;
     if as_json {
         return super::print_json(&report);
@@ -172,8 +167,8 @@ pub fn run(
         report.rows.len()
     );
     let mut t = Table::new(&[
-        "", "module", "A instr", "A ops", "B ops", ">numel", ">MSE", ">max abs", ">SNR dB",
-        ">cosine", ">±1 LSB", ">>1 LSB",
+        "", "module", "A instr", "A ops", "B ops", ">numel", ">MSE", ">max abs", ">SNR in",
+        ">SNR dB", ">cosine", ">±1 LSB", ">>1 LSB",
     ]);
     for (i, r) in report.rows.iter().enumerate() {
         let mark = if Some(i) == report.first_divergence {
@@ -198,11 +193,8 @@ pub fn run(
                 m.numel.to_string(),
                 format!("{:.3e}", m.mse),
                 format!("{:.3e}", m.max_abs),
-                if m.snr_db.is_infinite() {
-                    "inf".into()
-                } else {
-                    format!("{:.1}", m.snr_db)
-                },
+                r.snr_in_db.map(db).unwrap_or_else(|| "input".into()),
+                db(m.snr_db),
                 format!("{:.6}", m.cosine),
                 m.off_by_one.map(|x| x.to_string()).unwrap_or_default(),
                 m.off_by_more.map(|x| x.to_string()).unwrap_or_default(),
@@ -218,16 +210,35 @@ pub fn run(
         }
     }
     print!("{}", t.render());
+    let (min_snr, min_drop) = (threshold.min_snr_db, threshold.min_drop_db);
+    let limit = if threshold.max_abs.is_finite() {
+        format!(", max abs <= {}", threshold.max_abs)
+    } else {
+        String::new()
+    };
     match report.first_divergence.and_then(|i| report.rows.get(i)) {
         Some(r) => println!(
-            "first divergence: A instruction {:?} ({}) vs B {:?} ({}), SNR {:.1} dB < {min_snr} dB or max abs over the limit",
+            "first divergence: A instruction {:?} ({}) vs B {:?} ({}): SNR {} dB, {} carried in; the op lost {} dB (rule: SNR < {min_snr} dB and a loss >= {min_drop} dB{limit})",
             r.a_instructions,
             r.a_ops.join(", "),
             r.b_instructions,
             r.b_ops.join(", "),
-            r.metrics.map(|m| m.snr_db).unwrap_or(f64::NAN)
+            r.metrics.map(|m| db(m.snr_db)).unwrap_or_default(),
+            r.snr_in_db.map(|s| format!("{} dB", db(s))).unwrap_or_else(|| "nothing".into()),
+            r.drop_db().map(db).unwrap_or_default(),
         ),
-        None => println!("no divergence (every matched node within SNR >= {min_snr} dB{})", max_abs.map(|m| format!(", max abs <= {m}")).unwrap_or_default()),
+        None => println!(
+            "no divergence (no node below {min_snr} dB SNR that lost >= {min_drop} dB against what it was given{limit})"
+        ),
     }
     Ok(())
+}
+
+/// dB for tables: one decimal, `inf` for equal tensors.
+fn db(x: f64) -> String {
+    if x.is_infinite() || x >= 1e9 {
+        "inf".into()
+    } else {
+        format!("{x:.1}")
+    }
 }

@@ -150,9 +150,13 @@ pub enum Command {
         /// The program an `etdump:` source was captured from (default: the other side's .pte).
         #[arg(long)]
         etdump_program: Option<PathBuf>,
-        /// A node diverges below this signal-to-noise ratio (dB).
+        /// A node diverges below this signal-to-noise ratio (dB)...
         #[arg(long, default_value_t = 20.0)]
         min_snr: f64,
+        /// ...when it also lost at least this many dB against the error carried into it (0: any
+        /// node below --min-snr diverges).
+        #[arg(long, default_value_t = 10.0)]
+        min_drop: f64,
         /// A node also diverges above this max abs error.
         #[arg(long)]
         max_abs: Option<f64>,
@@ -202,6 +206,7 @@ pub fn run(command: Command) -> Result<()> {
             inputs,
             etdump_program,
             min_snr,
+            min_drop,
             max_abs,
             json,
         } => diff::run(
@@ -209,8 +214,11 @@ pub fn run(command: Command) -> Result<()> {
             &b,
             &inputs,
             etdump_program.as_deref(),
-            min_snr,
-            max_abs,
+            etscope_core::diff::Threshold {
+                min_snr_db: min_snr,
+                min_drop_db: min_drop,
+                max_abs: max_abs.unwrap_or(f64::INFINITY),
+            },
             json,
         ),
         Command::Run {
