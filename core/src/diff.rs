@@ -547,16 +547,17 @@ fn nhwc_to_nchw(data: &[f64], shape: &[usize]) -> Vec<f64> {
     out
 }
 
-fn compare(
+/// Both sides of a pair as values in one logical layout (NCHW where one side holds NHWC):
+/// equal integer types as stored (LSB counts stay meaningful), otherwise real values through
+/// each side's quantization parameters. Returns A's values, B's values and the shape.
+fn aligned(
     ga: &Graph,
     ia: usize,
     a: &TensorData,
     gb: &Graph,
     ib: usize,
     b: &TensorData,
-) -> Result<Metrics, String> {
-    // equal integer types compare as stored (LSB counts stay meaningful); otherwise both sides
-    // are brought to real values with their quantization parameters
+) -> Result<(Vec<f64>, Vec<f64>, Vec<usize>), String> {
     let (mut xa, mut xb) = if a.dtype == b.dtype && a.dtype.is_integer() {
         (
             a.to_f64().map_err(|e| e.to_string())?,
@@ -565,6 +566,7 @@ fn compare(
     } else {
         (comparable(ga, ia, a)?, comparable(gb, ib, b)?)
     };
+    let mut shape = a.shape.clone();
     if a.shape != b.shape {
         let nhwc_of = |s: &[usize]| {
             if s.len() == 4 {
@@ -577,10 +579,46 @@ fn compare(
             xb = nhwc_to_nchw(&xb, &b.shape);
         } else if b.shape.len() == 4 && a.shape == nhwc_of(&b.shape) {
             xa = nhwc_to_nchw(&xa, &a.shape);
+            shape = b.shape.clone();
         } else if a.numel() != b.numel() {
             return Err(format!("shapes differ: {:?} vs {:?}", a.shape, b.shape));
         }
     }
+    Ok((xa, xb, shape))
+}
+
+/// The tensors of a matched pair (A's node `na`, B's node `nb`) as the metrics compare them:
+/// in one logical layout (channels-last undone), dequantized unless both are the same integer
+/// type. `None` when a side captured nothing.
+pub fn comparable_pair(
+    a: &Source,
+    na: NodeId,
+    b: &Source,
+    nb: NodeId,
+) -> Option<Result<(TensorData, TensorData), String>> {
+    let ta = a.tensors.get(&na)?.first()?;
+    let tb = b.tensors.get(&nb)?.first()?;
+    Some(
+        aligned(&a.graph, na, ta, &b.graph, nb, tb).map(|(xa, xb, shape)| {
+            let as_data = |v: &[f64]| TensorData {
+                dtype: crate::ScalarType::Double,
+                shape: shape.clone(),
+                bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            };
+            (as_data(&xa), as_data(&xb))
+        }),
+    )
+}
+
+fn compare(
+    ga: &Graph,
+    ia: usize,
+    a: &TensorData,
+    gb: &Graph,
+    ib: usize,
+    b: &TensorData,
+) -> Result<Metrics, String> {
+    let (xa, xb, _) = aligned(ga, ia, a, gb, ib, b)?;
     let mut m = metrics(&xa, &xb);
     if a.dtype.is_integer() && b.dtype.is_integer() && a.dtype == b.dtype {
         let (ra, rb) = (

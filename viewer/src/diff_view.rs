@@ -50,61 +50,45 @@ impl DiffView {
         }
     }
 
-    /// Node colors for one side: each matched instruction colored by its row's SNR.
+    /// Node colors for one side: each matched graph node colored by its row's SNR (programs
+    /// and stages alike: rows are keyed by graph node).
     pub fn colors(&self, stage: &StageView, left: bool) -> Vec<Option<Color32>> {
         let mut out = vec![None; stage.graph.nodes.len()];
         for r in &self.report.rows {
             let Some(m) = r.metrics else { continue };
-            let ids = if left {
-                &r.a_instructions
-            } else {
-                &r.b_instructions
-            };
-            for &i in ids {
-                if let Some(n) = stage.graph.node_for_instruction(i) {
-                    out[n.id] = Some(snr_color(m.snr_db));
+            let nodes = if left { &r.a_nodes } else { &r.b_nodes };
+            for &n in nodes {
+                if let Some(slot) = out.get_mut(n) {
+                    *slot = Some(snr_color(m.snr_db));
                 }
             }
         }
         out
     }
 
-    /// The row containing instruction `iid` of one side.
-    pub fn row_of(&self, iid: usize, left: bool) -> Option<usize> {
+    /// The row containing graph node `node` of one side.
+    pub fn row_of(&self, node: NodeId, left: bool) -> Option<usize> {
         self.report.rows.iter().position(|r| {
             if left {
-                r.a_instructions.contains(&iid)
+                r.a_nodes.contains(&node)
             } else {
-                r.b_instructions.contains(&iid)
+                r.b_nodes.contains(&node)
             }
         })
     }
 
     /// Selects a row: both canvases focus their last node of it.
-    pub fn select_row(&mut self, i: usize, stage_a: &StageView, stage_b: &StageView) {
+    pub fn select_row(&mut self, i: usize) {
         let Some(r) = self.report.rows.get(i) else {
             return;
         };
         self.row = Some(i);
-        let node = |stage: &StageView, ids: &[usize]| {
-            ids.iter()
-                .max()
-                .and_then(|&iid| stage.graph.node_for_instruction(iid))
-                .map(|n| n.id)
-        };
-        if let Some(n) = node(stage_a, &r.a_instructions) {
+        if let Some(&n) = r.a_nodes.iter().max() {
             self.left.focus(n);
         }
-        if let Some(n) = node(stage_b, &r.b_instructions) {
+        if let Some(&n) = r.b_nodes.iter().max() {
             self.right.focus(n);
         }
-    }
-
-    fn tensor_of<'s>(source: &'s Source, ids: &[usize]) -> Option<&'s TensorData> {
-        ids.iter()
-            .max()
-            .and_then(|i| source.tensors.get(i))
-            .and_then(|v| v.first())
     }
 
     /// Draws the diff mode.
@@ -121,7 +105,7 @@ impl DiffView {
             match self.report.first_divergence {
                 Some(i) => {
                     if ui.button("Jump to first divergence").clicked() {
-                        self.select_row(i, stage_a, stage_b);
+                        self.select_row(i);
                     }
                 }
                 None => {
@@ -182,15 +166,8 @@ impl DiffView {
         });
         // synced navigation: a click on either side selects the matched group on both
         if let Some((n, left)) = clicked {
-            let stage = if left { stage_a } else { stage_b };
-            if let Some(row) = stage
-                .graph
-                .nodes
-                .get(n)
-                .and_then(|node| node.instruction_id)
-                .and_then(|iid| self.row_of(iid, left))
-            {
-                self.select_row(row, stage_a, stage_b);
+            if let Some(row) = self.row_of(n, left) {
+                self.select_row(row);
             }
         }
         let mut pick = None;
@@ -258,7 +235,7 @@ impl DiffView {
             });
         });
         if let Some(i) = pick {
-            self.select_row(i, stage_a, stage_b);
+            self.select_row(i);
         }
     }
 
@@ -275,25 +252,51 @@ impl DiffView {
         });
         ui.label(format!("A: {}", r.a_ops.join(" + ")));
         ui.label(format!("B: {}", r.b_ops.join(" + ")));
-        let (ta, tb) = (
-            Self::tensor_of(&self.a, &r.a_instructions),
-            Self::tensor_of(&self.b, &r.b_instructions),
-        );
-        ScrollArea::vertical()
-            .id_salt("diff-tensors")
-            .show(ui, |ui| {
-                if let Some(t) = ta {
-                    ui.label(RichText::new("A").strong());
-                    crate::tensor_view::tensor_ui(ui, "diff-a", t);
-                }
-                if let Some(t) = tb {
-                    ui.label(RichText::new("B").strong());
-                    crate::tensor_view::tensor_ui(ui, "diff-b", t);
-                }
-                if let (Some(a), Some(b)) = (ta, tb) {
-                    error_heatmap(ui, a, b);
-                }
-            });
+        let (Some(&na), Some(&nb)) = (r.a_nodes.iter().max(), r.b_nodes.iter().max()) else {
+            return;
+        };
+        // what each side holds (shape, type, quantization), then the values as compared
+        for (label, src, node) in [("A", &self.a, na), ("B", &self.b, nb)] {
+            if let Some(t) = src.tensors.get(&node).and_then(|v| v.first()) {
+                let quant = src
+                    .graph
+                    .nodes
+                    .get(node)
+                    .and_then(|n| n.outputs.first())
+                    .and_then(|&v| src.graph.values.get(v))
+                    .and_then(|v| v.quant)
+                    .map(|q| format!("  q(scale {:.6}, zp {})", q.scale, q.zero_point))
+                    .unwrap_or_default();
+                ui.monospace(format!(
+                    "{label} holds {}{:?}{quant}",
+                    t.dtype.short_name(),
+                    t.shape
+                ));
+            }
+        }
+        match etscope_core::diff::comparable_pair(&self.a, na, &self.b, nb) {
+            Some(Ok((ta, tb))) => {
+                ui.small(format!(
+                    "compared as {:?} (dequantized, channels-last undone)",
+                    ta.shape
+                ));
+                ScrollArea::vertical()
+                    .id_salt("diff-tensors")
+                    .show(ui, |ui| {
+                        ui.label(RichText::new("A").strong());
+                        crate::tensor_view::tensor_ui(ui, "diff-a", &ta);
+                        ui.label(RichText::new("B").strong());
+                        crate::tensor_view::tensor_ui(ui, "diff-b", &tb);
+                        error_heatmap(ui, &ta, &tb);
+                    });
+            }
+            Some(Err(why)) => {
+                ui.label(why);
+            }
+            None => {
+                ui.label("one side captured nothing for this group");
+            }
+        }
     }
 }
 

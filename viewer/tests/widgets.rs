@@ -289,3 +289,59 @@ fn the_inspector_says_why_the_board_computes_an_op_differently() {
         assert_eq!(notes, usize::from(expect_note), "node {node}");
     }
 }
+
+/// A host run of a tiny-model program as a diff source, with its ETRecord's module paths.
+fn host_source(variant: &str) -> etscope_core::diff::Source {
+    use etscope_core::etrecord::ETRecord;
+    use etscope_core::ir::from_export::graph_from_export;
+    use etscope_core::ir::from_pte::graph_from_plan;
+    use etscope_core::pte::Program;
+    use etscope_core::runtime::{Runtime, Target};
+    let program = Program::parse(read(&tiny(&format!("{variant}.pte")))).expect("program");
+    let mut graph = graph_from_plan(&program, 0).expect("graph");
+    let rec = ETRecord::parse(&read(&tiny(&format!("{variant}.etrecord")))).expect("etrecord");
+    graph.attach_debug_handles(&rec.debug_handle_map["forward"]);
+    let edge = graph_from_export(&rec.stage("edge").expect("edge").graph, "edge", "forward");
+    graph.inherit_module_stacks(&edge);
+    graph.inherit_quant(&edge);
+    let input = etscope_core::npy::read_npy(&read(&tiny("input.npy"))).expect("input");
+    let run = Runtime::new(&program, 0, Target::default())
+        .expect("prepares")
+        .run(&[input], true)
+        .expect("runs");
+    etscope_core::diff::Source::from_run(variant, graph, &run)
+}
+
+#[test]
+fn the_diff_pair_panel_shows_the_selected_rows_tensors_as_compared() {
+    use etscope_core::diff::{diff, Threshold};
+    use etscope_viewer::diff_view::DiffView;
+    let (a, b) = (
+        host_source("model_fp32"),
+        host_source("model_int8_cortex_m55"),
+    );
+    let report = diff(&a, &b, Threshold::default()).expect("comparable");
+    // the convolution group: fp32 conv + relu against the Cortex-M conv (and the transpose the
+    // explicit-layout flow puts after it)
+    let row = report
+        .rows
+        .iter()
+        .position(|r| r.b_ops.iter().any(|o| o.contains("quantized_conv2d")))
+        .expect("a conv row");
+    let (na, nb) = (
+        *report.rows[row].a_nodes.iter().max().expect("a"),
+        *report.rows[row].b_nodes.iter().max().expect("b"),
+    );
+    let (ta, tb) = (a.tensors[&na][0].clone(), b.tensors[&nb][0].clone());
+    let mut view = DiffView::new(report, a, b);
+    view.select_row(row);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(900.0, 1400.0))
+        .build_ui(|ui| view.pair_ui(ui));
+    harness.run();
+    harness.get_by_label_contains(&format!("A holds float32{:?}", ta.shape));
+    harness.get_by_label_contains(&format!("B holds int8{:?}", tb.shape));
+    // compared in A's logical layout, channels-last undone
+    harness.get_by_label_contains(&format!("compared as {:?}", ta.shape));
+    harness.get_by_label("|A − B|");
+}

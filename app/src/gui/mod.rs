@@ -466,7 +466,7 @@ impl EtscopeApp {
         let report = diff(&a, &b, Threshold::default()).map_err(|e| e.to_string())?;
         let mut view = etscope_viewer::diff_view::DiffView::new(report, a, b);
         if let Some(first) = view.report.first_divergence {
-            view.select_row(first, &self.docs[i].doc.stages[pte_a], &stage_b);
+            view.select_row(first);
         }
         self.docs[i].diff = Some((view, stage_b));
         self.tab = Tab::Diff;
