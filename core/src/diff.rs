@@ -547,6 +547,9 @@ fn nhwc_to_nchw(data: &[f64], shape: &[usize]) -> Vec<f64> {
     out
 }
 
+/// A's values, B's values and their common shape.
+type Aligned = (Vec<f64>, Vec<f64>, Vec<usize>);
+
 /// Both sides of a pair as values in one logical layout (NCHW where one side holds NHWC):
 /// equal integer types as stored (LSB counts stay meaningful), otherwise real values through
 /// each side's quantization parameters. Returns A's values, B's values and the shape.
@@ -557,7 +560,7 @@ fn aligned(
     gb: &Graph,
     ib: usize,
     b: &TensorData,
-) -> Result<(Vec<f64>, Vec<f64>, Vec<usize>), String> {
+) -> Result<Aligned, String> {
     let (mut xa, mut xb) = if a.dtype == b.dtype && a.dtype.is_integer() {
         (
             a.to_f64().map_err(|e| e.to_string())?,
