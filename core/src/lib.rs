@@ -8,6 +8,7 @@
 pub mod bundled;
 pub mod debug_buffer;
 pub mod diff;
+pub mod diff_sources;
 pub mod dtype;
 pub mod error;
 pub mod etdump;

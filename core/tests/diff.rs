@@ -7,13 +7,13 @@ use std::path::Path;
 
 use etscope_core::debug_buffer::captured_tensors;
 use etscope_core::diff::{diff, Source, Threshold};
+use etscope_core::diff_sources::program_source;
 use etscope_core::etdump::ETDump;
 use etscope_core::etrecord::ETRecord;
 use etscope_core::ir::from_export::graph_from_export;
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::npy::read_npy;
 use etscope_core::pte::Program;
-use etscope_core::runtime::{Runtime, Target};
 
 fn host(model: &Path, variant: &str) -> Source {
     host_bytes(
@@ -27,20 +27,11 @@ fn host(model: &Path, variant: &str) -> Source {
 /// the variant's ETRecord attached.
 fn host_bytes(model: &Path, variant: &str, bytes: Vec<u8>) -> Source {
     let program = Program::parse(bytes).expect("program");
-    let mut graph = graph_from_plan(&program, 0).expect("graph");
     let rec = ETRecord::parse(&common::read(&model.join(format!("{variant}.etrecord"))))
         .expect("etrecord");
-    graph.attach_debug_handles(&rec.debug_handle_map["forward"]);
-    let edge = rec.stage("edge").expect("edge");
-    let edge_graph = graph_from_export(&edge.graph, "edge", "forward");
-    graph.inherit_module_stacks(&edge_graph);
-    graph.inherit_quant(&edge_graph);
     let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
-    let run = Runtime::new(&program, 0, Target::default())
-        .expect("prepares")
-        .run(&[input], true)
-        .expect("runs");
-    Source::from_run(variant, graph, &run)
+    // the shared pipeline (CLI and window use the same); each variant is its own export
+    program_source(variant, &program, Some((&rec, variant)), &[input]).expect("runs")
 }
 
 #[test]

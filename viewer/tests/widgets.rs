@@ -293,23 +293,12 @@ fn the_inspector_says_why_the_board_computes_an_op_differently() {
 /// A host run of a tiny-model program as a diff source, with its ETRecord's module paths.
 fn host_source(variant: &str) -> etscope_core::diff::Source {
     use etscope_core::etrecord::ETRecord;
-    use etscope_core::ir::from_export::graph_from_export;
-    use etscope_core::ir::from_pte::graph_from_plan;
     use etscope_core::pte::Program;
-    use etscope_core::runtime::{Runtime, Target};
     let program = Program::parse(read(&tiny(&format!("{variant}.pte")))).expect("program");
-    let mut graph = graph_from_plan(&program, 0).expect("graph");
     let rec = ETRecord::parse(&read(&tiny(&format!("{variant}.etrecord")))).expect("etrecord");
-    graph.attach_debug_handles(&rec.debug_handle_map["forward"]);
-    let edge = graph_from_export(&rec.stage("edge").expect("edge").graph, "edge", "forward");
-    graph.inherit_module_stacks(&edge);
-    graph.inherit_quant(&edge);
     let input = etscope_core::npy::read_npy(&read(&tiny("input.npy"))).expect("input");
-    let run = Runtime::new(&program, 0, Target::default())
-        .expect("prepares")
-        .run(&[input], true)
-        .expect("runs");
-    etscope_core::diff::Source::from_run(variant, graph, &run)
+    etscope_core::diff_sources::program_source(variant, &program, Some((&rec, variant)), &[input])
+        .expect("runs")
 }
 
 #[test]

@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use etscope_core::debug_buffer::captured_tensors;
 use etscope_core::diff::{diff, Source, Threshold};
-use etscope_core::ir::from_pte::graph_from_plan;
-use etscope_core::ir::Graph;
-use etscope_core::runtime::{Runtime, Target};
+use etscope_core::diff_sources::{program_graph, program_source, stage_source};
+use etscope_core::etrecord::ETRecord;
 use etscope_core::tensor::TensorData;
 
 use crate::load;
@@ -35,31 +34,20 @@ fn parse_spec(s: &str) -> Result<Spec> {
     Ok(Spec::Program(s.into()))
 }
 
-/// The program's graph with the sibling ETRecord's debug handles attached.
-fn program_graph(pte: &Path) -> Result<(etscope_core::pte::Program, Graph)> {
+/// The program at `pte` and its sibling ETRecord (checked to belong to it), if there is one.
+fn program_and_record(
+    pte: &Path,
+) -> Result<(etscope_core::pte::Program, Option<(ETRecord, String)>)> {
     let program = load::program(pte)?;
-    let mut graph = graph_from_plan(&program, 0)
-        .ok_or_else(|| anyhow!("{}: no execution plan", pte.display()))?;
     let sibling = pte.with_extension("etrecord");
-    if sibling.exists() {
-        let rec = load::etrecord(&sibling)?;
-        if let Some(plan) = program.plans.first() {
-            load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
-        }
-        if let Some(map) = rec.debug_handle_map.get(&graph.method) {
-            graph.attach_debug_handles(map);
-        }
-        if let Some(edge) = rec.stage("edge") {
-            let edge_graph = etscope_core::ir::from_export::graph_from_export(
-                &edge.graph,
-                "edge",
-                &graph.method,
-            );
-            graph.inherit_module_stacks(&edge_graph);
-            graph.inherit_quant(&edge_graph);
-        }
+    if !sibling.exists() {
+        return Ok((program, None));
     }
-    Ok((program, graph))
+    let rec = load::etrecord(&sibling)?;
+    if let Some(plan) = program.plans.first() {
+        load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
+    }
+    Ok((program, Some((rec, sibling.display().to_string()))))
 }
 
 fn source(
@@ -70,47 +58,20 @@ fn source(
 ) -> Result<Source> {
     match spec {
         Spec::Program(pte) => {
-            let (program, graph) = program_graph(pte)?;
-            let rt = Runtime::new(&program, 0, Target::for_program(&program, 0))
-                .with_context(|| pte.display().to_string())?;
-            let run = rt
-                .run(inputs, true)
-                .with_context(|| pte.display().to_string())?;
-            let source = Source::from_run(label, graph, &run);
-            let sibling = pte.with_extension("etrecord");
-            Ok(if sibling.exists() {
-                source.with_export(sibling.display().to_string())
-            } else {
-                source
-            })
+            let (program, rec) = program_and_record(pte)?;
+            let rec = rec.as_ref().map(|(r, e)| (r, e.as_str()));
+            program_source(label, &program, rec, inputs).with_context(|| pte.display().to_string())
         }
         Spec::Stage(file, name) => {
             let rec = load::etrecord(file)?;
-            let stage = rec.stage(name).ok_or_else(|| {
-                let names: Vec<String> = rec
-                    .stages
-                    .iter()
-                    .map(|s| etscope_core::etrecord::stage_short_name(&s.name))
-                    .collect();
-                anyhow!(
-                    "{}: no stage {name:?}; stages: {}",
-                    file.display(),
-                    names.join(", ")
-                )
-            })?;
-            let weights = rec
-                .stage_weights(stage)
-                .with_context(|| file.display().to_string())?;
-            let run = etscope_core::runtime::stage::run_stage(&stage.graph, &weights, inputs, true)
-                .with_context(|| format!("{}#{name}", file.display()))?;
-            let method = stage.name.split('/').nth(1).unwrap_or("forward");
-            let graph =
-                etscope_core::ir::from_export::graph_from_export(&stage.graph, name, method);
-            Ok(Source::from_stage(label, graph, &run).with_export(file.display().to_string()))
+            stage_source(label, &rec, &file.display().to_string(), name, inputs)
+                .with_context(|| format!("{}#{name}", file.display()))
         }
         Spec::Etdump(d, b) => {
             let pte = etdump_program.ok_or_else(|| anyhow!("{}: which program made this ETDump? put a .pte on the other side or pass --etdump-program", d.display()))?;
-            let (program, graph) = program_graph(pte)?;
+            let (program, rec) = program_and_record(pte)?;
+            let graph = program_graph(&program, rec.as_ref().map(|(r, _)| r))
+                .ok_or_else(|| anyhow!("{}: no execution plan", pte.display()))?;
             let dump = load::etdump(d)?;
             if let Some(plan) = program.plans.first() {
                 load::ensure_etdump_fits(plan, &dump, d, pte)?;
@@ -119,11 +80,9 @@ fn source(
             let captured = captured_tensors(&dump, &buf)
                 .with_context(|| format!("{} with {}", d.display(), b.display()))?;
             let source = Source::from_captured(label, graph, &captured);
-            let sibling = pte.with_extension("etrecord");
-            Ok(if sibling.exists() {
-                source.with_export(sibling.display().to_string())
-            } else {
-                source
+            Ok(match rec {
+                Some((_, export)) => source.with_export(export),
+                None => source,
             })
         }
     }

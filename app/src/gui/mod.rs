@@ -392,7 +392,7 @@ impl EtscopeApp {
     /// document's input array).
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
         use etscope_core::diff::{diff, Source, Threshold};
-        use etscope_core::runtime::{Runtime, Target};
+        use etscope_core::diff_sources::{program_source, stage_source};
         let i = self.active;
         let dv = self.docs.get(i).ok_or("no document")?;
         let pte_a = dv.doc.pte_stage.ok_or("the document has no program")?;
@@ -405,21 +405,19 @@ impl EtscopeApp {
             DiffTarget::Device | DiffTarget::Stage(_) => dv.doc.input.clone(),
         }
         .ok_or("open an input array (.npy) with the program to run it")?;
+        // one export label per document's ETRecord: a stage and its program match by debug
+        // handle, two programs (two exports) by module
+        let export_of =
+            |doc: &etscope_viewer::document::Document| format!("ETRecord of {}", doc.title);
         let run =
             |doc: &etscope_viewer::document::Document, label: &str| -> Result<Source, String> {
                 let program = doc.program.as_ref().ok_or("no program")?;
-                let graph = doc.pte_graph().ok_or("no program graph")?.clone();
-                let rt = Runtime::new(program, 0, Target::for_program(program, 0))
-                    .map_err(|e| format!("{label}: {e}"))?;
-                let result = rt
-                    .run(std::slice::from_ref(&input), true)
-                    .map_err(|e| format!("{label}: {e}"))?;
-                Ok(Source::from_run(label, graph, &result))
+                let export = export_of(doc);
+                let rec = doc.etrecord.as_ref().map(|r| (r, export.as_str()));
+                program_source(label, program, rec, std::slice::from_ref(&input))
+                    .map_err(|e| format!("{label}: {e}"))
             };
-        let mut a = run(&dv.doc, &dv.doc.title)?;
-        if matches!(target, DiffTarget::Stage(_)) {
-            a = a.with_export("etrecord");
-        }
+        let a = run(&dv.doc, &dv.doc.title)?;
         let (b, stage_b) = match target {
             DiffTarget::Document(j) => {
                 let other = self.docs.get(j).ok_or("no such document")?;
@@ -435,21 +433,14 @@ impl EtscopeApp {
             DiffTarget::Stage(si) => {
                 let view = dv.doc.stages.get(si).ok_or("no such stage")?;
                 let rec = dv.doc.etrecord.as_ref().ok_or("no ETRecord is open")?;
-                let stage = rec
-                    .stages
-                    .iter()
-                    .find(|s| etscope_core::etrecord::stage_short_name(&s.name) == view.name)
-                    .ok_or("the stage is not in the ETRecord")?;
-                let weights = rec.stage_weights(stage).map_err(|e| e.to_string())?;
-                let run = etscope_core::runtime::stage::run_stage(
-                    &stage.graph,
-                    &weights,
+                let source = stage_source(
+                    &view.name,
+                    rec,
+                    &export_of(&dv.doc),
+                    &view.name,
                     std::slice::from_ref(&input),
-                    true,
                 )
                 .map_err(|e| format!("{}: {e}", view.name))?;
-                let source = Source::from_stage(&view.name, view.graph.clone(), &run)
-                    .with_export("etrecord");
                 (source, view.clone())
             }
             DiffTarget::Device => {

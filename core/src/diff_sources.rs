@@ -1,0 +1,92 @@
+//! "A program or a lowering stage, run on an input" as a diff source: the one pipeline the CLI,
+//! the window and the tests share. A program's graph carries its ETRecord's debug handles,
+//! module paths and quantization parameters when the ETRecord is given; the sources of one
+//! export are marked so the diff matches them by debug handle.
+
+use thiserror::Error;
+
+use crate::diff::Source;
+use crate::etrecord::{stage_short_name, ETRecord};
+use crate::ir::from_export::graph_from_export;
+use crate::ir::from_pte::graph_from_plan;
+use crate::ir::Graph;
+use crate::pte::Program;
+use crate::runtime::stage::run_stage;
+use crate::runtime::{Runtime, Target};
+use crate::tensor::TensorData;
+
+/// Why a source could not be made.
+#[derive(Debug, Error)]
+pub enum SourceError {
+    #[error("the program has no execution plan")]
+    NoPlan,
+    #[error("no stage {name:?}; stages: {available}")]
+    NoStage { name: String, available: String },
+    #[error("{0}")]
+    Run(String),
+}
+
+/// Plan 0's graph, with `etrecord`'s debug handles, and the module paths and quantization
+/// parameters of its `edge` stage, where given.
+pub fn program_graph(program: &Program, etrecord: Option<&ETRecord>) -> Option<Graph> {
+    let mut graph = graph_from_plan(program, 0)?;
+    if let Some(rec) = etrecord {
+        if let Some(map) = rec.debug_handle_map.get(&graph.method) {
+            graph.attach_debug_handles(map);
+        }
+        if let Some(edge) = rec.stage("edge") {
+            let edge_graph = graph_from_export(&edge.graph, "edge", &graph.method);
+            graph.inherit_module_stacks(&edge_graph);
+            graph.inherit_quant(&edge_graph);
+        }
+    }
+    Some(graph)
+}
+
+/// Plan 0 of `program` run on `inputs` (on the core the program was lowered for), every
+/// instruction's outputs captured. `export` names the ETRecord, so that a stage of it is matched
+/// by debug handle.
+pub fn program_source(
+    label: &str,
+    program: &Program,
+    etrecord: Option<(&ETRecord, &str)>,
+    inputs: &[TensorData],
+) -> Result<Source, SourceError> {
+    let graph = program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
+    let run = Runtime::new(program, 0, Target::for_program(program, 0))
+        .and_then(|rt| rt.run(inputs, true))
+        .map_err(|e| SourceError::Run(e.to_string()))?;
+    let source = Source::from_run(label, graph, &run);
+    Ok(match etrecord {
+        Some((_, export)) => source.with_export(export),
+        None => source,
+    })
+}
+
+/// Stage `name` (short name: `exported`, `edge`, `edge_after_transform`) of `rec` run on
+/// `inputs` with the ETRecord's own weights, every node's outputs captured.
+pub fn stage_source(
+    label: &str,
+    rec: &ETRecord,
+    export: &str,
+    name: &str,
+    inputs: &[TensorData],
+) -> Result<Source, SourceError> {
+    let stage = rec.stage(name).ok_or_else(|| SourceError::NoStage {
+        name: name.to_string(),
+        available: rec
+            .stages
+            .iter()
+            .map(|s| stage_short_name(&s.name))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    let weights = rec
+        .stage_weights(stage)
+        .map_err(|e| SourceError::Run(e.to_string()))?;
+    let run = run_stage(&stage.graph, &weights, inputs, true)
+        .map_err(|e| SourceError::Run(e.to_string()))?;
+    let method = stage.name.split('/').nth(1).unwrap_or("forward");
+    let graph = graph_from_export(&stage.graph, name, method);
+    Ok(Source::from_stage(label, graph, &run).with_export(export))
+}
