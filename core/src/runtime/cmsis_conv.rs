@@ -319,22 +319,27 @@ pub fn conv2d(
 /// reverse-convolution path instead of `arm_transpose_conv_s8`.
 const REVERSE_TCOL_EFFICIENT_THRESHOLD: usize = 16;
 
-/// The mathematically exact transpose convolution over NHWC memory (weight `[OC, KH, KW, IC]`):
-/// what `arm_transpose_conv_wrapper_s8` computes on its reverse-convolution path, and on every
-/// path from CMSIS-NN 4a8f5b5d on.
-#[allow(clippy::too_many_arguments)]
-pub fn transpose_conv_exact(
-    x: &[i8],
-    [n, ih, iw, ic]: [usize; 4],
-    wt: &[i8],
-    [_, kh, kw, _]: [usize; 4],
-    bias: Option<&[i32]>,
-    (sh, sw): (usize, usize),
-    (ph, pw): (usize, usize),
-    input_offset: i32,
-    rq: &Requant,
-    [_, oh, ow, oc]: [usize; 4],
-) -> Vec<i8> {
+/// One transpose convolution over NHWC memory: input, weight `[OC, KH, KW, IC]`, bias, stride
+/// and padding as (h, w), the input offset and the per-channel requantization.
+pub struct TransposeConv<'a> {
+    pub x: &'a [i8],
+    pub in_dims: [usize; 4],
+    pub wt: &'a [i8],
+    pub w_dims: [usize; 4],
+    pub bias: Option<&'a [i32]>,
+    pub stride: (usize, usize),
+    pub padding: (usize, usize),
+    pub input_offset: i32,
+    pub rq: &'a Requant,
+    pub out_dims: [usize; 4],
+}
+
+/// The mathematically exact transpose convolution: what `arm_transpose_conv_wrapper_s8`
+/// computes on its reverse-convolution path, and on every path from CMSIS-NN 4a8f5b5d on.
+pub fn transpose_conv_exact(t: &TransposeConv<'_>) -> Vec<i8> {
+    let (x, wt, bias, rq, input_offset) = (t.x, t.wt, t.bias, t.rq, t.input_offset);
+    let ([n, ih, iw, ic], [_, kh, kw, _], [_, oh, ow, oc]) = (t.in_dims, t.w_dims, t.out_dims);
+    let ((sh, sw), (ph, pw)) = (t.stride, t.padding);
     let mut acc = vec![0i32; n * oh * ow * oc];
     for b in 0..n {
         for y in 0..ih {
@@ -370,20 +375,10 @@ pub fn transpose_conv_exact(
 /// int32 buffer of `max(KH, SH)` rows, rows written out as they complete. When the padding is
 /// not a multiple of the stride the first input rows land in the wrong buffer rows and the last
 /// output row is never written: those elements keep what `out` held (the arena's old bytes).
-#[allow(clippy::too_many_arguments)]
-pub fn transpose_conv_rolling(
-    x: &[i8],
-    [n, ih, iw, ic]: [usize; 4],
-    wt: &[i8],
-    [_, kh, kw, _]: [usize; 4],
-    bias: Option<&[i32]>,
-    (sh, sw): (usize, usize),
-    (ph, pw): (usize, usize),
-    input_offset: i32,
-    rq: &Requant,
-    [_, oh, ow, oc]: [usize; 4],
-    out: &mut [i8],
-) {
+pub fn transpose_conv_rolling(t: &TransposeConv<'_>, out: &mut [i8]) {
+    let (x, wt, bias, rq, input_offset) = (t.x, t.wt, t.bias, t.rq, t.input_offset);
+    let ([n, ih, iw, ic], [_, kh, kw, _], [_, oh, ow, oc]) = (t.in_dims, t.w_dims, t.out_dims);
+    let ((sh, sw), (ph, pw)) = (t.stride, t.padding);
     let buf_x_elements = (iw.saturating_sub(1)) * sw + kw.max(sw);
     let buf_x = buf_x_elements * oc;
     let buf_size = kh.max(sh) * buf_x;
@@ -482,34 +477,23 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
     let wt = i8s(ctx, weight)?;
     let reverse_path =
         stride.0 <= 2 && stride.1 <= 2 && input.dims[3] > REVERSE_TCOL_EFFICIENT_THRESHOLD;
+    let tc = TransposeConv {
+        x: &input.data,
+        in_dims: input.dims,
+        wt,
+        w_dims: wd,
+        bias: bias.as_deref(),
+        stride,
+        padding,
+        input_offset: in_off,
+        rq: &rq,
+        out_dims: od,
+    };
     let out = if reverse_path || ctx.device.cmsis_nn == CmsisNn::Fixed4a8f5b5d {
-        transpose_conv_exact(
-            &input.data,
-            input.dims,
-            wt,
-            wd,
-            bias.as_deref(),
-            stride,
-            padding,
-            in_off,
-            &rq,
-            od,
-        )
+        transpose_conv_exact(&tc)
     } else {
         let mut out = i8b(ctx, &ctx.stored_out(o)?.buf)?.to_vec();
-        transpose_conv_rolling(
-            &input.data,
-            input.dims,
-            wt,
-            wd,
-            bias.as_deref(),
-            stride,
-            padding,
-            in_off,
-            &rq,
-            od,
-            &mut out,
-        );
+        transpose_conv_rolling(&tc, &mut out);
         out
     };
     ctx.write_stored(o, Buf::I8(out))
