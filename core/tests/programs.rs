@@ -228,3 +228,26 @@ fn an_ethos_u_payload_is_decoded() {
     }
     assert!(etscope_core::ethos_u::decode(&[0u8; 64]).is_err());
 }
+
+#[test]
+fn a_float_kernel_fed_int8_codes_is_named_and_not_run() {
+    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::runtime::{Device, RuntimeError};
+    // ExecuTorch 1.5.1's Cortex-M flow on a standalone hardswish: aten::hardswish on int8
+    let dir = programs().join("cortex_m_hardswish");
+    let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+    let found = notes(&program.plans[0], Device::default());
+    assert!(
+        found
+            .iter()
+            .any(|n| n.kind == "lowering" && n.op == "aten::hardswish" && n.why.contains("int8")),
+        "{found:?}"
+    );
+    let rt = Runtime::new(&program, 0, Target::for_program(&program, 0)).expect("prepares");
+    let err = rt
+        .run(&[npy(&dir.join("input_0.npy"))], false)
+        .expect_err("no kernel for it");
+    assert!(
+        matches!(err, RuntimeError::UnsupportedOp { ref op, .. } if op == "aten::hardswish.out")
+    );
+}

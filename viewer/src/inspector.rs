@@ -138,7 +138,10 @@ pub fn inspector_ui(
         if let Some(note) = etscope_core::runtime::device_notes::note_for(plan, iid, device) {
             ui.colored_label(
                 egui::Color32::from_rgb(240, 150, 60),
-                format!("⚠ on the board: {}", note.why),
+                match note.kind {
+                    "device" => format!("⚠ on the board: {}", note.why),
+                    _ => format!("⚠ lowering: {}", note.why),
+                },
             );
         }
     }

@@ -50,6 +50,20 @@ pub fn run(
     let program = load::program(pte)?;
     let (index, _) = super::pick_plan(&program, method, pte)?;
     let runtime = prepare(&program, index, &device).with_context(|| pte.display().to_string())?;
+    let notes = etscope_core::runtime::device_notes::notes(&program.plans[index], runtime.device());
+    if !as_json {
+        for n in &notes {
+            let what = if n.kind == "device" {
+                "computes differently on the board"
+            } else {
+                "does not compute what the model means"
+            };
+            eprintln!(
+                "note: instruction {} ({}) {what}: {}",
+                n.instruction, n.op, n.why
+            );
+        }
+    }
     let tensors = inputs
         .iter()
         .map(|p| {
@@ -94,7 +108,6 @@ pub fn run(
             json!({"output": k, "dtype": d.dtype.short_name(), "shape": d.shape, "stats": d.stats().ok()})
         })
         .collect();
-    let notes = etscope_core::runtime::device_notes::notes(&program.plans[index], runtime.device());
     if as_json {
         return super::print_json(&json!({
             "outputs": rows,
@@ -102,12 +115,6 @@ pub fn run(
             "device": format!("{:?}", runtime.device()),
             "device_notes": notes,
         }));
-    }
-    for n in &notes {
-        eprintln!(
-            "note: instruction {} ({}) computes differently on the board: {}",
-            n.instruction, n.op, n.why
-        );
     }
     let mut t = Table::new(&[">output", "dtype", "shape", ">min", ">max", ">mean"]);
     for r in &rows {

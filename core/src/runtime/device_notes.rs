@@ -1,7 +1,9 @@
-//! Static notes on what the board computes differently from the model: `cortex_m::` calls whose
-//! device kernel misreads the program's tensor layout, or hits a known CMSIS-NN defect. The host
-//! runtime reproduces each of these (so a diff points at the op); these notes say why, before
-//! anything runs, in the CLI and the inspector.
+//! Static notes on what a program computes differently from the model, before anything runs
+//! (CLI `run`, the inspector):
+//! - `device`: `cortex_m::` calls whose device kernel misreads the program's tensor layout, or hit
+//!   a known CMSIS-NN defect (the host runtime reproduces each, so a diff points at the op);
+//! - `lowering`: what the lowering left that no runtime computes as meant — a float-only
+//!   portable kernel fed int8 codes, an activation left in float between quantized ops.
 
 use serde::Serialize;
 
@@ -13,7 +15,91 @@ use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 pub struct DeviceNote {
     pub instruction: usize,
     pub op: String,
+    /// `device` (the board's kernel computes something else) or `lowering` (the program
+    /// itself does not compute what the model means).
+    pub kind: &'static str,
     pub why: String,
+}
+
+/// Portable operators that only make sense on real values.
+const FLOAT_ONLY: [&str; 14] = [
+    "aten::hardswish",
+    "aten::hardsigmoid",
+    "aten::sigmoid",
+    "aten::tanh",
+    "aten::gelu",
+    "aten::silu",
+    "aten::elu",
+    "aten::exp",
+    "aten::log",
+    "aten::sqrt",
+    "aten::rsqrt",
+    "aten::_softmax",
+    "aten::native_layer_norm",
+    "aten::mean",
+];
+
+/// Activations a quantized flow is expected to fuse or tabulate.
+const ACTIVATIONS: [&str; 7] = [
+    "aten::relu",
+    "aten::hardtanh",
+    "aten::clamp",
+    "aten::hardswish",
+    "aten::hardsigmoid",
+    "aten::sigmoid",
+    "aten::tanh",
+];
+
+fn producer_op(plan: &ExecutionPlan, value: usize) -> Option<&str> {
+    plan.main_instructions().iter().find_map(|ins| match ins {
+        Instruction::KernelCall { op_index, args }
+            if args.len() >= 2 && args[args.len() - 2] == value =>
+        {
+            plan.operators.get(*op_index).map(|o| o.name.as_str())
+        }
+        _ => None,
+    })
+}
+
+fn consumer_ops(plan: &ExecutionPlan, value: usize) -> Vec<&str> {
+    plan.main_instructions()
+        .iter()
+        .filter_map(|ins| match ins {
+            Instruction::KernelCall { op_index, args } if args.first() == Some(&value) => {
+                plan.operators.get(*op_index).map(|o| o.name.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `lowering` note for a portable call, if any.
+fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<String> {
+    let x = tensor_arg(plan, args, 0)?;
+    let int = matches!(
+        x.scalar_type,
+        crate::ScalarType::Char | crate::ScalarType::Byte | crate::ScalarType::QInt8
+    );
+    if int && FLOAT_ONLY.contains(&op) {
+        return Some(format!(
+            "a float-only kernel ({op}) applied to {} codes: it computes on the integers, not on the values they stand for",
+            x.scalar_type.short_name()
+        ));
+    }
+    if !int && ACTIVATIONS.contains(&op) {
+        let from_dq =
+            producer_op(plan, *args.first()?).is_some_and(|p| p.ends_with("dequantize_per_tensor"));
+        let out = *args.get(args.len().checked_sub(2)?)?;
+        let to_q = consumer_ops(plan, out)
+            .iter()
+            .any(|c| c.ends_with("quantize_per_tensor") && !c.ends_with("dequantize_per_tensor"));
+        if from_dq && to_q {
+            return Some(format!(
+                "{op} left in float between a dequantize and a quantize: the quantizer did not fuse it into the op before (a float round trip on the device)"
+            ));
+        }
+    }
+    None
 }
 
 /// Whether a tensor's bytes are in row-major order of its logical sizes (size-1 dims may sit
@@ -66,9 +152,18 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
         Some(DeviceNote {
             instruction: id,
             op: op.clone(),
+            kind: "device",
             why,
         })
     };
+    if op.starts_with("aten::") {
+        return lowering_note(plan, &op, args).map(|why| DeviceNote {
+            instruction: id,
+            op: op.clone(),
+            kind: "lowering",
+            why,
+        });
+    }
     match op.as_str() {
         "cortex_m::softmax" => {
             let x = tensor_arg(plan, args, 0)?;
