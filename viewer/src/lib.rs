@@ -16,5 +16,6 @@ pub mod memory_view;
 pub mod neighborhood;
 pub mod profile_view;
 pub mod search;
+pub mod stage_compare;
 pub mod tensor_view;
 pub mod view_layout;

@@ -334,3 +334,50 @@ fn the_diff_pair_panel_shows_the_selected_rows_tensors_as_compared() {
     harness.get_by_label_contains(&format!("compared as {:?}", ta.shape));
     harness.get_by_label("|A − B|");
 }
+
+#[test]
+fn selecting_in_one_stage_pane_selects_the_matched_nodes_in_the_other() {
+    use etscope_viewer::stage_compare::{Change, StageCompare};
+    let d = doc(&[
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+    ]);
+    let stage = |name: &str| d.stages.iter().position(|s| s.name == name).expect("stage");
+    let (edge, pte) = (stage("edge"), stage("pte"));
+    let mut sc = StageCompare::new(&d, edge, pte).expect("two stages");
+    // the edge convolution and the program's quantized convolution are one node lowered
+    let conv = d.stages[edge]
+        .graph
+        .nodes
+        .iter()
+        .find(|n| n.op == "aten::convolution")
+        .expect("conv")
+        .id;
+    let there = sc.select(&d, conv, true);
+    assert!(!there.is_empty());
+    let picked = sc.right_view.selected.expect("selected on the right");
+    assert!(d.stages[pte].graph.nodes[picked]
+        .op
+        .starts_with("cortex_m::quantized_conv2d"));
+    assert_eq!(sc.left_view.selected, Some(conv));
+    // and back: selecting on the right selects the edge node on the left
+    sc.select(&d, picked, false);
+    assert_eq!(
+        sc.left_view.selected,
+        d.corresponding(pte, picked, edge).first().copied()
+    );
+    // the Q/DQ pairs the program folded away are marked removed, the conv changed (replaced)
+    assert_eq!(sc.left_marks[conv], Some(Change::Changed));
+    let removed = sc
+        .counts()
+        .iter()
+        .find(|c| c.0 == Change::Removed)
+        .map(|c| c.1);
+    assert!(removed.is_some_and(|n| n > 0));
+    // drawn in a frame without panicking, both panes
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1200.0, 700.0))
+        .build_ui(|ui| sc.ui(ui, &d));
+    harness.run();
+    harness.get_by_label_contains("changed");
+}

@@ -35,6 +35,9 @@ pub struct Cli {
     /// Select the first search hit for this query (e.g. `#3`, `conv`).
     #[arg(long)]
     pub select: Option<String>,
+    /// Show the stage (`--stage`, or the program) side by side with this one (e.g. `edge`).
+    #[arg(long)]
+    pub side_by_side: Option<String>,
     /// Save a screenshot of the window to this PNG once loaded, then quit.
     #[arg(long)]
     pub screenshot: Option<PathBuf>,
@@ -56,6 +59,7 @@ impl Cli {
                 tab: self.view.as_deref().and_then(crate::gui::Tab::parse),
                 stage: self.stage,
                 select: self.select,
+                side_by_side: self.side_by_side,
                 screenshot: self.screenshot,
             }),
         }

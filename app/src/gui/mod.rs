@@ -56,6 +56,8 @@ pub struct DocView {
     pub memory: Vec<MemoryViewState>,
     pub heat: bool,
     pub neighbourhood: Option<Neighbourhood>,
+    /// Two stages side by side in the Graph tab.
+    pub side_by_side: Option<etscope_viewer::stage_compare::StageCompare>,
     /// The comparison shown in the Diff tab, with the other side's stage.
     pub diff: Option<(
         etscope_viewer::diff_view::DiffView,
@@ -86,6 +88,7 @@ impl DocView {
             memory: vec![MemoryViewState::default(); arenas],
             neighbourhood: None,
             diff: None,
+            side_by_side: None,
         }
     }
 
@@ -108,6 +111,7 @@ impl DocView {
 
     /// Switches stage, carrying the selection over through debug handles.
     pub fn switch_stage(&mut self, to: usize) {
+        self.side_by_side = None;
         if to >= self.doc.stages.len() || to == self.stage {
             return;
         }
@@ -163,6 +167,8 @@ pub struct StartOptions {
     pub tab: Option<Tab>,
     pub stage: Option<String>,
     pub select: Option<String>,
+    /// A stage to show side by side with the current one.
+    pub side_by_side: Option<String>,
     /// Save a screenshot of the window here once loading is done, then quit.
     pub screenshot: Option<PathBuf>,
 }
@@ -274,11 +280,27 @@ impl EtscopeApp {
                 dv.switch_stage(i);
             }
         }
+        if let Some(other) = &self.start.side_by_side {
+            if let Some(j) = dv.doc.stages.iter().position(|st| &st.name == other) {
+                // earlier stage on the left
+                let (l, r) = if j < dv.stage {
+                    (j, dv.stage)
+                } else {
+                    (dv.stage, j)
+                };
+                dv.side_by_side = etscope_viewer::stage_compare::StageCompare::new(&dv.doc, l, r);
+            }
+        }
         if let Some(q) = self.start.select.clone() {
             let graph = &dv.doc.stages[dv.stage].graph;
             if let Some(hit) = etscope_viewer::search::search(graph, &q, 1).first() {
                 let n = hit.node;
                 dv.select(n);
+                let stage = dv.stage;
+                if let Some(sc) = dv.side_by_side.as_mut() {
+                    let doc = &dv.doc;
+                    sc.select(doc, n, sc.left == stage);
+                }
             }
         }
         if self.start.tab == Some(Tab::Diff) {

@@ -85,6 +85,56 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
     });
 }
 
+/// "Side by side with: [stage]": compares the current stage with another of the document.
+fn side_by_side_bar(dv: &mut DocView, ui: &mut egui::Ui) {
+    if dv.doc.stages.len() < 2 {
+        return;
+    }
+    ui.horizontal(|ui| {
+        ui.label("Side by side with");
+        let current = dv
+            .side_by_side
+            .as_ref()
+            .map(|sc| {
+                let other = if sc.left == dv.stage {
+                    sc.right
+                } else {
+                    sc.left
+                };
+                dv.doc.stages[other].name.clone()
+            })
+            .unwrap_or_else(|| "—".into());
+        let mut pick: Option<Option<usize>> = None;
+        egui::ComboBox::from_id_salt("side-by-side")
+            .selected_text(current)
+            .show_ui(ui, |ui| {
+                if ui
+                    .selectable_label(dv.side_by_side.is_none(), "—")
+                    .clicked()
+                {
+                    pick = Some(None);
+                }
+                for (j, st) in dv.doc.stages.iter().enumerate() {
+                    if j != dv.stage && ui.selectable_label(false, &st.name).clicked() {
+                        pick = Some(Some(j));
+                    }
+                }
+            });
+        match pick {
+            Some(Some(j)) => {
+                let (l, r) = if j < dv.stage {
+                    (j, dv.stage)
+                } else {
+                    (dv.stage, j)
+                };
+                dv.side_by_side = etscope_viewer::stage_compare::StageCompare::new(&dv.doc, l, r);
+            }
+            Some(None) => dv.side_by_side = None,
+            None => {}
+        }
+    });
+}
+
 fn heat_colors(dv: &DocView) -> Option<Vec<Option<Color32>>> {
     let stage = dv.doc.stages.get(dv.stage)?;
     let profile = dv.doc.profile.as_ref()?;
@@ -105,10 +155,18 @@ pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         .resizable(true)
         .default_size(250.0)
         .show(ui, |ui| side_panel(app, ui));
-    egui::Panel::right("inspector")
-        .resizable(true)
-        .default_size(360.0)
-        .show(ui, |ui| inspector_panel(app, ui));
+    // two stages side by side take the inspector's room
+    let side_by_side = app.tab == Tab::Graph
+        && app
+            .docs
+            .get(app.active)
+            .is_some_and(|d| d.side_by_side.is_some());
+    if !side_by_side {
+        egui::Panel::right("inspector")
+            .resizable(true)
+            .default_size(360.0)
+            .show(ui, |ui| inspector_panel(app, ui));
+    }
     egui::CentralPanel::default().show(ui, |ui| central(app, ui));
 }
 
@@ -364,6 +422,12 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     dv.profile_table.ticks_per_us = ticks;
     match tab {
         Tab::Graph => {
+            side_by_side_bar(dv, ui);
+            if let Some(mut sc) = dv.side_by_side.take() {
+                sc.ui(ui, &dv.doc);
+                dv.side_by_side = Some(sc);
+                return;
+            }
             let overlay = heat_colors(dv);
             let stage_index = dv.stage;
             let r = dv.views[stage_index].show(ui, &dv.doc.stages[stage_index], overlay.as_deref());
