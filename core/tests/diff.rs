@@ -294,6 +294,29 @@ fn correct_programs_show_no_divergence_and_every_fused_op_is_matched() {
 }
 
 #[test]
+fn the_edge_stage_and_its_cortex_m_program_show_no_divergence() {
+    use etscope_core::diff_sources::stage_source;
+    for model in common::models() {
+        let variant = "model_int8_cortex_m55";
+        let rec = ETRecord::parse(&common::read(&model.join(format!("{variant}.etrecord"))))
+            .expect("etrecord");
+        let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
+        let a = stage_source("edge", &rec, variant, "edge", std::slice::from_ref(&input))
+            .expect("stage runs");
+        let b = host(&model, variant);
+        let report = diff(&a, &b, Threshold::default()).expect("comparable");
+        assert_eq!(report.matched_by, "debug_handle", "{}", model.display());
+        assert_eq!(report.first_divergence, None, "{}", model.display());
+        // the fused groups compare one quantity: the fp32-simulated edge graph against the
+        // CMSIS-NN kernels, within quantization noise
+        for r in &report.rows {
+            let m = r.metrics.unwrap_or_else(|| panic!("{:?}", r.note));
+            assert!(m.snr_db > 30.0, "{}: {r:?}", model.display());
+        }
+    }
+}
+
+#[test]
 fn a_broken_op_is_the_first_divergence_early_middle_and_late() {
     for model in common::models() {
         let variant = "model_int8_cortex_m55";
