@@ -16,6 +16,20 @@ fn tiny(name: &str) -> PathBuf {
 }
 
 /// A harness running the app on `files`, stepped until loading finished.
+/// Steps the window until the comparison running on its worker thread has arrived.
+fn wait_for_diff(harness: &mut Harness<'static, EtscopeApp>) {
+    let started = Instant::now();
+    harness.run_steps(1);
+    while harness.state().diff_job.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the comparison did not finish"
+        );
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
     app_with_paths(files.iter().map(|f| tiny(f)).collect())
 }
@@ -206,6 +220,7 @@ fn diff_mode_compares_the_host_run_with_the_device_capture() {
     harness.get_by_label("Diff").click();
     harness.run_steps(2);
     harness.get_by_label("vs device capture (ETDump)").click();
+    wait_for_diff(&mut harness);
     harness.run_steps(3);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.report.matched_by, "instruction");
@@ -228,6 +243,7 @@ fn diff_mode_finds_no_divergence_between_two_correct_programs() {
     harness.get_by_label("Diff").click();
     harness.run_steps(2);
     harness.get_by_label("vs model_int8_cortex_m55.pte").click();
+    wait_for_diff(&mut harness);
     harness.run_steps(3);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.report.matched_by, "module");
@@ -268,6 +284,7 @@ fn diff_mode_jumps_to_the_op_a_broken_program_gets_wrong() {
     harness
         .get_by_label("vs model_int8_cortex_m55_broken.pte")
         .click();
+    wait_for_diff(&mut harness);
     harness.run_steps(3);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     let first = view
@@ -293,6 +310,7 @@ fn diff_mode_compares_the_program_with_a_lowering_stage() {
     harness
         .get_by_label("vs stage edge_after_transform")
         .click();
+    wait_for_diff(&mut harness);
     harness.run_steps(3);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.report.matched_by, "debug_handle");

@@ -173,6 +173,24 @@ pub struct StartOptions {
     pub screenshot: Option<PathBuf>,
 }
 
+/// What a comparison's worker sends back.
+type DiffResult = Result<
+    (
+        etscope_core::diff::DiffReport,
+        etscope_core::diff::Source,
+        etscope_core::diff::Source,
+    ),
+    String,
+>;
+
+/// A comparison running off the UI thread.
+pub struct DiffJob {
+    pub doc: usize,
+    stage_b: etscope_viewer::document::StageView,
+    rx: std::sync::mpsc::Receiver<DiffResult>,
+    pub started: std::time::Instant,
+}
+
 /// The application.
 pub struct EtscopeApp {
     pub settings: Settings,
@@ -180,6 +198,8 @@ pub struct EtscopeApp {
     pub active: usize,
     pub tab: Tab,
     pub job: Option<LoadJob>,
+    /// A comparison running on a worker thread.
+    pub diff_job: Option<DiffJob>,
     pub messages: Vec<String>,
     pub commands: Vec<Command>,
     start: StartOptions,
@@ -211,6 +231,7 @@ impl EtscopeApp {
             active: 0,
             tab: start.tab.unwrap_or(Tab::Graph),
             job: None,
+            diff_job: None,
             messages: Vec::new(),
             commands: Vec::new(),
             start_applied: false,
@@ -400,7 +421,10 @@ impl EtscopeApp {
             }
         }
         if let ScreenshotState::Waiting(n) = self.screenshot_state {
-            if n == 0 {
+            if self.diff_job.is_some() {
+                // a comparison is still running: the picture waits for it
+                ctx.request_repaint();
+            } else if n == 0 {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));
                 self.screenshot_state = ScreenshotState::Requested;
             } else {
@@ -415,6 +439,9 @@ impl EtscopeApp {
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
         use etscope_core::diff::{diff, Source, Threshold};
         use etscope_core::diff_sources::{program_source, stage_source};
+        if self.diff_job.is_some() {
+            return Err("a comparison is already running".into());
+        }
         let i = self.active;
         let dv = self.docs.get(i).ok_or("no document")?;
         let pte_a = dv.doc.pte_stage.ok_or("the document has no program")?;
@@ -427,43 +454,44 @@ impl EtscopeApp {
             DiffTarget::Device | DiffTarget::Stage(_) => dv.doc.input.clone(),
         }
         .ok_or("open an input array (.npy) with the program to run it")?;
-        // one export label per document's ETRecord: a stage and its program match by debug
-        // handle, two programs (two exports) by module
-        let export_of =
-            |doc: &etscope_viewer::document::Document| format!("ETRecord of {}", doc.title);
-        let run =
-            |doc: &etscope_viewer::document::Document, label: &str| -> Result<Source, String> {
-                let program = doc.program.as_ref().ok_or("no program")?;
-                let export = export_of(doc);
-                let rec = doc.etrecord.as_ref().map(|r| (r, export.as_str()));
-                program_source(label, program, rec, std::slice::from_ref(&input))
-                    .map_err(|e| format!("{label}: {e}"))
-            };
-        let a = run(&dv.doc, &dv.doc.title)?;
-        let (b, stage_b) = match target {
+        // what the worker needs, owned: a program side per document (program, ETRecord with
+        // its export label: a stage and its program match by debug handle, two programs by
+        // module) and the other side's stage view
+        type Side = (
+            String,
+            etscope_core::pte::Program,
+            Option<(etscope_core::etrecord::ETRecord, String)>,
+        );
+        let side_of = |doc: &etscope_viewer::document::Document| -> Result<Side, String> {
+            let program = doc.program.clone().ok_or("no program")?;
+            let rec = doc
+                .etrecord
+                .clone()
+                .map(|r| (r, format!("ETRecord of {}", doc.title)));
+            Ok((doc.title.clone(), program, rec))
+        };
+        let run = |(label, program, rec): &Side, input: &etscope_core::tensor::TensorData| {
+            let rec = rec.as_ref().map(|(r, e)| (r, e.as_str()));
+            program_source(label, program, rec, std::slice::from_ref(input))
+                .map_err(|e| format!("{label}: {e}"))
+        };
+        let a_side = side_of(&dv.doc)?;
+        enum Other {
+            Program(Side),
+            Stage(String, etscope_core::etrecord::ETRecord, String),
+            Device(Source),
+        }
+        let (other, stage_b) = match target {
             DiffTarget::Document(j) => {
-                let other = self.docs.get(j).ok_or("no such document")?;
-                let pte_b = other
-                    .doc
-                    .pte_stage
-                    .ok_or("the other document has no program")?;
-                (
-                    run(&other.doc, &other.doc.title)?,
-                    other.doc.stages[pte_b].clone(),
-                )
+                let doc = &self.docs.get(j).ok_or("no such document")?.doc;
+                let pte_b = doc.pte_stage.ok_or("the other document has no program")?;
+                (Other::Program(side_of(doc)?), doc.stages[pte_b].clone())
             }
             DiffTarget::Stage(si) => {
                 let view = dv.doc.stages.get(si).ok_or("no such stage")?;
-                let rec = dv.doc.etrecord.as_ref().ok_or("no ETRecord is open")?;
-                let source = stage_source(
-                    &view.name,
-                    rec,
-                    &export_of(&dv.doc),
-                    &view.name,
-                    std::slice::from_ref(&input),
-                )
-                .map_err(|e| format!("{}: {e}", view.name))?;
-                (source, view.clone())
+                let rec = dv.doc.etrecord.clone().ok_or("no ETRecord is open")?;
+                let export = format!("ETRecord of {}", dv.doc.title);
+                (Other::Stage(view.name.clone(), rec, export), view.clone())
             }
             DiffTarget::Device => {
                 if dv.doc.captured.is_empty() {
@@ -471,19 +499,68 @@ impl EtscopeApp {
                 }
                 let graph = dv.doc.pte_graph().ok_or("no program graph")?.clone();
                 (
-                    Source::from_captured("device (ETDump)", graph, &dv.doc.captured),
+                    Other::Device(Source::from_captured(
+                        "device (ETDump)",
+                        graph,
+                        &dv.doc.captured,
+                    )),
                     dv.doc.stages[pte_a].clone(),
                 )
             }
         };
-        let report = diff(&a, &b, Threshold::default()).map_err(|e| e.to_string())?;
-        let mut view = etscope_viewer::diff_view::DiffView::new(report, a, b);
-        if let Some(first) = view.report.first_divergence {
-            view.select_row(first);
-        }
-        self.docs[i].diff = Some((view, stage_b));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let result = (|| {
+                let a = run(&a_side, &input)?;
+                let b = match other {
+                    Other::Program(side) => run(&side, &input)?,
+                    Other::Stage(name, rec, export) => {
+                        stage_source(&name, &rec, &export, &name, std::slice::from_ref(&input))
+                            .map_err(|e| format!("{name}: {e}"))?
+                    }
+                    Other::Device(source) => source,
+                };
+                let report = diff(&a, &b, Threshold::default()).map_err(|e| e.to_string())?;
+                Ok((report, a, b))
+            })();
+            let _ = tx.send(result);
+        });
+        self.diff_job = Some(DiffJob {
+            doc: i,
+            stage_b,
+            rx,
+            started: std::time::Instant::now(),
+        });
         self.tab = Tab::Diff;
         Ok(())
+    }
+
+    /// Takes a finished comparison from its worker; a worker that died (a panic) is reported,
+    /// never waited for.
+    fn poll_diff(&mut self) {
+        let Some(job) = &self.diff_job else { return };
+        let result = match job.rx.try_recv() {
+            Ok(r) => r,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                Err("the comparison stopped unexpectedly (worker thread panicked)".into())
+            }
+        };
+        let Some(job) = self.diff_job.take() else {
+            return;
+        };
+        match result {
+            Ok((report, a, b)) => {
+                let mut view = etscope_viewer::diff_view::DiffView::new(report, a, b);
+                if let Some(first) = view.report.first_divergence {
+                    view.select_row(first);
+                }
+                if let Some(d) = self.docs.get_mut(job.doc) {
+                    d.diff = Some((view, job.stage_b));
+                }
+            }
+            Err(e) => self.messages.push(e),
+        }
     }
 
     /// Asks for a PNG of `rect` (the graph canvas) to be saved at `path`.
@@ -496,6 +573,7 @@ impl EtscopeApp {
     pub fn frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         self.poll_job();
+        self.poll_diff();
         self.apply_start();
         self.handle_dropped_files(&ctx);
         panels::draw(self, ui);

@@ -504,6 +504,17 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 }
 
 fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    if let Some(job) = &app.diff_job {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!(
+                "comparing on a worker thread… {:.1} s (both programs run on the input, every intermediate tensor compared)",
+                job.started.elapsed().as_secs_f32()
+            ));
+        });
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_millis(100));
+    }
     let active = app.active;
     let others: Vec<(usize, String)> = app
         .docs
