@@ -251,3 +251,64 @@ fn a_float_kernel_fed_int8_codes_is_named_and_not_run() {
         matches!(err, RuntimeError::UnsupportedOp { ref op, .. } if op == "aten::hardswish.out")
     );
 }
+
+#[test]
+fn quantization_parameters_that_disagree_across_an_edge_are_named() {
+    use etscope_core::pte::{EValue, Instruction};
+    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::runtime::Device;
+    // the tiny model's final quantize → dequantize pair, in a copy whose dequantize scale is
+    // rewritten (as a hand-edited or mis-merged export would have it)
+    let bytes = common::read(&common::tiny().join("model_int8_qdq_portable.pte"));
+    let program = Program::parse(bytes.clone()).expect("parses");
+    let plan = &program.plans[0];
+    assert!(
+        notes(plan, Device::default()).is_empty(),
+        "the real program is consistent"
+    );
+    let scale = plan
+        .main_instructions()
+        .iter()
+        .rev()
+        .find_map(|ins| match ins {
+            Instruction::KernelCall { op_index, args }
+                if plan.operators[*op_index]
+                    .name
+                    .ends_with("dequantize_per_tensor") =>
+            {
+                match plan.values[args[1]] {
+                    EValue::Double(d) => Some(d),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .expect("a dequantize with a float scale");
+    let needle = scale.to_le_bytes();
+    let hits: Vec<usize> = bytes
+        .windows(8)
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!hits.is_empty());
+    // the quantize and the dequantize each hold the scale: rewrite one of them at a time
+    let mut named = 0;
+    for &h in &hits {
+        let mut broken = bytes.clone();
+        broken[h..h + 8].copy_from_slice(&(scale * 2.0).to_le_bytes());
+        let program = Program::parse(broken).expect("still parses");
+        let found = notes(&program.plans[0], Device::default());
+        if found
+            .iter()
+            .any(|n| n.why.contains("rescaled") && n.kind == "lowering")
+        {
+            named += 1;
+        }
+    }
+    assert_eq!(
+        named,
+        hits.len(),
+        "every one-sided change is named (hits {hits:?})"
+    );
+}

@@ -73,6 +73,40 @@ fn consumer_ops(plan: &ExecutionPlan, value: usize) -> Vec<&str> {
         .collect()
 }
 
+fn number(plan: &ExecutionPlan, v: usize) -> Option<f64> {
+    match plan.values.get(v)? {
+        EValue::Double(d) => Some(*d),
+        EValue::Int(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// A dequantize whose scale or zero point is not the one its input was quantized with.
+fn qparams_note(plan: &ExecutionPlan, args: &[usize]) -> Option<String> {
+    let input = *args.first()?;
+    let (q_args, q_op) = plan.main_instructions().iter().find_map(|ins| match ins {
+        Instruction::KernelCall { op_index, args: qa }
+            if qa.len() >= 2 && qa[qa.len() - 2] == input =>
+        {
+            let name = plan.operators.get(*op_index)?.name.as_str();
+            (name.ends_with("quantize_per_tensor") && !name.ends_with("dequantize_per_tensor"))
+                .then_some((qa, name))
+        }
+        _ => None,
+    })?;
+    let (s_in, z_in) = (
+        number(plan, *q_args.get(1)?)?,
+        number(plan, *q_args.get(2)?)?,
+    );
+    let (s_out, z_out) = (number(plan, *args.get(1)?)?, number(plan, *args.get(2)?)?);
+    let same_scale = ((s_in - s_out) / s_in.abs().max(f64::MIN_POSITIVE)).abs() < 1e-6;
+    (!same_scale || z_in != z_out).then(|| {
+        format!(
+            "dequantizes with scale {s_out}, zero point {z_out}, but {q_op} wrote its input with scale {s_in}, zero point {z_in}: every value comes out rescaled"
+        )
+    })
+}
+
 /// The `lowering` note for a portable call, if any.
 fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<String> {
     let x = tensor_arg(plan, args, 0)?;
@@ -156,6 +190,16 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
             why,
         })
     };
+    if op.ends_with("dequantize_per_tensor") {
+        if let Some(why) = qparams_note(plan, args) {
+            return Some(DeviceNote {
+                instruction: id,
+                op: op.clone(),
+                kind: "lowering",
+                why,
+            });
+        }
+    }
     if op.starts_with("aten::") {
         return lowering_note(plan, &op, args).map(|why| DeviceNote {
             instruction: id,
