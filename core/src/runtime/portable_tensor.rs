@@ -71,19 +71,19 @@ pub fn binary(
     let (shape, x, y) = broadcast_operands(ctx, &a, &b)?;
     let o = out_of(ctx, args)?;
     let out = ctx.stored_out(o)?.buf;
-    let values: Vec<f64> = x.iter().zip(&y).map(|(&p, &q)| f(p, alpha * q)).collect();
     let buf = match (&out, &a.buf, &b.buf) {
-        // float32 arithmetic stays float32, as the portable kernels compute it
+        // float32 arithmetic stays float32, as the portable kernels compute it (f64 of two f32
+        // operands rounds back to the correctly rounded f32 result)
         (Buf::F32(_), Buf::F32(_), _) | (Buf::F32(_), _, Buf::F32(_)) => Buf::F32(
             x.iter()
                 .zip(&y)
-                .map(|(&p, &q)| {
-                    let r = f(f64::from(p as f32), f64::from((alpha * q) as f32));
-                    r as f32
-                })
+                .map(|(&p, &q)| f(f64::from(p as f32), f64::from((alpha * q) as f32)) as f32)
                 .collect(),
         ),
-        _ => Buf::from_f64_like(&out, &values),
+        _ => {
+            let values: Vec<f64> = x.iter().zip(&y).map(|(&p, &q)| f(p, alpha * q)).collect();
+            Buf::from_f64_like(&out, &values)
+        }
     };
     ctx.write(o, shape, buf)
 }
