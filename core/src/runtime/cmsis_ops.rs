@@ -40,7 +40,7 @@ pub fn quantize(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let x = f32b(ctx, &input.buf)?;
     let o = out_of(ctx, args)?;
     let mve = ctx.device.target == Target::CortexM55;
-    let out = match ctx.stored_out(o)?.buf {
+    let out = match ctx.out_like(o)? {
         Buf::I8(_) => {
             let blocks = if mve { x.len() / 16 * 16 } else { 0 };
             let mut q: Vec<i8> = x[..blocks]

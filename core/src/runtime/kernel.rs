@@ -242,6 +242,20 @@ impl Ctx<'_> {
         }
     }
 
+    /// An empty buffer of the out tensor's element type (for kernels that produce the type
+    /// the program declared).
+    pub fn out_like(&self, v: usize) -> Result<Buf, RuntimeError> {
+        match self.values.get(v) {
+            Some(RValue::Tensor(t)) => Buf::zeros(t.dtype, 0).ok_or_else(|| {
+                self.bad(format!(
+                    "out tensors of {} are not supported",
+                    t.dtype.name()
+                ))
+            }),
+            _ => Err(self.bad(format!("out value {v} is not a tensor"))),
+        }
+    }
+
     /// Writes elements given in the out tensor's storage order, keeping its declared shape.
     pub fn write_stored(&mut self, v: usize, buf: Buf) -> Result<(), RuntimeError> {
         let shape = self.out_shape(v)?;

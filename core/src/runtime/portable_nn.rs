@@ -189,7 +189,7 @@ pub fn max_pool2d_with_indices(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), 
         }
     }
     let buf = Buf::from_f64_like(&input.buf, &vals);
-    let idx_like = ctx.stored_out(o_idx)?.buf;
+    let idx_like = ctx.out_like(o_idx)?;
     let idx_shape = ctx.out_shape(o_idx)?;
     ctx.write(o_out, out_shape, buf)?;
     ctx.write(o_idx, idx_shape, Buf::from_f64_like(&idx_like, &idx))
@@ -246,7 +246,7 @@ fn reduction(
     let values = reduce(&input.buf.to_f64(), &input.shape, &mask, f);
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
-    let like = ctx.stored_out(o)?.buf;
+    let like = ctx.out_like(o)?;
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 

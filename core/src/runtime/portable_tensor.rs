@@ -70,7 +70,7 @@ pub fn binary(
     };
     let (shape, x, y) = broadcast_operands(ctx, &a, &b)?;
     let o = out_of(ctx, args)?;
-    let out = ctx.stored_out(o)?.buf;
+    let out = ctx.out_like(o)?;
     let buf = match (&out, &a.buf, &b.buf) {
         // float32 arithmetic stays float32, as the portable kernels compute it (f64 of two f32
         // operands rounds back to the correctly rounded f32 result)
@@ -102,7 +102,7 @@ pub fn compare(
         .map(|(&p, &q)| f64::from(u8::from(f(p, q))))
         .collect();
     let o = out_of(ctx, args)?;
-    let like = ctx.stored_out(o)?.buf;
+    let like = ctx.out_like(o)?;
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 
@@ -130,7 +130,7 @@ pub fn where_(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         })
         .collect();
     let o = out_of(ctx, args)?;
-    let like = ctx.stored_out(o)?.buf;
+    let like = ctx.out_like(o)?;
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 
@@ -289,7 +289,7 @@ pub fn cat(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let Some(first) = parts.first() else {
         let o = out_of(ctx, args)?;
         let shape = ctx.out_shape(o)?;
-        let like = ctx.stored_out(o)?.buf;
+        let like = ctx.out_like(o)?;
         return ctx.write(o, shape, Buf::from_f64_like(&like, &[]));
     };
     let rank = first.shape.len();
@@ -331,6 +331,6 @@ pub fn full(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
     let n = ctx.out_len(&shape)?;
-    let like = ctx.stored_out(o)?.buf;
+    let like = ctx.out_like(o)?;
     ctx.write(o, shape, Buf::from_f64_like(&like, &vec![value; n]))
 }
