@@ -234,6 +234,22 @@ fn op_cases() -> Vec<PathBuf> {
     cases
 }
 
+/// Every operator case's folder name and parsed program.
+fn op_programs() -> Vec<(String, Program)> {
+    op_cases()
+        .into_iter()
+        .map(|case| {
+            let label = case
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("?")
+                .to_string();
+            let program = Program::parse(common::read(&case.join("model.pte"))).expect("parses");
+            (label, program)
+        })
+        .collect()
+}
+
 fn inputs_of(case: &Path) -> Vec<PathBuf> {
     let mut inputs: Vec<(usize, PathBuf)> = std::fs::read_dir(case)
         .expect("case folder")
@@ -402,13 +418,7 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
     use etscope_core::runtime::device_notes::notes;
     use etscope_core::runtime::Device;
     let mut flagged = Vec::new();
-    for case in op_cases() {
-        let label = case
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let program = Program::parse(common::read(&case.join("model.pte"))).expect("parses");
+    for (label, program) in op_programs() {
         let found: Vec<_> = notes(&program.plans[0], Device::default())
             .into_iter()
             .filter(|n| n.kind == "device")
@@ -453,13 +463,7 @@ fn an_activation_left_in_float_between_quantized_ops_is_named() {
     // F.relu6 is not among the quantizer's fused patterns: ExecuTorch 1.5.1 leaves a float
     // hardtanh between a dequantize and a quantize
     let mut flagged = 0;
-    for case in op_cases() {
-        let label = case
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let program = Program::parse(common::read(&case.join("model.pte"))).expect("parses");
+    for (label, program) in op_programs() {
         let lowering: Vec<_> = notes(&program.plans[0], Device::default())
             .into_iter()
             .filter(|n| n.kind == "lowering")

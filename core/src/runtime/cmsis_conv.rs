@@ -126,6 +126,32 @@ fn tap(x: &[i8], w: &[i8], x_off: i32) -> i32 {
         .fold(0i32, |s, (&a, &b)| mac(s, a, x_off, b, 0))
 }
 
+/// Refuses a conv-like call whose shapes (`fits`, batch) or per-channel parameters do not
+/// match its `oc` output channels.
+fn check_channels(
+    ctx: &Ctx<'_>,
+    fits: bool,
+    input: &Nhwc,
+    weight: &[usize],
+    od: [usize; 4],
+    rq: &Requant,
+    bias: Option<&[i32]>,
+) -> Result<(), RuntimeError> {
+    let oc = od[3];
+    if !fits
+        || od[0] != input.dims[0]
+        || rq.multipliers.len() != oc
+        || rq.shifts.len() != oc
+        || bias.is_some_and(|b| b.len() != oc)
+    {
+        return Err(ctx.bad(format!(
+            "input {:?}, weight {weight:?}, out {od:?} (NHWC) and per-channel params do not fit",
+            input.dims
+        )));
+    }
+    Ok(())
+}
+
 /// Per-output-channel requantization and clamping.
 pub struct Requant {
     pub multipliers: Vec<i32>,
@@ -288,17 +314,7 @@ pub fn conv2d(
         Some(m) => wo == 1 && wi == c * m && oc == wi,
         None => wi > 0 && c % wi == 0 && wo == oc && oc % (c / wi).max(1) == 0,
     };
-    if !fits
-        || od[0] != input.dims[0]
-        || rq.multipliers.len() != oc
-        || rq.shifts.len() != oc
-        || bias.as_ref().is_some_and(|b| b.len() != oc)
-    {
-        return Err(ctx.bad(format!(
-            "input {:?}, weight {:?}, out {od:?} (NHWC) and per-channel params do not fit",
-            input.dims, weight.shape
-        )));
-    }
+    check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
     ctx.out_len(&od)?;
     let out = conv_s8(
         &input.data,
@@ -461,18 +477,8 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
     let od = activation_out(ctx, o, act)?;
     let wd = weight_dims(ctx, &weight.shape)?;
     let oc = od[3];
-    if wd[0] != oc
-        || wd[3] != input.dims[3]
-        || od[0] != input.dims[0]
-        || rq.multipliers.len() != oc
-        || rq.shifts.len() != oc
-        || bias.as_ref().is_some_and(|b| b.len() != oc)
-    {
-        return Err(ctx.bad(format!(
-            "input {:?}, weight {:?}, out {od:?} (NHWC) and per-channel params do not fit",
-            input.dims, weight.shape
-        )));
-    }
+    let fits = wd[0] == oc && wd[3] == input.dims[3];
+    check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
     ctx.out_len(&od)?;
     let wt = i8s(ctx, weight)?;
     let reverse_path =
