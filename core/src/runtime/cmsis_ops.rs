@@ -7,7 +7,7 @@
 
 use super::cmsis::{requantize, softmax_row_s8};
 use super::kernel::{f32b, i8b, Ctx};
-use super::layout::{self, broadcast4, broadcast_indices, dims4, is_channels_last};
+use super::layout::{self, broadcast_index, broadcast_shape, dims4, is_channels_last};
 use super::portable::check_perm;
 use super::quantized::quantize_value;
 use super::value::Buf;
@@ -269,13 +269,13 @@ pub fn min_max(ctx: &mut Ctx<'_>, args: &[usize], max: bool) -> Result<(), Runti
         (Some(x), Some(y)) => (x, y),
         _ => return Err(ctx.bad("tensors of more than 4 dims")),
     };
-    let od = broadcast4(ad, bd)
+    let od = broadcast_shape(&ad, &bd)
         .ok_or_else(|| ctx.bad(format!("{:?} and {:?} do not broadcast", a.shape, b.shape)))?;
     ctx.out_len(&od)?;
     let (av, bv) = (i8b(ctx, &a.buf)?, i8b(ctx, &b.buf)?);
-    let out: Vec<i8> = broadcast_indices(ad, od)
+    let out: Vec<i8> = broadcast_index(&ad, &od)
         .into_iter()
-        .zip(broadcast_indices(bd, od))
+        .zip(broadcast_index(&bd, &od))
         .map(|(i, j)| {
             let (x, y) = (av[i], bv[j]);
             if max {

@@ -110,41 +110,6 @@ pub fn dims4(shape: &[usize]) -> Option<[usize; 4]> {
     Some(d)
 }
 
-/// Numpy-style broadcast of two 4-D sizes, or `None` when they do not broadcast.
-pub fn broadcast4(a: [usize; 4], b: [usize; 4]) -> Option<[usize; 4]> {
-    let mut out = [0usize; 4];
-    for i in 0..4 {
-        out[i] = match (a[i], b[i]) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return None,
-        };
-    }
-    Some(out)
-}
-
-/// For each element of the broadcast output `out`, the flat index into a tensor of `dims`.
-pub fn broadcast_indices(dims: [usize; 4], out: [usize; 4]) -> Vec<usize> {
-    let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
-    let mut idx = Vec::with_capacity(out.iter().product());
-    for n in 0..out[0] {
-        for h in 0..out[1] {
-            for w in 0..out[2] {
-                for c in 0..out[3] {
-                    let at = [n, h, w, c];
-                    idx.push(
-                        (0..4)
-                            .map(|d| if dims[d] == 1 { 0 } else { at[d] * strides[d] })
-                            .sum(),
-                    );
-                }
-            }
-        }
-    }
-    idx
-}
-
 /// Numpy-style broadcast of two shapes of any rank, or `None` when they do not broadcast.
 pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
@@ -207,14 +172,6 @@ mod tests {
     }
 
     #[test]
-    fn broadcast_follows_numpy() {
-        assert_eq!(broadcast4([1, 2, 3, 1], [4, 1, 1, 3]), Some([4, 2, 3, 3]));
-        assert_eq!(broadcast4([1, 2, 3, 1], [1, 3, 3, 1]), None);
-        let idx = broadcast_indices([1, 1, 1, 3], [1, 1, 2, 3]);
-        assert_eq!(idx, vec![0, 1, 2, 0, 1, 2]);
-    }
-
-    #[test]
     fn any_rank_broadcast_follows_numpy() {
         assert_eq!(broadcast_shape(&[2, 1, 3], &[4, 1]), Some(vec![2, 4, 3]));
         assert_eq!(broadcast_shape(&[], &[3]), Some(vec![3]));
@@ -222,6 +179,11 @@ mod tests {
         assert_eq!(broadcast_index(&[3], &[2, 3]), vec![0, 1, 2, 0, 1, 2]);
         assert_eq!(broadcast_index(&[2, 1], &[2, 3]), vec![0, 0, 0, 1, 1, 1]);
         assert_eq!(broadcast_index(&[], &[2]), vec![0, 0]);
+        assert_eq!(
+            broadcast_shape(&[1, 2, 3, 1], &[4, 1, 1, 3]),
+            Some(vec![4, 2, 3, 3])
+        );
+        assert_eq!(broadcast_shape(&[1, 2, 3, 1], &[1, 3, 3, 1]), None);
     }
 
     #[test]

@@ -9,15 +9,6 @@ use super::layout::{broadcast_index, broadcast_shape};
 use super::value::{Buf, HostTensor, RValue};
 use super::RuntimeError;
 
-/// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1usize; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1];
-    }
-    s
-}
-
 /// Two operands broadcast to one shape, as f64.
 type Broadcast = (Vec<usize>, Vec<f64>, Vec<f64>);
 
@@ -157,16 +148,15 @@ pub fn clamp(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     ctx.write(o, shape, buf)
 }
 
-/// Indices of the elements of a tensor of `shape` whose index along `dim` is in `range`
-/// (stepping by `step`), in row-major order.
+/// Indices of the elements of a tensor of `shape` whose index along `dim` is one of `picks`
+/// (in that order), in row-major order.
 fn slice_indices(shape: &[usize], dim: usize, picks: &[usize]) -> Vec<usize> {
-    let st = strides(shape);
     let outer: usize = shape[..dim].iter().product();
     let inner: usize = shape[dim + 1..].iter().product();
     let mut idx = Vec::with_capacity(outer * picks.len() * inner);
     for o in 0..outer {
         for &p in picks {
-            let base = o * shape[dim] * inner + p * st[dim];
+            let base = (o * shape[dim] + p) * inner;
             idx.extend(base..base + inner);
         }
     }
