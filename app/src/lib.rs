@@ -1,5 +1,6 @@
 //! The etscope application: the headless CLI and the eframe desktop window.
 
+pub mod board;
 pub mod cli;
 pub mod gui;
 mod load;

@@ -65,6 +65,37 @@ impl ScalarType {
         }
     }
 
+    /// ExecuTorch's numeric code (`scalar_type.fbs`): the inverse of [`ScalarType::from_code`].
+    pub fn code(self) -> i8 {
+        use ScalarType::*;
+        match self {
+            Byte => 0,
+            Char => 1,
+            Short => 2,
+            Int => 3,
+            Long => 4,
+            Half => 5,
+            Float => 6,
+            Double => 7,
+            Bool => 11,
+            QInt8 => 12,
+            QUInt8 => 13,
+            QInt32 => 14,
+            BFloat16 => 15,
+            QUInt4x2 => 16,
+            QUInt2x4 => 17,
+            Bits16 => 22,
+            Float8E5M2 => 23,
+            Float8E4M3FN => 24,
+            Float8E5M2FNUZ => 25,
+            Float8E4M3FNUZ => 26,
+            UInt16 => 27,
+            UInt32 => 28,
+            UInt64 => 29,
+            Unknown(c) => c,
+        }
+    }
+
     /// From the `torch.export` JSON schema's `ScalarType` numbering (used in ETRecord programs).
     pub fn from_export_code(code: i64) -> Self {
         use ScalarType::*;

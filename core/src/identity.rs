@@ -209,3 +209,12 @@ pub fn check_etrecord(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThi
     }
     Ok(())
 }
+
+/// A program's identity as the board and the capture carry it: FNV-1a (64 bit) over the `.pte`
+/// file's bytes. Firmware computes it over the program it runs (`etscope_program_id` in the C
+/// library); the host refuses a capture whose identity is not the program's.
+pub fn program_fingerprint(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

@@ -5,6 +5,7 @@
 //! **Architecture invariant:** no GUI, no probe, no file system or network access. Every entry
 //! point takes bytes (or already-parsed values) that the caller hands it.
 
+pub mod board_image;
 pub mod bundled;
 pub mod debug_buffer;
 pub mod diff;
@@ -12,6 +13,7 @@ pub mod diff_sources;
 pub mod dtype;
 pub mod error;
 pub mod etdump;
+pub mod etdump_write;
 pub mod ethos_u;
 pub mod etrecord;
 pub mod export_json;

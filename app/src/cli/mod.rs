@@ -1,4 +1,5 @@
-//! The headless command line: `info`, `graph`, `memory`, `profile`, `tensors`. Every command
+//! The headless command line: `info`, `graph`, `memory`, `profile` (also `--live`), `tensors`,
+//! `run`, `diff`, `bundled`, `record` and `board`. Every command
 //! prints a readable table, or JSON with `--json` (schemas in `docs/cli-json.md`).
 
 mod bundled;
@@ -7,6 +8,7 @@ mod graph;
 mod info;
 mod memory;
 mod profile;
+mod record;
 mod run;
 mod tensors;
 
@@ -100,8 +102,18 @@ pub enum Command {
     Profile {
         #[arg(long)]
         pte: PathBuf,
+        /// The ETDump (`.etdp`, e.g. a saved capture); not with --live.
+        #[arg(long, required_unless_present = "live")]
+        etdump: Option<PathBuf>,
+        /// Capture from a running target and refresh the table as runs arrive (same target
+        /// options as `record`); the capture is saved to --out.
         #[arg(long)]
-        etdump: PathBuf,
+        live: bool,
+        #[command(flatten)]
+        target: record::TargetArgs,
+        /// With --live: where to save the capture.
+        #[arg(long, short = 'o', default_value = "live_capture.etdp")]
+        out: PathBuf,
         /// ETRecord of the same program: adds debug handles to the rows.
         #[arg(long)]
         etrecord: Option<PathBuf>,
@@ -177,6 +189,34 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Capture per-operator events (and captured outputs) from a running target over RTT, via a
+    /// GDB server or a debug probe; writes OUT.etsw as bytes arrive, then OUT.etdp (+ OUT.bin).
+    Record {
+        /// The program the target runs (the capture is checked against it).
+        #[arg(long)]
+        pte: PathBuf,
+        #[command(flatten)]
+        target: record::TargetArgs,
+        /// Stop after this many runs (default: as many as the target announced, or until idle).
+        #[arg(long)]
+        runs: Option<u64>,
+        /// Rebuild OUT from a raw stream (`.etsw`) recorded earlier instead of reading a target.
+        #[arg(long)]
+        replay: Option<PathBuf>,
+        /// Show the per-operator table while recording.
+        #[arg(long)]
+        live: bool,
+        #[arg(long, short = 'o')]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The emulated board (QEMU mps3-an547, Cortex-M55): run a Cortex-M program on it and
+    /// record every inference over RTT.
+    Board {
+        #[command(subcommand)]
+        action: BoardAction,
+    },
     /// List the intermediate tensors captured in an ETDump's debug buffer.
     Tensors {
         #[arg(long)]
@@ -192,6 +232,44 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `etscope board` actions.
+#[derive(Debug, Subcommand)]
+pub enum BoardAction {
+    /// Build (or reuse) the firmware, start QEMU with the program, record N inferences.
+    Run {
+        pte: PathBuf,
+        /// The program's input (`.npy`); zeros when omitted.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        runs: u32,
+        /// Also send every instruction's output tensor (debug events + OUT.bin).
+        #[arg(long)]
+        intermediates: bool,
+        #[arg(long, short = 'o')]
+        out: PathBuf,
+        /// Show the per-operator table while recording.
+        #[arg(long)]
+        live: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the board image of a program (what the firmware executes) without running it.
+    Export {
+        pte: PathBuf,
+        #[arg(long)]
+        input: Option<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        runs: u32,
+        #[arg(long)]
+        intermediates: bool,
+        #[arg(long, short = 'o')]
+        out: PathBuf,
+    },
+    /// Build (or reuse) the firmware and print the ELF's path.
+    Firmware,
 }
 
 /// Runs one command.
@@ -260,7 +338,58 @@ pub fn run(command: Command) -> Result<()> {
             etrecord,
             ticks_per_us,
             json,
-        } => profile::run(&pte, &etdump, etrecord.as_deref(), ticks_per_us, json),
+            live,
+            target,
+            out,
+        } => match (live, etdump) {
+            (true, _) => record::record(&pte, &target, &out, None, true, json),
+            (false, Some(etdump)) => {
+                profile::run(&pte, &etdump, etrecord.as_deref(), ticks_per_us, json)
+            }
+            (false, None) => anyhow::bail!("profile needs --etdump FILE or --live"),
+        },
+        Command::Record {
+            pte,
+            target,
+            runs,
+            replay,
+            live,
+            out,
+            json,
+        } => match replay {
+            Some(raw) => record::replay(&raw, &pte, &out, json),
+            None => record::record(&pte, &target, &out, runs, live, json),
+        },
+        Command::Board { action } => match action {
+            BoardAction::Run {
+                pte,
+                input,
+                runs,
+                intermediates,
+                out,
+                live,
+                json,
+            } => record::board_run(
+                &pte,
+                input.as_deref(),
+                runs,
+                intermediates,
+                &out,
+                live,
+                json,
+            ),
+            BoardAction::Export {
+                pte,
+                input,
+                runs,
+                intermediates,
+                out,
+            } => record::board_export(&pte, input.as_deref(), runs, intermediates, &out),
+            BoardAction::Firmware => {
+                println!("{}", crate::board::firmware()?.display());
+                Ok(())
+            }
+        },
         Command::Tensors {
             etdump,
             debug_buffer,

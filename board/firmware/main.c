@@ -1,0 +1,392 @@
+/* etscope emulated-board firmware: interprets a board image (core/src/board_image.rs) that QEMU
+ * loads at 0x60000000, runs it `runs` times, times every kernel call with SysTick and streams
+ * the events (and, if asked, every instruction's output) over RTT with etscope_trace. */
+#include <stdint.h>
+#include <string.h>
+
+#include "../lib/etscope_trace.h"
+#include "kernels.h"
+
+#define IMAGE_BASE 0x60000000u
+#define RTT_BYTES (64u * 1024u)
+#define TICK_HZ 32000000u /* mps3-an547 processor clock; with -icount it is virtual time */
+
+enum { V_NONE = 0, V_INT = 1, V_DOUBLE = 2, V_BOOL = 3, V_INT_LIST = 4, V_TENSOR = 5 };
+enum { ST_FLOAT = 6, ST_CHAR = 1 };
+enum {
+  OP_QUANTIZE = 1, OP_DEQUANTIZE, OP_CONV_NHWC, OP_DW_NHWC, OP_CONV, OP_DW, OP_LINEAR,
+  OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER
+};
+
+typedef struct {
+  uint8_t kind, dtype, rank, mem;
+  uint32_t off;
+  union {
+    int64_t i;
+    double d;
+    struct { uint32_t nbytes, sizes_off, order_off, numel; } t;
+  } u;
+  uint32_t reserved[2];
+} value_rec;
+
+typedef struct { uint32_t op, nargs, args_off; } instr_rec;
+
+static char rtt_buffer[RTT_BYTES];
+static const uint8_t *image;
+static uint8_t *arena_base[256];
+static const char *error_text;
+
+/* Board status for a debugger: 1 = running, 2 = done, 3 = error. */
+volatile uint32_t g_board_state;
+
+static uint32_t rd32(uint32_t off) {
+  uint32_t v;
+  memcpy(&v, image + off, 4);
+  return v;
+}
+
+/* ---- time: SysTick extended to 64 bits by its wrap interrupt ---- */
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define ICSR (*(volatile uint32_t *)0xE000ED04u)
+static volatile uint32_t systick_wraps;
+void SysTick_Handler(void) { systick_wraps++; }
+
+static void clock_start(void) {
+  SYST_RVR = 0x00FFFFFFu;
+  SYST_CVR = 0;
+  SYST_CSR = 7u; /* processor clock, interrupt, enable */
+  while (SYST_CVR == 0u) { /* QEMU reads 0 until the first reload */
+  }
+}
+
+static uint64_t ticks(void) {
+  uint32_t primask;
+  __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+  uint32_t wraps = systick_wraps;
+  uint32_t cvr = SYST_CVR;
+  if (ICSR & (1u << 26)) { /* a wrap is pending: count it */
+    cvr = SYST_CVR;
+    wraps++;
+  }
+  __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
+  return (uint64_t)wraps * 0x01000000u + (0x00FFFFFFu - cvr);
+}
+
+/* ---- the value table ---- */
+static const value_rec *values;
+static uint32_t n_values;
+
+static const value_rec *val(const uint32_t *args, uint32_t nargs, uint32_t k) {
+  if (k >= nargs || args[k] >= n_values) return 0;
+  return &values[args[k]];
+}
+
+static void *tensor_data(const value_rec *v) {
+  if (!v || v->kind != V_TENSOR) return 0;
+  if (v->mem == 0) return (void *)(image + v->off);
+  if (v->mem == 255) return 0;
+  return arena_base[v->mem] + v->off;
+}
+
+static const int32_t *sizes_of(const value_rec *v) { return (const int32_t *)(image + v->u.t.sizes_off); }
+static const uint32_t *order_of(const value_rec *v) { return (const uint32_t *)(image + v->u.t.order_off); }
+
+static int64_t ival(const value_rec *v) { return v && (v->kind == V_INT || v->kind == V_BOOL) ? v->u.i : 0; }
+static double dval(const value_rec *v) { return v && v->kind == V_DOUBLE ? v->u.d : 0.0; }
+static const int64_t *list(const value_rec *v, uint32_t *n) {
+  if (!v || v->kind != V_INT_LIST) {
+    *n = 0;
+    return 0;
+  }
+  *n = v->off;
+  return (const int64_t *)(image + v->u.t.sizes_off);
+}
+static int64_t list_pair(const value_rec *v, uint32_t i, int64_t dflt) {
+  uint32_t n;
+  const int64_t *l = list(v, &n);
+  int64_t r = n > i ? l[i] : n > 0 ? l[0] : dflt;
+  return r < 0 ? 0 : r;
+}
+
+/* NHWC dims of an activation: `_nhwc` ops have logical [n,h,w,c]; default-flow ops [n,c,h,w]. */
+static int nhwc_dims(const value_rec *t, int nchw, int32_t d[4]) {
+  if (!t || t->kind != V_TENSOR || t->rank != 4) return -1;
+  const int32_t *s = sizes_of(t);
+  if (nchw) {
+    d[0] = s[0]; d[1] = s[2]; d[2] = s[3]; d[3] = s[1];
+  } else {
+    d[0] = s[0]; d[1] = s[1]; d[2] = s[2]; d[3] = s[3];
+  }
+  return 0;
+}
+
+static const value_rec *out_of(const uint32_t *args, uint32_t nargs) {
+  return nargs >= 2 ? val(args, nargs, nargs - 2) : 0;
+}
+
+static int fail(const char *what) {
+  error_text = what;
+  return -1;
+}
+
+/* Copies a tensor between two storage orders: element at logical index i of `in` (stored in
+ * in_order) goes to the same logical index of `out` (stored in out_order). perm = 0 for
+ * _clone_dim_order; for transpose, out logical dim k = in logical dim perm[k]. */
+static void permuted_copy(const uint8_t *src, const int32_t *in_sizes, const uint32_t *in_order,
+                          uint8_t *dst, const uint32_t *out_order, const int64_t *perm,
+                          uint32_t rank, uint32_t elem) {
+  int64_t in_stride[8], out_stride_logical[8], out_sizes[8];
+  uint32_t idx[8] = {0};
+  int64_t s = 1;
+  for (int32_t m = (int32_t)rank - 1; m >= 0; m--) { /* strides of in's logical dims */
+    in_stride[in_order[m]] = s;
+    s *= in_sizes[in_order[m]];
+  }
+  int64_t numel = s;
+  for (uint32_t k = 0; k < rank; k++) out_sizes[k] = in_sizes[perm ? perm[k] : k];
+  s = 1;
+  for (int32_t m = (int32_t)rank - 1; m >= 0; m--) {
+    out_stride_logical[out_order[m]] = s;
+    s *= out_sizes[out_order[m]];
+  }
+  for (int64_t n = 0; n < numel; n++) {
+    int64_t from = 0, to = 0;
+    for (uint32_t k = 0; k < rank; k++) {
+      from += (int64_t)idx[k] * in_stride[perm ? perm[k] : k];
+      to += (int64_t)idx[k] * out_stride_logical[k];
+    }
+    memcpy(dst + to * elem, src + from * elem, elem);
+    for (int32_t k = (int32_t)rank - 1; k >= 0; k--) {
+      if (++idx[k] < (uint32_t)out_sizes[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+static int run_conv(const uint32_t *a, uint32_t n, int depthwise, int nchw) {
+  int32_t in[4], od[4], wd[4];
+  uint32_t k0 = depthwise ? 1u : 0u;
+  const value_rec *x = val(a, n, 0), *w = val(a, n, 1), *b = val(a, n, 2), *o = out_of(a, n);
+  if (nhwc_dims(x, nchw, in) || nhwc_dims(o, nchw, od) || !w || w->rank != 4)
+    return fail("conv: activations and weight must be 4-D tensors");
+  memcpy(wd, sizes_of(w), sizeof wd);
+  k_window win = {(int32_t)list_pair(val(a, n, 3), 0, 1), (int32_t)list_pair(val(a, n, 3), 1, 1),
+                  (int32_t)list_pair(val(a, n, 4), 0, 0), (int32_t)list_pair(val(a, n, 4), 1, 0),
+                  (int32_t)list_pair(val(a, n, 5), 0, 1), (int32_t)list_pair(val(a, n, 5), 1, 1)};
+  int32_t dm = 0;
+  if (depthwise) {
+    dm = (int32_t)ival(val(a, n, 6));
+    if (dm < 1) dm = 1;
+  }
+  k_requant rq = {(const int32_t *)tensor_data(val(a, n, 8 + k0)),
+                  (const int32_t *)tensor_data(val(a, n, 9 + k0)), 0,
+                  (int32_t)ival(val(a, n, 7 + k0)), (int32_t)ival(val(a, n, 10 + k0)),
+                  (int32_t)ival(val(a, n, 11 + k0))};
+  if (!rq.multipliers || !rq.shifts) return fail("conv: missing multipliers or shifts");
+  k_conv_s8((const int8_t *)tensor_data(x), in, (const int8_t *)tensor_data(w), wd,
+            b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0, dm, &win,
+            (int32_t)ival(val(a, n, 6 + k0)), &rq, (int8_t *)tensor_data(o), od);
+  return 0;
+}
+
+static int run_pool(const uint32_t *a, uint32_t n, int max, int nchw) {
+  int32_t in[4], od[4];
+  const value_rec *x = val(a, n, 0), *o = out_of(a, n), *p = val(a, n, 3);
+  if (nhwc_dims(x, nchw, in) || nhwc_dims(o, nchw, od)) return fail("pool: 4-D tensors only");
+  uint32_t np;
+  const int64_t *pl = list(p, &np);
+  int64_t ph = np > 0 ? pl[0] : 0, pw = np > 1 ? pl[1] : ph;
+  k_window win = {(int32_t)list_pair(val(a, n, 2), 0, 1), (int32_t)list_pair(val(a, n, 2), 1, 1),
+                  (int32_t)(ph < 0 ? 0 : ph), (int32_t)(pw < 0 ? 0 : pw), 1, 1};
+  int32_t lo = -128, hi = 127;
+  if (max) {
+    lo = (int32_t)ival(val(a, n, 8));
+    hi = (int32_t)ival(val(a, n, 9));
+  }
+  k_pool_s8((const int8_t *)tensor_data(x), in, (int32_t)list_pair(val(a, n, 1), 0, 1),
+            (int32_t)list_pair(val(a, n, 1), 1, 1), &win, max, lo, hi, (int8_t *)tensor_data(o),
+            od);
+  return 0;
+}
+
+static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
+  const value_rec *x = val(a, n, 0), *o = out_of(a, n);
+  if (!x || x->kind != V_TENSOR || !o || o->kind != V_TENSOR) return fail("input or out is not a tensor");
+  void *src = tensor_data(x), *dst = tensor_data(o);
+  uint32_t count = x->u.t.numel;
+  switch (op) {
+    case OP_QUANTIZE: {
+      const float *f = (const float *)src;
+      float inv = 1.0f / (float)dval(val(a, n, 1));
+      int32_t zp = (int32_t)ival(val(a, n, 2)), lo = (int32_t)ival(val(a, n, 3)),
+              hi = (int32_t)ival(val(a, n, 4));
+      if (o->dtype != ST_CHAR) return fail("quantize: int8 output only on the board");
+      uint32_t blocks = rd32(60) == 0 ? count / 16u * 16u : 0u;
+      int8_t *q = (int8_t *)dst;
+      for (uint32_t i = 0; i < count; i++)
+        q[i] = i < blocks ? k_quantize_mve(f[i], inv, zp, lo, hi)
+                          : (int8_t)k_quantize_scalar(f[i], inv, zp, lo, hi);
+      return 0;
+    }
+    case OP_DEQUANTIZE: {
+      float scale = (float)dval(val(a, n, 1));
+      int32_t zp = (int32_t)ival(val(a, n, 2));
+      if (x->dtype != ST_CHAR) return fail("dequantize: int8 input only on the board");
+      const int8_t *q = (const int8_t *)src;
+      float *f = (float *)dst;
+      for (uint32_t i = 0; i < count; i++) f[i] = (float)(int32_t)((uint32_t)(int32_t)q[i] - (uint32_t)zp) * scale;
+      return 0;
+    }
+    case OP_CONV_NHWC: return run_conv(a, n, 0, 0);
+    case OP_DW_NHWC: return run_conv(a, n, 1, 0);
+    case OP_CONV: return run_conv(a, n, 0, 1);
+    case OP_DW: return run_conv(a, n, 1, 1);
+    case OP_AVG_NHWC: return run_pool(a, n, 0, 0);
+    case OP_AVG: return run_pool(a, n, 0, 1);
+    case OP_MAX_NHWC: return run_pool(a, n, 1, 0);
+    case OP_MAX: return run_pool(a, n, 1, 1);
+    case OP_LINEAR: {
+      const value_rec *w = val(a, n, 1), *b = val(a, n, 2), *ks = val(a, n, 3);
+      if (!w || w->rank != 2) return fail("linear: 2-D weights only");
+      int32_t outs = sizes_of(w)[0], ins = sizes_of(w)[1];
+      uint32_t nm, ns;
+      const int64_t *m = list(val(a, n, 7), &nm), *s = list(val(a, n, 8), &ns);
+      if (ins <= 0 || count % (uint32_t)ins || nm == 0 || nm != ns) return fail("linear: shapes do not fit");
+      k_linear_s8((const int8_t *)src, (int32_t)(count / (uint32_t)ins), ins,
+                  (const int8_t *)tensor_data(w), outs,
+                  b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0,
+                  ks && ks->kind == V_TENSOR ? (const int32_t *)tensor_data(ks) : 0,
+                  (int32_t)ival(val(a, n, 4)), (int32_t)ival(val(a, n, 5)), m, s, (int32_t)nm,
+                  (int32_t)ival(val(a, n, 6)), (int32_t)ival(val(a, n, 10)),
+                  (int32_t)ival(val(a, n, 9)), (int8_t *)dst);
+      return 0;
+    }
+    case OP_SOFTMAX: {
+      int32_t row = x->rank ? sizes_of(x)[x->rank - 1] : 0;
+      if (row <= 0) return fail("softmax: empty rows");
+      for (uint32_t r = 0; r + (uint32_t)row <= count; r += (uint32_t)row)
+        k_softmax_row_s8((const int8_t *)src + r, row, (int32_t)ival(val(a, n, 4)),
+                         (int32_t)ival(val(a, n, 5)), (int32_t)ival(val(a, n, 6)),
+                         (int8_t *)dst + r);
+      return 0;
+    }
+    case OP_TRANSPOSE: {
+      uint32_t np;
+      const int64_t *perm = list(val(a, n, 1), &np);
+      static const uint32_t identity[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+      if (np != x->rank || x->rank > 4) return fail("transpose: permutation does not fit");
+      /* arm_transpose_s8 reads memory with the logical sizes: treat both sides as contiguous */
+      permuted_copy((const uint8_t *)src, sizes_of(x), identity, (uint8_t *)dst, identity, perm,
+                    x->rank, 1);
+      return 0;
+    }
+    case OP_CLONE_DIM_ORDER: {
+      uint32_t elem = o->u.t.numel ? o->u.t.nbytes / o->u.t.numel : 1;
+      if (x->rank != o->rank || x->rank > 8) return fail("_clone_dim_order: ranks differ");
+      permuted_copy((const uint8_t *)src, sizes_of(x), order_of(x), (uint8_t *)dst, order_of(o),
+                    0, x->rank, elem);
+      return 0;
+    }
+    case OP_PAD: {
+      uint32_t npre, npost;
+      const int64_t *pre = list(val(a, n, 1), &npre), *post = list(val(a, n, 2), &npost);
+      int8_t value = (int8_t)ival(val(a, n, 3));
+      uint32_t rank = x->rank;
+      if (rank == 0 || rank > 4 || npre != 4 || npost != 4) return fail("pad: 4 pads per side");
+      int32_t dims[4] = {1, 1, 1, 1}, od[4];
+      const int32_t *s = sizes_of(x);
+      const uint32_t *ord = order_of(x);
+      int nhwc = rank == 4 && (s[1] == 1 || (s[2] == 1 && s[3] == 1) ||
+                               (ord[0] == 0 && ord[1] == 2 && ord[2] == 3 && ord[3] == 1));
+      static const uint32_t to_nhwc[4] = {0, 2, 3, 1};
+      for (uint32_t i = 0; i < rank; i++) dims[4 - rank + i] = nhwc ? s[to_nhwc[4 - rank + i]] : s[i];
+      for (int d = 0; d < 4; d++) od[d] = dims[d] + (int32_t)pre[d] + (int32_t)post[d];
+      int8_t *out = (int8_t *)dst;
+      uint32_t total = (uint32_t)(od[0] * od[1] * od[2] * od[3]);
+      if (total != o->u.t.numel) return fail("pad: out size does not match");
+      memset(out, value, total);
+      const int8_t *in = (const int8_t *)src;
+      uint32_t i = 0;
+      for (int32_t b = 0; b < dims[0]; b++)
+        for (int32_t h = 0; h < dims[1]; h++)
+          for (int32_t w = 0; w < dims[2]; w++)
+            for (int32_t c = 0; c < dims[3]; c++)
+              out[(((b + pre[0]) * od[1] + h + pre[1]) * od[2] + w + pre[2]) * od[3] + c + pre[3]] = in[i++];
+      return 0;
+    }
+    default: return fail("operator not implemented by the board firmware");
+  }
+}
+
+static void send_output(uint32_t instr, const uint32_t *a, uint32_t n) {
+  const value_rec *o = n >= 1 ? val(a, n, n - 1) : 0;
+  if (!o || o->kind != V_TENSOR) o = out_of(a, n);
+  if (!o || o->kind != V_TENSOR) return;
+  uint8_t order[8];
+  for (uint32_t i = 0; i < o->rank && i < 8; i++) order[i] = (uint8_t)order_of(o)[i];
+  etscope_trace_tensor(instr, 0, o->dtype, o->rank, sizes_of(o), order, tensor_data(o), o->u.t.nbytes);
+}
+
+int main(void) {
+  g_board_state = 1;
+  etscope_trace_init(rtt_buffer, RTT_BYTES, ETSCOPE_BLOCK);
+  clock_start();
+  image = (const uint8_t *)IMAGE_BASE;
+  if (memcmp(image, "ETSB", 4) != 0 || rd32(4) != 1u) {
+    etscope_trace_target_info("cortex-m55", TICK_HZ, 0, "forward", 0);
+    etscope_trace_log("error: no board image v1 at 0x60000000");
+    g_board_state = 3;
+    return 1;
+  }
+  uint64_t program_id;
+  memcpy(&program_id, image + 64, 8);
+  uint32_t runs = rd32(52), intermediates = rd32(56) & 1u;
+  n_values = rd32(12);
+  values = (const value_rec *)(image + rd32(16));
+  uint32_t n_instrs = rd32(20);
+  const instr_rec *instrs = (const instr_rec *)(image + rd32(24));
+  uint32_t n_ops = rd32(28);
+  const uint32_t *ops = (const uint32_t *)(image + rd32(32));
+  uint32_t n_arenas = rd32(36);
+  const uint32_t *arena_sizes = (const uint32_t *)(image + rd32(40));
+  uint8_t *next = (uint8_t *)(IMAGE_BASE + ((rd32(8) + 15u) & ~15u));
+  for (uint32_t i = 0; i < n_arenas && i < 255u; i++) {
+    arena_base[i] = next;
+    next += (arena_sizes[i] + 15u) & ~15u;
+  }
+  uint32_t n_inputs = rd32(44);
+  const uint32_t *inputs = (const uint32_t *)(image + rd32(48));
+
+  etscope_trace_target_info(rd32(60) == 0 ? "cortex-m55" : "cortex-m4", TICK_HZ, program_id, "forward", runs);
+  for (uint32_t run = 0; run < runs && !error_text; run++) {
+    for (uint32_t i = 0; i < n_inputs; i++) {
+      const value_rec *v = inputs[3 * i] < n_values ? &values[inputs[3 * i]] : 0;
+      void *d = tensor_data(v);
+      if (d) memcpy(d, image + inputs[3 * i + 1], inputs[3 * i + 2]);
+    }
+    uint64_t start = ticks();
+    etscope_trace_run_start(run, start);
+    for (uint32_t k = 0; k < n_instrs; k++) {
+      const instr_rec *ins = &instrs[k];
+      const uint32_t *args = (const uint32_t *)(image + ins->args_off);
+      uint32_t op = ins->op < n_ops ? ops[ins->op] : 0u;
+      uint64_t t0 = ticks();
+      int rc = run_instruction(op, args, ins->nargs);
+      uint64_t t1 = ticks();
+      if (rc != 0) break;
+      etscope_trace_op(k, 0, t0, t1);
+      if (intermediates) send_output(k, args, ins->nargs);
+    }
+    if (error_text) break;
+    etscope_trace_run_end(run, ticks());
+  }
+  if (error_text) {
+    etscope_trace_log(error_text);
+    g_board_state = 3;
+    return 1;
+  }
+  g_board_state = 2;
+  return 0;
+}

@@ -1,0 +1,518 @@
+//! The board image: a program's values, kernel calls, constants and memory plan in the flat
+//! little-endian form the emulated board's firmware (`board/firmware`) interprets. The firmware
+//! works like ExecuTorch's runtime: a value table, instructions naming operators and argument
+//! values, planned tensors at their arena offsets. Constants and inputs are copied into the
+//! image; intermediate tensors live in arenas the firmware allocates from the plan's sizes.
+//!
+//! Layout (version 1; every offset is from the image start, every record 4-byte aligned):
+//!
+//! | offset | field |
+//! |---|---|
+//! | 0 | magic `ETSB`, u32 version, u32 total length |
+//! | 12 | u32 value count, u32 values offset (32-byte [`ValueKind`] records) |
+//! | 20 | u32 instruction count, u32 offset (12-byte records: op index, argument count, arguments offset) |
+//! | 28 | u32 operator count, u32 offset (u32 [`OpCode`] per operator) |
+//! | 36 | u32 arena count, u32 offset (u32 size per arena; arena 0 is ExecuTorch's unused one) |
+//! | 44 | u32 input count, u32 offset (12-byte records: value, data offset, byte count) |
+//! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs), u32 target (0 = Helium core, 1 = scalar core) |
+//! | 64 | u64 program identity ([`crate::identity::program_fingerprint`]) |
+//! | 72 | u32 total arena bytes, then zero padding to 96 |
+//!
+//! A value record: u8 kind, u8 scalar type, u8 rank, u8 memory (0 = constant in the image,
+//! 1..=254 = arena, 255 = none), u32 offset (tensor data; list: count), then for scalars an
+//! i64/f64 at 8, for tensors u32 byte count at 8, u32 sizes offset at 12 (i32 each), u32
+//! dim-order offset at 16 (u32 each), u32 element count at 20; for int lists u32 items offset at
+//! 12 (i64 each).
+
+use thiserror::Error;
+
+use crate::identity::program_fingerprint;
+use crate::pte::{EValue, Instruction, Program};
+use crate::tensor::TensorData;
+
+/// Image format version the firmware checks.
+pub const BOARD_IMAGE_VERSION: u32 = 1;
+const HEADER_BYTES: usize = 96;
+const VALUE_BYTES: usize = 32;
+/// Largest image (and arena total) the emulated board holds: its DDR window minus firmware use.
+pub const MAX_BOARD_BYTES: usize = 256 << 20;
+
+/// Operators the firmware implements, with the code the image stores for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum OpCode {
+    Quantize = 1,
+    Dequantize = 2,
+    ConvNhwc = 3,
+    DepthwiseNhwc = 4,
+    Conv = 5,
+    Depthwise = 6,
+    Linear = 7,
+    AvgPoolNhwc = 8,
+    AvgPool = 9,
+    MaxPoolNhwc = 10,
+    MaxPool = 11,
+    Softmax = 12,
+    Transpose = 13,
+    Pad = 14,
+    CloneDimOrder = 15,
+}
+
+impl OpCode {
+    /// The firmware's operator for a qualified operator name (`cortex_m::pad.out`).
+    pub fn of(name: &str) -> Option<OpCode> {
+        use OpCode::*;
+        Some(match name {
+            "cortex_m::quantize_per_tensor.out" => Quantize,
+            "cortex_m::dequantize_per_tensor.out" => Dequantize,
+            "cortex_m::quantized_conv2d_nhwc.out" => ConvNhwc,
+            "cortex_m::quantized_depthwise_conv2d_nhwc.out" => DepthwiseNhwc,
+            "cortex_m::quantized_conv2d.out" => Conv,
+            "cortex_m::quantized_depthwise_conv2d.out" => Depthwise,
+            "cortex_m::quantized_linear.out" => Linear,
+            "cortex_m::quantized_avg_pool2d_nhwc.out" => AvgPoolNhwc,
+            "cortex_m::quantized_avg_pool2d.out" => AvgPool,
+            "cortex_m::quantized_max_pool2d_nhwc.out" => MaxPoolNhwc,
+            "cortex_m::quantized_max_pool2d.out" => MaxPool,
+            "cortex_m::softmax.out" => Softmax,
+            "cortex_m::transpose.out" => Transpose,
+            "cortex_m::pad.out" => Pad,
+            "dim_order_ops::_clone_dim_order.out" => CloneDimOrder,
+            _ => return None,
+        })
+    }
+
+    /// Every operator name the firmware runs (for messages and docs).
+    pub fn supported() -> &'static [&'static str] {
+        &[
+            "cortex_m::quantize_per_tensor.out",
+            "cortex_m::dequantize_per_tensor.out",
+            "cortex_m::quantized_conv2d[_nhwc].out",
+            "cortex_m::quantized_depthwise_conv2d[_nhwc].out",
+            "cortex_m::quantized_linear.out",
+            "cortex_m::quantized_avg_pool2d[_nhwc].out",
+            "cortex_m::quantized_max_pool2d[_nhwc].out",
+            "cortex_m::softmax.out",
+            "cortex_m::transpose.out",
+            "cortex_m::pad.out",
+            "dim_order_ops::_clone_dim_order.out",
+        ]
+    }
+}
+
+/// Value kinds in the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ValueKind {
+    None = 0,
+    Int = 1,
+    Double = 2,
+    Bool = 3,
+    IntList = 4,
+    Tensor = 5,
+    /// A kind no supported kernel reads (strings, tensor lists); present so indices line up.
+    Other = 6,
+}
+
+/// Why a program cannot become a board image.
+#[derive(Debug, Error)]
+pub enum BoardImageError {
+    #[error("instruction {instruction} calls {op}, which the board firmware does not implement (it runs: {})", OpCode::supported().join(", "))]
+    Unsupported { instruction: usize, op: String },
+    #[error("instruction {instruction} is a {kind}; the board firmware runs kernel calls only")]
+    NotAKernelCall {
+        instruction: usize,
+        kind: &'static str,
+    },
+    #[error("value {value}: {detail}")]
+    Value { value: usize, detail: String },
+    #[error("input {index}: {detail}")]
+    Input { index: usize, detail: String },
+    #[error("the program has no plan {0}")]
+    NoPlan(usize),
+    #[error("the image would take {0} bytes, more than the board's {MAX_BOARD_BYTES}")]
+    TooLarge(usize),
+}
+
+/// What to put into an image besides the program.
+#[derive(Debug, Clone, Default)]
+pub struct BoardOptions {
+    /// Inferences the firmware runs.
+    pub runs: u32,
+    /// Send every instruction's output tensor.
+    pub intermediates: bool,
+    /// Scalar (no-Helium) arithmetic, as on a Cortex-M4.
+    pub scalar_core: bool,
+}
+
+/// A built image and what it holds.
+#[derive(Debug, Clone)]
+pub struct BoardImage {
+    pub bytes: Vec<u8>,
+    pub instructions: usize,
+    pub arena_bytes: usize,
+}
+
+struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    fn align(&mut self, to: usize) {
+        while self.buf.len() % to != 0 {
+            self.buf.push(0);
+        }
+    }
+    fn append(&mut self, data: &[u8], align: usize) -> Result<u32, BoardImageError> {
+        self.align(align);
+        let at = self.buf.len();
+        self.buf.extend_from_slice(data);
+        if self.buf.len() > MAX_BOARD_BYTES {
+            return Err(BoardImageError::TooLarge(self.buf.len()));
+        }
+        Ok(at as u32)
+    }
+    fn put_u32(&mut self, at: usize, v: u32) {
+        self.buf[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn le_u32s(items: impl IntoIterator<Item = u32>) -> Vec<u8> {
+    items.into_iter().flat_map(u32::to_le_bytes).collect()
+}
+
+/// Bytes of `data` (row-major over `shape`) rearranged into the memory order `dim_order`.
+fn to_storage_order(data: &[u8], elem: usize, shape: &[usize], dim_order: &[usize]) -> Vec<u8> {
+    let rank = shape.len();
+    if dim_order.iter().enumerate().all(|(i, &d)| i == d) || elem == 0 {
+        return data.to_vec();
+    }
+    let mut logical_strides = vec![1usize; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        logical_strides[d] = logical_strides[d + 1] * shape[d + 1];
+    }
+    let mem_shape: Vec<usize> = dim_order.iter().map(|&d| shape[d]).collect();
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n * elem);
+    let mut idx = vec![0usize; rank];
+    for _ in 0..n {
+        let src: usize = (0..rank)
+            .map(|m| idx[m] * logical_strides[dim_order[m]])
+            .sum();
+        out.extend_from_slice(&data[src * elem..(src + 1) * elem]);
+        for m in (0..rank).rev() {
+            idx[m] += 1;
+            if idx[m] < mem_shape[m] {
+                break;
+            }
+            idx[m] = 0;
+        }
+    }
+    out
+}
+
+/// Builds the image of plan `plan_index` with `inputs` (one per plan input, logical row-major).
+pub fn build(
+    program: &Program,
+    plan_index: usize,
+    inputs: &[TensorData],
+    options: &BoardOptions,
+) -> Result<BoardImage, BoardImageError> {
+    let plan = program
+        .plans
+        .get(plan_index)
+        .ok_or(BoardImageError::NoPlan(plan_index))?;
+    let instructions = plan.main_instructions();
+    let mut ops = Vec::with_capacity(plan.operators.len());
+    for op in &plan.operators {
+        ops.push(OpCode::of(&op.qualified()).map_or(0, |c| c as u32));
+    }
+    for (i, ins) in instructions.iter().enumerate() {
+        match ins {
+            Instruction::KernelCall { op_index, .. } => {
+                if ops.get(*op_index).copied().unwrap_or(0) == 0 {
+                    let op = plan
+                        .operators
+                        .get(*op_index)
+                        .map_or_else(|| format!("operator #{op_index}"), |o| o.qualified());
+                    return Err(BoardImageError::Unsupported { instruction: i, op });
+                }
+            }
+            other => {
+                return Err(BoardImageError::NotAKernelCall {
+                    instruction: i,
+                    kind: other.kind(),
+                })
+            }
+        }
+    }
+    let mut w = Writer {
+        buf: vec![0u8; HEADER_BYTES],
+    };
+    w.buf[0..4].copy_from_slice(b"ETSB");
+    w.put_u32(4, BOARD_IMAGE_VERSION);
+
+    // values: the table first (fixed size), then the data each record points at
+    let values_at = w.append(&vec![0u8; plan.values.len() * VALUE_BYTES], 8)? as usize;
+    let mut records = vec![[0u8; VALUE_BYTES]; plan.values.len()];
+    for (vi, v) in plan.values.iter().enumerate() {
+        let rec = &mut records[vi];
+        let verr = |detail: String| BoardImageError::Value { value: vi, detail };
+        match v {
+            EValue::Unset | EValue::Null => rec[0] = ValueKind::None as u8,
+            EValue::Int(i) => {
+                rec[0] = ValueKind::Int as u8;
+                rec[8..16].copy_from_slice(&i.to_le_bytes());
+            }
+            EValue::Bool(b) => {
+                rec[0] = ValueKind::Bool as u8;
+                rec[8..16].copy_from_slice(&i64::from(*b).to_le_bytes());
+            }
+            EValue::Double(d) => {
+                rec[0] = ValueKind::Double as u8;
+                rec[8..16].copy_from_slice(&d.to_le_bytes());
+            }
+            EValue::IntList(items) => {
+                let resolved: Vec<u8> = items
+                    .iter()
+                    .map(|&i| match plan.values.get(i as usize) {
+                        Some(EValue::Int(x)) => Ok(*x),
+                        _ => Err(verr(format!("int list item {i} is not an int value"))),
+                    })
+                    .collect::<Result<Vec<i64>, _>>()?
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
+                let at = w.append(&resolved, 8)?;
+                rec[0] = ValueKind::IntList as u8;
+                rec[4..8].copy_from_slice(&(items.len() as u32).to_le_bytes());
+                rec[12..16].copy_from_slice(&at.to_le_bytes());
+            }
+            EValue::Tensor(t) => {
+                let rank = t.sizes.len();
+                if rank > 8 {
+                    return Err(verr(format!("rank {rank} (the firmware takes ≤ 8)")));
+                }
+                let nbytes =
+                    u32::try_from(t.nbytes).map_err(|_| verr(format!("{} bytes", t.nbytes)))?;
+                let sizes = t
+                    .sizes
+                    .iter()
+                    .flat_map(|s| s.to_le_bytes())
+                    .collect::<Vec<_>>();
+                let order: Vec<u32> = if t.dim_order.is_empty() {
+                    (0..rank as u32).collect()
+                } else {
+                    t.dim_order.iter().map(|&d| u32::from(d)).collect()
+                };
+                let sizes_at = w.append(&sizes, 4)?;
+                let order_at = w.append(&le_u32s(order), 4)?;
+                rec[0] = ValueKind::Tensor as u8;
+                rec[1] = t.scalar_type.code() as u8;
+                rec[2] = rank as u8;
+                rec[8..12].copy_from_slice(&nbytes.to_le_bytes());
+                rec[12..16].copy_from_slice(&sizes_at.to_le_bytes());
+                rec[16..20].copy_from_slice(&order_at.to_le_bytes());
+                rec[20..24].copy_from_slice(&(t.numel as u32).to_le_bytes());
+                if t.is_constant() {
+                    let data = program
+                        .constant_bytes(t)
+                        .map_err(|e| verr(format!("constant data: {e}")))?;
+                    let at = w.append(data, 16)?;
+                    rec[3] = 0;
+                    rec[4..8].copy_from_slice(&at.to_le_bytes());
+                } else if let Some(a) = &t.allocation {
+                    let arena = u8::try_from(a.memory_id)
+                        .ok()
+                        .filter(|&m| m != 0 && m != 255)
+                        .ok_or_else(|| verr(format!("memory id {}", a.memory_id)))?;
+                    let offset = u32::try_from(a.offset)
+                        .map_err(|_| verr(format!("arena offset {}", a.offset)))?;
+                    let size = plan
+                        .non_const_buffer_sizes
+                        .get(usize::from(arena))
+                        .copied()
+                        .unwrap_or(0);
+                    if u64::from(offset) + u64::from(nbytes) > size.max(0) as u64 {
+                        return Err(verr(format!(
+                            "{nbytes} bytes at offset {offset} overrun arena {arena} of {size} bytes"
+                        )));
+                    }
+                    rec[3] = arena;
+                    rec[4..8].copy_from_slice(&offset.to_le_bytes());
+                } else if t.nbytes == 0 {
+                    rec[3] = 255;
+                } else {
+                    return Err(verr(
+                        "a tensor with data but no planned memory (dynamic or unplanned)".into(),
+                    ));
+                }
+            }
+            EValue::String(_)
+            | EValue::DoubleList(_)
+            | EValue::BoolList(_)
+            | EValue::TensorList(_)
+            | EValue::OptionalTensorList(_) => rec[0] = ValueKind::Other as u8,
+        }
+    }
+    for (vi, rec) in records.iter().enumerate() {
+        let at = values_at + vi * VALUE_BYTES;
+        w.buf[at..at + VALUE_BYTES].copy_from_slice(rec);
+    }
+
+    // instructions
+    let mut table = Vec::with_capacity(instructions.len() * 12);
+    for ins in instructions {
+        if let Instruction::KernelCall { op_index, args } = ins {
+            let args_at = w.append(&le_u32s(args.iter().map(|&a| a as u32)), 4)?;
+            table.extend(le_u32s([*op_index as u32, args.len() as u32, args_at]));
+        }
+    }
+    let instrs_at = w.append(&table, 4)?;
+    let ops_at = w.append(&le_u32s(ops.iter().copied()), 4)?;
+    let arenas: Vec<u32> = plan
+        .non_const_buffer_sizes
+        .iter()
+        .map(|&s| u32::try_from(s.max(0)).map_err(|_| BoardImageError::TooLarge(s as usize)))
+        .collect::<Result<_, _>>()?;
+    let arena_total = arenas
+        .iter()
+        .try_fold(0usize, |acc, &s| {
+            acc.checked_add((s as usize + 15) / 16 * 16)
+        })
+        .filter(|&t| t <= MAX_BOARD_BYTES)
+        .ok_or(BoardImageError::TooLarge(usize::MAX))?;
+    let arenas_at = w.append(&le_u32s(arenas.iter().copied()), 4)?;
+
+    // inputs, in storage order
+    if inputs.len() != plan.inputs.len() {
+        return Err(BoardImageError::Input {
+            index: inputs.len(),
+            detail: format!(
+                "the plan takes {} inputs, got {}",
+                plan.inputs.len(),
+                inputs.len()
+            ),
+        });
+    }
+    let mut input_table = Vec::new();
+    for (k, (data, &vi)) in inputs.iter().zip(&plan.inputs).enumerate() {
+        let ierr = |detail: String| BoardImageError::Input { index: k, detail };
+        let t = plan
+            .tensor(vi)
+            .ok_or_else(|| ierr(format!("value {vi} is not a tensor")))?;
+        let want: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
+        if data.shape != want || data.dtype != t.scalar_type {
+            return Err(ierr(format!(
+                "{:?} {} given, the program takes {:?} {}",
+                data.shape,
+                data.dtype.name(),
+                want,
+                t.scalar_type.name()
+            )));
+        }
+        let elem = t.scalar_type.element_size().unwrap_or(1);
+        let order: Vec<usize> = if t.dim_order.is_empty() {
+            (0..want.len()).collect()
+        } else {
+            t.dim_order.iter().map(|&d| usize::from(d)).collect()
+        };
+        if data.bytes.len() as u64 != t.nbytes || order.len() != want.len() {
+            return Err(ierr(format!(
+                "{} bytes given, the tensor holds {}",
+                data.bytes.len(),
+                t.nbytes
+            )));
+        }
+        let stored = to_storage_order(&data.bytes, elem, &want, &order);
+        let at = w.append(&stored, 16)?;
+        input_table.extend(le_u32s([vi as u32, at, stored.len() as u32]));
+    }
+    let inputs_at = w.append(&input_table, 4)?;
+    if !(1..=u32::MAX).contains(&options.runs) {
+        return Err(BoardImageError::Input {
+            index: 0,
+            detail: "at least one run".into(),
+        });
+    }
+    w.align(16);
+    let total = w.buf.len();
+    w.put_u32(8, total as u32);
+    w.put_u32(12, plan.values.len() as u32);
+    w.put_u32(16, values_at as u32);
+    w.put_u32(20, instructions.len() as u32);
+    w.put_u32(24, instrs_at);
+    w.put_u32(28, ops.len() as u32);
+    w.put_u32(32, ops_at);
+    w.put_u32(36, arenas.len() as u32);
+    w.put_u32(40, arenas_at);
+    w.put_u32(44, inputs.len() as u32);
+    w.put_u32(48, inputs_at);
+    w.put_u32(52, options.runs);
+    w.put_u32(56, u32::from(options.intermediates));
+    w.put_u32(60, u32::from(options.scalar_core));
+    w.buf[64..72].copy_from_slice(&program_fingerprint(program.bytes()).to_le_bytes());
+    w.put_u32(72, arena_total as u32);
+    Ok(BoardImage {
+        bytes: w.buf,
+        instructions: instructions.len(),
+        arena_bytes: arena_total,
+    })
+}
+
+/// Whether every instruction of plan `plan_index` is one the firmware runs (the reason if not).
+pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), BoardImageError> {
+    let plan = program
+        .plans
+        .get(plan_index)
+        .ok_or(BoardImageError::NoPlan(plan_index))?;
+    for (i, ins) in plan.main_instructions().iter().enumerate() {
+        match ins {
+            Instruction::KernelCall { op_index, .. } => {
+                let op = plan
+                    .operators
+                    .get(*op_index)
+                    .map_or_else(|| format!("operator #{op_index}"), |o| o.qualified());
+                if OpCode::of(&op).is_none() {
+                    return Err(BoardImageError::Unsupported { instruction: i, op });
+                }
+            }
+            other => {
+                return Err(BoardImageError::NotAKernelCall {
+                    instruction: i,
+                    kind: other.kind(),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The zero input of every plan input (when the user gives none).
+pub fn zero_inputs(program: &Program, plan_index: usize) -> Vec<TensorData> {
+    let Some(plan) = program.plans.get(plan_index) else {
+        return Vec::new();
+    };
+    plan.inputs
+        .iter()
+        .filter_map(|&vi| plan.tensor(vi))
+        .map(|t| TensorData {
+            dtype: t.scalar_type,
+            shape: t.sizes.iter().map(|&s| s.max(0) as usize).collect(),
+            bytes: vec![0; t.nbytes as usize],
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_order_moves_channels_last() {
+        // [1, 2, 1, 2] logical NCHW → NHWC memory
+        let data = [0u8, 1, 2, 3];
+        let out = to_storage_order(&data, 1, &[1, 2, 1, 2], &[0, 2, 3, 1]);
+        assert_eq!(out, vec![0, 2, 1, 3]);
+    }
+}
