@@ -63,6 +63,16 @@ fn cache_root() -> PathBuf {
     }
 }
 
+/// A name part no other build or board of this or another process uses at the same time.
+fn unique_suffix() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
 fn sources_hash() -> u64 {
     let mut all = Vec::new();
     for (name, text) in SOURCES {
@@ -79,21 +89,25 @@ pub fn firmware() -> Result<PathBuf> {
     if elf.is_file() {
         return Ok(elf);
     }
+    // Build in a directory of our own and rename the result into place, so concurrent builds
+    // (parallel tests, two windows) never see each other's half-written files.
+    let build = dir.join(format!("build-{}", unique_suffix()));
     for (name, text) in SOURCES {
-        let p = dir.join(name);
+        let p = build.join(name);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("{}: cannot create", parent.display()))?;
         }
         std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))?;
     }
-    let tmp = dir.join("firmware.elf.partial");
+    let tmp = build.join("firmware.elf");
     let out = Command::new("bash")
-        .arg(dir.join("build.sh"))
+        .arg(build.join("build.sh"))
         .arg(&tmp)
         .output()
         .context("cannot run bash to build the board firmware")?;
     if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&build);
         let stderr = String::from_utf8_lossy(&out.stderr);
         if stderr.contains("arm-none-eabi-gcc: command not found")
             || stderr.contains("arm-none-eabi-gcc: No such file")
@@ -106,6 +120,7 @@ pub fn firmware() -> Result<PathBuf> {
         );
     }
     std::fs::rename(&tmp, &elf).with_context(|| format!("{}: cannot write", elf.display()))?;
+    let _ = std::fs::remove_dir_all(&build);
     Ok(elf)
 }
 
@@ -120,11 +135,7 @@ pub struct Qemu {
 impl Qemu {
     /// Starts QEMU halted (`-S`) with `elf` and `image` and waits for its GDB socket.
     pub fn start(elf: &Path, image: &[u8]) -> Result<Qemu> {
-        let workdir = std::env::temp_dir().join(format!(
-            "etscope-board-{}-{}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos() ^ (image.len() as u128)
-        ));
+        let workdir = std::env::temp_dir().join(format!("etscope-board-{}", unique_suffix()));
         std::fs::create_dir_all(&workdir)
             .with_context(|| format!("{}: cannot create", workdir.display()))?;
         let image_path = workdir.join("image.bin");
@@ -202,6 +213,14 @@ impl Qemu {
             .with_context(|| format!("{}: cannot read", self.elf.display()))?;
         symbol_address(&elf, "_SEGGER_RTT")
             .with_context(|| format!("{}: no _SEGGER_RTT symbol", self.elf.display()))
+    }
+}
+
+impl Qemu {
+    /// Stops the emulator at once (the transport then sees its connection close).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -331,9 +331,14 @@ static void send_output(uint32_t instr, const uint32_t *a, uint32_t n) {
 
 int main(void) {
   g_board_state = 1;
-  etscope_trace_init(rtt_buffer, RTT_BYTES, ETSCOPE_BLOCK);
-  clock_start();
   image = (const uint8_t *)IMAGE_BASE;
+  /* image flags: bit 1 = drop frames when the ring is full (else block), bits 16..31 = ring
+   * size in KiB (0 = all of it) */
+  uint32_t flags = memcmp(image, "ETSB", 4) == 0 ? rd32(56) : 0u;
+  uint32_t ring = (flags >> 16) * 1024u;
+  if (ring == 0u || ring > RTT_BYTES) ring = RTT_BYTES;
+  etscope_trace_init(rtt_buffer, ring, (flags & 2u) ? ETSCOPE_DROP : ETSCOPE_BLOCK);
+  clock_start();
   if (memcmp(image, "ETSB", 4) != 0 || rd32(4) != 1u) {
     etscope_trace_target_info("cortex-m55", TICK_HZ, 0, "forward", 0);
     etscope_trace_log("error: no board image v1 at 0x60000000");

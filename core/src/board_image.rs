@@ -14,7 +14,7 @@
 //! | 28 | u32 operator count, u32 offset (u32 [`OpCode`] per operator) |
 //! | 36 | u32 arena count, u32 offset (u32 size per arena; arena 0 is ExecuTorch's unused one) |
 //! | 44 | u32 input count, u32 offset (12-byte records: value, data offset, byte count) |
-//! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs), u32 target (0 = Helium core, 1 = scalar core) |
+//! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs; bit 1: drop frames when the RTT ring is full; bits 16..31: ring size in KiB, 0 = all), u32 target (0 = Helium core, 1 = scalar core) |
 //! | 64 | u64 program identity ([`crate::identity::program_fingerprint`]) |
 //! | 72 | u32 total arena bytes, then zero padding to 96 |
 //!
@@ -143,6 +143,10 @@ pub struct BoardOptions {
     pub intermediates: bool,
     /// Scalar (no-Helium) arithmetic, as on a Cortex-M4.
     pub scalar_core: bool,
+    /// Drop frames when the RTT ring is full instead of waiting for the host.
+    pub drop_when_full: bool,
+    /// RTT ring size in KiB (0: the firmware's whole 64 KiB buffer).
+    pub ring_kib: u16,
 }
 
 /// A built image and what it holds.
@@ -159,7 +163,7 @@ struct Writer {
 
 impl Writer {
     fn align(&mut self, to: usize) {
-        while self.buf.len() % to != 0 {
+        while !self.buf.len().is_multiple_of(to) {
             self.buf.push(0);
         }
     }
@@ -378,7 +382,7 @@ pub fn build(
     let arena_total = arenas
         .iter()
         .try_fold(0usize, |acc, &s| {
-            acc.checked_add((s as usize + 15) / 16 * 16)
+            acc.checked_add((s as usize).div_ceil(16) * 16)
         })
         .filter(|&t| t <= MAX_BOARD_BYTES)
         .ok_or(BoardImageError::TooLarge(usize::MAX))?;
@@ -449,7 +453,12 @@ pub fn build(
     w.put_u32(44, inputs.len() as u32);
     w.put_u32(48, inputs_at);
     w.put_u32(52, options.runs);
-    w.put_u32(56, u32::from(options.intermediates));
+    w.put_u32(
+        56,
+        u32::from(options.intermediates)
+            | u32::from(options.drop_when_full) << 1
+            | u32::from(options.ring_kib) << 16,
+    );
     w.put_u32(60, u32::from(options.scalar_core));
     w.buf[64..72].copy_from_slice(&program_fingerprint(program.bytes()).to_le_bytes());
     w.put_u32(72, arena_total as u32);

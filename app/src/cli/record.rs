@@ -202,6 +202,7 @@ fn summary(out: &Path, saved: &SavedCapture, elapsed: Duration, as_json: bool) -
 }
 
 /// Records from `source` into `out` (raw stream first, ETDump at the end).
+#[allow(clippy::too_many_arguments)]
 fn capture(
     mut source: TargetSource,
     program: &Program,
@@ -251,7 +252,6 @@ fn capture(
 }
 
 /// `etscope record` / `etscope profile --live`.
-#[allow(clippy::too_many_arguments)]
 pub fn record(
     pte: &Path,
     args: &TargetArgs,
@@ -297,6 +297,7 @@ pub fn image_of(
         runs,
         intermediates,
         scalar_core: target == etscope_core::runtime::Target::CortexMScalar,
+        ..BoardOptions::default()
     };
     let image = board_image::build(program, 0, &board_inputs(program, input)?, &options)
         .with_context(|| format!("{}: cannot run on the emulated board", pte.display()))?;
@@ -319,7 +320,6 @@ pub fn board_export(
 }
 
 /// `etscope board run`.
-#[allow(clippy::too_many_arguments)]
 pub fn board_run(
     pte: &Path,
     input: Option<&Path>,

@@ -199,6 +199,17 @@ impl GdbRemote {
         }
     }
 
+    /// Runs a server monitor command (`qRcmd`, e.g. QEMU's `system_reset`); returns its output.
+    pub fn monitor(&mut self, command: &str) -> Result<String, TransportError> {
+        let mut pkt = b"qRcmd,".to_vec();
+        for b in command.bytes() {
+            pkt.extend_from_slice(format!("{b:02x}").as_bytes());
+        }
+        let reply = self.command(&pkt)?;
+        self.check_reply(&reply, &format!("monitor {command:?}"))?;
+        Ok(String::from_utf8_lossy(&reply).into_owned())
+    }
+
     /// Ends the session and the emulator (`k`); errors are ignored (the server may be gone).
     pub fn kill(&mut self) {
         let _ = self.halt();
