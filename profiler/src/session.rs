@@ -283,6 +283,7 @@ pub fn rebuild(bytes: &[u8], program: &Program, pte: &str) -> Result<SavedCaptur
             all.add(f);
         }
     }
+    decoder.finish();
     let expected = program_fingerprint(program.bytes());
     if let Some(t) = all.target() {
         if t.program_id != 0 && t.program_id != expected {

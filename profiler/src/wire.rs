@@ -392,6 +392,12 @@ impl WireDecoder {
         std::mem::take(&mut self.errors)
     }
 
+    /// Call at the end of a stream: bytes still held (a torn last frame) count as lost.
+    pub fn finish(&mut self) {
+        let left = self.buffered();
+        self.skip(left);
+    }
+
     fn skip(&mut self, n: usize) {
         self.start += n;
         self.stats.lost_bytes += n as u64;
