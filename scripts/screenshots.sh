@@ -43,3 +43,8 @@ shot default_flow "$ds/model_int8_cortex_m55_default.pte" "$ds/model_int8_cortex
 if [ -f "$ref/stress_large/model_fp32.pte" ]; then
   shot stress_large "$ref/stress_large/model_fp32.pte" --view graph
 fi
+# the Live tab streaming 20 inferences from the emulated board (needs qemu-system-arm and
+# arm-none-eabi-gcc); the capture lands in the current directory
+if command -v qemu-system-arm >/dev/null && command -v arm-none-eabi-gcc >/dev/null; then
+  (cd "${TMPDIR:-/tmp}" && shot live "$root/assets/ds_cnn_kws/model_int8_cortex_m55.pte" "$root/assets/ds_cnn_kws/model_int8_cortex_m55.etrecord" "$root/assets/ds_cnn_kws/input.npy" --live-board 20)
+fi

@@ -372,6 +372,21 @@ impl Document {
         Ok(())
     }
 
+    /// Replaces the document's ETDump with a live capture's current window (already checked
+    /// and profiled by the capture's worker), with its debug buffer and resolved tensors.
+    pub fn set_live_capture(
+        &mut self,
+        dump: ETDump,
+        prof: Profile,
+        debug_buffer: Vec<u8>,
+        captured: Vec<CapturedTensor>,
+    ) {
+        self.profile = Some(prof);
+        self.etdump = Some(dump);
+        self.debug_buffer = (!debug_buffer.is_empty()).then_some(debug_buffer);
+        self.captured = captured;
+    }
+
     fn resolve_captured(&mut self, name: &str) -> Result<(), OpenError> {
         if let (Some(d), Some(buf)) = (&self.etdump, &self.debug_buffer) {
             self.captured = captured_tensors(d, buf).map_err(|source| OpenError::Read {

@@ -43,6 +43,10 @@ pub struct Cli {
     /// Save a screenshot of the window to this PNG once loaded, then quit.
     #[arg(long)]
     pub screenshot: Option<PathBuf>,
+    /// Open the Live tab and stream this many inferences of the program from the emulated board
+    /// (QEMU Cortex-M55).
+    #[arg(long, value_name = "RUNS")]
+    pub live_board: Option<u32>,
 }
 
 /// What the command line asks for.
@@ -63,6 +67,7 @@ impl Cli {
                 select: self.select,
                 side_by_side: self.side_by_side,
                 screenshot: self.screenshot,
+                live_board: self.live_board,
             }),
         }
     }

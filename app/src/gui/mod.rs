@@ -2,6 +2,8 @@
 //! profile table / timeline / heat overlay, memory map, tensors and exports. State that persists
 //! lives in [`settings::Settings`]; user actions become [`Command`]s applied after drawing.
 
+pub mod live;
+pub mod live_tab;
 pub mod loader;
 mod panels;
 pub mod settings;
@@ -27,6 +29,7 @@ pub enum Tab {
     Timeline,
     Memory,
     Diff,
+    Live,
 }
 
 impl Tab {
@@ -38,6 +41,7 @@ impl Tab {
             "timeline" => Some(Tab::Timeline),
             "memory" => Some(Tab::Memory),
             "diff" => Some(Tab::Diff),
+            "live" => Some(Tab::Live),
             _ => None,
         }
     }
@@ -171,6 +175,8 @@ pub struct StartOptions {
     pub side_by_side: Option<String>,
     /// Save a screenshot of the window here once loading is done, then quit.
     pub screenshot: Option<PathBuf>,
+    /// Start a live session on the emulated board with this many inferences once loaded.
+    pub live_board: Option<u32>,
 }
 
 /// What a comparison's worker sends back.
@@ -200,6 +206,9 @@ pub struct EtscopeApp {
     pub job: Option<LoadJob>,
     /// A comparison running on a worker thread.
     pub diff_job: Option<DiffJob>,
+    /// The live capture (Live tab) and the document it feeds.
+    pub live: Option<(usize, live::LiveSession)>,
+    pub live_form: live_tab::LiveForm,
     pub messages: Vec<String>,
     pub commands: Vec<Command>,
     start: StartOptions,
@@ -232,6 +241,8 @@ impl EtscopeApp {
             tab: start.tab.unwrap_or(Tab::Graph),
             job: None,
             diff_job: None,
+            live: None,
+            live_form: live_tab::LiveForm::default(),
             messages: Vec::new(),
             commands: Vec::new(),
             start_applied: false,
@@ -288,7 +299,7 @@ impl EtscopeApp {
     }
 
     /// Applies command-line view options once the first documents are in.
-    fn apply_start(&mut self) {
+    fn apply_start(&mut self, ctx: &egui::Context) {
         if self.start_applied || self.job.is_some() {
             return;
         }
@@ -334,6 +345,14 @@ impl EtscopeApp {
                 self.messages.push(e);
             }
         }
+        if let Some(runs) = self.start.live_board {
+            self.live_form.kind = live_tab::TargetKind::Board;
+            self.live_form.runs = runs.max(1);
+            self.tab = Tab::Live;
+            if let Err(e) = live_tab::start(self, ctx) {
+                self.messages.push(e);
+            }
+        }
         if self.start.screenshot.is_some() {
             self.screenshot_state = ScreenshotState::Waiting(12);
         }
@@ -376,6 +395,16 @@ impl EtscopeApp {
                 }
                 Command::CloseDocument(i) => {
                     if i < self.docs.len() {
+                        if let Some((d, session)) = &mut self.live {
+                            match (*d).cmp(&i) {
+                                std::cmp::Ordering::Equal => {
+                                    session.stop();
+                                    self.live = None;
+                                }
+                                std::cmp::Ordering::Greater => *d -= 1,
+                                std::cmp::Ordering::Less => {}
+                            }
+                        }
                         self.docs.remove(i);
                         self.active = self.active.min(self.docs.len().saturating_sub(1));
                     }
@@ -421,8 +450,8 @@ impl EtscopeApp {
             }
         }
         if let ScreenshotState::Waiting(n) = self.screenshot_state {
-            if self.diff_job.is_some() {
-                // a comparison is still running: the picture waits for it
+            if self.diff_job.is_some() || self.live.as_ref().is_some_and(|(_, l)| l.running()) {
+                // a comparison or a live capture is still running: the picture waits for it
                 ctx.request_repaint();
             } else if n == 0 {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));
@@ -574,7 +603,8 @@ impl EtscopeApp {
         let ctx = ui.ctx().clone();
         self.poll_job();
         self.poll_diff();
-        self.apply_start();
+        live_tab::poll(self);
+        self.apply_start(&ctx);
         self.handle_dropped_files(&ctx);
         panels::draw(self, ui);
         self.apply_commands(&ctx);

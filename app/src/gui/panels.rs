@@ -229,6 +229,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             (Tab::Timeline, "Timeline"),
             (Tab::Memory, "Memory"),
             (Tab::Diff, "Diff"),
+            (Tab::Live, "Live"),
         ] {
             ui.selectable_value(&mut app.tab, tab, label);
         }
@@ -500,6 +501,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         Tab::Memory => memory_tab(dv, ui),
         Tab::Diff => diff_tab(app, ui),
+        Tab::Live => super::live_tab::ui(app, ui),
     }
 }
 

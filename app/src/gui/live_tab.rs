@@ -1,0 +1,336 @@
+//! The Live tab: choose a target (emulated board, GDB server, debug probe), start, pause, stop;
+//! throughput, frames, losses and runs so far; the per-op table of the recent runs. Each snapshot
+//! replaces the document's ETDump, so the Profile tab, the graph's heat overlay and the Timeline
+//! follow the capture, and captured outputs feed Diff's "vs device capture".
+
+use std::path::PathBuf;
+
+use eframe::egui::{self, RichText, ScrollArea};
+use etscope_profiler::transport::probe::{list_probes, ProbeEntry};
+use etscope_viewer::profile_view;
+
+use super::live::{LiveSession, LiveTarget};
+use super::{EtscopeApp, Tab};
+
+/// Which kind of target the form describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TargetKind {
+    #[default]
+    Board,
+    Gdb,
+    Probe,
+}
+
+/// The connect form's fields (kept across sessions).
+#[derive(Debug, Clone)]
+pub struct LiveForm {
+    pub kind: TargetKind,
+    pub runs: u32,
+    pub intermediates: bool,
+    pub gdb: String,
+    pub elf: String,
+    pub probe: String,
+    pub chip: String,
+    pub out: String,
+    pub probes: Option<Vec<ProbeEntry>>,
+}
+
+impl Default for LiveForm {
+    fn default() -> Self {
+        LiveForm {
+            kind: TargetKind::Board,
+            runs: 20,
+            intermediates: true,
+            gdb: "localhost:3333".into(),
+            elf: String::new(),
+            probe: String::new(),
+            chip: String::new(),
+            out: "live_capture.etdp".into(),
+            probes: None,
+        }
+    }
+}
+
+impl LiveForm {
+    fn target(&self) -> LiveTarget {
+        let elf = (!self.elf.trim().is_empty()).then(|| PathBuf::from(self.elf.trim()));
+        match self.kind {
+            TargetKind::Board => LiveTarget::Board {
+                runs: self.runs.max(1),
+                intermediates: self.intermediates,
+            },
+            TargetKind::Gdb => LiveTarget::Gdb {
+                address: self.gdb.trim().to_string(),
+                elf,
+            },
+            TargetKind::Probe => LiveTarget::Probe {
+                selector: self.probe.clone(),
+                chip: self.chip.trim().to_string(),
+                elf,
+            },
+        }
+    }
+}
+
+/// Starts a live session on the active document.
+pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) -> Result<(), String> {
+    if app.live.as_ref().is_some_and(|(_, s)| s.running()) {
+        return Err("a live session is already running: stop it first".into());
+    }
+    let i = app.active;
+    let dv = app
+        .docs
+        .get(i)
+        .ok_or("open the program the target runs (.pte) first")?;
+    let program = dv
+        .doc
+        .program
+        .clone()
+        .ok_or("the document has no program: open the .pte the target runs")?;
+    if app.live_form.kind == TargetKind::Probe && app.live_form.chip.trim().is_empty() {
+        return Err("a probe needs its chip (a probe-rs target name)".into());
+    }
+    let session = LiveSession::start(
+        program,
+        dv.doc.title.clone(),
+        dv.doc.input.clone(),
+        app.live_form.target(),
+        PathBuf::from(app.live_form.out.trim()),
+        ctx.clone(),
+    );
+    app.live = Some((i, session));
+    Ok(())
+}
+
+/// Applies the worker's news to the document it feeds.
+pub fn poll(app: &mut EtscopeApp) {
+    let Some((doc, session)) = &mut app.live else {
+        return;
+    };
+    let was_running = session.running();
+    if session.poll() {
+        if let (Some(s), Some(dv)) = (&session.latest, app.docs.get_mut(*doc)) {
+            dv.doc.set_live_capture(
+                s.etdump.clone(),
+                s.profile.clone(),
+                s.debug_buffer.clone(),
+                s.captured.clone(),
+            );
+            dv.timeline_runs = etscope_viewer::profile_view::timeline(&s.etdump);
+            dv.heat = true;
+        }
+    }
+    if was_running && !session.running() {
+        if let Some((saved, error)) = &session.ended {
+            if let Some(p) = saved {
+                app.messages
+                    .push(format!("live capture saved: {}", p.display()));
+            }
+            if let Some(e) = error {
+                app.messages.push(format!("live: {e}"));
+            }
+        }
+    }
+}
+
+fn stat(ui: &mut egui::Ui, label: &str, value: String) {
+    ui.label(label);
+    ui.monospace(value);
+    ui.end_row();
+}
+
+/// Draws the Live tab.
+pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    let running = app.live.as_ref().is_some_and(|(_, s)| s.running());
+    let mut start_clicked = false;
+    ui.add_enabled_ui(!running, |ui| {
+        let f = &mut app.live_form;
+        ui.horizontal(|ui| {
+            ui.label(RichText::new("Target").strong());
+            ui.radio_value(&mut f.kind, TargetKind::Board, "Emulated board (QEMU Cortex-M55)");
+            ui.radio_value(&mut f.kind, TargetKind::Gdb, "GDB server");
+            ui.radio_value(&mut f.kind, TargetKind::Probe, "Debug probe (probe-rs)");
+        });
+        egui::Grid::new("live-form").num_columns(2).show(ui, |ui| {
+            match f.kind {
+                TargetKind::Board => {
+                    ui.label("inferences");
+                    ui.add(egui::DragValue::new(&mut f.runs).range(1..=100_000));
+                    ui.end_row();
+                    ui.label("outputs");
+                    ui.checkbox(&mut f.intermediates, "send every instruction's output (for Diff)");
+                    ui.end_row();
+                }
+                TargetKind::Gdb => {
+                    ui.label("address");
+                    ui.text_edit_singleline(&mut f.gdb)
+                        .on_hover_text("HOST:PORT (OpenOCD 3333, J-Link 2331, QEMU -gdb) or unix:PATH");
+                    ui.end_row();
+                }
+                TargetKind::Probe => {
+                    ui.label("probe");
+                    ui.horizontal(|ui| {
+                        let selected = if f.probe.is_empty() {
+                            "the only one attached".to_string()
+                        } else {
+                            f.probe.clone()
+                        };
+                        egui::ComboBox::from_id_salt("probe-list")
+                            .selected_text(selected)
+                            .show_ui(ui, |ui| {
+                                ui.selectable_value(&mut f.probe, String::new(), "the only one attached");
+                                for p in f.probes.iter().flatten() {
+                                    ui.selectable_value(
+                                        &mut f.probe,
+                                        p.selector.clone(),
+                                        format!("{}  {}", p.selector, p.name),
+                                    );
+                                }
+                            });
+                        if ui.button("Refresh probes").clicked() {
+                            f.probes = Some(list_probes());
+                        }
+                        if let Some(p) = &f.probes {
+                            ui.label(format!("{} found", p.len()));
+                        }
+                    });
+                    ui.end_row();
+                    ui.label("chip");
+                    ui.text_edit_singleline(&mut f.chip)
+                        .on_hover_text("probe-rs target name, e.g. STM32H743ZITx");
+                    ui.end_row();
+                }
+            }
+            if f.kind != TargetKind::Board {
+                ui.label("firmware ELF");
+                ui.text_edit_singleline(&mut f.elf).on_hover_text(
+                    "the control block is at its _SEGGER_RTT symbol; empty: scan 0x20000000..+512 KiB",
+                );
+                ui.end_row();
+            }
+            ui.label("save capture to");
+            ui.text_edit_singleline(&mut f.out)
+                .on_hover_text("OUT.etdp (+ OUT.bin for outputs); the raw stream goes to OUT.etsw as it arrives");
+            ui.end_row();
+        });
+        if ui.button("▶ Start").clicked() {
+            start_clicked = true;
+        }
+    });
+    if start_clicked {
+        if let Err(e) = start(app, ui.ctx()) {
+            app.messages.push(e);
+        }
+    }
+    let Some((doc, session)) = &mut app.live else {
+        ui.label("Profiles arrive here while the target runs: per-op table, graph heat overlay and timeline update with every run.");
+        return;
+    };
+    ui.separator();
+    ui.horizontal(|ui| {
+        if session.running() {
+            ui.spinner();
+            let label = if session.paused {
+                "▶ Resume"
+            } else {
+                "⏸ Pause"
+            };
+            if ui.button(label).clicked() {
+                let p = !session.paused;
+                session.set_paused(p);
+            }
+            if ui.button("⏹ Stop and save").clicked() {
+                session.stop();
+            }
+        }
+        match (&session.connected, &session.ended) {
+            (_, Some((Some(saved), None))) => {
+                ui.label(format!("stopped; capture saved to {}", saved.display()));
+            }
+            (_, Some((saved, Some(e)))) => {
+                ui.colored_label(egui::Color32::from_rgb(230, 120, 60), e);
+                if let Some(s) = saved {
+                    ui.label(format!("(saved to {})", s.display()));
+                }
+            }
+            (Some(c), None) => {
+                ui.label(format!("connected: {c}"));
+            }
+            (None, None) => {
+                ui.label("connecting…");
+            }
+            (_, Some((None, None))) => {
+                ui.label("stopped");
+            }
+        }
+    });
+    if session.running() {
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_millis(250));
+    }
+    let Some(s) = &session.latest else {
+        return;
+    };
+    let w = s.stats.wire;
+    let c = s.stats.capture;
+    egui::Grid::new("live-stats")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            stat(
+                ui,
+                "target",
+                format!(
+                    "{} · {} Hz ticks",
+                    s.core.as_deref().unwrap_or("?"),
+                    s.tick_hz.unwrap_or(0)
+                ),
+            );
+            stat(ui, "runs", format!("{} complete, {} incomplete", c.runs, c.incomplete_runs));
+            stat(
+                ui,
+                "throughput",
+                format!(
+                    "{:.1} KiB in {:.1} s ({:.1} KiB/s)",
+                    w.bytes as f64 / 1024.0,
+                    s.stats.elapsed.as_secs_f64(),
+                    s.stats.bytes_per_second() / 1024.0
+                ),
+            );
+            stat(ui, "frames", w.frames.to_string());
+            stat(
+                ui,
+                "lost",
+                format!(
+                    "{} frames, {} bytes in transit ({} CRC errors); {} frames / {} bytes dropped by the target",
+                    w.lost_frames, w.lost_bytes, w.crc_errors, c.device_dropped_frames, c.device_dropped_bytes
+                ),
+            );
+            stat(ui, "target restarts", w.restarts.to_string());
+            stat(ui, "captured outputs", s.captured.len().to_string());
+        });
+    for l in s.logs.iter().rev().take(3) {
+        ui.label(format!("target: {l}"));
+    }
+    ui.separator();
+    let profile = s.profile.clone();
+    let doc_index = *doc;
+    let mut clicked = None;
+    if let Some(dv) = app.docs.get_mut(doc_index) {
+        ui.label(
+            RichText::new(format!(
+                "{} ops over the last {} runs",
+                profile.rows.len(),
+                profile.runs
+            ))
+            .strong(),
+        );
+        ScrollArea::vertical().id_salt("live-table").show(ui, |ui| {
+            clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table);
+        });
+        if let Some(i) = clicked {
+            dv.select_instruction(i);
+            app.tab = Tab::Graph;
+        }
+    }
+}
