@@ -333,3 +333,81 @@ fn a_full_buffer_in_drop_mode_is_counted_and_the_stream_resumes() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The ExecuTorch adapter (`board/executorch`) compiles for a Cortex-M55 against the runtime
+/// headers the `executorch` wheel ships (downloaded without dependencies, no PyTorch), so it
+/// follows ExecuTorch's real `EventTracer` and `DataSinkBase` interfaces.
+#[test]
+fn the_executorch_adapter_compiles_against_the_wheel_headers() {
+    let cache = std::env::var_os("ETSCOPE_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/etscope")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("executorch-1.5.1-headers");
+    let include = cache.join("executorch/include");
+    if !include
+        .join("executorch/runtime/core/event_tracer.h")
+        .is_file()
+    {
+        let wheels = cache.join("wheel");
+        let status = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "executorch==1.5.1",
+                "-d",
+            ])
+            .arg(&wheels)
+            .status()
+            .expect("python3 -m pip runs");
+        assert!(status.success(), "downloading the executorch wheel failed");
+        let wheel = std::fs::read_dir(&wheels)
+            .expect("wheel dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "whl"))
+            .expect("a wheel");
+        let script = "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\n\
+                      z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith('executorch/include/')])";
+        let status = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&wheel)
+            .arg(&cache)
+            .status()
+            .expect("python3 runs");
+        assert!(status.success(), "extracting the headers failed");
+    }
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../board/executorch/etscope_event_tracer.cpp");
+    let obj = std::env::temp_dir().join(format!("etscope-adapter-{}.o", std::process::id()));
+    let out = std::process::Command::new("arm-none-eabi-g++")
+        .args([
+            "-std=c++17",
+            "-mcpu=cortex-m55",
+            "-mthumb",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+        ])
+        .arg(format!("-I{}", include.display()))
+        .arg(format!(
+            "-I{}",
+            include
+                .join("executorch/runtime/core/portable_type/c10")
+                .display()
+        ))
+        .args(["-DC10_USING_CUSTOM_GENERATED_MACROS", "-c"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .expect("arm-none-eabi-g++ runs (apt: gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_file(obj);
+}

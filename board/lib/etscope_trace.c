@@ -234,6 +234,18 @@ int etscope_trace_etdump(const void *etdump, uint32_t len) {
   return result;
 }
 
+int etscope_trace_debug_data(uint32_t offset, const void *data, uint32_t len) {
+  const uint8_t *bytes = (const uint8_t *)data;
+  int result = 0;
+  for (uint32_t done = 0; done < len; done += ETDUMP_CHUNK) {
+    uint32_t n = len - done < ETDUMP_CHUNK ? len - done : ETDUMP_CHUNK;
+    uint8_t h[4];
+    put32(h, offset + done);
+    if (write_frame2(ETSCOPE_FRAME_DEBUG_DATA, h, sizeof h, bytes + done, n) != 0) result = -1;
+  }
+  return result;
+}
+
 int etscope_trace_log(const char *text) {
   return write_frame2(ETSCOPE_FRAME_LOG, text, (uint32_t)strlen(text), 0, 0);
 }

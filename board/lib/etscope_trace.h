@@ -29,7 +29,8 @@ enum etscope_frame_type {
   ETSCOPE_FRAME_RUN_END = 5,
   ETSCOPE_FRAME_TENSOR = 6,
   ETSCOPE_FRAME_DROPPED = 7,
-  ETSCOPE_FRAME_LOG = 8
+  ETSCOPE_FRAME_LOG = 8,
+  ETSCOPE_FRAME_DEBUG_DATA = 9
 };
 
 /* What to do when the up-buffer has no room for a frame. */
@@ -88,6 +89,10 @@ int etscope_trace_tensor(uint32_t instruction, uint32_t chain, uint8_t scalar_ty
                          uint32_t nbytes);
 /* A whole ETDump flatbuffer (what ExecuTorch's ETDumpGen holds after a run), in chunks. */
 int etscope_trace_etdump(const void *etdump, uint32_t len);
+
+/* Bytes of the debug buffer that goes with the ETDumps sent by etscope_trace_etdump, at `offset`
+ * (what ExecuTorch's ETDumpGen writes to its DataSink). */
+int etscope_trace_debug_data(uint32_t offset, const void *data, uint32_t len);
 
 /* A line of text for the host's log (errors, notes). */
 int etscope_trace_log(const char *text);

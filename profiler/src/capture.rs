@@ -62,6 +62,8 @@ pub struct Assembler {
     dumps: BTreeMap<u32, PartialDump>,
     /// Runs from whole ETDumps the target sent.
     etdump_runs: VecDeque<RunData>,
+    /// The debug buffer those ETDumps' tensors point into (streamed by the target's DataSink).
+    etdump_debug: Vec<u8>,
     logs: VecDeque<String>,
     counts: CaptureCounts,
 }
@@ -82,6 +84,7 @@ impl Assembler {
             window: None,
             dumps: BTreeMap::new(),
             etdump_runs: VecDeque::new(),
+            etdump_debug: Vec::new(),
             logs: VecDeque::new(),
             counts: CaptureCounts::default(),
         }
@@ -187,6 +190,7 @@ impl Assembler {
                 self.counts.device_dropped_bytes += u64::from(bytes);
             }
             Record::Log(line) => self.log(line),
+            Record::DebugData { offset, data } => self.add_debug_data(offset as usize, &data),
             Record::EtdumpChunk {
                 dump,
                 total,
@@ -194,6 +198,22 @@ impl Assembler {
                 data,
             } => self.add_chunk(dump, total as usize, offset as usize, &data),
         }
+    }
+
+    /// Debug data is kept up to [`crate::wire::MAX_PAYLOAD`] × 4 bytes; beyond that it is counted
+    /// as a bad ETDump's (its tensors cannot resolve).
+    fn add_debug_data(&mut self, offset: usize, data: &[u8]) {
+        let Some(end) = offset
+            .checked_add(data.len())
+            .filter(|&e| e <= crate::wire::MAX_PAYLOAD * 4)
+        else {
+            self.counts.bad_etdumps += 1;
+            return;
+        };
+        if self.etdump_debug.len() < end {
+            self.etdump_debug.resize(end, 0);
+        }
+        self.etdump_debug[offset..end].copy_from_slice(data);
     }
 
     fn add_chunk(&mut self, dump: u32, total: usize, offset: usize, data: &[u8]) {
@@ -265,7 +285,8 @@ impl Assembler {
                 _ => "OPERATOR_CALL".into(),
             })
             .collect();
-        let mut debug = Vec::new();
+        // the ETDumps' own debug data first (their offsets point there), captured outputs after
+        let mut debug = self.etdump_debug.clone();
         let mut runs: Vec<RunData> = self.etdump_runs.iter().cloned().collect();
         for r in &self.runs {
             let mut events = vec![Event::Profile(ProfileEvent {

@@ -31,6 +31,7 @@ pub enum FrameType {
     Tensor = 6,
     Dropped = 7,
     Log = 8,
+    DebugData = 9,
 }
 
 impl FrameType {
@@ -45,6 +46,7 @@ impl FrameType {
             6 => Tensor,
             7 => Dropped,
             8 => Log,
+            9 => DebugData,
             _ => return None,
         })
     }
@@ -104,6 +106,11 @@ pub enum Record {
         bytes: u32,
     },
     Log(String),
+    /// Debug-buffer bytes (at `offset`) for the ETDumps the target sends whole.
+    DebugData {
+        offset: u32,
+        data: Vec<u8>,
+    },
 }
 
 /// One frame with its sequence number.
@@ -255,6 +262,11 @@ pub fn encode_record(record: &Record) -> (FrameType, Vec<u8>) {
             p.extend_from_slice(s.as_bytes());
             FrameType::Log
         }
+        Record::DebugData { offset, data } => {
+            p.extend_from_slice(&offset.to_le_bytes());
+            p.extend_from_slice(data);
+            FrameType::DebugData
+        }
     };
     (kind, p)
 }
@@ -350,6 +362,10 @@ pub fn decode_payload(kind: FrameType, p: &[u8]) -> Option<Record> {
             bytes: r.u32()?,
         },
         FrameType::Log => Record::Log(String::from_utf8_lossy(r.rest()).into_owned()),
+        FrameType::DebugData => Record::DebugData {
+            offset: r.u32()?,
+            data: r.rest().to_vec(),
+        },
     })
 }
 

@@ -281,3 +281,64 @@ fn the_probe_rs_path_reads_a_real_control_block_from_target_memory() {
     assert_eq!(recorder.poll(&mut source).expect("polls"), 0);
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn whole_etdumps_sent_in_chunks_with_their_debug_data_read_back_as_sent() {
+    use etscope_core::debug_buffer::captured_tensors;
+    use etscope_core::etdump::ETDump;
+    use etscope_profiler::wire::{encode, encode_record, TargetInfo};
+    let dir = repo("assets/tiny_conv_relu_linear");
+    let program =
+        Program::parse(std::fs::read(dir.join("model_fp32.pte")).expect("pte")).expect("parses");
+    let etdump_bytes = std::fs::read(dir.join("etdump.etdp")).expect("etdump");
+    let debug = std::fs::read(dir.join("debug_buffer.bin")).expect("debug buffer");
+    // what a firmware using ExecuTorch's ETDumpGen with etscope's DataSink sends
+    let mut records = vec![Record::TargetInfo(TargetInfo {
+        tick_hz: 1_000_000_000,
+        program_id: program_fingerprint(program.bytes()),
+        runs: 0,
+        core: "host".into(),
+        method: "forward".into(),
+    })];
+    for (k, c) in debug.chunks(1024).enumerate() {
+        records.push(Record::DebugData {
+            offset: (k * 1024) as u32,
+            data: c.to_vec(),
+        });
+    }
+    for (k, c) in etdump_bytes.chunks(1024).enumerate() {
+        records.push(Record::EtdumpChunk {
+            dump: 0,
+            total: etdump_bytes.len() as u32,
+            offset: (k * 1024) as u32,
+            data: c.to_vec(),
+        });
+    }
+    let stream: Vec<u8> = records
+        .iter()
+        .enumerate()
+        .flat_map(|(seq, r)| {
+            let (kind, payload) = encode_record(r);
+            encode(kind, seq as u32, &payload)
+        })
+        .collect();
+    let got = rebuild(&stream, &program, "model_fp32.pte").expect("rebuilds");
+    let original = ETDump::parse(&etdump_bytes).expect("parses");
+    assert_eq!(got.counts.etdumps, 1);
+    assert_eq!(
+        got.etdump.runs,
+        original
+            .runs
+            .iter()
+            .filter(|r| r.name != "Default")
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    let sent = captured_tensors(&original, &debug).expect("resolves");
+    let received = captured_tensors(&got.etdump, &got.debug_buffer).expect("resolves");
+    assert_eq!(sent.len(), received.len());
+    assert!(!sent.is_empty());
+    for (a, b) in sent.iter().zip(&received) {
+        assert_eq!(a.tensor, b.tensor);
+    }
+}
