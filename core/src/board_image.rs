@@ -14,7 +14,7 @@
 //! | 28 | u32 operator count, u32 offset (u32 [`OpCode`] per operator) |
 //! | 36 | u32 arena count, u32 offset (u32 size per arena; arena 0 is ExecuTorch's unused one) |
 //! | 44 | u32 input count, u32 offset (12-byte records: value, data offset, byte count) |
-//! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs; bit 1: drop frames when the RTT ring is full; bits 16..31: ring size in KiB, 0 = all), u32 target (0 = Helium core, 1 = scalar core) |
+//! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs; bit 1: drop frames when the RTT ring is full; bit 2: stream without computing; bits 16..31: ring size in KiB, 0 = all), u32 target (0 = Helium core, 1 = scalar core) |
 //! | 64 | u64 program identity ([`crate::identity::program_fingerprint`]) |
 //! | 72 | u32 total arena bytes, then zero padding to 96 |
 //!
@@ -147,6 +147,8 @@ pub struct BoardOptions {
     pub drop_when_full: bool,
     /// RTT ring size in KiB (0: the firmware's whole 64 KiB buffer).
     pub ring_kib: u16,
+    /// Send every frame (times, outputs) without computing: the transport benchmark's producer.
+    pub stream_only: bool,
 }
 
 /// A built image and what it holds.
@@ -457,6 +459,7 @@ pub fn build(
         56,
         u32::from(options.intermediates)
             | u32::from(options.drop_when_full) << 1
+            | u32::from(options.stream_only) << 2
             | u32::from(options.ring_kib) << 16,
     );
     w.put_u32(60, u32::from(options.scalar_core));

@@ -315,7 +315,7 @@ impl Assembler {
                 }));
             }
             for t in &r.tensors {
-                while debug.len() % DEBUG_ALIGN != 0 {
+                while !debug.len().is_multiple_of(DEBUG_ALIGN) {
                     debug.push(0);
                 }
                 let offset = debug.len() as i64;
