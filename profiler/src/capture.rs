@@ -369,3 +369,55 @@ fn tensor_ref(t: &TensorRecord, offset: i64) -> TensorRef {
         offset,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::WireFrame;
+
+    fn run(a: &mut Assembler, index: u32, seq: &mut u32) {
+        let mut push = |record| {
+            a.add(WireFrame { seq: *seq, record });
+            *seq += 1;
+        };
+        push(Record::RunStart { run: index, ticks: 10 });
+        push(Record::Op {
+            instruction: 0,
+            chain: 0,
+            start: 11,
+            end: 20,
+        });
+        push(Record::RunEnd { run: index, ticks: 30 });
+    }
+
+    #[test]
+    fn the_live_window_keeps_only_recent_runs_but_counts_all() {
+        let mut a = Assembler::with_window(3);
+        let mut seq = 0;
+        for i in 0..10 {
+            run(&mut a, i, &mut seq);
+        }
+        assert_eq!(a.counts().runs, 10);
+        let kept: Vec<u32> = a.runs().map(|r| r.index).collect();
+        assert_eq!(kept, vec![7, 8, 9]);
+    }
+
+    #[test]
+    fn a_run_without_its_end_is_incomplete() {
+        let mut a = Assembler::new();
+        a.add(WireFrame {
+            seq: 0,
+            record: Record::RunStart { run: 0, ticks: 1 },
+        });
+        a.add(WireFrame {
+            seq: 1,
+            record: Record::RunStart { run: 1, ticks: 2 },
+        });
+        a.add(WireFrame {
+            seq: 2,
+            record: Record::RunEnd { run: 1, ticks: 3 },
+        });
+        assert_eq!(a.counts().runs, 1);
+        assert_eq!(a.counts().incomplete_runs, 1);
+    }
+}
