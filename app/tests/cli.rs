@@ -463,3 +463,109 @@ fn an_etdump_of_another_program_is_refused_with_the_reason() {
         "{err}"
     );
 }
+
+#[test]
+fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
+    let dir = std::env::temp_dir().join(format!("etscope-cli-board-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let out = dir.join("capture.etdp");
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let summary = json(&[
+        "board",
+        "run",
+        p(&pte),
+        "--input",
+        p(&tiny("input.npy")),
+        "--runs",
+        "4",
+        "--intermediates",
+        "-o",
+        p(&out),
+        "--json",
+    ]);
+    assert_eq!(summary["runs"], 4);
+    assert_eq!(summary["lost_frames"], 0);
+    assert_eq!(summary["lost_bytes"], 0);
+    assert_eq!(summary["core"], "cortex-m55");
+    // profile: 4 runs of every instruction of the program
+    let rows = json(&["profile", "--pte", p(&pte), "--etdump", p(&out), "--json"]);
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 6);
+    for (k, r) in rows.iter().enumerate() {
+        assert_eq!(r["instruction_id"], k);
+        assert_eq!(r["count"], 4);
+        assert_eq!(r["raw"].as_array().map(Vec::len), Some(4));
+    }
+    // tensors: every instruction's output of every run
+    let tensors = json(&[
+        "tensors",
+        "--etdump",
+        p(&out),
+        "--debug-buffer",
+        p(&out.with_extension("bin")),
+        "--json",
+    ]);
+    assert_eq!(tensors.as_array().map(Vec::len), Some(24));
+    // the raw stream rebuilds the same ETDump
+    let again = dir.join("again.etdp");
+    json(&[
+        "record",
+        "--replay",
+        p(&out.with_extension("etsw")),
+        "--pte",
+        p(&pte),
+        "-o",
+        p(&again),
+        "--json",
+    ]);
+    assert_eq!(
+        std::fs::read(&out).expect("etdp"),
+        std::fs::read(&again).expect("etdp")
+    );
+    // a capture of this program does not rebuild against another one
+    let other = etscope(&[
+        "record",
+        "--replay",
+        p(&out.with_extension("etsw")),
+        "--pte",
+        p(&tiny("model_fp32.pte")),
+        "-o",
+        p(&dir.join("wrong.etdp")),
+    ]);
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("another program"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn board_run_names_the_operator_the_firmware_lacks() {
+    let out = etscope(&[
+        "board",
+        "run",
+        p(&tiny("model_fp32.pte")),
+        "-o",
+        "/tmp/never.etdp",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("model_fp32.pte"), "{err}");
+    assert!(err.contains("aten::convolution.out"), "{err}");
+}
+
+#[test]
+fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
+    let started = std::time::Instant::now();
+    let out = etscope(&[
+        "record",
+        "--gdb",
+        "127.0.0.1:9",
+        "--pte",
+        p(&tiny("model_int8_cortex_m55.pte")),
+        "-o",
+        "/tmp/never.etdp",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GDB server 127.0.0.1:9"), "{err}");
+}

@@ -380,14 +380,20 @@ mod tests {
             a.add(WireFrame { seq: *seq, record });
             *seq += 1;
         };
-        push(Record::RunStart { run: index, ticks: 10 });
+        push(Record::RunStart {
+            run: index,
+            ticks: 10,
+        });
         push(Record::Op {
             instruction: 0,
             chain: 0,
             start: 11,
             end: 20,
         });
-        push(Record::RunEnd { run: index, ticks: 30 });
+        push(Record::RunEnd {
+            run: index,
+            ticks: 30,
+        });
     }
 
     #[test]
