@@ -194,9 +194,14 @@ impl Qemu {
         Ok(q)
     }
 
+    /// The GDB stub's address as `--gdb` takes it (`unix:PATH`).
+    pub fn gdb_address(&self) -> String {
+        format!("unix:{}", self.socket.display())
+    }
+
     /// Connects to the board's GDB stub.
     pub fn connect(&self) -> Result<GdbRemote> {
-        let address = format!("unix:{}", self.socket.display());
+        let address = self.gdb_address();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             match GdbRemote::connect(&address, Duration::from_secs(5)) {

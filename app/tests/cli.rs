@@ -569,3 +569,56 @@ fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("GDB server 127.0.0.1:9"), "{err}");
 }
+
+#[test]
+fn record_reads_a_running_board_through_its_gdb_server() {
+    use etscope_core::board_image::{self, BoardOptions};
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let program =
+        etscope_core::pte::Program::parse(std::fs::read(&pte).expect("pte")).expect("program");
+    let image = board_image::build(
+        &program,
+        0,
+        &board_image::zero_inputs(&program, 0),
+        &BoardOptions {
+            runs: 3,
+            ..BoardOptions::default()
+        },
+    )
+    .expect("image");
+    let elf = etscope::board::firmware().expect("firmware");
+    let qemu = etscope::board::Qemu::start(&elf, &image.bytes).expect("qemu");
+    let out = std::env::temp_dir().join(format!("etscope-cli-record-{}.etdp", std::process::id()));
+    let summary = json(&[
+        "record",
+        "--gdb",
+        &qemu.gdb_address(),
+        "--elf",
+        p(&elf),
+        "--pte",
+        p(&pte),
+        "-o",
+        p(&out),
+        "--json",
+    ]);
+    assert_eq!(summary["runs"], 3, "the target announced 3 runs: {summary}");
+    assert_eq!(summary["lost_frames"], 0);
+    assert_eq!(summary["core"], "cortex-m55");
+    // without the ELF, the control block is found by scanning RAM
+    drop(qemu);
+    let qemu = etscope::board::Qemu::start(&elf, &image.bytes).expect("qemu");
+    let summary = json(&[
+        "record",
+        "--gdb",
+        &qemu.gdb_address(),
+        "--pte",
+        p(&pte),
+        "-o",
+        p(&out),
+        "--json",
+    ]);
+    assert_eq!(summary["runs"], 3);
+    for ext in ["etdp", "etsw"] {
+        let _ = std::fs::remove_file(out.with_extension(ext));
+    }
+}

@@ -43,6 +43,9 @@ pub struct TargetArgs {
     /// Default: 0x20000000:0x80000 (the first 512 KiB of SRAM/DTCM).
     #[arg(long)]
     pub scan: Vec<String>,
+    /// The RTT up-channel to read, by name.
+    #[arg(long, default_value = etscope_profiler::session::CHANNEL_NAME)]
+    pub channel: String,
     /// Milliseconds between polls.
     #[arg(long, default_value_t = 1)]
     pub poll_ms: u64,
@@ -109,7 +112,9 @@ pub fn open_target(args: &TargetArgs) -> Result<TargetSource> {
         (Some(_), Some(_)) => bail!("--gdb and --probe exclude each other"),
         _ => bail!("say where the target is: --gdb HOST:PORT, or --probe VID:PID --chip CHIP"),
     };
-    Ok(TargetSource::new(memory, locate(args)?))
+    let mut source = TargetSource::new(memory, locate(args)?);
+    source.channel_name = args.channel.clone();
+    Ok(source)
 }
 
 fn live_table(recorder: &Recorder, program: &Program, clear: bool) {
@@ -338,6 +343,7 @@ pub fn board_run(
     let args = TargetArgs {
         poll_ms: 1,
         idle_timeout: 20,
+        channel: etscope_profiler::session::CHANNEL_NAME.into(),
         ..TargetArgs::default()
     };
     capture(
