@@ -21,6 +21,11 @@ pub struct CapturedTensor {
     pub tensor: TensorData,
 }
 
+/// The largest tensor a debug event may describe (its sizes come from the file).
+pub const MAX_DEBUG_TENSOR_BYTES: u64 = 256 << 20;
+/// The most bytes all of one ETDump's captured tensors may expand to.
+pub const MAX_CAPTURED_BYTES: u64 = 1 << 30;
+
 /// Resolves one tensor reference against the debug buffer.
 pub fn resolve(buffer: &[u8], t: &TensorRef) -> Result<TensorData> {
     let elem = t.scalar_type.element_size().ok_or_else(|| {
@@ -34,7 +39,18 @@ pub fn resolve(buffer: &[u8], t: &TensorRef) -> Result<TensorData> {
         .iter()
         .map(|&s| usize::try_from(s).unwrap_or(0))
         .collect();
-    let numel: usize = shape.iter().product();
+    let too_large = |claimed: u128| Error::TooLarge {
+        what: format!("debug tensor of sizes {:?}", t.sizes),
+        claimed,
+        limit: MAX_DEBUG_TENSOR_BYTES,
+    };
+    // element count and bytes, checked: sizes come from the file
+    let numel_wide: u128 = shape.iter().map(|&d| d as u128).product::<u128>();
+    let bytes_wide = numel_wide.saturating_mul(elem as u128);
+    if bytes_wide > u128::from(MAX_DEBUG_TENSOR_BYTES) {
+        return Err(too_large(bytes_wide));
+    }
+    let numel = numel_wide as usize;
     if numel == 0 || t.offset < 0 {
         return TensorData::new(
             t.scalar_type,
@@ -53,19 +69,24 @@ pub fn resolve(buffer: &[u8], t: &TensorRef) -> Result<TensorData> {
             format!("negative stride in {strides:?}"),
         ));
     }
-    let extent_elems: u64 = 1 + t
-        .sizes
+    // the last element's index + 1, in u128 so no stride can wrap it
+    let extent_elems: u128 = 1 + shape
         .iter()
         .zip(&strides)
-        .map(|(&s, &st)| (s as u64 - 1) * st as u64)
-        .sum::<u64>();
-    let extent = extent_elems
-        .checked_mul(elem as u64)
-        .ok_or_else(|| Error::TooLarge {
-            what: "debug tensor extent".into(),
-            claimed: u128::from(extent_elems) * elem as u128,
-            limit: u64::MAX,
-        })?;
+        .map(|(&s, &st)| (s as u128 - 1) * st as u128)
+        .sum::<u128>();
+    let extent_wide = extent_elems * elem as u128;
+    if extent_wide > buffer.len() as u128 {
+        return Err(Error::Truncated {
+            what: format!(
+                "debug buffer tensor at offset {} (sizes {:?}, strides {strides:?})",
+                t.offset, t.sizes
+            ),
+            needed: u64::try_from(extent_wide.saturating_add(t.offset as u128)).unwrap_or(u64::MAX),
+            available: buffer.len() as u64,
+        });
+    }
+    let extent = extent_wide as u64;
     let src = slice_of(
         buffer,
         t.offset as u64,
@@ -108,6 +129,7 @@ pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
 /// Every tensor captured in `etdump`'s debug events, resolved against `buffer`, in event order.
 pub fn captured_tensors(etdump: &ETDump, buffer: &[u8]) -> Result<Vec<CapturedTensor>> {
     let mut out = Vec::new();
+    let mut total: u64 = 0;
     for (ri, run) in etdump.runs.iter().enumerate() {
         for ev in &run.events {
             let Event::Debug(d) = ev else { continue };
@@ -129,6 +151,14 @@ pub fn captured_tensors(etdump: &ETDump, buffer: &[u8]) -> Result<Vec<CapturedTe
                     },
                     other => other,
                 })?;
+                total = total.saturating_add(tensor.bytes.len() as u64);
+                if total > MAX_CAPTURED_BYTES {
+                    return Err(Error::TooLarge {
+                        what: "the captured tensors of the ETDump, together".into(),
+                        claimed: u128::from(total),
+                        limit: MAX_CAPTURED_BYTES,
+                    });
+                }
                 out.push(CapturedTensor {
                     run: ri,
                     chain_index: d.chain_index,

@@ -201,7 +201,9 @@ impl ETRecord {
                 let v = crate::torch_save::load(bytes).map_err(|e| {
                     Error::invalid(format!("{}{suffix}", stage.name), e.to_string())
                 })?;
-                out.extend(crate::torch_save::tensors_of(&v));
+                out.extend(crate::torch_save::tensors_of(&v).map_err(|e| {
+                    Error::invalid(format!("{}{suffix}", stage.name), e.to_string())
+                })?);
             }
         }
         Ok(out)

@@ -203,16 +203,16 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
             });
             continue;
         }
-        if p.offset + p.size > arena.size {
+        if p.offset.saturating_add(p.size) > arena.size {
             findings.push(Finding::OutOfArena {
                 memory_id: p.memory_id,
                 value: v.id,
-                end: p.offset + p.size,
+                end: p.offset.saturating_add(p.size),
                 arena_size: arena.size,
                 message: format!(
                     "value {} ends at byte {} but arena {} has {} bytes",
                     v.id,
-                    p.offset + p.size,
+                    p.offset.saturating_add(p.size),
                     p.memory_id,
                     arena.size
                 ),
@@ -232,9 +232,11 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
             aliases: group[1..].to_vec(),
         });
     }
+    let used = arenas.iter().filter(|a| !a.tensors.is_empty()).count();
+    let curve = used.saturating_mul(n.max(1)) <= MAX_LIVE_BYTE_ENTRIES;
     for arena in &mut arenas {
         arena.tensors.sort_by_key(|t| (t.offset, t.first, t.value));
-        sweep(arena, n.max(1));
+        sweep(arena, n.max(1), curve && !arena.tensors.is_empty());
         find_overlaps(arena, &mut findings);
     }
     MemoryPlan {
@@ -254,47 +256,77 @@ fn root_of(graph: &Graph, mut v: ValueId) -> ValueId {
     v
 }
 
-/// Fills `live_bytes`, `peak` and `lower_bound` with one pass over lifetime events.
-fn sweep(arena: &mut Arena, steps: usize) {
+/// Most per-instruction live-byte entries kept over all arenas (8 bytes each); beyond it the
+/// arenas keep peak and lower bound but no per-instruction curve. Instruction and arena counts
+/// come from the file.
+pub const MAX_LIVE_BYTE_ENTRIES: usize = 16 << 20;
+
+/// One byte past a tensor (saturating: offsets and sizes come from the file).
+fn end_of(t: &PlannedTensor) -> u64 {
+    t.offset.saturating_add(t.size)
+}
+
+/// Fills `peak` and `lower_bound` (and `live_bytes` per instruction when `curve`) with one pass
+/// over the arena's lifetime events: memory and time proportional to its tensors, not to the
+/// program's instruction count.
+fn sweep(arena: &mut Arena, steps: usize, curve: bool) {
     let clamp = |t: &PlannedTensor| (t.first.min(steps - 1), t.last.min(steps - 1));
-    let mut delta = vec![0i128; steps + 1];
-    for t in &arena.tensors {
+    // (step, tensor, starts?) — ends take effect at last + 1
+    let mut events: Vec<(usize, usize, bool)> = Vec::with_capacity(arena.tensors.len() * 2);
+    for (i, t) in arena.tensors.iter().enumerate() {
         let (f, l) = clamp(t);
-        delta[f] += i128::from(t.size);
-        delta[l + 1] -= i128::from(t.size);
+        events.push((f, i, true));
+        events.push((l + 1, i, false));
     }
-    // tensors ordered by the step they start and the step after they end
-    let mut by_start: Vec<usize> = (0..arena.tensors.len()).collect();
-    by_start.sort_unstable_by_key(|&i| clamp(&arena.tensors[i]).0);
-    let mut by_end = by_start.clone();
-    by_end.sort_unstable_by_key(|&i| clamp(&arena.tensors[i]).1 + 1);
-    let (mut next_start, mut next_end) = (0, 0);
+    // at one step, ends before starts
+    events.sort_unstable_by_key(|&(step, i, starts)| (step, starts, i));
     let mut live = 0i128;
     let mut tops: BTreeMap<u64, usize> = BTreeMap::new();
-    arena.live_bytes = Vec::with_capacity(steps);
-    for (step, d) in delta.iter().take(steps).enumerate() {
-        live += d;
-        while next_end < by_end.len() && clamp(&arena.tensors[by_end[next_end]]).1 < step {
-            let t = &arena.tensors[by_end[next_end]];
-            let top = t.offset + t.size;
-            if let Some(c) = tops.get_mut(&top) {
-                *c -= 1;
-                if *c == 0 {
-                    tops.remove(&top);
+    arena.live_bytes = if curve {
+        Vec::with_capacity(steps)
+    } else {
+        Vec::new()
+    };
+    let mut k = 0;
+    while k < events.len() {
+        let step = events[k].0;
+        if step >= steps {
+            break;
+        }
+        if curve {
+            let prev = live.max(0) as u64;
+            while arena.live_bytes.len() < step {
+                arena.live_bytes.push(prev);
+            }
+        }
+        while k < events.len() && events[k].0 == step {
+            let (_, i, starts) = events[k];
+            let t = &arena.tensors[i];
+            let top = end_of(t);
+            if starts {
+                live += i128::from(t.size);
+                *tops.entry(top).or_insert(0) += 1;
+            } else {
+                live -= i128::from(t.size);
+                if let Some(c) = tops.get_mut(&top) {
+                    *c -= 1;
+                    if *c == 0 {
+                        tops.remove(&top);
+                    }
                 }
             }
-            next_end += 1;
-        }
-        while next_start < by_start.len() && clamp(&arena.tensors[by_start[next_start]]).0 <= step {
-            let t = &arena.tensors[by_start[next_start]];
-            *tops.entry(t.offset + t.size).or_insert(0) += 1;
-            next_start += 1;
+            k += 1;
         }
         let bytes = live.max(0) as u64;
-        arena.live_bytes.push(bytes);
         arena.lower_bound = arena.lower_bound.max(bytes);
         if let Some((&top, _)) = tops.last_key_value() {
             arena.peak = arena.peak.max(top);
+        }
+    }
+    if curve {
+        let last = live.max(0) as u64;
+        while arena.live_bytes.len() < steps {
+            arena.live_bytes.push(last);
         }
     }
 }
@@ -310,7 +342,7 @@ fn find_overlaps(arena: &Arena, findings: &mut Vec<Finding>) {
         for &j in &live {
             let b = &arena.tensors[j];
             let lo = a.offset.max(b.offset);
-            let hi = (a.offset + a.size).min(b.offset + b.size);
+            let hi = end_of(a).min(end_of(b));
             if lo < hi && a.size > 0 && b.size > 0 {
                 let (from, to) = (a.first.max(b.first), a.last.min(b.last));
                 findings.push(Finding::Overlap {

@@ -6,32 +6,83 @@
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
+use std::rc::Rc;
 
 use crate::dtype::ScalarType;
 use crate::error::{Error, Result};
 use crate::tensor::{checked_tensor_size, TensorData};
 
 /// Largest storage read from an archive.
-const MAX_STORAGE_BYTES: u64 = 1 << 31;
+const MAX_STORAGE_BYTES: u64 = 512 << 20;
+/// Most bytes one archive may decompress to (pickle and storages together): a zip bomb stops
+/// here, whatever its headers claim.
+pub const MAX_ARCHIVE_BYTES: u64 = 512 << 20;
+/// Most tensor bytes one archive may rebuild (zero strides can repeat a small storage).
+pub const MAX_TENSOR_TOTAL_BYTES: u64 = 512 << 20;
+/// Deepest nesting of containers the reader builds (a real state dict nests 2–3 levels).
+pub const MAX_DEPTH: u32 = 64;
 
-/// A value the restricted unpickler can build.
+/// A value the restricted unpickler can build. Containers, strings and tensors are shared
+/// (`Rc`), so a memoised value fetched many times costs nothing, and every container knows its
+/// nesting depth, so no pickle can build one deeper than [`MAX_DEPTH`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum PyValue {
     None,
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(String),
-    Tuple(Vec<PyValue>),
-    List(Vec<PyValue>),
-    Dict(Vec<(PyValue, PyValue)>),
-    Tensor(TensorData),
+    Str(Rc<str>),
+    Tuple(Rc<Seq>),
+    List(Rc<Seq>),
+    Dict(Rc<Pairs>),
+    Tensor(Rc<TensorData>),
     /// A storage reference: element type and archive key.
-    Storage(ScalarType, String),
+    Storage(ScalarType, Rc<str>),
     /// An allowed global not yet applied (a rebuild function or a type).
-    Global(String),
+    Global(Rc<str>),
     /// A `MARK` on the stack.
     Mark,
+}
+
+/// Items of a tuple or list, with the nesting depth of the container.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Seq {
+    pub items: Vec<PyValue>,
+    depth: u32,
+}
+
+/// Entries of a dict, with the nesting depth of the container.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pairs {
+    pub items: Vec<(PyValue, PyValue)>,
+    depth: u32,
+}
+
+impl PyValue {
+    /// Containers nested in this value (0 for a scalar).
+    pub fn depth(&self) -> u32 {
+        match self {
+            PyValue::Tuple(s) | PyValue::List(s) => s.depth,
+            PyValue::Dict(d) => d.depth,
+            _ => 0,
+        }
+    }
+}
+
+fn nested(child: &PyValue) -> Result<u32> {
+    let d = child.depth() + 1;
+    if d > MAX_DEPTH {
+        return Err(bad(format!("containers nested deeper than {MAX_DEPTH}")));
+    }
+    Ok(d)
+}
+
+fn seq(items: Vec<PyValue>) -> Result<Rc<Seq>> {
+    let mut depth = 1;
+    for v in &items {
+        depth = depth.max(nested(v)?);
+    }
+    Ok(Rc::new(Seq { items, depth }))
 }
 
 fn bad(detail: impl Into<String>) -> Error {
@@ -65,6 +116,7 @@ fn storage_type(name: &str) -> Option<ScalarType> {
 
 /// Reads a `torch.save` archive held in memory.
 pub fn load(bytes: &[u8]) -> Result<PyValue> {
+    let mut budget = MAX_ARCHIVE_BYTES;
     let mut zip =
         zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| Error::Zip(e.to_string()))?;
     let pkl_name = (0..zip.len())
@@ -76,49 +128,66 @@ pub fn load(bytes: &[u8]) -> Result<PyValue> {
         .find(|n| n.ends_with("data.pkl"))
         .ok_or_else(|| bad("no data.pkl in the archive"))?;
     let prefix = pkl_name.trim_end_matches("data.pkl").to_string();
-    let read_entry = |zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Vec<u8>> {
-        let mut f = zip
-            .by_name(name)
-            .map_err(|e| Error::Zip(format!("{name}: {e}")))?;
-        if f.size() > MAX_STORAGE_BYTES {
-            return Err(Error::TooLarge {
-                what: name.to_string(),
-                claimed: f.size().into(),
-                limit: MAX_STORAGE_BYTES,
-            });
-        }
-        let mut out = Vec::with_capacity(f.size() as usize);
-        f.read_to_end(&mut out)
-            .map_err(|e| Error::Zip(format!("{name}: {e}")))?;
-        Ok(out)
-    };
+    // reads at most what the budget allows, whatever the entry's header claims
+    let mut read_entry =
+        |zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Vec<u8>> {
+            let f = zip
+                .by_name(name)
+                .map_err(|e| Error::Zip(format!("{name}: {e}")))?;
+            let limit = budget.min(MAX_STORAGE_BYTES);
+            let too_large = |claimed: u64| Error::TooLarge {
+                what: format!("torch.save entry {name} (with the archive's other entries)"),
+                claimed: claimed.into(),
+                limit,
+            };
+            if f.size() > limit {
+                return Err(too_large(f.size()));
+            }
+            let mut out = Vec::with_capacity(f.size() as usize);
+            f.take(limit + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| Error::Zip(format!("{name}: {e}")))?;
+            if out.len() as u64 > limit {
+                return Err(too_large(out.len() as u64));
+            }
+            budget -= out.len() as u64;
+            Ok(out)
+        };
     let pkl = read_entry(&mut zip, &pkl_name)?;
-    let mut storages: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    let mut fetch = |key: &str| -> Result<Vec<u8>> {
+    let mut storages: BTreeMap<String, Rc<Vec<u8>>> = BTreeMap::new();
+    let mut fetch = |key: &str| -> Result<Rc<Vec<u8>>> {
         if let Some(b) = storages.get(key) {
             return Ok(b.clone());
         }
-        let b = read_entry(&mut zip, &format!("{prefix}data/{key}"))?;
+        let b = Rc::new(read_entry(&mut zip, &format!("{prefix}data/{key}"))?);
         storages.insert(key.to_string(), b.clone());
         Ok(b)
     };
-    Unpickler {
-        data: &pkl,
-        pos: 0,
-        stack: Vec::new(),
-        memo: BTreeMap::new(),
-    }
-    .run(&mut fetch)
+    Unpickler::new(&pkl).run(&mut fetch)
 }
+
+type Fetch<'a> = dyn FnMut(&str) -> Result<Rc<Vec<u8>>> + 'a;
 
 struct Unpickler<'a> {
     data: &'a [u8],
     pos: usize,
     stack: Vec<PyValue>,
     memo: BTreeMap<u32, PyValue>,
+    /// Tensor bytes still allowed to be rebuilt.
+    tensor_budget: u64,
 }
 
-impl Unpickler<'_> {
+impl<'a> Unpickler<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        Unpickler {
+            data,
+            pos: 0,
+            stack: Vec::new(),
+            memo: BTreeMap::new(),
+            tensor_budget: MAX_TENSOR_TOTAL_BYTES,
+        }
+    }
+
     fn take(&mut self, n: usize) -> Result<&[u8]> {
         let end = self
             .pos
@@ -169,7 +238,7 @@ impl Unpickler<'_> {
         Ok(items)
     }
 
-    fn run(mut self, fetch: &mut dyn FnMut(&str) -> Result<Vec<u8>>) -> Result<PyValue> {
+    fn run(mut self, fetch: &mut Fetch<'_>) -> Result<PyValue> {
         loop {
             let op = self.u8()?;
             match op {
@@ -181,9 +250,12 @@ impl Unpickler<'_> {
                 } // FRAME
                 b'.' => return self.pop(),
                 b'(' => self.stack.push(PyValue::Mark),
-                b'}' => self.stack.push(PyValue::Dict(Vec::new())),
-                b']' => self.stack.push(PyValue::List(Vec::new())),
-                b')' => self.stack.push(PyValue::Tuple(Vec::new())),
+                b'}' => self.stack.push(PyValue::Dict(Rc::new(Pairs {
+                    items: Vec::new(),
+                    depth: 1,
+                }))),
+                b']' => self.stack.push(PyValue::List(seq(Vec::new())?)),
+                b')' => self.stack.push(PyValue::Tuple(seq(Vec::new())?)),
                 b'N' => self.stack.push(PyValue::None),
                 0x88 => self.stack.push(PyValue::Bool(true)),
                 0x89 => self.stack.push(PyValue::Bool(false)),
@@ -223,12 +295,12 @@ impl Unpickler<'_> {
                 }
                 b'X' => {
                     let n = self.u32()? as usize;
-                    let s = String::from_utf8_lossy(self.take(n)?).into_owned();
+                    let s: Rc<str> = String::from_utf8_lossy(self.take(n)?).into();
                     self.stack.push(PyValue::Str(s));
                 }
                 0x8c => {
                     let n = self.u8()? as usize;
-                    let s = String::from_utf8_lossy(self.take(n)?).into_owned();
+                    let s: Rc<str> = String::from_utf8_lossy(self.take(n)?).into();
                     self.stack.push(PyValue::Str(s));
                 }
                 b'q' => {
@@ -273,7 +345,7 @@ impl Unpickler<'_> {
                 }
                 b't' => {
                     let items = self.pop_mark()?;
-                    self.stack.push(PyValue::Tuple(items));
+                    self.stack.push(PyValue::Tuple(seq(items)?));
                 }
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
@@ -281,40 +353,28 @@ impl Unpickler<'_> {
                         return Err(bad("TUPLE on a short stack"));
                     }
                     let items = self.stack.split_off(self.stack.len() - n);
-                    self.stack.push(PyValue::Tuple(items));
+                    self.stack.push(PyValue::Tuple(seq(items)?));
                 }
                 b'l' => {
                     let items = self.pop_mark()?;
-                    self.stack.push(PyValue::List(items));
+                    self.stack.push(PyValue::List(seq(items)?));
                 }
                 b'a' => {
                     let v = self.pop()?;
-                    if let Some(PyValue::List(l)) = self.stack.last_mut() {
-                        l.push(v);
-                    }
+                    self.append(vec![v])?;
                 }
                 b'e' => {
                     let items = self.pop_mark()?;
-                    if let Some(PyValue::List(l)) = self.stack.last_mut() {
-                        l.extend(items);
-                    }
+                    self.append(items)?;
                 }
                 b's' => {
                     let v = self.pop()?;
                     let k = self.pop()?;
-                    if let Some(PyValue::Dict(d)) = self.stack.last_mut() {
-                        d.push((k, v));
-                    }
+                    self.set_items(vec![k, v])?;
                 }
                 b'u' => {
                     let items = self.pop_mark()?;
-                    if let Some(PyValue::Dict(d)) = self.stack.last_mut() {
-                        for pair in items.chunks(2) {
-                            if let [k, v] = pair {
-                                d.push((k.clone(), v.clone()));
-                            }
-                        }
-                    }
+                    self.set_items(items)?;
                 }
                 b'c' => {
                     let module = self.line()?;
@@ -323,7 +383,7 @@ impl Unpickler<'_> {
                     if !ALLOWED.contains(&full.as_str()) && storage_type(&full).is_none() {
                         return Err(bad(format!("refusing global {full} (only tensors, storages and containers are read)")));
                     }
-                    self.stack.push(PyValue::Global(full));
+                    self.stack.push(PyValue::Global(full.into()));
                 }
                 b'Q' => {
                     // BINPERSID: ('storage', StorageType, key, location, numel)
@@ -332,14 +392,15 @@ impl Unpickler<'_> {
                         return Err(bad("persistent id is not a tuple"));
                     };
                     let (Some(PyValue::Global(ty)), Some(PyValue::Str(key))) =
-                        (items.get(1), items.get(2))
+                        (items.items.get(1), items.items.get(2))
                     else {
                         return Err(bad("persistent id is not a storage reference"));
                     };
                     let dtype = storage_type(ty)
                         .ok_or_else(|| bad(format!("unknown storage type {ty}")))?;
                     let _ = fetch(key)?;
-                    self.stack.push(PyValue::Storage(dtype, key.clone()));
+                    let key = key.clone();
+                    self.stack.push(PyValue::Storage(dtype, key));
                 }
                 b'R' => {
                     let args = self.pop()?;
@@ -361,32 +422,74 @@ impl Unpickler<'_> {
         }
     }
 
-    fn reduce(
-        &mut self,
-        func: PyValue,
-        args: PyValue,
-        fetch: &mut dyn FnMut(&str) -> Result<Vec<u8>>,
-    ) -> Result<PyValue> {
-        let PyValue::Global(name) = func else {
-            return Err(bad("REDUCE of a non-global"));
-        };
-        let PyValue::Tuple(args) = args else {
-            return Err(bad("REDUCE arguments are not a tuple"));
-        };
-        match name.as_str() {
-            "collections.OrderedDict" => Ok(PyValue::Dict(Vec::new())),
-            "torch._utils._rebuild_parameter" => args
-                .into_iter()
-                .next()
-                .ok_or_else(|| bad("_rebuild_parameter without data")),
-            "torch._tensor._rebuild_from_type_v2" => {
+    /// Appends to the list on top of the stack (a copy if it is shared with the memo).
+    fn append(&mut self, items: Vec<PyValue>) -> Result<()> {
+        let mut depth = 1;
+        for v in &items {
+            depth = depth.max(nested(v)?);
+        }
+        if let Some(PyValue::List(l)) = self.stack.last_mut() {
+            let l = Rc::make_mut(l);
+            l.items.extend(items);
+            l.depth = l.depth.max(depth);
+        }
+        Ok(())
+    }
+
+    /// Sets key/value pairs on the dict on top of the stack.
+    fn set_items(&mut self, items: Vec<PyValue>) -> Result<()> {
+        let mut depth = 1;
+        for v in &items {
+            depth = depth.max(nested(v)?);
+        }
+        if let Some(PyValue::Dict(d)) = self.stack.last_mut() {
+            let d = Rc::make_mut(d);
+            let mut it = items.into_iter();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                d.items.push((k, v));
+            }
+            d.depth = d.depth.max(depth);
+        }
+        Ok(())
+    }
+
+    /// Applies an allowed global. `_rebuild_from_type_v2` applies its inner function once (no
+    /// recursion on what the pickle nests).
+    fn reduce(&mut self, func: PyValue, args: PyValue, fetch: &mut Fetch<'_>) -> Result<PyValue> {
+        let (mut func, mut args) = (func, args);
+        for _ in 0..2 {
+            let PyValue::Global(name) = &func else {
+                return Err(bad("REDUCE of a non-global"));
+            };
+            let PyValue::Tuple(t) = &args else {
+                return Err(bad("REDUCE arguments are not a tuple"));
+            };
+            if &**name == "torch._tensor._rebuild_from_type_v2" {
                 // (func, type, args, state): apply func to args
-                let mut it = args.into_iter();
-                let (Some(f), Some(_ty), Some(inner)) = (it.next(), it.next(), it.next()) else {
+                let (Some(f), Some(_ty), Some(inner)) =
+                    (t.items.first(), t.items.get(1), t.items.get(2))
+                else {
                     return Err(bad("_rebuild_from_type_v2 arguments"));
                 };
-                self.reduce(f, inner, fetch)
+                (func, args) = (f.clone(), inner.clone());
+                continue;
             }
+            return self.apply(name.clone(), t.clone(), fetch);
+        }
+        Err(bad("_rebuild_from_type_v2 nested in itself"))
+    }
+
+    fn apply(&mut self, name: Rc<str>, args: Rc<Seq>, fetch: &mut Fetch<'_>) -> Result<PyValue> {
+        let args = &args.items;
+        match &*name {
+            "collections.OrderedDict" => Ok(PyValue::Dict(Rc::new(Pairs {
+                items: Vec::new(),
+                depth: 1,
+            }))),
+            "torch._utils._rebuild_parameter" => args
+                .first()
+                .cloned()
+                .ok_or_else(|| bad("_rebuild_parameter without data")),
             "torch._utils._rebuild_tensor_v2" => {
                 let int = |v: Option<&PyValue>| match v {
                     Some(PyValue::Int(i)) => Ok(*i),
@@ -395,7 +498,7 @@ impl Unpickler<'_> {
                 let ints = |v: Option<&PyValue>| -> Result<Vec<i64>> {
                     match v {
                         Some(PyValue::Tuple(t)) | Some(PyValue::List(t)) => {
-                            t.iter().map(|x| int(Some(x))).collect()
+                            t.items.iter().map(|x| int(Some(x))).collect()
                         }
                         _ => Err(bad("tensor size/stride is not a tuple")),
                     }
@@ -407,7 +510,16 @@ impl Unpickler<'_> {
                 let size = ints(args.get(2))?;
                 let stride = ints(args.get(3))?;
                 let storage = fetch(key)?;
-                tensor_from_storage(*dtype, &storage, offset, &size, &stride).map(PyValue::Tensor)
+                let t = tensor_from_storage(*dtype, &storage, offset, &size, &stride)?;
+                self.tensor_budget = self
+                    .tensor_budget
+                    .checked_sub(t.bytes.len() as u64)
+                    .ok_or_else(|| Error::TooLarge {
+                        what: "the tensors of one torch.save archive, together".into(),
+                        claimed: u128::from(MAX_TENSOR_TOTAL_BYTES) + 1,
+                        limit: MAX_TENSOR_TOTAL_BYTES,
+                    })?;
+                Ok(PyValue::Tensor(Rc::new(t)))
             }
             other => Err(bad(format!("refusing to call {other}"))),
         }
@@ -432,6 +544,19 @@ fn tensor_from_storage(
     }
     let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
     let numel: usize = shape.iter().product();
+    // the last element's index, in u128 so neither offset nor strides can wrap it
+    let last: u128 = offset as u128
+        + shape
+            .iter()
+            .zip(stride)
+            .map(|(&d, &s)| (d as u128).saturating_sub(1) * s as u128)
+            .sum::<u128>();
+    if numel > 0 && (last + 1) * elem as u128 > storage.len() as u128 {
+        return Err(bad(format!(
+            "tensor (size {size:?}, stride {stride:?}, offset {offset}) reaches past its {}-byte storage",
+            storage.len()
+        )));
+    }
     let mut out = Vec::with_capacity(numel * elem);
     let mut idx = vec![0usize; shape.len()];
     for _ in 0..numel {
@@ -441,10 +566,7 @@ fn tensor_from_storage(
                 .zip(stride)
                 .map(|(&i, &s)| i * s as usize)
                 .sum::<usize>();
-        let b = storage
-            .get(at * elem..(at + 1) * elem)
-            .ok_or_else(|| bad("tensor reaches past its storage"))?;
-        out.extend_from_slice(b);
+        out.extend_from_slice(&storage[at * elem..(at + 1) * elem]);
         for d in (0..shape.len()).rev() {
             idx[d] += 1;
             if idx[d] < shape[d] {
@@ -456,17 +578,27 @@ fn tensor_from_storage(
     TensorData::new(dtype, shape, out)
 }
 
-/// The `name → tensor` entries of a loaded state dict (non-tensor entries skipped).
-pub fn tensors_of(v: &PyValue) -> BTreeMap<String, TensorData> {
+/// The `name → tensor` entries of a loaded state dict (non-tensor entries skipped). The same
+/// tensor may be named many times; the copies together stay within [`MAX_TENSOR_TOTAL_BYTES`].
+pub fn tensors_of(v: &PyValue) -> Result<BTreeMap<String, TensorData>> {
     let mut out = BTreeMap::new();
-    if let PyValue::Dict(items) = v {
-        for (k, v) in items {
+    let mut total: u64 = 0;
+    if let PyValue::Dict(d) = v {
+        for (k, v) in &d.items {
             if let (PyValue::Str(k), PyValue::Tensor(t)) = (k, v) {
-                out.insert(k.clone(), t.clone());
+                total = total.saturating_add(t.bytes.len() as u64);
+                if total > MAX_TENSOR_TOTAL_BYTES {
+                    return Err(Error::TooLarge {
+                        what: "the state dict's tensors, together".into(),
+                        claimed: total.into(),
+                        limit: MAX_TENSOR_TOTAL_BYTES,
+                    });
+                }
+                out.insert(k.to_string(), TensorData::clone(t));
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -477,28 +609,16 @@ mod tests {
     fn a_pickle_calling_os_system_is_refused() {
         // protocol 2: GLOBAL 'os system' ( 'echo' ) REDUCE STOP
         let pkl = b"\x80\x02cos\nsystem\nX\x04\x00\x00\x00echo\x85R.";
-        let mut fetch = |_: &str| -> Result<Vec<u8>> { Ok(Vec::new()) };
-        let e = Unpickler {
-            data: pkl,
-            pos: 0,
-            stack: Vec::new(),
-            memo: BTreeMap::new(),
-        }
-        .run(&mut fetch)
-        .expect_err("refused");
+        let mut fetch = |_: &str| -> Result<Rc<Vec<u8>>> { Ok(Rc::new(Vec::new())) };
+        let e = Unpickler::new(pkl).run(&mut fetch).expect_err("refused");
         assert!(e.to_string().contains("refusing global os.system"), "{e}");
     }
 
     #[test]
     fn truncated_pickles_are_errors() {
-        let mut fetch = |_: &str| -> Result<Vec<u8>> { Ok(Vec::new()) };
-        assert!(Unpickler {
-            data: b"\x80\x02}X\xff\xff",
-            pos: 0,
-            stack: Vec::new(),
-            memo: BTreeMap::new()
-        }
-        .run(&mut fetch)
-        .is_err());
+        let mut fetch = |_: &str| -> Result<Rc<Vec<u8>>> { Ok(Rc::new(Vec::new())) };
+        assert!(Unpickler::new(b"\x80\x02}X\xff\xff")
+            .run(&mut fetch)
+            .is_err());
     }
 }

@@ -73,6 +73,7 @@ pub fn run(
     let options = RunOptions {
         capture: dump.is_some(),
         in_arenas,
+        ..RunOptions::default()
     };
     let result = runtime
         .run_with(&tensors, options)

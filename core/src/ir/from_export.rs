@@ -50,10 +50,13 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             alias_of: None,
             producer: None,
             consumers: Vec::new(),
+            // sizes come from the ETRecord's JSON: an overflowing product has no byte count
             nbytes: meta.and_then(|m| {
-                let n: i64 = m.sizes.iter().product();
-                (n >= 0 && m.sizes.iter().all(|&s| s >= 0))
-                    .then(|| n as u64 * m.dtype.element_size().unwrap_or(1) as u64)
+                m.sizes
+                    .iter()
+                    .try_fold(m.dtype.element_size().unwrap_or(1) as u64, |acc, &s| {
+                        u64::try_from(s).ok().and_then(|s| acc.checked_mul(s))
+                    })
             }),
         });
         ids.insert(name.to_string(), id);

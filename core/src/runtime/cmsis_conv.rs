@@ -316,6 +316,7 @@ pub fn conv2d(
     };
     check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
     ctx.out_len(&od)?;
+    ctx.charge(&[od.iter().product(), wd[1], wd[2], wd[3].max(1)])?;
     let out = conv_s8(
         &input.data,
         input.dims,
@@ -483,6 +484,7 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
     let wt = i8s(ctx, weight)?;
     let reverse_path =
         stride.0 <= 2 && stride.1 <= 2 && input.dims[3] > REVERSE_TCOL_EFFICIENT_THRESHOLD;
+    ctx.charge(&[input.dims.iter().product(), wd[0], wd[1], wd[2]])?;
     let tc = TransposeConv {
         x: &input.data,
         in_dims: input.dims,
@@ -539,6 +541,16 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     let w = i8s(ctx, weight)?;
     let rows = x.len() / ins;
+    if w.len() != outs.saturating_mul(ins)
+        || bias.as_ref().is_some_and(|b| b.len() != outs)
+        || kernel_sum.as_ref().is_some_and(|k| k.len() != outs)
+    {
+        return Err(ctx.bad(format!(
+            "weights {:?}, bias and kernel sum lengths do not fit {outs} outputs",
+            weight.shape
+        )));
+    }
+    ctx.charge(&[rows, outs, ins])?;
     let mut out = vec![0i8; ctx.out_len(&[rows, outs])?];
     for r in 0..rows {
         let xr = &x[r * ins..(r + 1) * ins];
@@ -586,6 +598,7 @@ pub fn batch_matmul(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeErro
         (l, r) => return Err(ctx.bad(format!("lhs {l:?} and transposed rhs {r:?} do not fit"))),
     };
     let (lv, rv) = (i8b(ctx, &lhs.buf)?, i8b(ctx, &rhs.buf)?);
+    ctx.charge(&[b, m, n, k])?;
     let mut out = vec![0i8; ctx.out_len(&[b, m, n])?];
     for bi in 0..b {
         for i in 0..m {

@@ -89,6 +89,13 @@ fn pool(
         )));
     }
     ctx.out_len(&od)?;
+    // the loops visit the window clipped to the input
+    let [_, h, w, _] = input.dims;
+    ctx.charge(&[
+        od.iter().product(),
+        win.kernel.0.min(h),
+        win.kernel.1.min(w),
+    ])?;
     let out = pool_s8(&input.data, input.dims, win, od, bounds, f);
     ctx.write_stored(o, Buf::I8(out))
 }

@@ -14,6 +14,8 @@ pub struct Ctx<'a> {
     pub device: Device,
     /// Per value, the `dim_order` the program stores it in (empty: row-major or unknown).
     pub dim_orders: &'a [Vec<usize>],
+    /// The run's work budget and cancel flag.
+    pub work: &'a super::Work,
 }
 
 /// A tensor argument as the device sees it: logical sizes, storage order and the elements in
@@ -36,6 +38,28 @@ impl Ctx<'_> {
 
     /// The element count of an output of `dims`, refused when absurdly large (corrupted
     /// sizes or arguments) rather than aborting on allocation.
+    /// Charges `units` operations (a product of sizes, computed saturating) to the run's budget;
+    /// kernels whose loops an argument sizes (windows, inner dimensions) call it before looping.
+    pub fn charge(&self, factors: &[usize]) -> Result<(), RuntimeError> {
+        let units = factors
+            .iter()
+            .fold(1u64, |acc, &f| acc.saturating_mul(f as u64));
+        if self.work.cancelled() {
+            return Err(RuntimeError::Cancelled {
+                instruction: self.instruction,
+            });
+        }
+        if self.work.take(units) {
+            Ok(())
+        } else {
+            Err(RuntimeError::WorkBudget {
+                op: self.op.to_string(),
+                instruction: self.instruction,
+                budget: self.work.budget(),
+            })
+        }
+    }
+
     pub fn out_len(&self, dims: &[usize]) -> Result<usize, RuntimeError> {
         super::element_count(dims).ok_or_else(|| {
             self.bad(format!(

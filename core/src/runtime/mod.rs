@@ -156,6 +156,64 @@ pub enum RuntimeError {
     /// The program itself is inconsistent.
     #[error("program: {0}")]
     Program(String),
+    /// The run needs more work than its budget allows (a hostile or corrupted program: huge
+    /// windows, loops that jump back forever).
+    #[error("instruction {instruction} ({op}): the run exceeds its work budget of {budget} operations; a real program of this size needs far less")]
+    WorkBudget {
+        op: String,
+        instruction: usize,
+        budget: u64,
+    },
+    /// The caller cancelled the run.
+    #[error("cancelled at instruction {instruction}")]
+    Cancelled { instruction: usize },
+}
+
+/// Operations one run may perform by default: far above any real Cortex-M model (MobileNet
+/// v1 0.25 needs about 10^7 multiply-accumulates), low enough that a hostile program is refused
+/// within seconds.
+pub const DEFAULT_WORK_BUDGET: u64 = 1 << 33;
+/// Instructions one run may execute (jumps can loop).
+pub const MAX_EXECUTED_INSTRUCTIONS: u64 = 1 << 24;
+
+/// A run's remaining work and its cancel flag, shared by the kernels of one run.
+#[derive(Debug)]
+pub struct Work {
+    remaining: std::cell::Cell<u64>,
+    budget: u64,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Work {
+    pub fn new(budget: u64, cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> Work {
+        Work {
+            remaining: std::cell::Cell::new(budget),
+            budget,
+            cancel,
+        }
+    }
+
+    /// Takes `units` from the budget: false when it is spent.
+    pub fn take(&self, units: u64) -> bool {
+        match self.remaining.get().checked_sub(units) {
+            Some(r) => {
+                self.remaining.set(r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The budget the run started with.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// One instruction's captured outputs.
@@ -196,7 +254,7 @@ pub struct Runtime {
 }
 
 /// How to run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Keep every instruction's out tensors.
     pub capture: bool,
@@ -204,6 +262,10 @@ pub struct RunOptions {
     /// written to one buffer per arena at its planned offset, so a bad plan shows up as
     /// corrupted values (the default keeps tensors apart).
     pub in_arenas: bool,
+    /// Operations the run may perform (`None`: [`DEFAULT_WORK_BUDGET`]).
+    pub work_budget: Option<u64>,
+    /// Set from another thread to stop the run at the next instruction.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The most elements one host tensor may hold (1 GiB of f32). Shapes come from the program and
@@ -396,7 +458,7 @@ impl Runtime {
             inputs,
             RunOptions {
                 capture,
-                in_arenas: false,
+                ..RunOptions::default()
             },
         )
     }
@@ -428,6 +490,11 @@ impl Runtime {
         options: RunOptions,
     ) -> Result<RunResult, RuntimeError> {
         let capture = options.capture;
+        let work = Work::new(
+            options.work_budget.unwrap_or(DEFAULT_WORK_BUDGET),
+            options.cancel.clone(),
+        );
+        let mut executed: u64 = 0;
         let mut arenas: Option<Vec<Vec<u8>>> = options.in_arenas.then(|| {
             self.arena_sizes
                 .iter()
@@ -500,6 +567,17 @@ impl Runtime {
                 }
             }
             let mut next = pc + 1;
+            if work.cancelled() {
+                return Err(RuntimeError::Cancelled { instruction: pc });
+            }
+            executed += 1;
+            if executed > MAX_EXECUTED_INSTRUCTIONS {
+                return Err(RuntimeError::WorkBudget {
+                    op: "instruction count".into(),
+                    instruction: pc,
+                    budget: MAX_EXECUTED_INSTRUCTIONS,
+                });
+            }
             match &self.instructions[pc] {
                 Instruction::KernelCall { op_index, args } => {
                     let op = self.ops.get(*op_index).cloned().unwrap_or_default();
@@ -509,6 +587,7 @@ impl Runtime {
                         instruction: pc,
                         device: self.device,
                         dim_orders: &self.dim_orders,
+                        work: &work,
                     };
                     dispatch(&mut ctx, args)?;
                 }
@@ -786,12 +865,14 @@ pub fn cmsis_quantize_for_tests(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32)
 /// Whether the runtime implements an operator (qualified `name.overload`).
 pub fn supports(op: &str) -> bool {
     let mut values = Vec::new();
+    let work = Work::new(0, None);
     let mut ctx = Ctx {
         values: &mut values,
         op,
         instruction: 0,
         device: Device::default(),
         dim_orders: &[],
+        work: &work,
     };
     !matches!(
         dispatch(&mut ctx, &[]),

@@ -68,6 +68,7 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     {
         return Err(ctx.bad("input, weight and bias lengths do not match their shapes"));
     }
+    ctx.charge(&[n, oc, oh, ow, icg, kh, kw])?;
     // Plane-at-a-time accumulation: for each (output channel, input channel, ky, kx) one weight
     // scales a strided window of the input plane into the output plane (vectorizes well).
     let valid = |o_len: usize, stride: usize, k: usize, dil: usize, pad: usize, in_len: usize| {
@@ -142,8 +143,15 @@ pub fn batch_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
         .get(1)
         .ok_or_else(|| ctx.bad("input needs a channel dimension"))?;
     let inner: usize = input.shape.iter().skip(2).product();
-    if mean.len() != c || var.len() != c {
-        return Err(ctx.bad("mean/var do not match the channels"));
+    if mean.len() != c
+        || var.len() != c
+        || weight.is_some_and(|w| w.len() != c)
+        || bias.is_some_and(|b| b.len() != c)
+    {
+        return Err(ctx.bad(format!(
+            "mean/var/weight/bias do not match the {c} channels of {:?}",
+            input.shape
+        )));
     }
     let mut out = vec![0f32; x.len()];
     for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
@@ -325,6 +333,8 @@ pub fn addmm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     let beta = ctx.double(args, 3)? as f32;
     let alpha = ctx.double(args, 4)? as f32;
+    ctx.out_len(&[m, n])?;
+    ctx.charge(&[m, k, n])?;
     let mut out = matmul(f32s(ctx, a)?, f32s(ctx, b)?, m, k, n);
     let bv = f32s(ctx, bias)?;
     for (i, o) in out.iter_mut().enumerate() {
@@ -345,7 +355,15 @@ pub fn addmm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 pub fn mm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let (a, b) = (ctx.tensor(args, 0)?, ctx.tensor(args, 1)?);
     let (m, k) = dims2(ctx, &a.shape)?;
-    let (_, n) = dims2(ctx, &b.shape)?;
+    let (k2, n) = dims2(ctx, &b.shape)?;
+    if k != k2 {
+        return Err(ctx.bad(format!(
+            "{:?} @ {:?}: inner dimensions differ",
+            a.shape, b.shape
+        )));
+    }
+    ctx.out_len(&[m, n])?;
+    ctx.charge(&[m, k, n])?;
     let out = matmul(f32s(ctx, a)?, f32s(ctx, b)?, m, k, n);
     let o = out_of(ctx, args)?;
     ctx.write(o, vec![m, n], Buf::F32(out))
@@ -405,6 +423,13 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     };
     let w = f32s(ctx, wt)?;
     let rows = xv.len() / ins;
+    if bias.as_ref().is_some_and(|b| b.len() != outs) {
+        return Err(ctx.bad(format!(
+            "bias of {} for {outs} outputs",
+            bias.as_ref().map_or(0, Vec::len)
+        )));
+    }
+    ctx.charge(&[rows, outs, ins])?;
     let mut out = vec![0f32; ctx.out_len(&[rows, outs])?];
     for r in 0..rows {
         for o in 0..outs {

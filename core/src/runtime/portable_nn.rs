@@ -158,6 +158,7 @@ pub fn max_pool2d_with_indices(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), 
         return Err(ctx.bad("max pool changes the planes"));
     }
     ctx.out_len(&out_shape)?;
+    ctx.charge(&[planes, oh, ow, kh, kw])?;
     let x = input.buf.to_f64();
     let mut vals = Vec::with_capacity(planes * oh * ow);
     let mut idx = Vec::with_capacity(planes * oh * ow);
@@ -285,6 +286,7 @@ pub fn bmm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         (x, y) => return Err(ctx.bad(format!("bmm of {x:?} and {y:?}"))),
     };
     let (av, bv) = (f32s(ctx, a)?, f32s(ctx, b)?);
+    ctx.charge(&[bt, m, k, n])?;
     let mut out = vec![0f32; ctx.out_len(&[bt, m, n])?];
     for t in 0..bt {
         for i in 0..m {

@@ -48,6 +48,7 @@ pub fn run_stage(
     capture: bool,
 ) -> Result<StageRun, RuntimeError> {
     let mut values: Vec<RValue> = Vec::new();
+    let work = super::Work::new(super::DEFAULT_WORK_BUDGET, None);
     let mut slot: BTreeMap<String, usize> = BTreeMap::new();
     let user: Vec<&String> = g
         .inputs
@@ -188,6 +189,7 @@ pub fn run_stage(
                     instruction: ni,
                     device: super::Device::default(),
                     dim_orders: &[],
+                    work: &work,
                 };
                 dispatch(&mut ctx, &kernel_args).map_err(|e| match e {
                     RuntimeError::UnsupportedOp { .. } => RuntimeError::UnsupportedOp {

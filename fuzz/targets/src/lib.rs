@@ -52,7 +52,9 @@ pub fn run(data: &[u8]) {
         &inputs,
         RunOptions {
             capture: true,
-            in_arenas: false,
+            // small enough that no input keeps a fuzzing run busy for long
+            work_budget: Some(1 << 26),
+            ..RunOptions::default()
         },
     );
 }
@@ -92,6 +94,7 @@ pub fn npy(data: &[u8]) {
 pub fn torch_save(data: &[u8]) {
     if let Ok(v) = etscope_core::torch_save::load(data) {
         let _ = etscope_core::torch_save::tensors_of(&v);
+        drop(v);
     }
 }
 
