@@ -257,16 +257,32 @@ fn constants_resolve_to_the_weights_the_etrecord_was_made_from() {
     }
     // conv weight 4*3*3*3 + bias 4 + fc weight 10*256 + fc bias 10 floats
     assert_eq!(total, 4 * (108 + 4 + 2560 + 10));
-    let bias = plan.tensor(1).expect("value 1 is the conv bias");
-    let bytes = program.constant_bytes(bias).expect("bias");
-    let floats: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    assert!(
-        floats.iter().all(|f| f.is_finite() && f.abs() < 1.0),
-        "bias looks like initialised weights: {floats:?}"
-    );
+    // every constant is, byte for byte, a parameter of the ETRecord the program was made with
+    let rec = etscope_core::etrecord::ETRecord::parse(&common::read(
+        &common::tiny().join("model_fp32.etrecord"),
+    ))
+    .expect("etrecord");
+    let stage = rec.stage("exported").expect("exported stage");
+    let weights = rec.stage_weights(stage).expect("weights");
+    assert_eq!(weights.len(), 4, "{:?}", weights.keys().collect::<Vec<_>>());
+    let mut matched = Vec::new();
+    for v in &plan.values {
+        if let EValue::Tensor(t) = v {
+            if t.is_constant() {
+                let data = program.constant_bytes(t).expect("constant resolves");
+                let name = weights
+                    .iter()
+                    .find(|(_, w)| w.bytes == data)
+                    .map(|(k, _)| k.clone())
+                    .unwrap_or_else(|| panic!("constant of {:?} is no ETRecord parameter", t.sizes));
+                matched.push(name);
+            }
+        }
+    }
+    matched.sort();
+    let mut names: Vec<String> = weights.keys().cloned().collect();
+    names.sort();
+    assert_eq!(matched, names, "each parameter is one constant");
 }
 
 #[test]
