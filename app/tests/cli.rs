@@ -622,3 +622,96 @@ fn record_reads_a_running_board_through_its_gdb_server() {
         let _ = std::fs::remove_file(out.with_extension(ext));
     }
 }
+
+/// Each crafted file of `tests/fixtures/hostile/` is refused (or shown with its finding) with a
+/// message naming the file and the problem, quickly and without a crash.
+#[test]
+fn hostile_files_are_refused_with_a_clear_error_in_bounded_time() {
+    let h = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/hostile")
+            .join(name)
+    };
+    let ds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/ds_cnn_kws/input.npy");
+    let tiny_input = tiny("input.npy");
+    let cases: Vec<(Vec<String>, Option<&str>)> = vec![
+        (
+            vec![
+                "run".into(),
+                "--pte".into(),
+                p(&h("offset_high.pte")).into(),
+                "--input".into(),
+                p(&tiny_input).into(),
+                "--in-arenas".into(),
+            ],
+            Some("does not fit arena 1"),
+        ),
+        (
+            vec![
+                "run".into(),
+                "--pte".into(),
+                p(&h("pool_window.pte")).into(),
+                "--input".into(),
+                p(&ds).into(),
+            ],
+            Some("2147483647×2147483647 window"),
+        ),
+        (
+            vec![
+                "tensors".into(),
+                "--etdump".into(),
+                p(&h("strides.etdp")).into(),
+                "--debug-buffer".into(),
+                p(&h("strides.bin")).into(),
+            ],
+            Some("strides [4611686018427387904"),
+        ),
+        (
+            vec![
+                "diff".into(),
+                format!("{}#exported", p(&h("deep_pickle.etrecord"))),
+                p(&tiny("model_fp32.pte")).into(),
+                "--input".into(),
+                p(&tiny_input).into(),
+            ],
+            Some("nested deeper than 64"),
+        ),
+        (
+            vec![
+                "diff".into(),
+                format!("{}#exported", p(&h("doubling_pickle.etrecord"))),
+                p(&tiny("model_fp32.pte")).into(),
+                "--input".into(),
+                p(&tiny_input).into(),
+            ],
+            Some("is not in the stage's state dict"),
+        ),
+    ];
+    for (args, expected) in cases {
+        let started = std::time::Instant::now();
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = etscope(&argv);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("etscope: error: "), "{err}");
+        assert!(err.lines().count() == 1, "one line: {err}");
+        if let Some(e) = expected {
+            assert!(err.contains(e), "{args:?}: {err}");
+        }
+    }
+    // plans that are wrong but readable are shown with their findings, listing bounded
+    let mem = json(&["memory", "--json", p(&h("offset_high.pte"))]);
+    assert!(mem["findings"]
+        .to_string()
+        .contains("ends at byte 18446744069414585024"));
+    let mem = json(&["memory", "--json", p(&h("arenas_100k.pte"))]);
+    assert_eq!(mem["arena_count"], 100_000);
+    assert!(mem["arenas"].as_array().map_or(0, Vec::len) <= 256);
+    let info = json(&["info", "--json", p(&h("arenas_100k.pte"))]);
+    assert_eq!(info["plans"][0]["arena_count"], 100_000);
+}

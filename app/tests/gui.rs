@@ -395,3 +395,73 @@ fn the_live_view_streams_the_emulated_board_into_profile_timeline_and_diff() {
         let _ = std::fs::remove_file(f);
     }
 }
+
+#[test]
+fn a_hostile_file_then_a_good_one_in_the_same_window() {
+    let h = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/hostile")
+            .join(name)
+    };
+    // an ETDump whose tensor strides reach 2^62: refused with the reason, program still open
+    let mut harness = app_with_paths(vec![
+        tiny("model_fp32.pte"),
+        h("strides.etdp"),
+        h("strides.bin"),
+    ]);
+    assert!(
+        harness
+            .state()
+            .messages
+            .iter()
+            .any(|m| m.contains("strides.bin") && m.contains("4611686018427387904")),
+        "{:?}",
+        harness.state().messages
+    );
+    // a plan with 100,000 arenas opens and its Memory tab draws in bounded time
+    let ctx = harness.ctx.clone();
+    harness.state_mut().open(vec![h("arenas_100k.pte")], &ctx);
+    let started = Instant::now();
+    while harness.state().job.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "loading did not finish"
+        );
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    harness.state_mut().tab = etscope::gui::Tab::Memory;
+    let t = Instant::now();
+    harness.run_steps(3);
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "memory tab: {:?}",
+        t.elapsed()
+    );
+    // a stage whose weights are a pickle nested 100,000 deep: the comparison reports it
+    harness
+        .state_mut()
+        .open(vec![h("deep_pickle.etrecord")], &ctx);
+    while harness.state().job.is_some() {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // then a good program opens and works in the same window
+    harness
+        .state_mut()
+        .open(vec![tiny("model_int8_cortex_m55.pte")], &ctx);
+    while harness.state().job.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "loading did not finish"
+        );
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    harness.run_steps(3);
+    let app = harness.state();
+    let last = app.docs.last().expect("documents");
+    assert_eq!(last.doc.title, "model_int8_cortex_m55.pte");
+    assert_eq!(last.doc.stages[0].graph.instruction_count, 6);
+    harness.get_by_label_contains("stage pte · 8 nodes");
+}

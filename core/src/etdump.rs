@@ -1,7 +1,8 @@
 //! ETDump (`.etdp`) as plain Rust data: runs, profile / allocation / debug events.
 //!
 //! Layout (FORMATS.md): a size-prefixed FlatBuffer — u32 LE size, then the buffer whose identifier
-//! `ED00` sits at file bytes 8..12. `run_data[0]` (`Default`) holds load events; each `forward()`
+//! `ED00` sits at file bytes 8..12 (ExecuTorch's Python serializer omits the prefix: `ED00` at 4..8,
+//! also read). `run_data[0]` (`Default`) holds load events; each `forward()`
 //! adds an `Execute` run.
 
 use flatbuffers::{ForwardsUOffset, Vector};
@@ -121,22 +122,28 @@ impl ETDump {
                 available: bytes.len() as u64,
             });
         }
-        check_identifier(bytes, 8, "ED00", KIND)?;
-        let declared = u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-        let needed = declared + 4;
-        if needed > bytes.len() as u64 {
-            return Err(Error::Truncated {
-                what: "ETDump flatbuffer (size prefix)".into(),
-                needed,
-                available: bytes.len() as u64,
-            });
-        }
         let opts = verifier_options(bytes.len());
-        let root = fb::size_prefixed_root_as_etdump_with_opts(&opts, &bytes[..needed as usize])
-            .map_err(|e| Error::Corrupt {
-                kind: KIND,
-                detail: e.to_string(),
-            })?;
+        let corrupt = |e: flatbuffers::InvalidFlatbuffer| Error::Corrupt {
+            kind: KIND,
+            detail: e.to_string(),
+        };
+        // ExecuTorch's Python serializer writes the buffer without the runtime's size prefix
+        let root = if &bytes[8..12] != b"ED00" && &bytes[4..8] == b"ED00" {
+            fb::root_as_etdump_with_opts(&opts, bytes).map_err(corrupt)?
+        } else {
+            check_identifier(bytes, 8, "ED00", KIND)?;
+            let declared = u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+            let needed = declared + 4;
+            if needed > bytes.len() as u64 {
+                return Err(Error::Truncated {
+                    what: "ETDump flatbuffer (size prefix)".into(),
+                    needed,
+                    available: bytes.len() as u64,
+                });
+            }
+            fb::size_prefixed_root_as_etdump_with_opts(&opts, &bytes[..needed as usize])
+                .map_err(corrupt)?
+        };
         let runs = root
             .run_data()
             .into_iter()

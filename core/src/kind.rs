@@ -10,7 +10,7 @@ pub enum FileKind {
     Pte,
     /// BundledProgram (`BP08`).
     Bpte,
-    /// ETDump (size-prefixed, `ED00`).
+    /// ETDump (`ED00`, size-prefixed or not).
     Etdump,
     /// ETRecord (zip with `ETRECORD_V0`; detected as a zip here).
     Etrecord,
@@ -30,7 +30,9 @@ impl FileKind {
             Some(FileKind::Bpte)
         } else if at(4..8) == Some(b"FT01".as_slice()) {
             Some(FileKind::Ptd)
-        } else if at(8..12) == Some(b"ED00".as_slice()) {
+        } else if at(8..12) == Some(b"ED00".as_slice()) || at(4..8) == Some(b"ED00".as_slice()) {
+            // size-prefixed as the runtime's ETDumpGen writes it, or plain as ExecuTorch's
+            // Python serializer (devtools.etdump.serialize) writes it
             Some(FileKind::Etdump)
         } else if at(0..4) == Some(b"PK\x03\x04".as_slice()) {
             Some(FileKind::Etrecord)

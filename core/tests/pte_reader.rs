@@ -274,7 +274,9 @@ fn constants_resolve_to_the_weights_the_etrecord_was_made_from() {
                     .iter()
                     .find(|(_, w)| w.bytes == data)
                     .map(|(k, _)| k.clone())
-                    .unwrap_or_else(|| panic!("constant of {:?} is no ETRecord parameter", t.sizes));
+                    .unwrap_or_else(|| {
+                        panic!("constant of {:?} is no ETRecord parameter", t.sizes)
+                    });
                 matched.push(name);
             }
         }

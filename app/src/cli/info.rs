@@ -90,7 +90,9 @@ pub fn pte_info(p: &Program) -> Value {
                 "constant_tensors": constants,
                 "constant_bytes": constant_bytes,
                 "planned_tensors": planned,
-                "arenas": plan.non_const_buffer_sizes.iter().enumerate().skip(1)
+                "arena_count": plan.arena_count(),
+                // a hostile plan can declare millions; the first MAX_LISTED_ARENAS are listed
+                "arenas": plan.non_const_buffer_sizes.iter().enumerate().skip(1).take(super::MAX_LISTED_ARENAS)
                     .map(|(id, &size)| json!({"memory_id": id, "size": size})).collect::<Vec<_>>(),
             })
         })
@@ -219,12 +221,17 @@ fn render(path: &Path, info: &Value) -> String {
                     bytes(plan["constant_bytes"].as_u64().unwrap_or(0)),
                     field(plan, "planned_tensors"),
                 ));
+                let listed = plan["arenas"].as_array().map_or(0, Vec::len);
                 for a in plan["arenas"].as_array().into_iter().flatten() {
                     out.push_str(&format!(
                         "  arena {}: {}\n",
                         field(a, "memory_id"),
                         bytes(a["size"].as_u64().unwrap_or(0))
                     ));
+                }
+                let count = plan["arena_count"].as_u64().unwrap_or(0) as usize;
+                if count > listed {
+                    out.push_str(&format!("  ... and {} more arenas\n", count - listed));
                 }
                 for o in plan["operators"].as_array().into_iter().flatten() {
                     out.push_str(&format!("  op {}\n", o.as_str().unwrap_or("")));

@@ -17,6 +17,10 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);
     let npu = etscope_core::ethos_u::delegates(&program, index);
+    let mut listed: Vec<&etscope_core::memory::Arena> = plan.arenas.iter().collect();
+    listed.sort_by_key(|a| (a.tensors.is_empty(), a.memory_id));
+    listed.truncate(super::MAX_LISTED_ARENAS);
+    listed.sort_by_key(|a| a.memory_id);
     if as_json {
         return super::print_json(&json!({
             "ethos_u": npu.iter().map(|(i, v)| match v {
@@ -25,7 +29,9 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
             }).collect::<Vec<_>>(),
             "method": graph.method,
             "instruction_count": plan.instruction_count,
-            "arenas": plan.arenas.iter().map(|a| json!({
+            "arena_count": plan.arenas.len(),
+            // arenas holding tensors first; at most MAX_LISTED_ARENAS in all
+            "arenas": listed.iter().map(|a| json!({
                 "memory_id": a.memory_id,
                 "size": a.size,
                 "peak": a.peak,
@@ -42,7 +48,14 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
         graph.method,
         plan.instruction_count
     );
-    for a in &plan.arenas {
+    if plan.arenas.len() > listed.len() {
+        println!(
+            "{} arenas declared; the {} that hold tensors or come first are shown",
+            plan.arenas.len(),
+            listed.len()
+        );
+    }
+    for a in &listed {
         println!(
             "\narena {}: declared {} ({} B), peak {} B, lower bound {} B, waste {} B ({:.1}%), {} tensors",
             a.memory_id,

@@ -411,6 +411,10 @@ pub fn run(command: Command) -> Result<()> {
     }
 }
 
+/// Most arenas `info` and `memory` list one by one (real programs have one to three; a hostile
+/// plan can declare millions).
+const MAX_LISTED_ARENAS: usize = 256;
+
 /// Prints a value as pretty JSON.
 fn print_json(v: &impl serde::Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);

@@ -43,7 +43,26 @@ pub fn start(paths: Vec<PathBuf>, target: Option<Document>, ctx: eframe::egui::C
             let _ = tx.send(m);
             ctx.request_repaint();
         };
-        let (documents, errors) = load(&job_paths, target, &|s| send(LoadMessage::Progress(s)));
+        // a panic (a bug) is reported as an error naming the files, never a window stuck on
+        // "opening…"
+        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            load(&job_paths, target, &|s| send(LoadMessage::Progress(s)))
+        }));
+        let (documents, errors) = loaded.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown panic");
+            let names: Vec<String> = job_paths.iter().map(|p| display_name(p)).collect();
+            (
+                Vec::new(),
+                vec![format!(
+                    "{}: opening failed inside etscope ({what}); this is a bug, please report it with the file",
+                    names.join(", ")
+                )],
+            )
+        });
         send(LoadMessage::Done { documents, errors });
     });
     LoadJob {

@@ -279,10 +279,20 @@ impl EtscopeApp {
     fn poll_job(&mut self) {
         let Some(job) = &mut self.job else { return };
         let mut done = None;
-        while let Ok(m) = job.rx.try_recv() {
-            match m {
-                LoadMessage::Progress(p) => job.progress = p,
-                LoadMessage::Done { documents, errors } => done = Some((documents, errors)),
+        loop {
+            match job.rx.try_recv() {
+                Ok(LoadMessage::Progress(p)) => job.progress = p,
+                Ok(LoadMessage::Done { documents, errors }) => done = Some((documents, errors)),
+                Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    if done.is_none() {
+                        done = Some((
+                            Vec::new(),
+                            vec!["opening stopped unexpectedly (the loader thread ended)".into()],
+                        ));
+                    }
+                    break;
+                }
             }
         }
         if let Some((documents, errors)) = done {

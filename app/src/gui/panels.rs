@@ -571,19 +571,24 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     }
 }
 
+/// Findings and arenas listed one by one at most (a hostile plan can declare millions).
+const MAX_SHOWN: usize = 64;
+
 fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
-    let Some(plan) = dv.doc.memory.clone() else {
-        ui.label("Open a .pte to see its memory plan.");
-        return;
-    };
-    let Some(graph) = dv.doc.pte_graph().cloned() else {
-        return;
-    };
     let selected_instr = dv
         .selected()
         .and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n))
         .and_then(|n| n.instruction_id);
-    for f in &plan.findings {
+    // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
+    let (doc, states) = (&dv.doc, &mut dv.memory);
+    let Some(plan) = doc.memory.as_ref() else {
+        ui.label("Open a .pte to see its memory plan.");
+        return;
+    };
+    let Some(graph) = doc.pte_graph() else {
+        return;
+    };
+    for f in plan.findings.iter().take(MAX_SHOWN) {
         ui.colored_label(
             Color32::from_rgb(240, 120, 90),
             format!("{f:?}")
@@ -594,7 +599,13 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
                 .to_string(),
         );
     }
-    if let Some(program) = dv.doc.program.as_ref() {
+    if plan.findings.len() > MAX_SHOWN {
+        ui.label(format!(
+            "… and {} more findings",
+            plan.findings.len() - MAX_SHOWN
+        ));
+    }
+    if let Some(program) = doc.program.as_ref() {
         for (i, v) in etscope_core::ethos_u::delegates(program, 0) {
             ui.label(match v {
                 Ok(v) => format!(
@@ -605,10 +616,23 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             });
         }
     }
-    let arenas = plan.arenas.len().max(1) as f32;
-    let each = (ui.available_height() / arenas - 30.0).max(160.0);
+    // arenas that hold tensors (empty ones are summarised)
+    let shown: Vec<usize> = plan
+        .arenas
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| !a.tensors.is_empty())
+        .map(|(i, _)| i)
+        .take(MAX_SHOWN)
+        .collect();
+    let empty = plan.arenas.iter().filter(|a| a.tensors.is_empty()).count();
+    if empty > 0 {
+        ui.label(format!("{empty} declared arenas hold no tensor"));
+    }
+    let each = (ui.available_height() / shown.len().max(1) as f32 - 30.0).max(160.0);
     let mut clicked = None;
-    for (i, a) in plan.arenas.iter().enumerate() {
+    for &i in &shown {
+        let a = &plan.arenas[i];
         ui.label(
             RichText::new(format!(
                 "arena {}: declared {} B · peak {} B · lower bound {} B · waste {} B · {} tensors",
@@ -622,12 +646,12 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             .strong(),
         );
         ui.allocate_ui(egui::vec2(ui.available_width(), each), |ui| {
-            if let Some(state) = dv.memory.get_mut(i) {
+            if let Some(state) = states.get_mut(i) {
                 if let Some(iid) = memory_view::arena_ui(
                     ui,
                     a,
                     plan.instruction_count,
-                    &graph,
+                    graph,
                     selected_instr,
                     state,
                 ) {

@@ -89,8 +89,17 @@ fn pool(
         )));
     }
     ctx.out_len(&od)?;
-    // the loops visit the window clipped to the input
+    // a window wider than the padded input has no meaning (PyTorch refuses it); the loops
+    // visit the window clipped to the input
     let [_, h, w, _] = input.dims;
+    if win.kernel.0 > h.saturating_add(2 * win.padding.0)
+        || win.kernel.1 > w.saturating_add(2 * win.padding.1)
+    {
+        return Err(ctx.bad(format!(
+            "a {}×{} window over a {h}×{w} input padded by {:?}",
+            win.kernel.0, win.kernel.1, win.padding
+        )));
+    }
     ctx.charge(&[
         od.iter().product(),
         win.kernel.0.min(h),
