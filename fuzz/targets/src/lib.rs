@@ -14,8 +14,11 @@ use etscope_profiler::capture::Assembler;
 use etscope_profiler::wire::WireDecoder;
 use etscope_viewer::document::Document;
 
+/// A fuzz target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets, by the name of their corpus directory.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("pte", pte),
     ("run", run),
     ("etdump", etdump),
