@@ -15,10 +15,10 @@ use etscope_profiler::wire::WireDecoder;
 use etscope_viewer::document::Document;
 
 /// A fuzz target's body.
-pub type Target = fn(&[u8]);
+pub type FuzzTarget = fn(&[u8]);
 
 /// The targets, by the name of their corpus directory.
-pub const TARGETS: &[(&str, Target)] = &[
+pub const TARGETS: &[(&str, FuzzTarget)] = &[
     ("pte", pte),
     ("run", run),
     ("etdump", etdump),
