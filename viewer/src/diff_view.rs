@@ -12,6 +12,9 @@ use crate::graph_view::GraphView;
 use crate::profile_view::heat_color;
 
 /// A computed comparison and its view state.
+/// A colour (or none) per graph node.
+pub type NodeColors = Vec<Option<Color32>>;
+
 pub struct DiffView {
     pub report: DiffReport,
     pub a: Source,
@@ -20,6 +23,9 @@ pub struct DiffView {
     pub right: GraphView,
     /// The selected row of the report.
     pub row: Option<usize>,
+    /// Node colours of both sides, computed on the first frame (they depend only on the report
+    /// and the two graphs, which a comparison does not change).
+    colors: Option<(NodeColors, NodeColors)>,
 }
 
 /// Color for an SNR: ≥ 40 dB cool, ≤ 0 dB hot.
@@ -47,6 +53,7 @@ impl DiffView {
             left: canvas(),
             right: canvas(),
             row: None,
+            colors: None,
         }
     }
 
@@ -150,7 +157,10 @@ impl DiffView {
             }
         });
         let height = (ui.available_height() * 0.55).max(220.0);
-        let (ca, cb) = (self.colors(stage_a, true), self.colors(stage_b, false));
+        if self.colors.is_none() {
+            self.colors = Some((self.colors(stage_a, true), self.colors(stage_b, false)));
+        }
+        let (ca, cb) = self.colors.take().unwrap_or_default();
         let mut clicked: Option<(NodeId, bool)> = None;
         ui.columns(2, |cols| {
             cols[0].allocate_ui(egui::vec2(cols[0].available_width(), height), |ui| {
@@ -164,6 +174,7 @@ impl DiffView {
                 }
             });
         });
+        self.colors = Some((ca, cb));
         // synced navigation: a click on either side selects the matched group on both
         if let Some((n, left)) = clicked {
             if let Some(row) = self.row_of(n, left) {

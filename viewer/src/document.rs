@@ -169,6 +169,9 @@ impl StageView {
 /// Everything known about one program.
 #[derive(Debug, Clone, Default)]
 pub struct Document {
+    /// Bumped whenever attached data changes (ETDump, profile, captures): views cache what they
+    /// derive from it per revision.
+    pub revision: u64,
     /// Display title (the program's file name).
     pub title: String,
     /// Names of the files that make up this document.
@@ -241,6 +244,7 @@ impl Document {
 
     /// Attaches an ETRecord, ETDump or debug buffer, checking that it belongs to this program.
     pub fn attach(&mut self, name: &str, bytes: Vec<u8>) -> Result<(), OpenError> {
+        self.revision += 1;
         let read = |source| OpenError::Read {
             name: name.to_string(),
             source,
@@ -381,6 +385,7 @@ impl Document {
         debug_buffer: Vec<u8>,
         captured: Vec<CapturedTensor>,
     ) {
+        self.revision += 1;
         self.profile = Some(prof);
         self.etdump = Some(dump);
         self.debug_buffer = (!debug_buffer.is_empty()).then_some(debug_buffer);

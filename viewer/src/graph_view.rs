@@ -277,7 +277,8 @@ impl GraphView {
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
         self.last_rect = rect;
         self.sync_modules(stage);
-        let Some(layout) = self.view.as_ref().map(|v| v.layout.clone()) else {
+        // a reference-counted handle, not a copy of the layout
+        let Some(layout) = self.view.as_ref().map(|v| std::sync::Arc::clone(&v.layout)) else {
             return GraphResponse::default();
         };
         self.apply_pending(rect, &layout);

@@ -38,7 +38,8 @@ pub struct ModuleFrame {
 /// The drawn layout of a stage for one set of collapsed modules.
 #[derive(Debug, Clone)]
 pub struct ViewLayout {
-    pub layout: Layout,
+    /// Shared: the canvas holds it for a frame without copying it.
+    pub layout: std::sync::Arc<Layout>,
     pub slots: Vec<Slot>,
     /// IR node → slot.
     pub slot_of: Vec<usize>,
@@ -112,7 +113,7 @@ impl ViewLayout {
         };
         let frames = frames(stage, &layout, &slots, &slot_of, collapsed);
         ViewLayout {
-            layout,
+            layout: std::sync::Arc::new(layout),
             slots,
             slot_of,
             edges,

@@ -59,6 +59,8 @@ pub struct DocView {
     pub timeline_runs: Vec<Vec<Span>>,
     pub memory: Vec<MemoryViewState>,
     pub heat: bool,
+    /// The heat overlay of (stage, document revision), computed once, not per frame.
+    heat_cache: Option<((usize, u64), etscope_viewer::diff_view::NodeColors)>,
     pub neighbourhood: Option<Neighbourhood>,
     /// Two stages side by side in the Graph tab.
     pub side_by_side: Option<etscope_viewer::stage_compare::StageCompare>,
@@ -81,6 +83,7 @@ impl DocView {
         let arenas = doc.memory.as_ref().map_or(0, |m| m.arenas.len());
         DocView {
             heat: doc.profile.is_some(),
+            heat_cache: None,
             doc,
             stage,
             views,
@@ -94,6 +97,24 @@ impl DocView {
             diff: None,
             side_by_side: None,
         }
+    }
+
+    /// The profile heat overlay of the current stage, when shown (cached per stage and
+    /// document revision).
+    pub fn heat_overlay(&mut self) -> Option<&[Option<egui::Color32>]> {
+        if !self.heat || Some(self.stage) != self.doc.pte_stage {
+            return None;
+        }
+        let profile = self.doc.profile.as_ref()?;
+        let key = (self.stage, self.doc.revision);
+        if self.heat_cache.as_ref().map(|c| c.0) != Some(key) {
+            let stage = self.doc.stages.get(self.stage)?;
+            self.heat_cache = Some((
+                key,
+                etscope_viewer::profile_view::heat_overlay(&stage.graph, profile),
+            ));
+        }
+        self.heat_cache.as_ref().map(|c| c.1.as_slice())
     }
 
     /// The selected node of the current stage.

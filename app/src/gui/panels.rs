@@ -60,7 +60,13 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
     let text = match kind {
         ExportKind::GraphSvg => {
             let stage = &dv.doc.stages[dv.stage];
-            let overlay = heat_colors(dv);
+            // an export is rare: computed here rather than borrowed from the frame cache
+            let overlay = dv
+                .doc
+                .profile
+                .as_ref()
+                .filter(|_| dv.heat && Some(dv.stage) == dv.doc.pte_stage)
+                .map(|p| profile_view::heat_overlay(&stage.graph, p));
             Some(export::graph_svg(stage, overlay.as_deref()))
         }
         ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(export::profile_csv),
@@ -133,13 +139,6 @@ fn side_by_side_bar(dv: &mut DocView, ui: &mut egui::Ui) {
             None => {}
         }
     });
-}
-
-fn heat_colors(dv: &DocView) -> Option<Vec<Option<Color32>>> {
-    let stage = dv.doc.stages.get(dv.stage)?;
-    let profile = dv.doc.profile.as_ref()?;
-    (dv.heat && Some(dv.stage) == dv.doc.pte_stage)
-        .then(|| profile_view::heat_overlay(&stage.graph, profile))
 }
 
 /// Draws the whole window.
@@ -429,9 +428,15 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 dv.side_by_side = Some(sc);
                 return;
             }
-            let overlay = heat_colors(dv);
             let stage_index = dv.stage;
-            let r = dv.views[stage_index].show(ui, &dv.doc.stages[stage_index], overlay.as_deref());
+            // the overlay is cached per stage and document revision: borrowed, not rebuilt
+            dv.heat_overlay();
+            let overlay = if dv.heat && Some(stage_index) == dv.doc.pte_stage {
+                dv.heat_cache.as_ref().map(|c| c.1.as_slice())
+            } else {
+                None
+            };
+            let r = dv.views[stage_index].show(ui, &dv.doc.stages[stage_index], overlay);
             if let Some(n) = r.clicked {
                 dv.neighbourhood = Some(etscope_viewer::neighborhood::Neighbourhood::new(
                     &dv.doc.stages[stage_index],
@@ -443,21 +448,22 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             }
         }
         Tab::Profile => {
-            match &dv.doc.profile {
+            // borrowed field by field: nothing of the profile is cloned per frame
+            let mut clicked = None;
+            let (doc, table) = (&dv.doc, &mut dv.profile_table);
+            match &doc.profile {
                 None => {
                     ui.label("No ETDump is open: drop one (e.g. etdump_profile_5runs.etdp) on the window.");
                 }
                 Some(profile) => {
-                    let profile = profile.clone();
                     ui.heading(format!(
                         "{} ops over {} runs",
                         profile.rows.len(),
                         profile.runs
                     ));
                     let table_height = (ui.available_height() * 0.62).max(200.0);
-                    let mut clicked = None;
                     ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
-                        clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table);
+                        clicked = profile_view::table_ui(ui, profile, table);
                     });
                     ui.separator();
                     ui.label(RichText::new("By op type").strong());
@@ -467,23 +473,23 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                             egui::Grid::new("rollup").striped(true).show(ui, |ui| {
                                 ui.label("op");
                                 ui.label("instructions");
-                                ui.label(format!("total ({})", dv.profile_table.unit()));
+                                ui.label(format!("total ({})", table.unit()));
                                 ui.label("share");
                                 ui.end_row();
-                                for (op, n, total, share) in profile_view::rollup(&profile) {
+                                for (op, n, total, share) in profile_view::rollup(profile) {
                                     ui.monospace(op);
                                     ui.monospace(n.to_string());
-                                    ui.monospace(dv.profile_table.fmt(total as f64));
+                                    ui.monospace(table.fmt(total as f64));
                                     ui.monospace(format!("{:.1}%", share * 100.0));
                                     ui.end_row();
                                 }
                             });
                         });
-                    if let Some(i) = clicked {
-                        dv.select_instruction(i);
-                        app.tab = Tab::Graph;
-                    }
                 }
+            }
+            if let Some(i) = clicked {
+                dv.select_instruction(i);
+                app.tab = Tab::Graph;
             }
         }
         Tab::Timeline => {
@@ -491,10 +497,12 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui.label("No ETDump is open.");
             } else {
                 ui.label("scroll to zoom, drag to pan, double-click to reset; click a bar to select its node");
-                let runs = dv.timeline_runs.clone();
-                if let Some(i) =
-                    profile_view::timeline_ui(ui, &runs, &mut dv.timeline, &dv.profile_table)
-                {
+                if let Some(i) = profile_view::timeline_ui(
+                    ui,
+                    &dv.timeline_runs,
+                    &mut dv.timeline,
+                    &dv.profile_table,
+                ) {
                     dv.select_instruction(i);
                 }
             }

@@ -131,6 +131,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         outputs,
         arenas: Vec::new(),
         instruction_count: 0,
+        instruction_index: Default::default(),
     };
     graph.link();
     graph

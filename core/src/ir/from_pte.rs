@@ -92,6 +92,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
             .map(|&s| s.max(0) as u64)
             .collect(),
         instruction_count: instructions.len(),
+        instruction_index: Default::default(),
     };
     g.link();
     g

@@ -207,12 +207,37 @@ pub struct Graph {
     pub arenas: Vec<u64>,
     /// Number of chain-0 instructions (`.pte` only; 0 otherwise).
     pub instruction_count: usize,
+    /// Instruction id → node, built on first use (lookups from profiles, timelines and
+    /// captures are constant time, not a search of the nodes).
+    #[serde(skip)]
+    pub instruction_index: std::sync::OnceLock<Vec<Option<NodeId>>>,
 }
 
 impl Graph {
     /// The node of instruction `id`.
     pub fn node_for_instruction(&self, id: usize) -> Option<&Node> {
-        self.nodes.iter().find(|n| n.instruction_id == Some(id))
+        // ids come from the program: the index covers ids up to a bound set by the node count
+        let cap = self.nodes.len().saturating_mul(4).max(1024);
+        if id >= cap {
+            return self.nodes.iter().find(|n| n.instruction_id == Some(id));
+        }
+        let index = self.instruction_index.get_or_init(|| {
+            let mut index = Vec::new();
+            for n in &self.nodes {
+                if let Some(i) = n.instruction_id.filter(|&i| i < cap) {
+                    if index.len() <= i {
+                        index.resize(i + 1, None);
+                    }
+                    index[i].get_or_insert(n.id);
+                }
+            }
+            index
+        });
+        index
+            .get(id)
+            .copied()
+            .flatten()
+            .and_then(|n| self.nodes.get(n))
     }
 
     /// Nodes carrying `handle` among their debug handles.
