@@ -1,7 +1,9 @@
 //! Graph canvas benchmark (release, headless): time from file bytes to the first drawn frame of
 //! `stress_large/model_fp32.pte`, and median CPU time per frame (egui UI pass + tessellation)
 //! while panning at full view and at 1:1 zoom — next to egui_graphs drawing the same graph with
-//! the same positions, measured in the same run.
+//! the same positions, measured in the same run; and the same panning with the profile heat
+//! overlay drawn (`etdump_profile_1run.etdp`) and with a diff attached (the Diff tab's two
+//! canvases colored by SNR, the program against itself on `input.npy`).
 //!
 //! `cargo bench -p etscope-viewer --bench graph_frame` (needs `../shared/reference`).
 
@@ -112,16 +114,95 @@ fn main() {
     }
     let base = median(base[2..].to_vec());
 
+    // the heat overlay, computed once as the window caches it, drawn every frame
+    let dir = path.parent().expect("reference dir");
+    let mut doc_heat = doc.clone();
+    let heat_rows = match std::fs::read(dir.join("etdump_profile_1run.etdp")) {
+        Ok(etdump) => {
+            doc_heat
+                .attach("etdump_profile_1run.etdp", etdump)
+                .expect("the ETDump belongs to the program");
+            let overlay = etscope_viewer::profile_view::heat_overlay(
+                &doc_heat.stages[0].graph,
+                doc_heat.profile.as_ref().expect("profile"),
+            );
+            let mut rows = Vec::new();
+            for (label, zoom) in [("full view", full_zoom), ("1:1 zoom", 1.0)] {
+                let mut v = GraphView::default();
+                frame(&ctx, |ui| {
+                    v.show(ui, &doc_heat.stages[0], Some(&overlay));
+                });
+                v.zoom = zoom;
+                v.center = Pos2::new((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0);
+                let mut times = Vec::new();
+                for i in 0..120 {
+                    v.center.x += if i % 2 == 0 { 3.0 / zoom } else { -3.0 / zoom };
+                    times.push(frame(&ctx, |ui| {
+                        v.show(ui, &doc_heat.stages[0], Some(&overlay));
+                    }));
+                }
+                rows.push((label, median(times[10..].to_vec())));
+            }
+            rows
+        }
+        Err(_) => Vec::new(),
+    };
+
+    // a diff attached: the program against itself, both canvases drawn with SNR colours
+    let diff_row = std::fs::read(dir.join("input.npy")).ok().map(|npy| {
+        let input = etscope_core::npy::read_npy(&npy).expect("input");
+        let program = doc.program.as_ref().expect("program");
+        let side = |label: &str| {
+            etscope_core::diff_sources::program_source(
+                label,
+                program,
+                None,
+                std::slice::from_ref(&input),
+            )
+            .expect("runs on the host")
+        };
+        let (a, bb) = (side("a"), side("b"));
+        let report = etscope_core::diff::diff(&a, &bb, etscope_core::diff::Threshold::default())
+            .expect("comparable");
+        let mut dv = etscope_viewer::diff_view::DiffView::new(report, a, bb);
+        let mut times = Vec::new();
+        for _ in 0..60 {
+            times.push(frame(&ctx, |ui| {
+                dv.ui(ui, &doc.stages[0], &doc.stages[0]);
+            }));
+        }
+        median(times[5..].to_vec())
+    });
+
     println!(
         "stress_large ({n} nodes, {e} edges): open → first frame {:.0} ms (target <= 500 ms)",
         ms(first)
     );
     for (label, d) in &results {
+        if *label == "full view" {
+            println!(
+                "  frame while panning, {label}: {:.2} ms (target <= 8 ms); egui_graphs, same graph and positions, full view, this run: {:.1} ms ({:.0}x slower)",
+                ms(*d),
+                ms(base),
+                ms(base) / ms(*d)
+            );
+        } else {
+            println!(
+                "  frame while panning, {label}: {:.2} ms (target <= 8 ms); egui_graphs not measured at this zoom",
+                ms(*d)
+            );
+        }
+    }
+    for (label, d) in &heat_rows {
         println!(
-            "  frame while panning, {label}: {:.2} ms (target <= 8 ms); egui_graphs alone, same graph and positions: {:.1} ms ({:.0}x slower)",
-            ms(*d),
-            ms(base),
-            ms(base) / ms(*d)
+            "  frame while panning with the heat overlay, {label}: {:.2} ms (target <= 8 ms)",
+            ms(*d)
+        );
+    }
+    if let Some(d) = diff_row {
+        println!(
+            "  frame of the Diff tab (two canvases, SNR colours), full view: {:.2} ms (target <= 8 ms)",
+            ms(d)
         );
     }
 }

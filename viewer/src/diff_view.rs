@@ -182,69 +182,88 @@ impl DiffView {
             }
         }
         let mut pick = None;
-        ScrollArea::both().id_salt("diff-rows").show(ui, |ui| {
-            Grid::new("diff-grid").striped(true).show(ui, |ui| {
-                for h in [
-                    "", "module", "A", "B", "numel", "MSE", "max abs", "SNR in", "SNR dB",
-                    "cosine", "±1 LSB", ">1 LSB",
-                ] {
-                    ui.strong(h);
-                }
-                ui.end_row();
-                for (i, r) in self.report.rows.iter().enumerate() {
-                    let mark = if Some(i) == self.report.first_divergence {
-                        "▶"
-                    } else {
-                        ""
-                    };
-                    ui.label(mark);
-                    let label = if r.module.is_empty() {
-                        format!("#{}", r.a_instructions.iter().max().copied().unwrap_or(0))
-                    } else {
-                        r.module.join(",")
-                    };
-                    if ui.selectable_label(self.row == Some(i), label).clicked() {
-                        pick = Some(i);
-                    }
-                    let short = etscope_core::diff::short_ops;
-                    ui.monospace(short(&r.a_ops));
-                    ui.monospace(short(&r.b_ops));
-                    match r.metrics {
-                        Some(m) => {
-                            ui.monospace(m.numel.to_string());
-                            ui.monospace(format!("{:.3e}", m.mse));
-                            ui.monospace(format!("{:.3e}", m.max_abs));
-                            ui.monospace(
-                                r.snr_in_db
-                                    .map(|s| {
-                                        if s.is_infinite() {
-                                            "inf".to_string()
-                                        } else {
-                                            format!("{s:.1}")
-                                        }
-                                    })
-                                    .unwrap_or_else(|| "input".into()),
-                            );
-                            ui.colored_label(
-                                snr_color(m.snr_db),
-                                if m.snr_db.is_infinite() {
-                                    "inf".into()
-                                } else {
-                                    format!("{:.1}", m.snr_db)
-                                },
-                            );
-                            ui.monospace(format!("{:.5}", m.cosine));
-                            ui.monospace(m.off_by_one.map(|x| x.to_string()).unwrap_or_default());
-                            ui.monospace(m.off_by_more.map(|x| x.to_string()).unwrap_or_default());
+        // only the visible rows are laid out (a large program has thousands)
+        let row_height = ui.spacing().interact_size.y;
+        let total = self.report.rows.len() + 1;
+        ScrollArea::both()
+            .id_salt("diff-rows")
+            .show_rows(ui, row_height, total, |ui, range| {
+                Grid::new("diff-grid").striped(true).show(ui, |ui| {
+                    if range.start == 0 {
+                        for h in [
+                            "", "module", "A", "B", "numel", "MSE", "max abs", "SNR in", "SNR dB",
+                            "cosine", "±1 LSB", ">1 LSB",
+                        ] {
+                            ui.strong(h);
                         }
-                        None => {
-                            ui.label(r.note.clone().unwrap_or_default());
-                        }
+                        ui.end_row();
                     }
-                    ui.end_row();
-                }
+                    let rows = range.start.saturating_sub(1)..range.end.saturating_sub(1);
+                    for (i, r) in self
+                        .report
+                        .rows
+                        .iter()
+                        .enumerate()
+                        .skip(rows.start)
+                        .take(rows.len())
+                    {
+                        let mark = if Some(i) == self.report.first_divergence {
+                            "▶"
+                        } else {
+                            ""
+                        };
+                        ui.label(mark);
+                        let label = if r.module.is_empty() {
+                            format!("#{}", r.a_instructions.iter().max().copied().unwrap_or(0))
+                        } else {
+                            r.module.join(",")
+                        };
+                        if ui.selectable_label(self.row == Some(i), label).clicked() {
+                            pick = Some(i);
+                        }
+                        let short = etscope_core::diff::short_ops;
+                        ui.monospace(short(&r.a_ops));
+                        ui.monospace(short(&r.b_ops));
+                        match r.metrics {
+                            Some(m) => {
+                                ui.monospace(m.numel.to_string());
+                                ui.monospace(format!("{:.3e}", m.mse));
+                                ui.monospace(format!("{:.3e}", m.max_abs));
+                                ui.monospace(
+                                    r.snr_in_db
+                                        .map(|s| {
+                                            if s.is_infinite() {
+                                                "inf".to_string()
+                                            } else {
+                                                format!("{s:.1}")
+                                            }
+                                        })
+                                        .unwrap_or_else(|| "input".into()),
+                                );
+                                ui.colored_label(
+                                    snr_color(m.snr_db),
+                                    if m.snr_db.is_infinite() {
+                                        "inf".into()
+                                    } else {
+                                        format!("{:.1}", m.snr_db)
+                                    },
+                                );
+                                ui.monospace(format!("{:.5}", m.cosine));
+                                ui.monospace(
+                                    m.off_by_one.map(|x| x.to_string()).unwrap_or_default(),
+                                );
+                                ui.monospace(
+                                    m.off_by_more.map(|x| x.to_string()).unwrap_or_default(),
+                                );
+                            }
+                            None => {
+                                ui.label(r.note.clone().unwrap_or_default());
+                            }
+                        }
+                        ui.end_row();
+                    }
+                });
             });
-        });
         if let Some(i) = pick {
             self.select_row(i);
         }
