@@ -45,7 +45,9 @@ pub fn resolve(buffer: &[u8], t: &TensorRef) -> Result<TensorData> {
         limit: MAX_DEBUG_TENSOR_BYTES,
     };
     // element count and bytes, checked: sizes come from the file
-    let numel_wide: u128 = shape.iter().map(|&d| d as u128).product::<u128>();
+    let numel_wide: u128 = shape
+        .iter()
+        .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
     let bytes_wide = numel_wide.saturating_mul(elem as u128);
     if bytes_wide > u128::from(MAX_DEBUG_TENSOR_BYTES) {
         return Err(too_large(bytes_wide));
@@ -70,12 +72,10 @@ pub fn resolve(buffer: &[u8], t: &TensorRef) -> Result<TensorData> {
         ));
     }
     // the last element's index + 1, in u128 so no stride can wrap it
-    let extent_elems: u128 = 1 + shape
-        .iter()
-        .zip(&strides)
-        .map(|(&s, &st)| (s as u128 - 1) * st as u128)
-        .sum::<u128>();
-    let extent_wide = extent_elems * elem as u128;
+    let extent_elems: u128 = shape.iter().zip(&strides).fold(1u128, |acc, (&s, &st)| {
+        acc.saturating_add((s as u128 - 1).saturating_mul(st as u128))
+    });
+    let extent_wide = extent_elems.saturating_mul(elem as u128);
     if extent_wide > buffer.len() as u128 {
         return Err(Error::Truncated {
             what: format!(
@@ -191,6 +191,30 @@ mod tests {
             offset: 0,
         };
         assert_eq!(resolve(&buf, &t).unwrap().bytes, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn sizes_whose_product_overflows_128_bits_are_refused() {
+        // found by fuzzing: the element count itself overflowed
+        let t = TensorRef {
+            scalar_type: ScalarType::Float,
+            sizes: vec![i64::MAX; 6],
+            strides: vec![i64::MAX; 6],
+            offset: 0,
+        };
+        assert!(matches!(
+            resolve(&[0u8; 64], &t),
+            Err(Error::TooLarge { .. })
+        ));
+        let t = TensorRef {
+            sizes: vec![1 << 20, 1 << 20],
+            strides: vec![0, 0],
+            ..t
+        };
+        assert!(matches!(
+            resolve(&[0u8; 64], &t),
+            Err(Error::TooLarge { .. })
+        ));
     }
 
     #[test]

@@ -136,39 +136,92 @@ fn json_err(entry: &str, detail: impl Into<String>) -> Error {
     }
 }
 
+/// The parts of a `torch.export` document etscope reads, deserialized directly: everything
+/// else (each node's `from_node` provenance, `module_call_graph`, ...) is skipped while parsing
+/// instead of being built as a JSON tree, which for a large program's 50 MB of JSON is the
+/// difference between tens and hundreds of megabytes.
+#[derive(serde::Deserialize)]
+struct DocJson {
+    graph_module: Option<GraphModuleJson>,
+    #[serde(default)]
+    schema_version: Value,
+    #[serde(default)]
+    dialect: Value,
+}
+
+#[derive(serde::Deserialize)]
+struct GraphModuleJson {
+    graph: Option<GraphJson>,
+    #[serde(default)]
+    signature: Value,
+}
+
+#[derive(serde::Deserialize)]
+struct GraphJson {
+    #[serde(default)]
+    inputs: Value,
+    #[serde(default)]
+    outputs: Value,
+    nodes: Option<Vec<NodeJson>>,
+    #[serde(default)]
+    tensor_values: BTreeMap<String, TensorJson>,
+}
+
+/// A tensor's metadata: only dtype and sizes are kept (strides, device, layout, ... skipped).
+/// The 2024 serialization nests them under `meta`.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct TensorJson {
+    dtype: Value,
+    sizes: Value,
+    meta: Option<Box<TensorJson>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct NodeJson {
+    name: Value,
+    target: Value,
+    inputs: Value,
+    outputs: Value,
+    metadata: MetaJson,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct MetaJson {
+    debug_handle: Option<Value>,
+    stack_trace: Option<Value>,
+    nn_module_stack: Option<Value>,
+}
+
 impl ExportedGraph {
     /// Parses a `torch.export` JSON document (the bytes of an ETRecord program entry).
     pub fn parse(bytes: &[u8], entry: &str) -> Result<ExportedGraph> {
-        let doc: Value =
+        let doc: DocJson =
             serde_json::from_slice(bytes).map_err(|e| json_err(entry, e.to_string()))?;
         let gm = doc
-            .get("graph_module")
+            .graph_module
             .ok_or_else(|| json_err(entry, "no graph_module"))?;
         let graph = gm
-            .get("graph")
+            .graph
             .ok_or_else(|| json_err(entry, "no graph_module.graph"))?;
         // {"major", "minor"} now; a bare integer in the 2024 serialization
-        let schema_version = match doc.get("schema_version") {
-            Some(Value::Number(n)) => (n.as_i64().unwrap_or(0), 0),
-            _ => (
-                doc.pointer("/schema_version/major")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0),
-                doc.pointer("/schema_version/minor")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0),
+        let schema_version = match &doc.schema_version {
+            Value::Number(n) => (n.as_i64().unwrap_or(0), 0),
+            v => (
+                v.pointer("/major").and_then(Value::as_i64).unwrap_or(0),
+                v.pointer("/minor").and_then(Value::as_i64).unwrap_or(0),
             ),
         };
         let mut tensors = BTreeMap::new();
-        if let Some(tv) = graph.get("tensor_values").and_then(Value::as_object) {
-            for (name, meta) in tv {
-                tensors.insert(name.clone(), tensor_meta(meta));
-            }
+        for (name, meta) in graph.tensor_values {
+            tensors.insert(name, tensor_meta(&meta));
         }
-        let (kinds, input_targets) = input_kinds(gm.pointer("/signature/input_specs"));
+        let (kinds, input_targets) = input_kinds(gm.signature.pointer("/input_specs"));
         let inputs = graph
-            .get("inputs")
-            .and_then(Value::as_array)
+            .inputs
+            .as_array()
             .map(|a| {
                 a.iter()
                     .filter_map(|i| i.pointer("/as_tensor/name").and_then(Value::as_str))
@@ -182,15 +235,14 @@ impl ExportedGraph {
             })
             .unwrap_or_default();
         let outputs = graph
-            .get("outputs")
-            .and_then(Value::as_array)
+            .outputs
+            .as_array()
             .map(|a| a.iter().flat_map(output_names).collect())
             .unwrap_or_default();
         let nodes = graph
-            .get("nodes")
-            .and_then(Value::as_array)
+            .nodes
             .ok_or_else(|| json_err(entry, "no graph.nodes"))?
-            .iter()
+            .into_iter()
             .map(parse_node)
             .collect();
         Ok(ExportedGraph {
@@ -200,23 +252,18 @@ impl ExportedGraph {
             tensors,
             input_targets,
             schema_version,
-            dialect: doc
-                .get("dialect")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+            dialect: doc.dialect.as_str().unwrap_or_default().to_string(),
         })
     }
 }
 
-fn tensor_meta(meta: &Value) -> TensorMeta {
+fn tensor_meta(meta: &TensorJson) -> TensorMeta {
     // the 2024 serialization nests the fields under "meta"
-    let meta = meta.get("meta").filter(|m| m.is_object()).unwrap_or(meta);
-    let dtype =
-        ScalarType::from_export_code(meta.get("dtype").and_then(Value::as_i64).unwrap_or(0));
+    let meta = meta.meta.as_deref().unwrap_or(meta);
+    let dtype = ScalarType::from_export_code(meta.dtype.as_i64().unwrap_or(0));
     let sizes = meta
-        .get("sizes")
-        .and_then(Value::as_array)
+        .sizes
+        .as_array()
         .map(|a| {
             a.iter()
                 .map(|s| s.get("as_int").and_then(Value::as_i64).unwrap_or(-1))
@@ -377,11 +424,11 @@ pub fn parse_module_stack(s: &str) -> Vec<ModuleFrame> {
         .collect()
 }
 
-fn parse_node(n: &Value) -> ExportNode {
-    let meta = n.get("metadata");
+fn parse_node(n: NodeJson) -> ExportNode {
+    let meta = &n.metadata;
     let args = n
-        .get("inputs")
-        .and_then(Value::as_array)
+        .inputs
+        .as_array()
         .map(|a| {
             a.iter()
                 .map(|i| {
@@ -397,29 +444,23 @@ fn parse_node(n: &Value) -> ExportNode {
         })
         .unwrap_or_default();
     ExportNode {
-        name: n
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        target: n
-            .get("target")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        name: n.name.as_str().unwrap_or_default().to_string(),
+        target: n.target.as_str().unwrap_or_default().to_string(),
         args,
         outputs: n
-            .get("outputs")
-            .and_then(Value::as_array)
+            .outputs
+            .as_array()
             .map(|a| a.iter().flat_map(output_names).collect())
             .unwrap_or_default(),
-        debug_handles: debug_handles(meta.and_then(|m| m.get("debug_handle"))),
+        debug_handles: debug_handles(meta.debug_handle.as_ref()),
         stack_trace: meta
-            .and_then(|m| m.get("stack_trace"))
+            .stack_trace
+            .as_ref()
             .and_then(Value::as_str)
             .map(str::to_string),
         module_stack: meta
-            .and_then(|m| m.get("nn_module_stack"))
+            .nn_module_stack
+            .as_ref()
             .and_then(Value::as_str)
             .map(parse_module_stack)
             .unwrap_or_default(),

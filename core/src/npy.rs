@@ -13,6 +13,7 @@ fn npy_err(e: impl std::fmt::Display) -> Error {
 
 /// Parses a `.npy` file (C order, little- or big-endian numeric dtypes).
 pub fn read_npy(bytes: &[u8]) -> Result<TensorData> {
+    check_header_shape(bytes)?;
     let file = npyz::NpyFile::new(bytes).map_err(npy_err)?;
     if file.order() == npyz::Order::Fortran {
         return Err(Error::Npy(
@@ -63,6 +64,44 @@ pub fn read_npy(bytes: &[u8]) -> Result<TensorData> {
         }
     };
     TensorData::new(dtype, shape, data)
+}
+
+/// Deepest bracket nesting accepted in the header: numpy writes `{'descr': '<f4', 'fortran_order':
+/// False, 'shape': (1, 2), }` (depth 2; a structured dtype adds two levels).
+const MAX_HEADER_NESTING: usize = 6;
+/// Longest header accepted (numpy pads to 64 bytes; large structured dtypes stay far below).
+const MAX_HEADER_BYTES: usize = 1 << 16;
+
+/// Refuses headers that the header parser would spend unbounded time on (deep nesting: its
+/// backtracking is exponential in depth) before handing them to it.
+fn check_header_shape(bytes: &[u8]) -> Result<()> {
+    let start = if bytes.get(6) == Some(&1) { 10 } else { 12 };
+    let Ok(end) = data_offset(bytes) else {
+        return Ok(()); // the parser reports the truncation
+    };
+    let header = bytes.get(start..end.min(bytes.len())).unwrap_or_default();
+    if header.len() > MAX_HEADER_BYTES {
+        return Err(Error::Npy(format!(
+            "header of {} bytes (numpy writes under {MAX_HEADER_BYTES})",
+            header.len()
+        )));
+    }
+    let mut depth = 0usize;
+    for &b in header {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_HEADER_NESTING {
+                    return Err(Error::Npy(format!(
+                        "header nests brackets deeper than {MAX_HEADER_NESTING}"
+                    )));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Where the array data starts: after the magic, version, header length and header.
@@ -140,6 +179,16 @@ mod tests {
         let t = TensorData::new(ScalarType::Char, vec![2, 2], vec![0x80, 0xff, 0, 127]).unwrap();
         let back = read_npy(&write_npy(&t).unwrap()).unwrap();
         assert_eq!(back, t);
+    }
+
+    #[test]
+    fn a_deeply_nested_header_is_refused_at_once() {
+        // found by fuzzing: 48 nested brackets kept the header parser busy for seconds
+        let bytes = include_bytes!("../../fuzz/corpus/npy/regression-timeout-1");
+        let t = std::time::Instant::now();
+        let e = read_npy(bytes).expect_err("refused");
+        assert!(t.elapsed() < std::time::Duration::from_millis(100));
+        assert!(e.to_string().contains("nests brackets"), "{e}");
     }
 
     #[test]
