@@ -74,3 +74,30 @@ fn profiler_has_no_gui() {
         assert!(!deps.contains(*bad), "etscope-profiler depends on {bad}");
     }
 }
+
+#[test]
+fn viewer_has_no_eframe_no_dialogs_and_no_app() {
+    let deps = normal_deps("etscope-viewer");
+    assert!(
+        deps.contains("egui") && deps.contains("etscope-profiler"),
+        "sanity: viewer's tree was read: {deps:?}"
+    );
+    for bad in ["eframe", "rfd", "winit", "etscope"] {
+        assert!(!deps.contains(bad), "etscope-viewer depends on {bad}");
+    }
+}
+
+/// `viewer` does no file IO: widgets get bytes and data from their caller.
+#[test]
+fn viewer_sources_do_no_file_io() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../viewer/src");
+    for entry in std::fs::read_dir(&src).expect("viewer/src") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("source");
+        // unit tests may read fixtures; the library code above them may not
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for io in ["std::fs::", "File::open", "File::create", "rfd::"] {
+            assert!(!text.contains(io), "{} uses {io}", path.display());
+        }
+    }
+}
