@@ -465,3 +465,22 @@ fn a_hostile_file_then_a_good_one_in_the_same_window() {
     assert_eq!(last.doc.stages[0].graph.instruction_count, 6);
     harness.get_by_label_contains("stage pte · 8 nodes");
 }
+
+/// The heat overlay is derived once per stage and document revision, not once per frame.
+#[test]
+fn the_heat_overlay_is_computed_once_not_per_frame() {
+    let mut harness = app_with(&["model_fp32.pte", "etdump_profile_5runs.etdp"]);
+    harness.run_steps(3);
+    let dv = &mut harness.state_mut().docs[0];
+    let first = dv.heat_overlay().expect("overlay").as_ptr();
+    let again = dv.heat_overlay().expect("overlay").as_ptr();
+    assert_eq!(first, again, "the same cached overlay");
+    let before = dv.doc.revision;
+    let (dump, prof) = (
+        dv.doc.etdump.clone().expect("etdump"),
+        dv.doc.profile.clone().expect("profile"),
+    );
+    dv.doc.set_live_capture(dump, prof, Vec::new(), Vec::new());
+    assert!(dv.doc.revision > before);
+    assert!(dv.heat_overlay().is_some(), "recomputed for the new revision");
+}
