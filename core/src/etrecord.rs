@@ -3,7 +3,7 @@
 //! and never executed.
 
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
+use std::io::{BufRead, Cursor, Read};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::export_json::ExportedGraph;
 
 /// Largest single entry this reader decompresses (refuses zip bombs before allocating).
-pub const MAX_ENTRY_BYTES: u64 = 1 << 30;
+pub const MAX_ENTRY_BYTES: u64 = 512 << 20;
 
 /// What a zip entry holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -90,6 +90,23 @@ fn stage_rank(name: &str) -> u8 {
     }
 }
 
+/// All entries of one ETRecord together, decompressed (a zip bomb stops here).
+pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
+
+/// A reader that counts what passed through it.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
 impl ETRecord {
     /// Parses an ETRecord zip held in memory.
     pub fn parse(bytes: &[u8]) -> Result<ETRecord> {
@@ -105,32 +122,58 @@ impl ETRecord {
         let mut stages = Vec::new();
         let mut json_maps: BTreeMap<String, Value> = BTreeMap::new();
         let mut archives: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut remaining = MAX_TOTAL_BYTES;
         for i in 0..zip.len() {
-            let mut f = zip.by_index(i).map_err(zip_err)?;
+            let f = zip.by_index(i).map_err(zip_err)?;
             let name = f.name().map_err(zip_err)?.to_string();
             let size = f.size();
-            if size > MAX_ENTRY_BYTES {
+            let limit = MAX_ENTRY_BYTES.min(remaining);
+            if size > limit {
                 return Err(Error::TooLarge {
-                    what: format!("ETRecord entry {name}"),
+                    what: format!("ETRecord entry {name} (with the entries before it)"),
                     claimed: size.into(),
-                    limit: MAX_ENTRY_BYTES,
+                    limit,
                 });
             }
-            let mut data = Vec::with_capacity(size as usize);
-            (&mut f)
-                .take(MAX_ENTRY_BYTES)
-                .read_to_end(&mut data)
-                .map_err(|e| Error::Zip(format!("entry {name}: {e}")))?;
+            // read at most the limit whatever the header claims; peek to classify, then stream
+            // program JSON straight into its typed form (no copy of the entry in memory)
+            let counted = Counted {
+                inner: f.take(limit + 1),
+                read: 0,
+            };
+            let mut reader = std::io::BufReader::with_capacity(64 << 10, counted);
+            let head = reader
+                .fill_buf()
+                .map_err(|e| Error::Zip(format!("entry {name}: {e}")))?
+                .to_vec();
+            let is_program = head.starts_with(b"{\"graph_module\"")
+                || (head.starts_with(b"{") && looks_like_program(&head));
+            let mut data = Vec::new();
+            let mut parsed = None;
+            if is_program && name != "ETRECORD_V0" {
+                parsed = Some(ExportedGraph::parse_reader(&mut reader, &name)?);
+            } else {
+                reader
+                    .read_to_end(&mut data)
+                    .map_err(|e| Error::Zip(format!("entry {name}: {e}")))?;
+            }
+            let consumed = reader.get_ref().read;
+            if consumed > limit {
+                return Err(Error::TooLarge {
+                    what: format!("ETRecord entry {name} (with the entries before it)"),
+                    claimed: consumed.into(),
+                    limit,
+                });
+            }
+            remaining -= consumed;
             let kind = if name == "ETRECORD_V0" {
                 EntryKind::Marker
             } else if data.starts_with(b"PK\x03\x04") || data.first() == Some(&0x80) {
                 archives.insert(name.clone(), data);
                 EntryKind::Pickle
-            } else if data.starts_with(b"{\"graph_module\"")
-                || (data.starts_with(b"{") && looks_like_program(&data))
-            {
+            } else if let Some(graph) = parsed {
                 stages.push(Stage {
-                    graph: ExportedGraph::parse(&data, &name)?,
+                    graph,
                     name: name.clone(),
                 });
                 EntryKind::Program

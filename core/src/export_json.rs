@@ -162,9 +162,63 @@ struct GraphJson {
     inputs: Value,
     #[serde(default)]
     outputs: Value,
-    nodes: Option<Vec<NodeJson>>,
+    nodes: Option<NodesJson>,
     #[serde(default)]
-    tensor_values: BTreeMap<String, TensorJson>,
+    tensor_values: TensorValuesJson,
+}
+
+/// The node list, converted node by node while it is read: only one node's JSON exists at a
+/// time.
+struct NodesJson(Vec<ExportNode>);
+
+impl<'de> serde::Deserialize<'de> for NodesJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = NodesJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of nodes")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<NodesJson, A::Error> {
+                let mut out = Vec::new();
+                while let Some(n) = seq.next_element::<NodeJson>()? {
+                    out.push(parse_node(n));
+                }
+                Ok(NodesJson(out))
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
+}
+
+/// Tensor metadata by name, converted entry by entry while it is read.
+#[derive(Default)]
+struct TensorValuesJson(BTreeMap<String, TensorMeta>);
+
+impl<'de> serde::Deserialize<'de> for TensorValuesJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = TensorValuesJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of tensor metadata")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<TensorValuesJson, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((name, meta)) = map.next_entry::<String, TensorJson>()? {
+                    out.insert(name, tensor_meta(&meta));
+                }
+                Ok(TensorValuesJson(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
 }
 
 /// A tensor's metadata: only dtype and sizes are kept (strides, device, layout, ... skipped).
@@ -200,6 +254,17 @@ impl ExportedGraph {
     pub fn parse(bytes: &[u8], entry: &str) -> Result<ExportedGraph> {
         let doc: DocJson =
             serde_json::from_slice(bytes).map_err(|e| json_err(entry, e.to_string()))?;
+        Self::from_doc(doc, entry)
+    }
+
+    /// Parses a `torch.export` JSON document from a reader, node by node (no copy of the text).
+    pub fn parse_reader(reader: impl std::io::Read, entry: &str) -> Result<ExportedGraph> {
+        let doc: DocJson =
+            serde_json::from_reader(reader).map_err(|e| json_err(entry, e.to_string()))?;
+        Self::from_doc(doc, entry)
+    }
+
+    fn from_doc(doc: DocJson, entry: &str) -> Result<ExportedGraph> {
         let gm = doc
             .graph_module
             .ok_or_else(|| json_err(entry, "no graph_module"))?;
@@ -214,10 +279,7 @@ impl ExportedGraph {
                 v.pointer("/minor").and_then(Value::as_i64).unwrap_or(0),
             ),
         };
-        let mut tensors = BTreeMap::new();
-        for (name, meta) in graph.tensor_values {
-            tensors.insert(name, tensor_meta(&meta));
-        }
+        let tensors = graph.tensor_values.0;
         let (kinds, input_targets) = input_kinds(gm.signature.pointer("/input_specs"));
         let inputs = graph
             .inputs
@@ -242,9 +304,7 @@ impl ExportedGraph {
         let nodes = graph
             .nodes
             .ok_or_else(|| json_err(entry, "no graph.nodes"))?
-            .into_iter()
-            .map(parse_node)
-            .collect();
+            .0;
         Ok(ExportedGraph {
             inputs,
             outputs,

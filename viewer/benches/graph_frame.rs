@@ -120,7 +120,7 @@ fn main() {
     let heat_rows = match std::fs::read(dir.join("etdump_profile_1run.etdp")) {
         Ok(etdump) => {
             doc_heat
-                .attach("etdump_profile_1run.etdp", etdump)
+                .attach("etdump_profile_1run.etdp", &etdump)
                 .expect("the ETDump belongs to the program");
             let overlay = etscope_viewer::profile_view::heat_overlay(
                 &doc_heat.stages[0].graph,

@@ -238,12 +238,13 @@ impl Document {
             title: name.to_string(),
             ..Document::default()
         };
-        doc.attach(name, bytes.to_vec())?;
+        doc.attach(name, bytes)?;
         Ok(doc)
     }
 
     /// Attaches an ETRecord, ETDump or debug buffer, checking that it belongs to this program.
-    pub fn attach(&mut self, name: &str, bytes: Vec<u8>) -> Result<(), OpenError> {
+    /// The bytes are read, not kept (a debug buffer is copied).
+    pub fn attach(&mut self, name: &str, bytes: &[u8]) -> Result<(), OpenError> {
         self.revision += 1;
         let read = |source| OpenError::Read {
             name: name.to_string(),
@@ -251,15 +252,15 @@ impl Document {
         };
         match FileKind::detect(&bytes) {
             Some(FileKind::Etrecord) => {
-                let rec = ETRecord::parse(&bytes).map_err(read)?;
+                let rec = ETRecord::parse(bytes).map_err(read)?;
                 self.attach_etrecord(name, rec)?;
             }
             Some(FileKind::Etdump) => {
-                let dump = ETDump::parse(&bytes).map_err(read)?;
+                let dump = ETDump::parse(bytes).map_err(read)?;
                 self.attach_etdump(name, dump)?;
             }
             Some(FileKind::Ptd) => {
-                let data = etscope_core::flat_tensor::FlatTensorFile::parse(bytes.clone())
+                let data = etscope_core::flat_tensor::FlatTensorFile::parse(bytes.to_vec())
                     .map_err(read)?;
                 let program = self.program.as_mut().ok_or_else(|| OpenError::Mismatch {
                     name: name.into(),
@@ -280,7 +281,7 @@ impl Document {
             }
             Some(FileKind::Npy) => {
                 // an input for host runs (and diffs)
-                let t = etscope_core::npy::read_npy(&bytes).map_err(read)?;
+                let t = etscope_core::npy::read_npy(bytes).map_err(read)?;
                 if let Some(want) = self
                     .program
                     .as_ref()
@@ -305,7 +306,7 @@ impl Document {
             None => {
                 // No magic: a debug buffer is raw bytes.
                 if name.ends_with(".bin") || self.etdump.is_some() {
-                    self.debug_buffer = Some(bytes);
+                    self.debug_buffer = Some(bytes.to_vec());
                     self.resolve_captured(name)?;
                 } else {
                     return Err(OpenError::Unknown { name: name.into() });

@@ -23,7 +23,7 @@ fn read(p: &Path) -> Vec<u8> {
 fn doc(files: &[&str]) -> Document {
     let mut d = Document::from_program_bytes(files[0], read(&tiny(files[0]))).expect("program");
     for f in &files[1..] {
-        d.attach(f, read(&tiny(f)))
+        d.attach(f, &read(&tiny(f)))
             .unwrap_or_else(|e| panic!("{e}"));
     }
     d
@@ -47,7 +47,7 @@ fn layouts_of_every_stage_are_layered_and_overlap_free() {
         let mut d = Document::from_program_bytes("m.pte", read(&p)).expect("opens");
         let rec = p.with_extension("etrecord");
         if rec.exists() {
-            d.attach("m.etrecord", read(&rec))
+            d.attach("m.etrecord", &read(&rec))
                 .expect("etrecord attaches");
         }
         for st in &d.stages {
@@ -126,7 +126,7 @@ fn attaching_a_foreign_etdump_is_refused_with_a_reason() {
     let e = d
         .attach(
             "etdump_profile_5runs.etdp",
-            read(&tiny("etdump_profile_5runs.etdp")),
+            &read(&tiny("etdump_profile_5runs.etdp")),
         )
         .expect_err("foreign");
     assert!(e.to_string().contains("another program"), "{e}");
@@ -255,13 +255,13 @@ fn external_weights_attach_to_their_program_in_a_document() {
     let dir = fixture("programs/external_weights");
     let mut d = Document::from_program_bytes("model.pte", read(&dir.join("model.pte")))
         .expect("opens without its .ptd");
-    d.attach("model.ptd", read(&dir.join("model.ptd")))
+    d.attach("model.ptd", &read(&dir.join("model.ptd")))
         .expect("its .ptd attaches");
     let mut other =
         Document::from_program_bytes("bmm.pte", read(&fixture("programs/bmm/model.pte")))
             .expect("program");
     let e = other
-        .attach("model.ptd", read(&dir.join("model.ptd")))
+        .attach("model.ptd", &read(&dir.join("model.ptd")))
         .expect_err("not this program's");
     assert!(e.to_string().contains("external data"), "{e}");
 }

@@ -125,7 +125,7 @@ pub fn load(
         let own = stem(&name);
         candidates.sort_by_key(|d| stem(&d.title) != own);
         for d in candidates {
-            match d.attach(&name, b.clone()) {
+            match d.attach(&name, &b) {
                 Ok(()) => {
                     attached = true;
                     break;
