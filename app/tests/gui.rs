@@ -482,5 +482,8 @@ fn the_heat_overlay_is_computed_once_not_per_frame() {
     );
     dv.doc.set_live_capture(dump, prof, Vec::new(), Vec::new());
     assert!(dv.doc.revision > before);
-    assert!(dv.heat_overlay().is_some(), "recomputed for the new revision");
+    assert!(
+        dv.heat_overlay().is_some(),
+        "recomputed for the new revision"
+    );
 }

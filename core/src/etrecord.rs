@@ -110,7 +110,13 @@ impl<R: Read> Read for Counted<R> {
 impl ETRecord {
     /// Parses an ETRecord zip held in memory.
     pub fn parse(bytes: &[u8]) -> Result<ETRecord> {
-        let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(zip_err)?;
+        Self::parse_reader(Cursor::new(bytes))
+    }
+
+    /// Parses an ETRecord zip from a seekable reader (a file: the archive is never held in
+    /// memory whole).
+    pub fn parse_reader(reader: impl Read + std::io::Seek) -> Result<ETRecord> {
+        let mut zip = zip::ZipArchive::new(reader).map_err(zip_err)?;
         if zip.index_for_name("ETRECORD_V0").is_none() {
             return Err(Error::WrongIdentifier {
                 kind: "ETRecord",

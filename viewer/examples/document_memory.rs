@@ -31,8 +31,16 @@ fn main() {
         println!("etrecord parsed: {}", rss());
         let mut graphs = Vec::new();
         for st in &parsed.stages {
-            graphs.push(etscope_core::ir::from_export::graph_from_export(&st.graph, &st.name, "forward"));
-            println!("  graph {}: {} nodes, {} values: {}", st.name, graphs.last().map_or(0, |g| g.nodes.len()), graphs.last().map_or(0, |g| g.values.len()), rss());
+            graphs.push(etscope_core::ir::from_export::graph_from_export(
+                &st.graph, &st.name, "forward",
+            ));
+            println!(
+                "  graph {}: {} nodes, {} values: {}",
+                st.name,
+                graphs.last().map_or(0, |g| g.nodes.len()),
+                graphs.last().map_or(0, |g| g.values.len()),
+                rss()
+            );
         }
         let mut views = Vec::new();
         for g in graphs {

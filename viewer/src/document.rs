@@ -317,6 +317,22 @@ impl Document {
         Ok(())
     }
 
+    /// Attaches an ETRecord read from a seekable reader (a file), without holding it in memory.
+    pub fn attach_etrecord_reader(
+        &mut self,
+        name: &str,
+        reader: impl std::io::Read + std::io::Seek,
+    ) -> Result<(), OpenError> {
+        let rec = ETRecord::parse_reader(reader).map_err(|source| OpenError::Read {
+            name: name.to_string(),
+            source,
+        })?;
+        self.revision += 1;
+        self.attach_etrecord(name, rec)?;
+        self.files.push(name.to_string());
+        Ok(())
+    }
+
     fn attach_etrecord(&mut self, name: &str, rec: ETRecord) -> Result<(), OpenError> {
         let method = self
             .pte_graph()

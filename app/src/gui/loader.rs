@@ -82,6 +82,12 @@ pub fn load(
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for p in paths {
         progress(format!("reading {}", display_name(p)));
+        // an ETRecord (a zip, often tens of MB) is read from its file when attached, never held
+        // whole: only its first bytes are kept to tell its kind
+        if is_zip_file(p) {
+            files.push((p.clone(), b"PK\x03\x04".to_vec()));
+            continue;
+        }
         match std::fs::read(p) {
             Ok(b) if b.is_empty() => errors.push(format!("{}: empty file", p.display())),
             Ok(b) => files.push((p.clone(), b)),
@@ -125,7 +131,18 @@ pub fn load(
         let own = stem(&name);
         candidates.sort_by_key(|d| stem(&d.title) != own);
         for d in candidates {
-            match d.attach(&name, &b) {
+            let result = if FileKind::detect(&b) == Some(FileKind::Etrecord) {
+                match std::fs::File::open(&p) {
+                    Ok(f) => d.attach_etrecord_reader(&name, std::io::BufReader::new(f)),
+                    Err(e) => {
+                        last_err = Some(format!("{name}: cannot read: {e}"));
+                        break;
+                    }
+                }
+            } else {
+                d.attach(&name, &b)
+            };
+            match result {
                 Ok(()) => {
                     attached = true;
                     break;
@@ -135,7 +152,12 @@ pub fn load(
         }
         if !attached {
             if FileKind::detect(&b) == Some(FileKind::Etrecord) && !had_new && target.is_none() {
-                match Document::from_etrecord_bytes(&name, &b) {
+                let opened = std::fs::read(&p)
+                    .map_err(|e| format!("cannot read: {e}"))
+                    .and_then(|bytes| {
+                        Document::from_etrecord_bytes(&name, &bytes).map_err(|e| e.to_string())
+                    });
+                match opened {
                     Ok(d) => docs.push(d),
                     Err(e) => {
                         errors.push(format!("{}: {}", p.display(), strip_name(&e.to_string())))
@@ -153,6 +175,16 @@ pub fn load(
         docs.insert(0, t);
     }
     (docs, errors)
+}
+
+/// Whether `p` starts like a zip archive (an ETRecord).
+fn is_zip_file(p: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    std::fs::File::open(p)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == b"PK\x03\x04"
 }
 
 /// Errors from `viewer` start with the bare file name; the loader prefixes the full path instead.
