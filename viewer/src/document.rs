@@ -250,7 +250,7 @@ impl Document {
             name: name.to_string(),
             source,
         };
-        match FileKind::detect(&bytes) {
+        match FileKind::detect(bytes) {
             Some(FileKind::Etrecord) => {
                 let rec = ETRecord::parse(bytes).map_err(read)?;
                 self.attach_etrecord(name, rec)?;
