@@ -89,7 +89,7 @@ fn main() {
         (d, p)
     });
     println!(
-        "stress_medium ETDump ({:.1} MB, 5 runs, {rows} ops): parse + per-op statistics {:.1} ms (target <= 35 ms; the ExecuTorch Inspector took ~7 s here while planning); FlatBuffers verify alone {:.1} ms; ratio {:.2}x",
+        "stress_medium ETDump ({:.1} MB, 5 runs, {rows} ops): parse + per-op statistics {:.1} ms (target <= 35 ms; ExecuTorch's Inspector on the same file: scripts/bench_baselines.py); FlatBuffers verify alone {:.1} ms; ratio {:.2}x",
         etdp.len() as f64 / 1e6,
         ms(full),
         ms(verify),
