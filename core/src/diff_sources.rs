@@ -52,9 +52,25 @@ pub fn program_source(
     etrecord: Option<(&ETRecord, &str)>,
     inputs: &[TensorData],
 ) -> Result<Source, SourceError> {
+    program_source_cancellable(label, program, etrecord, inputs, None)
+}
+
+/// [`program_source`] whose run stops when `cancel` is set (the window's Cancel button).
+pub fn program_source_cancellable(
+    label: &str,
+    program: &Program,
+    etrecord: Option<(&ETRecord, &str)>,
+    inputs: &[TensorData],
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+) -> Result<Source, SourceError> {
     let graph = program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
+    let options = crate::runtime::RunOptions {
+        capture: true,
+        cancel,
+        ..crate::runtime::RunOptions::default()
+    };
     let run = Runtime::new(program, 0, Target::for_program(program, 0))
-        .and_then(|rt| rt.run(inputs, true))
+        .and_then(|rt| rt.run_with(inputs, options))
         .map_err(|e| SourceError::Run(e.to_string()))?;
     let source = Source::from_run(label, graph, &run);
     Ok(match etrecord {

@@ -369,3 +369,27 @@ fn a_broken_op_is_the_first_divergence_early_middle_and_late() {
         }
     }
 }
+
+#[test]
+fn a_cancelled_host_run_stops_with_cancelled() {
+    use etscope_core::diff_sources::program_source_cancellable;
+    let model = common::tiny();
+    let program = Program::parse(common::read(&model.join("model_fp32.pte"))).expect("program");
+    let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let err = program_source_cancellable(
+        "a",
+        &program,
+        None,
+        std::slice::from_ref(&input),
+        Some(cancel),
+    )
+    .err()
+    .expect("cancelled");
+    assert!(
+        err.to_string().contains("cancelled at instruction 0"),
+        "{err}"
+    );
+    let ok = program_source_cancellable("a", &program, None, std::slice::from_ref(&input), None);
+    assert!(ok.is_ok());
+}

@@ -216,6 +216,8 @@ pub struct DiffJob {
     stage_b: etscope_viewer::document::StageView,
     rx: std::sync::mpsc::Receiver<DiffResult>,
     pub started: std::time::Instant,
+    /// Set by the Cancel button: the host runs stop at their next instruction.
+    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The application.
@@ -498,7 +500,7 @@ impl EtscopeApp {
     /// document's input array).
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
         use etscope_core::diff::{diff, Source, Threshold};
-        use etscope_core::diff_sources::{program_source, stage_source};
+        use etscope_core::diff_sources::{program_source_cancellable, stage_source};
         if self.diff_job.is_some() {
             return Err("a comparison is already running".into());
         }
@@ -530,10 +532,18 @@ impl EtscopeApp {
                 .map(|r| (r, format!("ETRecord of {}", doc.title)));
             Ok((doc.title.clone(), program, rec))
         };
-        let run = |(label, program, rec): &Side, input: &etscope_core::tensor::TensorData| {
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = cancel.clone();
+        let run = move |(label, program, rec): &Side, input: &etscope_core::tensor::TensorData| {
             let rec = rec.as_ref().map(|(r, e)| (r, e.as_str()));
-            program_source(label, program, rec, std::slice::from_ref(input))
-                .map_err(|e| format!("{label}: {e}"))
+            program_source_cancellable(
+                label,
+                program,
+                rec,
+                std::slice::from_ref(input),
+                Some(flag.clone()),
+            )
+            .map_err(|e| format!("{label}: {e}"))
         };
         let a_side = side_of(&dv.doc)?;
         enum Other {
@@ -590,6 +600,7 @@ impl EtscopeApp {
             stage_b,
             rx,
             started: std::time::Instant::now(),
+            cancel,
         });
         self.tab = Tab::Diff;
         Ok(())

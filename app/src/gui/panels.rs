@@ -521,6 +521,9 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 "comparing on a worker thread… {:.1} s (both programs run on the input, every intermediate tensor compared)",
                 job.started.elapsed().as_secs_f32()
             ));
+            if ui.button("Cancel").clicked() {
+                job.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         });
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(100));
