@@ -377,15 +377,16 @@ fn a_cancelled_host_run_stops_with_cancelled() {
     let program = Program::parse(common::read(&model.join("model_fp32.pte"))).expect("program");
     let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let err = program_source_cancellable(
+    let err = match program_source_cancellable(
         "a",
         &program,
         None,
         std::slice::from_ref(&input),
         Some(cancel),
-    )
-    .err()
-    .expect("cancelled");
+    ) {
+        Err(e) => e,
+        Ok(_) => panic!("a cancelled run must stop"),
+    };
     assert!(
         err.to_string().contains("cancelled at instruction 0"),
         "{err}"
