@@ -268,6 +268,9 @@ pub struct RunOptions {
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
+/// The most bytes a run's non-constant tensors may take together on the host.
+pub const MAX_PREPARED_BYTES: u64 = 1 << 30;
+
 /// The most elements one host tensor may hold (1 GiB of f32). Shapes come from the program and
 /// operator arguments, so a corrupted file could otherwise ask for more memory than exists.
 pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
@@ -336,6 +339,7 @@ impl Runtime {
             .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
         let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
         let mut initial = Vec::with_capacity(plan.values.len());
+        let mut prepared: u64 = 0;
         let mut dim_orders = Vec::with_capacity(plan.values.len());
         for (vi, v) in plan.values.iter().enumerate() {
             dim_orders.push(match v {
@@ -386,7 +390,18 @@ impl Runtime {
                         buf,
                     })
                 }
-                EValue::Tensor(t) => RValue::Tensor(empty_tensor(t)?),
+                EValue::Tensor(t) => {
+                    // every non-constant tensor is allocated here: their sum is bounded, not only
+                    // each one (a program can declare thousands of large tensors)
+                    prepared = prepared.saturating_add(t.nbytes);
+                    if prepared > MAX_PREPARED_BYTES {
+                        return Err(program_err(format!(
+                            "the program's tensors need more than {} MiB on the host (value {vi})",
+                            MAX_PREPARED_BYTES >> 20
+                        )));
+                    }
+                    RValue::Tensor(empty_tensor(t)?)
+                }
             });
         }
         let mut instr_node = vec![None; plan.main_instructions().len()];
