@@ -32,7 +32,7 @@ static int32_t divide_by_power_of_two(int32_t dividend, int32_t exponent) {
 
 int32_t k_requantize(int32_t val, int32_t multiplier, int32_t shift) {
   int32_t left = shift > 0 ? shift : 0;
-  int32_t right = shift < 0 ? -shift : 0;
+  int32_t right = shift < 0 ? (shift == INT32_MIN ? INT32_MAX : -shift) : 0;
   uint32_t scale = left >= 32 ? 0u : (1u << left);
   return divide_by_power_of_two(doubling_high_mult_no_sat(wmul(val, (int32_t)scale), multiplier),
                                 right);

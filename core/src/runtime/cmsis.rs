@@ -44,7 +44,8 @@ pub fn divide_by_power_of_two(dividend: i32, exponent: i32) -> i32 {
 /// `multiplier`, then a rounding right shift by `max(-shift,0)`.
 pub fn requantize(val: i32, multiplier: i32, shift: i32) -> i32 {
     let left = shift.max(0);
-    let right = (-shift).max(0);
+    // a shift of i32::MIN (a corrupted program) saturates instead of overflowing the negation
+    let right = 0i32.saturating_sub(shift).max(0);
     divide_by_power_of_two(
         doubling_high_mult_no_sat(val.wrapping_mul(1i32.wrapping_shl(left as u32)), multiplier),
         right,
@@ -215,6 +216,13 @@ mod tests {
         assert_eq!(requantize(5, m, -1), 2);
         // a left shift scales before the multiply
         assert_eq!(requantize(3, m, 2), 6);
+    }
+
+    #[test]
+    fn the_most_negative_shift_does_not_overflow() {
+        // found by fuzzing (`run`): a per-channel shift of i32::MIN negated with overflow
+        assert_eq!(requantize(1000, 1 << 30, i32::MIN), 0);
+        assert_eq!(requantize(-1000, 1 << 30, i32::MIN), 0);
     }
 
     #[test]
