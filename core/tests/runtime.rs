@@ -289,3 +289,18 @@ fn quantize_follows_the_target_core() {
         "the MVE kernel narrows to int16 without saturating, then clamps"
     );
 }
+
+/// Found by fuzzing (`run`): an input that broadcast to 83 million elements against a 16-element
+/// out tensor was expanded before the size check (2.5 GB). Refused before expanding now.
+#[test]
+fn a_broadcast_larger_than_its_out_tensor_is_refused_before_it_is_computed() {
+    let bytes = common::read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/corpus/run/regression-oom-broadcast-1"),
+    );
+    let program = Program::parse(bytes).expect("the mutated program still parses");
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
+    let err = rt.run(&inputs, false).expect_err("refused");
+    assert!(err.to_string().contains("the out tensor holds 16"), "{err}");
+}

@@ -269,7 +269,7 @@ pub struct RunOptions {
 }
 
 /// The most bytes a run's non-constant tensors may take together on the host.
-pub const MAX_PREPARED_BYTES: u64 = 1 << 30;
+pub const MAX_PREPARED_BYTES: u64 = 512 << 20;
 
 /// The most elements one host tensor may hold (1 GiB of f32). Shapes come from the program and
 /// operator arguments, so a corrupted file could otherwise ask for more memory than exists.

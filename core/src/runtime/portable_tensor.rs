@@ -17,10 +17,20 @@ fn broadcast_operands(
     ctx: &Ctx<'_>,
     a: &HostTensor,
     b: &HostTensor,
+    out: usize,
 ) -> Result<Broadcast, RuntimeError> {
     let shape = broadcast_shape(&a.shape, &b.shape)
         .ok_or_else(|| ctx.bad(format!("{:?} and {:?} do not broadcast", a.shape, b.shape)))?;
-    ctx.out_len(&shape)?;
+    let n = ctx.out_len(&shape)?;
+    // refused before the operands are expanded: a hostile program's inputs can broadcast to far
+    // more than the out tensor it declares
+    let declared: usize = ctx.out_shape(out)?.iter().product();
+    if n != declared {
+        return Err(ctx.bad(format!(
+            "{:?} and {:?} broadcast to {n} elements, the out tensor holds {declared}",
+            a.shape, b.shape
+        )));
+    }
     let (av, bv) = (a.buf.to_f64(), b.buf.to_f64());
     let x = broadcast_index(&a.shape, &shape)
         .into_iter()
@@ -59,8 +69,8 @@ pub fn binary(
     } else {
         1.0
     };
-    let (shape, x, y) = broadcast_operands(ctx, &a, &b)?;
     let o = out_of(ctx, args)?;
+    let (shape, x, y) = broadcast_operands(ctx, &a, &b, o)?;
     let out = ctx.out_like(o)?;
     let buf = match (&out, &a.buf, &b.buf) {
         // float32 arithmetic stays float32, as the portable kernels compute it (f64 of two f32
@@ -86,13 +96,13 @@ pub fn compare(
     f: impl Fn(f64, f64) -> bool,
 ) -> Result<(), RuntimeError> {
     let (a, b) = (ctx.tensor(args, 0)?.clone(), operand(ctx, args, 1)?);
-    let (shape, x, y) = broadcast_operands(ctx, &a, &b)?;
+    let o = out_of(ctx, args)?;
+    let (shape, x, y) = broadcast_operands(ctx, &a, &b, o)?;
     let values: Vec<f64> = x
         .iter()
         .zip(&y)
         .map(|(&p, &q)| f64::from(u8::from(f(p, q))))
         .collect();
-    let o = out_of(ctx, args)?;
     let like = ctx.out_like(o)?;
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
