@@ -228,30 +228,13 @@ pub fn build(
         .plans
         .get(plan_index)
         .ok_or(BoardImageError::NoPlan(plan_index))?;
+    check_supported(program, plan_index)?;
     let instructions = plan.main_instructions();
-    let mut ops = Vec::with_capacity(plan.operators.len());
-    for op in &plan.operators {
-        ops.push(OpCode::of(&op.qualified()).map_or(0, |c| c as u32));
-    }
-    for (i, ins) in instructions.iter().enumerate() {
-        match ins {
-            Instruction::KernelCall { op_index, .. } => {
-                if ops.get(*op_index).copied().unwrap_or(0) == 0 {
-                    let op = plan
-                        .operators
-                        .get(*op_index)
-                        .map_or_else(|| format!("operator #{op_index}"), |o| o.qualified());
-                    return Err(BoardImageError::Unsupported { instruction: i, op });
-                }
-            }
-            other => {
-                return Err(BoardImageError::NotAKernelCall {
-                    instruction: i,
-                    kind: other.kind(),
-                })
-            }
-        }
-    }
+    let ops: Vec<u32> = plan
+        .operators
+        .iter()
+        .map(|op| OpCode::of(&op.qualified()).map_or(0, |c| c as u32))
+        .collect();
     let mut w = Writer {
         buf: vec![0u8; HEADER_BYTES],
     };

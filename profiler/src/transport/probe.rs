@@ -100,28 +100,26 @@ impl ProbeSession {
     }
 }
 
+impl ProbeSession {
+    /// Core 0's memory, through the same adapter tests drive with a fake target.
+    fn memory(&mut self) -> Result<ProbeMemory<probe_rs::Core<'_>>, TransportError> {
+        let core = self
+            .session
+            .core(0)
+            .map_err(|e| TransportError::Probe(format!("{}: core 0: {e}", self.name)))?;
+        Ok(ProbeMemory {
+            memory: core,
+            name: self.name.clone(),
+        })
+    }
+}
+
 impl TargetMemory for ProbeSession {
     fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), TransportError> {
-        let core = self
-            .session
-            .core(0)
-            .map_err(|e| TransportError::Probe(format!("{}: core 0: {e}", self.name)))?;
-        ProbeMemory {
-            memory: core,
-            name: self.name.clone(),
-        }
-        .read(address, buf)
+        self.memory()?.read(address, buf)
     }
     fn write(&mut self, address: u64, data: &[u8]) -> Result<(), TransportError> {
-        let core = self
-            .session
-            .core(0)
-            .map_err(|e| TransportError::Probe(format!("{}: core 0: {e}", self.name)))?;
-        ProbeMemory {
-            memory: core,
-            name: self.name.clone(),
-        }
-        .write(address, data)
+        self.memory()?.write(address, data)
     }
     fn describe(&self) -> String {
         self.name.clone()
