@@ -3,7 +3,7 @@
 
 use crate::dtype::ScalarType;
 use crate::error::{Error, Result};
-use crate::flatbuf::{check_identifier, verifier_options};
+use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::generated::bundled_program::bundled_program_flatbuffer as fb;
 use crate::pte::Program;
 use crate::tensor::{checked_tensor_size, undo_dim_order, TensorData};
@@ -49,11 +49,17 @@ impl BundledProgram {
     pub fn parse(bytes: &[u8]) -> Result<BundledProgram> {
         check_identifier(bytes, 4, "BP08", KIND)?;
         let opts = verifier_options(bytes.len());
-        let root =
-            fb::root_as_bundled_program_with_opts(&opts, bytes).map_err(|e| Error::Corrupt {
-                kind: KIND,
-                detail: e.to_string(),
-            })?;
+        let mut realigned = None;
+        let root = root_accepting_unaligned_empty_vectors(
+            bytes,
+            &mut realigned,
+            |b| fb::root_as_bundled_program_with_opts(&opts, b),
+            |b| fb::root_as_bundled_program_with_opts(&opts, b).map(|_| ()),
+        )
+        .map_err(|e| Error::Corrupt {
+            kind: KIND,
+            detail: e.to_string(),
+        })?;
         let mut suites = Vec::new();
         for s in root.method_test_suites().into_iter().flatten() {
             let mut test_cases = Vec::new();

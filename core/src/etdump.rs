@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::dtype::ScalarType;
 use crate::error::{Error, Result};
-use crate::flatbuf::{check_identifier, verifier_options};
+use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::generated::etdump::etdump as fb;
 use crate::tensor::checked_tensor_size;
 
@@ -128,8 +128,15 @@ impl ETDump {
             detail: e.to_string(),
         };
         // ExecuTorch's Python serializer writes the buffer without the runtime's size prefix
+        let mut realigned = None;
         let root = if &bytes[8..12] != b"ED00" && &bytes[4..8] == b"ED00" {
-            fb::root_as_etdump_with_opts(&opts, bytes).map_err(corrupt)?
+            root_accepting_unaligned_empty_vectors(
+                bytes,
+                &mut realigned,
+                |b| fb::root_as_etdump_with_opts(&opts, b),
+                |b| fb::root_as_etdump_with_opts(&opts, b).map(|_| ()),
+            )
+            .map_err(corrupt)?
         } else {
             check_identifier(bytes, 8, "ED00", KIND)?;
             let declared = u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
@@ -141,8 +148,13 @@ impl ETDump {
                     available: bytes.len() as u64,
                 });
             }
-            fb::size_prefixed_root_as_etdump_with_opts(&opts, &bytes[..needed as usize])
-                .map_err(corrupt)?
+            root_accepting_unaligned_empty_vectors(
+                &bytes[..needed as usize],
+                &mut realigned,
+                |b| fb::size_prefixed_root_as_etdump_with_opts(&opts, b),
+                |b| fb::size_prefixed_root_as_etdump_with_opts(&opts, b).map(|_| ()),
+            )
+            .map_err(corrupt)?
         };
         let runs = root
             .run_data()

@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::flatbuf::{check_identifier, verifier_options};
+use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::generated::flat_tensor::flat_tensor_flatbuffer as fb;
 use crate::ScalarType;
 
@@ -101,8 +101,15 @@ impl FlatTensorFile {
         let (seg_base, seg_size) = (u64_at(&bytes, 32), u64_at(&bytes, 40));
         let fb_end = end_of(fb_offset, fb_size, "FlatTensor flatbuffer", bytes.len())?;
         end_of(seg_base, seg_size, "FlatTensor segment data", bytes.len())?;
-        let root = fb::root_as_flat_tensor_with_opts(&verifier_options(fb_end), &bytes[..fb_end])
-            .map_err(|e| Error::Corrupt {
+        let opts = verifier_options(fb_end);
+        let mut realigned = None;
+        let root = root_accepting_unaligned_empty_vectors(
+            &bytes[..fb_end],
+            &mut realigned,
+            |b| fb::root_as_flat_tensor_with_opts(&opts, b),
+            |b| fb::root_as_flat_tensor_with_opts(&opts, b).map(|_| ()),
+        )
+        .map_err(|e| Error::Corrupt {
             kind: KIND,
             detail: e.to_string(),
         })?;

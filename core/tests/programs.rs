@@ -312,3 +312,34 @@ fn quantization_parameters_that_disagree_across_an_edge_are_named() {
         "every one-sided change is named (hits {hits:?})"
     );
 }
+
+/// ExecuTorch 0.4's flatc wrote an empty `[long]` at 4 mod 8
+/// (`tests/fixtures/tools/make_unaligned_empty_vector.py`); ExecuTorch's runtime loads and runs
+/// it, so etscope does too, with the same output.
+#[test]
+fn an_empty_vector_aligned_to_four_only_is_read_as_the_runtime_reads_it() {
+    let dir = programs().join("unaligned_empty_vector");
+    let bytes = common::read(&dir.join("model.pte"));
+    // the file has the property: the plain FlatBuffers verifier refuses it
+    let strict = etscope_core::flatbuf::verify_program(&bytes).expect_err("strict verifier");
+    assert!(strict.to_string().contains("unaligned"), "{strict}");
+
+    let program = Program::parse(bytes.clone()).expect("parses as ExecuTorch loads it");
+    let outputs = run_method(&program, "forward", &[npy(&dir.join("input_0.npy"))]);
+    assert_eq!(outputs.len(), 1);
+    assert_matches("0-d output", &outputs[0], &npy(&dir.join("output_0.npy")));
+    assert_eq!(outputs[0].to_f64().expect("numeric"), vec![3.0]);
+
+    // only an *empty* vector is re-pointed: give it one element and the error stands
+    let length_word = (strict.to_string())
+        .split("position ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse::<usize>().ok())
+        .expect("the verifier names the position")
+        - 4;
+    let mut non_empty = bytes;
+    non_empty[length_word..length_word + 4].copy_from_slice(&1u32.to_le_bytes());
+    let err = Program::parse(non_empty).expect_err("a non-empty unaligned vector is refused");
+    assert!(err.to_string().contains("unaligned"), "{err}");
+}

@@ -4,7 +4,7 @@
 use flatbuffers::{ForwardsUOffset, Vector};
 
 use super::*;
-use crate::flatbuf::{check_identifier, verifier_options};
+use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::generated::program::executorch_flatbuffer as fb;
 use crate::tensor::checked_tensor_size;
 
@@ -100,7 +100,14 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
         .unwrap_or(bytes.len());
     let fb_bytes = &bytes[..fb_len];
     let opts = verifier_options(fb_len);
-    let root = fb::root_as_program_with_opts(&opts, fb_bytes).map_err(|e| Error::Corrupt {
+    let mut realigned = None;
+    let root = root_accepting_unaligned_empty_vectors(
+        fb_bytes,
+        &mut realigned,
+        |b| fb::root_as_program_with_opts(&opts, b),
+        |b| fb::root_as_program_with_opts(&opts, b).map(|_| ()),
+    )
+    .map_err(|e| Error::Corrupt {
         kind: KIND,
         detail: e.to_string(),
     })?;
