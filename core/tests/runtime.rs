@@ -304,3 +304,52 @@ fn a_broadcast_larger_than_its_out_tensor_is_refused_before_it_is_computed() {
     let err = rt.run(&inputs, false).expect_err("refused");
     assert!(err.to_string().contains("the out tensor holds 16"), "{err}");
 }
+
+/// Found by fuzzing (`run`): a depthwise convolution whose `depth_multiplier` is near `i64::MAX`
+/// overflowed `channels × multiplier` in the shape check. Refused as not fitting now; window
+/// geometry (kernel, stride, padding, dilation) is bounded by `MAX_WINDOW_EXTENT` for the same
+/// reason.
+#[test]
+fn a_huge_depth_multiplier_is_refused_not_overflowed() {
+    let bytes = common::read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/corpus/run/regression-depth-multiplier-overflow-1"),
+    );
+    let program = Program::parse(bytes).expect("the mutated program still parses");
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
+    let err = rt.run(&inputs, false).expect_err("refused");
+    assert!(err.to_string().contains("do not fit"), "{err}");
+}
+
+/// A stride far beyond any network (2^40) in a real Cortex-M convolution is refused with the
+/// argument named, before index arithmetic could overflow on it.
+#[test]
+fn window_geometry_beyond_the_kernels_limit_is_refused() {
+    let dir = common::fixtures().join("ops/quantized_conv2d__k1_c17to19_clamp0to6__default__m55");
+    let mut program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+    let plan = &mut program.plans[0];
+    let conv = plan.chains[0]
+        .instructions
+        .iter()
+        .find_map(|i| match i {
+            etscope_core::pte::Instruction::KernelCall { op_index, args }
+                if plan.operators[*op_index].name == "cortex_m::quantized_conv2d" =>
+            {
+                Some(args.clone())
+            }
+            _ => None,
+        })
+        .expect("a convolution");
+    // argument 3 is the stride, an IntList of indices of Int values
+    let etscope_core::pte::EValue::IntList(items) = plan.values[conv[3]].clone() else {
+        panic!("stride is an int list");
+    };
+    for k in items {
+        plan.values[k as usize] = etscope_core::pte::EValue::Int(1 << 40);
+    }
+    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
+    let err = rt.run(&inputs, false).expect_err("refused");
+    assert!(err.to_string().contains("window geometry"), "{err}");
+}

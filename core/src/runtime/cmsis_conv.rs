@@ -266,9 +266,9 @@ fn requant_args(
 
 fn window(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<Window, RuntimeError> {
     let (s, p, d) = (
-        ctx.ints(args, k)?,
-        ctx.ints(args, k + 1)?,
-        ctx.ints(args, k + 2)?,
+        ctx.window_ints(args, k)?,
+        ctx.window_ints(args, k + 1)?,
+        ctx.window_ints(args, k + 2)?,
     );
     let win = Window {
         stride: (pair(&s, 0), pair(&s, 1)),
@@ -311,7 +311,7 @@ pub fn conv2d(
     let [wo, _, _, wi] = wd;
     let oc = od[3];
     let fits = match depth_multiplier {
-        Some(m) => wo == 1 && wi == c * m && oc == wi,
+        Some(m) => wo == 1 && c.checked_mul(m) == Some(wi) && oc == wi,
         None => wi > 0 && c % wi == 0 && wo == oc && oc % (c / wi).max(1) == 0,
     };
     check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
@@ -466,7 +466,7 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
     let input = activation_in(ctx, args, 0, act)?;
     let weight = ctx.tensor(args, 1)?;
     let bias = ctx.opt_tensor(args, 2)?.map(|b| i32s(ctx, b)).transpose()?;
-    let (s, p) = (ctx.ints(args, 3)?, ctx.ints(args, 4)?);
+    let (s, p) = (ctx.window_ints(args, 3)?, ctx.window_ints(args, 4)?);
     let stride = (pair(&s, 0), pair(&s, 1));
     let padding = (pair(&p, 0), pair(&p, 1));
     if stride.0 == 0 || stride.1 == 0 {

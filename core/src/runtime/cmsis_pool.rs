@@ -56,7 +56,11 @@ pub fn pool_s8(
 }
 
 fn window(ctx: &Ctx<'_>, args: &[usize]) -> Result<PoolWindow, RuntimeError> {
-    let (k, s, p) = (ctx.ints(args, 1)?, ctx.ints(args, 2)?, ctx.ints(args, 3)?);
+    let (k, s, p) = (
+        ctx.window_ints(args, 1)?,
+        ctx.window_ints(args, 2)?,
+        ctx.window_ints(args, 3)?,
+    );
     let win = PoolWindow {
         kernel: (pair(&k, 0), pair(&k, 1)),
         stride: (pair(&s, 0), pair(&s, 1)),

@@ -5,6 +5,10 @@ use super::layout;
 use super::value::{Buf, HostTensor, RValue};
 use super::{Device, RuntimeError};
 
+/// Largest kernel size, stride, padding or dilation a kernel accepts (2^20): far above any real
+/// network, and small enough that output index × stride stays within 64 bits.
+pub const MAX_WINDOW_EXTENT: u64 = 1 << 20;
+
 /// What a kernel sees of the run.
 pub struct Ctx<'a> {
     pub values: &'a mut Vec<RValue>,
@@ -183,6 +187,20 @@ impl Ctx<'_> {
             RValue::Int(i) => Ok(*i != 0),
             other => Err(self.bad(format!("argument {k} should be a bool, is {}", kind(other)))),
         }
+    }
+
+    /// Argument `k` as an int list of window geometry (kernel size, stride, padding,
+    /// dilation): each value within ±[`MAX_WINDOW_EXTENT`], so index arithmetic over it cannot
+    /// overflow. The device's kernels take these as `int32`; a program beyond the limit
+    /// describes no convolution or pooling a board runs.
+    pub fn window_ints(&self, args: &[usize], k: usize) -> Result<Vec<i64>, RuntimeError> {
+        let v = self.ints(args, k)?;
+        if let Some(x) = v.iter().find(|x| x.unsigned_abs() > MAX_WINDOW_EXTENT) {
+            return Err(self.bad(format!(
+                "argument {k} (window geometry) holds {x}, beyond the {MAX_WINDOW_EXTENT} etscope's kernels take"
+            )));
+        }
+        Ok(v)
     }
 
     /// Argument `k` as an int list.

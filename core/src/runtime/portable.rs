@@ -26,9 +26,9 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     let input = ctx.tensor(args, 0)?;
     let weight = ctx.tensor(args, 1)?;
     let bias = ctx.opt_tensor(args, 2)?;
-    let stride = ctx.ints(args, 3)?;
-    let padding = ctx.ints(args, 4)?;
-    let dilation = ctx.ints(args, 5)?;
+    let stride = ctx.window_ints(args, 3)?;
+    let padding = ctx.window_ints(args, 4)?;
+    let dilation = ctx.window_ints(args, 5)?;
     if ctx.bool(args, 6)? {
         return Err(ctx.bad("transposed convolution is not implemented"));
     }
@@ -47,7 +47,7 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
         get(&dilation, 0),
         get(&dilation, 1),
     );
-    if sh == 0 || sw == 0 || c != icg * groups || oc % groups != 0 {
+    if sh == 0 || sw == 0 || icg.checked_mul(groups) != Some(c) || oc % groups != 0 {
         return Err(ctx.bad(format!(
             "input {:?}, weight {:?}, groups {groups} do not fit",
             input.shape, weight.shape
@@ -193,9 +193,9 @@ pub fn hardtanh(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 /// `aten::avg_pool2d.out(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override?, out)`.
 pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
-    let kernel = ctx.ints(args, 1)?;
-    let stride = ctx.ints(args, 2)?;
-    let padding = ctx.ints(args, 3)?;
+    let kernel = ctx.window_ints(args, 1)?;
+    let stride = ctx.window_ints(args, 2)?;
+    let padding = ctx.window_ints(args, 3)?;
     let count_include_pad = ctx.bool(args, 5)?;
     let divisor = match ctx.values.get(ctx.arg(args, 6)?) {
         Some(super::value::RValue::Int(d)) => Some(*d as f32),

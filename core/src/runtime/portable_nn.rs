@@ -136,10 +136,10 @@ pub fn max_pool2d_with_indices(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), 
     let get =
         |v: &[i64], i: usize, d: usize| v.get(i).or(v.first()).map_or(d, |&x| x.max(0) as usize);
     let (k, s, p, dl) = (
-        ctx.ints(args, 1)?,
-        ctx.ints(args, 2)?,
-        ctx.ints(args, 3)?,
-        ctx.ints(args, 4)?,
+        ctx.window_ints(args, 1)?,
+        ctx.window_ints(args, 2)?,
+        ctx.window_ints(args, 3)?,
+        ctx.window_ints(args, 4)?,
     );
     let (kh, kw) = (get(&k, 0, 1), get(&k, 1, 1));
     let (sh, sw) = (get(&s, 0, kh).max(1), get(&s, 1, kw).max(1));
