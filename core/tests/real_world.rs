@@ -34,7 +34,8 @@ enum Defect {
     SoftmaxOverMemoryRows,
     /// `transpose_out` / `minimum_out` / `maximum_out` hand CMSIS-NN the logical sizes of a
     /// channels-last tensor as if it were contiguous (the kernels check no `dim_order`): the
-    /// right values land in the wrong places.
+    /// right values land in the wrong places (measured with CMSIS-NN's own functions:
+    /// `check_against_cmsis_nn`).
     LayoutUnawareKernel(&'static str),
 }
 
@@ -150,6 +151,7 @@ fn check(label: &str, pte: &Path, inputs: &[PathBuf], refdir: &Path, tally: &mut
         let explained = (n.max_abs <= 1.0 && device_differs) || (tie_seen && n.max_abs <= 2.0);
         if let Some(d) = defect.filter(|_| !explained) {
             check_defect(label, d, n, tie_seen);
+            check_against_cmsis_nn(label, d, &result);
             check_defect_fixed_or_explained(label, d, pte, inputs, refdir);
             tally.defects += 1;
             tally.programs += 1;
@@ -200,6 +202,38 @@ fn check_defect(label: &str, defect: Defect, n: &NodeDiff, tie_upstream: bool) {
             );
         }
     }
+}
+
+/// For the kernels that ignore `dim_order`, the host's output is exactly what CMSIS-NN's own
+/// `arm_maximum_s8` / `arm_minimum_s8` / `arm_transpose_s8` write when called as ExecuTorch
+/// 1.5.1's kernels call them (`tests/fixtures/device_kernels`, made by
+/// `tests/fixtures/tools/device_layout_kernels/make_device_kernel_outputs.py` from the pinned
+/// CMSIS-NN sources).
+fn check_against_cmsis_nn(label: &str, defect: Defect, result: &RunResult) {
+    let Defect::LayoutUnawareKernel(op) = defect else {
+        return;
+    };
+    let dir = common::fixtures().join("device_kernels");
+    let provenance = common::json(&dir.join("provenance.json"));
+    let case = &provenance["cases"][label];
+    assert!(
+        case["op"].as_str().is_some_and(|o| o.ends_with(op)),
+        "{label}: CMSIS-NN evidence for {op}"
+    );
+    let iid = case["instruction_id"].as_u64().expect("instruction id") as usize;
+    let got = result
+        .captured
+        .iter()
+        .find(|c| c.instruction_id == iid)
+        .and_then(|c| c.tensors.first())
+        .expect("captured")
+        .to_data();
+    let board = npy(&dir.join(format!("{label}.npy")));
+    assert_eq!(
+        (got.shape.clone(), got.bytes.clone()),
+        (board.shape, board.bytes),
+        "{label}: host {op} differs from CMSIS-NN's"
+    );
 }
 
 /// The transpose-conv defect disappears with the fixed CMSIS-NN; the others are ExecuTorch
