@@ -654,7 +654,7 @@ fn hostile_files_are_refused_with_a_clear_error_in_bounded_time() {
                 "--input".into(),
                 p(&ds).into(),
             ],
-            Some("2147483647×2147483647 window"),
+            Some("holds 2147483647, beyond the 1048576"),
         ),
         (
             vec![
