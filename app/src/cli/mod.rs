@@ -15,7 +15,7 @@ mod tensors;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 /// etscope: explore, profile and debug ExecuTorch programs for Arm Cortex-M.
 ///
@@ -244,17 +244,8 @@ pub enum Command {
 pub enum BoardAction {
     /// Build (or reuse) the firmware, start QEMU with the program, record N inferences.
     Run {
-        pte: PathBuf,
-        /// The program's input (`.npy`); zeros when omitted.
-        #[arg(long)]
-        input: Option<PathBuf>,
-        #[arg(long, default_value_t = 10)]
-        runs: u32,
-        /// Also send every instruction's output tensor (debug events + OUT.bin).
-        #[arg(long)]
-        intermediates: bool,
-        #[arg(long, short = 'o')]
-        out: PathBuf,
+        #[command(flatten)]
+        job: BoardJob,
         /// Show the per-operator table while recording.
         #[arg(long)]
         live: bool,
@@ -263,18 +254,27 @@ pub enum BoardAction {
     },
     /// Write the board image of a program (what the firmware executes) without running it.
     Export {
-        pte: PathBuf,
-        #[arg(long)]
-        input: Option<PathBuf>,
-        #[arg(long, default_value_t = 10)]
-        runs: u32,
-        #[arg(long)]
-        intermediates: bool,
-        #[arg(long, short = 'o')]
-        out: PathBuf,
+        #[command(flatten)]
+        job: BoardJob,
     },
     /// Build (or reuse) the firmware and print the ELF's path.
     Firmware,
+}
+
+/// What the emulated board is asked to do: one program, its input, how many inferences.
+#[derive(Debug, Args)]
+pub struct BoardJob {
+    pub pte: PathBuf,
+    /// The program's input (`.npy`); zeros when omitted.
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    #[arg(long, default_value_t = 10)]
+    pub runs: u32,
+    /// Also send every instruction's output tensor (debug events + OUT.bin).
+    #[arg(long)]
+    pub intermediates: bool,
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
 }
 
 /// Runs one command.
@@ -366,30 +366,8 @@ pub fn run(command: Command) -> Result<()> {
             None => record::record(&pte, &target, &out, runs, live, json),
         },
         Command::Board { action } => match action {
-            BoardAction::Run {
-                pte,
-                input,
-                runs,
-                intermediates,
-                out,
-                live,
-                json,
-            } => record::board_run(
-                &pte,
-                input.as_deref(),
-                runs,
-                intermediates,
-                &out,
-                live,
-                json,
-            ),
-            BoardAction::Export {
-                pte,
-                input,
-                runs,
-                intermediates,
-                out,
-            } => record::board_export(&pte, input.as_deref(), runs, intermediates, &out),
+            BoardAction::Run { job, live, json } => record::board_run(&job, live, json),
+            BoardAction::Export { job } => record::board_export(&job),
             BoardAction::Firmware => {
                 println!("{}", crate::board::firmware()?.display());
                 Ok(())

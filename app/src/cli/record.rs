@@ -21,6 +21,8 @@ use etscope_profiler::transport::probe::{list_probes, ProbeSession};
 use etscope_profiler::transport::TargetMemory;
 use serde_json::json;
 
+use super::BoardJob;
+
 use crate::load;
 use crate::table::Table;
 
@@ -310,32 +312,26 @@ pub fn image_of(
 }
 
 /// `etscope board export`.
-pub fn board_export(
-    pte: &Path,
-    input: Option<&Path>,
-    runs: u32,
-    intermediates: bool,
-    out: &Path,
-) -> Result<()> {
+pub fn board_export(job: &BoardJob) -> Result<()> {
+    let (pte, out) = (job.pte.as_path(), job.out.as_path());
     let program = load::program(pte)?;
-    let bytes = image_of(pte, &program, input, runs, intermediates)?;
+    let bytes = image_of(
+        pte,
+        &program,
+        job.input.as_deref(),
+        job.runs,
+        job.intermediates,
+    )?;
     std::fs::write(out, &bytes).with_context(|| format!("{}: cannot write", out.display()))?;
     println!("{}: board image, {} bytes", out.display(), bytes.len());
     Ok(())
 }
 
 /// `etscope board run`.
-pub fn board_run(
-    pte: &Path,
-    input: Option<&Path>,
-    runs: u32,
-    intermediates: bool,
-    out: &Path,
-    live: bool,
-    as_json: bool,
-) -> Result<()> {
+pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
+    let (pte, out, runs) = (job.pte.as_path(), job.out.as_path(), job.runs);
     let program = load::program(pte)?;
-    let image = image_of(pte, &program, input, runs, intermediates)?;
+    let image = image_of(pte, &program, job.input.as_deref(), runs, job.intermediates)?;
     let elf = crate::board::firmware()?;
     let qemu = crate::board::Qemu::start(&elf, &image)?;
     let gdb = qemu.connect()?;
