@@ -343,3 +343,28 @@ fn an_empty_vector_aligned_to_four_only_is_read_as_the_runtime_reads_it() {
     let err = Program::parse(non_empty).expect_err("a non-empty unaligned vector is refused");
     assert!(err.to_string().contains("unaligned"), "{err}");
 }
+
+/// Found by fuzzing (`run`): a program with an unaligned empty vector *and* inline constant
+/// buffers; the constants' offsets were taken against the file while the root had been read
+/// from its realigned copy (subtract overflow). Offsets are taken in the buffer the root was
+/// read from now, and every inline constant stays inside the file.
+#[test]
+fn inline_constants_of_a_realigned_program_lie_inside_the_file() {
+    let bytes = common::read(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/corpus/run/regression-realigned-inline-constants-1"),
+    );
+    let strict = etscope_core::flatbuf::verify_program(&bytes).expect_err("needs realigning");
+    assert!(strict.to_string().contains("unaligned"), "{strict}");
+    let len = bytes.len();
+    let program = Program::parse(bytes).expect("parses once realigned");
+    for plan in &program.plans {
+        for v in &plan.values {
+            if let etscope_core::pte::EValue::Tensor(t) = v {
+                if let Ok(b) = program.constant_bytes(t) {
+                    assert!(b.len() <= len);
+                }
+            }
+        }
+    }
+}

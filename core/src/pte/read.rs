@@ -148,15 +148,18 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
             ));
         }
     }
-    let base = bytes.as_ptr() as usize;
+    // offsets into the buffer the root was verified in: the file's flatbuffer, or its realigned
+    // copy, which holds the same bytes at the same offsets followed by the empty vectors it
+    // re-points to (those read as empty here)
+    let parsed = root._tab.buf();
+    let base = parsed.as_ptr() as usize;
     let range_of = |v: Option<Vector<'_, u8>>| -> std::ops::Range<usize> {
-        match v {
-            Some(v) => {
-                let s = v.bytes();
-                let start = s.as_ptr() as usize - base;
-                start..start + s.len()
-            }
-            None => 0..0,
+        let Some(s) = v.map(|v| v.bytes()) else {
+            return 0..0;
+        };
+        match (s.as_ptr() as usize).checked_sub(base) {
+            Some(start) if start + s.len() <= fb_len => start..start + s.len(),
+            _ => 0..0,
         }
     };
     let inline_constants = root
