@@ -353,3 +353,21 @@ fn window_geometry_beyond_the_kernels_limit_is_refused() {
     let err = rt.run(&inputs, false).expect_err("refused");
     assert!(err.to_string().contains("window geometry"), "{err}");
 }
+
+/// Found by fuzzing (`run`, a timeout): a depthwise kernel 50 million rows high and 0 wide was
+/// charged 0 work (the product of its extents), yet its row loop ran 50 million times per
+/// output element. Every loop extent now counts as at least 1, and the run stops at its budget.
+#[test]
+fn an_empty_but_tall_kernel_is_charged_for_its_loops() {
+    let bytes = common::read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/corpus/run/regression-timeout-empty-kernel-width-1"),
+    );
+    let program = Program::parse(bytes).expect("the mutated program still parses");
+    let rt = Runtime::new(&program, 0, Target::CortexM55).expect("prepares");
+    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
+    let started = std::time::Instant::now();
+    let err = rt.run(&inputs, false).expect_err("refused");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(err.to_string().contains("work budget"), "{err}");
+}

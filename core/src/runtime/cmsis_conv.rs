@@ -316,7 +316,7 @@ pub fn conv2d(
     };
     check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
     ctx.out_len(&od)?;
-    ctx.charge(&[od.iter().product(), wd[1], wd[2], wd[3].max(1)])?;
+    ctx.charge(&[od.iter().product(), wd[1], wd[2], wd[3]])?;
     let out = conv_s8(
         &input.data,
         input.dims,

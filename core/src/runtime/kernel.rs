@@ -40,14 +40,14 @@ impl Ctx<'_> {
         }
     }
 
-    /// The element count of an output of `dims`, refused when absurdly large (corrupted
-    /// sizes or arguments) rather than aborting on allocation.
-    /// Charges `units` operations (a product of sizes, computed saturating) to the run's budget;
-    /// kernels whose loops an argument sizes (windows, inner dimensions) call it before looping.
+    /// Charges the work of nested loops to the run's budget before a kernel runs them: the
+    /// product of the loop extents, each counted as at least 1 (an outer loop costs its
+    /// iterations even when an inner extent is 0), computed saturating. Kernels whose loops an
+    /// argument sizes (windows, inner dimensions) call it before looping.
     pub fn charge(&self, factors: &[usize]) -> Result<(), RuntimeError> {
         let units = factors
             .iter()
-            .fold(1u64, |acc, &f| acc.saturating_mul(f as u64));
+            .fold(1u64, |acc, &f| acc.saturating_mul(f.max(1) as u64));
         if self.work.cancelled() {
             return Err(RuntimeError::Cancelled {
                 instruction: self.instruction,
@@ -64,6 +64,8 @@ impl Ctx<'_> {
         }
     }
 
+    /// The element count of an output of `dims`, refused when absurdly large (corrupted
+    /// sizes or arguments) rather than aborting on allocation.
     pub fn out_len(&self, dims: &[usize]) -> Result<usize, RuntimeError> {
         super::element_count(dims).ok_or_else(|| {
             self.bad(format!(
