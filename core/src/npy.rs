@@ -222,6 +222,22 @@ impl Cursor<'_> {
     }
 }
 
+/// NumPy's type codes (kind, size in bytes) and the dtype each one is, for reading and writing.
+const NUMPY_TYPES: [(u8, usize, ScalarType); 12] = [
+    (b'f', 4, ScalarType::Float),
+    (b'f', 8, ScalarType::Double),
+    (b'f', 2, ScalarType::Half),
+    (b'i', 1, ScalarType::Char),
+    (b'i', 2, ScalarType::Short),
+    (b'i', 4, ScalarType::Int),
+    (b'i', 8, ScalarType::Long),
+    (b'u', 1, ScalarType::Byte),
+    (b'u', 2, ScalarType::UInt16),
+    (b'u', 4, ScalarType::UInt32),
+    (b'u', 8, ScalarType::UInt64),
+    (b'b', 1, ScalarType::Bool),
+];
+
 /// The dtype and byte order of a NumPy type string such as `<f4`, `|i1` or `>u2`.
 fn dtype_of(descr: &str) -> Result<(ScalarType, bool)> {
     let unsupported = || Error::Npy(format!("unsupported dtype {descr}"));
@@ -235,42 +251,28 @@ fn dtype_of(descr: &str) -> Result<(ScalarType, bool)> {
         .ok()
         .and_then(|s| s.parse().ok())
         .ok_or_else(unsupported)?;
-    let dtype = match (kind, size) {
-        (b'f', 4) => ScalarType::Float,
-        (b'f', 8) => ScalarType::Double,
-        (b'f', 2) => ScalarType::Half,
-        (b'i', 1) => ScalarType::Char,
-        (b'i', 2) => ScalarType::Short,
-        (b'i', 4) => ScalarType::Int,
-        (b'i', 8) => ScalarType::Long,
-        (b'u', 1) => ScalarType::Byte,
-        (b'u', 2) => ScalarType::UInt16,
-        (b'u', 4) => ScalarType::UInt32,
-        (b'u', 8) => ScalarType::UInt64,
-        (b'b', 1) => ScalarType::Bool,
-        _ => return Err(unsupported()),
-    };
-    Ok((dtype, order == b'>'))
+    let (_, _, dtype) = NUMPY_TYPES
+        .iter()
+        .find(|&&(k, n, _)| (k, n) == (kind, size))
+        .ok_or_else(unsupported)?;
+    Ok((*dtype, order == b'>'))
 }
 
-/// The NumPy type string etscope writes for `dtype` (little-endian).
-fn descr_of(dtype: ScalarType) -> Result<&'static str> {
-    use ScalarType::*;
-    Ok(match dtype {
-        Float => "<f4",
-        Double => "<f8",
-        Half => "<f2",
-        Char | QInt8 => "|i1",
-        Byte | QUInt8 => "|u1",
-        Short => "<i2",
-        UInt16 => "<u2",
-        Int | QInt32 => "<i4",
-        UInt32 => "<u4",
-        Long => "<i8",
-        UInt64 => "<u8",
-        Bool => "|b1",
-        other => return Err(Error::Npy(format!("cannot write {} as .npy", other.name()))),
-    })
+/// The NumPy type string etscope writes for `dtype` (little-endian; quantized dtypes as their
+/// integer storage).
+fn descr_of(dtype: ScalarType) -> Result<String> {
+    let storage = match dtype {
+        ScalarType::QInt8 => ScalarType::Char,
+        ScalarType::QUInt8 => ScalarType::Byte,
+        ScalarType::QInt32 => ScalarType::Int,
+        other => other,
+    };
+    let &(kind, size, _) = NUMPY_TYPES
+        .iter()
+        .find(|&&(_, _, t)| t == storage)
+        .ok_or_else(|| Error::Npy(format!("cannot write {} as .npy", dtype.name())))?;
+    let order = if size == 1 { '|' } else { '<' };
+    Ok(format!("{order}{}{size}", kind as char))
 }
 
 /// Serializes a tensor as a little-endian C-order `.npy` file (format 1.0, data 64-byte
