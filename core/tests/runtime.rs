@@ -290,18 +290,33 @@ fn quantize_follows_the_target_core() {
     );
 }
 
+/// A program the `run` fuzz target once failed on (`fuzz/corpus/run/NAME`); it still parses.
+fn fuzz_regression(name: &str) -> Program {
+    let bytes = common::read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/corpus/run/")
+            .join(name),
+    );
+    Program::parse(bytes).expect("the mutated program still parses")
+}
+
+/// Runs plan 0 of `program` on zero inputs, as the `run` fuzz target does, and returns the
+/// error it must stop with.
+fn refused_on_zero_inputs(
+    program: &Program,
+    target: Target,
+) -> etscope_core::runtime::RuntimeError {
+    let rt = Runtime::new(program, 0, target).expect("prepares");
+    let inputs = etscope_core::board_image::zero_inputs(program, 0);
+    rt.run(&inputs, false).expect_err("refused")
+}
+
 /// Found by fuzzing (`run`): an input that broadcast to 83 million elements against a 16-element
 /// out tensor was expanded before the size check (2.5 GB). Refused before expanding now.
 #[test]
 fn a_broadcast_larger_than_its_out_tensor_is_refused_before_it_is_computed() {
-    let bytes = common::read(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fuzz/corpus/run/regression-oom-broadcast-1"),
-    );
-    let program = Program::parse(bytes).expect("the mutated program still parses");
-    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
-    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
-    let err = rt.run(&inputs, false).expect_err("refused");
+    let program = fuzz_regression("regression-oom-broadcast-1");
+    let err = refused_on_zero_inputs(&program, Target::default());
     assert!(err.to_string().contains("the out tensor holds 16"), "{err}");
 }
 
@@ -311,14 +326,8 @@ fn a_broadcast_larger_than_its_out_tensor_is_refused_before_it_is_computed() {
 /// reason.
 #[test]
 fn a_huge_depth_multiplier_is_refused_not_overflowed() {
-    let bytes = common::read(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fuzz/corpus/run/regression-depth-multiplier-overflow-1"),
-    );
-    let program = Program::parse(bytes).expect("the mutated program still parses");
-    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
-    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
-    let err = rt.run(&inputs, false).expect_err("refused");
+    let program = fuzz_regression("regression-depth-multiplier-overflow-1");
+    let err = refused_on_zero_inputs(&program, Target::default());
     assert!(err.to_string().contains("do not fit"), "{err}");
 }
 
@@ -348,9 +357,7 @@ fn window_geometry_beyond_the_kernels_limit_is_refused() {
     for k in items {
         plan.values[k as usize] = etscope_core::pte::EValue::Int(1 << 40);
     }
-    let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
-    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
-    let err = rt.run(&inputs, false).expect_err("refused");
+    let err = refused_on_zero_inputs(&program, Target::default());
     assert!(err.to_string().contains("window geometry"), "{err}");
 }
 
@@ -359,15 +366,9 @@ fn window_geometry_beyond_the_kernels_limit_is_refused() {
 /// output element. Every loop extent now counts as at least 1, and the run stops at its budget.
 #[test]
 fn an_empty_but_tall_kernel_is_charged_for_its_loops() {
-    let bytes = common::read(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fuzz/corpus/run/regression-timeout-empty-kernel-width-1"),
-    );
-    let program = Program::parse(bytes).expect("the mutated program still parses");
-    let rt = Runtime::new(&program, 0, Target::CortexM55).expect("prepares");
-    let inputs = etscope_core::board_image::zero_inputs(&program, 0);
+    let program = fuzz_regression("regression-timeout-empty-kernel-width-1");
     let started = std::time::Instant::now();
-    let err = rt.run(&inputs, false).expect_err("refused");
+    let err = refused_on_zero_inputs(&program, Target::CortexM55);
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(err.to_string().contains("work budget"), "{err}");
 }
