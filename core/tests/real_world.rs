@@ -72,6 +72,17 @@ fn run(pte: &Path, inputs: &[PathBuf], cmsis: CmsisNn) -> RunResult {
         .unwrap_or_else(|e| panic!("{}: {e}", pte.display()))
 }
 
+/// The first output tensor the run captured for instruction `iid`.
+fn captured(result: &RunResult, iid: usize, label: &str) -> TensorData {
+    result
+        .captured
+        .iter()
+        .find(|c| c.instruction_id == iid)
+        .and_then(|c| c.tensors.first())
+        .unwrap_or_else(|| panic!("{label}: instruction {iid} not captured"))
+        .to_data()
+}
+
 /// One compared node.
 struct NodeDiff {
     target: String,
@@ -91,13 +102,7 @@ fn compare(result: &RunResult, refdir: &Path) -> Vec<NodeDiff> {
             continue;
         };
         let target = node["target"].as_str().unwrap_or("?").to_string();
-        let got = result
-            .captured
-            .iter()
-            .find(|c| c.instruction_id == iid as usize)
-            .and_then(|c| c.tensors.first())
-            .unwrap_or_else(|| panic!("{}: instruction {iid} not captured", refdir.display()))
-            .to_data();
+        let got = captured(result, iid as usize, &refdir.display().to_string());
         let want = npy(&refdir.join(file));
         assert_eq!(
             (got.dtype, &got.shape),
@@ -221,13 +226,7 @@ fn check_against_cmsis_nn(label: &str, defect: Defect, result: &RunResult) {
         "{label}: CMSIS-NN evidence for {op}"
     );
     let iid = case["instruction_id"].as_u64().expect("instruction id") as usize;
-    let got = result
-        .captured
-        .iter()
-        .find(|c| c.instruction_id == iid)
-        .and_then(|c| c.tensors.first())
-        .expect("captured")
-        .to_data();
+    let got = captured(result, iid, label);
     let board = npy(&dir.join(format!("{label}.npy")));
     assert_eq!(
         (got.shape.clone(), got.bytes.clone()),
