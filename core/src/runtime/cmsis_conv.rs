@@ -13,7 +13,7 @@ use super::cmsis_ops::{int32, out_of};
 use super::kernel::{i32s, i8b, i8s, Ctx};
 use super::layout::{is_channels_last, is_contiguous};
 use super::value::Buf;
-use super::{CmsisNn, RuntimeError};
+use super::{CmsisNn, RuntimeError, Target};
 
 /// Where an op's activations keep their logical dims.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -510,12 +510,16 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
 /// `quantized_linear.out(input, weights[out,in], bias?, kernel_sum?, input_offset,
 /// filter_offset, output_offset, multipliers, shifts, act_max, act_min, out)`:
 /// `arm_fully_connected_s8`. With `kernel_sum` (the MVE path) the accumulator is
-/// `Σ x·w + filter_offset·Σ x + kernel_sum`; without it, `Σ (x+input_offset)(w+filter_offset) + bias`.
+/// `Σ x·w + filter_offset·Σ x + kernel_sum`; without it (or on a core without MVE, which never
+/// reads it), `Σ (x+input_offset)(w+filter_offset) + bias`.
 pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.stored(args, 0)?;
     let weight = ctx.tensor(args, 1)?;
     let bias = ctx.opt_tensor(args, 2)?.map(|t| i32s(ctx, t)).transpose()?;
     let kernel_sum = ctx.opt_tensor(args, 3)?.map(|t| i32s(ctx, t)).transpose()?;
+    // Only the MVE path reads the kernel sum (`ctx->buf`); on a core without Helium a program
+    // lowered for one (kernel sum, no bias) runs without its bias.
+    let kernel_sum = kernel_sum.filter(|_| ctx.device.target == Target::CortexM55);
     let in_off = int32(ctx, args, 4)?;
     let f_off = int32(ctx, args, 5)?;
     let out_off = int32(ctx, args, 6)?;

@@ -1,13 +1,14 @@
 //! Static notes on what a program computes differently from the model, before anything runs
 //! (CLI `run`, the inspector):
-//! - `device`: `cortex_m::` calls whose device kernel misreads the program's tensor layout, or hit
-//!   a known CMSIS-NN defect (the host runtime reproduces each, so a diff points at the op);
+//! - `device`: `cortex_m::` calls whose device kernel misreads the program's tensor layout, hit
+//!   a known CMSIS-NN defect, or were lowered for another core (the host runtime reproduces
+//!   each, so a diff points at the op);
 //! - `lowering`: what the lowering left that no runtime computes as meant — a float-only
 //!   portable kernel fed int8 codes, an activation left in float between quantized ops.
 
 use serde::Serialize;
 
-use super::{CmsisNn, Device};
+use super::{CmsisNn, Device, Target};
 use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 
 /// One instruction the device computes differently from the model.
@@ -273,6 +274,18 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
                 a.dim_order,
                 b.filter(|b| !same(b)).or(out).map(|t| t.dim_order.clone()).unwrap_or_default()
             ))
+        }
+        "cortex_m::quantized_linear" => {
+            let kernel_sum = matches!(
+                args.get(3).and_then(|&v| plan.values.get(v)),
+                Some(EValue::Tensor(_))
+            );
+            (kernel_sum && device.target != Target::CortexM55).then_some(())?;
+            note(
+                "the program was lowered for a Helium core: its bias is folded into a kernel sum that only \
+                 CMSIS-NN's MVE path reads, so on this core the layer runs without its bias"
+                    .to_string(),
+            )
         }
         "cortex_m::quantized_transpose_conv2d" | "cortex_m::quantized_transpose_conv2d_nhwc" => {
             if device.cmsis_nn != CmsisNn::Dbf45dbf {
