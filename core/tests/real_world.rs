@@ -430,7 +430,11 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
     use etscope_core::runtime::Device;
     let mut flagged = Vec::new();
     for (label, program) in op_programs() {
-        let found: Vec<_> = notes(&program.plans[0], Device::default())
+        let own = Device {
+            target: Target::for_program(&program, 0),
+            ..Device::default()
+        };
+        let found: Vec<_> = notes(&program.plans[0], own)
             .into_iter()
             .filter(|n| n.kind == "device")
             .collect();
@@ -450,7 +454,11 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if name.starts_with("model_int8_cortex") && name.ends_with(".pte") {
                 let program = Program::parse(common::read(&path)).expect("parses");
-                let found = notes(&program.plans[0], Device::default());
+                let own = Device {
+                    target: Target::for_program(&program, 0),
+                    ..Device::default()
+                };
+                let found = notes(&program.plans[0], own);
                 assert!(found.is_empty(), "{}: {found:?}", path.display());
                 // (and no lowering note: these models lower cleanly)
             }
@@ -494,9 +502,76 @@ fn an_activation_left_in_float_between_quantized_ops_is_named() {
     assert!(flagged >= 2, "{flagged}");
 }
 
+/// `pte` run on the host for `target` gives exactly `want` (an output of ExecuTorch's own
+/// runtime) as its first output. Returns the host's output.
+fn same_output_as_executorch(
+    label: &str,
+    pte: &Path,
+    inputs: &[PathBuf],
+    target: Target,
+    want: &Path,
+) -> TensorData {
+    let result = run_on(pte, inputs, CmsisNn::default(), target);
+    let got = result
+        .outputs
+        .first()
+        .unwrap_or_else(|| panic!("{label}: no output"))
+        .to_data();
+    let want = npy(want);
+    assert_eq!(
+        (&got.shape, got.dtype),
+        (&want.shape, want.dtype),
+        "{label}: output"
+    );
+    let differing = got
+        .bytes
+        .chunks(4)
+        .zip(want.bytes.chunks(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differing, 0,
+        "{label}: {differing} elements differ from ExecuTorch's runtime"
+    );
+    got
+}
+
+/// ExecuTorch's outputs of `tests/fixtures/executorch_runtime` (`provenance.json` says how they
+/// were made).
+fn executorch_outputs() -> PathBuf {
+    common::fixtures().join("executorch_runtime")
+}
+
+/// Every Cortex-M program of the models present (the fixture copy or `../shared/reference`)
+/// with ExecuTorch's output for it under `dir`, as (label, pte, input, expected output).
+fn model_programs_with_outputs(dir: &str) -> Vec<(String, PathBuf, PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for model in common::models() {
+        let name = model.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        for variant in [
+            "model_int8_cortex_m55",
+            "model_int8_cortex_m55_default",
+            "model_int8_cortex_m4_default",
+        ] {
+            let pte = model.join(format!("{variant}.pte"));
+            let want = executorch_outputs()
+                .join(dir)
+                .join(format!("{name}__{variant}.npy"));
+            if pte.exists() && want.exists() {
+                out.push((
+                    format!("{name}/{variant}"),
+                    pte,
+                    model.join("input.npy"),
+                    want,
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// What ExecuTorch 1.5.1's own runtime computes with its own `cortex_m` kernels over the
-/// CMSIS-NN it pins, built for an x86-64 host: the C path of a core without Helium
-/// (`tests/fixtures/executorch_runtime/provenance.json` says how it was made). For every
+/// CMSIS-NN it pins, built for an x86-64 host: the C path of a core without Helium. For every
 /// operator case and every Cortex-M model program, etscope's host run for such a core gives the
 /// same output byte for byte. That includes the cases where ExecuTorch's Python reference is not
 /// what the device computes — the kernels that ignore `dim_order`, the default-flow softmax, the
@@ -504,33 +579,7 @@ fn an_activation_left_in_float_between_quantized_ops_is_named() {
 /// is what the host follows there.
 #[test]
 fn every_program_computes_what_executorchs_own_runtime_computes() {
-    let oracle = common::fixtures().join("executorch_runtime");
-    let provenance = common::json(&oracle.join("provenance.json"));
-    let same_output = |label: &str, pte: &Path, inputs: &[PathBuf], want: &Path| {
-        let result = run_on(pte, inputs, CmsisNn::default(), Target::CortexMScalar);
-        let got = result
-            .outputs
-            .first()
-            .unwrap_or_else(|| panic!("{label}: no output"))
-            .to_data();
-        let want = npy(want);
-        assert_eq!(
-            (&got.shape, got.dtype),
-            (&want.shape, want.dtype),
-            "{label}: output"
-        );
-        let differing = got
-            .bytes
-            .chunks(4)
-            .zip(want.bytes.chunks(4))
-            .filter(|(a, b)| a != b)
-            .count();
-        assert_eq!(
-            differing, 0,
-            "{label}: {differing} elements differ from ExecuTorch's runtime"
-        );
-        got
-    };
+    let provenance = common::json(&executorch_outputs().join("provenance.json"));
     let mut unlike_python = Vec::new();
     let cases = op_cases();
     for case in &cases {
@@ -539,11 +588,14 @@ fn every_program_computes_what_executorchs_own_runtime_computes() {
             provenance["ops"][label].is_string(),
             "{label}: no ExecuTorch-runtime output"
         );
-        let got = same_output(
+        let got = same_output_as_executorch(
             label,
             &case.join("model.pte"),
             &inputs_of(case),
-            &oracle.join("ops").join(format!("{label}.npy")),
+            Target::CortexMScalar,
+            &executorch_outputs()
+                .join("x86_64_ops")
+                .join(format!("{label}.npy")),
         );
         if values(&got) != values(&npy(&case.join("output.npy"))) {
             unlike_python.push(label.to_string());
@@ -568,28 +620,64 @@ fn every_program_computes_what_executorchs_own_runtime_computes() {
             "{label}: expected to differ from the Python reference"
         );
     }
-    let mut models = 0;
-    for model in common::models() {
-        let name = model.file_name().and_then(|n| n.to_str()).unwrap_or("?");
-        for variant in [
-            "model_int8_cortex_m55",
-            "model_int8_cortex_m55_default",
-            "model_int8_cortex_m4_default",
-        ] {
-            let pte = model.join(format!("{variant}.pte"));
-            let want = oracle.join("models").join(format!("{name}__{variant}.npy"));
-            if pte.exists() && want.exists() {
-                same_output(
-                    &format!("{name}/{variant}"),
-                    &pte,
-                    &[model.join("input.npy")],
-                    &want,
-                );
-                models += 1;
-            }
+    let models = model_programs_with_outputs("x86_64_models");
+    for (label, pte, input, want) in &models {
+        same_output_as_executorch(
+            label,
+            pte,
+            std::slice::from_ref(input),
+            Target::CortexMScalar,
+            want,
+        );
+    }
+    assert!(models.len() >= 3, "only {} model programs", models.len());
+}
+
+/// The same runtime, kernels and CMSIS-NN built for Cortex-M55 with Helium and run on QEMU's
+/// mps3-an547: every program lowered for the M55 (and every M4 program that runs there at all)
+/// gives, on the host for the M55, the board's output byte for byte — the MVE-only arithmetic
+/// (quantize's vector rounding, the linear layers' kernel sum) included.
+#[test]
+fn every_m55_program_computes_what_executorch_computes_on_an_emulated_cortex_m55() {
+    let dir = executorch_outputs().join("m55_qemu_ops");
+    let mut compared = 0;
+    let mut m55_programs = 0;
+    for case in op_cases() {
+        let label = case.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        let want = dir.join(format!("{label}.npy"));
+        if label.ends_with("__m55") {
+            m55_programs += 1;
+            assert!(
+                want.exists(),
+                "{label}: an M55 program without the board's output"
+            );
+        }
+        if want.exists() {
+            same_output_as_executorch(
+                label,
+                &case.join("model.pte"),
+                &inputs_of(&case),
+                Target::CortexM55,
+                &want,
+            );
+            compared += 1;
         }
     }
-    assert!(models >= 3, "only {models} model programs compared");
+    assert!(
+        m55_programs >= 100 && compared >= 141,
+        "{compared} compared"
+    );
+    let models = model_programs_with_outputs("m55_qemu_models");
+    for (label, pte, input, want) in &models {
+        same_output_as_executorch(
+            label,
+            pte,
+            std::slice::from_ref(input),
+            Target::CortexM55,
+            want,
+        );
+    }
+    assert!(models.len() >= 2, "only {} model programs", models.len());
 }
 
 /// A program lowered for Helium passes its linear layers a kernel sum and no bias; a core
@@ -631,4 +719,80 @@ fn a_helium_program_run_for_a_core_without_helium_is_told_it_loses_its_bias() {
         linear_notes("model_int8_cortex_m4_default.pte", Target::CortexMScalar).1,
         0
     );
+}
+
+/// Programs lowered for a core without Helium, run for a Cortex-M55: ExecuTorch's own runtime
+/// on the emulated M55 fails 15 of them (12 with `ARM_CMSIS_NN_ARG_ERROR`, 3 with a fault; the
+/// list is in `tests/fixtures/executorch_runtime/provenance.json`). The host run stops at a
+/// call with the board's reason for exactly those, and the static notes name the call; every
+/// other program runs (and equals the board's output: the test above).
+#[test]
+fn programs_lowered_for_a_core_without_helium_fail_on_an_m55_where_the_board_fails() {
+    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::runtime::{Device, RuntimeError};
+    let provenance = common::json(&executorch_outputs().join("provenance.json"));
+    let failed = provenance["m55_qemu"]["failed_on_m55"]
+        .as_object()
+        .expect("failed_on_m55");
+    assert_eq!(failed.len(), 15);
+    let m55 = Device {
+        target: Target::CortexM55,
+        ..Device::default()
+    };
+    let mut checked = 0;
+    let mut programs: Vec<(String, PathBuf, Vec<PathBuf>)> = op_cases()
+        .into_iter()
+        .map(|c| {
+            let label = c
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("?")
+                .to_string();
+            let inputs = inputs_of(&c);
+            (label, c.join("model.pte"), inputs)
+        })
+        .collect();
+    for (label, pte, input, _) in model_programs_with_outputs("x86_64_models") {
+        programs.push((label.replace('/', "__"), pte, vec![input]));
+    }
+    for (label, pte, inputs) in &programs {
+        let program = Program::parse(common::read(pte)).expect("parses");
+        let mut rt = Runtime::new(&program, 0, Target::CortexM55).expect("prepares");
+        rt.set_cmsis_nn(CmsisNn::default());
+        let data: Vec<TensorData> = inputs.iter().map(|p| npy(p)).collect();
+        let run = rt.run(&data, false);
+        let device_notes: Vec<_> = notes(&program.plans[0], m55)
+            .into_iter()
+            .filter(|n| n.why.starts_with("fails on this core"))
+            .collect();
+        match failed.get(label.as_str()).and_then(|w| w.as_str()) {
+            Some(board) => {
+                let Err(RuntimeError::DeviceFails { why, .. }) = run else {
+                    panic!("{label}: the board fails ({board}), the host run did not");
+                };
+                let faults = board.starts_with("rc=99");
+                assert_eq!(why.contains("faults"), faults, "{label}: {why} vs {board}");
+                assert!(
+                    faults || why.contains("ARM_CMSIS_NN_ARG_ERROR"),
+                    "{label}: {why}"
+                );
+                // the first call the notes name is where the run stopped
+                assert!(
+                    device_notes
+                        .first()
+                        .is_some_and(|n| n.why.ends_with(why.as_str())),
+                    "{label}: {device_notes:?}"
+                );
+                // and the program says what it was lowered for
+                assert_eq!(Target::of_program(&program, 0), Some(Target::CortexMScalar));
+                checked += 1;
+            }
+            None => {
+                assert!(run.is_ok(), "{label}: {:?}", run.err());
+                assert!(device_notes.is_empty(), "{label}: {device_notes:?}");
+            }
+        }
+    }
+    // all 12 operator programs; the 3 M4 model programs when ../shared is there, else the tiny one
+    assert!(checked >= 13, "{checked} failures checked");
 }

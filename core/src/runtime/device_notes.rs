@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::helium_buffers::{fails_on_helium, helium_call_in_program};
 use super::{CmsisNn, Device, Target};
 use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 
@@ -153,14 +154,18 @@ fn numel(t: &Tensor) -> i64 {
     t.sizes.iter().map(|&s| i64::from(s)).product()
 }
 
-fn tensor_arg<'p>(plan: &'p ExecutionPlan, args: &[usize], k: usize) -> Option<&'p Tensor> {
+pub(super) fn tensor_arg<'p>(
+    plan: &'p ExecutionPlan,
+    args: &[usize],
+    k: usize,
+) -> Option<&'p Tensor> {
     match plan.values.get(*args.get(k)?)? {
         EValue::Tensor(t) => Some(t),
         _ => None,
     }
 }
 
-fn int_list(plan: &ExecutionPlan, args: &[usize], k: usize) -> Vec<i64> {
+pub(super) fn int_list(plan: &ExecutionPlan, args: &[usize], k: usize) -> Vec<i64> {
     match args.get(k).and_then(|&v| plan.values.get(v)) {
         Some(EValue::IntList(items)) => items
             .iter()
@@ -274,6 +279,15 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
                 a.dim_order,
                 b.filter(|b| !same(b)).or(out).map(|t| t.dim_order.clone()).unwrap_or_default()
             ))
+        }
+        "cortex_m::quantized_linear"
+        | "cortex_m::quantized_batch_matmul"
+        | "cortex_m::quantized_depthwise_conv2d"
+        | "cortex_m::quantized_depthwise_conv2d_nhwc"
+            if device.target == Target::CortexM55 =>
+        {
+            let why = fails_on_helium(helium_call_in_program(plan, &op, args)?)?;
+            note(format!("fails on this core: {why}"))
         }
         "cortex_m::quantized_linear" => {
             let kernel_sum = matches!(

@@ -40,6 +40,15 @@ impl Ctx<'_> {
         }
     }
 
+    /// The error for a call the device's kernel fails on (see `helium_buffers`).
+    pub fn device_fails(&self, why: impl Into<String>) -> RuntimeError {
+        RuntimeError::DeviceFails {
+            op: self.op.to_string(),
+            instruction: self.instruction,
+            why: why.into(),
+        }
+    }
+
     /// Charges the work of nested loops to the run's budget before a kernel runs them: the
     /// product of the loop extents, each counted as at least 1 (an outer loop costs its
     /// iterations even when an inner extent is 0), computed saturating. Kernels whose loops an

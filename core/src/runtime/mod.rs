@@ -11,6 +11,7 @@ mod cmsis_conv;
 mod cmsis_ops;
 mod cmsis_pool;
 pub mod device_notes;
+pub mod helium_buffers;
 mod kernel;
 pub mod layout;
 mod portable;
@@ -62,7 +63,8 @@ impl Target {
 
     /// The core a Cortex-M program was lowered for, where the program says: the backend gives
     /// `quantized_linear` a precomputed `kernel_sum` (and no bias) for Helium/MVE cores only, and
-    /// `quantized_batch_matmul` a scratch buffer only for MVE. `None` when nothing tells.
+    /// `quantized_batch_matmul` a scratch buffer only for MVE; a call a Helium core could not run
+    /// (`helium_buffers`) was lowered for a core without one. `None` when nothing tells.
     pub fn of_program(program: &Program, plan_index: usize) -> Option<Target> {
         let plan = program.plans.get(plan_index)?;
         for ins in plan.main_instructions() {
@@ -76,9 +78,7 @@ impl Target {
             match op.name.as_str() {
                 "cortex_m::quantized_linear" => match (value(2), value(3)) {
                     (_, Some(EValue::Tensor(_))) => return Some(Target::CortexM55),
-                    (Some(EValue::Tensor(_)), Some(EValue::Null)) => {
-                        return Some(Target::CortexMScalar)
-                    }
+                    (_, Some(EValue::Null)) => return Some(Target::CortexMScalar),
                     _ => {}
                 },
                 "cortex_m::quantized_batch_matmul" => {
@@ -91,7 +91,13 @@ impl Target {
                         });
                     }
                 }
-                _ => {}
+                name => {
+                    // a call a Helium core cannot run was lowered for a core without one
+                    let call = helium_buffers::helium_call_in_program(plan, name, args);
+                    if call.and_then(helium_buffers::fails_on_helium).is_some() {
+                        return Some(Target::CortexMScalar);
+                    }
+                }
             }
         }
         None
@@ -163,6 +169,14 @@ pub enum RuntimeError {
         op: String,
         instruction: usize,
         budget: u64,
+    },
+    /// The device's kernel fails (or the core faults) at this call: what ExecuTorch does on the
+    /// board, reproduced rather than computed around.
+    #[error("instruction {instruction} ({op}) fails on the device: {why}")]
+    DeviceFails {
+        op: String,
+        instruction: usize,
+        why: String,
     },
     /// The caller cancelled the run.
     #[error("cancelled at instruction {instruction}")]
