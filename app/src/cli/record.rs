@@ -303,7 +303,7 @@ pub fn image_of(
     let options = BoardOptions {
         runs,
         intermediates,
-        scalar_core: target == etscope_core::runtime::Target::CortexMScalar,
+        scalar_core: !target.has_helium(),
         ..BoardOptions::default()
     };
     let image = board_image::build(program, 0, &board_inputs(program, input)?, &options)

@@ -220,8 +220,7 @@ fn worker(
             let options = BoardOptions {
                 runs: *runs,
                 intermediates: *intermediates,
-                scalar_core: etscope_core::runtime::Target::for_program(program, 0)
-                    == etscope_core::runtime::Target::CortexMScalar,
+                scalar_core: !etscope_core::runtime::Target::for_program(program, 0).has_helium(),
                 ..BoardOptions::default()
             };
             let image = match board_image::build(program, 0, &inputs, &options) {

@@ -10,11 +10,11 @@
 
 use super::cmsis::requantize;
 use super::cmsis_ops::{int32, out_of};
-use super::helium_buffers::{fails_on_helium, HeliumCall};
+use super::core_buffers::{fails_on, CoreCall};
 use super::kernel::{i32s, i8b, i8s, Ctx};
 use super::layout::{is_channels_last, is_contiguous};
 use super::value::Buf;
-use super::{CmsisNn, RuntimeError, Target};
+use super::{CmsisNn, RuntimeError};
 
 /// Where an op's activations keep their logical dims.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -316,8 +316,8 @@ pub fn conv2d(
         None => wi > 0 && c % wi == 0 && wo == oc && oc % (c / wi).max(1) == 0,
     };
     check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
-    if let (Some(m), Target::CortexM55) = (depth_multiplier, ctx.device.target) {
-        let call = HeliumCall::Depthwise {
+    if let Some(m) = depth_multiplier {
+        let call = CoreCall::Depthwise {
             scratch_bytes: scratch_bytes(ctx, args, 12 + k0)?,
             batch: input.dims[0],
             in_channels: c,
@@ -325,7 +325,7 @@ pub fn conv2d(
             depth_multiplier: m,
             dilation: win.dilation,
         };
-        if let Some(why) = fails_on_helium(call) {
+        if let Some(why) = fails_on(ctx.device.target, call) {
             return Err(ctx.device_fails(why));
         }
     }
@@ -347,7 +347,11 @@ pub fn conv2d(
 }
 
 /// Bytes of the scratch tensor argument `k`.
-fn scratch_bytes(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<usize, RuntimeError> {
+pub(super) fn scratch_bytes(
+    ctx: &Ctx<'_>,
+    args: &[usize],
+    k: usize,
+) -> Result<usize, RuntimeError> {
     let t = ctx.tensor(args, k)?;
     Ok(t.numel()
         .saturating_mul(t.dtype.element_size().unwrap_or(1)))
@@ -541,16 +545,13 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     // Only the MVE path reads the kernel sum (`ctx->buf`); on a core without Helium a program
     // lowered for one (kernel sum, no bias) runs without its bias, and on a Helium core a call
     // without one fails.
-    let helium = ctx.device.target == Target::CortexM55;
-    if helium {
-        let call = HeliumCall::Linear {
-            kernel_sum: kernel_sum.is_some(),
-        };
-        if let Some(why) = fails_on_helium(call) {
-            return Err(ctx.device_fails(why));
-        }
+    let call = CoreCall::Linear {
+        kernel_sum: kernel_sum.is_some(),
+    };
+    if let Some(why) = fails_on(ctx.device.target, call) {
+        return Err(ctx.device_fails(why));
     }
-    let kernel_sum = kernel_sum.filter(|_| helium);
+    let kernel_sum = kernel_sum.filter(|_| ctx.device.target.has_helium());
     let in_off = int32(ctx, args, 4)?;
     let f_off = int32(ctx, args, 5)?;
     let out_off = int32(ctx, args, 6)?;
@@ -632,11 +633,9 @@ pub fn batch_matmul(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeErro
         ([b, m, k], [rb, n, rk]) if b == rb && k == rk => (*b, *m, *k, *n),
         (l, r) => return Err(ctx.bad(format!("lhs {l:?} and transposed rhs {r:?} do not fit"))),
     };
-    if ctx.device.target == Target::CortexM55 {
-        let scratch_bytes = scratch_bytes(ctx, args, 7)?;
-        if let Some(why) = fails_on_helium(HeliumCall::BatchMatmul { scratch_bytes }) {
-            return Err(ctx.device_fails(why));
-        }
+    let scratch_bytes = scratch_bytes(ctx, args, 7)?;
+    if let Some(why) = fails_on(ctx.device.target, CoreCall::BatchMatmul { scratch_bytes }) {
+        return Err(ctx.device_fails(why));
     }
     let (lv, rv) = (i8b(ctx, &lhs.buf)?, i8b(ctx, &rhs.buf)?);
     ctx.charge(&[b, m, n, k])?;

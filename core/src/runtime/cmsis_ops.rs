@@ -11,7 +11,7 @@ use super::layout::{self, broadcast_index, broadcast_shape, dims4, is_channels_l
 use super::portable::check_perm;
 use super::quantized::quantize_value;
 use super::value::Buf;
-use super::{RuntimeError, Target};
+use super::RuntimeError;
 
 /// The out argument of an out-variant kernel call (the one before the returned value).
 pub(super) fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
@@ -39,7 +39,7 @@ pub fn quantize(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let (qmin, qmax) = ctx.range(int32(ctx, args, 3)?, int32(ctx, args, 4)?)?;
     let x = f32b(ctx, &input.buf)?;
     let o = out_of(ctx, args)?;
-    let mve = ctx.device.target == Target::CortexM55;
+    let mve = ctx.device.target.has_helium();
     let out = match ctx.out_like(o)? {
         Buf::I8(_) => {
             let blocks = if mve { x.len() / 16 * 16 } else { 0 };

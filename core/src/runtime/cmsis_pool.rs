@@ -4,8 +4,9 @@
 //! explicit-layout `_nhwc` form and the default flow's channels-last NCHW form.
 
 use super::cmsis::average_round_away;
-use super::cmsis_conv::{activation_in, activation_out, pair, Act};
+use super::cmsis_conv::{activation_in, activation_out, pair, scratch_bytes, Act};
 use super::cmsis_ops::{int32, out_of};
+use super::core_buffers::{fails_on, CoreCall};
 use super::kernel::Ctx;
 use super::value::Buf;
 use super::RuntimeError;
@@ -116,6 +117,13 @@ fn pool(
 /// `quantized_avg_pool2d[_nhwc].out(input, kernel, stride, padding, ceil_mode, zero_point,
 /// multiplier, shift, scratch, out)`.
 pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), RuntimeError> {
+    let call = CoreCall::AvgPool {
+        scratch_bytes: scratch_bytes(ctx, args, 8)?,
+        channels: activation_in(ctx, args, 0, act)?.dims[3],
+    };
+    if let Some(why) = fails_on(ctx.device.target, call) {
+        return Err(ctx.device_fails(why));
+    }
     pool(ctx, args, act, (-128, 127), |win| {
         average_round_away(win.iter().sum(), win.len() as i32)
     })

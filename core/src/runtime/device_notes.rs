@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
-use super::helium_buffers::{fails_on_helium, helium_call_in_program};
-use super::{CmsisNn, Device, Target};
+use super::core_buffers::{call_in_program, fails_on};
+use super::{CmsisNn, Device};
 use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 
 /// One instruction the device computes differently from the model.
@@ -214,6 +214,9 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
             why,
         });
     }
+    if let Some(why) = call_in_program(plan, &op, args).and_then(|c| fails_on(device.target, c)) {
+        return note(format!("fails on this core: {why}"));
+    }
     match op.as_str() {
         "cortex_m::softmax" => {
             let x = tensor_arg(plan, args, 0)?;
@@ -280,21 +283,12 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
                 b.filter(|b| !same(b)).or(out).map(|t| t.dim_order.clone()).unwrap_or_default()
             ))
         }
-        "cortex_m::quantized_linear"
-        | "cortex_m::quantized_batch_matmul"
-        | "cortex_m::quantized_depthwise_conv2d"
-        | "cortex_m::quantized_depthwise_conv2d_nhwc"
-            if device.target == Target::CortexM55 =>
-        {
-            let why = fails_on_helium(helium_call_in_program(plan, &op, args)?)?;
-            note(format!("fails on this core: {why}"))
-        }
         "cortex_m::quantized_linear" => {
             let kernel_sum = matches!(
                 args.get(3).and_then(|&v| plan.values.get(v)),
                 Some(EValue::Tensor(_))
             );
-            (kernel_sum && device.target != Target::CortexM55).then_some(())?;
+            (kernel_sum && !device.target.has_helium()).then_some(())?;
             note(
                 "the program was lowered for a Helium core: its bias is folded into a kernel sum that only \
                  CMSIS-NN's MVE path reads, so on this core the layer runs without its bias"

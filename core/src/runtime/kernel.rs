@@ -40,7 +40,7 @@ impl Ctx<'_> {
         }
     }
 
-    /// The error for a call the device's kernel fails on (see `helium_buffers`).
+    /// The error for a call the device's kernel fails on (see `core_buffers`).
     pub fn device_fails(&self, why: impl Into<String>) -> RuntimeError {
         RuntimeError::DeviceFails {
             op: self.op.to_string(),

@@ -10,8 +10,8 @@ pub mod cmsis;
 mod cmsis_conv;
 mod cmsis_ops;
 mod cmsis_pool;
+pub mod core_buffers;
 pub mod device_notes;
-pub mod helium_buffers;
 mod kernel;
 pub mod layout;
 mod portable;
@@ -35,14 +35,17 @@ use value::{Buf, HostTensor, RValue};
 /// The core whose arithmetic the Cortex-M kernels reproduce. They differ in `quantize`: scalar
 /// cores compute `nearbyint(x · (1/scale))`; Helium/MVE cores (M55) compute, for every full
 /// block of 16 elements, a fused multiply-add with a rounding constant and narrow through
-/// int16 without saturation (the tail uses the scalar path).
+/// int16 without saturation (the tail uses the scalar path). Which CMSIS-NN path runs (MVE,
+/// DSP, plain C) also decides which buffers a call needs (`core_buffers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Target {
-    /// Cortex-M55 (Helium/MVE). Default: the reference programs target it.
+    /// Cortex-M55/M85 (Helium/MVE). Default: the reference programs target it.
     #[default]
     CortexM55,
-    /// Scalar cores (Cortex-M4/M7 class).
+    /// Cores with the DSP extension and no Helium: Cortex-M4, M7, M33, M35P.
     CortexMScalar,
+    /// Cores with neither: Cortex-M0, M0+, M3, M23 (CMSIS-NN's plain C path).
+    CortexMBase,
 }
 
 impl Target {
@@ -54,17 +57,21 @@ impl Target {
             .trim_start_matches("cortex_");
         match n {
             "m55" | "m85" | "mve" | "helium" => Some(Target::CortexM55),
-            "m0" | "m0+" | "m3" | "m4" | "m7" | "m23" | "m33" | "m35p" | "dsp" | "scalar" => {
-                Some(Target::CortexMScalar)
-            }
+            "m4" | "m7" | "m33" | "m35p" | "dsp" | "scalar" => Some(Target::CortexMScalar),
+            "m0" | "m0+" | "m3" | "m23" | "base" => Some(Target::CortexMBase),
             _ => None,
         }
+    }
+
+    /// Whether CMSIS-NN runs its Helium (MVE) path on this core.
+    pub fn has_helium(self) -> bool {
+        self == Target::CortexM55
     }
 
     /// The core a Cortex-M program was lowered for, where the program says: the backend gives
     /// `quantized_linear` a precomputed `kernel_sum` (and no bias) for Helium/MVE cores only, and
     /// `quantized_batch_matmul` a scratch buffer only for MVE; a call a Helium core could not run
-    /// (`helium_buffers`) was lowered for a core without one. `None` when nothing tells.
+    /// (`core_buffers`) was lowered for a core without one. `None` when nothing tells.
     pub fn of_program(program: &Program, plan_index: usize) -> Option<Target> {
         let plan = program.plans.get(plan_index)?;
         for ins in plan.main_instructions() {
@@ -93,8 +100,11 @@ impl Target {
                 }
                 name => {
                     // a call a Helium core cannot run was lowered for a core without one
-                    let call = helium_buffers::helium_call_in_program(plan, name, args);
-                    if call.and_then(helium_buffers::fails_on_helium).is_some() {
+                    let call = core_buffers::call_in_program(plan, name, args);
+                    if call
+                        .and_then(|c| core_buffers::fails_on(Target::CortexM55, c))
+                        .is_some()
+                    {
                         return Some(Target::CortexMScalar);
                     }
                 }

@@ -1,21 +1,24 @@
-//! Calls that fail on a Helium (MVE) core because the program was lowered for a core without
-//! it. CMSIS-NN's MVE path needs buffers the scalar/DSP path does not: `arm_fully_connected_s8`
-//! and `arm_batch_matmul_s8` a kernel-sum/vector-sum buffer, `arm_depthwise_conv_s8_opt` a
-//! scratch buffer; a program lowered for a Cortex-M4 carries none of them (no `kernel_sum`,
-//! 0-byte scratch tensors). ExecuTorch 1.5.1's kernels pass what the program has, CMSIS-NN
-//! returns `ARM_CMSIS_NN_ARG_ERROR` and the run fails; a depthwise call with one input channel
-//! is turned into a regular convolution that writes through the missing buffer, and the core
-//! faults. Measured on QEMU's Cortex-M55 with ExecuTorch's own runtime and kernels: every M4
-//! operator program that fails there is one of these, and no other does
-//! (`core/tests/real_world.rs::programs_lowered_for_a_core_without_helium_fail_on_an_m55_where_the_board_fails`).
-//! Both the kernels (the run stops) and the static device notes use this one rule.
+//! Calls a core cannot run because the program was lowered for another. CMSIS-NN's paths
+//! need different buffers: on Helium (MVE) `arm_fully_connected_s8` and `arm_batch_matmul_s8`
+//! a kernel-sum/vector-sum buffer and `arm_depthwise_conv_s8_opt` a scratch buffer, which a
+//! program lowered for a Cortex-M4 does not carry (no `kernel_sum`, 0-byte scratch tensors); on
+//! the DSP path `arm_avgpool_s8` a 4-bytes-per-channel buffer, which a program lowered for the
+//! M55 leaves empty. ExecuTorch 1.5.1's kernels pass what the program has, CMSIS-NN returns
+//! `ARM_CMSIS_NN_ARG_ERROR` and the run fails; a depthwise call with one input channel is
+//! turned, on Helium, into a regular convolution that writes through the missing buffer, and
+//! the core faults. Measured with ExecuTorch's own runtime and kernels on QEMU's Cortex-M55 and
+//! Cortex-M4: every operator program that fails there is one of these, and no other does
+//! (`core/tests/real_world.rs::programs_lowered_for_another_core_fail_where_the_board_fails`).
+//! The kernels (the run stops), the static device notes and `Target::of_program` use this one
+//! rule.
 
 use super::device_notes::{int_list, tensor_arg};
+use super::Target;
 use crate::pte::{EValue, ExecutionPlan};
 
-/// The facts of one call that decide whether a Helium core can run it.
+/// The facts of one call that decide whether a core can run it.
 #[derive(Debug, Clone, Copy)]
-pub enum HeliumCall {
+pub enum CoreCall {
     /// `quantized_linear`: does the call carry a kernel sum?
     Linear { kernel_sum: bool },
     /// `quantized_batch_matmul`: bytes of its scratch tensor.
@@ -29,27 +32,35 @@ pub enum HeliumCall {
         depth_multiplier: usize,
         dilation: (usize, usize),
     },
+    /// `quantized_avg_pool2d[_nhwc]`.
+    AvgPool {
+        scratch_bytes: usize,
+        channels: usize,
+    },
 }
 
-/// Why the call fails on a Helium core, `None` when it runs there.
-pub fn fails_on_helium(call: HeliumCall) -> Option<&'static str> {
-    match call {
-        HeliumCall::Linear { kernel_sum: false } => Some(
+/// Why `target` cannot run the call, `None` when it can.
+pub fn fails_on(target: Target, call: CoreCall) -> Option<&'static str> {
+    match (target, call) {
+        (Target::CortexM55, CoreCall::Linear { kernel_sum: false }) => Some(
             "lowered for a core without Helium: CMSIS-NN's MVE arm_fully_connected_s8 needs the kernel sum \
              this call does not carry, returns ARM_CMSIS_NN_ARG_ERROR and ExecuTorch fails the run",
         ),
-        HeliumCall::BatchMatmul { scratch_bytes: 0 } => Some(
+        (Target::CortexM55, CoreCall::BatchMatmul { scratch_bytes: 0 }) => Some(
             "lowered for a core without Helium: CMSIS-NN's MVE arm_batch_matmul_s8 needs a scratch buffer \
              and this call's is empty; it returns ARM_CMSIS_NN_ARG_ERROR and ExecuTorch fails the run",
         ),
-        HeliumCall::Depthwise {
-            scratch_bytes: 0,
-            batch,
-            in_channels,
-            out_channels,
-            depth_multiplier,
-            dilation,
-        } => {
+        (
+            Target::CortexM55,
+            CoreCall::Depthwise {
+                scratch_bytes: 0,
+                batch,
+                in_channels,
+                out_channels,
+                depth_multiplier,
+                dilation,
+            },
+        ) => {
             // arm_depthwise_conv_wrapper_s8 on MVE (threshold 1 as GCC builds it)
             if in_channels == 1 && out_channels > 1 {
                 Some(
@@ -67,17 +78,24 @@ pub fn fails_on_helium(call: HeliumCall) -> Option<&'static str> {
                 None
             }
         }
+        (
+            Target::CortexMScalar,
+            CoreCall::AvgPool {
+                scratch_bytes: 0,
+                channels,
+            },
+        ) if channels > 0 => Some(
+            "lowered for a Helium core: CMSIS-NN's DSP arm_avgpool_s8 needs a scratch buffer of 4 bytes \
+             per channel and this call's is empty; it returns ARM_CMSIS_NN_ARG_ERROR and ExecuTorch \
+             fails the run",
+        ),
         _ => None,
     }
 }
 
 /// The facts of call `op(args)` of `plan` as the program states them, for the calls
-/// [`fails_on_helium`] judges (`None` for any other call or when the program does not say).
-pub fn helium_call_in_program(
-    plan: &ExecutionPlan,
-    op: &str,
-    args: &[usize],
-) -> Option<HeliumCall> {
+/// [`fails_on`] judges (`None` for any other call or when the program does not say).
+pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<CoreCall> {
     let bytes = |k: usize| -> Option<usize> {
         let t = tensor_arg(plan, args, k)?;
         let n = t
@@ -87,13 +105,13 @@ pub fn helium_call_in_program(
         n.checked_mul(t.scalar_type.element_size().unwrap_or(1))
     };
     match op {
-        "cortex_m::quantized_linear" => Some(HeliumCall::Linear {
+        "cortex_m::quantized_linear" => Some(CoreCall::Linear {
             kernel_sum: matches!(
                 args.get(3).and_then(|&v| plan.values.get(v)),
                 Some(EValue::Tensor(_))
             ),
         }),
-        "cortex_m::quantized_batch_matmul" => Some(HeliumCall::BatchMatmul {
+        "cortex_m::quantized_batch_matmul" => Some(CoreCall::BatchMatmul {
             scratch_bytes: bytes(7)?,
         }),
         "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
@@ -118,13 +136,25 @@ pub fn helium_call_in_program(
                 Some(EValue::Int(m)) => usize::try_from(*m).ok()?,
                 _ => return None,
             };
-            Some(HeliumCall::Depthwise {
+            Some(CoreCall::Depthwise {
                 scratch_bytes: bytes(13)?,
                 batch: dim(x, 0, 0)?,
                 in_channels: dim(x, 1, 3)?,
                 out_channels: dim(out, 1, 3)?,
                 depth_multiplier: multiplier,
                 dilation: (d(0), d(1)),
+            })
+        }
+        "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => {
+            let x = tensor_arg(plan, args, 0)?;
+            let c = if op.ends_with("_nhwc") {
+                x.sizes.get(3)
+            } else {
+                x.sizes.get(1)
+            };
+            Some(CoreCall::AvgPool {
+                scratch_bytes: bytes(8)?,
+                channels: usize::try_from(*c?).ok()?,
             })
         }
         _ => None,
