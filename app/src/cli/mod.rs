@@ -141,9 +141,9 @@ pub enum Command {
         dump: Option<PathBuf>,
         #[arg(long)]
         method: Option<String>,
-        /// The core whose arithmetic the Cortex-M kernels model (m55, m85, m4, m7, m33, m0, ...).
-        /// Default: what the program says (an M4 program's linear layers carry a bias and no
-        /// kernel sum), else m55.
+        /// The core whose CMSIS-NN path the Cortex-M kernels model: m55/m85 (Helium), m4/m7/m33
+        /// (DSP), m0/m3/m23 (plain C). Default: what the program says (an M4 program's linear
+        /// layers carry a bias and no kernel sum), else m55.
         #[arg(long)]
         target: Option<String>,
         /// Same as `--target m4` (a scalar core).

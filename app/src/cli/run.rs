@@ -23,7 +23,7 @@ pub struct DeviceChoice {
 pub fn prepare(program: &Program, index: usize, choice: &DeviceChoice) -> Result<Runtime> {
     let target = match &choice.target {
         Some(name) => Target::parse(name).ok_or_else(|| {
-            anyhow!("--target {name}: unknown core (m55, m85, m4, m7, m33, m0, ...)")
+            anyhow!("--target {name}: unknown core (m55, m85, m4, m7, m33, m35p, m0, m0+, m3, m23)")
         })?,
         None => Target::for_program(program, index),
     };
