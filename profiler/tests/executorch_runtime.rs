@@ -1,0 +1,121 @@
+//! Streams recorded from ExecuTorch's own runtime: ExecuTorch 1.5.1 with its `cortex_m` kernels,
+//! built for a Cortex-M55 and run on QEMU, with etscope's adapter (`board/executorch/`) as its
+//! EventTracer at intermediate-output level, read over RTT through QEMU's GDB stub by `etscope
+//! record` (`tests/fixtures/executorch_runtime/provenance.json`, `m55_qemu_streams`). Each stream
+//! decodes losslessly into one run whose op events and captured outputs cover the program, and
+//! every output the board captured equals the host runtime's, bit for bit.
+
+use std::path::{Path, PathBuf};
+
+use etscope_core::debug_buffer::captured_tensors;
+use etscope_core::npy::read_npy;
+use etscope_core::pte::{Instruction, Program};
+use etscope_core::runtime::{Runtime, Target};
+use etscope_core::tensor::TensorData;
+use etscope_profiler::session::rebuild;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn npy(p: &Path) -> TensorData {
+    read_npy(&read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The program and inputs a stream was recorded from, by the stream's file name.
+fn program_of(stream: &Path) -> (PathBuf, Vec<PathBuf>) {
+    let name = stream.file_stem().and_then(|n| n.to_str()).unwrap_or("?");
+    if let Some(variant) = name.strip_prefix("tiny_conv_relu_linear__") {
+        let dir = fixtures().join("tiny_conv_relu_linear");
+        return (
+            dir.join(format!("{variant}.pte")),
+            vec![dir.join("input.npy")],
+        );
+    }
+    let case = fixtures().join("ops").join(name);
+    let mut inputs: Vec<(usize, PathBuf)> = std::fs::read_dir(&case)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let k = p
+                .file_stem()?
+                .to_str()?
+                .strip_prefix("input_")?
+                .parse()
+                .ok()?;
+            Some((k, p))
+        })
+        .collect();
+    inputs.sort();
+    (
+        case.join("model.pte"),
+        inputs.into_iter().map(|(_, p)| p).collect(),
+    )
+}
+
+#[test]
+fn executorchs_runtime_streams_through_the_adapter_and_every_captured_output_equals_the_host() {
+    let dir = fixtures().join("executorch_runtime/m55_qemu_streams");
+    let mut streams: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("streams")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "etsw"))
+        .collect();
+    streams.sort();
+    assert!(streams.len() >= 118, "{} streams", streams.len());
+    let mut tensors = 0;
+    for stream in &streams {
+        let label = stream.display().to_string();
+        let (pte, inputs) = program_of(stream);
+        let program = Program::parse(read(&pte)).expect("program parses");
+        let saved = rebuild(&read(stream), &program, &pte.display().to_string())
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(saved.counts.runs, 1, "{label}");
+        assert_eq!(saved.counts.incomplete_runs, 0, "{label}");
+        assert_eq!(saved.wire.lost_frames, 0, "{label}");
+        assert_eq!(saved.wire.lost_bytes, 0, "{label}");
+        assert_eq!(saved.wire.crc_errors, 0, "{label}");
+        assert_eq!(saved.target_core.as_deref(), Some("cortex-m55"), "{label}");
+
+        // one op event per kernel call of the program
+        let plan = &program.plans[0];
+        let calls = plan
+            .main_instructions()
+            .iter()
+            .filter(|i| matches!(i, Instruction::KernelCall { .. }))
+            .count();
+        let events = saved.etdump.runs[0].events.len();
+        assert!(
+            events >= calls,
+            "{label}: {events} events for {calls} kernel calls"
+        );
+
+        let device = captured_tensors(&saved.etdump, &saved.debug_buffer)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(device.len(), calls, "{label}: one output per kernel call");
+        let data: Vec<TensorData> = inputs.iter().map(|p| npy(p)).collect();
+        let host = Runtime::new(&program, 0, Target::CortexM55)
+            .expect("prepares")
+            .run(&data, true)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        for d in &device {
+            let h = host
+                .captured
+                .iter()
+                .find(|c| c.instruction_id == d.instruction_id as usize)
+                .unwrap_or_else(|| panic!("{label}: no host output for {}", d.instruction_id));
+            assert_eq!(
+                d.tensor,
+                h.tensors[0].to_data(),
+                "{label}: instruction {}",
+                d.instruction_id
+            );
+            tensors += 1;
+        }
+    }
+    assert!(tensors >= 400, "{tensors} tensors compared");
+}
