@@ -715,3 +715,67 @@ fn hostile_files_are_refused_with_a_clear_error_in_bounded_time() {
     let info = json(&["info", "--json", p(&h("arenas_100k.pte"))]);
     assert_eq!(info["plans"][0]["arena_count"], 100_000);
 }
+
+#[test]
+fn diff_runs_the_host_side_as_the_core_chosen_and_finds_what_that_core_changes() {
+    // a capture of ExecuTorch's own runtime on an emulated Cortex-M55, rebuilt from its stream
+    let dir = std::env::temp_dir().join(format!("etscope-cli-diff-core-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let stream = fixture(
+        "executorch_runtime/m55_qemu_streams/tiny_conv_relu_linear__model_int8_cortex_m55.etsw",
+    );
+    let out = dir.join("capture.etdp");
+    let replay = etscope(&[
+        "record",
+        "--pte",
+        p(&pte),
+        "--replay",
+        p(&stream),
+        "--out",
+        p(&out),
+    ]);
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let spec = format!("etdump:{}+{}", p(&out), p(&out.with_extension("bin")));
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["diff", "--json", p(&pte), &spec, "--input"];
+        let input = tiny("input.npy");
+        let input = p(&input).to_string();
+        args.push(&input);
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    // the program's own core: every node equal to the board's
+    let own = diff(&[]);
+    assert_eq!(own["first_divergence"], Value::Null, "{own}");
+    assert!(own["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .all(|r| r["metrics"]["max_abs"] == 0.0));
+    // run as an M4, the linear layer loses its bias (only Helium reads the kernel sum): the diff
+    // against the M55 board names it
+    let m4 = diff(&["--target", "m4"]);
+    let first = m4["first_divergence"].as_u64().expect("a divergence") as usize;
+    let row = &m4["rows"][first];
+    assert!(
+        row["a_ops"].to_string().contains("quantized_linear"),
+        "first divergence {row}"
+    );
+    let bad = etscope(&[
+        "diff",
+        p(&pte),
+        &spec,
+        "--input",
+        p(&tiny("input.npy")),
+        "--cmsis-nn",
+        "v9",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown version"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -12,7 +12,7 @@ use crate::ir::from_pte::graph_from_plan;
 use crate::ir::Graph;
 use crate::pte::Program;
 use crate::runtime::stage::run_stage;
-use crate::runtime::{Runtime, Target};
+use crate::runtime::{Device, Runtime, Target};
 use crate::tensor::TensorData;
 
 /// Why a source could not be made.
@@ -52,15 +52,17 @@ pub fn program_source(
     etrecord: Option<(&ETRecord, &str)>,
     inputs: &[TensorData],
 ) -> Result<Source, SourceError> {
-    program_source_cancellable(label, program, etrecord, inputs, None)
+    program_source_cancellable(label, program, etrecord, inputs, None, None)
 }
 
-/// [`program_source`] whose run stops when `cancel` is set (the window's Cancel button).
+/// [`program_source`] on `device` (the program's own core and the pinned CMSIS-NN when
+/// `None`), whose run stops when `cancel` is set (the window's Cancel button).
 pub fn program_source_cancellable(
     label: &str,
     program: &Program,
     etrecord: Option<(&ETRecord, &str)>,
     inputs: &[TensorData],
+    device: Option<Device>,
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<Source, SourceError> {
     let graph = program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
@@ -69,8 +71,15 @@ pub fn program_source_cancellable(
         cancel,
         ..crate::runtime::RunOptions::default()
     };
-    let run = Runtime::new(program, 0, Target::for_program(program, 0))
-        .and_then(|rt| rt.run_with(inputs, options))
+    let device = device.unwrap_or(Device {
+        target: Target::for_program(program, 0),
+        ..Device::default()
+    });
+    let run = Runtime::new(program, 0, device.target)
+        .and_then(|mut rt| {
+            rt.set_cmsis_nn(device.cmsis_nn);
+            rt.run_with(inputs, options)
+        })
         .map_err(|e| SourceError::Run(e.to_string()))?;
     let source = Source::from_run(label, graph, &run);
     Ok(match etrecord {

@@ -382,6 +382,7 @@ fn a_cancelled_host_run_stops_with_cancelled() {
         &program,
         None,
         std::slice::from_ref(&input),
+        None,
         Some(cancel),
     ) {
         Err(e) => e,
@@ -391,6 +392,13 @@ fn a_cancelled_host_run_stops_with_cancelled() {
         err.to_string().contains("cancelled at instruction 0"),
         "{err}"
     );
-    let ok = program_source_cancellable("a", &program, None, std::slice::from_ref(&input), None);
+    let ok = program_source_cancellable(
+        "a",
+        &program,
+        None,
+        std::slice::from_ref(&input),
+        None,
+        None,
+    );
     assert!(ok.is_ok());
 }

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use etscope_core::debug_buffer::captured_tensors;
 use etscope_core::diff::{diff, Source, Threshold};
-use etscope_core::diff_sources::{program_graph, program_source, stage_source};
+use etscope_core::diff_sources::{program_graph, program_source_cancellable, stage_source};
 use etscope_core::etrecord::ETRecord;
 use etscope_core::tensor::TensorData;
 
+use super::run::DeviceChoice;
 use crate::load;
 use crate::table::Table;
 
@@ -55,12 +56,15 @@ fn source(
     label: &str,
     inputs: &[TensorData],
     etdump_program: Option<&Path>,
+    choice: &DeviceChoice,
 ) -> Result<Source> {
     match spec {
         Spec::Program(pte) => {
             let (program, rec) = program_and_record(pte)?;
             let rec = rec.as_ref().map(|(r, e)| (r, e.as_str()));
-            program_source(label, &program, rec, inputs).with_context(|| pte.display().to_string())
+            let device = choice.device(&program, 0)?;
+            program_source_cancellable(label, &program, rec, inputs, Some(device), None)
+                .with_context(|| pte.display().to_string())
         }
         Spec::Stage(file, name) => {
             let rec = load::etrecord(file)?;
@@ -94,6 +98,7 @@ pub fn run(
     b: &str,
     inputs: &[PathBuf],
     etdump_program: Option<&Path>,
+    device: &DeviceChoice,
     threshold: Threshold,
     as_json: bool,
 ) -> Result<()> {
@@ -114,8 +119,8 @@ pub fn run(
     let prog_for_b = etdump_program
         .map(Path::to_path_buf)
         .or_else(|| other_program(&sa));
-    let src_a = source(&sa, a, &tensors, prog_for_a.as_deref())?;
-    let src_b = source(&sb, b, &tensors, prog_for_b.as_deref())?;
+    let src_a = source(&sa, a, &tensors, prog_for_a.as_deref(), device)?;
+    let src_b = source(&sb, b, &tensors, prog_for_b.as_deref(), device)?;
     let report = diff(&src_a, &src_b, threshold)?;
     if as_json {
         return super::print_json(&report);

@@ -141,18 +141,8 @@ pub enum Command {
         dump: Option<PathBuf>,
         #[arg(long)]
         method: Option<String>,
-        /// The core whose CMSIS-NN path the Cortex-M kernels model: m55/m85 (Helium), m4/m7/m33
-        /// (DSP), m0/m3/m23 (plain C). Default: what the program says (an M4 program's linear
-        /// layers carry a bias and no kernel sum), else m55.
-        #[arg(long)]
-        target: Option<String>,
-        /// Same as `--target m4` (a scalar core).
-        #[arg(long, hide = true)]
-        scalar: bool,
-        /// The CMSIS-NN version the device runs where behaviour changed: `dbf45dbf` (pinned by
-        /// ExecuTorch 1.5.1, default) or `4a8f5b5d` (transpose convolution fixed).
-        #[arg(long)]
-        cmsis_nn: Option<String>,
+        #[command(flatten)]
+        device: run::DeviceChoice,
         /// Execute inside the program's memory plan (one buffer per arena at the planned
         /// offsets), so a bad plan shows up as corrupted values.
         #[arg(long)]
@@ -181,6 +171,9 @@ pub enum Command {
         /// A node also diverges above this max abs error.
         #[arg(long)]
         max_abs: Option<f64>,
+        /// The core and CMSIS-NN version a `.pte` side runs as on the host.
+        #[command(flatten)]
+        device: run::DeviceChoice,
         #[arg(long)]
         json: bool,
     },
@@ -295,12 +288,14 @@ pub fn run(command: Command) -> Result<()> {
             min_snr,
             min_drop,
             max_abs,
+            device,
             json,
         } => diff::run(
             &a,
             &b,
             &inputs,
             etdump_program.as_deref(),
+            &device,
             etscope_core::diff::Threshold {
                 min_snr_db: min_snr,
                 min_drop_db: min_drop,
@@ -313,9 +308,7 @@ pub fn run(command: Command) -> Result<()> {
             inputs,
             dump,
             method,
-            target,
-            scalar,
-            cmsis_nn,
+            device,
             in_arenas,
             json,
         } => run::run(
@@ -323,10 +316,7 @@ pub fn run(command: Command) -> Result<()> {
             &inputs,
             dump.as_deref(),
             method.as_deref(),
-            run::DeviceChoice {
-                target: if scalar { Some("m4".into()) } else { target },
-                cmsis_nn,
-            },
+            device,
             in_arenas,
             json,
         ),

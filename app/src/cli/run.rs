@@ -4,37 +4,60 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
+use clap::Args;
 use etscope_core::pte::Program;
-use etscope_core::runtime::{CmsisNn, RunOptions, Runtime, Target};
+use etscope_core::runtime::{CmsisNn, Device, RunOptions, Runtime, Target};
 use serde_json::json;
 
 use crate::load;
 use crate::table::Table;
 
-/// The device the user asked the Cortex-M kernels to model (names as typed).
-#[derive(Debug, Default, Clone)]
+/// The core and CMSIS-NN version the Cortex-M kernels model, as the user chose them (`run`,
+/// `diff`).
+#[derive(Debug, Default, Clone, Args)]
 pub struct DeviceChoice {
+    /// The core whose CMSIS-NN path the Cortex-M kernels model: m55/m85 (Helium), m4/m7/m33
+    /// (DSP), m0/m3/m23 (plain C). Default: what the program says (an M4 program's linear
+    /// layers carry a bias and no kernel sum), else m55.
+    #[arg(long)]
     pub target: Option<String>,
+    /// Same as `--target m4` (a DSP core).
+    #[arg(long, hide = true)]
+    pub scalar: bool,
+    /// The CMSIS-NN version the device runs where behaviour changed: `dbf45dbf` (pinned by
+    /// ExecuTorch 1.5.1, default) or `4a8f5b5d` (transpose convolution fixed).
+    #[arg(long)]
     pub cmsis_nn: Option<String>,
+}
+
+impl DeviceChoice {
+    /// The device for plan `index` of `program`: the chosen core, else the program's own.
+    pub fn device(&self, program: &Program, index: usize) -> Result<Device> {
+        let target = match (&self.target, self.scalar) {
+            (Some(name), _) => Target::parse(name).ok_or_else(|| {
+                anyhow!(
+                    "--target {name}: unknown core (m55, m85, m4, m7, m33, m35p, m0, m0+, m3, m23)"
+                )
+            })?,
+            (None, true) => Target::CortexMScalar,
+            (None, false) => Target::for_program(program, index),
+        };
+        let cmsis_nn = match &self.cmsis_nn {
+            Some(name) => CmsisNn::parse(name).ok_or_else(|| {
+                anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
+            })?,
+            None => CmsisNn::default(),
+        };
+        Ok(Device { target, cmsis_nn })
+    }
 }
 
 /// Prepares plan `index` of `program` for the chosen device (the program's own target where
 /// none is chosen).
 pub fn prepare(program: &Program, index: usize, choice: &DeviceChoice) -> Result<Runtime> {
-    let target = match &choice.target {
-        Some(name) => Target::parse(name).ok_or_else(|| {
-            anyhow!("--target {name}: unknown core (m55, m85, m4, m7, m33, m35p, m0, m0+, m3, m23)")
-        })?,
-        None => Target::for_program(program, index),
-    };
-    let mut runtime = Runtime::new(program, index, target)?;
-    if let Some(name) = &choice.cmsis_nn {
-        runtime.set_cmsis_nn(
-            CmsisNn::parse(name).ok_or_else(|| {
-                anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
-            })?,
-        );
-    }
+    let device = choice.device(program, index)?;
+    let mut runtime = Runtime::new(program, index, device.target)?;
+    runtime.set_cmsis_nn(device.cmsis_nn);
     Ok(runtime)
 }
 

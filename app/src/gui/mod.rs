@@ -541,6 +541,7 @@ impl EtscopeApp {
                 program,
                 rec,
                 std::slice::from_ref(input),
+                None,
                 Some(flag.clone()),
             )
             .map_err(|e| format!("{label}: {e}"))
