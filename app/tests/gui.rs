@@ -487,3 +487,69 @@ fn the_heat_overlay_is_computed_once_not_per_frame() {
         "recomputed for the new revision"
     );
 }
+
+#[test]
+fn diff_mode_runs_the_host_as_the_core_chosen() {
+    // ExecuTorch's own runtime on an emulated Cortex-M55: its capture, rebuilt from the stream
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let program =
+        etscope_core::pte::Program::parse(std::fs::read(&pte).expect("pte")).expect("parses");
+    let dir = std::env::temp_dir().join(format!("etscope-gui-host-core-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("capture.etdp");
+    etscope_profiler::session::save_capture(
+        &fixtures.join(
+            "executorch_runtime/m55_qemu_streams/tiny_conv_relu_linear__model_int8_cortex_m55.etsw",
+        ),
+        &program,
+        "model_int8_cortex_m55.pte",
+        &out,
+    )
+    .expect("capture rebuilt");
+    let mut harness = app_with_paths(vec![
+        pte,
+        out.clone(),
+        out.with_extension("bin"),
+        tiny("input.npy"),
+    ]);
+    assert!(
+        harness.state().messages.is_empty(),
+        "{:?}",
+        harness.state().messages
+    );
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    // the program's own core (it says M55): the host equals the board on every node
+    harness.get_by_value("the program's own core: Cortex-M55/M85 (Helium)");
+    harness.get_by_label("vs device capture (ETDump)").click();
+    wait_for_diff(&mut harness);
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.report.first_divergence, None);
+    // chosen as an M4: the linear layer runs without its bias, and the diff names it
+    harness
+        .get_by_value("the program's own core: Cortex-M55/M85 (Helium)")
+        .click();
+    harness.run_steps(2);
+    harness.get_by_label("Cortex-M4/M7/M33 (DSP)").click();
+    harness.run_steps(2);
+    assert_eq!(
+        harness.state().host.target,
+        Some(etscope_core::runtime::Target::CortexMScalar)
+    );
+    harness.get_by_label("vs device capture (ETDump)").click();
+    wait_for_diff(&mut harness);
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    let first = view.report.first_divergence.expect("a divergence");
+    assert!(
+        view.report.rows[first]
+            .a_ops
+            .iter()
+            .any(|o| o.contains("quantized_linear")),
+        "{:?}",
+        view.report.rows[first].a_ops
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -77,12 +77,14 @@ fn tensor_rows(ui: &mut Ui, graph: &Graph, ids: &[usize], title: &str) -> Option
     action
 }
 
-/// Shows the node; `program` adds delegate blob sizes.
+/// Shows the node; `program` adds delegate blob sizes and the device notes for `device` (the
+/// program's own core and the pinned CMSIS-NN when `None`).
 pub fn inspector_ui(
     ui: &mut Ui,
     graph: &Graph,
     node: NodeId,
     program: Option<&Program>,
+    device: Option<etscope_core::runtime::Device>,
 ) -> Option<InspectorAction> {
     let Some(n) = graph.nodes.get(node) else {
         ui.label("nothing selected");
@@ -129,12 +131,12 @@ pub fn inspector_ui(
             }
         });
     if let (Some(iid), Some(plan)) = (n.instruction_id, program.and_then(|p| p.plans.first())) {
-        let device = etscope_core::runtime::Device {
+        let device = device.unwrap_or(etscope_core::runtime::Device {
             target: program
                 .map(|p| etscope_core::runtime::Target::for_program(p, 0))
                 .unwrap_or_default(),
             ..Default::default()
-        };
+        });
         if let Some(note) = etscope_core::runtime::device_notes::note_for(plan, iid, device) {
             ui.colored_label(
                 egui::Color32::from_rgb(240, 150, 60),

@@ -172,7 +172,7 @@ fn inspector_lists_arguments_tensors_and_quantization() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(900.0, 1600.0))
         .build_ui(|ui| {
-            inspector::inspector_ui(ui, &g, q, d.program.as_ref());
+            inspector::inspector_ui(ui, &g, q, d.program.as_ref(), None);
         });
     harness.run();
     harness.get_by_label("cortex_m::quantize_per_tensor");
@@ -239,7 +239,7 @@ fn the_inspector_decodes_an_ethos_u_delegate() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(900.0, 1600.0))
         .build_ui(|ui| {
-            inspector::inspector_ui(ui, &g, node, d.program.as_ref());
+            inspector::inspector_ui(ui, &g, node, d.program.as_ref(), None);
         });
     harness.run();
     harness.get_by_label("backend: EthosUBackend");
@@ -282,7 +282,7 @@ fn the_inspector_says_why_the_board_computes_an_op_differently() {
         let mut harness = Harness::builder()
             .with_size(egui::vec2(900.0, 1600.0))
             .build_ui(|ui| {
-                inspector::inspector_ui(ui, &g, node, d.program.as_ref());
+                inspector::inspector_ui(ui, &g, node, d.program.as_ref(), None);
             });
         harness.run();
         let notes = harness.query_all_by_label_contains("on the board").count();

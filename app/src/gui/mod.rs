@@ -2,6 +2,7 @@
 //! profile table / timeline / heat overlay, memory map, tensors and exports. State that persists
 //! lives in [`settings::Settings`]; user actions become [`Command`]s applied after drawing.
 
+pub mod host_core;
 pub mod live;
 pub mod live_tab;
 pub mod loader;
@@ -232,6 +233,8 @@ pub struct EtscopeApp {
     /// The live capture (Live tab) and the document it feeds.
     pub live: Option<(usize, live::LiveSession)>,
     pub live_form: live_tab::LiveForm,
+    /// The core and CMSIS-NN version host runs model (Diff, inspector notes).
+    pub host: host_core::HostChoice,
     pub messages: Vec<String>,
     pub commands: Vec<Command>,
     start: StartOptions,
@@ -266,6 +269,7 @@ impl EtscopeApp {
             diff_job: None,
             live: None,
             live_form: live_tab::LiveForm::default(),
+            host: host_core::HostChoice::default(),
             messages: Vec::new(),
             commands: Vec::new(),
             start_applied: false,
@@ -534,14 +538,19 @@ impl EtscopeApp {
         };
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = cancel.clone();
+        let host = self.host;
         let run = move |(label, program, rec): &Side, input: &etscope_core::tensor::TensorData| {
             let rec = rec.as_ref().map(|(r, e)| (r, e.as_str()));
+            let label = match host.target {
+                Some(t) => format!("{label} as {}", t.name()),
+                None => label.clone(),
+            };
             program_source_cancellable(
-                label,
+                &label,
                 program,
                 rec,
                 std::slice::from_ref(input),
-                None,
+                Some(host.device_for(program)),
                 Some(flag.clone()),
             )
             .map_err(|e| format!("{label}: {e}"))

@@ -536,6 +536,10 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         .filter(|(i, d)| *i != active && d.doc.program.is_some())
         .map(|(i, d)| (i, d.doc.title.clone()))
         .collect();
+    let program = app.docs[active].doc.program.as_ref();
+    ui.horizontal(|ui| {
+        app.host.ui(ui, program);
+    });
     let dv = &mut app.docs[active];
     ui.horizontal(|ui| {
         ui.label("Compare this program, run on its input array, against:");
@@ -695,7 +699,8 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let mut action = None;
     ScrollArea::vertical().id_salt("inspector").show(ui, |ui| {
         let graph = &dv.doc.stages[dv.stage].graph;
-        action = inspector_ui(ui, graph, node, dv.doc.program.as_ref());
+        let device = dv.doc.program.as_ref().map(|p| app.host.device_for(p));
+        action = inspector_ui(ui, graph, node, dv.doc.program.as_ref(), device);
         if let Some(iid) = graph.nodes.get(node).and_then(|n| n.instruction_id) {
             if let Some(row) = dv
                 .doc

@@ -63,6 +63,15 @@ impl Target {
         }
     }
 
+    /// The cores this stands for, as a person reads them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::CortexM55 => "Cortex-M55/M85 (Helium)",
+            Target::CortexMScalar => "Cortex-M4/M7/M33 (DSP)",
+            Target::CortexMBase => "Cortex-M0/M3/M23 (plain C)",
+        }
+    }
+
     /// Whether CMSIS-NN runs its Helium (MVE) path on this core.
     pub fn has_helium(self) -> bool {
         self == Target::CortexM55

@@ -1,0 +1,71 @@
+//! Which core and CMSIS-NN version the window's host runs model (the CLI's `--target` and
+//! `--cmsis-nn`): used by Diff's host runs and the inspector's device notes.
+
+use eframe::egui;
+use etscope_core::pte::Program;
+use etscope_core::runtime::{CmsisNn, Device, Target};
+
+/// The user's choice; `target: None` is each program's own core.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostChoice {
+    pub target: Option<Target>,
+    pub cmsis_nn: CmsisNn,
+}
+
+const TARGETS: [Option<Target>; 4] = [
+    None,
+    Some(Target::CortexM55),
+    Some(Target::CortexMScalar),
+    Some(Target::CortexMBase),
+];
+
+const VERSIONS: [(CmsisNn, &str); 2] = [
+    (CmsisNn::Dbf45dbf, "dbf45dbf (ExecuTorch 1.5.1)"),
+    (CmsisNn::Fixed4a8f5b5d, "4a8f5b5d (transpose conv fixed)"),
+];
+
+impl HostChoice {
+    /// The device a host run of `program` models.
+    pub fn device_for(&self, program: &Program) -> Device {
+        Device {
+            target: self
+                .target
+                .unwrap_or_else(|| Target::for_program(program, 0)),
+            cmsis_nn: self.cmsis_nn,
+        }
+    }
+
+    /// Two combo boxes: the core (naming what "the program's own" is for `program`) and the
+    /// CMSIS-NN version.
+    pub fn ui(&mut self, ui: &mut egui::Ui, program: Option<&Program>) {
+        ui.label("host runs as");
+        let own = program.map(|p| Target::for_program(p, 0).name());
+        let label = |t: Option<Target>| match (t, own) {
+            (Some(t), _) => t.name().to_string(),
+            (None, Some(o)) => format!("the program's own core: {o}"),
+            (None, None) => "the program's own core".to_string(),
+        };
+        egui::ComboBox::from_id_salt("host-core")
+            .selected_text(label(self.target))
+            .show_ui(ui, |ui| {
+                for t in TARGETS {
+                    ui.selectable_value(&mut self.target, t, label(t));
+                }
+            })
+            .response
+            .on_hover_text("the core whose CMSIS-NN path the host's Cortex-M kernels model");
+        ui.label("CMSIS-NN");
+        let version = VERSIONS
+            .iter()
+            .find(|(v, _)| *v == self.cmsis_nn)
+            .map(|(_, n)| *n)
+            .unwrap_or("?");
+        egui::ComboBox::from_id_salt("host-cmsis-nn")
+            .selected_text(version)
+            .show_ui(ui, |ui| {
+                for (v, name) in VERSIONS {
+                    ui.selectable_value(&mut self.cmsis_nn, v, name);
+                }
+            });
+    }
+}
