@@ -40,6 +40,12 @@ shot side_by_side "$root/assets/ds_cnn_kws/model_int8_cortex_m55.pte" "$root/ass
 shot ethos_u    "$fx/programs/ethos_u55/model.pte" --view graph --select "#1"
 shot device_note "$fx/ops/softmax__dim_last_4d_1x2x3x8__default__m55/model.pte" --view graph --select "#1"
 shot default_flow "$ds/model_int8_cortex_m55_default.pte" "$ds/model_int8_cortex_m55_default.etrecord" --view graph --select "#1"
+# the host against a capture of ExecuTorch's own runtime on an emulated Cortex-M55, rebuilt from
+# its recorded RTT stream
+cap=${TMPDIR:-/tmp}/etscope-shot-capture.etdp
+"$bin" record --pte "$fx/tiny_conv_relu_linear/model_int8_cortex_m55.pte" \
+  --replay "$fx/executorch_runtime/m55_qemu_streams/tiny_conv_relu_linear__model_int8_cortex_m55.etsw" --out "$cap" >/dev/null
+shot diff_executorch_runtime "$fx/tiny_conv_relu_linear/model_int8_cortex_m55.pte" "$cap" "${cap%.etdp}.bin" "$fx/tiny_conv_relu_linear/input.npy" --view diff
 if [ -f "$ref/stress_large/model_fp32.pte" ]; then
   shot stress_large "$ref/stress_large/model_fp32.pte" --view graph
 fi
