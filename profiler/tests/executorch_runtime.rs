@@ -1,9 +1,10 @@
 //! Streams recorded from ExecuTorch's own runtime: ExecuTorch 1.5.1 with its `cortex_m` kernels,
-//! built for a Cortex-M55 and run on QEMU, with etscope's adapter (`board/executorch/`) as its
-//! EventTracer at intermediate-output level, read over RTT through QEMU's GDB stub by `etscope
-//! record` (`tests/fixtures/executorch_runtime/provenance.json`, `m55_qemu_streams`). Each stream
-//! decodes losslessly into one run whose op events and captured outputs cover the program, and
-//! every output the board captured equals the host runtime's, bit for bit.
+//! built for a Cortex-M55 and for a Cortex-M4 and run on QEMU, with etscope's adapter
+//! (`board/executorch/`) as its EventTracer at intermediate-output level, read over RTT through
+//! QEMU's GDB stub by `etscope record` (`tests/fixtures/executorch_runtime/provenance.json`,
+//! `m55_qemu_streams`, `m4_qemu_streams`). Each stream decodes losslessly into one run whose op
+//! events and captured outputs cover the program, and every output the board captured equals the
+//! host runtime's for that core, bit for bit.
 
 use std::path::{Path, PathBuf};
 
@@ -59,14 +60,25 @@ fn program_of(stream: &Path) -> (PathBuf, Vec<PathBuf>) {
 
 #[test]
 fn executorchs_runtime_streams_through_the_adapter_and_every_captured_output_equals_the_host() {
-    let dir = fixtures().join("executorch_runtime/m55_qemu_streams");
+    let m55 = check_streams("m55_qemu_streams", "cortex-m55", Target::CortexM55);
+    assert!(
+        m55.0 >= 118 && m55.1 >= 400,
+        "M55: {m55:?} streams, tensors"
+    );
+    let m4 = check_streams("m4_qemu_streams", "cortex-m4", Target::CortexMScalar);
+    assert!(m4.0 >= 38 && m4.1 >= 100, "M4: {m4:?} streams, tensors");
+}
+
+/// Checks every stream under `executorch_runtime/<dir>` (recorded on `core`) against the host
+/// run for `target`. Returns how many streams and tensors were compared.
+fn check_streams(dir: &str, core: &str, target: Target) -> (usize, usize) {
+    let dir = fixtures().join("executorch_runtime").join(dir);
     let mut streams: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("streams")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "etsw"))
         .collect();
     streams.sort();
-    assert!(streams.len() >= 118, "{} streams", streams.len());
     let mut tensors = 0;
     for stream in &streams {
         let label = stream.display().to_string();
@@ -79,7 +91,7 @@ fn executorchs_runtime_streams_through_the_adapter_and_every_captured_output_equ
         assert_eq!(saved.wire.lost_frames, 0, "{label}");
         assert_eq!(saved.wire.lost_bytes, 0, "{label}");
         assert_eq!(saved.wire.crc_errors, 0, "{label}");
-        assert_eq!(saved.target_core.as_deref(), Some("cortex-m55"), "{label}");
+        assert_eq!(saved.target_core.as_deref(), Some(core), "{label}");
 
         // one op event per kernel call of the program
         let plan = &program.plans[0];
@@ -98,7 +110,7 @@ fn executorchs_runtime_streams_through_the_adapter_and_every_captured_output_equ
             .unwrap_or_else(|e| panic!("{label}: {e}"));
         assert_eq!(device.len(), calls, "{label}: one output per kernel call");
         let data: Vec<TensorData> = inputs.iter().map(|p| npy(p)).collect();
-        let host = Runtime::new(&program, 0, Target::CortexM55)
+        let host = Runtime::new(&program, 0, target)
             .expect("prepares")
             .run(&data, true)
             .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -117,5 +129,5 @@ fn executorchs_runtime_streams_through_the_adapter_and_every_captured_output_equ
             tensors += 1;
         }
     }
-    assert!(tensors >= 400, "{tensors} tensors compared");
+    (streams.len(), tensors)
 }
