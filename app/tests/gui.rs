@@ -30,6 +30,13 @@ fn wait_for_diff(harness: &mut Harness<'static, EtscopeApp>) {
     }
 }
 
+/// Clicks Diff's "vs device capture" and steps until the comparison has arrived and is drawn.
+fn compare_with_the_device_capture(harness: &mut Harness<'static, EtscopeApp>) {
+    harness.get_by_label("vs device capture (ETDump)").click();
+    wait_for_diff(harness);
+    harness.run_steps(3);
+}
+
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
     app_with_paths(files.iter().map(|f| tiny(f)).collect())
 }
@@ -219,9 +226,7 @@ fn diff_mode_compares_the_host_run_with_the_device_capture() {
     );
     harness.get_by_label("Diff").click();
     harness.run_steps(2);
-    harness.get_by_label("vs device capture (ETDump)").click();
-    wait_for_diff(&mut harness);
-    harness.run_steps(3);
+    compare_with_the_device_capture(&mut harness);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.report.matched_by, "instruction");
     assert_eq!(view.report.rows.len(), 4);
@@ -522,9 +527,7 @@ fn diff_mode_runs_the_host_as_the_core_chosen() {
     harness.run_steps(2);
     // the program's own core (it says M55): the host equals the board on every node
     harness.get_by_value("the program's own core: Cortex-M55/M85 (Helium)");
-    harness.get_by_label("vs device capture (ETDump)").click();
-    wait_for_diff(&mut harness);
-    harness.run_steps(3);
+    compare_with_the_device_capture(&mut harness);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.report.first_divergence, None);
     // chosen as an M4: the linear layer runs without its bias, and the diff names it
@@ -538,9 +541,7 @@ fn diff_mode_runs_the_host_as_the_core_chosen() {
         harness.state().host.target,
         Some(etscope_core::runtime::Target::CortexMScalar)
     );
-    harness.get_by_label("vs device capture (ETDump)").click();
-    wait_for_diff(&mut harness);
-    harness.run_steps(3);
+    compare_with_the_device_capture(&mut harness);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     let first = view.report.first_divergence.expect("a divergence");
     assert!(

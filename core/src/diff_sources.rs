@@ -12,7 +12,7 @@ use crate::ir::from_pte::graph_from_plan;
 use crate::ir::Graph;
 use crate::pte::Program;
 use crate::runtime::stage::run_stage;
-use crate::runtime::{Device, Runtime, Target};
+use crate::runtime::{Device, Runtime};
 use crate::tensor::TensorData;
 
 /// Why a source could not be made.
@@ -71,10 +71,7 @@ pub fn program_source_cancellable(
         cancel,
         ..crate::runtime::RunOptions::default()
     };
-    let device = device.unwrap_or(Device {
-        target: Target::for_program(program, 0),
-        ..Device::default()
-    });
+    let device = device.unwrap_or_else(|| Device::for_program(program, 0));
     let run = Runtime::new(program, 0, device.target)
         .and_then(|mut rt| {
             rt.set_cmsis_nn(device.cmsis_nn);

@@ -674,22 +674,25 @@ fn compare_with_board(board: &str, target: Target) -> (usize, usize) {
     (ops, models.len())
 }
 
+/// Every operator program lowered for the board's core (its name ends in `suffix`) has the
+/// board's output under `<board>_ops`.
+fn assert_every_program_of(suffix: &str, board: &str) {
+    for case in op_cases() {
+        let label = case.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        if label.ends_with(suffix) {
+            let want = executorch_outputs().join(format!("{board}_ops/{label}.npy"));
+            assert!(want.exists(), "{label}: no output from {board}");
+        }
+    }
+}
+
 /// The same runtime, kernels and CMSIS-NN built for Cortex-M55 with Helium and run on QEMU's
 /// mps3-an547: every program lowered for the M55 (and every M4 program that runs there at all)
 /// gives, on the host for the M55, the board's output byte for byte — the MVE-only arithmetic
 /// (quantize's vector rounding, the linear layers' kernel sum) included.
 #[test]
 fn every_m55_program_computes_what_executorch_computes_on_an_emulated_cortex_m55() {
-    for case in op_cases() {
-        let label = case.file_name().and_then(|n| n.to_str()).unwrap_or("?");
-        if label.ends_with("__m55") {
-            let want = executorch_outputs().join(format!("m55_qemu_ops/{label}.npy"));
-            assert!(
-                want.exists(),
-                "{label}: an M55 program without the board's output"
-            );
-        }
-    }
+    assert_every_program_of("__m55", "m55_qemu");
     let (ops, models) = compare_with_board("m55_qemu", Target::CortexM55);
     assert!(
         ops >= 141 && models >= 2,
@@ -702,16 +705,7 @@ fn every_m55_program_computes_what_executorch_computes_on_an_emulated_cortex_m55
 /// output byte for byte.
 #[test]
 fn every_m4_program_computes_what_executorch_computes_on_an_emulated_cortex_m4() {
-    for case in op_cases() {
-        let label = case.file_name().and_then(|n| n.to_str()).unwrap_or("?");
-        if label.ends_with("__m4") {
-            let want = executorch_outputs().join(format!("m4_qemu_ops/{label}.npy"));
-            assert!(
-                want.exists(),
-                "{label}: an M4 program without the board's output"
-            );
-        }
-    }
+    assert_every_program_of("__m4", "m4_qemu");
     let (ops, models) = compare_with_board("m4_qemu", Target::CortexMScalar);
     assert!(
         ops >= 143 && models >= 2,

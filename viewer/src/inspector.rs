@@ -131,12 +131,9 @@ pub fn inspector_ui(
             }
         });
     if let (Some(iid), Some(plan)) = (n.instruction_id, program.and_then(|p| p.plans.first())) {
-        let device = device.unwrap_or(etscope_core::runtime::Device {
-            target: program
-                .map(|p| etscope_core::runtime::Target::for_program(p, 0))
-                .unwrap_or_default(),
-            ..Default::default()
-        });
+        let device = device
+            .or_else(|| program.map(|p| etscope_core::runtime::Device::for_program(p, 0)))
+            .unwrap_or_default();
         if let Some(note) = etscope_core::runtime::device_notes::note_for(plan, iid, device) {
             ui.colored_label(
                 egui::Color32::from_rgb(240, 150, 60),

@@ -4,7 +4,7 @@
 //! explicit-layout `_nhwc` form and the default flow's channels-last NCHW form.
 
 use super::cmsis::average_round_away;
-use super::cmsis_conv::{activation_in, activation_out, pair, scratch_bytes, Act};
+use super::cmsis_conv::{activation_in, activation_out, pair, scratch_bytes, Act, Nhwc};
 use super::cmsis_ops::{int32, out_of};
 use super::core_buffers::{fails_on, CoreCall};
 use super::kernel::Ctx;
@@ -76,14 +76,15 @@ fn window(ctx: &Ctx<'_>, args: &[usize]) -> Result<PoolWindow, RuntimeError> {
     Ok(win)
 }
 
+/// Pools `input` (argument 0 as `activation_in` reads it) into the call's out tensor.
 fn pool(
     ctx: &mut Ctx<'_>,
     args: &[usize],
     act: Act,
+    input: Nhwc,
     bounds: (i32, i32),
     f: impl Fn(&[i32]) -> i32,
 ) -> Result<(), RuntimeError> {
-    let input = activation_in(ctx, args, 0, act)?;
     let win = window(ctx, args)?;
     let o = out_of(ctx, args)?;
     let od = activation_out(ctx, o, act)?;
@@ -117,14 +118,15 @@ fn pool(
 /// `quantized_avg_pool2d[_nhwc].out(input, kernel, stride, padding, ceil_mode, zero_point,
 /// multiplier, shift, scratch, out)`.
 pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), RuntimeError> {
+    let input = activation_in(ctx, args, 0, act)?;
     let call = CoreCall::AvgPool {
         scratch_bytes: scratch_bytes(ctx, args, 8)?,
-        channels: activation_in(ctx, args, 0, act)?.dims[3],
+        channels: input.dims[3],
     };
     if let Some(why) = fails_on(ctx.device.target, call) {
         return Err(ctx.device_fails(why));
     }
-    pool(ctx, args, act, (-128, 127), |win| {
+    pool(ctx, args, act, input, (-128, 127), |win| {
         average_round_away(win.iter().sum(), win.len() as i32)
     })
 }
@@ -137,7 +139,8 @@ pub fn max_pool2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), Run
         return Err(ctx.bad(format!("dilation {d:?}: arm_max_pool_s8 has none")));
     }
     let bounds = ctx.range(int32(ctx, args, 8)?, int32(ctx, args, 9)?)?;
-    pool(ctx, args, act, bounds, |win| {
+    let input = activation_in(ctx, args, 0, act)?;
+    pool(ctx, args, act, input, bounds, |win| {
         win.iter().copied().max().unwrap_or(-128)
     })
 }

@@ -104,6 +104,13 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
             .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))?;
         n.checked_mul(t.scalar_type.element_size().unwrap_or(1))
     };
+    // sizes are NHWC in the explicit-layout `_nhwc` ops, NCHW (stored channels-last) otherwise
+    let nhwc = op.ends_with("_nhwc");
+    let dim = |t: &crate::pte::Tensor, nchw: usize, nhwc_i: usize| {
+        t.sizes
+            .get(if nhwc { nhwc_i } else { nchw })
+            .and_then(|&s| usize::try_from(s).ok())
+    };
     match op {
         "cortex_m::quantized_linear" => Some(CoreCall::Linear {
             kernel_sum: matches!(
@@ -115,12 +122,6 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
             scratch_bytes: bytes(7)?,
         }),
         "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
-            let nhwc = op.ends_with("_nhwc");
-            let dim = |t: &crate::pte::Tensor, nchw: usize, nhwc_i: usize| {
-                t.sizes
-                    .get(if nhwc { nhwc_i } else { nchw })
-                    .and_then(|&s| usize::try_from(s).ok())
-            };
             let (x, out) = (
                 tensor_arg(plan, args, 0)?,
                 tensor_arg(plan, args, args.len().checked_sub(2)?)?,
@@ -146,15 +147,9 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
             })
         }
         "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => {
-            let x = tensor_arg(plan, args, 0)?;
-            let c = if op.ends_with("_nhwc") {
-                x.sizes.get(3)
-            } else {
-                x.sizes.get(1)
-            };
             Some(CoreCall::AvgPool {
                 scratch_bytes: bytes(8)?,
-                channels: usize::try_from(*c?).ok()?,
+                channels: dim(tensor_arg(plan, args, 0)?, 1, 3)?,
             })
         }
         _ => None,

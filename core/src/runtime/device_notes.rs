@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::core_buffers::{call_in_program, fails_on};
+use super::core_buffers::{call_in_program, fails_on, CoreCall};
 use super::{CmsisNn, Device};
 use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 
@@ -285,8 +285,8 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
         }
         "cortex_m::quantized_linear" => {
             let kernel_sum = matches!(
-                args.get(3).and_then(|&v| plan.values.get(v)),
-                Some(EValue::Tensor(_))
+                call_in_program(plan, &op, args),
+                Some(CoreCall::Linear { kernel_sum: true })
             );
             (kernel_sum && !device.target.has_helium()).then_some(())?;
             note(

@@ -159,6 +159,17 @@ pub struct Device {
     pub cmsis_nn: CmsisNn,
 }
 
+impl Device {
+    /// Plan `plan_index` of `program` on its own core (`Target::for_program`) with the pinned
+    /// CMSIS-NN.
+    pub fn for_program(program: &Program, plan_index: usize) -> Device {
+        Device {
+            target: Target::for_program(program, plan_index),
+            ..Device::default()
+        }
+    }
+}
+
 /// Why a run failed.
 #[derive(Debug, Error)]
 pub enum RuntimeError {
