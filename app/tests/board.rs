@@ -134,7 +134,7 @@ fn n_inferences_stream_losslessly_and_match_the_host_runtime_bit_for_bit() {
         let h = host
             .captured
             .iter()
-            .find(|c| c.instruction_id == d.instruction_id as usize)
+            .find(|c| c.instruction_id == Some(d.instruction_id as usize))
             .expect("host captured the instruction");
         assert_eq!(
             d.tensor,

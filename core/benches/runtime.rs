@@ -132,8 +132,8 @@ fn main() {
     // peak resident memory of one run of the largest reference program, over what the prepared
     // runtime already holds
     let dir = root.join("stress_large");
-    let program = Program::parse(std::fs::read(dir.join("model_fp32.pte")).expect("pte"))
-        .expect("parses");
+    let program =
+        Program::parse(std::fs::read(dir.join("model_fp32.pte")).expect("pte")).expect("parses");
     let input = read_npy(&std::fs::read(dir.join("input.npy")).expect("input")).expect("npy");
     let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
     let prepared = peak_rss();

@@ -13,7 +13,6 @@ use serde::Serialize;
 
 use crate::debug_buffer::CapturedTensor;
 use crate::ir::{Graph, NodeId, NodeKind};
-use crate::runtime::stage::StageRun;
 use crate::runtime::RunResult;
 use crate::tensor::TensorData;
 
@@ -31,32 +30,13 @@ pub struct Source {
 }
 
 impl Source {
-    /// From a host run of a program with capture.
+    /// From a host run (a program's or a stage's) with capture.
     pub fn from_run(label: &str, graph: Graph, run: &RunResult) -> Source {
         let tensors = run
             .captured
             .iter()
-            .filter_map(|c| {
-                graph
-                    .node_for_instruction(c.instruction_id)
-                    .map(|n| (n.id, c.tensors.iter().map(|t| t.to_data()).collect()))
-            })
-            .collect();
-        Source {
-            label: label.to_string(),
-            graph,
-            tensors,
-            export: None,
-        }
-    }
-
-    /// From a host run of an ETRecord stage (its graph built by `graph_from_export`).
-    pub fn from_stage(label: &str, graph: Graph, run: &StageRun) -> Source {
-        // stage node i is IR node i + 1 (node 0 is the input node)
-        let tensors = run
-            .captured
-            .iter()
-            .map(|(&i, ts)| (i + 1, ts.iter().map(|t| t.to_data()).collect()))
+            .filter(|c| c.node < graph.nodes.len())
+            .map(|c| (c.node, c.tensors.iter().map(|t| t.to_data()).collect()))
             .collect();
         Source {
             label: label.to_string(),

@@ -11,7 +11,6 @@ use crate::ir::from_export::graph_from_export;
 use crate::ir::from_pte::graph_from_plan;
 use crate::ir::Graph;
 use crate::pte::Program;
-use crate::runtime::stage::run_stage;
 use crate::runtime::{Device, Runtime};
 use crate::tensor::TensorData;
 
@@ -94,6 +93,19 @@ pub fn stage_source(
     name: &str,
     inputs: &[TensorData],
 ) -> Result<Source, SourceError> {
+    stage_source_cancellable(label, rec, export, name, inputs, Device::default(), None)
+}
+
+/// [`stage_source`] on `device`, whose run stops when `cancel` is set.
+pub fn stage_source_cancellable(
+    label: &str,
+    rec: &ETRecord,
+    export: &str,
+    name: &str,
+    inputs: &[TensorData],
+    device: Device,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+) -> Result<Source, SourceError> {
     let stage = rec.stage(name).ok_or_else(|| SourceError::NoStage {
         name: name.to_string(),
         available: rec
@@ -106,9 +118,17 @@ pub fn stage_source(
     let weights = rec
         .stage_weights(stage)
         .map_err(|e| SourceError::Run(e.to_string()))?;
-    let run = run_stage(&stage.graph, &weights, inputs, true)
-        .map_err(|e| SourceError::Run(e.to_string()))?;
     let method = stage.name.split('/').nth(1).unwrap_or("forward");
+    let options = crate::runtime::RunOptions {
+        capture: true,
+        cancel,
+        ..crate::runtime::RunOptions::default()
+    };
+    let run = Runtime::for_stage(&stage.graph, name, method, &weights, device)
+        .and_then(|rt| rt.run_with(inputs, options))
+        .map_err(|e| SourceError::Run(e.to_string()))?;
+    // the stage as exported (functional calls, named arguments); node ids are the executed
+    // graph's
     let graph = graph_from_export(&stage.graph, name, method);
-    Ok(Source::from_stage(label, graph, &run).with_export(export))
+    Ok(Source::from_run(label, graph, &run).with_export(export))
 }

@@ -5,6 +5,7 @@
 //! **Architecture invariant:** no GUI, no probe, no file system or network access. Every entry
 //! point takes bytes (or already-parsed values) that the caller hands it.
 
+pub mod analysis;
 pub mod board_image;
 pub mod bundled;
 pub mod debug_buffer;
@@ -23,9 +24,12 @@ pub mod flatbuf;
 mod generated;
 pub mod identity;
 pub mod ir;
+pub mod kernels;
 pub mod kind;
 pub mod memory;
 pub mod npy;
+pub mod ops;
+pub mod passes;
 pub mod profile;
 pub mod pte;
 pub mod runtime;

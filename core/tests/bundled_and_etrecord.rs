@@ -179,7 +179,10 @@ fn pte_graph_links_producers_to_consumers_and_views_to_sources() {
     let conv = g.node_for_instruction(0).expect("conv");
     assert!(conv.inputs.contains(&0) && conv.inputs.contains(&1));
     assert_eq!(conv.outputs, vec![5]);
-    assert_eq!(conv.args[3].literal, "[1, 1]");
+    assert_eq!(
+        conv.args[3].data,
+        etscope_core::ir::ArgData::Ints(vec![Some(1), Some(1)])
+    );
 }
 
 #[test]

@@ -120,20 +120,19 @@ fn fp32_against_int8_is_matched_by_module_without_a_false_divergence() {
 
 #[test]
 fn a_stage_and_its_program_match_by_debug_handle_and_agree() {
-    use etscope_core::runtime::stage::run_stage;
     for model in common::models() {
         let rec_path = model.join("model_int8_cortex_m55.etrecord");
         let rec = ETRecord::parse(&common::read(&rec_path)).expect("etrecord");
         let stage = rec.stage("edge_after_transform").expect("stage");
         let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
-        let run = run_stage(
-            &stage.graph,
+        let run = common::run_stage(
+            stage,
             &rec.stage_weights(stage).expect("weights"),
             std::slice::from_ref(&input),
             true,
         )
         .expect("stage runs");
-        let a = Source::from_stage(
+        let a = Source::from_run(
             "stage",
             graph_from_export(&stage.graph, "edge_after_transform", "forward"),
             &run,
@@ -160,7 +159,6 @@ fn a_stage_and_its_program_match_by_debug_handle_and_agree() {
 /// the largest gaps on the same groups).
 #[test]
 fn stage_against_device_capture_ranks_gaps_like_the_inspector() {
-    use etscope_core::runtime::stage::run_stage;
     for model in common::models() {
         let rec = ETRecord::parse(&common::read(
             &model.join("model_int8_qdq_portable.etrecord"),
@@ -168,14 +166,14 @@ fn stage_against_device_capture_ranks_gaps_like_the_inspector() {
         .expect("etrecord");
         let stage = rec.stage("edge").expect("edge");
         let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");
-        let run = run_stage(
-            &stage.graph,
+        let run = common::run_stage(
+            stage,
             &rec.stage_weights(stage).expect("weights"),
             std::slice::from_ref(&input),
             true,
         )
         .expect("stage runs");
-        let a = Source::from_stage(
+        let a = Source::from_run(
             "aot",
             graph_from_export(&stage.graph, "edge", "forward"),
             &run,

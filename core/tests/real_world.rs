@@ -82,7 +82,7 @@ fn captured(result: &RunResult, iid: usize, label: &str) -> TensorData {
     result
         .captured
         .iter()
-        .find(|c| c.instruction_id == iid)
+        .find(|c| c.instruction_id == Some(iid))
         .and_then(|c| c.tensors.first())
         .unwrap_or_else(|| panic!("{label}: instruction {iid} not captured"))
         .to_data()

@@ -67,7 +67,7 @@ fn every_cortex_m_node_equals_its_cmsis_nn_reference_bit_for_bit() {
             let got = result
                 .captured
                 .iter()
-                .find(|c| c.instruction_id == iid as usize)
+                .find(|c| c.instruction_id == Some(iid as usize))
                 .expect("captured")
                 .tensors[0]
                 .to_data();

@@ -6,7 +6,6 @@ mod common;
 
 use etscope_core::etrecord::{stage_short_name, ETRecord};
 use etscope_core::npy::read_npy;
-use etscope_core::runtime::stage::run_stage;
 use etscope_core::tensor::TensorData;
 
 fn max_abs(a: &TensorData, b: &TensorData) -> f64 {
@@ -39,7 +38,7 @@ fn every_stage_of_every_etrecord_runs_and_matches_executorch() {
                 let weights = rec.stage_weights(stage).unwrap_or_else(|e| {
                     panic!("{} {variant} {}: {e}", model.display(), stage.name)
                 });
-                let run = run_stage(&stage.graph, &weights, std::slice::from_ref(&input), false)
+                let run = common::run_stage(stage, &weights, std::slice::from_ref(&input), false)
                     .unwrap_or_else(|e| {
                         panic!("{} {variant} {}: {e}", model.display(), stage.name)
                     });
@@ -74,7 +73,7 @@ fn the_cortex_m_stage_equals_the_per_node_references() {
             .expect("etrecord");
         let stage = rec.stage("edge_after_transform").expect("Cortex-M stage");
         let weights = rec.stage_weights(stage).expect("weights");
-        let run = run_stage(&stage.graph, &weights, &[input], true).expect("runs");
+        let run = common::run_stage(stage, &weights, &[input], true).expect("runs");
         let dir = model.join("int8_cortex_m_intermediates");
         let index = common::json(&dir.join("index.json"));
         for node in index["nodes"].as_array().expect("nodes") {
@@ -82,7 +81,13 @@ fn the_cortex_m_stage_equals_the_per_node_references() {
                 continue;
             };
             let want = read_npy(&common::read(&dir.join(file))).expect("npy");
-            let got = run.captured[&(i as usize)][0].to_data();
+            let got = run
+                .captured
+                .iter()
+                .find(|c| c.node == i as usize + 1)
+                .expect("captured")
+                .tensors[0]
+                .to_data();
             assert_eq!(
                 got.bytes,
                 want.bytes,
@@ -174,7 +179,7 @@ fn etrecords_of_executorch_0_2_and_0_4_read_right_and_run() {
             .stage_weights(edge)
             .expect("weights of an old torch.save");
         let stage =
-            run_stage(&edge.graph, &weights, &[x.clone(), y.clone()], false).expect("stage runs");
+            common::run_stage(edge, &weights, &[x.clone(), y.clone()], false).expect("stage runs");
         let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
         let pte = rt
             .run(&[x.clone(), y.clone()], false)

@@ -118,7 +118,7 @@ fn check_streams(dir: &str, core: &str, target: Target) -> (usize, usize) {
             let h = host
                 .captured
                 .iter()
-                .find(|c| c.instruction_id == d.instruction_id as usize)
+                .find(|c| c.instruction_id == Some(d.instruction_id as usize))
                 .unwrap_or_else(|| panic!("{label}: no host output for {}", d.instruction_id));
             assert_eq!(
                 d.tensor,

@@ -196,12 +196,11 @@ pub fn inspector_ui(
                     .striped(true)
                     .show(ui, |ui| {
                         for (i, a) in n.args.iter().enumerate() {
-                            ui.monospace(a.name.clone().unwrap_or_else(|| i.to_string()));
+                            ui.monospace(crate::args::arg_name(n, i));
                             ui.monospace(a.kind);
-                            let text = if a.literal.is_empty() {
-                                a.value.map(|v| value_summary(graph, v)).unwrap_or_default()
-                            } else {
-                                a.literal.clone()
+                            let text = match a.data {
+                                etscope_core::ir::ArgData::Tensor(v) => value_summary(graph, v),
+                                _ => crate::args::render_arg(graph, a),
                             };
                             ui.monospace(text);
                             ui.end_row();

@@ -5,6 +5,7 @@
 //! **Architecture invariant:** no eframe, no file dialogs, no file IO: widgets take data and
 //! state per call; the app owns windows, files and persistence.
 
+pub mod args;
 pub mod category;
 pub mod diff_view;
 pub mod document;

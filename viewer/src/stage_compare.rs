@@ -93,12 +93,13 @@ fn marks(doc: &Document, from: usize, to: usize, from_is_left: bool) -> Vec<Opti
                     // only between two stage graphs
                     let comparable_args =
                         (doc.stages[from].name == "pte") == (doc.stages[to].name == "pte");
+                    let (g_to, g_from) = (&doc.stages[to].graph, &doc.stages[from].graph);
                     let same_args = !comparable_args
                         || other
                             .args
                             .iter()
-                            .map(|a| &a.literal)
-                            .eq(n.args.iter().map(|a| &a.literal));
+                            .map(|a| crate::args::render_arg(g_to, a))
+                            .eq(n.args.iter().map(|a| crate::args::render_arg(g_from, a)));
                     if back.len() > 1 {
                         Change::Fused
                     } else if other.short_op() == n.short_op() && same_args {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use etscope_core::debug_buffer::captured_tensors;
 use etscope_core::diff::{diff, Source, Threshold};
-use etscope_core::diff_sources::{program_graph, program_source_cancellable, stage_source};
+use etscope_core::diff_sources::{
+    program_graph, program_source_cancellable, stage_source_cancellable,
+};
 use etscope_core::etrecord::ETRecord;
 use etscope_core::tensor::TensorData;
 
@@ -68,8 +70,17 @@ fn source(
         }
         Spec::Stage(file, name) => {
             let rec = load::etrecord(file)?;
-            stage_source(label, &rec, &file.display().to_string(), name, inputs)
-                .with_context(|| format!("{}#{name}", file.display()))
+            let device = choice.device_for_stage()?;
+            stage_source_cancellable(
+                label,
+                &rec,
+                &file.display().to_string(),
+                name,
+                inputs,
+                device,
+                None,
+            )
+            .with_context(|| format!("{}#{name}", file.display()))
         }
         Spec::Etdump(d, b) => {
             let pte = etdump_program.ok_or_else(|| anyhow!("{}: which program made this ETDump? put a .pte on the other side or pass --etdump-program", d.display()))?;

@@ -131,12 +131,18 @@ pub enum Command {
     /// Execute a program on the host (portable fp32, Q/DQ and cortex_m int8 kernels with
     /// CMSIS-NN arithmetic).
     Run {
-        #[arg(long)]
-        pte: PathBuf,
+        /// A `.pte` program, or `FILE.etrecord#STAGE`: a lowering stage, run exactly as a
+        /// program is.
+        #[arg(required_unless_present = "pte")]
+        source: Option<String>,
+        /// The program (the same as SOURCE).
+        #[arg(long, conflicts_with = "source")]
+        pte: Option<PathBuf>,
         /// One `.npy` per program input, in order.
-        #[arg(long = "input", required = true)]
+        #[arg(long = "input")]
         inputs: Vec<PathBuf>,
-        /// Write `output_<k>.npy` and `instr_<id>.npy` (every instruction's out tensors) here.
+        /// Write `output_<k>.npy` and every node's out tensors (`instr_<id>.npy` for a program's
+        /// instructions, `node_<id>.npy` for a stage's nodes) here.
         #[arg(long)]
         dump: Option<PathBuf>,
         #[arg(long)]
@@ -304,6 +310,7 @@ pub fn run(command: Command) -> Result<()> {
             json,
         ),
         Command::Run {
+            source,
             pte,
             inputs,
             dump,
@@ -312,7 +319,7 @@ pub fn run(command: Command) -> Result<()> {
             in_arenas,
             json,
         } => run::run(
-            &pte,
+            &run::RunSource::parse(source.as_deref(), pte.as_deref()),
             &inputs,
             dump.as_deref(),
             method.as_deref(),

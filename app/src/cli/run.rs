@@ -33,15 +33,9 @@ pub struct DeviceChoice {
 impl DeviceChoice {
     /// The device for plan `index` of `program`: the chosen core, else the program's own.
     pub fn device(&self, program: &Program, index: usize) -> Result<Device> {
-        let target = match (&self.target, self.scalar) {
-            (Some(name), _) => Target::parse(name).ok_or_else(|| {
-                anyhow!(
-                    "--target {name}: unknown core (m55, m85, m4, m7, m33, m35p, m0, m0+, m3, m23)"
-                )
-            })?,
-            (None, true) => Target::CortexMScalar,
-            (None, false) => Target::for_program(program, index),
-        };
+        let target = self
+            .chosen_target()?
+            .unwrap_or_else(|| Target::for_program(program, index));
         let cmsis_nn = match &self.cmsis_nn {
             Some(name) => CmsisNn::parse(name).ok_or_else(|| {
                 anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
@@ -49,6 +43,64 @@ impl DeviceChoice {
             None => CmsisNn::default(),
         };
         Ok(Device { target, cmsis_nn })
+    }
+
+    /// The core the user chose, if any.
+    fn chosen_target(&self) -> Result<Option<Target>> {
+        Ok(match (&self.target, self.scalar) {
+            (Some(name), _) => Some(Target::parse(name).ok_or_else(|| {
+                anyhow!(
+                    "--target {name}: unknown core (m55, m85, m4, m7, m33, m35p, m0, m0+, m3, m23)"
+                )
+            })?),
+            (None, true) => Some(Target::CortexMScalar),
+            (None, false) => None,
+        })
+    }
+}
+
+impl DeviceChoice {
+    /// The device for a stage (no program to read the core from): the chosen core, else the
+    /// default (m55).
+    pub fn device_for_stage(&self) -> Result<Device> {
+        let mut device = Device::default();
+        if let Some(target) = self.chosen_target()? {
+            device.target = target;
+        }
+        if let Some(name) = &self.cmsis_nn {
+            device.cmsis_nn = CmsisNn::parse(name).ok_or_else(|| {
+                anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
+            })?;
+        }
+        Ok(device)
+    }
+}
+
+/// What `run` executes: a program or a stage of an ETRecord.
+#[derive(Debug, Clone)]
+pub enum RunSource {
+    Program(PathBuf),
+    Stage(PathBuf, String),
+}
+
+impl RunSource {
+    /// `SOURCE` (`FILE.pte` or `FILE.etrecord#STAGE`) or `--pte FILE`.
+    pub fn parse(source: Option<&str>, pte: Option<&Path>) -> RunSource {
+        match (source, pte) {
+            (_, Some(p)) => RunSource::Program(p.to_path_buf()),
+            (Some(s), None) => match s.split_once('#') {
+                Some((file, stage)) => RunSource::Stage(file.into(), stage.into()),
+                None => RunSource::Program(s.into()),
+            },
+            (None, None) => RunSource::Program(PathBuf::new()),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            RunSource::Program(p) => p.display().to_string(),
+            RunSource::Stage(p, s) => format!("{}#{s}", p.display()),
+        }
     }
 }
 
@@ -61,8 +113,48 @@ pub fn prepare(program: &Program, index: usize, choice: &DeviceChoice) -> Result
     Ok(runtime)
 }
 
+/// The prepared runtime of `source` and the static device notes of a program.
+fn prepare_source(
+    source: &RunSource,
+    method: Option<&str>,
+    choice: &DeviceChoice,
+) -> Result<(
+    Runtime,
+    Vec<etscope_core::runtime::device_notes::DeviceNote>,
+)> {
+    match source {
+        RunSource::Program(pte) => {
+            let program = load::program(pte)?;
+            let (index, _) = super::pick_plan(&program, method, pte)?;
+            let runtime =
+                prepare(&program, index, choice).with_context(|| pte.display().to_string())?;
+            let notes =
+                etscope_core::runtime::device_notes::notes(&program.plans[index], runtime.device());
+            Ok((runtime, notes))
+        }
+        RunSource::Stage(file, name) => {
+            let rec = load::etrecord(file)?;
+            let label = source.label();
+            let stage = rec.stage(name).ok_or_else(|| {
+                let names: Vec<String> = rec
+                    .stages
+                    .iter()
+                    .map(|s| etscope_core::etrecord::stage_short_name(&s.name))
+                    .collect();
+                anyhow!("{label}: no stage {name:?}; stages: {}", names.join(", "))
+            })?;
+            let weights = rec.stage_weights(stage).with_context(|| label.clone())?;
+            let stage_method = stage.name.split('/').nth(1).unwrap_or("forward");
+            let device = choice.device_for_stage()?;
+            let runtime = Runtime::for_stage(&stage.graph, name, stage_method, &weights, device)
+                .with_context(|| label.clone())?;
+            Ok((runtime, Vec::new()))
+        }
+    }
+}
+
 pub fn run(
-    pte: &Path,
+    source: &RunSource,
     inputs: &[PathBuf],
     dump: Option<&Path>,
     method: Option<&str>,
@@ -70,10 +162,8 @@ pub fn run(
     in_arenas: bool,
     as_json: bool,
 ) -> Result<()> {
-    let program = load::program(pte)?;
-    let (index, _) = super::pick_plan(&program, method, pte)?;
-    let runtime = prepare(&program, index, &device).with_context(|| pte.display().to_string())?;
-    let notes = etscope_core::runtime::device_notes::notes(&program.plans[index], runtime.device());
+    let label = source.label();
+    let (runtime, notes) = prepare_source(source, method, &device)?;
     if !as_json {
         for n in &notes {
             let what = if n.kind == "device" {
@@ -100,7 +190,7 @@ pub fn run(
     };
     let result = runtime
         .run_with(&tensors, options)
-        .with_context(|| pte.display().to_string())?;
+        .with_context(|| label.clone())?;
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
@@ -114,10 +204,14 @@ pub fn run(
         }
         for c in &result.captured {
             for (j, t) in c.tensors.iter().enumerate() {
+                let stem = match c.instruction_id {
+                    Some(i) => format!("instr_{i}"),
+                    None => format!("node_{}", c.node),
+                };
                 let name = if c.tensors.len() == 1 {
-                    format!("instr_{}.npy", c.instruction_id)
+                    format!("{stem}.npy")
                 } else {
-                    format!("instr_{}_{j}.npy", c.instruction_id)
+                    format!("{stem}_{j}.npy")
                 };
                 write(name, &t.to_data())?;
             }

@@ -50,6 +50,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             alias_of: None,
             producer: None,
             consumers: Vec::new(),
+            data: None,
             // sizes come from the ETRecord's JSON: an overflowing product has no byte count
             nbytes: meta.and_then(|m| {
                 m.sizes
@@ -82,8 +83,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         let id = nodes.len();
         let (op, overload) = split_target(&en.target);
         let mut node = blank(id, &en.name, NodeKind::Operator);
-        node.op = op;
-        node.overload = overload;
+        node.set_op(&op, &overload);
         if node.op.starts_with("executorch_call_delegate") || node.op.contains("call_delegate") {
             node.kind = NodeKind::Delegate;
         }
@@ -101,12 +101,11 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
                     node.inputs.push(*t);
                 }
             }
-            node.args.push(Arg {
-                name: Some(arg_name.clone()),
-                value: tensors.first().copied(),
-                kind: arg_kind(arg),
-                literal: arg.render(),
-            });
+            node.args.push(Arg::new(
+                Some(arg_name.clone()),
+                tensors.first().copied(),
+                arg_data(arg, &tensors),
+            ));
         }
         for out in &en.outputs {
             let v = value_id(out, &mut values);
@@ -137,21 +136,32 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
     graph
 }
 
-fn arg_kind(a: &ExportArg) -> &'static str {
+/// An export argument as typed data; `tensors` are the value ids of its tensor names.
+fn arg_data(a: &ExportArg, tensors: &[ValueId]) -> ArgData {
     match a {
-        ExportArg::None => "None",
-        ExportArg::Tensor(_) => "Tensor",
-        ExportArg::Tensors(_) => "TensorList",
-        ExportArg::OptionalTensors(_) => "OptionalTensorList",
-        ExportArg::Int(_) => "Int",
-        ExportArg::Ints(_) => "IntList",
-        ExportArg::Float(_) => "Double",
-        ExportArg::Floats(_) => "DoubleList",
-        ExportArg::Bool(_) => "Bool",
-        ExportArg::Bools(_) => "BoolList",
-        ExportArg::String(_) => "String",
-        ExportArg::ScalarType(_) => "ScalarType",
-        ExportArg::Other(_) => "Other",
+        ExportArg::None => ArgData::None,
+        ExportArg::Tensor(_) => tensors
+            .first()
+            .map_or(ArgData::None, |&t| ArgData::Tensor(t)),
+        ExportArg::Tensors(_) => ArgData::Tensors(tensors.to_vec()),
+        ExportArg::OptionalTensors(names) => {
+            let mut ids = tensors.iter();
+            ArgData::OptionalTensors(
+                names
+                    .iter()
+                    .map(|n| n.as_ref().and_then(|_| ids.next().copied()))
+                    .collect(),
+            )
+        }
+        ExportArg::Int(i) => ArgData::Int(*i),
+        ExportArg::Ints(v) => ArgData::Ints(v.iter().map(|&i| Some(i)).collect()),
+        ExportArg::Float(f) => ArgData::Float(*f),
+        ExportArg::Floats(v) => ArgData::Floats(v.clone()),
+        ExportArg::Bool(b) => ArgData::Bool(*b),
+        ExportArg::Bools(v) => ArgData::Bools(v.clone()),
+        ExportArg::String(s) => ArgData::Str(s.clone()),
+        ExportArg::ScalarType(t) => ArgData::ScalarType(*t),
+        ExportArg::Other(s) => ArgData::Other(s.clone()),
     }
 }
 

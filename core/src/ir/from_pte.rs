@@ -17,7 +17,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
         .values
         .iter()
         .enumerate()
-        .map(|(i, v)| value_info(i, v))
+        .map(|(i, v)| value_info(&plan.values, i, v))
         .collect();
     let mut nodes = Vec::new();
     let input_node = 0;
@@ -67,7 +67,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
     }
     resolve_views(plan, &mut values, &nodes);
     alias_et_views(&mut values, &nodes);
-    derive_quant(plan, &mut values, &nodes);
+    derive_quant(&mut values, &nodes);
     super::propagate_quant_through_moves(&mut values, &nodes);
     let out_id = nodes.len();
     nodes.push(io_node(
@@ -112,7 +112,7 @@ fn io_node(
     }
 }
 
-fn value_info(i: usize, v: &EValue) -> ValueInfo {
+fn value_info(values: &[EValue], i: usize, v: &EValue) -> ValueInfo {
     let mut info = ValueInfo {
         id: i,
         name: String::new(),
@@ -127,7 +127,11 @@ fn value_info(i: usize, v: &EValue) -> ValueInfo {
         producer: None,
         consumers: Vec::new(),
         nbytes: None,
+        data: None,
     };
+    if !matches!(v, EValue::Tensor(_)) {
+        info.data = Some(data_of(values, i));
+    }
     if let EValue::Tensor(t) = v {
         info.dtype = Some(t.scalar_type);
         info.shape = t.shape();
@@ -164,63 +168,39 @@ fn tensors_in(plan: &ExecutionPlan, v: usize) -> Vec<usize> {
     }
 }
 
-/// Renders an argument value as a literal (lists resolved to their items).
-pub fn render_value(plan: &ExecutionPlan, v: usize) -> String {
-    let item = |i: i64| match plan.values.get(i as usize) {
-        Some(EValue::Int(x)) => x.to_string(),
-        Some(EValue::Null) => "None".into(),
-        _ => format!("%v{i}"),
-    };
-    match &plan.values[v] {
-        EValue::Unset | EValue::Null => "None".into(),
-        EValue::Int(x) => x.to_string(),
-        EValue::Bool(b) => b.to_string(),
-        EValue::Double(d) => format!("{d}"),
-        EValue::String(s) => format!("{s:?}"),
-        EValue::Tensor(_) => format!("%v{v}"),
-        EValue::IntList(items) => format!(
-            "[{}]",
+/// The typed contents of plan value `v` (lists resolved to their items).
+pub fn data_of(values: &[EValue], v: usize) -> ArgData {
+    let index = |i: i64| usize::try_from(i).ok();
+    match values.get(v) {
+        None | Some(EValue::Unset | EValue::Null) => ArgData::None,
+        Some(EValue::Int(x)) => ArgData::Int(*x),
+        Some(EValue::Bool(b)) => ArgData::Bool(*b),
+        Some(EValue::Double(d)) => ArgData::Float(*d),
+        Some(EValue::String(s)) => ArgData::Str(s.clone()),
+        Some(EValue::Tensor(_)) => ArgData::Tensor(v),
+        Some(EValue::IntList(items)) => ArgData::Ints(
             items
                 .iter()
-                .map(|&i| item(i))
-                .collect::<Vec<_>>()
-                .join(", ")
+                .map(|&i| match index(i).and_then(|i| values.get(i)) {
+                    Some(EValue::Int(x)) => Some(*x),
+                    _ => None,
+                })
+                .collect(),
         ),
-        EValue::DoubleList(d) => format!("{d:?}"),
-        EValue::BoolList(b) => format!("{b:?}"),
-        EValue::TensorList(items) | EValue::OptionalTensorList(items) => {
-            format!(
-                "[{}]",
-                items
-                    .iter()
-                    .map(|&i| if i < 0 {
-                        "None".into()
-                    } else {
-                        format!("%v{i}")
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        Some(EValue::DoubleList(d)) => ArgData::Floats(d.clone()),
+        Some(EValue::BoolList(b)) => ArgData::Bools(b.clone()),
+        Some(EValue::TensorList(items)) => {
+            ArgData::Tensors(items.iter().filter_map(|&i| index(i64::from(i))).collect())
+        }
+        Some(EValue::OptionalTensorList(items)) => {
+            ArgData::OptionalTensors(items.iter().map(|&i| index(i64::from(i))).collect())
         }
     }
 }
 
 fn args_of(plan: &ExecutionPlan, args: &[usize]) -> Vec<Arg> {
     args.iter()
-        .map(|&a| {
-            // tensors are described by their value; only literals are rendered here
-            let literal = if plan.values[a].as_tensor().is_some() {
-                String::new()
-            } else {
-                render_value(plan, a)
-            };
-            Arg {
-                name: None,
-                value: Some(a),
-                kind: plan.values[a].kind(),
-                literal,
-            }
-        })
+        .map(|&a| Arg::new(None, Some(a), data_of(&plan.values, a)))
         .collect()
 }
 
@@ -236,8 +216,7 @@ fn instruction_node(
     match ins {
         Instruction::KernelCall { op_index, args } => {
             let op = &plan.operators[*op_index];
-            node.op = op.name.clone();
-            node.overload = op.overload.clone();
+            node.set_op(&op.name, &op.overload);
             node.name = node.short_op().to_string();
             // Out-variant convention: inputs, out tensor(s), then the return value(s); the last
             // argument is the returned tensor or a TensorList of the outs.
@@ -284,6 +263,7 @@ fn instruction_node(
             node.kind = NodeKind::JumpFalse;
             node.op = "jump_false".into();
             node.name = format!("jump_false to {destination_instruction}");
+            node.jump_to = Some(*destination_instruction);
             node.inputs = tensors_in(plan, *cond_value_index);
             node.args = args_of(plan, &[*cond_value_index]);
         }
@@ -378,7 +358,7 @@ fn resolve_views(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node])
 /// unplanned sources) makes its out tensor point at its input's storage: an alias, not a copy.
 fn alias_et_views(values: &mut [ValueInfo], nodes: &[Node]) {
     for n in nodes {
-        if n.op != "executorch_prim::et_view" {
+        if n.def().map(|d| d.name) != Some("executorch_prim::et_view") {
             continue;
         }
         if let (Some(&src), Some(&out)) = (n.inputs.first(), n.outputs.first()) {
@@ -391,13 +371,11 @@ fn alias_et_views(values: &mut [ValueInfo], nodes: &[Node]) {
 
 /// Quantization parameters known from explicit quantize/dequantize operators: a quantize writes
 /// its output with `(scale, zero_point)` = args 1 and 2; a dequantize reads its input with them.
-fn derive_quant(plan: &ExecutionPlan, values: &mut [ValueInfo], nodes: &[Node]) {
-    let scalar = |a: &Arg| {
-        a.value.and_then(|v| match plan.values[v] {
-            EValue::Double(d) => Some(d),
-            EValue::Int(i) => Some(i as f64),
-            _ => None,
-        })
+fn derive_quant(values: &mut [ValueInfo], nodes: &[Node]) {
+    let scalar = |a: &Arg| match a.data {
+        ArgData::Float(d) => Some(d),
+        ArgData::Int(i) => Some(i as f64),
+        _ => None,
     };
     for n in nodes {
         let short = n.short_op();

@@ -9,8 +9,11 @@
 //!
 //! Node identity across artifacts: instruction id ↔ debug handle ↔ ETRecord node.
 
+mod check;
 pub mod from_export;
 pub mod from_pte;
+
+pub use check::CheckError;
 
 use serde::Serialize;
 
@@ -42,18 +45,102 @@ pub enum NodeKind {
     Free,
 }
 
-/// An argument of a node as the inspector shows it.
+/// An argument's value, typed: never a rendered string (rendering is the viewer's).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgData {
+    None,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    /// A dtype argument (ExecuTorch's scalar-type code).
+    ScalarType(ScalarType),
+    /// An int list; an item that is not a known int (a symbolic size) is `None`.
+    Ints(Vec<Option<i64>>),
+    Floats(Vec<f64>),
+    Bools(Vec<bool>),
+    /// A tensor, by value id.
+    Tensor(ValueId),
+    Tensors(Vec<ValueId>),
+    OptionalTensors(Vec<Option<ValueId>>),
+    /// An argument kind etscope does not model (a layout, a device), kept as its JSON text.
+    Other(String),
+}
+
+impl ArgData {
+    /// The argument's kind as ExecuTorch's `EValue` names it (`Int`, `IntList`, `Tensor`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ArgData::None => "None",
+            ArgData::Int(_) | ArgData::ScalarType(_) => "Int",
+            ArgData::Float(_) => "Double",
+            ArgData::Bool(_) => "Bool",
+            ArgData::Str(_) => "String",
+            ArgData::Ints(_) => "IntList",
+            ArgData::Floats(_) => "DoubleList",
+            ArgData::Bools(_) => "BoolList",
+            ArgData::Tensor(_) => "Tensor",
+            ArgData::Tensors(_) => "TensorList",
+            ArgData::OptionalTensors(_) => "OptionalTensorList",
+            ArgData::Other(_) => "Other",
+        }
+    }
+
+    /// The tensor value ids this argument refers to.
+    pub fn tensors(&self) -> Vec<ValueId> {
+        match self {
+            ArgData::Tensor(v) => vec![*v],
+            ArgData::Tensors(vs) => vs.clone(),
+            ArgData::OptionalTensors(vs) => vs.iter().flatten().copied().collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `data` in JSON: an integer, a float, a bool, a string, `null` or a list of these; a tensor is
+/// `null` (its value id is the argument's `value`), a tensor list the list of its value ids.
+impl Serialize for ArgData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ArgData::None | ArgData::Tensor(_) => s.serialize_none(),
+            ArgData::Int(i) => s.serialize_i64(*i),
+            ArgData::Float(f) => s.serialize_f64(*f),
+            ArgData::Bool(b) => s.serialize_bool(*b),
+            ArgData::Str(t) | ArgData::Other(t) => s.serialize_str(t),
+            ArgData::ScalarType(t) => s.serialize_i64(i64::from(t.code())),
+            ArgData::Ints(v) => v.serialize(s),
+            ArgData::Floats(v) => v.serialize(s),
+            ArgData::Bools(v) => v.serialize(s),
+            ArgData::Tensors(v) => v.serialize(s),
+            ArgData::OptionalTensors(v) => v.serialize(s),
+        }
+    }
+}
+
+/// An argument of a node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Arg {
-    /// Schema argument name where known (stage graphs).
+    /// Schema argument name where known (stage graphs; the registry's schema).
     pub name: Option<String>,
-    /// The value index the argument refers to (`.pte`) or the tensor's value id.
+    /// The value the argument is (`.pte`: every argument is a value of the plan) or, for a
+    /// literal of a stage graph, `None`; a tensor list's first tensor.
     pub value: Option<ValueId>,
     /// The value kind (`Tensor`, `Int`, `IntList`, ...).
     pub kind: &'static str,
-    /// Literal rendering of scalars and lists, resolved (`[1, 1]`); for a `.pte` tensor argument
-    /// empty (its [`ValueInfo`] describes it), for a stage tensor `%name`.
-    pub literal: String,
+    /// The argument's value.
+    pub data: ArgData,
+}
+
+impl Arg {
+    /// An argument holding `data`, the value `value` when it has one.
+    pub fn new(name: Option<String>, value: Option<ValueId>, data: ArgData) -> Arg {
+        Arg {
+            name,
+            value,
+            kind: data.kind(),
+            data,
+        }
+    }
 }
 
 /// An operation.
@@ -66,6 +153,10 @@ pub struct Node {
     pub op: String,
     /// Overload: `out`, `default`.
     pub overload: String,
+    /// The operator's registry entry, looked up once when the graph is built (`None`: an
+    /// operator etscope does not know, a delegate, a control instruction).
+    #[serde(skip)]
+    pub op_id: Option<crate::ops::OpId>,
     pub kind: NodeKind,
     pub instruction_id: Option<usize>,
     pub debug_handles: Vec<u32>,
@@ -78,6 +169,8 @@ pub struct Node {
     pub outputs: Vec<ValueId>,
     /// Delegate backend id for delegate calls.
     pub delegate: Option<usize>,
+    /// `JumpFalseCall`: the instruction to continue at when the condition is false.
+    pub jump_to: Option<usize>,
 }
 
 impl Node {
@@ -88,6 +181,7 @@ impl Node {
             name: name.into(),
             op: name.into(),
             overload: String::new(),
+            op_id: None,
             kind,
             instruction_id: None,
             debug_handles: Vec::new(),
@@ -97,7 +191,20 @@ impl Node {
             inputs: Vec::new(),
             outputs: Vec::new(),
             delegate: None,
+            jump_to: None,
         }
+    }
+
+    /// Sets the operator and looks it up in the registry.
+    pub fn set_op(&mut self, op: &str, overload: &str) {
+        self.op = op.to_string();
+        self.overload = overload.to_string();
+        self.op_id = crate::ops::lookup(op, overload);
+    }
+
+    /// The operator's registry entry.
+    pub fn def(&self) -> Option<&'static crate::ops::OpDef> {
+        self.op_id.map(crate::ops::def)
     }
 
     /// The op name after the namespace (`convolution`), used for labels and categories.
@@ -165,6 +272,8 @@ pub struct ValueInfo {
     pub consumers: Vec<NodeId>,
     /// Size in bytes where known.
     pub nbytes: Option<u64>,
+    /// A non-tensor value's contents (`.pte` plans hold ints, lists and strings as values).
+    pub data: Option<ArgData>,
 }
 
 impl ValueInfo {
@@ -354,6 +463,35 @@ impl Graph {
         self.edges = edges;
     }
 
+    /// Removes `nodes` (ids) and renumbers the rest; producers, consumers and edges are derived
+    /// again.
+    pub fn remove_nodes(&mut self, nodes: &[NodeId]) {
+        if nodes.is_empty() {
+            return;
+        }
+        self.nodes.retain(|n| !nodes.contains(&n.id));
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            n.id = i;
+        }
+        self.instruction_index = Default::default();
+        self.relink();
+    }
+
+    /// Derives each value's producer from the nodes' outputs, then consumers and edges.
+    pub fn relink(&mut self) {
+        for v in &mut self.values {
+            v.producer = None;
+        }
+        for n in &self.nodes {
+            for &o in &n.outputs {
+                if let Some(v) = self.values.get_mut(o) {
+                    v.producer.get_or_insert(n.id);
+                }
+            }
+        }
+        self.link();
+    }
+
     /// The node producing `v`, looking through view aliases.
     pub fn producer_through_aliases(&self, mut v: ValueId) -> Option<NodeId> {
         for _ in 0..64 {
@@ -375,30 +513,13 @@ impl Graph {
     }
 }
 
-/// Ops that move quantized values without requantizing them: their output keeps the input's
-/// quantization parameters (and the other way round).
-const QUANT_PRESERVING: [&str; 12] = [
-    "cortex_m::pad",
-    "cortex_m::transpose",
-    "cortex_m::quantized_max_pool2d",
-    "cortex_m::quantized_max_pool2d_nhwc",
-    "aten::view_copy",
-    "aten::permute_copy",
-    "aten::clone",
-    "aten::squeeze_copy",
-    "aten::unsqueeze_copy",
-    "dim_order_ops::_clone_dim_order",
-    "dim_order_ops::_to_dim_order_copy",
-    "executorch_prim::et_view",
-];
-
-/// Carries quantization parameters across [`QUANT_PRESERVING`] ops, forward and backward,
+/// Carries quantization parameters across quantization-preserving ops (the registry's trait), forward and backward,
 /// through chains of up to four of them.
 pub(crate) fn propagate_quant_through_moves(values: &mut [ValueInfo], nodes: &[Node]) {
     for _ in 0..4 {
         for n in nodes
             .iter()
-            .filter(|n| QUANT_PRESERVING.contains(&n.op.as_str()))
+            .filter(|n| n.def().is_some_and(|d| d.traits.quant_preserving))
         {
             let (Some(&i), Some(&o)) = (n.inputs.first(), n.outputs.first()) else {
                 continue;

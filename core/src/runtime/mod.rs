@@ -1,269 +1,42 @@
-//! The reference runtime: executes a `.pte` execution plan on the host, including the
-//! `cortex_m::` int8 kernels with CMSIS-NN arithmetic, and captures every instruction's outputs.
+//! The host runtime: executes an IR [`Graph`] — a `.pte` execution plan or an ETRecord stage
+//! after the out-variant pass, or any pass's output — through the registry's kernels, including
+//! the `cortex_m::` int8 kernels with CMSIS-NN arithmetic, and captures every node's outputs.
 //!
-//! [`Runtime`] is the immutable prepared plan (constants decoded, views resolved); each
-//! [`Runtime::run`] makes its own value table, so one plan serves any number of runs. Tensors
-//! are kept apart (not inside the planned arenas) and in logical row-major order; `dim_order`
-//! is undone when constants are loaded.
+//! [`Runtime::prepare`] does the work once: each node's kernel is looked up in the registry,
+//! argument slots are laid out, constants are decoded (`dim_order` undone) and held shared.
+//! Each [`Runtime::run_with`] starts from a copy of that value table whose tensors are shared
+//! by reference, so one prepared graph serves any number of runs and no run copies a constant.
+//! Programs ([`Runtime::new`]) and stages ([`Runtime::for_stage`]) are two ways to prepare; the
+//! run is the same: the chosen core and CMSIS-NN version, cancellation, view semantics (a value
+//! that aliases another is refreshed from it before it is read), runs inside the memory plan's
+//! arenas, and errors that name the node.
 
-pub mod cmsis;
-mod cmsis_conv;
-mod cmsis_ops;
-mod cmsis_pool;
-pub mod core_buffers;
-pub mod device_notes;
-mod kernel;
-pub mod layout;
-mod portable;
-mod portable_nn;
-mod portable_tensor;
-mod quantized;
+mod prepare;
 pub mod stage;
-pub mod value;
 pub mod verify;
 
-use thiserror::Error;
+use std::sync::Arc;
 
-use crate::ir::from_pte::graph_from_plan;
-use crate::ir::{Graph, Placement};
-use crate::pte::{EValue, Instruction, Program};
-use crate::tensor::{undo_dim_order, TensorData};
-use cmsis_conv::Act;
-use kernel::Ctx;
+use crate::ir::{Graph, NodeId, Placement};
+use crate::pte::Program;
+use crate::tensor::TensorData;
+
+pub use crate::analysis::device_notes;
+pub use crate::kernels::cmsis::core_buffers;
+pub use crate::kernels::{
+    element_count, layout, value, CmsisNn, Device, RuntimeError, Target, Work, DEFAULT_WORK_BUDGET,
+    MAX_EXECUTED_INSTRUCTIONS, MAX_TENSOR_ELEMENTS,
+};
+use crate::kernels::{Ctx, KernelFn};
 use value::{Buf, HostTensor, RValue};
 
-/// The core whose arithmetic the Cortex-M kernels reproduce. They differ in `quantize`: scalar
-/// cores compute `nearbyint(x · (1/scale))`; Helium/MVE cores (M55) compute, for every full
-/// block of 16 elements, a fused multiply-add with a rounding constant and narrow through
-/// int16 without saturation (the tail uses the scalar path). Which CMSIS-NN path runs (MVE,
-/// DSP, plain C) also decides which buffers a call needs (`core_buffers`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Target {
-    /// Cortex-M55/M85 (Helium/MVE). Default: the reference programs target it.
-    #[default]
-    CortexM55,
-    /// Cores with the DSP extension and no Helium: Cortex-M4, M7, M33, M35P.
-    CortexMScalar,
-    /// Cores with neither: Cortex-M0, M0+, M3, M23 (CMSIS-NN's plain C path).
-    CortexMBase,
-}
-
-impl Target {
-    /// The core named on a command line (`m55`, `cortex-m4`, ...), `None` when unknown.
-    pub fn parse(name: &str) -> Option<Target> {
-        let n = name.to_ascii_lowercase();
-        let n = n
-            .trim_start_matches("cortex-")
-            .trim_start_matches("cortex_");
-        match n {
-            "m55" | "m85" | "mve" | "helium" => Some(Target::CortexM55),
-            "m4" | "m7" | "m33" | "m35p" | "dsp" | "scalar" => Some(Target::CortexMScalar),
-            "m0" | "m0+" | "m3" | "m23" | "base" => Some(Target::CortexMBase),
-            _ => None,
-        }
-    }
-
-    /// The cores this stands for, as a person reads them.
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::CortexM55 => "Cortex-M55/M85 (Helium)",
-            Target::CortexMScalar => "Cortex-M4/M7/M33 (DSP)",
-            Target::CortexMBase => "Cortex-M0/M3/M23 (plain C)",
-        }
-    }
-
-    /// Whether CMSIS-NN runs its Helium (MVE) path on this core.
-    pub fn has_helium(self) -> bool {
-        self == Target::CortexM55
-    }
-
-    /// The core a Cortex-M program was lowered for, where the program says: the backend gives
-    /// `quantized_linear` a precomputed `kernel_sum` (and no bias) for Helium/MVE cores only, and
-    /// `quantized_batch_matmul` a scratch buffer only for MVE; a call a Helium core could not run
-    /// (`core_buffers`) was lowered for a core without one. `None` when nothing tells.
-    pub fn of_program(program: &Program, plan_index: usize) -> Option<Target> {
-        let plan = program.plans.get(plan_index)?;
-        for ins in plan.main_instructions() {
-            let Instruction::KernelCall { op_index, args } = ins else {
-                continue;
-            };
-            let Some(op) = plan.operators.get(*op_index) else {
-                continue;
-            };
-            let value = |k: usize| args.get(k).and_then(|&a| plan.values.get(a));
-            match op.name.as_str() {
-                "cortex_m::quantized_linear" => match (value(2), value(3)) {
-                    (_, Some(EValue::Tensor(_))) => return Some(Target::CortexM55),
-                    (_, Some(EValue::Null)) => return Some(Target::CortexMScalar),
-                    _ => {}
-                },
-                "cortex_m::quantized_batch_matmul" => {
-                    if let Some(EValue::Tensor(t)) = value(7) {
-                        let bytes: i64 = t.sizes.iter().map(|&s| i64::from(s)).product();
-                        return Some(if bytes > 0 {
-                            Target::CortexM55
-                        } else {
-                            Target::CortexMScalar
-                        });
-                    }
-                }
-                name => {
-                    // a call a Helium core cannot run was lowered for a core without one
-                    let call = core_buffers::call_in_program(plan, name, args);
-                    if call
-                        .and_then(|c| core_buffers::fails_on(Target::CortexM55, c))
-                        .is_some()
-                    {
-                        return Some(Target::CortexMScalar);
-                    }
-                }
-            }
-        }
-        None
-    }
-
-    /// The program's own target where it says, else the default (Cortex-M55).
-    pub fn for_program(program: &Program, plan_index: usize) -> Target {
-        Target::of_program(program, plan_index).unwrap_or_default()
-    }
-}
-
-/// The CMSIS-NN version whose kernels the device runs, where behaviour changed between versions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CmsisNn {
-    /// dbf45dbf, pinned by ExecuTorch 1.5.1: `arm_transpose_conv_s8` computes wrong rows when
-    /// `padding % stride != 0` and leaves the last output row unwritten.
-    #[default]
-    Dbf45dbf,
-    /// 4a8f5b5d or later: transpose convolution fixed.
-    Fixed4a8f5b5d,
-}
-
-impl CmsisNn {
-    /// The version named on a command line (a commit prefix), `None` when unknown.
-    pub fn parse(name: &str) -> Option<CmsisNn> {
-        match name {
-            n if n.len() >= 4 && "dbf45dbf".starts_with(n) => Some(CmsisNn::Dbf45dbf),
-            n if n.len() >= 4 && "4a8f5b5d".starts_with(n) => Some(CmsisNn::Fixed4a8f5b5d),
-            "pinned" | "executorch-1.5.1" => Some(CmsisNn::Dbf45dbf),
-            "fixed" | "latest" => Some(CmsisNn::Fixed4a8f5b5d),
-            _ => None,
-        }
-    }
-}
-
-/// What the device kernels model: the core and the CMSIS-NN version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Device {
-    pub target: Target,
-    pub cmsis_nn: CmsisNn,
-}
-
-impl Device {
-    /// Plan `plan_index` of `program` on its own core (`Target::for_program`) with the pinned
-    /// CMSIS-NN.
-    pub fn for_program(program: &Program, plan_index: usize) -> Device {
-        Device {
-            target: Target::for_program(program, plan_index),
-            ..Device::default()
-        }
-    }
-}
-
-/// Why a run failed.
-#[derive(Debug, Error)]
-pub enum RuntimeError {
-    /// The program uses an operator this runtime does not implement.
-    #[error("instruction {instruction}: operator {op} is not implemented by etscope's runtime")]
-    UnsupportedOp { op: String, instruction: usize },
-    /// A delegate blob can only run on its backend.
-    #[error("instruction {instruction}: delegate {backend} cannot run on the host (its blob is backend code)")]
-    Delegate { backend: String, instruction: usize },
-    /// The operator's arguments are not what its kernel expects.
-    #[error("instruction {instruction} ({op}): {detail}")]
-    BadArgs {
-        op: String,
-        instruction: usize,
-        detail: String,
-    },
-    /// The inputs given do not fit the program.
-    #[error("input {index}: {detail}")]
-    Input { index: usize, detail: String },
-    /// The program itself is inconsistent.
-    #[error("program: {0}")]
-    Program(String),
-    /// The run needs more work than its budget allows (a hostile or corrupted program: huge
-    /// windows, loops that jump back forever).
-    #[error("instruction {instruction} ({op}): the run exceeds its work budget of {budget} operations; a real program of this size needs far less")]
-    WorkBudget {
-        op: String,
-        instruction: usize,
-        budget: u64,
-    },
-    /// The device's kernel fails (or the core faults) at this call: what ExecuTorch does on the
-    /// board, reproduced rather than computed around.
-    #[error("instruction {instruction} ({op}) fails on the device: {why}")]
-    DeviceFails {
-        op: String,
-        instruction: usize,
-        why: String,
-    },
-    /// The caller cancelled the run.
-    #[error("cancelled at instruction {instruction}")]
-    Cancelled { instruction: usize },
-}
-
-/// Operations one run may perform by default: far above any real Cortex-M model (MobileNet
-/// v1 0.25 needs about 10^7 multiply-accumulates), low enough that a hostile program is refused
-/// within seconds.
-pub const DEFAULT_WORK_BUDGET: u64 = 1 << 33;
-/// Instructions one run may execute (jumps can loop).
-pub const MAX_EXECUTED_INSTRUCTIONS: u64 = 1 << 24;
-
-/// A run's remaining work and its cancel flag, shared by the kernels of one run.
-#[derive(Debug)]
-pub struct Work {
-    remaining: std::cell::Cell<u64>,
-    budget: u64,
-    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-}
-
-impl Work {
-    pub fn new(budget: u64, cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> Work {
-        Work {
-            remaining: std::cell::Cell::new(budget),
-            budget,
-            cancel,
-        }
-    }
-
-    /// Takes `units` from the budget: false when it is spent.
-    pub fn take(&self, units: u64) -> bool {
-        match self.remaining.get().checked_sub(units) {
-            Some(r) => {
-                self.remaining.set(r);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The budget the run started with.
-    pub fn budget(&self) -> u64 {
-        self.budget
-    }
-
-    pub fn cancelled(&self) -> bool {
-        self.cancel
-            .as_ref()
-            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-    }
-}
-
-/// One instruction's captured outputs.
+/// One node's captured outputs.
 #[derive(Debug, Clone)]
 pub struct Captured {
-    pub instruction_id: usize,
+    /// The graph node that wrote them.
+    pub node: NodeId,
+    /// Its instruction (`.pte` programs).
+    pub instruction_id: Option<usize>,
     /// The out tensors in argument order (one for most ops).
     pub tensors: Vec<HostTensor>,
 }
@@ -272,102 +45,84 @@ pub struct Captured {
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub outputs: Vec<HostTensor>,
-    /// Per executed instruction, when capture was requested.
+    /// Per executed node, when capture was requested.
     pub captured: Vec<Captured>,
-}
-
-/// A prepared execution plan.
-pub struct Runtime {
-    plan_index: usize,
-    device: Device,
-    /// Per value, the `dim_order` the program stores it in (empty for non-tensors).
-    dim_orders: Vec<Vec<usize>>,
-    /// The initial value table (constants decoded, scalars and lists resolved).
-    initial: Vec<RValue>,
-    graph: Graph,
-    ops: Vec<String>,
-    instructions: Vec<Instruction>,
-    delegates: Vec<String>,
-    inputs: Vec<usize>,
-    outputs: Vec<usize>,
-    /// Graph node of each instruction.
-    instr_node: Vec<Option<usize>>,
-    /// Arena placement of each planned tensor value (views share their source's).
-    placements: Vec<Option<Placement>>,
-    arena_sizes: Vec<u64>,
 }
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Keep every instruction's out tensors.
+    /// Keep every node's out tensors.
     pub capture: bool,
-    /// Execute inside the program's own memory plan: every planned tensor is read from and
-    /// written to one buffer per arena at its planned offset, so a bad plan shows up as
-    /// corrupted values (the default keeps tensors apart).
+    /// Execute inside the graph's memory plan: every planned tensor is read from and written to
+    /// one buffer per arena at its planned offset, so a bad plan shows up as corrupted values
+    /// (the default keeps tensors apart).
     pub in_arenas: bool,
     /// Operations the run may perform (`None`: [`DEFAULT_WORK_BUDGET`]).
     pub work_budget: Option<u64>,
-    /// Set from another thread to stop the run at the next instruction.
-    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Set from another thread to stop the run at the next node.
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The most bytes a run's non-constant tensors may take together on the host.
 pub const MAX_PREPARED_BYTES: u64 = 512 << 20;
 
-/// The most elements one host tensor may hold (1 GiB of f32). Shapes come from the program and
-/// operator arguments, so a corrupted file could otherwise ask for more memory than exists.
-pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
+/// What one node does at run time, decided once at preparation.
+#[derive(Clone)]
+enum Action {
+    Kernel(KernelFn),
+    /// An operator etscope has no kernel for (the run stops here, naming it).
+    Unsupported(String),
+    Delegate(String),
+    Move {
+        from: usize,
+        to: usize,
+    },
+    JumpFalse {
+        cond: usize,
+        to_step: usize,
+    },
+    Nothing,
+}
 
-/// The element count of `dims`, or `None` when it overflows or exceeds [`MAX_TENSOR_ELEMENTS`].
-pub fn element_count(dims: &[usize]) -> Option<usize> {
-    dims.iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .filter(|&n| n <= MAX_TENSOR_ELEMENTS)
+/// One executable node.
+#[derive(Clone)]
+struct Step {
+    node: NodeId,
+    /// The node's instruction (`.pte`), or its node id (stages): what errors name.
+    position: usize,
+    /// `op.overload`, for errors.
+    op: String,
+    action: Action,
+    /// The kernel's argument slots in the value table.
+    slots: Vec<usize>,
+    /// Values read (views refreshed and arena loads before the step).
+    reads: Vec<usize>,
+    /// Values written (arena stores and captures after it).
+    writes: Vec<usize>,
+}
+
+/// A prepared graph.
+pub struct Runtime {
+    plan_index: usize,
+    device: Device,
+    graph: Graph,
+    /// The initial value table: the graph's values, then literal arguments.
+    initial: Vec<RValue>,
+    /// Per slot, the `dim_order` the value is stored in (empty: row-major).
+    dim_orders: Vec<Vec<usize>>,
+    steps: Vec<Step>,
+    /// Per value, the value whose storage it shares (views).
+    alias_of: Vec<Option<usize>>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    /// Arena placement of each planned tensor value (views share their source's).
+    placements: Vec<Option<Placement>>,
+    arena_sizes: Vec<u64>,
 }
 
 fn program_err(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::Program(e.to_string())
-}
-
-/// The storage order of a plan tensor: its `dim_order` when it is a permutation of its dims
-/// (ExecuTorch refuses any other), row-major when the program gives none.
-fn storage_order(t: &crate::pte::Tensor, value: usize) -> Result<Vec<usize>, RuntimeError> {
-    let rank = t.sizes.len();
-    if t.dim_order.is_empty() {
-        return Ok((0..rank).collect());
-    }
-    let order: Vec<usize> = t.dim_order.iter().map(|&d| usize::from(d)).collect();
-    let mut seen = vec![false; rank];
-    let valid = order.len() == rank
-        && order
-            .iter()
-            .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true));
-    if !valid {
-        return Err(program_err(format!(
-            "value {value}: dim_order {:?} is not a permutation of its {rank} dims",
-            t.dim_order
-        )));
-    }
-    Ok(order)
-}
-
-/// A zero tensor of a plan tensor's dtype and sizes.
-fn empty_tensor(t: &crate::pte::Tensor) -> Result<HostTensor, RuntimeError> {
-    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
-    let n = element_count(&shape)
-        .ok_or_else(|| program_err(format!("tensor sizes {:?} are too large", t.sizes)))?;
-    let buf = Buf::zeros(t.scalar_type, n).ok_or_else(|| {
-        program_err(format!(
-            "tensors of {} are not supported",
-            t.scalar_type.name()
-        ))
-    })?;
-    Ok(HostTensor {
-        dtype: t.scalar_type,
-        shape,
-        buf,
-    })
 }
 
 impl Runtime {
@@ -377,113 +132,17 @@ impl Runtime {
         plan_index: usize,
         target: Target,
     ) -> Result<Runtime, RuntimeError> {
-        let plan = program
-            .plans
-            .get(plan_index)
-            .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
-        let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
-        let mut initial = Vec::with_capacity(plan.values.len());
-        let mut prepared: u64 = 0;
-        let mut dim_orders = Vec::with_capacity(plan.values.len());
-        for (vi, v) in plan.values.iter().enumerate() {
-            dim_orders.push(match v {
-                EValue::Tensor(t) => storage_order(t, vi)?,
-                _ => Vec::new(),
-            });
-            initial.push(match v {
-                EValue::Unset | EValue::Null => RValue::None,
-                EValue::Int(i) => RValue::Int(*i),
-                EValue::Double(d) => RValue::Double(*d),
-                EValue::Bool(b) => RValue::Bool(*b),
-                EValue::String(s) => RValue::String(s.clone()),
-                EValue::IntList(items) => RValue::IntList(
-                    items
-                        .iter()
-                        .map(|&i| match plan.values.get(i as usize) {
-                            Some(EValue::Int(x)) => *x,
-                            _ => 0,
-                        })
-                        .collect(),
-                ),
-                EValue::DoubleList(d) => RValue::DoubleList(d.clone()),
-                EValue::BoolList(b) => RValue::BoolList(b.clone()),
-                EValue::TensorList(items) => {
-                    RValue::TensorList(items.iter().map(|&i| i as usize).collect())
-                }
-                EValue::OptionalTensorList(items) => RValue::OptionalTensorList(
-                    items
-                        .iter()
-                        .map(|&i| (i >= 0).then_some(i as usize))
-                        .collect(),
-                ),
-                EValue::Tensor(t) if t.is_constant() => {
-                    let bytes = program.constant_bytes(t).map_err(program_err)?;
-                    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
-                    let elem = t.scalar_type.element_size().unwrap_or(1);
-                    let logical =
-                        undo_dim_order(&shape, &t.dim_order, elem, bytes).map_err(program_err)?;
-                    let buf = Buf::from_le_bytes(t.scalar_type, &logical).ok_or_else(|| {
-                        program_err(format!(
-                            "constants of {} are not supported",
-                            t.scalar_type.name()
-                        ))
-                    })?;
-                    RValue::Tensor(HostTensor {
-                        dtype: t.scalar_type,
-                        shape,
-                        buf,
-                    })
-                }
-                EValue::Tensor(t) => {
-                    // every non-constant tensor is allocated here: their sum is bounded, not only
-                    // each one (a program can declare thousands of large tensors)
-                    prepared = prepared.saturating_add(t.nbytes);
-                    if prepared > MAX_PREPARED_BYTES {
-                        return Err(program_err(format!(
-                            "the program's tensors need more than {} MiB on the host (value {vi})",
-                            MAX_PREPARED_BYTES >> 20
-                        )));
-                    }
-                    RValue::Tensor(empty_tensor(t)?)
-                }
-            });
-        }
-        let mut instr_node = vec![None; plan.main_instructions().len()];
-        for n in &graph.nodes {
-            if let Some(i) = n.instruction_id {
-                if let Some(slot) = instr_node.get_mut(i) {
-                    *slot = Some(n.id);
-                }
-            }
-        }
-        let placements = graph.values.iter().map(|v| v.placement).collect();
-        let arena_sizes = graph.arenas.clone();
-        if let Some(&s) = arena_sizes
-            .iter()
-            .find(|&&s| s > MAX_TENSOR_ELEMENTS as u64 * 4)
-        {
-            return Err(program_err(format!(
-                "a memory arena of {s} bytes is too large"
-            )));
-        }
-        Ok(Runtime {
-            instr_node,
-            placements,
-            arena_sizes,
-            plan_index,
-            device: Device {
-                target,
-                cmsis_nn: CmsisNn::default(),
-            },
-            dim_orders,
-            initial,
-            graph,
-            ops: plan.operators.iter().map(|o| o.qualified()).collect(),
-            instructions: plan.main_instructions().to_vec(),
-            delegates: plan.delegates.iter().map(|d| d.id.clone()).collect(),
-            inputs: plan.inputs.clone(),
-            outputs: plan.outputs.clone(),
-        })
+        prepare::program(program, plan_index, target)
+    }
+
+    /// Prepares an executable graph (every operator node in its kernel form: the out-variant
+    /// pass's output) whose constants `constant` gives, by value.
+    pub fn prepare(
+        graph: Graph,
+        constant: &dyn Fn(&crate::ir::ValueInfo) -> Result<HostTensor, RuntimeError>,
+        device: Device,
+    ) -> Result<Runtime, RuntimeError> {
+        prepare::graph(graph, constant, device, 0)
     }
 
     /// The target core the kernels model.
@@ -501,17 +160,17 @@ impl Runtime {
         self.device.cmsis_nn = version;
     }
 
-    /// The plan this runtime executes.
+    /// The plan this runtime executes (0 for a stage).
     pub fn plan_index(&self) -> usize {
         self.plan_index
     }
 
-    /// The IR graph of the plan (node outputs say which values each instruction writes).
+    /// The graph this runtime executes (node outputs say which values each node writes).
     pub fn graph(&self) -> &Graph {
         &self.graph
     }
 
-    /// Executes the plan on `inputs` (logical order, as `.npy` holds them).
+    /// Executes the graph on `inputs` (logical order, as `.npy` holds them).
     pub fn run(&self, inputs: &[TensorData], capture: bool) -> Result<RunResult, RuntimeError> {
         self.run_with(
             inputs,
@@ -542,25 +201,11 @@ impl Runtime {
         Ok(())
     }
 
-    /// Executes the plan with `options`.
-    pub fn run_with(
+    fn bind_inputs(
         &self,
+        values: &mut [RValue],
         inputs: &[TensorData],
-        options: RunOptions,
-    ) -> Result<RunResult, RuntimeError> {
-        let capture = options.capture;
-        let work = Work::new(
-            options.work_budget.unwrap_or(DEFAULT_WORK_BUDGET),
-            options.cancel.clone(),
-        );
-        let mut executed: u64 = 0;
-        let mut arenas: Option<Vec<Vec<u8>>> = options.in_arenas.then(|| {
-            self.arena_sizes
-                .iter()
-                .map(|&s| vec![0u8; s as usize])
-                .collect()
-        });
-        let mut values = self.initial.clone();
+    ) -> Result<(), RuntimeError> {
         if inputs.len() != self.inputs.len() {
             return Err(RuntimeError::Input {
                 index: inputs.len(),
@@ -596,108 +241,115 @@ impl Runtime {
                     detail: "unsupported dtype".into(),
                 }
             })?;
-            values[vi] = RValue::Tensor(HostTensor {
+            values[vi] = RValue::tensor(HostTensor {
                 dtype: given.dtype,
                 shape: given.shape.clone(),
                 buf,
             });
         }
+        Ok(())
+    }
+
+    /// Executes the graph with `options`.
+    pub fn run_with(
+        &self,
+        inputs: &[TensorData],
+        options: RunOptions,
+    ) -> Result<RunResult, RuntimeError> {
+        let work = Work::new(
+            options.work_budget.unwrap_or(DEFAULT_WORK_BUDGET),
+            options.cancel.clone(),
+        );
+        let mut arenas: Option<Vec<Vec<u8>>> = options.in_arenas.then(|| {
+            self.arena_sizes
+                .iter()
+                .map(|&s| vec![0u8; s as usize])
+                .collect()
+        });
+        let mut values = self.initial.clone();
+        self.bind_inputs(&mut values, inputs)?;
         if let Some(a) = &mut arenas {
             self.store(a, &values, &self.inputs)?;
         }
         let mut captured = Vec::new();
         let mut pc = 0usize;
-        let mut steps = 0usize;
-        while pc < self.instructions.len() {
-            steps += 1;
-            if steps > self.instructions.len() * 1000 + 1000 {
-                return Err(program_err("the chain does not terminate (jump loop)"));
+        let mut executed: u64 = 0;
+        while let Some(step) = self.steps.get(pc) {
+            self.resolve_views(&mut values, &step.reads);
+            if let Some(a) = &arenas {
+                self.load(a, &mut values, &step.reads)?;
             }
-            let node = self
-                .instr_node
-                .get(pc)
-                .copied()
-                .flatten()
-                .map(|i| &self.graph.nodes[i]);
-            if let Some(n) = node {
-                self.resolve_views(&mut values, &n.inputs);
-                if let Some(a) = &arenas {
-                    self.load(a, &mut values, &n.inputs)?;
-                }
-            }
-            let mut next = pc + 1;
             if work.cancelled() {
-                return Err(RuntimeError::Cancelled { instruction: pc });
+                return Err(RuntimeError::Cancelled {
+                    instruction: step.position,
+                });
             }
             executed += 1;
             if executed > MAX_EXECUTED_INSTRUCTIONS {
                 return Err(RuntimeError::WorkBudget {
                     op: "instruction count".into(),
-                    instruction: pc,
+                    instruction: step.position,
                     budget: MAX_EXECUTED_INSTRUCTIONS,
                 });
             }
-            match &self.instructions[pc] {
-                Instruction::KernelCall { op_index, args } => {
-                    let op = self.ops.get(*op_index).cloned().unwrap_or_default();
+            let mut next = pc + 1;
+            match &step.action {
+                Action::Kernel(kernel) => {
                     let mut ctx = Ctx {
                         values: &mut values,
-                        op: &op,
-                        instruction: pc,
+                        op: &step.op,
+                        instruction: step.position,
                         device: self.device,
                         dim_orders: &self.dim_orders,
                         work: &work,
                     };
-                    dispatch(&mut ctx, args)?;
+                    kernel(&mut ctx, &step.slots)?;
                 }
-                Instruction::DelegateCall { delegate_index, .. } => {
+                Action::Unsupported(op) => {
+                    return Err(RuntimeError::UnsupportedOp {
+                        op: op.clone(),
+                        instruction: step.position,
+                    })
+                }
+                Action::Delegate(backend) => {
                     return Err(RuntimeError::Delegate {
-                        backend: self
-                            .delegates
-                            .get(*delegate_index)
-                            .cloned()
-                            .unwrap_or_default(),
-                        instruction: pc,
-                    });
+                        backend: backend.clone(),
+                        instruction: step.position,
+                    })
                 }
-                Instruction::MoveCall { move_from, move_to } => {
-                    values[*move_to] = values[*move_from].clone()
-                }
-                Instruction::JumpFalseCall {
-                    cond_value_index,
-                    destination_instruction,
-                } => {
-                    let cond = match &values[*cond_value_index] {
+                Action::Move { from, to } => values[*to] = values[*from].clone(),
+                Action::JumpFalse { cond, to_step } => {
+                    let cond = match &values[*cond] {
                         RValue::Bool(b) => *b,
-                        RValue::Tensor(HostTensor {
-                            buf: Buf::Bool(v), ..
-                        }) => v.first().copied().unwrap_or(false),
+                        RValue::Tensor(t) => match &t.buf {
+                            Buf::Bool(v) => v.first().copied().unwrap_or(false),
+                            _ => return Err(program_err("jump condition is not a bool tensor")),
+                        },
                         other => return Err(program_err(format!("jump condition is {other:?}"))),
                     };
                     if !cond {
-                        next = *destination_instruction;
+                        next = *to_step;
                     }
                 }
-                Instruction::FreeCall { .. } | Instruction::Empty => {}
+                Action::Nothing => {}
             }
-            if let (Some(a), Some(n)) = (&mut arenas, node) {
-                self.store(a, &values, &n.outputs)?;
+            if let Some(a) = &mut arenas {
+                self.store(a, &values, &step.writes)?;
             }
-            if capture {
-                if let Some(n) = node {
-                    let tensors = n
-                        .outputs
-                        .iter()
-                        .filter_map(|&o| match &values[o] {
-                            RValue::Tensor(t) => Some(t.clone()),
-                            _ => None,
-                        })
-                        .collect();
-                    captured.push(Captured {
-                        instruction_id: pc,
-                        tensors,
-                    });
-                }
+            if options.capture && !step.writes.is_empty() {
+                let tensors = step
+                    .writes
+                    .iter()
+                    .filter_map(|&o| match &values[o] {
+                        RValue::Tensor(t) => Some(HostTensor::clone(t)),
+                        _ => None,
+                    })
+                    .collect();
+                captured.push(Captured {
+                    node: step.node,
+                    instruction_id: self.graph.nodes[step.node].instruction_id,
+                    tensors,
+                });
             }
             pc = next;
         }
@@ -709,7 +361,7 @@ impl Runtime {
             .outputs
             .iter()
             .map(|&o| match &values[o] {
-                RValue::Tensor(t) => Ok(t.clone()),
+                RValue::Tensor(t) => Ok(HostTensor::clone(t)),
                 other => Err(program_err(format!(
                     "output value {o} is {other:?}, not a tensor"
                 ))),
@@ -757,9 +409,12 @@ impl Runtime {
             let nbytes = t.numel() * t.dtype.element_size().unwrap_or(1);
             if let Some((a, range)) = self.arena_range(arenas, v, nbytes)? {
                 if let Some(buf) = Buf::from_le_bytes(t.dtype, &arenas[a][range]) {
-                    if let RValue::Tensor(t) = &mut values[v] {
-                        t.buf = buf;
-                    }
+                    let loaded = HostTensor {
+                        dtype: t.dtype,
+                        shape: t.shape.clone(),
+                        buf,
+                    };
+                    values[v] = RValue::tensor(loaded);
                 }
             }
         }
@@ -785,12 +440,13 @@ impl Runtime {
         Ok(())
     }
 
-    /// Views emit no instruction: refresh each view read next from its source's contents.
+    /// A view shares its source's storage: before it is read, it takes its source's contents
+    /// (with its own shape).
     fn resolve_views(&self, values: &mut [RValue], reads: &[usize]) {
         for &v in reads {
             let mut chain = Vec::new();
             let mut cur = v;
-            while let Some(src) = self.graph.values.get(cur).and_then(|x| x.alias_of) {
+            while let Some(src) = self.alias_of.get(cur).copied().flatten() {
                 chain.push(cur);
                 cur = src;
                 if chain.len() > 64 {
@@ -798,15 +454,17 @@ impl Runtime {
                 }
             }
             for &view in chain.iter().rev() {
-                let Some(src) = self.graph.values[view].alias_of else {
+                let Some(src) = self.alias_of[view] else {
                     continue;
                 };
                 if let (RValue::Tensor(s), RValue::Tensor(d)) = (&values[src], &values[view]) {
                     if s.numel() == d.numel() && s.dtype == d.dtype {
-                        let buf = s.buf.clone();
-                        if let RValue::Tensor(d) = &mut values[view] {
-                            d.buf = buf;
-                        }
+                        let refreshed = HostTensor {
+                            dtype: d.dtype,
+                            shape: d.shape.clone(),
+                            buf: s.buf.clone(),
+                        };
+                        values[view] = RValue::tensor(refreshed);
                     }
                 }
             }
@@ -814,127 +472,16 @@ impl Runtime {
     }
 }
 
-/// Runs one kernel call.
-fn dispatch(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    let op = ctx.op.to_string();
-    // `name.out` → `name`, `name.Overload_out` → `name.Overload`
-    let name = op.strip_suffix(".out").unwrap_or(&op);
-    let name = name.strip_suffix("_out").unwrap_or(name);
-    match name {
-        "aten::convolution" => portable::convolution(ctx, args),
-        "aten::_native_batch_norm_legit_no_training" => portable::batch_norm(ctx, args),
-        "aten::relu" => portable::unary(ctx, args, |x| x.max(0.0)),
-        "aten::sigmoid" => portable::unary(ctx, args, |x| 1.0 / (1.0 + (-x).exp())),
-        "aten::tanh" => portable::unary(ctx, args, f32::tanh),
-        "aten::hardtanh" => portable::hardtanh(ctx, args),
-        "aten::avg_pool2d" => portable::avg_pool2d(ctx, args),
-        "aten::permute_copy" => portable::permute_copy(ctx, args),
-        "aten::view_copy"
-        | "aten::_to_copy"
-        | "aten::clone"
-        | "dim_order_ops::_to_dim_order_copy"
-        | "dim_order_ops::_clone_dim_order"
-        | "aten::squeeze_copy.dims"
-        | "aten::squeeze_copy.dim"
-        | "aten::squeeze_copy"
-        | "aten::unsqueeze_copy"
-        | "aten::alias_copy"
-        | "aten::_to_dim_order_copy"
-        | "aten::expand_copy" => portable::copy(ctx, args),
-        "executorch_prim::et_view.default" => portable::et_view(ctx, args),
-        "aten::addmm" => portable::addmm(ctx, args),
-        "aten::mm" => portable::mm(ctx, args),
-        "etscope::linear" => portable::linear(ctx, args),
-        "aten::_softmax" => portable::softmax(ctx, args),
-        "aten::add" | "aten::add.Scalar" => portable_tensor::binary(ctx, args, |a, b| a + b, true),
-        "aten::sub" | "aten::sub.Scalar" => portable_tensor::binary(ctx, args, |a, b| a - b, true),
-        "aten::mul" | "aten::mul.Scalar" => portable_tensor::binary(ctx, args, |a, b| a * b, false),
-        "aten::div" | "aten::div.Scalar" => portable_tensor::binary(ctx, args, |a, b| a / b, false),
-        "aten::maximum" => portable_tensor::binary(ctx, args, f64::max, false),
-        "aten::minimum" => portable_tensor::binary(ctx, args, f64::min, false),
-        "aten::eq.Scalar" | "aten::eq.Tensor" => portable_tensor::compare(ctx, args, |a, b| a == b),
-        "aten::ne.Scalar" | "aten::ne.Tensor" => portable_tensor::compare(ctx, args, |a, b| a != b),
-        "aten::lt.Scalar" | "aten::lt.Tensor" => portable_tensor::compare(ctx, args, |a, b| a < b),
-        "aten::le.Scalar" | "aten::le.Tensor" => portable_tensor::compare(ctx, args, |a, b| a <= b),
-        "aten::gt.Scalar" | "aten::gt.Tensor" => portable_tensor::compare(ctx, args, |a, b| a > b),
-        "aten::ge.Scalar" | "aten::ge.Tensor" => portable_tensor::compare(ctx, args, |a, b| a >= b),
-        "aten::where.self" => portable_tensor::where_(ctx, args),
-        "aten::clamp" => portable_tensor::clamp(ctx, args),
-        "aten::slice_copy.Tensor" => portable_tensor::slice_copy(ctx, args),
-        "aten::select_copy.int" => portable_tensor::select_copy(ctx, args),
-        "aten::split_with_sizes_copy" => portable_tensor::split_with_sizes_copy(ctx, args),
-        "aten::split_copy.Tensor" => portable_tensor::split_copy(ctx, args),
-        "aten::cat" => portable_tensor::cat(ctx, args),
-        "aten::full" | "aten::full_like" => portable_tensor::full(ctx, args),
-        "aten::native_layer_norm" => portable_nn::layer_norm(ctx, args),
-        "aten::gelu" => portable_nn::gelu(ctx, args),
-        "aten::max_pool2d_with_indices" => portable_nn::max_pool2d_with_indices(ctx, args),
-        "aten::mean.dim" | "aten::mean" => portable_nn::mean(ctx, args),
-        "aten::amax" => portable_nn::amax(ctx, args),
-        "aten::sum.IntList" => portable_nn::sum(ctx, args),
-        "aten::bmm" => portable_nn::bmm(ctx, args),
-        "quantized_decomposed::quantize_per_tensor" => quantized::quantize_per_tensor(ctx, args),
-        "quantized_decomposed::dequantize_per_tensor" => {
-            quantized::dequantize_per_tensor(ctx, args)
-        }
-        "quantized_decomposed::dequantize_per_channel" => {
-            quantized::dequantize_per_channel(ctx, args)
-        }
-        "cortex_m::quantize_per_tensor" => cmsis_ops::quantize(ctx, args),
-        "cortex_m::dequantize_per_tensor" => cmsis_ops::dequantize(ctx, args),
-        "cortex_m::transpose" => cmsis_ops::transpose(ctx, args),
-        "cortex_m::pad" => cmsis_ops::pad(ctx, args),
-        "cortex_m::quantized_conv2d" => cmsis_conv::conv2d(ctx, args, false, Act::Nchw),
-        "cortex_m::quantized_conv2d_nhwc" => cmsis_conv::conv2d(ctx, args, false, Act::Nhwc),
-        "cortex_m::quantized_depthwise_conv2d" => cmsis_conv::conv2d(ctx, args, true, Act::Nchw),
-        "cortex_m::quantized_depthwise_conv2d_nhwc" => {
-            cmsis_conv::conv2d(ctx, args, true, Act::Nhwc)
-        }
-        "cortex_m::quantized_transpose_conv2d" => {
-            cmsis_conv::transpose_conv2d(ctx, args, Act::Nchw)
-        }
-        "cortex_m::quantized_transpose_conv2d_nhwc" => {
-            cmsis_conv::transpose_conv2d(ctx, args, Act::Nhwc)
-        }
-        "cortex_m::quantized_linear" => cmsis_conv::linear(ctx, args),
-        "cortex_m::quantized_batch_matmul" => cmsis_conv::batch_matmul(ctx, args),
-        "cortex_m::quantized_avg_pool2d" => cmsis_pool::avg_pool2d(ctx, args, Act::Nchw),
-        "cortex_m::quantized_avg_pool2d_nhwc" => cmsis_pool::avg_pool2d(ctx, args, Act::Nhwc),
-        "cortex_m::quantized_max_pool2d" => cmsis_pool::max_pool2d(ctx, args, Act::Nchw),
-        "cortex_m::quantized_max_pool2d_nhwc" => cmsis_pool::max_pool2d(ctx, args, Act::Nhwc),
-        "cortex_m::softmax" => cmsis_ops::softmax(ctx, args),
-        "cortex_m::quantized_add" => cmsis_ops::add(ctx, args),
-        "cortex_m::quantized_mul" => cmsis_ops::mul(ctx, args),
-        "cortex_m::quantized_div" => cmsis_ops::div(ctx, args),
-        "cortex_m::quantized_activation" => cmsis_ops::activation(ctx, args),
-        "cortex_m::minimum" => cmsis_ops::min_max(ctx, args, false),
-        "cortex_m::maximum" => cmsis_ops::min_max(ctx, args, true),
-        _ => Err(RuntimeError::UnsupportedOp {
-            op,
-            instruction: ctx.instruction,
-        }),
-    }
+/// Whether the runtime implements an operator (qualified `name.overload`, in its kernel form).
+pub fn supports(op: &str) -> bool {
+    crate::ops::lookup_qualified(op).is_some_and(|id| {
+        let d = crate::ops::def(id);
+        let overload = op.rsplit_once('.').map_or("", |(_, o)| o);
+        d.kernel.is_some() && (overload.is_empty() || d.is_out_overload(overload))
+    })
 }
 
 /// The Helium/MVE quantize of one element (exposed for tests of the device arithmetic).
 pub fn cmsis_quantize_for_tests(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i8 {
-    cmsis_ops::quantize_block_mve(x, inv, zp, qmin, qmax)
-}
-
-/// Whether the runtime implements an operator (qualified `name.overload`).
-pub fn supports(op: &str) -> bool {
-    let mut values = Vec::new();
-    let work = Work::new(0, None);
-    let mut ctx = Ctx {
-        values: &mut values,
-        op,
-        instruction: 0,
-        device: Device::default(),
-        dim_orders: &[],
-        work: &work,
-    };
-    !matches!(
-        dispatch(&mut ctx, &[]),
-        Err(RuntimeError::UnsupportedOp { .. })
-    )
+    crate::kernels::cmsis::ops::quantize_block_mve(x, inv, zp, qmin, qmax)
 }

@@ -71,3 +71,24 @@ pub fn pte_variants(model: &Path) -> Vec<(PathBuf, PathBuf)> {
     .filter(|(p, j)| p.exists() && j.exists())
     .collect()
 }
+
+/// Runs `stage` of an ETRecord with `weights` on `inputs` through the one runtime (the
+/// out-variant pass, then the program path), on the default device.
+#[allow(dead_code)]
+pub fn run_stage(
+    stage: &etscope_core::etrecord::Stage,
+    weights: &std::collections::BTreeMap<String, etscope_core::tensor::TensorData>,
+    inputs: &[etscope_core::tensor::TensorData],
+    capture: bool,
+) -> Result<etscope_core::runtime::RunResult, etscope_core::runtime::RuntimeError> {
+    let name = etscope_core::etrecord::stage_short_name(&stage.name);
+    let method = stage.name.split('/').nth(1).unwrap_or("forward");
+    etscope_core::runtime::Runtime::for_stage(
+        &stage.graph,
+        &name,
+        method,
+        weights,
+        etscope_core::runtime::Device::default(),
+    )?
+    .run(inputs, capture)
+}

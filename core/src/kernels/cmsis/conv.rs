@@ -8,13 +8,13 @@
 //! Either way the device reads NHWC memory, so each kernel core works on NHWC slices and the
 //! argument decoding ([`Act`]) only says where the logical sizes sit.
 
-use super::cmsis::requantize;
-use super::cmsis_ops::{int32, out_of};
+use super::arith::requantize;
 use super::core_buffers::{fails_on, CoreCall};
-use super::kernel::{i32s, i8b, i8s, Ctx};
-use super::layout::{is_channels_last, is_contiguous};
-use super::value::Buf;
-use super::{CmsisNn, RuntimeError};
+use super::ops::{int32, out_of};
+use crate::kernels::ctx::{i32s, i8b, i8s, Ctx};
+use crate::kernels::layout::{is_channels_last, is_contiguous};
+use crate::kernels::value::Buf;
+use crate::kernels::{CmsisNn, RuntimeError};
 
 /// Where an op's activations keep their logical dims.
 #[derive(Clone, Copy, PartialEq, Eq)]

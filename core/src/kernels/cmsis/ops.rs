@@ -5,16 +5,16 @@
 //! order the program stores them ([`Ctx::stored`]), as the device does, so a program whose
 //! layout the kernel misreads computes here what it computes on the board.
 
-use super::cmsis::{requantize, softmax_row_s8};
-use super::kernel::{f32b, i8b, Ctx};
-use super::layout::{self, broadcast_index, broadcast_shape, dims4, is_channels_last};
-use super::portable::check_perm;
-use super::quantized::quantize_value;
-use super::value::Buf;
-use super::RuntimeError;
+use super::arith::{requantize, softmax_row_s8};
+use crate::kernels::ctx::{f32b, i8b, Ctx};
+use crate::kernels::layout::{self, broadcast_index, broadcast_shape, dims4, is_channels_last};
+use crate::kernels::portable::check_perm;
+use crate::kernels::quantized::quantize_value;
+use crate::kernels::value::Buf;
+use crate::kernels::RuntimeError;
 
 /// The out argument of an out-variant kernel call (the one before the returned value).
-pub(super) fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
+pub(crate) fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
     args.len()
         .checked_sub(2)
         .map(|i| args[i])
@@ -22,7 +22,7 @@ pub(super) fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeErro
 }
 
 /// An int argument narrowed to the 32 bits the device kernels take.
-pub(super) fn int32(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<i32, RuntimeError> {
+pub(crate) fn int32(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<i32, RuntimeError> {
     let v = ctx.int(args, k)?;
     i32::try_from(v).map_err(|_| ctx.bad(format!("argument {k} = {v} does not fit in 32 bits")))
 }

@@ -2,7 +2,7 @@
 //! quantize is `zero_point + nearbyint(x · (1/scale))` in float, clamped; dequantize is
 //! `(q − zero_point) · scale`.
 
-use super::kernel::{f32s, Ctx};
+use super::ctx::{f32s, Ctx};
 use super::value::{Buf, HostTensor};
 use super::RuntimeError;
 

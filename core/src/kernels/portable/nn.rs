@@ -2,10 +2,10 @@
 //! max pooling with indices, reductions (`mean.out`, `amax.out`) and batched matmul, on float
 //! tensors (max pooling and `amax` on any numeric type).
 
-use super::cmsis_ops::out_of;
-use super::kernel::{f32s, Ctx};
-use super::value::{Buf, RValue};
-use super::RuntimeError;
+use crate::kernels::cmsis::ops::out_of;
+use crate::kernels::ctx::{f32s, Ctx};
+use crate::kernels::value::{Buf, RValue};
+use crate::kernels::RuntimeError;
 
 /// `aten::native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out, mean, rstd)`.
 pub fn layer_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {

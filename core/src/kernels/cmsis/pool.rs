@@ -3,13 +3,13 @@
 //! and `arm_max_pool_s8` (clamped to the activation bounds a following ReLU sets), in both the
 //! explicit-layout `_nhwc` form and the default flow's channels-last NCHW form.
 
-use super::cmsis::average_round_away;
-use super::cmsis_conv::{activation_in, activation_out, pair, scratch_bytes, Act, Nhwc};
-use super::cmsis_ops::{int32, out_of};
+use super::arith::average_round_away;
+use super::conv::{activation_in, activation_out, pair, scratch_bytes, Act, Nhwc};
 use super::core_buffers::{fails_on, CoreCall};
-use super::kernel::Ctx;
-use super::value::Buf;
-use super::RuntimeError;
+use super::ops::{int32, out_of};
+use crate::kernels::ctx::Ctx;
+use crate::kernels::value::Buf;
+use crate::kernels::RuntimeError;
 
 /// Kernel, stride and padding of a pooling op as (h, w) pairs.
 #[derive(Clone, Copy)]

@@ -12,9 +12,8 @@
 //! The kernels (the run stops), the static device notes and `Target::of_program` use this one
 //! rule.
 
-use super::device_notes::{int_list, tensor_arg};
-use super::Target;
-use crate::pte::{EValue, ExecutionPlan};
+use crate::kernels::Target;
+use crate::pte::{EValue, ExecutionPlan, Tensor};
 
 /// The facts of one call that decide whether a core can run it.
 #[derive(Debug, Clone, Copy)]
@@ -153,5 +152,27 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
             })
         }
         _ => None,
+    }
+}
+
+/// Argument `k` of a call in `plan` as a tensor.
+pub fn tensor_arg<'p>(plan: &'p ExecutionPlan, args: &[usize], k: usize) -> Option<&'p Tensor> {
+    match plan.values.get(*args.get(k)?)? {
+        EValue::Tensor(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Argument `k` of a call in `plan` as an int list (empty when it is none).
+pub fn int_list(plan: &ExecutionPlan, args: &[usize], k: usize) -> Vec<i64> {
+    match args.get(k).and_then(|&v| plan.values.get(v)) {
+        Some(EValue::IntList(items)) => items
+            .iter()
+            .filter_map(|&i| match plan.values.get(i as usize) {
+                Some(EValue::Int(x)) => Some(*x),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }

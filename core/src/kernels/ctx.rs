@@ -124,6 +124,21 @@ impl Ctx<'_> {
         }
     }
 
+    /// Argument `k` as a tensor, shared (no copy of its elements).
+    pub fn shared(
+        &self,
+        args: &[usize],
+        k: usize,
+    ) -> Result<std::sync::Arc<HostTensor>, RuntimeError> {
+        match self.value(args, k)? {
+            RValue::Tensor(t) => Ok(std::sync::Arc::clone(t)),
+            other => Err(self.bad(format!(
+                "argument {k} should be a tensor, is {}",
+                kind(other)
+            ))),
+        }
+    }
+
     /// Argument `k` as an optional tensor (`None` value → `None`).
     pub fn opt_tensor(
         &self,
@@ -253,9 +268,12 @@ impl Ctx<'_> {
                 "out tensor has {declared} elements, the kernel computed {n} (shape {shape:?})"
             )));
         }
-        if let Some(RValue::Tensor(t)) = self.values.get_mut(v) {
-            t.shape = shape;
-            t.buf = buf;
+        if let Some(slot @ RValue::Tensor(_)) = self.values.get_mut(v) {
+            let dtype = match slot {
+                RValue::Tensor(t) => t.dtype,
+                _ => return Ok(()),
+            };
+            *slot = RValue::tensor(HostTensor { dtype, shape, buf });
         }
         Ok(())
     }

@@ -3,11 +3,12 @@
 //! elementwise arithmetic, comparisons, `where`, `clamp`, and data movement (`cat`,
 //! `slice_copy`, `select_copy`, `split_copy`, `split_with_sizes_copy`, `full`).
 
-use super::cmsis_ops::out_of;
-use super::kernel::Ctx;
-use super::layout::{broadcast_index, broadcast_shape};
-use super::value::{Buf, HostTensor, RValue};
-use super::RuntimeError;
+use crate::kernels::cmsis::ops::out_of;
+use crate::kernels::ctx::Ctx;
+use crate::kernels::layout::{broadcast_index, broadcast_shape};
+use crate::kernels::value::{Buf, HostTensor, RValue};
+use crate::kernels::RuntimeError;
+use std::sync::Arc;
 
 /// Two operands broadcast to one shape, as f64.
 type Broadcast = (Vec<usize>, Vec<f64>, Vec<f64>);
@@ -44,14 +45,14 @@ fn broadcast_operands(
 }
 
 /// The second operand: a tensor, or a scalar (`*.Scalar_out`) as a 0-d tensor.
-fn operand(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<HostTensor, RuntimeError> {
+fn operand(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<Arc<HostTensor>, RuntimeError> {
     match ctx.values.get(ctx.arg(args, k)?) {
-        Some(RValue::Tensor(t)) => Ok(t.clone()),
-        _ => Ok(HostTensor {
+        Some(RValue::Tensor(t)) => Ok(Arc::clone(t)),
+        _ => Ok(Arc::new(HostTensor {
             dtype: crate::ScalarType::Double,
             shape: Vec::new(),
             buf: Buf::F64(vec![ctx.double(args, k)?]),
-        }),
+        })),
     }
 }
 
@@ -63,7 +64,7 @@ pub fn binary(
     f: impl Fn(f64, f64) -> f64,
     has_alpha: bool,
 ) -> Result<(), RuntimeError> {
-    let (a, b) = (ctx.tensor(args, 0)?.clone(), operand(ctx, args, 1)?);
+    let (a, b) = (ctx.shared(args, 0)?, operand(ctx, args, 1)?);
     let alpha = if has_alpha && args.len() >= 5 {
         ctx.double(args, 2)?
     } else {
@@ -95,7 +96,7 @@ pub fn compare(
     args: &[usize],
     f: impl Fn(f64, f64) -> bool,
 ) -> Result<(), RuntimeError> {
-    let (a, b) = (ctx.tensor(args, 0)?.clone(), operand(ctx, args, 1)?);
+    let (a, b) = (ctx.shared(args, 0)?, operand(ctx, args, 1)?);
     let o = out_of(ctx, args)?;
     let (shape, x, y) = broadcast_operands(ctx, &a, &b, o)?;
     let values: Vec<f64> = x
@@ -109,8 +110,8 @@ pub fn compare(
 
 /// `aten::where.self_out(condition, a, b, out)`.
 pub fn where_(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    let cond = ctx.tensor(args, 0)?.clone();
-    let (a, b) = (ctx.tensor(args, 1)?.clone(), ctx.tensor(args, 2)?.clone());
+    let cond = ctx.shared(args, 0)?;
+    let (a, b) = (ctx.shared(args, 1)?, ctx.shared(args, 2)?);
     let shape = broadcast_shape(&a.shape, &b.shape)
         .and_then(|s| broadcast_shape(&cond.shape, &s))
         .ok_or_else(|| ctx.bad("condition and operands do not broadcast"))?;
@@ -225,7 +226,7 @@ fn split_into(
     dim: usize,
     sizes: &[usize],
 ) -> Result<(), RuntimeError> {
-    let input = ctx.tensor(args, 0)?.clone();
+    let input = ctx.shared(args, 0)?;
     let outs = ctx.tensor_list(args, args.len().saturating_sub(2))?;
     if outs.len() != sizes.len() || sizes.iter().sum::<usize>() != input.shape[dim] {
         return Err(ctx.bad(format!(
@@ -274,15 +275,15 @@ pub fn split_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
 /// `aten::cat.out(tensors[], dim, out)`.
 pub fn cat(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let list = ctx.tensor_list(args, 0)?;
-    let parts: Vec<HostTensor> = list
+    let parts: Vec<Arc<HostTensor>> = list
         .iter()
         .map(|&v| match ctx.values.get(v) {
-            Some(RValue::Tensor(t)) => Ok(t.clone()),
+            Some(RValue::Tensor(t)) => Ok(Arc::clone(t)),
             _ => Err(ctx.bad(format!("list entry {v} is not a tensor"))),
         })
         .collect::<Result<_, _>>()?;
     // empty 1-D tensors take no part (legacy `torch.cat` behaviour the kernel keeps)
-    let parts: Vec<HostTensor> = parts
+    let parts: Vec<Arc<HostTensor>> = parts
         .into_iter()
         .filter(|t| !(t.shape.len() == 1 && t.shape[0] == 0))
         .collect();

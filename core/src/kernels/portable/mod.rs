@@ -2,9 +2,12 @@
 //! batch norm (inference), relu and friends, average pooling, permute, addmm / mm, softmax and
 //! same-shape elementwise arithmetic. Tensors are NCHW, row-major.
 
-use super::kernel::{f32s, Ctx};
-use super::value::Buf;
-use super::RuntimeError;
+pub mod nn;
+pub mod tensor;
+
+use crate::kernels::ctx::{f32s, Ctx};
+use crate::kernels::value::Buf;
+use crate::kernels::RuntimeError;
 
 /// Out-variant output: the argument before the trailing return value.
 fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
@@ -61,7 +64,7 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     let oh = span(h, ph, dh, kh, sh);
     let ow = span(w, pw, dw, kw, sw);
     let ocg = oc / groups;
-    let fits = |len: usize, dims: &[usize]| super::element_count(dims) == Some(len);
+    let fits = |len: usize, dims: &[usize]| crate::kernels::element_count(dims) == Some(len);
     if !fits(x.len(), &[n, c, h, w])
         || !fits(wt.len(), &[oc, icg, kh, kw])
         || b.is_some_and(|b| b.len() != oc)
@@ -198,7 +201,7 @@ pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let padding = ctx.window_ints(args, 3)?;
     let count_include_pad = ctx.bool(args, 5)?;
     let divisor = match ctx.values.get(ctx.arg(args, 6)?) {
-        Some(super::value::RValue::Int(d)) => Some(*d as f32),
+        Some(crate::kernels::value::RValue::Int(d)) => Some(*d as f32),
         _ => None,
     };
     let [n, c, h, w] = dims4(ctx, &input.shape, "input")?;
@@ -272,7 +275,7 @@ pub fn permute_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeErro
     let input = ctx.tensor(args, 0)?;
     let perm = check_perm(ctx, &ctx.ints(args, 1)?, input.shape.len())?;
     let shape: Vec<usize> = perm.iter().map(|&p| input.shape[p]).collect();
-    let buf = super::layout::permute_buf(&input.buf, &input.shape, &perm);
+    let buf = crate::kernels::layout::permute_buf(&input.buf, &input.shape, &perm);
     let o = out_of(ctx, args)?;
     ctx.write(o, shape, buf)
 }
@@ -418,7 +421,7 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         )));
     }
     let bias = match args.get(2).and_then(|&v| ctx.values.get(v)) {
-        Some(super::value::RValue::Tensor(b)) => Some(f32s(ctx, b)?.to_vec()),
+        Some(crate::kernels::value::RValue::Tensor(b)) => Some(f32s(ctx, b)?.to_vec()),
         _ => None,
     };
     let w = f32s(ctx, wt)?;

@@ -204,5 +204,15 @@ pub enum RValue {
     TensorList(Vec<usize>),
     /// Value indices (`None` for absent entries).
     OptionalTensorList(Vec<Option<usize>>),
-    Tensor(HostTensor),
+    /// Shared: a run's value table starts as a copy of the prepared one, so constants (and the
+    /// zeroed out tensors) are shared by reference, never copied; a kernel replaces the tensors
+    /// it writes.
+    Tensor(std::sync::Arc<HostTensor>),
+}
+
+impl RValue {
+    /// A tensor value.
+    pub fn tensor(t: HostTensor) -> RValue {
+        RValue::Tensor(std::sync::Arc::new(t))
+    }
 }

@@ -8,8 +8,10 @@
 
 use serde::Serialize;
 
-use super::core_buffers::{call_in_program, fails_on, CoreCall};
-use super::{CmsisNn, Device};
+use crate::kernels::cmsis::core_buffers::{
+    call_in_program, fails_on, int_list, tensor_arg, CoreCall,
+};
+use crate::kernels::{CmsisNn, Device};
 use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 
 /// One instruction the device computes differently from the model.
@@ -152,30 +154,6 @@ fn row_major_bytes(t: &Tensor) -> bool {
 
 fn numel(t: &Tensor) -> i64 {
     t.sizes.iter().map(|&s| i64::from(s)).product()
-}
-
-pub(super) fn tensor_arg<'p>(
-    plan: &'p ExecutionPlan,
-    args: &[usize],
-    k: usize,
-) -> Option<&'p Tensor> {
-    match plan.values.get(*args.get(k)?)? {
-        EValue::Tensor(t) => Some(t),
-        _ => None,
-    }
-}
-
-pub(super) fn int_list(plan: &ExecutionPlan, args: &[usize], k: usize) -> Vec<i64> {
-    match args.get(k).and_then(|&v| plan.values.get(v)) {
-        Some(EValue::IntList(items)) => items
-            .iter()
-            .filter_map(|&i| match plan.values.get(i as usize) {
-                Some(EValue::Int(x)) => Some(*x),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The note for instruction `id` of `plan` on `device`, if the board computes something else.

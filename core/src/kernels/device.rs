@@ -1,0 +1,143 @@
+//! The device the `cortex_m::` kernels model: which core (its CMSIS-NN path: Helium, DSP or
+//! plain C) and which CMSIS-NN version, and how a program says which core it was lowered for.
+
+use super::cmsis::core_buffers;
+use crate::pte::{EValue, Instruction, Program};
+
+/// The core whose arithmetic the Cortex-M kernels reproduce. They differ in `quantize`: scalar
+/// cores compute `nearbyint(x · (1/scale))`; Helium/MVE cores (M55) compute, for every full
+/// block of 16 elements, a fused multiply-add with a rounding constant and narrow through
+/// int16 without saturation (the tail uses the scalar path). Which CMSIS-NN path runs (MVE,
+/// DSP, plain C) also decides which buffers a call needs (`core_buffers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// Cortex-M55/M85 (Helium/MVE). Default: the reference programs target it.
+    #[default]
+    CortexM55,
+    /// Cores with the DSP extension and no Helium: Cortex-M4, M7, M33, M35P.
+    CortexMScalar,
+    /// Cores with neither: Cortex-M0, M0+, M3, M23 (CMSIS-NN's plain C path).
+    CortexMBase,
+}
+
+impl Target {
+    /// The core named on a command line (`m55`, `cortex-m4`, ...), `None` when unknown.
+    pub fn parse(name: &str) -> Option<Target> {
+        let n = name.to_ascii_lowercase();
+        let n = n
+            .trim_start_matches("cortex-")
+            .trim_start_matches("cortex_");
+        match n {
+            "m55" | "m85" | "mve" | "helium" => Some(Target::CortexM55),
+            "m4" | "m7" | "m33" | "m35p" | "dsp" | "scalar" => Some(Target::CortexMScalar),
+            "m0" | "m0+" | "m3" | "m23" | "base" => Some(Target::CortexMBase),
+            _ => None,
+        }
+    }
+
+    /// The cores this stands for, as a person reads them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::CortexM55 => "Cortex-M55/M85 (Helium)",
+            Target::CortexMScalar => "Cortex-M4/M7/M33 (DSP)",
+            Target::CortexMBase => "Cortex-M0/M3/M23 (plain C)",
+        }
+    }
+
+    /// Whether CMSIS-NN runs its Helium (MVE) path on this core.
+    pub fn has_helium(self) -> bool {
+        self == Target::CortexM55
+    }
+
+    /// The core a Cortex-M program was lowered for, where the program says: the backend gives
+    /// `quantized_linear` a precomputed `kernel_sum` (and no bias) for Helium/MVE cores only, and
+    /// `quantized_batch_matmul` a scratch buffer only for MVE; a call a Helium core could not run
+    /// (`core_buffers`) was lowered for a core without one. `None` when nothing tells.
+    pub fn of_program(program: &Program, plan_index: usize) -> Option<Target> {
+        let plan = program.plans.get(plan_index)?;
+        for ins in plan.main_instructions() {
+            let Instruction::KernelCall { op_index, args } = ins else {
+                continue;
+            };
+            let Some(op) = plan.operators.get(*op_index) else {
+                continue;
+            };
+            let value = |k: usize| args.get(k).and_then(|&a| plan.values.get(a));
+            match op.name.as_str() {
+                "cortex_m::quantized_linear" => match (value(2), value(3)) {
+                    (_, Some(EValue::Tensor(_))) => return Some(Target::CortexM55),
+                    (_, Some(EValue::Null)) => return Some(Target::CortexMScalar),
+                    _ => {}
+                },
+                "cortex_m::quantized_batch_matmul" => {
+                    if let Some(EValue::Tensor(t)) = value(7) {
+                        let bytes: i64 = t.sizes.iter().map(|&s| i64::from(s)).product();
+                        return Some(if bytes > 0 {
+                            Target::CortexM55
+                        } else {
+                            Target::CortexMScalar
+                        });
+                    }
+                }
+                name => {
+                    // a call a Helium core cannot run was lowered for a core without one
+                    let call = core_buffers::call_in_program(plan, name, args);
+                    if call
+                        .and_then(|c| core_buffers::fails_on(Target::CortexM55, c))
+                        .is_some()
+                    {
+                        return Some(Target::CortexMScalar);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The program's own target where it says, else the default (Cortex-M55).
+    pub fn for_program(program: &Program, plan_index: usize) -> Target {
+        Target::of_program(program, plan_index).unwrap_or_default()
+    }
+}
+
+/// The CMSIS-NN version whose kernels the device runs, where behaviour changed between versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CmsisNn {
+    /// dbf45dbf, pinned by ExecuTorch 1.5.1: `arm_transpose_conv_s8` computes wrong rows when
+    /// `padding % stride != 0` and leaves the last output row unwritten.
+    #[default]
+    Dbf45dbf,
+    /// 4a8f5b5d or later: transpose convolution fixed.
+    Fixed4a8f5b5d,
+}
+
+impl CmsisNn {
+    /// The version named on a command line (a commit prefix), `None` when unknown.
+    pub fn parse(name: &str) -> Option<CmsisNn> {
+        match name {
+            n if n.len() >= 4 && "dbf45dbf".starts_with(n) => Some(CmsisNn::Dbf45dbf),
+            n if n.len() >= 4 && "4a8f5b5d".starts_with(n) => Some(CmsisNn::Fixed4a8f5b5d),
+            "pinned" | "executorch-1.5.1" => Some(CmsisNn::Dbf45dbf),
+            "fixed" | "latest" => Some(CmsisNn::Fixed4a8f5b5d),
+            _ => None,
+        }
+    }
+}
+
+/// What the device kernels model: the core and the CMSIS-NN version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Device {
+    pub target: Target,
+    pub cmsis_nn: CmsisNn,
+}
+
+impl Device {
+    /// Plan `plan_index` of `program` on its own core (`Target::for_program`) with the pinned
+    /// CMSIS-NN.
+    pub fn for_program(program: &Program, plan_index: usize) -> Device {
+        Device {
+            target: Target::for_program(program, plan_index),
+            ..Device::default()
+        }
+    }
+}

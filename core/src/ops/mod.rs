@@ -1,0 +1,263 @@
+//! The operator registry: every operator etscope knows is declared once, in [`table`], with
+//! its qualified name and overloads, its argument schema, category, traits, host kernel, the
+//! emulated board's support and a device note. Names are looked up once, when a graph is built
+//! ([`OpId`]); dispatch, categories, device notes, fault injection, board support and the
+//! viewer read the entry, never the name.
+//!
+//! An entry is one operator with its functional overloads and the out variants ExecuTorch
+//! programs call (`aten::add` covers `Tensor`, `Scalar`, `out` and `Scalar_out`). A node whose
+//! overload is one of [`OpDef::out_overloads`] is in the kernel's form: inputs, out tensors,
+//! then the returned value, exactly the argument list a `.pte` kernel call carries.
+
+mod schema;
+mod table;
+
+pub use schema::{ArgSpec, ArgType, Default as ArgDefault, Schema};
+
+use crate::kernels::KernelFn;
+
+/// A registry entry's index: what a graph node refers to once its name has been looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct OpId(u16);
+
+impl OpId {
+    /// The entry's index in [`all`].
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+/// What kind of work an operator does (graph colours, profile rollups).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    Convolution,
+    Linear,
+    Pooling,
+    Elementwise,
+    Activation,
+    Normalization,
+    Quantize,
+    DataMovement,
+    Delegate,
+    Io,
+    Other,
+}
+
+/// Properties passes, planners and analyses rely on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Traits {
+    /// Each output element depends on the inputs' elements at the same (broadcast) index.
+    pub elementwise: bool,
+    /// Moves or reinterprets data without arithmetic (copies, views, permutes, pads).
+    pub data_movement: bool,
+    /// The output keeps the input's quantization parameters (no requantization).
+    pub quant_preserving: bool,
+    /// The device kernel may write its output over its first input (an element is read before
+    /// the element at the same index is written).
+    pub in_place_safe: bool,
+    /// Carries learned weights (argument 1): what fault injection breaks.
+    pub weighted: bool,
+}
+
+/// One operator.
+#[derive(Debug)]
+pub struct OpDef {
+    /// `namespace::name`: `aten::convolution`, `cortex_m::quantized_add`.
+    pub name: &'static str,
+    /// Every overload this entry covers; the functional ones first.
+    pub overloads: &'static [&'static str],
+    /// The overloads in the kernel's form (out variants; ExecuTorch's prim ops write their
+    /// out argument in their `default` overload).
+    pub out_overloads: &'static [&'static str],
+    /// The functional argument schema (TorchScript syntax, without the name), where known.
+    pub schema: Option<&'static str>,
+    pub category: Category,
+    pub traits: Traits,
+    /// The host kernel (every dtype and core it accepts is its own business: it reads the
+    /// tensors' dtypes and the device from its context).
+    pub kernel: Option<KernelFn>,
+    /// The emulated board firmware's operator code, where the firmware implements it.
+    pub board: Option<u32>,
+    /// What a user should know about how the device computes it.
+    pub note: Option<&'static str>,
+}
+
+impl OpDef {
+    /// Whether `overload` is this operator's kernel form.
+    pub fn is_out_overload(&self, overload: &str) -> bool {
+        self.out_overloads.contains(&overload)
+    }
+
+    /// The functional schema, parsed (`None` where the registry has none).
+    pub fn parsed_schema(&self) -> Option<&'static Schema> {
+        table::parsed_schema(self)
+    }
+
+    /// The operator without its namespace (`convolution`).
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit("::").next().unwrap_or(self.name)
+    }
+}
+
+/// Every registered operator, indexed by [`OpId::index`].
+pub fn all() -> &'static [OpDef] {
+    table::OPS
+}
+
+/// The entry of `id`.
+pub fn def(id: OpId) -> &'static OpDef {
+    &table::OPS[id.index()]
+}
+
+/// The entry covering `name` (`aten::add`) with `overload` (`Scalar_out`); an empty overload
+/// matches the entry's first one.
+pub fn lookup(name: &str, overload: &str) -> Option<OpId> {
+    let ids = table::by_name().get(name)?;
+    ids.iter()
+        .copied()
+        .find(|&id| overload.is_empty() || def(id).overloads.contains(&overload))
+}
+
+/// The entry of a qualified `name.overload` (`aten::add.Scalar_out`, `cortex_m::pad.out`).
+pub fn lookup_qualified(qualified: &str) -> Option<OpId> {
+    match qualified.rsplit_once('.') {
+        Some((name, overload)) if !name.is_empty() => {
+            lookup(name, overload).or_else(|| lookup(qualified, ""))
+        }
+        _ => lookup(qualified, ""),
+    }
+}
+
+/// The category of an operator etscope knows, or a guess from the name of one it does not (a
+/// delegate, an operator of another backend).
+pub fn category_of(name: &str, overload: &str) -> Category {
+    match lookup(name, overload) {
+        Some(id) => def(id).category,
+        None => Category::guess(name),
+    }
+}
+
+impl Category {
+    /// The category an unregistered operator's name suggests.
+    pub fn guess(op: &str) -> Category {
+        let short = op.rsplit("::").next().unwrap_or(op).to_ascii_lowercase();
+        let s = short.as_str();
+        let has = |words: &[&str]| words.iter().any(|w| s.contains(w));
+        if op.starts_with("delegate::") || s.contains("call_delegate") {
+            Category::Delegate
+        } else if op == "input" || op == "output" {
+            Category::Io
+        } else if has(&["quantize", "dequantize"]) && !has(&["quantized_"]) {
+            Category::Quantize
+        } else if has(&["conv"]) {
+            Category::Convolution
+        } else if has(&["linear", "mm", "matmul", "fully_connected"]) {
+            Category::Linear
+        } else if has(&["pool"]) {
+            Category::Pooling
+        } else if has(&[
+            "relu",
+            "sigmoid",
+            "tanh",
+            "gelu",
+            "silu",
+            "hardswish",
+            "softmax",
+            "activation",
+            "clamp",
+            "elu",
+        ]) {
+            Category::Activation
+        } else if has(&["norm"]) {
+            Category::Normalization
+        } else if has(&[
+            "add", "sub", "mul", "div", "minimum", "maximum", "neg", "exp", "log", "sqrt", "pow",
+            "abs", "where", "eq", "ne", "lt", "gt",
+        ]) {
+            Category::Elementwise
+        } else if has(&[
+            "view",
+            "reshape",
+            "permute",
+            "transpose",
+            "copy",
+            "cat",
+            "slice",
+            "select",
+            "split",
+            "squeeze",
+            "expand",
+            "pad",
+            "dim_order",
+            "clone",
+            "index",
+            "gather",
+            "flatten",
+            "move",
+            "alloc",
+        ]) {
+            Category::DataMovement
+        } else {
+            Category::Other
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_and_overload_resolves_to_its_own_entry() {
+        for (i, d) in all().iter().enumerate() {
+            for o in d.overloads {
+                let id = lookup(d.name, o).expect("registered");
+                assert_eq!(id.index(), i, "{}.{o} resolves to another entry", d.name);
+            }
+            for o in d.out_overloads {
+                assert!(d.overloads.contains(o), "{}: out overload {o}", d.name);
+            }
+            if let Some(s) = d.schema {
+                assert!(d.parsed_schema().is_some(), "{}: schema {s:?}", d.name);
+            }
+        }
+    }
+
+    #[test]
+    fn qualified_names_resolve_through_their_overload() {
+        let add = lookup_qualified("aten::add.Scalar_out").expect("add");
+        assert_eq!(def(add).name, "aten::add");
+        assert!(def(add).is_out_overload("Scalar_out"));
+        assert!(lookup_qualified("aten::add.no_such_overload").is_none());
+        assert!(lookup_qualified("etscope::linear").is_none());
+        let et_view = lookup_qualified("executorch_prim::et_view.default").expect("et_view");
+        assert!(def(et_view).is_out_overload("default"));
+    }
+
+    #[test]
+    fn schemas_name_their_arguments_and_defaults() {
+        let conv = def(lookup("aten::convolution", "out").expect("conv"));
+        let s = conv.parsed_schema().expect("schema");
+        let names: Vec<&str> = s.args.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "input",
+                "weight",
+                "bias",
+                "stride",
+                "padding",
+                "dilation",
+                "transposed",
+                "output_padding",
+                "groups"
+            ]
+        );
+        let pool = def(lookup("aten::avg_pool2d", "default").expect("pool"));
+        let s = pool.parsed_schema().expect("schema");
+        assert_eq!(s.args[4].name, "ceil_mode");
+        assert_eq!(s.args[4].default, Some(ArgDefault::Bool(false)));
+        assert_eq!(s.args[6].default, Some(ArgDefault::None));
+    }
+}

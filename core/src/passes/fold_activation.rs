@@ -1,0 +1,96 @@
+//! A standalone ReLU folded into the output bounds of the quantize that follows it, as the
+//! Cortex-M backend folds activations into the clamp of the quantized op before them:
+//! `quantize(relu(x), scale, zp, qmin, qmax)` equals `quantize(x, scale, zp, max(qmin, zp),
+//! qmax)` for every `x` (a negative `x` rounds to at most `zp`, which the new lower bound
+//! clamps to `zp`, the code of 0). Applies where the ReLU's output feeds only that quantize.
+
+use super::{Pass, PassError};
+use crate::ir::{Arg, ArgData, Graph, NodeKind, Storage, ValueInfo};
+
+/// The pass.
+pub struct FoldActivation;
+
+impl Pass for FoldActivation {
+    fn name(&self) -> &'static str {
+        "fold_activation"
+    }
+
+    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+        let mut removed = Vec::new();
+        for relu in 0..graph.nodes.len() {
+            let Some((quantize, new_min)) = foldable(&graph, relu) else {
+                continue;
+            };
+            let (Some(&x), Some(&relu_out)) = (
+                graph.nodes[relu].inputs.first(),
+                graph.nodes[relu].outputs.first(),
+            ) else {
+                continue;
+            };
+            // a new int value: the quantize's bound may be shared with other calls
+            let bound = graph.values.len();
+            graph.values.push(ValueInfo {
+                id: bound,
+                name: String::new(),
+                kind: "Int",
+                dtype: None,
+                shape: Vec::new(),
+                dim_order: Vec::new(),
+                quant: None,
+                storage: Storage::NotTensor,
+                placement: None,
+                alias_of: None,
+                producer: None,
+                consumers: Vec::new(),
+                nbytes: None,
+                data: Some(ArgData::Int(new_min)),
+            });
+            let q = &mut graph.nodes[quantize];
+            q.args[0] = Arg::new(q.args[0].name.clone(), Some(x), ArgData::Tensor(x));
+            q.args[3] = Arg::new(q.args[3].name.clone(), Some(bound), ArgData::Int(new_min));
+            for v in &mut q.inputs {
+                if *v == relu_out {
+                    *v = x;
+                }
+            }
+            removed.push(relu);
+        }
+        graph.remove_nodes(&removed);
+        Ok(graph)
+    }
+}
+
+/// The quantize a ReLU node folds into and the quantize's new lower bound.
+fn foldable(graph: &Graph, relu: usize) -> Option<(usize, i64)> {
+    let node = &graph.nodes[relu];
+    if node.kind != NodeKind::Operator || node.def()?.name != "aten::relu" {
+        return None;
+    }
+    let out = *node.outputs.first()?;
+    if graph.outputs.contains(&out) {
+        return None;
+    }
+    let value = graph.values.get(out)?;
+    let [consumer] = value.consumers[..] else {
+        return None;
+    };
+    let q = &graph.nodes[consumer];
+    let name = q.def()?.name;
+    if name != "quantized_decomposed::quantize_per_tensor"
+        && name != "cortex_m::quantize_per_tensor"
+    {
+        return None;
+    }
+    // quantize(input, scale, zero_point, quant_min, quant_max, dtype, out, out)
+    if q.args.first()?.value != Some(out) {
+        return None;
+    }
+    let int = |k: usize| match q.args.get(k)?.data {
+        ArgData::Int(i) => Some(i),
+        _ => None,
+    };
+    let (zp, qmin, qmax) = (int(2)?, int(3)?, int(4)?);
+    (qmin..=qmax)
+        .contains(&zp)
+        .then_some((consumer, qmin.max(zp)))
+}

@@ -1,0 +1,192 @@
+//! A `torch.export` stage's functional calls in their kernels' form. Each node's arguments are
+//! put in its schema's order, the defaults the export left out filled from the registry's
+//! schema, and its outputs appended as the out variant takes them (outs, then the returned
+//! value). Calls that only have another operator's kernel are rewritten onto it: `conv2d` onto
+//! `convolution`, `batch_norm` onto `_native_batch_norm_legit_no_training`, `softmax` onto
+//! `_softmax`, and every view (`view`, `reshape`, `flatten`, `_unsafe_view`) onto `view_copy`
+//! with the output's sizes.
+
+use super::{Pass, PassError};
+use crate::ir::{Arg, ArgData, Graph, Node, NodeKind};
+use crate::ops::{self, ArgDefault, ArgType};
+
+/// The pass.
+pub struct OutVariants;
+
+impl Pass for OutVariants {
+    fn name(&self) -> &'static str {
+        "out_variants"
+    }
+
+    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+        for i in 0..graph.nodes.len() {
+            if graph.nodes[i].kind != NodeKind::Operator {
+                continue;
+            }
+            let shapes: Vec<Vec<i64>> = graph.nodes[i]
+                .outputs
+                .iter()
+                .map(|&o| {
+                    graph
+                        .values
+                        .get(o)
+                        .map(|v| v.shape.clone())
+                        .unwrap_or_default()
+                })
+                .collect();
+            lower(&mut graph.nodes[i], &shapes);
+        }
+        Ok(graph)
+    }
+}
+
+/// A literal argument.
+fn lit(data: ArgData) -> Arg {
+    Arg::new(None, None, data)
+}
+
+fn ints(v: &[i64]) -> ArgData {
+    ArgData::Ints(v.iter().map(|&x| Some(x)).collect())
+}
+
+/// The schema default as argument data (`int[2]` defaults of one int repeat it).
+fn default_data(d: &ArgDefault, fixed_len: Option<usize>, ty: &ArgType) -> ArgData {
+    match d {
+        ArgDefault::None => ArgData::None,
+        ArgDefault::Int(i) if *ty == ArgType::Float => ArgData::Float(*i as f64),
+        ArgDefault::Int(i) => ArgData::Int(*i),
+        ArgDefault::Float(f) => ArgData::Float(*f),
+        ArgDefault::Bool(b) => ArgData::Bool(*b),
+        ArgDefault::Str(s) => ArgData::Str(s.clone()),
+        ArgDefault::Ints(v) if v.len() == 1 => ints(&vec![v[0]; fixed_len.unwrap_or(1)]),
+        ArgDefault::Ints(v) => ints(v),
+    }
+}
+
+/// The node's arguments in its schema's order, with the defaults it leaves out; as given when
+/// the registry has no schema.
+fn schema_args(node: &Node, schema_of: &str) -> Vec<Arg> {
+    let Some(schema) = ops::lookup(schema_of, "").and_then(|id| ops::def(id).parsed_schema())
+    else {
+        return node.args.clone();
+    };
+    let named = node.args.iter().any(|a| a.name.is_some());
+    schema
+        .args
+        .iter()
+        .enumerate()
+        .map(|(k, spec)| {
+            let given = if named {
+                node.args
+                    .iter()
+                    .find(|a| a.name.as_deref() == Some(spec.name.as_str()))
+            } else {
+                node.args.get(k)
+            };
+            match given {
+                Some(a) => a.clone(),
+                None => {
+                    let data = spec
+                        .default
+                        .as_ref()
+                        .map_or(ArgData::None, |d| default_data(d, spec.fixed_len, &spec.ty));
+                    Arg::new(Some(spec.name.clone()), None, data)
+                }
+            }
+        })
+        .collect()
+}
+
+/// Rewrites one node into its kernel form (a node already in it is left alone).
+fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) {
+    if let Some(d) = node.def() {
+        if node.overload.is_empty() || d.is_out_overload(&node.overload) {
+            return;
+        }
+    }
+    let name = node.op.clone();
+    let overload = node.overload.clone();
+    let (target, target_overload, mut args) = match (name.as_str(), overload.as_str()) {
+        ("aten::conv2d", _) => {
+            let a = schema_args(node, "aten::conv2d");
+            let get = |k: usize| a.get(k).cloned().unwrap_or_else(|| lit(ArgData::None));
+            (
+                "aten::convolution",
+                "out",
+                vec![
+                    get(0),
+                    get(1),
+                    get(2),
+                    get(3),
+                    get(4),
+                    get(5),
+                    lit(ArgData::Bool(false)),
+                    lit(ints(&[0, 0])),
+                    get(6),
+                ],
+            )
+        }
+        ("aten::batch_norm", _) => {
+            let a = schema_args(node, "aten::batch_norm");
+            let get = |k: usize| a.get(k).cloned().unwrap_or_else(|| lit(ArgData::None));
+            (
+                "aten::_native_batch_norm_legit_no_training",
+                "out",
+                vec![get(0), get(1), get(2), get(3), get(4), get(6), get(7)],
+            )
+        }
+        ("aten::softmax", _) => {
+            let a = schema_args(node, "aten::softmax");
+            let get = |k: usize| a.get(k).cloned().unwrap_or_else(|| lit(ArgData::None));
+            (
+                "aten::_softmax",
+                "out",
+                vec![get(0), get(1), lit(ArgData::Bool(false))],
+            )
+        }
+        ("aten::view" | "aten::reshape" | "aten::_unsafe_view" | "aten::flatten", _)
+        | ("aten::view_copy", "default") => {
+            let input = node
+                .args
+                .first()
+                .cloned()
+                .unwrap_or_else(|| lit(ArgData::None));
+            let size = output_shapes.first().cloned().unwrap_or_default();
+            ("aten::view_copy", "out", vec![input, lit(ints(&size))])
+        }
+        _ => {
+            let Some(d) = node.def() else {
+                // an operator etscope does not know: its kernel form is the out variant by name
+                let args = node.args.clone();
+                append_outputs(node, args);
+                node.overload = "out".into();
+                return;
+            };
+            let out = [format!("{overload}_out"), "out".to_string()]
+                .into_iter()
+                .find(|o| d.is_out_overload(o))
+                .or_else(|| d.out_overloads.first().map(|o| o.to_string()));
+            let Some(out) = out else {
+                return;
+            };
+            let args = schema_args(node, d.name);
+            node.set_op(d.name, &out);
+            append_outputs(node, args);
+            return;
+        }
+    };
+    args.iter_mut().for_each(|a| a.name = None);
+    node.set_op(target, target_overload);
+    append_outputs(node, std::mem::take(&mut args));
+}
+
+/// Sets the node's arguments to `args`, its out tensors, and the returned value.
+fn append_outputs(node: &mut Node, mut args: Vec<Arg>) {
+    for &o in &node.outputs {
+        args.push(Arg::new(Some("out".into()), Some(o), ArgData::Tensor(o)));
+    }
+    if let Some(&first) = node.outputs.first() {
+        args.push(Arg::new(None, Some(first), ArgData::Tensor(first)));
+    }
+    node.args = args;
+}

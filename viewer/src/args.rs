@@ -1,0 +1,79 @@
+//! Node arguments as a person reads them: the IR keeps them typed, the viewer renders them
+//! (`[1, 1]`, `0.0039`, `None`, `%x` for a tensor by its name).
+
+use etscope_core::ir::{Arg, ArgData, Graph};
+
+/// A literal rendering of `arg` (tensors by their value's label).
+pub fn render_arg(graph: &Graph, arg: &Arg) -> String {
+    let tensor = |v: usize| {
+        graph
+            .values
+            .get(v)
+            .map_or_else(|| format!("%v{v}"), |x| format!("%{}", x.label()))
+    };
+    let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+    match &arg.data {
+        ArgData::None => "None".into(),
+        ArgData::Int(i) => i.to_string(),
+        ArgData::Float(f) => format!("{f}"),
+        ArgData::Bool(b) => if *b { "True" } else { "False" }.into(),
+        ArgData::Str(s) => format!("{s:?}"),
+        ArgData::Other(s) => s.clone(),
+        ArgData::ScalarType(t) => format!("torch.{}", t.name()),
+        ArgData::Ints(v) => list(
+            v.iter()
+                .map(|x| x.map_or_else(|| "?".into(), |x| x.to_string()))
+                .collect(),
+        ),
+        ArgData::Floats(v) => list(v.iter().map(|x| format!("{x}")).collect()),
+        ArgData::Bools(v) => list(v.iter().map(|x| x.to_string()).collect()),
+        ArgData::Tensor(v) => tensor(*v),
+        ArgData::Tensors(v) => list(v.iter().map(|&t| tensor(t)).collect()),
+        ArgData::OptionalTensors(v) => list(
+            v.iter()
+                .map(|t| t.map_or_else(|| "None".into(), tensor))
+                .collect(),
+        ),
+    }
+}
+
+/// The name to show for argument `k` of a node: the argument's own, else the registry
+/// schema's, else its position.
+pub fn arg_name(node: &etscope_core::ir::Node, k: usize) -> String {
+    if let Some(n) = node.args.get(k).and_then(|a| a.name.clone()) {
+        return n;
+    }
+    node.def()
+        .and_then(|d| d.parsed_schema())
+        .and_then(|s| s.args.get(k))
+        .map_or_else(|| k.to_string(), |a| a.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etscope_core::ir::from_pte::graph_from_plan;
+    use etscope_core::pte::Program;
+
+    #[test]
+    fn a_programs_convolution_arguments_read_as_python_writes_them() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32.pte"
+        ))
+        .expect("fixture");
+        let program = Program::parse(bytes).expect("parses");
+        let g = graph_from_plan(&program, 0).expect("graph");
+        let conv = g
+            .nodes
+            .iter()
+            .find(|n| n.op == "aten::convolution")
+            .expect("conv");
+        let texts: Vec<String> = conv.args.iter().map(|a| render_arg(&g, a)).collect();
+        assert!(texts[0].starts_with("%v"), "{texts:?}");
+        assert_eq!(texts[3], "[1, 1]", "stride: {texts:?}");
+        assert_eq!(texts[6], "False", "transposed: {texts:?}");
+        assert_eq!(arg_name(conv, 3), "stride");
+        assert_eq!(arg_name(conv, 8), "groups");
+    }
+}
