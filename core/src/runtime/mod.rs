@@ -135,6 +135,17 @@ impl Runtime {
         prepare::program(program, plan_index, target)
     }
 
+    /// Prepares `graph`, a rewrite of plan `plan_index` of `program` (a pass's output), with the
+    /// program's constants.
+    pub fn with_graph(
+        program: &Program,
+        plan_index: usize,
+        graph: Graph,
+        target: Target,
+    ) -> Result<Runtime, RuntimeError> {
+        prepare::program_graph(program, plan_index, graph, target)
+    }
+
     /// Prepares an executable graph (every operator node in its kernel form: the out-variant
     /// pass's output) whose constants `constant` gives, by value.
     pub fn prepare(

@@ -21,6 +21,21 @@ pub(super) fn program(
         .get(plan_index)
         .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
     let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
+    program_graph(program, plan_index, graph, target)
+}
+
+/// `graph` (plan `plan_index` of `program`, or a pass's rewrite of it) with the constants read
+/// from the program.
+pub(super) fn program_graph(
+    program: &Program,
+    plan_index: usize,
+    graph: Graph,
+    target: Target,
+) -> Result<Runtime, RuntimeError> {
+    let plan = program
+        .plans
+        .get(plan_index)
+        .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
     let constant = |v: &ValueInfo| -> Result<HostTensor, RuntimeError> {
         let Some(EValue::Tensor(t)) = plan.values.get(v.id) else {
             return Err(program_err(format!("value {} is not a tensor", v.id)));

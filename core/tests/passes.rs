@@ -1,0 +1,206 @@
+//! Passes on real programs: a rewrite the runtime executes with the program's own output, a
+//! broken pass caught by `Graph::check` with its name, and a stage that runs exactly as its
+//! program does on every core.
+
+mod common;
+
+use etscope_core::etrecord::ETRecord;
+use etscope_core::ir::from_pte::graph_from_plan;
+use etscope_core::ir::{CheckError, Graph, NodeKind};
+use etscope_core::npy::read_npy;
+use etscope_core::passes::fold_activation::FoldActivation;
+use etscope_core::passes::{run_checked, run_pipeline, Pass, PassError};
+use etscope_core::pte::Program;
+use etscope_core::runtime::{Device, Runtime, Target};
+
+fn ops(g: &Graph) -> Vec<String> {
+    g.nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Operator)
+        .map(|n| n.qualified_op())
+        .collect()
+}
+
+#[test]
+fn folding_a_relu_into_its_quantize_runs_with_the_programs_own_output() {
+    let dir = common::tiny();
+    let program =
+        Program::parse(common::read(&dir.join("model_int8_qdq_portable.pte"))).expect("pte");
+    let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
+    let graph = graph_from_plan(&program, 0).expect("graph");
+    let before = ops(&graph);
+    assert!(before.iter().any(|o| o == "aten::relu.out"), "{before:?}");
+    let folded = run_checked(graph, &FoldActivation).expect("the pass keeps the graph valid");
+    let after = ops(&folded);
+    assert_eq!(after.len(), before.len() - 1, "{after:?}");
+    assert!(
+        !after.iter().any(|o| o.starts_with("aten::relu")),
+        "{after:?}"
+    );
+
+    let original = Runtime::new(&program, 0, Target::default())
+        .expect("prepares")
+        .run(std::slice::from_ref(&input), false)
+        .expect("runs");
+    let rewritten = Runtime::with_graph(&program, 0, folded, Target::default())
+        .expect("prepares the rewritten graph")
+        .run(std::slice::from_ref(&input), true)
+        .expect("runs the rewritten graph");
+    assert_eq!(
+        original.outputs[0].to_data().bytes,
+        rewritten.outputs[0].to_data().bytes,
+        "the folded program computes what the program computes"
+    );
+    // and the rewrite is not vacuous: the convolution's float output, which the quantize now
+    // reads directly, has negative values the relu used to zero
+    let conv_out = rewritten
+        .captured
+        .iter()
+        .find(|c| rewritten_op(&program, c.instruction_id) == Some("aten::convolution".to_string()))
+        .expect("the convolution ran");
+    let min = conv_out.tensors[0]
+        .to_data()
+        .to_f64()
+        .expect("floats")
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        min < 0.0,
+        "the convolution's output has no negative value: {min}"
+    );
+}
+
+/// The operator of instruction `id` of plan 0.
+fn rewritten_op(program: &Program, id: Option<usize>) -> Option<String> {
+    let g = graph_from_plan(program, 0)?;
+    g.node_for_instruction(id?).map(|n| n.op.clone())
+}
+
+/// Moves the last operator before the first: its input is then read before it is written.
+struct Reorder;
+
+impl Pass for Reorder {
+    fn name(&self) -> &'static str {
+        "deliberately_broken_reorder"
+    }
+
+    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+        let last = graph
+            .nodes
+            .iter()
+            .rposition(|n| n.kind == NodeKind::Operator)
+            .expect("an operator");
+        let node = graph.nodes.remove(last);
+        graph.nodes.insert(1, node);
+        for (i, n) in graph.nodes.iter_mut().enumerate() {
+            n.id = i;
+        }
+        graph.relink();
+        Ok(graph)
+    }
+}
+
+/// Writes a constant (the first operator's output becomes the weight it reads).
+struct WriteConstant;
+
+impl Pass for WriteConstant {
+    fn name(&self) -> &'static str {
+        "deliberately_broken_constant"
+    }
+
+    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+        let conv = graph
+            .nodes
+            .iter()
+            .position(|n| n.kind == NodeKind::Operator)
+            .expect("an operator");
+        let weight = graph.nodes[conv].inputs[1];
+        graph.nodes[conv].outputs = vec![weight];
+        Ok(graph)
+    }
+}
+
+#[test]
+fn a_broken_pass_is_caught_after_it_runs_and_named() {
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("pte");
+    let graph = graph_from_plan(&program, 0).expect("graph");
+    graph.check().expect("a program's graph is valid");
+
+    let err = run_pipeline(graph.clone(), &[&FoldActivation, &Reorder]).expect_err("caught");
+    match err {
+        PassError::Broke { pass, error } => {
+            assert_eq!(pass, "deliberately_broken_reorder");
+            assert!(
+                matches!(error, CheckError::ReadBeforeDefined { .. }),
+                "{error}"
+            );
+        }
+        other => panic!("{other}"),
+    }
+    let err = run_pipeline(graph, &[&WriteConstant]).expect_err("caught");
+    assert!(
+        err.to_string().contains("deliberately_broken_constant"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("writes constant value"), "{err}");
+}
+
+#[test]
+fn every_pipeline_stage_says_whether_it_changed_the_graph() {
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("pte");
+    let graph = graph_from_plan(&program, 0).expect("graph");
+    // the fp32 program's relu feeds a permute, not a quantize: nothing to fold
+    let stages = run_pipeline(graph, &[&FoldActivation]).expect("runs");
+    assert_eq!(stages.len(), 1);
+    assert_eq!(stages[0].graph.stage, "fold_activation");
+    assert!(!stages[0].changed);
+}
+
+#[test]
+fn a_cortex_m_stage_and_its_program_agree_bit_for_bit_on_every_core() {
+    let dir = common::tiny();
+    let rec = ETRecord::parse(&common::read(&dir.join("model_int8_cortex_m55.etrecord")))
+        .expect("etrecord");
+    let program =
+        Program::parse(common::read(&dir.join("model_int8_cortex_m55.pte"))).expect("pte");
+    let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
+    let stage = rec.stage("edge_after_transform").expect("stage");
+    let weights = rec.stage_weights(stage).expect("weights");
+    for target in [
+        Target::CortexM55,
+        Target::CortexMScalar,
+        Target::CortexMBase,
+    ] {
+        let device = Device {
+            target,
+            ..Device::default()
+        };
+        let from_stage = Runtime::for_stage(
+            &stage.graph,
+            "edge_after_transform",
+            "forward",
+            &weights,
+            device,
+        )
+        .expect("stage prepares")
+        .run(std::slice::from_ref(&input), false);
+        let from_program = Runtime::new(&program, 0, target)
+            .expect("program prepares")
+            .run(std::slice::from_ref(&input), false);
+        match (from_stage, from_program) {
+            (Ok(s), Ok(p)) => assert_eq!(
+                s.outputs[0].to_data().bytes,
+                p.outputs[0].to_data().bytes,
+                "{target:?}"
+            ),
+            (Err(s), Err(p)) => assert_eq!(
+                std::mem::discriminant(&s),
+                std::mem::discriminant(&p),
+                "{target:?}: {s} / {p}"
+            ),
+            (s, p) => panic!("{target:?}: stage {:?} program {:?}", s.err(), p.err()),
+        }
+    }
+}
