@@ -59,44 +59,49 @@ pub enum OpCode {
 }
 
 impl OpCode {
-    /// The firmware's operator for a qualified operator name (`cortex_m::pad.out`).
+    /// The firmware's operator for a qualified operator name (`cortex_m::pad.out`), as the
+    /// operator registry declares it.
     pub fn of(name: &str) -> Option<OpCode> {
-        use OpCode::*;
-        Some(match name {
-            "cortex_m::quantize_per_tensor.out" => Quantize,
-            "cortex_m::dequantize_per_tensor.out" => Dequantize,
-            "cortex_m::quantized_conv2d_nhwc.out" => ConvNhwc,
-            "cortex_m::quantized_depthwise_conv2d_nhwc.out" => DepthwiseNhwc,
-            "cortex_m::quantized_conv2d.out" => Conv,
-            "cortex_m::quantized_depthwise_conv2d.out" => Depthwise,
-            "cortex_m::quantized_linear.out" => Linear,
-            "cortex_m::quantized_avg_pool2d_nhwc.out" => AvgPoolNhwc,
-            "cortex_m::quantized_avg_pool2d.out" => AvgPool,
-            "cortex_m::quantized_max_pool2d_nhwc.out" => MaxPoolNhwc,
-            "cortex_m::quantized_max_pool2d.out" => MaxPool,
-            "cortex_m::softmax.out" => Softmax,
-            "cortex_m::transpose.out" => Transpose,
-            "cortex_m::pad.out" => Pad,
-            "dim_order_ops::_clone_dim_order.out" => CloneDimOrder,
-            _ => return None,
-        })
+        let id = crate::ops::lookup_qualified(name)?;
+        let def = crate::ops::def(id);
+        let overload = name.rsplit_once('.').map_or("", |(_, o)| o);
+        if !def.is_out_overload(overload) {
+            return None;
+        }
+        OpCode::from_code(def.board?)
     }
 
-    /// Every operator name the firmware runs (for messages and docs).
-    pub fn supported() -> &'static [&'static str] {
-        &[
-            "cortex_m::quantize_per_tensor.out",
-            "cortex_m::dequantize_per_tensor.out",
-            "cortex_m::quantized_conv2d[_nhwc].out",
-            "cortex_m::quantized_depthwise_conv2d[_nhwc].out",
-            "cortex_m::quantized_linear.out",
-            "cortex_m::quantized_avg_pool2d[_nhwc].out",
-            "cortex_m::quantized_max_pool2d[_nhwc].out",
-            "cortex_m::softmax.out",
-            "cortex_m::transpose.out",
-            "cortex_m::pad.out",
-            "dim_order_ops::_clone_dim_order.out",
+    /// The operator of an image code.
+    fn from_code(code: u32) -> Option<OpCode> {
+        use OpCode::*;
+        [
+            Quantize,
+            Dequantize,
+            ConvNhwc,
+            DepthwiseNhwc,
+            Conv,
+            Depthwise,
+            Linear,
+            AvgPoolNhwc,
+            AvgPool,
+            MaxPoolNhwc,
+            MaxPool,
+            Softmax,
+            Transpose,
+            Pad,
+            CloneDimOrder,
         ]
+        .into_iter()
+        .find(|op| *op as u32 == code)
+    }
+
+    /// Every operator the firmware runs (for messages and docs), from the registry.
+    pub fn supported() -> Vec<String> {
+        crate::ops::all()
+            .iter()
+            .filter(|d| d.board.is_some())
+            .map(|d| format!("{}.out", d.name))
+            .collect()
     }
 }
 

@@ -2,25 +2,23 @@
 
 use egui::Color32;
 
-/// What kind of work an operator does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Category {
-    Convolution,
-    Linear,
-    Pooling,
-    Elementwise,
-    Activation,
-    Normalization,
-    Quantize,
-    DataMovement,
-    Delegate,
-    Io,
-    Other,
+pub use etscope_core::ops::Category;
+
+/// Colours, labels and the legend of the registry's categories.
+pub trait CategoryStyle {
+    /// Every category, in legend order.
+    const ALL: [Category; 11];
+    /// The category of an operator: the registry's, or a guess from the name of one etscope
+    /// does not know.
+    fn of(op: &str) -> Category;
+    /// Fill color of nodes in this category.
+    fn color(self) -> Color32;
+    /// The legend's label.
+    fn label(self) -> &'static str;
 }
 
-impl Category {
-    /// Every category, in legend order.
-    pub const ALL: [Category; 11] = [
+impl CategoryStyle for Category {
+    const ALL: [Category; 11] = [
         Category::Convolution,
         Category::Linear,
         Category::Pooling,
@@ -34,82 +32,12 @@ impl Category {
         Category::Other,
     ];
 
-    /// Classifies an operator by its name (`aten::convolution`, `cortex_m::quantized_add`, ...).
-    pub fn of(op: &str) -> Category {
-        let short = op.rsplit("::").next().unwrap_or(op).to_ascii_lowercase();
-        let s = short.as_str();
-        let has = |words: &[&str]| words.iter().any(|w| s.contains(w));
-        if op.starts_with("delegate::") || s.contains("call_delegate") {
-            Category::Delegate
-        } else if op == "input" || op == "output" {
-            Category::Io
-        } else if has(&["quantize", "dequantize"]) && !has(&["quantized_"]) {
-            Category::Quantize
-        } else if has(&["conv"]) {
-            Category::Convolution
-        } else if has(&[
-            "linear",
-            "addmm",
-            "mm",
-            "matmul",
-            "bmm",
-            "baddbmm",
-            "fully_connected",
-        ]) {
-            Category::Linear
-        } else if has(&["pool"]) {
-            Category::Pooling
-        } else if has(&[
-            "relu",
-            "sigmoid",
-            "tanh",
-            "gelu",
-            "silu",
-            "hardswish",
-            "hardtanh",
-            "softmax",
-            "activation",
-            "clamp",
-            "leaky",
-            "elu",
-        ]) {
-            Category::Activation
-        } else if has(&["norm"]) {
-            Category::Normalization
-        } else if has(&[
-            "add", "sub", "mul", "div", "minimum", "maximum", "neg", "exp", "log", "sqrt", "rsqrt",
-            "pow", "abs", "where", "eq", "ne", "lt", "gt",
-        ]) {
-            Category::Elementwise
-        } else if has(&[
-            "view",
-            "reshape",
-            "permute",
-            "transpose",
-            "copy",
-            "cat",
-            "slice",
-            "select",
-            "split",
-            "squeeze",
-            "expand",
-            "pad",
-            "dim_order",
-            "clone",
-            "index",
-            "gather",
-            "flatten",
-            "move",
-            "alloc",
-        ]) {
-            Category::DataMovement
-        } else {
-            Category::Other
-        }
+    fn of(op: &str) -> Category {
+        etscope_core::ops::category_of(op, "")
     }
 
     /// Fill color of nodes in this category.
-    pub fn color(self) -> Color32 {
+    fn color(self) -> Color32 {
         match self {
             Category::Convolution => Color32::from_rgb(0x3b, 0x6e, 0xc9),
             Category::Linear => Color32::from_rgb(0x6a, 0x4c, 0xb8),
@@ -126,7 +54,7 @@ impl Category {
     }
 
     /// Legend label.
-    pub fn label(self) -> &'static str {
+    fn label(self) -> &'static str {
         match self {
             Category::Convolution => "convolution",
             Category::Linear => "linear / matmul",

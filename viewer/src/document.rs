@@ -153,7 +153,7 @@ impl StageView {
         let widths: Vec<f32> = labels.iter().map(|l| label_width(l)).collect();
         let edges: Vec<(usize, usize)> = graph.edges.iter().map(|e| (e.from, e.to)).collect();
         let layout = layered(&widths, &edges);
-        let categories = graph.nodes.iter().map(|n| Category::of(&n.op)).collect();
+        let categories = graph.nodes.iter().map(|n| n.category()).collect();
         let modules = module_groups(&graph, &layout);
         StageView {
             name: name.to_string(),

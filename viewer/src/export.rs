@@ -1,6 +1,7 @@
 //! Exports: the graph as SVG, tables as CSV, the profile as Chrome/Perfetto trace JSON
 //! (`ui.perfetto.dev` and `chrome://tracing` open it). Pure functions returning text.
 
+use crate::category::CategoryStyle as _;
 use std::fmt::Write;
 
 use egui::Color32;

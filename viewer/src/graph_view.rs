@@ -4,6 +4,7 @@
 //!
 //! `GraphView` holds only view state (camera, selection); the data comes in per call.
 
+use crate::category::CategoryStyle as _;
 use std::collections::BTreeSet;
 
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Ui, Vec2};

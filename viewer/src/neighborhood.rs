@@ -2,6 +2,7 @@
 //! interactive egui_graphs view, laid out with the same layered layout as the main canvas.
 //! Clicking a neighbour selects it in the main view.
 
+use crate::category::CategoryStyle as _;
 use egui::{Pos2, Ui};
 use egui_graphs::{
     GraphChange, GraphView, Layout, LayoutState, SettingsInteraction, SettingsNavigation,

@@ -10,7 +10,7 @@ use etscope_core::etdump::{ETDump, Event};
 use etscope_core::ir::Graph;
 use etscope_core::profile::{inference_runs, Profile};
 
-use crate::category::Category;
+use crate::category::{Category, CategoryStyle};
 
 /// Columns of the per-op table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use eframe::egui::{self, Color32, RichText, ScrollArea};
-use etscope_viewer::category::Category;
+use etscope_viewer::category::{Category, CategoryStyle};
 use etscope_viewer::inspector::{inspector_ui, InspectorAction};
 use etscope_viewer::{export, memory_view, profile_view, search, tensor_view};
 

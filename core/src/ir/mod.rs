@@ -202,6 +202,17 @@ impl Node {
         self.op_id = crate::ops::lookup(op, overload);
     }
 
+    /// The node's category: its operator's in the registry, or a guess from the name of one
+    /// etscope does not know; inputs and outputs are `Io`.
+    pub fn category(&self) -> crate::ops::Category {
+        match (self.kind, self.def()) {
+            (NodeKind::Input | NodeKind::Output, _) => crate::ops::Category::Io,
+            (NodeKind::Delegate, _) => crate::ops::Category::Delegate,
+            (_, Some(d)) => d.category,
+            (_, None) => crate::ops::Category::guess(&self.op),
+        }
+    }
+
     /// The operator's registry entry.
     pub fn def(&self) -> Option<&'static crate::ops::OpDef> {
         self.op_id.map(crate::ops::def)

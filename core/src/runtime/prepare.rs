@@ -16,10 +16,6 @@ pub(super) fn program(
     plan_index: usize,
     target: Target,
 ) -> Result<Runtime, RuntimeError> {
-    let plan = program
-        .plans
-        .get(plan_index)
-        .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
     let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
     program_graph(program, plan_index, graph, target)
 }
