@@ -231,7 +231,7 @@ fn an_ethos_u_payload_is_decoded() {
 
 #[test]
 fn a_float_kernel_fed_int8_codes_is_named_and_not_run() {
-    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::analysis::device_notes::notes;
     use etscope_core::runtime::{Device, RuntimeError};
     // ExecuTorch 1.5.1's Cortex-M flow on a standalone hardswish: aten::hardswish on int8
     let dir = programs().join("cortex_m_hardswish");
@@ -254,8 +254,8 @@ fn a_float_kernel_fed_int8_codes_is_named_and_not_run() {
 
 #[test]
 fn quantization_parameters_that_disagree_across_an_edge_are_named() {
+    use etscope_core::analysis::device_notes::notes;
     use etscope_core::pte::{EValue, Instruction};
-    use etscope_core::runtime::device_notes::notes;
     use etscope_core::runtime::Device;
     // the tiny model's final quantize → dequantize pair, in a copy whose dequantize scale is
     // rewritten (as a hand-edited or mis-merged export would have it)

@@ -440,7 +440,7 @@ fn programs_without_an_extended_header_load_as_executorch_loads_them() {
 
 #[test]
 fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
-    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::analysis::device_notes::notes;
     use etscope_core::runtime::Device;
     let mut flagged = Vec::new();
     for (label, program) in op_programs() {
@@ -491,7 +491,7 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
 
 #[test]
 fn an_activation_left_in_float_between_quantized_ops_is_named() {
-    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::analysis::device_notes::notes;
     use etscope_core::runtime::Device;
     // F.relu6 is not among the quantizer's fused patterns: ExecuTorch 1.5.1 leaves a float
     // hardtanh between a dequantize and a quantize
@@ -718,7 +718,7 @@ fn every_m4_program_computes_what_executorch_computes_on_an_emulated_cortex_m4()
 /// device note (and computes without its bias, as the oracle test above shows).
 #[test]
 fn a_helium_program_run_for_a_core_without_helium_is_told_it_loses_its_bias() {
-    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::analysis::device_notes::notes;
     use etscope_core::runtime::Device;
     let tiny = common::tiny();
     let linear_notes = |file: &str, target: Target| {
@@ -781,7 +781,7 @@ fn programs_lowered_for_another_core_fail_where_the_board_fails() {
 /// Runs every program for `target` and checks it fails exactly where `board` failed
 /// (`expected` programs), each of them lowered for `lowered_for`.
 fn check_failures(board: &str, list: &str, target: Target, expected: usize, lowered_for: Target) {
-    use etscope_core::runtime::device_notes::notes;
+    use etscope_core::analysis::device_notes::notes;
     use etscope_core::runtime::{Device, RuntimeError};
     let provenance = common::json(&executorch_outputs().join("provenance.json"));
     let failed = provenance[board][list].as_object().expect("failure list");

@@ -134,7 +134,7 @@ pub fn inspector_ui(
         let device = device
             .or_else(|| program.map(|p| etscope_core::runtime::Device::for_program(p, 0)))
             .unwrap_or_default();
-        if let Some(note) = etscope_core::runtime::device_notes::note_for(plan, iid, device) {
+        if let Some(note) = etscope_core::analysis::device_notes::note_for(plan, iid, device) {
             ui.colored_label(
                 egui::Color32::from_rgb(240, 150, 60),
                 match note.kind {

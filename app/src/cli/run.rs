@@ -120,7 +120,7 @@ fn prepare_source(
     choice: &DeviceChoice,
 ) -> Result<(
     Runtime,
-    Vec<etscope_core::runtime::device_notes::DeviceNote>,
+    Vec<etscope_core::analysis::device_notes::DeviceNote>,
 )> {
     match source {
         RunSource::Program(pte) => {
@@ -128,8 +128,10 @@ fn prepare_source(
             let (index, _) = super::pick_plan(&program, method, pte)?;
             let runtime =
                 prepare(&program, index, choice).with_context(|| pte.display().to_string())?;
-            let notes =
-                etscope_core::runtime::device_notes::notes(&program.plans[index], runtime.device());
+            let notes = etscope_core::analysis::device_notes::notes(
+                &program.plans[index],
+                runtime.device(),
+            );
             Ok((runtime, notes))
         }
         RunSource::Stage(file, name) => {

@@ -21,7 +21,6 @@ use crate::ir::{Graph, NodeId, Placement};
 use crate::pte::Program;
 use crate::tensor::TensorData;
 
-pub use crate::analysis::device_notes;
 pub use crate::kernels::cmsis::core_buffers;
 pub use crate::kernels::{
     element_count, layout, value, CmsisNn, Device, RuntimeError, Target, Work, DEFAULT_WORK_BUDGET,

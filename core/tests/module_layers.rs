@@ -1,0 +1,160 @@
+//! The core's house rules, checked on its sources: every top-level module sits in a layer, a
+//! module only uses modules of its own layer or below (formats → kernels → ops → IR → passes →
+//! runtime → analyses), and the module graph has no cycle. A new module must be given a layer
+//! here, which is where a newcomer learns where it goes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Layer of each top-level module of `core/src`, lowest first.
+const LAYERS: &[(&str, usize)] = &[
+    ("generated", 0),
+    ("dtype", 0),
+    ("error", 0),
+    ("flatbuf", 1),
+    ("tensor", 1),
+    ("npy", 1),
+    ("kind", 1),
+    // formats: readers of ExecuTorch's files
+    ("flat_tensor", 2),
+    ("pte", 2),
+    ("etdump", 2),
+    ("etdump_write", 2),
+    ("debug_buffer", 2),
+    ("bundled", 2),
+    ("export_json", 2),
+    ("torch_save", 2),
+    ("etrecord", 2),
+    ("ethos_u", 2),
+    ("identity", 2),
+    ("profile", 2),
+    // the spine
+    ("kernels", 3),
+    ("ops", 4),
+    ("ir", 5),
+    ("passes", 6),
+    ("runtime", 7),
+    // analyses beside it
+    ("analysis", 8),
+    ("memory", 8),
+    ("diff", 8),
+    ("diff_sources", 9),
+    ("board_image", 8),
+    ("fault", 8),
+];
+
+/// Top-level module → the top-level modules its code names through `crate::`.
+fn uses() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("reads src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(&src).expect("inside src");
+            let first = rel
+                .components()
+                .next()
+                .and_then(|c| c.as_os_str().to_str())
+                .expect("a name")
+                .trim_end_matches(".rs")
+                .to_string();
+            if first == "lib" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("reads source");
+            let used = out.entry(first.clone()).or_default();
+            for line in text.lines() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                for (at, _) in code.match_indices("crate::") {
+                    let rest = &code[at + "crate::".len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
+                        .collect();
+                    if !name.is_empty() && name != first {
+                        used.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_module_uses_only_its_layer_and_below() {
+    let layer: BTreeMap<&str, usize> = LAYERS.iter().copied().collect();
+    let uses = uses();
+    assert!(
+        uses.contains_key("runtime") && uses.contains_key("ops"),
+        "sanity: {uses:?}"
+    );
+    let mut upward = Vec::new();
+    for (module, used) in &uses {
+        let Some(&l) = layer.get(module.as_str()) else {
+            panic!("core/src/{module} has no layer: add it to LAYERS in core/tests/module_layers.rs (and to ARCHITECTURE.md's code map)");
+        };
+        for u in used {
+            let Some(&lu) = layer.get(u.as_str()) else {
+                continue; // a re-exported item (`crate::ScalarType`), not a module
+            };
+            if lu > l {
+                upward.push(format!("{module} (layer {l}) uses {u} (layer {lu})"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "upward arrows: {upward:#?}");
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let uses = uses();
+    // depth-first search with colours; a grey node reached again closes a cycle
+    fn visit(
+        m: &str,
+        uses: &BTreeMap<String, BTreeSet<String>>,
+        colour: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match colour.get(m).copied().unwrap_or(0) {
+            1 => {
+                let start = path.iter().position(|p| p == m).unwrap_or(0);
+                let mut cycle = path[start..].to_vec();
+                cycle.push(m.to_string());
+                return Some(cycle);
+            }
+            2 => return None,
+            _ => {}
+        }
+        colour.insert(m.to_string(), 1);
+        path.push(m.to_string());
+        for next in uses.get(m).into_iter().flatten() {
+            if uses.contains_key(next) {
+                if let Some(c) = visit(next, uses, colour, path) {
+                    return Some(c);
+                }
+            }
+        }
+        path.pop();
+        colour.insert(m.to_string(), 2);
+        None
+    }
+    let mut colour = BTreeMap::new();
+    for m in uses.keys() {
+        let mut path = Vec::new();
+        if let Some(cycle) = visit(m, &uses, &mut colour, &mut path) {
+            panic!("import cycle: {}", cycle.join(" → "));
+        }
+    }
+}
