@@ -112,7 +112,8 @@ fn main() {
         };
         let input = read_npy(&std::fs::read(dir.join("input.npy")).expect("input")).expect("npy");
         let program = Program::parse(bytes).expect("parses");
-        let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+        // each program on the core it was lowered for
+        let rt = Runtime::new(&program, 0, Target::for_program(&program, 0)).expect("prepares");
         let us = median_run(&rt, &input).as_secs_f64() * 1e6;
         let before = ALLOCATED.load(Ordering::Relaxed);
         let out = rt.run(std::slice::from_ref(&input), false).expect("runs");
