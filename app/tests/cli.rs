@@ -779,3 +779,120 @@ fn diff_runs_the_host_side_as_the_core_chosen_and_finds_what_that_core_changes()
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown version"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A plan value of flatc's JSON dump as the typed `data` the CLI must print for it.
+fn flatc_data(values: &[Value], v: usize) -> Value {
+    let val = &values[v]["val"];
+    match values[v]["val_type"].as_str().unwrap_or("") {
+        "Int" => val["int_val"].clone(),
+        "Double" => val["double_val"].clone(),
+        "Bool" => val["bool_val"].clone(),
+        "String" => val["string_val"].clone(),
+        "IntList" => Value::Array(
+            val["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .map(|i| values[i.as_u64().expect("index") as usize]["val"]["int_val"].clone())
+                .collect(),
+        ),
+        "DoubleList" | "BoolList" => val["items"].clone(),
+        "TensorList" | "OptionalTensorList" => val["items"].clone(),
+        _ => Value::Null,
+    }
+}
+
+#[test]
+fn graph_json_arguments_carry_their_typed_data_equal_to_the_programs_values() {
+    for name in [
+        "model_fp32",
+        "model_int8_cortex_m55",
+        "model_int8_qdq_portable",
+    ] {
+        let pte = tiny(&format!("{name}.pte"));
+        let g = json(&["graph", p(&pte), "--json"]);
+        let dump: Value = serde_json::from_slice(
+            &std::fs::read(tiny(&format!("flatc/{name}.json"))).expect("flatc dump"),
+        )
+        .expect("json");
+        let values = dump["execution_plan"][0]["values"]
+            .as_array()
+            .expect("values");
+        let mut checked = 0;
+        for node in g["nodes"].as_array().expect("nodes") {
+            for arg in node["args"].as_array().expect("args") {
+                let v = arg["value"]
+                    .as_u64()
+                    .expect("every .pte argument is a value") as usize;
+                assert!(arg.get("literal").is_none(), "rendered strings are gone");
+                let want = flatc_data(values, v);
+                match (arg["data"].as_f64(), want.as_f64()) {
+                    // flatc prints doubles with 12 decimal places
+                    (Some(got), Some(w)) if arg["data"].is_f64() => assert!(
+                        (got - w).abs() <= 1e-11 + 1e-9 * w.abs(),
+                        "{name} {node} {arg}: {w}"
+                    ),
+                    _ => assert_eq!(arg["data"], want, "{name} {node} {arg}"),
+                }
+                if !arg["data"].is_null() {
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 5, "{name}: only {checked} non-tensor arguments");
+    }
+}
+
+#[test]
+fn a_stage_runs_as_a_program_does_and_writes_the_same_outputs() {
+    let dir = std::env::temp_dir().join(format!("etscope-run-stage-{}", std::process::id()));
+    let (stage_dir, pte_dir) = (dir.join("stage"), dir.join("pte"));
+    let rec = tiny("model_int8_cortex_m55.etrecord");
+    let input = tiny("input.npy");
+    for target in ["m55", "m4", "m0"] {
+        let stage = format!("{}#edge_after_transform", p(&rec));
+        let a = etscope(&[
+            "run",
+            &stage,
+            "--input",
+            p(&input),
+            "--target",
+            target,
+            "--dump",
+            p(&stage_dir),
+        ]);
+        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+        let b = etscope(&[
+            "run",
+            p(&tiny("model_int8_cortex_m55.pte")),
+            "--input",
+            p(&input),
+            "--target",
+            target,
+            "--dump",
+            p(&pte_dir),
+        ]);
+        assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+        let read = |d: &Path| std::fs::read(d.join("output_0.npy")).expect("output written");
+        assert_eq!(read(&stage_dir), read(&pte_dir), "--target {target}");
+        // the stage's nodes are dumped per node, the program's per instruction
+        assert!(std::fs::read_dir(&stage_dir).expect("dir").any(|e| e
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .starts_with("node_")));
+    }
+    let missing = etscope(&[
+        "run",
+        &format!("{}#no_such_stage", p(&rec)),
+        "--input",
+        p(&input),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("no stage") && err.contains("edge_after_transform"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
