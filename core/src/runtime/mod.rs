@@ -495,3 +495,37 @@ pub fn supports(op: &str) -> bool {
 pub fn cmsis_quantize_for_tests(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i8 {
     crate::kernels::cmsis::ops::quantize_block_mve(x, inv, zp, qmin, qmax)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_shares_the_prepared_constants_instead_of_copying_them() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32.pte"
+        ))
+        .expect("fixture");
+        let program = Program::parse(bytes).expect("parses");
+        let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+        // what run_with starts from
+        let values = rt.initial.clone();
+        let constants: Vec<usize> = rt
+            .graph
+            .values
+            .iter()
+            .filter(|v| v.storage == crate::ir::Storage::Constant)
+            .map(|v| v.id)
+            .collect();
+        assert!(constants.len() >= 4, "{constants:?}");
+        for c in constants {
+            match (&rt.initial[c], &values[c]) {
+                (RValue::Tensor(a), RValue::Tensor(b)) => {
+                    assert!(Arc::ptr_eq(a, b), "constant {c} was copied")
+                }
+                other => panic!("constant {c}: {other:?}"),
+            }
+        }
+    }
+}
