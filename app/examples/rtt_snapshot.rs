@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use etscope::board::{firmware, Qemu};
 use etscope_core::board_image::{self, BoardOptions};
-use etscope_core::pte::Program;
+use etscope_core::formats::pte::Program;
 use etscope_profiler::transport::TargetMemory;
 
 fn main() -> anyhow::Result<()> {

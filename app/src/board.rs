@@ -79,7 +79,7 @@ fn sources_hash() -> u64 {
         all.extend_from_slice(name.as_bytes());
         all.extend_from_slice(text.as_bytes());
     }
-    etscope_core::identity::program_fingerprint(&all)
+    etscope_core::analysis::identity::program_fingerprint(&all)
 }
 
 /// The firmware ELF, built on first use (and after any change to its sources).

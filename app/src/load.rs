@@ -3,11 +3,11 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use etscope_core::bundled::BundledProgram;
-use etscope_core::etdump::ETDump;
-use etscope_core::etrecord::ETRecord;
-use etscope_core::kind::FileKind;
-use etscope_core::pte::Program;
+use etscope_core::formats::bundled::BundledProgram;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::etrecord::ETRecord;
+use etscope_core::formats::kind::FileKind;
+use etscope_core::formats::pte::Program;
 
 /// Reads a whole file, with the path in the error.
 pub fn bytes(path: &Path) -> Result<Vec<u8>> {
@@ -106,7 +106,7 @@ pub fn etrecord(path: &Path) -> Result<ETRecord> {
 pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
     let data = bytes(path)?;
     expect_kind(path, &data, FileKind::Ptd)?;
-    let file = etscope_core::flat_tensor::FlatTensorFile::parse(data)
+    let file = etscope_core::formats::flat_tensor::FlatTensorFile::parse(data)
         .with_context(|| path.display().to_string())?;
     program
         .attach_external_data(std::sync::Arc::new(file))
@@ -115,23 +115,23 @@ pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
 
 /// Refuses an ETDump that was not recorded running `plan` of the program at `pte`.
 pub fn ensure_etdump_fits(
-    plan: &etscope_core::pte::ExecutionPlan,
-    dump: &etscope_core::etdump::ETDump,
+    plan: &etscope_core::formats::pte::ExecutionPlan,
+    dump: &etscope_core::formats::etdump::ETDump,
     etdump: &Path,
     pte: &Path,
 ) -> Result<()> {
-    etscope_core::identity::check_etdump(plan, dump)
+    etscope_core::analysis::identity::check_etdump(plan, dump)
         .with_context(|| format!("{}: does not belong to {}", etdump.display(), pte.display()))
 }
 
 /// Refuses an ETRecord that was not made for `plan` of the program at `pte`.
 pub fn ensure_etrecord_fits(
-    plan: &etscope_core::pte::ExecutionPlan,
-    rec: &etscope_core::etrecord::ETRecord,
+    plan: &etscope_core::formats::pte::ExecutionPlan,
+    rec: &etscope_core::formats::etrecord::ETRecord,
     etrecord: &Path,
     pte: &Path,
 ) -> Result<()> {
-    etscope_core::identity::check_etrecord(plan, rec).with_context(|| {
+    etscope_core::analysis::identity::check_etrecord(plan, rec).with_context(|| {
         format!(
             "{}: does not belong to {}",
             etrecord.display(),

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use etscope::board::{firmware, Qemu};
+use etscope_core::analysis::profile::profile;
 use etscope_core::board_image::{self, BoardOptions};
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::etdump::ETDump;
-use etscope_core::profile::profile;
-use etscope_core::pte::{Instruction, Program};
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::pte::{Instruction, Program};
 use etscope_core::runtime::{Runtime, Target};
 use etscope_core::tensor::TensorData;
 use etscope_profiler::session::{record_until, save_capture, Locate, Recorder, TargetSource};
@@ -27,9 +27,10 @@ fn asset(rel: &str) -> PathBuf {
 fn model() -> (Program, TensorData, PathBuf) {
     let pte = asset("ds_cnn_kws/model_int8_cortex_m55.pte");
     let program = Program::parse(std::fs::read(&pte).expect("asset")).expect("program");
-    let input =
-        etscope_core::npy::read_npy(&std::fs::read(asset("ds_cnn_kws/input.npy")).expect("input"))
-            .expect("npy");
+    let input = etscope_core::formats::npy::read_npy(
+        &std::fs::read(asset("ds_cnn_kws/input.npy")).expect("input"),
+    )
+    .expect("npy");
     (program, input, pte)
 }
 

@@ -161,17 +161,20 @@ fn tensors_dump_writes_npy_files_equal_to_the_debug_buffer() {
     let rows = rows.as_array().expect("list");
     assert_eq!(rows.len(), 5);
     assert_eq!(rows[0]["op"], "aten::convolution.out");
-    let conv =
-        etscope_core::npy::read_npy(&std::fs::read(dir.join("instr_0.npy")).expect("written"))
-            .expect("npy");
+    let conv = etscope_core::formats::npy::read_npy(
+        &std::fs::read(dir.join("instr_0.npy")).expect("written"),
+    )
+    .expect("npy");
     assert_eq!(conv.shape, vec![1, 4, 8, 8]);
     // the program output equals the reference ExecuTorch output
-    let out =
-        etscope_core::npy::read_npy(&std::fs::read(dir.join("output_0.npy")).expect("written"))
-            .expect("npy");
-    let want =
-        etscope_core::npy::read_npy(&std::fs::read(tiny("output_et_fp32.npy")).expect("ref"))
-            .expect("npy");
+    let out = etscope_core::formats::npy::read_npy(
+        &std::fs::read(dir.join("output_0.npy")).expect("written"),
+    )
+    .expect("npy");
+    let want = etscope_core::formats::npy::read_npy(
+        &std::fs::read(tiny("output_et_fp32.npy")).expect("ref"),
+    )
+    .expect("npy");
     assert_eq!(out.bytes, want.bytes);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -287,10 +290,11 @@ fn run_dumps_outputs_and_every_instruction_as_npy() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let got =
-        etscope_core::npy::read_npy(&std::fs::read(dir.join("output_0.npy")).expect("output"))
-            .expect("npy");
-    let want = etscope_core::npy::read_npy(
+    let got = etscope_core::formats::npy::read_npy(
+        &std::fs::read(dir.join("output_0.npy")).expect("output"),
+    )
+    .expect("npy");
+    let want = etscope_core::formats::npy::read_npy(
         &std::fs::read(tiny("output_int8_cortex_m_python.npy")).expect("ref"),
     )
     .expect("npy");
@@ -574,8 +578,8 @@ fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
 fn record_reads_a_running_board_through_its_gdb_server() {
     use etscope_core::board_image::{self, BoardOptions};
     let pte = tiny("model_int8_cortex_m55.pte");
-    let program =
-        etscope_core::pte::Program::parse(std::fs::read(&pte).expect("pte")).expect("program");
+    let program = etscope_core::formats::pte::Program::parse(std::fs::read(&pte).expect("pte"))
+        .expect("program");
     let image = board_image::build(
         &program,
         0,

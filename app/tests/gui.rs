@@ -498,8 +498,8 @@ fn diff_mode_runs_the_host_as_the_core_chosen() {
     // ExecuTorch's own runtime on an emulated Cortex-M55: its capture, rebuilt from the stream
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
     let pte = tiny("model_int8_cortex_m55.pte");
-    let program =
-        etscope_core::pte::Program::parse(std::fs::read(&pte).expect("pte")).expect("parses");
+    let program = etscope_core::formats::pte::Program::parse(std::fs::read(&pte).expect("pte"))
+        .expect("parses");
     let dir = std::env::temp_dir().join(format!("etscope-gui-host-core-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join("capture.etdp");

@@ -8,12 +8,12 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use etscope_core::etdump::ETDump;
-use etscope_core::flatbuf::{verify_etdump, verify_program};
+use etscope_core::analysis::profile::profile;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::flatbuf::{verify_etdump, verify_program};
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_pte::graph_from_plan;
-use etscope_core::memory::derive;
-use etscope_core::profile::profile;
-use etscope_core::pte::Program;
+use etscope_core::plan::derive;
 
 /// The allocator the app ships with, so the numbers are the app's.
 #[global_allocator]

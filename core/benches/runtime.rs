@@ -12,8 +12,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use etscope_core::npy::read_npy;
-use etscope_core::pte::{EValue, Program};
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::{EValue, Program};
 use etscope_core::runtime::{Runtime, Target};
 
 /// mimalloc, counting the bytes handed out.

@@ -1,12 +1,12 @@
 //! Writes a copy of a program with one weighted operator broken (its weights and bias / kernel
-//! sum negated, `etscope_core::fault`), to check that a diff finds it:
+//! sum negated, `etscope_core::analysis::fault`), to check that a diff finds it:
 //!
 //!     cargo run -p etscope-core --example break_op -- IN.pte INSTRUCTION OUT.pte
 //!
 //! Without INSTRUCTION it lists the weighted instructions.
 
-use etscope_core::fault::{break_op, weighted};
-use etscope_core::pte::Program;
+use etscope_core::analysis::fault::{break_op, weighted};
+use etscope_core::formats::pte::Program;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -23,7 +23,7 @@ fn main() {
     let path = std::env::args().nth(1).expect("an .etrecord");
     let bytes = std::fs::read(&path).expect("readable");
     println!("file read: {}", rss());
-    let rec = etscope_core::etrecord::ETRecord::parse(&bytes).expect("parses");
+    let rec = etscope_core::formats::etrecord::ETRecord::parse(&bytes).expect("parses");
     drop(bytes);
     println!("parsed: {}", rss());
     for st in &rec.stages {
@@ -35,7 +35,7 @@ fn main() {
                 n.name.len() + n.target.len() + n.outputs.iter().map(|o| o.len()).sum::<usize>();
             for (k, a) in &n.args {
                 args += k.len() + 32;
-                if let etscope_core::export_json::ExportArg::Other(s) = a {
+                if let etscope_core::formats::export_json::ExportArg::Other(s) = a {
                     other += s.len();
                 }
             }

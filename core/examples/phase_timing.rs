@@ -10,11 +10,11 @@ fn main() {
     let pte = std::fs::read(&path).expect("readable file");
     for _ in 0..3 {
         let t = Instant::now();
-        let p = etscope_core::pte::Program::parse(pte.clone()).expect("parses");
+        let p = etscope_core::formats::pte::Program::parse(pte.clone()).expect("parses");
         let t1 = t.elapsed();
         let g = etscope_core::ir::from_pte::graph_from_plan(&p, 0).expect("plan 0");
         let t2 = t.elapsed();
-        let m = etscope_core::memory::derive(&g);
+        let m = etscope_core::plan::derive(&g);
         let t3 = t.elapsed();
         let frames: usize = p.plans[0].chains[0].stacktrace.iter().map(Vec::len).sum();
         println!(

@@ -14,8 +14,8 @@ fn rss() -> u64 {
 
 fn main() {
     let path = std::env::args().nth(1).expect("a .pte");
-    let program =
-        etscope_core::pte::Program::parse(std::fs::read(&path).expect("file")).expect("parses");
+    let program = etscope_core::formats::pte::Program::parse(std::fs::read(&path).expect("file"))
+        .expect("parses");
     let rt =
         etscope_core::runtime::Runtime::new(&program, 0, etscope_core::runtime::Target::CortexM55);
     println!("prepared ({}): peak {} MB", rt.is_ok(), rss());

@@ -15,7 +15,7 @@
 //! | 36 | u32 arena count, u32 offset (u32 size per arena; arena 0 is ExecuTorch's unused one) |
 //! | 44 | u32 input count, u32 offset (12-byte records: value, data offset, byte count) |
 //! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs; bit 1: drop frames when the RTT ring is full; bit 2: stream without computing; bits 16..31: ring size in KiB, 0 = all), u32 target (0 = Helium core, 1 = scalar core) |
-//! | 64 | u64 program identity ([`crate::identity::program_fingerprint`]) |
+//! | 64 | u64 program identity ([`crate::analysis::identity::program_fingerprint`]) |
 //! | 72 | u32 total arena bytes, then zero padding to 96 |
 //!
 //! A value record: u8 kind, u8 scalar type, u8 rank, u8 memory (0 = constant in the image,
@@ -26,8 +26,8 @@
 
 use thiserror::Error;
 
-use crate::identity::program_fingerprint;
-use crate::pte::{EValue, Instruction, Program};
+use crate::analysis::identity::program_fingerprint;
+use crate::formats::pte::{EValue, Instruction, Program};
 use crate::tensor::TensorData;
 
 /// Image format version the firmware checks.

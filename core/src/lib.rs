@@ -1,40 +1,36 @@
-//! etscope's core: readers for every ExecuTorch artifact (`.pte`, ETDump + debug buffer,
-//! BundledProgram, ETRecord, `.npy`), one model IR they all lower into, the memory-plan
-//! derivation and per-operator profile statistics.
+//! etscope's core: a compiler/runtime spine for ExecuTorch programs, and the analyses beside it.
+//!
+//! ```text
+//! bytes ─▶ formats ─▶ ir ─▶ passes ─▶ runtime ──▶ analysis (diff, profile, identity, notes)
+//!                      ▲                 │
+//!                     ops (registry) ◀── kernels
+//! ```
+//!
+//! - [`formats`] — readers (and writers) of every ExecuTorch artifact
+//! - [`kernels`] — the host kernels (portable, quantized, Cortex-M/CMSIS-NN)
+//! - [`ops`] — the operator registry: every operator declared once
+//! - [`ir`] — the typed, executable IR every program and stage lowers into
+//! - [`passes`] — graph rewrites, each checked
+//! - [`runtime`] — prepares an IR graph once and runs it many times
+//! - [`plan`] — memory plans: address × lifetime per arena
+//! - [`analysis`] — diff, profile, identity, device notes, fault injection
+//! - [`board_image`] — a program in the emulated board's image format
 //!
 //! **Architecture invariant:** no GUI, no probe, no file system or network access. Every entry
 //! point takes bytes (or already-parsed values) that the caller hands it.
 
 pub mod analysis;
 pub mod board_image;
-pub mod bundled;
-pub mod debug_buffer;
-pub mod diff;
-pub mod diff_sources;
 pub mod dtype;
 pub mod error;
-pub mod etdump;
-pub mod etdump_write;
-pub mod ethos_u;
-pub mod etrecord;
-pub mod export_json;
-pub mod fault;
-pub mod flat_tensor;
-pub mod flatbuf;
-mod generated;
-pub mod identity;
+pub mod formats;
 pub mod ir;
 pub mod kernels;
-pub mod kind;
-pub mod memory;
-pub mod npy;
 pub mod ops;
 pub mod passes;
-pub mod profile;
-pub mod pte;
+pub mod plan;
 pub mod runtime;
 pub mod tensor;
-pub mod torch_save;
 
 pub use dtype::ScalarType;
 pub use error::{Error, Result};

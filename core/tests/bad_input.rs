@@ -3,12 +3,12 @@
 
 mod common;
 
-use etscope_core::bundled::BundledProgram;
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::etdump::ETDump;
-use etscope_core::etrecord::ETRecord;
-use etscope_core::npy::read_npy;
-use etscope_core::pte::Program;
+use etscope_core::formats::bundled::BundledProgram;
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::etrecord::ETRecord;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::Error;
 
 fn pte() -> Vec<u8> {

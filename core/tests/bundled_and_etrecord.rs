@@ -3,13 +3,13 @@
 
 mod common;
 
-use etscope_core::bundled::{BundledProgram, BundledValue};
-use etscope_core::etrecord::{ETRecord, EntryKind};
+use etscope_core::formats::bundled::{BundledProgram, BundledValue};
+use etscope_core::formats::etrecord::{ETRecord, EntryKind};
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_export::graph_from_export;
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::ir::NodeKind;
-use etscope_core::npy::read_npy;
-use etscope_core::pte::Program;
 
 #[test]
 fn bundled_test_cases_equal_their_npy_sources() {

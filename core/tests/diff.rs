@@ -5,15 +5,15 @@ mod common;
 
 use std::path::Path;
 
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::diff::{diff, Source, Threshold};
-use etscope_core::diff_sources::program_source;
-use etscope_core::etdump::ETDump;
-use etscope_core::etrecord::ETRecord;
+use etscope_core::analysis::diff::{diff, Source, Threshold};
+use etscope_core::analysis::diff_sources::program_source;
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::etrecord::ETRecord;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_export::graph_from_export;
 use etscope_core::ir::from_pte::graph_from_plan;
-use etscope_core::npy::read_npy;
-use etscope_core::pte::Program;
 
 fn host(model: &Path, variant: &str) -> Source {
     host_bytes(
@@ -278,7 +278,7 @@ fn correct_programs_show_no_divergence_and_every_fused_op_is_matched() {
             assert_eq!(strict.first_divergence, Some(0), "{}", model.display());
             let program = Program::parse(common::read(&model.join(format!("{variant}.pte"))))
                 .expect("program");
-            for instr in etscope_core::fault::weighted(&program)
+            for instr in etscope_core::analysis::fault::weighted(&program)
                 .iter()
                 .map(|w| w.instruction)
             {
@@ -297,7 +297,7 @@ fn correct_programs_show_no_divergence_and_every_fused_op_is_matched() {
 
 #[test]
 fn the_edge_stage_and_its_cortex_m_program_show_no_divergence() {
-    use etscope_core::diff_sources::stage_source;
+    use etscope_core::analysis::diff_sources::stage_source;
     for model in common::models() {
         let variant = "model_int8_cortex_m55";
         let rec = ETRecord::parse(&common::read(&model.join(format!("{variant}.etrecord"))))
@@ -324,14 +324,14 @@ fn a_broken_op_is_the_first_divergence_early_middle_and_late() {
         let variant = "model_int8_cortex_m55";
         let bytes = common::read(&model.join(format!("{variant}.pte")));
         let program = Program::parse(bytes.clone()).expect("program");
-        let ops = etscope_core::fault::weighted(&program);
+        let ops = etscope_core::analysis::fault::weighted(&program);
         assert!(ops.len() >= 2, "{}", model.display());
         let picks: std::collections::BTreeSet<usize> = [0, ops.len() / 2, ops.len() - 1].into();
         let a = host(&model, "model_fp32");
         for k in picks {
-            // op k's weights and bias / kernel sum negated (etscope_core::fault)
+            // op k's weights and bias / kernel sum negated (etscope_core::analysis::fault)
             let instr = ops[k].instruction;
-            let broken = etscope_core::fault::break_op(&program, instr).expect("breaks");
+            let broken = etscope_core::analysis::fault::break_op(&program, instr).expect("breaks");
             let b = host_bytes(&model, variant, broken);
             let report = diff(&a, &b, Threshold::default()).expect("comparable");
             let first = report.first_divergence.unwrap_or_else(|| {
@@ -370,7 +370,7 @@ fn a_broken_op_is_the_first_divergence_early_middle_and_late() {
 
 #[test]
 fn a_cancelled_host_run_stops_with_cancelled() {
-    use etscope_core::diff_sources::program_source_cancellable;
+    use etscope_core::analysis::diff_sources::program_source_cancellable;
     let model = common::tiny();
     let program = Program::parse(common::read(&model.join("model_fp32.pte"))).expect("program");
     let input = read_npy(&common::read(&model.join("input.npy"))).expect("input");

@@ -4,10 +4,10 @@ mod common;
 
 use std::path::Path;
 
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::etdump::{DebugValue, ETDump, Event};
-use etscope_core::profile::profile;
-use etscope_core::pte::Program;
+use etscope_core::analysis::profile::profile;
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::etdump::{DebugValue, ETDump, Event};
+use etscope_core::formats::pte::Program;
 use serde_json::Value;
 
 /// (etdump file, flatc dump, inspector table, debug buffer) tuples present for a model.

@@ -5,10 +5,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use etscope_core::etdump::ETDump;
-use etscope_core::etrecord::ETRecord;
-use etscope_core::identity::{check_etdump, check_etrecord};
-use etscope_core::pte::Program;
+use etscope_core::analysis::identity::{check_etdump, check_etrecord};
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::etrecord::ETRecord;
+use etscope_core::formats::pte::Program;
 
 /// (program, its ETDumps, its ETRecord) for every variant that has them.
 fn sets(model: &Path) -> Vec<(PathBuf, Vec<PathBuf>, Option<PathBuf>)> {

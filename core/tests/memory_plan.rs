@@ -4,9 +4,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_pte::graph_from_plan;
-use etscope_core::memory::{derive, Finding};
-use etscope_core::pte::Program;
+use etscope_core::plan::{derive, Finding};
 
 #[test]
 fn offsets_and_sizes_match_executorchs_plan_and_bounds_hold() {

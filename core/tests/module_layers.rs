@@ -8,39 +8,21 @@ use std::path::Path;
 
 /// Layer of each top-level module of `core/src`, lowest first.
 const LAYERS: &[(&str, usize)] = &[
-    ("generated", 0),
     ("dtype", 0),
     ("error", 0),
-    ("flatbuf", 1),
     ("tensor", 1),
-    ("npy", 1),
-    ("kind", 1),
-    // formats: readers of ExecuTorch's files
-    ("flat_tensor", 2),
-    ("pte", 2),
-    ("etdump", 2),
-    ("etdump_write", 2),
-    ("debug_buffer", 2),
-    ("bundled", 2),
-    ("export_json", 2),
-    ("torch_save", 2),
-    ("etrecord", 2),
-    ("ethos_u", 2),
-    ("identity", 2),
-    ("profile", 2),
+    // readers of ExecuTorch's files
+    ("formats", 2),
     // the spine
     ("kernels", 3),
     ("ops", 4),
     ("ir", 5),
     ("passes", 6),
     ("runtime", 7),
-    // analyses beside it
+    ("plan", 7),
+    // beside it
     ("analysis", 8),
-    ("memory", 8),
-    ("diff", 8),
-    ("diff_sources", 9),
     ("board_image", 8),
-    ("fault", 8),
 ];
 
 /// Top-level module → the top-level modules its code names through `crate::`.

@@ -4,13 +4,13 @@
 
 mod common;
 
-use etscope_core::etrecord::ETRecord;
+use etscope_core::formats::etrecord::ETRecord;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::ir::{CheckError, Graph, NodeKind};
-use etscope_core::npy::read_npy;
 use etscope_core::passes::fold_activation::FoldActivation;
 use etscope_core::passes::{run_checked, run_pipeline, Pass, PassError};
-use etscope_core::pte::Program;
 use etscope_core::runtime::{Device, Runtime, Target};
 
 fn ops(g: &Graph) -> Vec<String> {

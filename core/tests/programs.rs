@@ -8,10 +8,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use etscope_core::bundled::BundledProgram;
-use etscope_core::flat_tensor::FlatTensorFile;
-use etscope_core::npy::read_npy;
-use etscope_core::pte::Program;
+use etscope_core::formats::bundled::BundledProgram;
+use etscope_core::formats::flat_tensor::FlatTensorFile;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::runtime::verify::{verify, Tolerance, Verdict};
 use etscope_core::runtime::{Runtime, Target};
 use etscope_core::tensor::TensorData;
@@ -193,7 +193,7 @@ fn an_et_view_is_an_alias_not_an_overlap() {
         .expect("the program has an et_view");
     let (src, out) = (view.inputs[0], view.outputs[0]);
     assert_eq!(graph.values[out].alias_of, Some(src));
-    let plan = etscope_core::memory::derive(&graph);
+    let plan = etscope_core::plan::derive(&graph);
     assert!(plan.findings.is_empty(), "{:?}", plan.findings);
 }
 
@@ -203,9 +203,9 @@ fn an_ethos_u_payload_is_decoded() {
         Program::parse(common::read(&programs().join("ethos_u55/model.pte"))).expect("parses");
     let plan = &program.plans[0];
     let delegate = plan.delegates.first().expect("one delegate");
-    assert_eq!(delegate.id, etscope_core::ethos_u::BACKEND_ID);
+    assert_eq!(delegate.id, etscope_core::formats::ethos_u::BACKEND_ID);
     let blob = program.delegate_blob(delegate).expect("payload");
-    let vela = etscope_core::ethos_u::decode(blob).expect("a Vela block stream");
+    let vela = etscope_core::formats::ethos_u::decode(blob).expect("a Vela block stream");
     let names: Vec<&str> = vela.blocks.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names.first(), Some(&"vela_bin_stream"));
     assert_eq!(names.last(), Some(&"vela_end_stream"));
@@ -222,11 +222,11 @@ fn an_ethos_u_payload_is_decoded() {
     // truncated or foreign payloads are refused, never mis-decoded
     for cut in [0, 20, blob.len() / 2] {
         assert!(
-            etscope_core::ethos_u::decode(&blob[..cut]).is_err(),
+            etscope_core::formats::ethos_u::decode(&blob[..cut]).is_err(),
             "cut {cut}"
         );
     }
-    assert!(etscope_core::ethos_u::decode(&[0u8; 64]).is_err());
+    assert!(etscope_core::formats::ethos_u::decode(&[0u8; 64]).is_err());
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn a_float_kernel_fed_int8_codes_is_named_and_not_run() {
 #[test]
 fn quantization_parameters_that_disagree_across_an_edge_are_named() {
     use etscope_core::analysis::device_notes::notes;
-    use etscope_core::pte::{EValue, Instruction};
+    use etscope_core::formats::pte::{EValue, Instruction};
     use etscope_core::runtime::Device;
     // the tiny model's final quantize → dequantize pair, in a copy whose dequantize scale is
     // rewritten (as a hand-edited or mis-merged export would have it)
@@ -321,7 +321,8 @@ fn an_empty_vector_aligned_to_four_only_is_read_as_the_runtime_reads_it() {
     let dir = programs().join("unaligned_empty_vector");
     let bytes = common::read(&dir.join("model.pte"));
     // the file has the property: the plain FlatBuffers verifier refuses it
-    let strict = etscope_core::flatbuf::verify_program(&bytes).expect_err("strict verifier");
+    let strict =
+        etscope_core::formats::flatbuf::verify_program(&bytes).expect_err("strict verifier");
     assert!(strict.to_string().contains("unaligned"), "{strict}");
 
     let program = Program::parse(bytes.clone()).expect("parses as ExecuTorch loads it");
@@ -354,13 +355,14 @@ fn inline_constants_of_a_realigned_program_lie_inside_the_file() {
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../fuzz/corpus/run/regression-realigned-inline-constants-1"),
     );
-    let strict = etscope_core::flatbuf::verify_program(&bytes).expect_err("needs realigning");
+    let strict =
+        etscope_core::formats::flatbuf::verify_program(&bytes).expect_err("needs realigning");
     assert!(strict.to_string().contains("unaligned"), "{strict}");
     let len = bytes.len();
     let program = Program::parse(bytes).expect("parses once realigned");
     for plan in &program.plans {
         for v in &plan.values {
-            if let etscope_core::pte::EValue::Tensor(t) = v {
+            if let etscope_core::formats::pte::EValue::Tensor(t) = v {
                 if let Ok(b) = program.constant_bytes(t) {
                     assert!(b.len() <= len);
                 }

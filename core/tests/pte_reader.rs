@@ -3,7 +3,7 @@
 
 mod common;
 
-use etscope_core::pte::{DataLocation, EValue, Instruction, Program};
+use etscope_core::formats::pte::{DataLocation, EValue, Instruction, Program};
 use serde_json::Value;
 
 fn u64_of(v: &Value) -> u64 {
@@ -258,7 +258,7 @@ fn constants_resolve_to_the_weights_the_etrecord_was_made_from() {
     // conv weight 4*3*3*3 + bias 4 + fc weight 10*256 + fc bias 10 floats
     assert_eq!(total, 4 * (108 + 4 + 2560 + 10));
     // every constant is, byte for byte, a parameter of the ETRecord the program was made with
-    let rec = etscope_core::etrecord::ETRecord::parse(&common::read(
+    let rec = etscope_core::formats::etrecord::ETRecord::parse(&common::read(
         &common::tiny().join("model_fp32.etrecord"),
     ))
     .expect("etrecord");
@@ -306,7 +306,7 @@ fn extended_header_places_segments_inside_the_file() {
 fn another_schema_version_is_named_as_such() {
     let mut bytes = common::read(&common::tiny().join("model_fp32.pte"));
     bytes[4..8].copy_from_slice(b"ET11");
-    let e = etscope_core::pte::Program::parse(bytes)
+    let e = etscope_core::formats::pte::Program::parse(bytes)
         .expect_err("refused")
         .to_string();
     assert!(e.contains("schema ET11") && e.contains("ET12"), "{e}");

@@ -8,8 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use etscope_core::npy::read_npy;
-use etscope_core::pte::Program;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{CmsisNn, RunResult, Runtime, Target};
 use etscope_core::tensor::TensorData;
 

@@ -6,8 +6,8 @@ mod common;
 
 use std::path::Path;
 
-use etscope_core::npy::read_npy;
-use etscope_core::pte::Program;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{RunOptions, Runtime, RuntimeError, Target};
 use etscope_core::tensor::TensorData;
 
@@ -342,7 +342,7 @@ fn window_geometry_beyond_the_kernels_limit_is_refused() {
         .instructions
         .iter()
         .find_map(|i| match i {
-            etscope_core::pte::Instruction::KernelCall { op_index, args }
+            etscope_core::formats::pte::Instruction::KernelCall { op_index, args }
                 if plan.operators[*op_index].name == "cortex_m::quantized_conv2d" =>
             {
                 Some(args.clone())
@@ -351,11 +351,11 @@ fn window_geometry_beyond_the_kernels_limit_is_refused() {
         })
         .expect("a convolution");
     // argument 3 is the stride, an IntList of indices of Int values
-    let etscope_core::pte::EValue::IntList(items) = plan.values[conv[3]].clone() else {
+    let etscope_core::formats::pte::EValue::IntList(items) = plan.values[conv[3]].clone() else {
         panic!("stride is an int list");
     };
     for k in items {
-        plan.values[k as usize] = etscope_core::pte::EValue::Int(1 << 40);
+        plan.values[k as usize] = etscope_core::formats::pte::EValue::Int(1 << 40);
     }
     let err = refused_on_zero_inputs(&program, Target::default());
     assert!(err.to_string().contains("window geometry"), "{err}");

@@ -4,8 +4,8 @@
 
 mod common;
 
-use etscope_core::etrecord::{stage_short_name, ETRecord};
-use etscope_core::npy::read_npy;
+use etscope_core::formats::etrecord::{stage_short_name, ETRecord};
+use etscope_core::formats::npy::read_npy;
 use etscope_core::tensor::TensorData;
 
 fn max_abs(a: &TensorData, b: &TensorData) -> f64 {
@@ -117,9 +117,9 @@ fn a_corrupt_weight_archive_is_an_error_naming_the_entry() {
 
 #[test]
 fn etrecords_of_executorch_0_2_and_0_4_read_right_and_run() {
-    use etscope_core::export_json::ExportArg;
-    use etscope_core::identity::check_etrecord;
-    use etscope_core::pte::Program;
+    use etscope_core::analysis::identity::check_etrecord;
+    use etscope_core::formats::export_json::ExportArg;
+    use etscope_core::formats::pte::Program;
     use etscope_core::runtime::{Runtime, Target};
 
     let dir = common::fixtures();

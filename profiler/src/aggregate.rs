@@ -1,9 +1,9 @@
 //! Per-operator aggregation over a growing sequence of ETDump frames (one per flush of the
-//! device's ETDump buffer): the live counterpart of `etscope_core::profile::profile`.
+//! device's ETDump buffer): the live counterpart of `etscope_core::analysis::profile::profile`.
 
-use etscope_core::etdump::ETDump;
-use etscope_core::profile::{profile, Profile};
-use etscope_core::pte::ExecutionPlan;
+use etscope_core::analysis::profile::{profile, Profile};
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::pte::ExecutionPlan;
 
 /// Every run received so far, merged into one ETDump, with its profile kept current.
 #[derive(Debug, Default)]

@@ -8,10 +8,10 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use etscope_core::dtype::ScalarType;
-use etscope_core::etdump::{
+use etscope_core::formats::etdump::{
     DebugEvent, DebugValue, ETDump, Event, ProfileEvent, RunData, TensorRef,
 };
-use etscope_core::pte::{ExecutionPlan, Instruction};
+use etscope_core::formats::pte::{ExecutionPlan, Instruction};
 
 use crate::wire::{Record, TargetInfo, TensorRecord, WireFrame};
 

@@ -3,7 +3,7 @@
 //! sequence of `u32 LE size | flatbuffer (identifier ED00 at +4)` frames. [`FrameDecoder`] accepts
 //! bytes in arbitrary chunks and yields complete, parsed frames.
 
-use etscope_core::etdump::ETDump;
+use etscope_core::formats::etdump::ETDump;
 use thiserror::Error;
 
 /// Largest frame accepted; a larger size prefix means the stream is out of sync.

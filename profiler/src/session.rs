@@ -9,9 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use etscope_core::etdump::ETDump;
-use etscope_core::identity::program_fingerprint;
-use etscope_core::pte::Program;
+use etscope_core::analysis::identity::program_fingerprint;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::pte::Program;
 use thiserror::Error;
 
 use crate::capture::{Assembler, CaptureCounts};

@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::npy::read_npy;
-use etscope_core::pte::{Instruction, Program};
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::{Instruction, Program};
 use etscope_core::runtime::{Runtime, Target};
 use etscope_core::tensor::TensorData;
 use etscope_profiler::session::rebuild;

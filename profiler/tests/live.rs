@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use etscope_core::identity::program_fingerprint;
-use etscope_core::pte::Program;
+use etscope_core::analysis::identity::program_fingerprint;
+use etscope_core::formats::pte::Program;
 use etscope_profiler::capture::Assembler;
 use etscope_profiler::session::{rebuild, Locate, Recorder, SessionError, TargetSource};
 use etscope_profiler::transport::probe::ProbeMemory;
@@ -128,7 +128,7 @@ fn a_dropped_frame_is_counted_and_the_rest_of_the_run_kept() {
         .etdump
         .runs
         .iter()
-        .map(|r| r.events.iter().filter(|e| matches!(e, etscope_core::etdump::Event::Profile(p) if p.instruction_id >= 0)).count())
+        .map(|r| r.events.iter().filter(|e| matches!(e, etscope_core::formats::etdump::Event::Profile(p) if p.instruction_id >= 0)).count())
         .sum();
     assert_eq!(ops, 3 * 6 - 1);
 }
@@ -284,8 +284,8 @@ fn the_probe_rs_path_reads_a_real_control_block_from_target_memory() {
 
 #[test]
 fn whole_etdumps_sent_in_chunks_with_their_debug_data_read_back_as_sent() {
-    use etscope_core::debug_buffer::captured_tensors;
-    use etscope_core::etdump::ETDump;
+    use etscope_core::formats::debug_buffer::captured_tensors;
+    use etscope_core::formats::etdump::ETDump;
     use etscope_profiler::wire::{encode, encode_record, TargetInfo};
     let dir = repo("assets/tiny_conv_relu_linear");
     let program =

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use etscope_core::etdump::ETDump;
-use etscope_core::profile::profile;
+use etscope_core::analysis::profile::profile;
+use etscope_core::formats::etdump::ETDump;
 use etscope_profiler::framing::FramingError;
 use etscope_profiler::replay::replay;
 use etscope_profiler::LiveProfile;

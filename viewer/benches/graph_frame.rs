@@ -150,10 +150,10 @@ fn main() {
 
     // a diff attached: the program against itself, both canvases drawn with SNR colours
     let diff_row = std::fs::read(dir.join("input.npy")).ok().map(|npy| {
-        let input = etscope_core::npy::read_npy(&npy).expect("input");
+        let input = etscope_core::formats::npy::read_npy(&npy).expect("input");
         let program = doc.program.as_ref().expect("program");
         let side = |label: &str| {
-            etscope_core::diff_sources::program_source(
+            etscope_core::analysis::diff_sources::program_source(
                 label,
                 program,
                 None,
@@ -162,8 +162,12 @@ fn main() {
             .expect("runs on the host")
         };
         let (a, bb) = (side("a"), side("b"));
-        let report = etscope_core::diff::diff(&a, &bb, etscope_core::diff::Threshold::default())
-            .expect("comparable");
+        let report = etscope_core::analysis::diff::diff(
+            &a,
+            &bb,
+            etscope_core::analysis::diff::Threshold::default(),
+        )
+        .expect("comparable");
         let mut dv = etscope_viewer::diff_view::DiffView::new(report, a, bb);
         let mut times = Vec::new();
         for _ in 0..60 {

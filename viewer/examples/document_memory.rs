@@ -27,7 +27,7 @@ fn main() {
     println!("program open: {}", rss());
     if let Some(rec) = args.get(1) {
         let bytes = std::fs::read(rec).expect("etrecord");
-        let parsed = etscope_core::etrecord::ETRecord::parse(&bytes).expect("parses");
+        let parsed = etscope_core::formats::etrecord::ETRecord::parse(&bytes).expect("parses");
         println!("etrecord parsed: {}", rss());
         let mut graphs = Vec::new();
         for st in &parsed.stages {

@@ -52,8 +52,8 @@ pub fn arg_name(node: &etscope_core::ir::Node, k: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use etscope_core::formats::pte::Program;
     use etscope_core::ir::from_pte::graph_from_plan;
-    use etscope_core::pte::Program;
 
     #[test]
     fn a_programs_convolution_arguments_read_as_python_writes_them() {

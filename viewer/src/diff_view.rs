@@ -3,7 +3,7 @@
 //! and for the selected pair both tensors' histograms and an error heatmap.
 
 use egui::{Color32, Grid, RichText, ScrollArea, Ui};
-use etscope_core::diff::{DiffReport, Source};
+use etscope_core::analysis::diff::{DiffReport, Source};
 use etscope_core::ir::NodeId;
 use etscope_core::tensor::TensorData;
 
@@ -221,7 +221,7 @@ impl DiffView {
                         if ui.selectable_label(self.row == Some(i), label).clicked() {
                             pick = Some(i);
                         }
-                        let short = etscope_core::diff::short_ops;
+                        let short = etscope_core::analysis::diff::short_ops;
                         ui.monospace(short(&r.a_ops));
                         ui.monospace(short(&r.b_ops));
                         match r.metrics {
@@ -304,7 +304,7 @@ impl DiffView {
                 ));
             }
         }
-        match etscope_core::diff::comparable_pair(&self.a, na, &self.b, nb) {
+        match etscope_core::analysis::diff::comparable_pair(&self.a, na, &self.b, nb) {
             Some(Ok((ta, tb))) => {
                 ui.small(format!(
                     "compared as {:?} (dequantized, channels-last undone)",

@@ -4,17 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use etscope_core::bundled::BundledProgram;
-use etscope_core::debug_buffer::{captured_tensors, CapturedTensor};
-use etscope_core::etdump::ETDump;
-use etscope_core::etrecord::{stage_short_name, ETRecord};
+use etscope_core::analysis::profile::{profile, Profile};
+use etscope_core::formats::bundled::BundledProgram;
+use etscope_core::formats::debug_buffer::{captured_tensors, CapturedTensor};
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::etrecord::{stage_short_name, ETRecord};
+use etscope_core::formats::kind::FileKind;
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_export::graph_from_export;
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::ir::{Graph, NodeId, NodeKind};
-use etscope_core::kind::FileKind;
-use etscope_core::memory::{derive, MemoryPlan};
-use etscope_core::profile::{profile, Profile};
-use etscope_core::pte::Program;
+use etscope_core::plan::{derive, MemoryPlan};
 use thiserror::Error;
 
 use crate::category::Category;
@@ -260,8 +260,9 @@ impl Document {
                 self.attach_etdump(name, dump)?;
             }
             Some(FileKind::Ptd) => {
-                let data = etscope_core::flat_tensor::FlatTensorFile::parse(bytes.to_vec())
-                    .map_err(read)?;
+                let data =
+                    etscope_core::formats::flat_tensor::FlatTensorFile::parse(bytes.to_vec())
+                        .map_err(read)?;
                 let program = self.program.as_mut().ok_or_else(|| OpenError::Mismatch {
                     name: name.into(),
                     detail: "external tensor data needs its program open first".into(),
@@ -281,7 +282,7 @@ impl Document {
             }
             Some(FileKind::Npy) => {
                 // an input for host runs (and diffs)
-                let t = etscope_core::npy::read_npy(bytes).map_err(read)?;
+                let t = etscope_core::formats::npy::read_npy(bytes).map_err(read)?;
                 if let Some(want) = self
                     .program
                     .as_ref()
@@ -339,7 +340,7 @@ impl Document {
             .map(|g| g.method.clone())
             .unwrap_or_else(|| "forward".into());
         if let Some(plan) = self.program.as_ref().and_then(|p| p.plans.first()) {
-            etscope_core::identity::check_etrecord(plan, &rec).map_err(|e| {
+            etscope_core::analysis::identity::check_etrecord(plan, &rec).map_err(|e| {
                 OpenError::Mismatch {
                     name: name.into(),
                     detail: e.to_string(),
@@ -379,9 +380,11 @@ impl Document {
     fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {
         let plan = self.program.as_ref().and_then(|p| p.plans.first());
         if let Some(plan) = plan {
-            etscope_core::identity::check_etdump(plan, &dump).map_err(|e| OpenError::Mismatch {
-                name: name.into(),
-                detail: e.to_string(),
+            etscope_core::analysis::identity::check_etdump(plan, &dump).map_err(|e| {
+                OpenError::Mismatch {
+                    name: name.into(),
+                    detail: e.to_string(),
+                }
             })?;
         }
         let prof = profile(&dump, plan);

@@ -5,8 +5,8 @@ use crate::category::CategoryStyle as _;
 use std::fmt::Write;
 
 use egui::Color32;
-use etscope_core::memory::MemoryPlan;
-use etscope_core::profile::Profile;
+use etscope_core::analysis::profile::Profile;
+use etscope_core::plan::MemoryPlan;
 
 use crate::document::StageView;
 use crate::layout::NODE_HEIGHT;

@@ -3,8 +3,8 @@
 //! quantization, placement), stack trace, module path, and for a delegate its backend data.
 
 use egui::{CollapsingHeader, Grid, RichText, Ui};
+use etscope_core::formats::pte::Program;
 use etscope_core::ir::{Graph, NodeId, Storage};
-use etscope_core::pte::Program;
 
 use crate::graph_view::value_summary;
 
@@ -157,8 +157,11 @@ pub fn inspector_ui(
                     for c in &del.compile_specs {
                         ui.monospace(format!("{} = {}", c.key, c.value_text()));
                     }
-                    if del.id == etscope_core::ethos_u::BACKEND_ID {
-                        match p.delegate_blob(del).and_then(etscope_core::ethos_u::decode) {
+                    if del.id == etscope_core::formats::ethos_u::BACKEND_ID {
+                        match p
+                            .delegate_blob(del)
+                            .and_then(etscope_core::formats::ethos_u::decode)
+                        {
                             Ok(v) => {
                                 ui.label(format!("Ethos-U: {}", v.summary()));
                                 for (what, list) in [("input", &v.inputs), ("output", &v.outputs)] {

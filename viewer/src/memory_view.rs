@@ -4,7 +4,7 @@
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
 use etscope_core::ir::Graph;
-use etscope_core::memory::{Arena, PlannedTensor, TensorRole};
+use etscope_core::plan::{Arena, PlannedTensor, TensorRole};
 
 /// Zoom/pan of one chart (visible instruction and byte ranges).
 #[derive(Debug, Clone, Default)]

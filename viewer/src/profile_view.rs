@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use egui::{
     Align2, Color32, FontId, Grid, Pos2, Rect, ScrollArea, Sense, Stroke, StrokeKind, Ui, Vec2,
 };
-use etscope_core::etdump::{ETDump, Event};
+use etscope_core::analysis::profile::{inference_runs, Profile};
+use etscope_core::formats::etdump::{ETDump, Event};
 use etscope_core::ir::Graph;
-use etscope_core::profile::{inference_runs, Profile};
 
 use crate::category::{Category, CategoryStyle};
 

@@ -179,7 +179,7 @@ fn frames(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use etscope_core::etrecord::ETRecord;
+    use etscope_core::formats::etrecord::ETRecord;
     use etscope_core::ir::from_export::graph_from_export;
 
     fn stage() -> StageView {

@@ -291,19 +291,24 @@ fn the_inspector_says_why_the_board_computes_an_op_differently() {
 }
 
 /// A host run of a tiny-model program as a diff source, with its ETRecord's module paths.
-fn host_source(variant: &str) -> etscope_core::diff::Source {
-    use etscope_core::etrecord::ETRecord;
-    use etscope_core::pte::Program;
+fn host_source(variant: &str) -> etscope_core::analysis::diff::Source {
+    use etscope_core::formats::etrecord::ETRecord;
+    use etscope_core::formats::pte::Program;
     let program = Program::parse(read(&tiny(&format!("{variant}.pte")))).expect("program");
     let rec = ETRecord::parse(&read(&tiny(&format!("{variant}.etrecord")))).expect("etrecord");
-    let input = etscope_core::npy::read_npy(&read(&tiny("input.npy"))).expect("input");
-    etscope_core::diff_sources::program_source(variant, &program, Some((&rec, variant)), &[input])
-        .expect("runs")
+    let input = etscope_core::formats::npy::read_npy(&read(&tiny("input.npy"))).expect("input");
+    etscope_core::analysis::diff_sources::program_source(
+        variant,
+        &program,
+        Some((&rec, variant)),
+        &[input],
+    )
+    .expect("runs")
 }
 
 #[test]
 fn the_diff_pair_panel_shows_the_selected_rows_tensors_as_compared() {
-    use etscope_core::diff::{diff, Threshold};
+    use etscope_core::analysis::diff::{diff, Threshold};
     use etscope_viewer::diff_view::DiffView;
     let (a, b) = (
         host_source("model_fp32"),

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use etscope_core::bundled::BundledProgram;
+use etscope_core::formats::bundled::BundledProgram;
 use etscope_core::runtime::verify::{verify, Tolerance, Verdict};
 use etscope_core::runtime::Target;
 

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::diff::{diff, Source, Threshold};
-use etscope_core::diff_sources::{
+use etscope_core::analysis::diff::{diff, Source, Threshold};
+use etscope_core::analysis::diff_sources::{
     program_graph, program_source_cancellable, stage_source_cancellable,
 };
-use etscope_core::etrecord::ETRecord;
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::etrecord::ETRecord;
 use etscope_core::tensor::TensorData;
 
 use super::run::DeviceChoice;
@@ -40,7 +40,10 @@ fn parse_spec(s: &str) -> Result<Spec> {
 /// The program at `pte` and its sibling ETRecord (checked to belong to it), if there is one.
 fn program_and_record(
     pte: &Path,
-) -> Result<(etscope_core::pte::Program, Option<(ETRecord, String)>)> {
+) -> Result<(
+    etscope_core::formats::pte::Program,
+    Option<(ETRecord, String)>,
+)> {
     let program = load::program(pte)?;
     let sibling = pte.with_extension("etrecord");
     if !sibling.exists() {
@@ -117,7 +120,8 @@ pub fn run(
     let tensors = inputs
         .iter()
         .map(|p| {
-            etscope_core::npy::read_npy(&load::bytes(p)?).with_context(|| p.display().to_string())
+            etscope_core::formats::npy::read_npy(&load::bytes(p)?)
+                .with_context(|| p.display().to_string())
         })
         .collect::<Result<Vec<_>>>()?;
     let other_program = |s: &Spec| match s {
@@ -157,7 +161,7 @@ pub fn run(
             .map(|x| x.to_string())
             .collect::<Vec<_>>()
             .join(",");
-        let short = etscope_core::diff::short_ops;
+        let short = etscope_core::analysis::diff::short_ops;
         match &r.metrics {
             Some(m) => t.row(vec![
                 mark.into(),

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use etscope_core::etrecord::stage_short_name;
+use etscope_core::formats::etrecord::stage_short_name;
+use etscope_core::formats::kind::FileKind;
 use etscope_core::ir::{
     from_export::graph_from_export, from_pte::graph_from_plan, Graph, NodeKind,
 };
-use etscope_core::kind::FileKind;
 
 use crate::load;
 use crate::table::Table;

@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use etscope_core::bundled::BundledProgram;
-use etscope_core::etdump::{ETDump, Event};
-use etscope_core::etrecord::{stage_short_name, ETRecord};
-use etscope_core::flat_tensor::FlatTensorFile;
-use etscope_core::kind::FileKind;
-use etscope_core::pte::{EValue, Program};
+use etscope_core::formats::bundled::BundledProgram;
+use etscope_core::formats::etdump::{ETDump, Event};
+use etscope_core::formats::etrecord::{stage_short_name, ETRecord};
+use etscope_core::formats::flat_tensor::FlatTensorFile;
+use etscope_core::formats::kind::FileKind;
+use etscope_core::formats::pte::{EValue, Program};
 use serde_json::{json, Value};
 
 use crate::load;
@@ -24,7 +24,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<()> {
         FileKind::Bpte => bpte_info(&BundledProgram::parse(&data).with_context(ctx)?),
         FileKind::Etdump => etdump_info(&ETDump::parse(&data).with_context(ctx)?),
         FileKind::Etrecord => etrecord_info(&ETRecord::parse(&data).with_context(ctx)?),
-        FileKind::Npy => npy_info(&etscope_core::npy::read_npy(&data).with_context(ctx)?)?,
+        FileKind::Npy => npy_info(&etscope_core::formats::npy::read_npy(&data).with_context(ctx)?)?,
         FileKind::Ptd => ptd_info(&FlatTensorFile::parse(data).with_context(ctx)?),
     };
     if as_json {
@@ -77,8 +77,8 @@ pub fn pte_info(p: &Program) -> Value {
                 "delegate_backends": plan.delegates.iter().map(|d| json!({
                     "id": d.id,
                     "blob_bytes": p.delegate_blob(d).map(|b| b.len()).unwrap_or(0),
-                    "ethos_u": (d.id == etscope_core::ethos_u::BACKEND_ID).then(|| {
-                        match p.delegate_blob(d).and_then(etscope_core::ethos_u::decode) {
+                    "ethos_u": (d.id == etscope_core::formats::ethos_u::BACKEND_ID).then(|| {
+                        match p.delegate_blob(d).and_then(etscope_core::formats::ethos_u::decode) {
                             Ok(v) => json!(v),
                             Err(e) => json!({"error": e.to_string()}),
                         }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::ir::from_pte::graph_from_plan;
-use etscope_core::memory::{derive, Finding};
+use etscope_core::plan::{derive, Finding};
 use serde_json::json;
 
 use crate::load;
@@ -16,8 +16,8 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
     let graph = graph_from_plan(&program, index)
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);
-    let npu = etscope_core::ethos_u::delegates(&program, index);
-    let mut listed: Vec<&etscope_core::memory::Arena> = plan.arenas.iter().collect();
+    let npu = etscope_core::formats::ethos_u::delegates(&program, index);
+    let mut listed: Vec<&etscope_core::plan::Arena> = plan.arenas.iter().collect();
     listed.sort_by_key(|a| (a.tensors.is_empty(), a.memory_id));
     listed.truncate(super::MAX_LISTED_ARENAS);
     listed.sort_by_key(|a| a.memory_id);

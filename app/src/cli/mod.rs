@@ -302,7 +302,7 @@ pub fn run(command: Command) -> Result<()> {
             &inputs,
             etdump_program.as_deref(),
             &device,
-            etscope_core::diff::Threshold {
+            etscope_core::analysis::diff::Threshold {
                 min_snr_db: min_snr,
                 min_drop_db: min_drop,
                 max_abs: max_abs.unwrap_or(f64::INFINITY),
@@ -398,10 +398,10 @@ fn print_json(v: &impl serde::Serialize) -> Result<()> {
 
 /// The plan named `method`, or the first.
 fn pick_plan<'a>(
-    program: &'a etscope_core::pte::Program,
+    program: &'a etscope_core::formats::pte::Program,
     method: Option<&str>,
     path: &std::path::Path,
-) -> Result<(usize, &'a etscope_core::pte::ExecutionPlan)> {
+) -> Result<(usize, &'a etscope_core::formats::pte::ExecutionPlan)> {
     let found = match method {
         Some(m) => program.plans.iter().enumerate().find(|(_, p)| p.name == m),
         None => program.plans.iter().enumerate().next(),

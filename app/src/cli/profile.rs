@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use etscope_core::profile::{profile, DurationStats, TickRate};
+use etscope_core::analysis::profile::{profile, DurationStats, TickRate};
 use serde_json::{json, Value};
 
 use crate::load;

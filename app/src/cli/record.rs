@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use etscope_core::analysis::profile::profile;
 use etscope_core::board_image::{self, BoardOptions};
-use etscope_core::profile::profile;
-use etscope_core::pte::Program;
+use etscope_core::formats::pte::Program;
 use etscope_profiler::elf::symbol_address;
 use etscope_profiler::session::{
     capture_paths, record_until, save_capture, Locate, Recorder, SavedCapture, TargetSource,
@@ -285,7 +285,7 @@ fn board_inputs(
     input: Option<&Path>,
 ) -> Result<Vec<etscope_core::tensor::TensorData>> {
     match input {
-        Some(p) => Ok(vec![etscope_core::npy::read_npy(&load::bytes(p)?)
+        Some(p) => Ok(vec![etscope_core::formats::npy::read_npy(&load::bytes(p)?)
             .with_context(|| p.display().to_string())?]),
         None => Ok(board_image::zero_inputs(program, 0)),
     }

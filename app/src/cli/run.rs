@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use etscope_core::pte::Program;
+use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{CmsisNn, Device, RunOptions, Runtime, Target};
 use serde_json::json;
 
@@ -141,7 +141,7 @@ fn prepare_source(
                 let names: Vec<String> = rec
                     .stages
                     .iter()
-                    .map(|s| etscope_core::etrecord::stage_short_name(&s.name))
+                    .map(|s| etscope_core::formats::etrecord::stage_short_name(&s.name))
                     .collect();
                 anyhow!("{label}: no stage {name:?}; stages: {}", names.join(", "))
             })?;
@@ -182,7 +182,8 @@ pub fn run(
     let tensors = inputs
         .iter()
         .map(|p| {
-            etscope_core::npy::read_npy(&load::bytes(p)?).with_context(|| p.display().to_string())
+            etscope_core::formats::npy::read_npy(&load::bytes(p)?)
+                .with_context(|| p.display().to_string())
         })
         .collect::<Result<Vec<_>>>()?;
     let options = RunOptions {
@@ -198,7 +199,7 @@ pub fn run(
             .with_context(|| format!("{}: cannot create", dir.display()))?;
         let write = |name: String, t: &etscope_core::tensor::TensorData| -> Result<()> {
             let p = dir.join(name);
-            std::fs::write(&p, etscope_core::npy::write_npy(t)?)
+            std::fs::write(&p, etscope_core::formats::npy::write_npy(t)?)
                 .with_context(|| format!("{}: cannot write", p.display()))
         };
         for (k, o) in result.outputs.iter().enumerate() {

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::profile::op_name;
+use etscope_core::analysis::profile::op_name;
+use etscope_core::formats::debug_buffer::captured_tensors;
 use serde_json::json;
 
 use crate::load;
@@ -55,7 +55,7 @@ pub fn run(
             file = format!("run{}_{file}", c.run);
         }
         if let Some(dir) = dump {
-            let bytes = etscope_core::npy::write_npy(&c.tensor)?;
+            let bytes = etscope_core::formats::npy::write_npy(&c.tensor)?;
             let p = dir.join(&file);
             std::fs::write(&p, bytes).with_context(|| format!("{}: cannot write", p.display()))?;
         }

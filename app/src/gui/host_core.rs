@@ -2,7 +2,7 @@
 //! `--cmsis-nn`): used by Diff's host runs and the inspector's device notes.
 
 use eframe::egui;
-use etscope_core::pte::Program;
+use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{CmsisNn, Device, Target};
 
 /// The user's choice; `target: None` is each program's own core.

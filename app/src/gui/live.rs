@@ -9,11 +9,11 @@ use eframe::egui;
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
+use etscope_core::analysis::profile::{profile, Profile};
 use etscope_core::board_image::{self, BoardOptions};
-use etscope_core::debug_buffer::{captured_tensors, CapturedTensor};
-use etscope_core::etdump::ETDump;
-use etscope_core::profile::{profile, Profile};
-use etscope_core::pte::Program;
+use etscope_core::formats::debug_buffer::{captured_tensors, CapturedTensor};
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::pte::Program;
 use etscope_core::tensor::TensorData;
 use etscope_profiler::session::{
     capture_paths, save_capture, LiveStats, Locate, Recorder, TargetSource,

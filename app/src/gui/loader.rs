@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::thread;
 
-use etscope_core::kind::FileKind;
+use etscope_core::formats::kind::FileKind;
 use etscope_viewer::document::Document;
 
 /// Messages from a load job.

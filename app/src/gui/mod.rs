@@ -204,9 +204,9 @@ pub struct StartOptions {
 /// What a comparison's worker sends back.
 type DiffResult = Result<
     (
-        etscope_core::diff::DiffReport,
-        etscope_core::diff::Source,
-        etscope_core::diff::Source,
+        etscope_core::analysis::diff::DiffReport,
+        etscope_core::analysis::diff::Source,
+        etscope_core::analysis::diff::Source,
     ),
     String,
 >;
@@ -503,8 +503,8 @@ impl EtscopeApp {
     /// Runs the comparison of the active document against `target` (host runs on the
     /// document's input array).
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
-        use etscope_core::diff::{diff, Source, Threshold};
-        use etscope_core::diff_sources::{program_source_cancellable, stage_source};
+        use etscope_core::analysis::diff::{diff, Source, Threshold};
+        use etscope_core::analysis::diff_sources::{program_source_cancellable, stage_source};
         if self.diff_job.is_some() {
             return Err("a comparison is already running".into());
         }
@@ -525,8 +525,8 @@ impl EtscopeApp {
         // module) and the other side's stage view
         type Side = (
             String,
-            etscope_core::pte::Program,
-            Option<(etscope_core::etrecord::ETRecord, String)>,
+            etscope_core::formats::pte::Program,
+            Option<(etscope_core::formats::etrecord::ETRecord, String)>,
         );
         let side_of = |doc: &etscope_viewer::document::Document| -> Result<Side, String> {
             let program = doc.program.clone().ok_or("no program")?;
@@ -558,7 +558,7 @@ impl EtscopeApp {
         let a_side = side_of(&dv.doc)?;
         enum Other {
             Program(Side),
-            Stage(String, etscope_core::etrecord::ETRecord, String),
+            Stage(String, etscope_core::formats::etrecord::ETRecord, String),
             Device(Source),
         }
         let (other, stage_b) = match target {

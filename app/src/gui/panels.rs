@@ -621,7 +621,7 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         ));
     }
     if let Some(program) = doc.program.as_ref() {
-        for (i, v) in etscope_core::ethos_u::delegates(program, 0) {
+        for (i, v) in etscope_core::formats::ethos_u::delegates(program, 0) {
             ui.label(match v {
                 Ok(v) => format!(
                     "Ethos-U delegate {i}: {} — SRAM the application provides",

@@ -8,11 +8,11 @@
 
 use serde::Serialize;
 
+use crate::formats::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 use crate::kernels::cmsis::core_buffers::{
     call_in_program, fails_on, int_list, tensor_arg, CoreCall,
 };
 use crate::kernels::{CmsisNn, Device};
-use crate::pte::{EValue, ExecutionPlan, Instruction, Tensor};
 
 /// One instruction the device computes differently from the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

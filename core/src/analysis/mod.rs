@@ -1,7 +1,16 @@
-//! Analyses beside the spine: what a program computes differently on its device, before
-//! anything runs.
+//! Analyses beside the spine: they read programs, runs and captures and say something about them.
 //!
-//! - [`device_notes`] — calls the board computes differently and what the lowering left that
+//! - [`diff`], [`diff_sources`] — node matching, metrics and the first divergence between two
+//!   sources of intermediate tensors; "program or stage + input" as a source
+//! - [`profile`] — Inspector-equal per-operator statistics from an ETDump
+//! - [`identity`] — whether an ETDump or ETRecord belongs to a program
+//! - [`device_notes`] — calls the board computes differently, and what the lowering left that
 //!   no runtime computes as meant
+//! - [`fault`] — fault injection (one weighted operator's parameters negated) for testing diffs
 
 pub mod device_notes;
+pub mod diff;
+pub mod diff_sources;
+pub mod fault;
+pub mod identity;
+pub mod profile;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::export_json::{ExportArg, ExportedGraph, InputKind};
+use crate::formats::export_json::{ExportArg, ExportedGraph, InputKind};
 
 /// Splits a `torch.export` target into (`namespace::op`, overload).
 ///

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::pte::{EValue, ExecutionPlan, Instruction, Program};
+use crate::formats::pte::{EValue, ExecutionPlan, Instruction, Program};
 
 /// Builds the graph of plan `plan_index` of `program`.
 pub fn graph_from_plan(program: &Program, plan_index: usize) -> Option<Graph> {

@@ -18,7 +18,7 @@ pub use check::CheckError;
 use serde::Serialize;
 
 use crate::dtype::ScalarType;
-use crate::export_json::ModuleFrame;
+use crate::formats::export_json::ModuleFrame;
 
 /// Index into [`Graph::nodes`].
 pub type NodeId = usize;

@@ -2,7 +2,7 @@
 //! plain C) and which CMSIS-NN version, and how a program says which core it was lowered for.
 
 use super::cmsis::core_buffers;
-use crate::pte::{EValue, Instruction, Program};
+use crate::formats::pte::{EValue, Instruction, Program};
 
 /// The core whose arithmetic the Cortex-M kernels reproduce. They differ in `quantize`: scalar
 /// cores compute `nearbyint(x · (1/scale))`; Helium/MVE cores (M55) compute, for every full

@@ -17,8 +17,8 @@ pub mod verify;
 
 use std::sync::Arc;
 
+use crate::formats::pte::Program;
 use crate::ir::{Graph, NodeId, Placement};
-use crate::pte::Program;
 use crate::tensor::TensorData;
 
 pub use crate::kernels::cmsis::core_buffers;

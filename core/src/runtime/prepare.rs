@@ -3,10 +3,10 @@
 
 use super::value::{Buf, HostTensor, RValue};
 use super::{program_err, Action, Runtime, Step, MAX_PREPARED_BYTES};
+use crate::formats::pte::{EValue, Program};
 use crate::ir::from_pte::graph_from_plan;
 use crate::ir::{ArgData, Graph, NodeKind, ValueInfo};
 use crate::kernels::{element_count, CmsisNn, Device, RuntimeError, Target, MAX_TENSOR_ELEMENTS};
-use crate::pte::{EValue, Program};
 use crate::tensor::undo_dim_order;
 use crate::ScalarType;
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::value::{Buf, HostTensor};
 use super::{Device, Runtime, RuntimeError};
-use crate::export_json::{ExportedGraph, InputKind};
+use crate::formats::export_json::{ExportedGraph, InputKind};
 use crate::ir::from_export::graph_from_export;
 use crate::ir::{Graph, NodeKind};
 use crate::passes::out_variants::OutVariants;

@@ -2,7 +2,7 @@
 //! and compare with the expected outputs (`|got − want| ≤ atol + rtol·|want|`, ExecuTorch's
 //! defaults rtol 1e-5, atol 1e-8).
 
-use crate::bundled::{BundledProgram, BundledValue};
+use crate::formats::bundled::{BundledProgram, BundledValue};
 use crate::runtime::{Runtime, RuntimeError, Target};
 
 /// The tolerances a case is judged with.

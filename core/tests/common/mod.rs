@@ -76,12 +76,12 @@ pub fn pte_variants(model: &Path) -> Vec<(PathBuf, PathBuf)> {
 /// out-variant pass, then the program path), on the default device.
 #[allow(dead_code)]
 pub fn run_stage(
-    stage: &etscope_core::etrecord::Stage,
+    stage: &etscope_core::formats::etrecord::Stage,
     weights: &std::collections::BTreeMap<String, etscope_core::tensor::TensorData>,
     inputs: &[etscope_core::tensor::TensorData],
     capture: bool,
 ) -> Result<etscope_core::runtime::RunResult, etscope_core::runtime::RuntimeError> {
-    let name = etscope_core::etrecord::stage_short_name(&stage.name);
+    let name = etscope_core::formats::etrecord::stage_short_name(&stage.name);
     let method = stage.name.split('/').nth(1).unwrap_or("forward");
     etscope_core::runtime::Runtime::for_stage(
         &stage.graph,

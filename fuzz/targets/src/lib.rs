@@ -2,13 +2,13 @@
 //! file a user opens. Every function must return (never panic, abort, hang or exhaust memory)
 //! on any input; `fuzz/` drives them with cargo-fuzz, `tests/replay.rs` replays the corpora in CI.
 
+use etscope_core::analysis::profile::profile;
 use etscope_core::board_image;
-use etscope_core::bundled::BundledProgram;
-use etscope_core::debug_buffer::captured_tensors;
-use etscope_core::etdump::ETDump;
-use etscope_core::etrecord::ETRecord;
-use etscope_core::profile::profile;
-use etscope_core::pte::Program;
+use etscope_core::formats::bundled::BundledProgram;
+use etscope_core::formats::debug_buffer::captured_tensors;
+use etscope_core::formats::etdump::ETDump;
+use etscope_core::formats::etrecord::ETRecord;
+use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{RunOptions, Runtime, Target};
 use etscope_profiler::capture::Assembler;
 use etscope_profiler::wire::WireDecoder;
@@ -90,13 +90,13 @@ pub fn etrecord(data: &[u8]) {
 }
 
 pub fn npy(data: &[u8]) {
-    let _ = etscope_core::npy::read_npy(data);
+    let _ = etscope_core::formats::npy::read_npy(data);
 }
 
 /// A `torch.save` archive's pickle (restricted unpickler) and the tensors it names.
 pub fn torch_save(data: &[u8]) {
-    if let Ok(v) = etscope_core::torch_save::load(data) {
-        let _ = etscope_core::torch_save::tensors_of(&v);
+    if let Ok(v) = etscope_core::formats::torch_save::load(data) {
+        let _ = etscope_core::formats::torch_save::tensors_of(&v);
         drop(v);
     }
 }

@@ -12,8 +12,8 @@
 //! The kernels (the run stops), the static device notes and `Target::of_program` use this one
 //! rule.
 
+use crate::formats::pte::{EValue, ExecutionPlan, Tensor};
 use crate::kernels::Target;
-use crate::pte::{EValue, ExecutionPlan, Tensor};
 
 /// The facts of one call that decide whether a core can run it.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +105,7 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
     };
     // sizes are NHWC in the explicit-layout `_nhwc` ops, NCHW (stored channels-last) otherwise
     let nhwc = op.ends_with("_nhwc");
-    let dim = |t: &crate::pte::Tensor, nchw: usize, nhwc_i: usize| {
+    let dim = |t: &crate::formats::pte::Tensor, nchw: usize, nhwc_i: usize| {
         t.sizes
             .get(if nhwc { nhwc_i } else { nchw })
             .and_then(|&s| usize::try_from(s).ok())

@@ -11,8 +11,10 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
-use crate::generated::flat_tensor::flat_tensor_flatbuffer as fb;
+use crate::formats::flatbuf::{
+    check_identifier, root_accepting_unaligned_empty_vectors, verifier_options,
+};
+use crate::formats::generated::flat_tensor::flat_tensor_flatbuffer as fb;
 use crate::ScalarType;
 
 const KIND: &str = "external tensor data (.ptd)";

@@ -4,8 +4,10 @@
 use flatbuffers::{ForwardsUOffset, Vector};
 
 use super::*;
-use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
-use crate::generated::program::executorch_flatbuffer as fb;
+use crate::formats::flatbuf::{
+    check_identifier, root_accepting_unaligned_empty_vectors, verifier_options,
+};
+use crate::formats::generated::program::executorch_flatbuffer as fb;
 use crate::tensor::checked_tensor_size;
 
 const KIND: &str = "program (.pte)";

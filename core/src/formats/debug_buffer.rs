@@ -2,8 +2,8 @@
 //! offset) to the tensor's bytes, gathered into logical row-major order.
 
 use crate::error::{Error, Result};
-use crate::etdump::{DebugValue, ETDump, Event, TensorRef};
-use crate::pte::slice_of;
+use crate::formats::etdump::{DebugValue, ETDump, Event, TensorRef};
+use crate::formats::pte::slice_of;
 use crate::tensor::TensorData;
 
 /// One captured intermediate output: where it came from and its tensor.

@@ -125,7 +125,7 @@ pub(crate) fn check_identifier(
 /// pays, used as the baseline of the read benchmark.
 pub fn verify_program(bytes: &[u8]) -> Result<()> {
     check_identifier(bytes, 4, "ET12", "program (.pte)")?;
-    crate::generated::program::executorch_flatbuffer::root_as_program_with_opts(
+    crate::formats::generated::program::executorch_flatbuffer::root_as_program_with_opts(
         &verifier_options(bytes.len()),
         bytes,
     )
@@ -139,7 +139,7 @@ pub fn verify_program(bytes: &[u8]) -> Result<()> {
 /// Runs only the FlatBuffers verifier over a size-prefixed ETDump (benchmark baseline).
 pub fn verify_etdump(bytes: &[u8]) -> Result<()> {
     check_identifier(bytes, 8, "ED00", "ETDump (.etdp)")?;
-    crate::generated::etdump::etdump::size_prefixed_root_as_etdump_with_opts(
+    crate::formats::generated::etdump::etdump::size_prefixed_root_as_etdump_with_opts(
         &verifier_options(bytes.len()),
         bytes,
     )

@@ -4,9 +4,9 @@
 
 use flatbuffers::{FlatBufferBuilder, WIPOffset};
 
-use crate::etdump::{DebugValue, ETDump, Event, RunData, TensorRef};
-use crate::generated::etdump::etdump as fb;
-use crate::generated::etdump::executorch_flatbuffer::ScalarType as FbScalarType;
+use crate::formats::etdump::{DebugValue, ETDump, Event, RunData, TensorRef};
+use crate::formats::generated::etdump::etdump as fb;
+use crate::formats::generated::etdump::executorch_flatbuffer::ScalarType as FbScalarType;
 
 type Fbb<'a> = FlatBufferBuilder<'a>;
 

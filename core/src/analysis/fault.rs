@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::pte::{EValue, Instruction, Program};
+use crate::formats::pte::{EValue, Instruction, Program};
 
 /// Operators whose argument 1 is a weight tensor and argument 2 (or 3, a kernel sum) an int32 /
 /// float bias.

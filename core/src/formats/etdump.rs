@@ -10,8 +10,10 @@ use serde::Serialize;
 
 use crate::dtype::ScalarType;
 use crate::error::{Error, Result};
-use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
-use crate::generated::etdump::etdump as fb;
+use crate::formats::flatbuf::{
+    check_identifier, root_accepting_unaligned_empty_vectors, verifier_options,
+};
+use crate::formats::generated::etdump::etdump as fb;
 use crate::tensor::checked_tensor_size;
 
 const KIND: &str = "ETDump (.etdp)";

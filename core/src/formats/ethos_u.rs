@@ -154,7 +154,7 @@ pub fn decode(blob: &[u8]) -> Result<VelaStream> {
 /// Every Ethos-U delegate of plan `plan_index` with its decoded payload (or why it cannot be
 /// decoded), by delegate index.
 pub fn delegates(
-    program: &crate::pte::Program,
+    program: &crate::formats::pte::Program,
     plan_index: usize,
 ) -> Vec<(usize, Result<VelaStream>)> {
     let Some(plan) = program.plans.get(plan_index) else {

@@ -8,10 +8,10 @@
 
 use thiserror::Error;
 
-use crate::etdump::{DebugValue, ETDump, Event};
-use crate::etrecord::ETRecord;
-use crate::export_json::InputKind;
-use crate::pte::{EValue, ExecutionPlan, Instruction};
+use crate::formats::etdump::{DebugValue, ETDump, Event};
+use crate::formats::etrecord::ETRecord;
+use crate::formats::export_json::InputKind;
+use crate::formats::pte::{EValue, ExecutionPlan, Instruction};
 
 /// A file that does not belong to the program it was given with.
 #[derive(Debug, Error)]

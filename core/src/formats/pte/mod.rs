@@ -323,7 +323,7 @@ pub struct Program {
     pub(crate) inline_delegate_data: Vec<std::ops::Range<usize>>,
     pub(crate) bytes: Vec<u8>,
     /// The `.ptd` holding the tensors stored outside the program, once attached.
-    pub(crate) external_data: Option<std::sync::Arc<crate::flat_tensor::FlatTensorFile>>,
+    pub(crate) external_data: Option<std::sync::Arc<crate::formats::flat_tensor::FlatTensorFile>>,
 }
 
 impl Program {
@@ -359,7 +359,7 @@ impl Program {
     /// it lacks).
     pub fn attach_external_data(
         &mut self,
-        data: std::sync::Arc<crate::flat_tensor::FlatTensorFile>,
+        data: std::sync::Arc<crate::formats::flat_tensor::FlatTensorFile>,
     ) -> Result<()> {
         let keys = self.external_keys();
         if keys.is_empty() {

@@ -5,12 +5,12 @@
 
 use thiserror::Error;
 
-use crate::diff::Source;
-use crate::etrecord::{stage_short_name, ETRecord};
+use crate::analysis::diff::Source;
+use crate::formats::etrecord::{stage_short_name, ETRecord};
+use crate::formats::pte::Program;
 use crate::ir::from_export::graph_from_export;
 use crate::ir::from_pte::graph_from_plan;
 use crate::ir::Graph;
-use crate::pte::Program;
 use crate::runtime::{Device, Runtime};
 use crate::tensor::TensorData;
 

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::etdump::{ETDump, Event, ProfileEvent, RunData};
-use crate::pte::{ExecutionPlan, Instruction};
+use crate::formats::etdump::{ETDump, Event, ProfileEvent, RunData};
+use crate::formats::pte::{ExecutionPlan, Instruction};
 
 /// Summary statistics over a list of durations (ticks).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::export_json::ExportedGraph;
+use crate::formats::export_json::ExportedGraph;
 
 /// Largest single entry this reader decompresses (refuses zip bombs before allocating).
 pub const MAX_ENTRY_BYTES: u64 = 512 << 20;
@@ -69,7 +69,7 @@ pub struct ETRecord {
     /// method → instruction id → number of outputs.
     pub instruction_id_to_num_outs: BTreeMap<String, BTreeMap<usize, u64>>,
     /// The bytes of the `torch.save` entries (weights, constants, example inputs), read only
-    /// through [`crate::torch_save`].
+    /// through [`crate::formats::torch_save`].
     #[serde(skip)]
     pub archives: BTreeMap<String, Vec<u8>>,
 }
@@ -247,10 +247,10 @@ impl ETRecord {
         let mut out = BTreeMap::new();
         for suffix in ["_state_dict", "_constants"] {
             if let Some(bytes) = self.archives.get(&format!("{}{suffix}", stage.name)) {
-                let v = crate::torch_save::load(bytes).map_err(|e| {
+                let v = crate::formats::torch_save::load(bytes).map_err(|e| {
                     Error::invalid(format!("{}{suffix}", stage.name), e.to_string())
                 })?;
-                out.extend(crate::torch_save::tensors_of(&v).map_err(|e| {
+                out.extend(crate::formats::torch_save::tensors_of(&v).map_err(|e| {
                     Error::invalid(format!("{}{suffix}", stage.name), e.to_string())
                 })?);
             }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::debug_buffer::CapturedTensor;
+use crate::formats::debug_buffer::CapturedTensor;
 use crate::ir::{Graph, NodeId, NodeKind};
 use crate::runtime::RunResult;
 use crate::tensor::TensorData;

@@ -3,9 +3,11 @@
 
 use crate::dtype::ScalarType;
 use crate::error::{Error, Result};
-use crate::flatbuf::{check_identifier, root_accepting_unaligned_empty_vectors, verifier_options};
-use crate::generated::bundled_program::bundled_program_flatbuffer as fb;
-use crate::pte::Program;
+use crate::formats::flatbuf::{
+    check_identifier, root_accepting_unaligned_empty_vectors, verifier_options,
+};
+use crate::formats::generated::bundled_program::bundled_program_flatbuffer as fb;
+use crate::formats::pte::Program;
 use crate::tensor::{checked_tensor_size, undo_dim_order, TensorData};
 
 const KIND: &str = "BundledProgram (.bpte)";
