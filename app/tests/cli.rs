@@ -19,6 +19,28 @@ fn etscope(args: &[&str]) -> Output {
         .expect("etscope runs")
 }
 
+/// Runs etscope, killing it if it has not finished after `secs` seconds (a hang guard, not a
+/// speed claim: speeds are benchmarks).
+fn etscope_or_hang(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("etscope runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if child.try_wait().expect("waits").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{args:?} hung (killed after {secs} s)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn json(args: &[&str]) -> Value {
     let out = etscope(args);
     assert!(
@@ -558,18 +580,19 @@ fn board_run_names_the_operator_the_firmware_lacks() {
 
 #[test]
 fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
-    let started = std::time::Instant::now();
-    let out = etscope(&[
-        "record",
-        "--gdb",
-        "127.0.0.1:9",
-        "--pte",
-        p(&tiny("model_int8_cortex_m55.pte")),
-        "-o",
-        "/tmp/never.etdp",
-    ]);
+    let out = etscope_or_hang(
+        &[
+            "record",
+            "--gdb",
+            "127.0.0.1:9",
+            "--pte",
+            p(&tiny("model_int8_cortex_m55.pte")),
+            "-o",
+            "/tmp/never.etdp",
+        ],
+        60,
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("GDB server 127.0.0.1:9"), "{err}");
 }
@@ -692,14 +715,8 @@ fn hostile_files_are_refused_with_a_clear_error_in_bounded_time() {
         ),
     ];
     for (args, expected) in cases {
-        let started = std::time::Instant::now();
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = etscope(&argv);
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "{args:?} took {:?}",
-            started.elapsed()
-        );
+        let out = etscope_or_hang(&argv, 120);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("etscope: error: "), "{err}");

@@ -79,7 +79,7 @@ fn profiler_has_no_gui() {
 fn viewer_has_no_eframe_no_dialogs_and_no_app() {
     let deps = normal_deps("etscope-viewer");
     assert!(
-        deps.contains("egui") && deps.contains("etscope-profiler"),
+        deps.contains("egui") && deps.contains("etscope-core"),
         "sanity: viewer's tree was read: {deps:?}"
     );
     for bad in ["eframe", "rfd", "winit", "etscope"] {

@@ -241,7 +241,7 @@ fn a_bad_placement_shows_up_as_corrupted_values_in_arena_runs() {
 /// block of 16 elements; the tail uses the scalar arithmetic on both.
 #[test]
 fn quantize_follows_the_target_core() {
-    use etscope_core::runtime::cmsis_quantize_for_tests as mve;
+    use etscope_core::kernels::cmsis::ops::quantize_block_mve as mve;
     // a product just above n + 0.5 that rounds to n + 0.5 in f32 first: the scalar kernel
     // rounds half to even (down), the fused multiply-add sees the excess (up)
     let (x, inv) = [0.025375547f32, 0.0037, 0.011, 0.047]
@@ -367,8 +367,7 @@ fn window_geometry_beyond_the_kernels_limit_is_refused() {
 #[test]
 fn an_empty_but_tall_kernel_is_charged_for_its_loops() {
     let program = fuzz_regression("regression-timeout-empty-kernel-width-1");
-    let started = std::time::Instant::now();
+    // refused by the work budget, not by a clock
     let err = refused_on_zero_inputs(&program, Target::CortexM55);
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(err.to_string().contains("work budget"), "{err}");
 }

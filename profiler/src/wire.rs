@@ -146,7 +146,14 @@ pub struct WireStats {
     pub unknown_frames: u64,
     /// Times the sequence restarted at 0 (a target reset).
     pub restarts: u64,
+    /// Frames that passed the CRC but whose payload did not fit their type (the first
+    /// [`MAX_KEPT_PAYLOAD_ERRORS`] are kept with their detail).
+    pub bad_payloads: u64,
 }
+
+/// Payload errors a decoder keeps with their detail; the rest are only counted, so a target
+/// that sends nothing but malformed frames for hours cannot grow the decoder's memory.
+pub const MAX_KEPT_PAYLOAD_ERRORS: usize = 64;
 
 /// CRC-32 (IEEE 802.3, reflected, as zlib computes it).
 pub fn crc32(data: &[u8]) -> u32 {
@@ -403,7 +410,8 @@ impl WireDecoder {
         self.pending.len() - self.start
     }
 
-    /// Frames that passed the CRC but did not decode (kept for the report).
+    /// The first frames that passed the CRC but did not decode (at most
+    /// [`MAX_KEPT_PAYLOAD_ERRORS`]; [`WireStats::bad_payloads`] counts them all).
     pub fn take_errors(&mut self) -> Vec<PayloadError> {
         std::mem::take(&mut self.errors)
     }
@@ -478,11 +486,16 @@ impl WireDecoder {
                     self.stats.frames += 1;
                     return Some(WireFrame { seq, record });
                 }
-                None => self.errors.push(PayloadError {
-                    seq,
-                    kind: kind as u8,
-                    detail: format!("{} payload bytes do not fit the type", payload.len()),
-                }),
+                None => {
+                    self.stats.bad_payloads += 1;
+                    if self.errors.len() < MAX_KEPT_PAYLOAD_ERRORS {
+                        self.errors.push(PayloadError {
+                            seq,
+                            kind: kind as u8,
+                            detail: format!("{} payload bytes do not fit the type", payload.len()),
+                        });
+                    }
+                }
             }
         }
     }
@@ -527,6 +540,20 @@ mod tests {
             }
         }
         (out, d.stats())
+    }
+
+    #[test]
+    fn malformed_payloads_are_counted_and_only_the_first_kept() {
+        let mut d = WireDecoder::new();
+        for seq in 0..10_000u32 {
+            // a target-info frame of 3 bytes: the CRC is right, the payload cannot be one
+            d.push(&encode(FrameType::TargetInfo, seq, &[1, 2, 3]));
+            while d.next_frame().is_some() {}
+        }
+        assert_eq!(d.stats().bad_payloads, 10_000);
+        let kept = d.take_errors();
+        assert_eq!(kept.len(), MAX_KEPT_PAYLOAD_ERRORS);
+        assert_eq!(kept[0].seq, 0);
     }
 
     #[test]

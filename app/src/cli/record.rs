@@ -172,6 +172,7 @@ fn summary(out: &Path, saved: &SavedCapture, elapsed: Duration, as_json: bool) -
             "lost_frames": saved.wire.lost_frames,
             "lost_bytes": saved.wire.lost_bytes,
             "crc_errors": saved.wire.crc_errors,
+            "malformed_frames": saved.wire.bad_payloads,
             "device_dropped_frames": saved.counts.device_dropped_frames,
             "device_dropped_bytes": saved.counts.device_dropped_bytes,
             "target_restarts": saved.wire.restarts,
@@ -193,8 +194,9 @@ fn summary(out: &Path, saved: &SavedCapture, elapsed: Duration, as_json: bool) -
         elapsed.as_secs_f64()
     );
     println!(
-        "lost: {lost_frames} frames, {lost_bytes} bytes ({} CRC errors, {} incomplete runs, {} target restarts); raw stream {}",
+        "lost: {lost_frames} frames, {lost_bytes} bytes ({} CRC errors, {} malformed frames, {} incomplete runs, {} target restarts); raw stream {}",
         saved.wire.crc_errors,
+        saved.wire.bad_payloads,
         saved.counts.incomplete_runs,
         saved.wire.restarts,
         raw.display()

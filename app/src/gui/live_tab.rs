@@ -302,8 +302,8 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui,
                 "lost",
                 format!(
-                    "{} frames, {} bytes in transit ({} CRC errors); {} frames / {} bytes dropped by the target",
-                    w.lost_frames, w.lost_bytes, w.crc_errors, c.device_dropped_frames, c.device_dropped_bytes
+                    "{} frames, {} bytes in transit ({} CRC errors, {} malformed); {} frames / {} bytes dropped by the target",
+                    w.lost_frames, w.lost_bytes, w.crc_errors, w.bad_payloads, c.device_dropped_frames, c.device_dropped_bytes
                 ),
             );
             stat(ui, "target restarts", w.restarts.to_string());

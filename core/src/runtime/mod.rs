@@ -491,11 +491,6 @@ pub fn supports(op: &str) -> bool {
     })
 }
 
-/// The Helium/MVE quantize of one element (exposed for tests of the device arithmetic).
-pub fn cmsis_quantize_for_tests(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i8 {
-    crate::kernels::cmsis::ops::quantize_block_mve(x, inv, zp, qmin, qmax)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
