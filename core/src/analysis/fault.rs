@@ -1,5 +1,6 @@
 //! Fault injection for testing the diff: a copy of a program in which one weighted operator
-//! (convolution, depthwise convolution, fully connected, in `cortex_m::` or portable form) has
+//! (the registry's `weighted` trait: convolutions, depthwise and transpose convolutions, fully
+//! connected layers, in `cortex_m::` or portable form) has
 //! its weights and its bias / kernel sum negated — a sign error as a wrong export or a corrupted
 //! weight image gives. Everything else, byte for byte, stays as it was.
 
@@ -7,15 +8,6 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::formats::pte::{EValue, Instruction, Program};
-
-/// Operators whose argument 1 is a weight tensor and argument 2 (or 3, a kernel sum) an int32 /
-/// float bias.
-const WEIGHTED: [&str; 4] = [
-    "cortex_m::quantized_conv2d",
-    "cortex_m::quantized_depthwise_conv2d",
-    "cortex_m::quantized_linear",
-    "aten::convolution",
-];
 
 /// A weighted instruction and the file ranges of its parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,12 +43,20 @@ pub fn weighted(program: &Program) -> Vec<Weighted> {
             let Instruction::KernelCall { op_index, args } = ins else {
                 return None;
             };
-            let op = plan.operators.get(*op_index)?.name.clone();
-            if !WEIGHTED.iter().any(|w| op.starts_with(w)) {
+            // weighted operators take the weights as argument 1 and an int32 / float bias as
+            // argument 2 (a Helium linear layer: a kernel sum as argument 3)
+            let operator = plan.operators.get(*op_index)?;
+            let def = crate::ops::def(crate::ops::lookup(&operator.name, &operator.overload)?);
+            if !def.traits.weighted {
                 return None;
             }
-            let sums = range_of(args, 2)
-                .or_else(|| op.ends_with("linear").then(|| range_of(args, 3)).flatten());
+            let op = operator.name.clone();
+            let sums = range_of(args, 2).or_else(|| {
+                def.short_name()
+                    .ends_with("linear")
+                    .then(|| range_of(args, 3))
+                    .flatten()
+            });
             Some(Weighted {
                 instruction: i,
                 op,
@@ -79,7 +79,18 @@ pub fn break_op(program: &Program, instruction: usize) -> Result<Vec<u8>> {
                 format!("instruction {instruction} is no weighted operator with constant weights"),
             )
         })?;
-    let float = w.op.starts_with("aten::");
+    // float weights flip their sign bit, integer ones are negated
+    let float = program.plans[0]
+        .main_instructions()
+        .get(instruction)
+        .and_then(|ins| match ins {
+            Instruction::KernelCall { args, .. } => args.get(1),
+            _ => None,
+        })
+        .and_then(|&a| program.plans[0].values.get(a))
+        .is_some_and(
+            |v| matches!(v, EValue::Tensor(t) if t.scalar_type == crate::ScalarType::Float),
+        );
     let mut bytes = program.bytes().to_vec();
     if float {
         for c in bytes[w.weights.clone()].chunks_exact_mut(4) {

@@ -166,9 +166,8 @@ fn arg_data(a: &ExportArg, tensors: &[ValueId]) -> ArgData {
 }
 
 fn derive_quant(node: &Node, args: &[(String, ExportArg)], values: &mut [ValueInfo]) {
-    let short = node.short_op();
-    let is_q = short.starts_with("quantize_per_tensor");
-    let is_dq = short.starts_with("dequantize_per_tensor");
+    let is_q = crate::ops::traits_of(&node.op).quantizes;
+    let is_dq = crate::ops::traits_of(&node.op).dequantizes;
     if !(is_q || is_dq) || args.len() < 3 {
         return;
     }

@@ -378,9 +378,8 @@ fn derive_quant(values: &mut [ValueInfo], nodes: &[Node]) {
         _ => None,
     };
     for n in nodes {
-        let short = n.short_op();
-        let is_q = short.starts_with("quantize_per_tensor");
-        let is_dq = short.starts_with("dequantize_per_tensor");
+        let is_q = crate::ops::traits_of(&n.op).quantizes;
+        let is_dq = crate::ops::traits_of(&n.op).dequantizes;
         if !(is_q || is_dq) || n.args.len() < 3 {
             continue;
         }

@@ -404,18 +404,17 @@ impl Graph {
                 let consumers = &from.values.get(v)?.consumers;
                 if let Some(q) = consumers.iter().find_map(|&c| {
                     let n = &from.nodes[c];
-                    n.short_op()
-                        .starts_with("quantize_per_tensor")
+                    crate::ops::traits_of(&n.op)
+                        .quantizes
                         .then(|| n.outputs.first().and_then(|&o| from.values[o].quant))
                         .flatten()
                 }) {
                     return Some(q);
                 }
+                // activations fused into the op (relu, hardtanh, clamp)
                 let next = consumers.iter().find(|&&c| {
-                    let op = from.nodes[c].short_op();
-                    ["relu", "hardtanh", "clamp", "relu6"]
-                        .iter()
-                        .any(|a| op.starts_with(a))
+                    let t = crate::ops::traits_of(&from.nodes[c].op);
+                    t.fusable_activation && !t.float_only
                 })?;
                 v = *from.nodes[*next].outputs.first()?;
             }

@@ -58,6 +58,16 @@ pub struct Traits {
     pub in_place_safe: bool,
     /// Carries learned weights (argument 1): what fault injection breaks.
     pub weighted: bool,
+    /// Computes on real values: fed integer codes, it computes on the integers, not on the
+    /// values they stand for.
+    pub float_only: bool,
+    /// An activation a quantized flow is expected to fuse into the op before it or tabulate.
+    pub fusable_activation: bool,
+    /// Quantizes per tensor (float → integer codes with a scale and zero point in arguments 1
+    /// and 2).
+    pub quantizes: bool,
+    /// Dequantizes per tensor (integer codes → float; scale and zero point in arguments 1, 2).
+    pub dequantizes: bool,
 }
 
 /// One operator.
@@ -79,8 +89,9 @@ pub struct OpDef {
     pub kernel: Option<KernelFn>,
     /// The emulated board firmware's operator code, where the firmware implements it.
     pub board: Option<u32>,
-    /// What a user should know about how the device computes it.
-    pub note: Option<&'static str>,
+    /// Why the device computes something else at a call of this operator, where it can
+    /// (ExecuTorch's kernel misreads a layout, a CMSIS-NN defect, a core's missing buffer).
+    pub device_note: Option<crate::kernels::cmsis::notes::NoteFn>,
 }
 
 impl OpDef {
@@ -127,6 +138,14 @@ pub fn lookup_qualified(qualified: &str) -> Option<OpId> {
         }
         _ => lookup(qualified, ""),
     }
+}
+
+/// The traits of operator `name` whatever its overload (none for an operator etscope does not
+/// know).
+pub fn traits_of(name: &str) -> Traits {
+    lookup(name, "")
+        .map(|id| def(id).traits)
+        .unwrap_or_default()
 }
 
 /// The category of an operator etscope knows, or a guess from the name of one it does not (a

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use super::{Category, OpDef, OpId, Schema, Traits};
 use crate::kernels::cmsis::conv::Act;
+use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
 use crate::kernels::ctx::Ctx;
 use crate::kernels::portable::{self as pt, nn, tensor};
@@ -19,6 +20,10 @@ const NONE: Traits = Traits {
     quant_preserving: false,
     in_place_safe: false,
     weighted: false,
+    float_only: false,
+    fusable_activation: false,
+    quantizes: false,
+    dequantizes: false,
 };
 /// Elementwise arithmetic: the device kernel reads element i before writing element i.
 const ELEMENTWISE: Traits = Traits {
@@ -50,6 +55,29 @@ const QUANTIZE: Traits = Traits {
     elementwise: true,
     ..NONE
 };
+/// A float activation a quantized flow fuses or tabulates.
+const ACTIVATION: Traits = Traits {
+    fusable_activation: true,
+    ..ELEMENTWISE
+};
+/// A float activation that means nothing on integer codes.
+const FLOAT_ACTIVATION: Traits = Traits {
+    float_only: true,
+    ..ACTIVATION
+};
+/// Float-only arithmetic.
+const FLOAT_ONLY: Traits = Traits {
+    float_only: true,
+    ..NONE
+};
+const QUANTIZER: Traits = Traits {
+    quantizes: true,
+    ..QUANTIZE
+};
+const DEQUANTIZER: Traits = Traits {
+    dequantizes: true,
+    ..QUANTIZE
+};
 const WEIGHTED: Traits = Traits {
     weighted: true,
     ..NONE
@@ -74,7 +102,7 @@ const fn op(
         traits,
         kernel,
         board: None,
-        note: None,
+        device_note: None,
     }
 }
 
@@ -83,8 +111,8 @@ const fn on_board(mut d: OpDef, code: u32) -> OpDef {
     d
 }
 
-const fn noted(mut d: OpDef, note: &'static str) -> OpDef {
-    d.note = Some(note);
+const fn noted(mut d: OpDef, rule: NoteFn) -> OpDef {
+    d.device_note = Some(rule);
     d
 }
 
@@ -179,8 +207,6 @@ fn alloc(_: &mut Ctx<'_>, _: &[usize]) -> R {
     Ok(())
 }
 
-const LAYOUT_NOTE: &str = "ExecuTorch 1.5.1's kernel passes CMSIS-NN the logical sizes and never reads dim_order: on channels-last tensors the values land where the board puts them, not where the model means";
-
 /// Every operator etscope knows.
 pub(super) static OPS: &[OpDef] = &[
     // ---- portable aten: convolution, normalization, pooling, linear algebra
@@ -188,7 +214,7 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::conv2d", &["default"], &[], Some("(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"), Convolution, WEIGHTED, None),
     op("aten::_native_batch_norm_legit_no_training", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, NONE, Some(pt::batch_norm)),
     op("aten::batch_norm", &["default"], &[], Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"), Normalization, NONE, None),
-    op("aten::native_layer_norm", DEFAULT_OUT, OUT, Some("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, NONE, Some(nn::layer_norm)),
+    op("aten::native_layer_norm", DEFAULT_OUT, OUT, Some("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::layer_norm)),
     op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)),
     op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
     op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"), Pooling, NONE, Some(nn::max_pool2d_with_indices)),
@@ -197,18 +223,18 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::bmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(nn::bmm)),
     op("aten::linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"), Linear, WEIGHTED, Some(pt::linear)),
     // ---- activations
-    op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ELEMENTWISE, Some(relu)),
-    op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ELEMENTWISE, Some(sigmoid)),
-    op("aten::tanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ELEMENTWISE, Some(tanh)),
-    op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ELEMENTWISE, Some(pt::hardtanh)),
-    op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ELEMENTWISE, Some(tensor::clamp)),
-    op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, ELEMENTWISE, Some(nn::gelu)),
-    op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, NONE, Some(pt::softmax)),
+    op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ACTIVATION, Some(relu)),
+    op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(sigmoid)),
+    op("aten::tanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(tanh)),
+    op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ACTIVATION, Some(pt::hardtanh)),
+    op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)),
+    op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)),
+    op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)),
     op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None),
-    op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ELEMENTWISE, None),
-    op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ELEMENTWISE, None),
-    op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ELEMENTWISE, None),
-    op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, ELEMENTWISE, None),
+    op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None),
+    op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None),
+    op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None),
+    op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None),
     // ---- elementwise arithmetic and comparison
     op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)),
     op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)),
@@ -223,12 +249,12 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::gt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(gt)),
     op("aten::ge", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ge)),
     op("aten::where", &["self", "self_out"], &["self_out"], Some("(Tensor condition, Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(tensor::where_)),
-    op("aten::exp", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, None),
-    op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, None),
-    op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, None),
-    op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, None),
+    op("aten::exp", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
+    op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
+    op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
+    op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
     // ---- reductions
-    op("aten::mean", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::mean)),
+    op("aten::mean", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean)),
     op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)),
     op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::sum)),
     // ---- data movement
@@ -257,33 +283,33 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::full_like", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(tensor::full)),
     op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)),
     // ---- quantized_decomposed
-    op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZE, Some(quantized::quantize_per_tensor)),
-    op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, QUANTIZE, Some(quantized::dequantize_per_tensor)),
+    op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)),
+    op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, DEQUANTIZER, Some(quantized::dequantize_per_tensor)),
     op("quantized_decomposed::dequantize_per_channel", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, NONE, Some(quantized::dequantize_per_channel)),
     // ---- the Cortex-M backend (CMSIS-NN)
-    on_board(op("cortex_m::quantize_per_tensor", DEFAULT_OUT, OUT, None, Quantize, QUANTIZE, Some(cm::quantize)), 1),
-    on_board(op("cortex_m::dequantize_per_tensor", DEFAULT_OUT, OUT, None, Quantize, QUANTIZE, Some(cm::dequantize)), 2),
-    on_board(noted(op("cortex_m::transpose", DEFAULT_OUT, OUT, None, DataMovement, MOVE, Some(cm::transpose)), LAYOUT_NOTE), 13),
+    on_board(noted(op("cortex_m::quantize_per_tensor", DEFAULT_OUT, OUT, None, Quantize, QUANTIZER, Some(cm::quantize)), notes::unary), 1),
+    on_board(noted(op("cortex_m::dequantize_per_tensor", DEFAULT_OUT, OUT, None, Quantize, DEQUANTIZER, Some(cm::dequantize)), notes::unary), 2),
+    on_board(noted(op("cortex_m::transpose", DEFAULT_OUT, OUT, None, DataMovement, MOVE, Some(cm::transpose)), notes::transpose), 13),
     on_board(op("cortex_m::pad", DEFAULT_OUT, OUT, None, DataMovement, MOVE, Some(cm::pad)), 14),
     on_board(op("cortex_m::quantized_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(conv_nchw)), 5),
     on_board(op("cortex_m::quantized_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(conv_nhwc)), 3),
     on_board(op("cortex_m::quantized_depthwise_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(depthwise_nchw)), 6),
     on_board(op("cortex_m::quantized_depthwise_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(depthwise_nhwc)), 4),
-    op("cortex_m::quantized_transpose_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nchw)),
-    op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nhwc)),
-    on_board(op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, None, Linear, WEIGHTED, Some(conv::linear)), 7),
+    noted(op("cortex_m::quantized_transpose_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nchw)), notes::transpose_conv_nchw),
+    noted(op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nhwc)), notes::transpose_conv_nhwc),
+    on_board(noted(op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, None, Linear, WEIGHTED, Some(conv::linear)), notes::linear), 7),
     op("cortex_m::quantized_batch_matmul", DEFAULT_OUT, OUT, None, Linear, NONE, Some(conv::batch_matmul)),
     on_board(op("cortex_m::quantized_avg_pool2d", DEFAULT_OUT, OUT, None, Pooling, NONE, Some(avg_pool_nchw)), 9),
     on_board(op("cortex_m::quantized_avg_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, NONE, Some(avg_pool_nhwc)), 8),
     on_board(op("cortex_m::quantized_max_pool2d", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nchw)), 11),
     on_board(op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nhwc)), 10),
-    on_board(op("cortex_m::softmax", DEFAULT_OUT, OUT, None, Activation, NONE, Some(cm::softmax)), 12),
-    op("cortex_m::quantized_add", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::add)),
-    op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::mul)),
-    op("cortex_m::quantized_div", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::div)),
-    op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, None, Activation, ELEMENTWISE, Some(cm::activation)),
-    noted(op("cortex_m::minimum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_min)), LAYOUT_NOTE),
-    noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_max)), LAYOUT_NOTE),
+    on_board(noted(op("cortex_m::softmax", DEFAULT_OUT, OUT, None, Activation, NONE, Some(cm::softmax)), notes::softmax), 12),
+    noted(op("cortex_m::quantized_add", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::add)), notes::add),
+    noted(op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::mul)), notes::mul_div),
+    noted(op("cortex_m::quantized_div", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::div)), notes::mul_div),
+    noted(op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, None, Activation, ELEMENTWISE, Some(cm::activation)), notes::unary),
+    noted(op("cortex_m::minimum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_min)), notes::min_max),
+    noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_max)), notes::min_max),
 ];
 
 /// Name → the entries of that name (one per overload family).

@@ -12,5 +12,6 @@
 pub mod arith;
 pub mod conv;
 pub mod core_buffers;
+pub mod notes;
 pub mod ops;
 pub mod pool;
