@@ -140,3 +140,74 @@ fn the_module_graph_has_no_cycle() {
         }
     }
 }
+
+/// The sources under `core/src/<dir>` (recursively), with their paths.
+fn sources(dir: &str) -> Vec<(std::path::PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().and_then(|x| x.to_str()) == Some("rs") {
+                let text = std::fs::read_to_string(&p).expect("source");
+                out.push((p, text));
+            }
+        }
+    }
+    out
+}
+
+/// Code lines (comments dropped).
+fn code(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter(|l| !l.trim_start().starts_with("//"))
+}
+
+/// One set of host kernels: only the registry's table binds them; nothing else in the core
+/// names a kernel module, so no second dispatch can grow.
+#[test]
+fn only_the_registry_binds_kernels() {
+    let kernel_modules = [
+        "kernels::portable",
+        "kernels::quantized",
+        "cmsis::conv",
+        "cmsis::pool",
+        "cmsis::ops",
+    ];
+    let mut found = Vec::new();
+    for (path, text) in sources("") {
+        let p = path.to_string_lossy().replace('\\', "/");
+        if p.contains("/src/kernels/") || p.ends_with("/src/ops/table.rs") {
+            continue;
+        }
+        for line in code(&text) {
+            if kernel_modules.iter().any(|m| line.contains(m)) {
+                found.push(format!("{p}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "kernels named outside the registry: {found:#?}");
+}
+
+/// The IR is the only thing the runtime executes: no runtime source reads a program's
+/// instruction list (a `.pte` reaches the runtime as its IR graph).
+#[test]
+fn the_runtime_executes_only_the_ir() {
+    let runtime = sources("runtime");
+    assert!(runtime.len() >= 3, "sanity: runtime sources read");
+    for (path, text) in runtime {
+        for line in code(&text) {
+            assert!(
+                !line.contains("Instruction") && !line.contains("main_instructions"),
+                "{} reads a program's instructions: {}",
+                path.display(),
+                line.trim()
+            );
+        }
+    }
+}
