@@ -122,7 +122,7 @@ fn memory_json_has_one_arena_per_memory_id_with_bounds() {
 
 #[test]
 fn profile_json_rows_carry_inspector_statistics() {
-    let rows = json(&[
+    let out = json(&[
         "profile",
         "--json",
         "--pte",
@@ -130,8 +130,47 @@ fn profile_json_rows_carry_inspector_statistics() {
         "--etdump",
         p(&tiny("etdump_profile_5runs.etdp")),
     ]);
-    let rows = rows.as_array().expect("list");
+    let rows = out["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 4);
+    // the events of no instruction, as the Inspector's table lists them (ns → ms)
+    let inspector: Value = serde_json::from_slice(
+        &std::fs::read(tiny("inspector_table_profile_5runs.json")).expect("inspector table"),
+    )
+    .expect("json");
+    let events = out["events"].as_array().expect("events");
+    for name in ["Method::init", "Program::load_method", "Method::execute"] {
+        let want = inspector
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["event_name"] == name)
+            .unwrap_or_else(|| panic!("the Inspector lists {name}"));
+        let got = events
+            .iter()
+            .find(|e| e["event_name"] == name)
+            .unwrap_or_else(|| panic!("profile --json lists {name}: {events:?}"));
+        assert_eq!(got["event_block_name"], want["event_block_name"], "{name}");
+        let got_ms: Vec<f64> = got["raw"]
+            .as_array()
+            .expect("raw")
+            .iter()
+            .filter_map(Value::as_f64)
+            .map(|ns| ns / 1e6)
+            .collect();
+        let want_ms: Vec<f64> = want["raw"]
+            .as_array()
+            .expect("raw")
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        assert_eq!(got_ms.len(), want_ms.len(), "{name}");
+        for (g, w) in got_ms.iter().zip(&want_ms) {
+            assert!(
+                (g - w).abs() < 1e-6,
+                "{name}: {g} ms vs the Inspector's {w} ms"
+            );
+        }
+    }
     let conv = &rows[0];
     assert_eq!(conv["instruction_id"], 0);
     assert_eq!(conv["op"], "aten::convolution.out");
@@ -161,6 +200,7 @@ fn profile_json_rows_carry_inspector_statistics() {
         "--ticks-per-us",
         "1000",
     ]);
+    let with_record = &with_record["rows"];
     assert_eq!(with_record[0]["debug_handles"], serde_json::json!([1]));
     assert!((with_record[0]["p50_us"].as_f64().expect("us") - 45.305).abs() < 1e-9);
 }
@@ -515,7 +555,7 @@ fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
     assert_eq!(summary["core"], "cortex-m55");
     // profile: 4 runs of every instruction of the program
     let rows = json(&["profile", "--pte", p(&pte), "--etdump", p(&out), "--json"]);
-    let rows = rows.as_array().expect("rows");
+    let rows = rows["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6);
     for (k, r) in rows.iter().enumerate() {
         assert_eq!(r["instruction_id"], k);

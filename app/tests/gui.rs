@@ -191,7 +191,7 @@ fn profile_table_rows_equal_the_cli_numbers() {
         .output()
         .expect("cli runs");
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    for r in rows.as_array().expect("rows") {
+    for r in rows["rows"].as_array().expect("rows") {
         let p50 = format!("{:.0}", r["p50"].as_f64().expect("p50"));
         harness.get_by_label(&p50);
     }
@@ -481,7 +481,8 @@ fn the_heat_overlay_is_computed_once_not_per_frame() {
         dv.doc.etdump.clone().expect("etdump"),
         dv.doc.profile.clone().expect("profile"),
     );
-    dv.doc.set_live_capture(dump, prof, Vec::new(), Vec::new());
+    dv.doc
+        .set_live_capture(dump, prof, Vec::new(), Vec::new(), None);
     assert!(dv.doc.revision > before);
     assert!(
         dv.heat_overlay().is_some(),
@@ -549,4 +550,36 @@ fn diff_mode_runs_the_host_as_the_core_chosen() {
         view.report.rows[first].a_ops
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A capture that declares its clock drives every µs figure, whatever rate the toolbar holds;
+/// the toolbar's rate applies only to ETDumps that declare none, and the toolbar says which.
+#[test]
+fn times_follow_the_captures_declared_clock_not_the_toolbar() {
+    let mut harness = app_with(&["model_fp32.pte", "etdump_profile_5runs.etdp"]);
+    harness.run_steps(3);
+    // a user rate that would be 1000× off for nanoseconds
+    harness.state_mut().settings.ticks_per_us = Some(1.0);
+    harness.state_mut().tab = etscope::gui::Tab::Profile;
+    harness.run_steps(2);
+    assert_eq!(
+        harness.state().docs[0].profile_table.ticks_per_us,
+        Some(1.0),
+        "an ETDump that declares nothing: the toolbar's rate"
+    );
+    harness.get_by_label("time");
+    // a live capture from a 32 MHz target (stored in ns) arrives
+    let dv = &mut harness.state_mut().docs[0];
+    let (dump, prof) = (
+        dv.doc.etdump.clone().expect("etdump"),
+        dv.doc.profile.clone().expect("profile"),
+    );
+    dv.doc
+        .set_live_capture(dump, prof, Vec::new(), Vec::new(), Some(32_000_000));
+    harness.run_steps(2);
+    let table = &harness.state().docs[0].profile_table;
+    assert_eq!(table.ticks_per_us, Some(1000.0), "the capture's clock");
+    assert_eq!(table.fmt(32_000.0), "32.000", "32,000 ns are 32 µs");
+    assert_eq!(table.unit(), "µs");
+    harness.get_by_label("times in µs");
 }

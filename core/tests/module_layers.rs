@@ -191,7 +191,10 @@ fn only_the_registry_binds_kernels() {
             }
         }
     }
-    assert!(found.is_empty(), "kernels named outside the registry: {found:#?}");
+    assert!(
+        found.is_empty(),
+        "kernels named outside the registry: {found:#?}"
+    );
 }
 
 /// The IR is the only thing the runtime executes: no runtime source reads a program's

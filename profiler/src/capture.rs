@@ -268,7 +268,11 @@ impl Assembler {
 
     /// The runs held, as a standard ETDump and its debug buffer (empty when no tensors came).
     /// Operator events are named `native_call_<op>` from the plan, as ExecuTorch names them.
+    /// Times are in nanoseconds when the target declared its tick rate (what ExecuTorch's
+    /// Inspector reads by default, and what etscope shows without a rate of its own), in the
+    /// target's ticks when it did not.
     pub fn to_etdump(&self, plan: &ExecutionPlan) -> (ETDump, Vec<u8>) {
+        let to_ns = ticks_to_ns(self.target().map(|t| t.tick_hz));
         let names: Vec<String> = plan
             .main_instructions()
             .iter()
@@ -288,6 +292,14 @@ impl Assembler {
         // the ETDumps' own debug data first (their offsets point there), captured outputs after
         let mut debug = self.etdump_debug.clone();
         let mut runs: Vec<RunData> = self.etdump_runs.iter().cloned().collect();
+        for r in &mut runs {
+            for e in &mut r.events {
+                if let Event::Profile(p) = e {
+                    p.start_time = to_ns(p.start_time);
+                    p.end_time = to_ns(p.end_time);
+                }
+            }
+        }
         for r in &self.runs {
             let mut events = vec![Event::Profile(ProfileEvent {
                 name: "Method::execute".into(),
@@ -296,8 +308,8 @@ impl Assembler {
                 delegate_debug_id_int: -1,
                 delegate_debug_id_str: None,
                 delegate_debug_metadata: Vec::new(),
-                start_time: r.start,
-                end_time: r.end,
+                start_time: to_ns(r.start),
+                end_time: to_ns(r.end),
             })];
             for &(instr, chain, start, end) in &r.ops {
                 events.push(Event::Profile(ProfileEvent {
@@ -310,8 +322,8 @@ impl Assembler {
                     delegate_debug_id_int: -1,
                     delegate_debug_id_str: None,
                     delegate_debug_metadata: Vec::new(),
-                    start_time: start,
-                    end_time: end,
+                    start_time: to_ns(start),
+                    end_time: to_ns(end),
                 }));
             }
             for t in &r.tensors {
@@ -338,6 +350,19 @@ impl Assembler {
             });
         }
         (ETDump { version: 0, runs }, debug)
+    }
+}
+
+/// Target ticks → nanoseconds at `tick_hz` (unchanged when the rate is unknown or 0); exact in
+/// 128-bit arithmetic, rounded to the nearest nanosecond.
+pub fn ticks_to_ns(tick_hz: Option<u32>) -> impl Fn(u64) -> u64 {
+    move |ticks| match tick_hz {
+        Some(hz) if hz > 0 => {
+            let hz = u128::from(hz);
+            let ns = (u128::from(ticks) * 1_000_000_000 + hz / 2) / hz;
+            u64::try_from(ns).unwrap_or(u64::MAX)
+        }
+        _ => ticks,
     }
 }
 

@@ -312,6 +312,21 @@ pub fn rebuild(bytes: &[u8], program: &Program, pte: &str) -> Result<SavedCaptur
     })
 }
 
+/// The tick rate a raw stream's target declared (its first TARGET_INFO frame), if any: the
+/// capture saved from it holds nanoseconds of that clock.
+pub fn declared_tick_hz(raw: &[u8]) -> Option<u32> {
+    let mut decoder = WireDecoder::new();
+    for chunk in raw.chunks(64 << 10) {
+        decoder.push(chunk);
+        while let Some(f) = decoder.next_frame() {
+            if let crate::wire::Record::TargetInfo(t) = f.record {
+                return (t.tick_hz > 0).then_some(t.tick_hz);
+            }
+        }
+    }
+    None
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename (never a half-written file).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
     let tmp = path.with_extension("tmp-etscope");

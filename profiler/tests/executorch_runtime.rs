@@ -131,3 +131,47 @@ fn check_streams(dir: &str, core: &str, target: Target) -> (usize, usize) {
     }
     (streams.len(), tensors)
 }
+
+/// The target declares a 32 MHz clock: a saved capture's times are nanoseconds (what
+/// ExecuTorch's Inspector reads by default), each the stream's ticks × 10^9 / 32,000,000.
+#[test]
+fn a_saved_capture_holds_nanoseconds_of_the_targets_declared_clock() {
+    use etscope_core::formats::etdump::Event;
+    use etscope_profiler::wire::{Record, WireDecoder};
+    let stream = fixtures().join(
+        "executorch_runtime/m55_qemu_streams/tiny_conv_relu_linear__model_int8_cortex_m55.etsw",
+    );
+    let (pte, _) = program_of(&stream);
+    let program = Program::parse(read(&pte)).expect("program");
+    let bytes = read(&stream);
+    // what the target sent: its clock and the run's ticks
+    let mut decoder = WireDecoder::new();
+    decoder.push(&bytes);
+    let (mut hz, mut start, mut end) = (0u32, None, None);
+    while let Some(f) = decoder.next_frame() {
+        match f.record {
+            Record::TargetInfo(t) => hz = t.tick_hz,
+            Record::RunStart { ticks, .. } => start = start.or(Some(ticks)),
+            Record::RunEnd { ticks, .. } => end = end.or(Some(ticks)),
+            _ => {}
+        }
+    }
+    assert_eq!(hz, 32_000_000, "the emulated board's clock");
+    let (start, end) = (start.expect("a run"), end.expect("its end"));
+    let saved = rebuild(&bytes, &program, "tiny").expect("rebuilds");
+    assert_eq!(saved.tick_hz, Some(hz));
+    let execute = saved.etdump.runs[0]
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Profile(p) if p.name == "Method::execute" => Some(p.clone()),
+            _ => None,
+        })
+        .expect("Method::execute");
+    let ns = |t: u64| (u128::from(t) * 1_000_000_000 / u128::from(hz)) as u64;
+    assert!(execute.start_time.abs_diff(ns(start)) <= 1, "{execute:?}");
+    assert!(execute.end_time.abs_diff(ns(end)) <= 1, "{execute:?}");
+    assert!(execute.end_time > execute.start_time);
+    // 31.25 ns per tick: the raw ticks were not passed through
+    assert_ne!(execute.end_time - execute.start_time, end - start);
+}

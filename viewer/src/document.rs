@@ -191,6 +191,28 @@ pub struct Document {
     pub bundled_test_cases: usize,
     /// An input array for host runs, when one was opened with the program.
     pub input: Option<etscope_core::tensor::TensorData>,
+    /// The unit of the profile's times when its source declares one (a capture whose target
+    /// announced its tick rate); `None`: the ETDump says nothing, the user's rate applies.
+    pub declared_time: Option<DeclaredTime>,
+}
+
+/// A time unit a source declares for its profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredTime {
+    /// Profile ticks per microsecond.
+    pub ticks_per_us: f64,
+    /// Where it comes from, as the toolbar says it.
+    pub source: String,
+}
+
+impl DeclaredTime {
+    /// A capture from a target with a `tick_hz` clock: its events are stored in nanoseconds.
+    pub fn from_capture(tick_hz: u32) -> DeclaredTime {
+        DeclaredTime {
+            ticks_per_us: 1000.0,
+            source: format!("the capture's {tick_hz} Hz clock, stored in ns"),
+        }
+    }
 }
 
 impl Document {
@@ -404,8 +426,10 @@ impl Document {
         prof: Profile,
         debug_buffer: Vec<u8>,
         captured: Vec<CapturedTensor>,
+        tick_hz: Option<u32>,
     ) {
         self.revision += 1;
+        self.declared_time = tick_hz.filter(|&hz| hz > 0).map(DeclaredTime::from_capture);
         self.profile = Some(prof);
         self.etdump = Some(dump);
         self.debug_buffer = (!debug_buffer.is_empty()).then_some(debug_buffer);

@@ -87,12 +87,17 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// The per-op profile as CSV (ticks).
-pub fn profile_csv(profile: &Profile) -> String {
-    let mut s = String::from("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw\n");
+/// The per-op profile as CSV: in ticks, and in µs too when `ticks_per_us` is known (the rate
+/// the capture declares, or the user's).
+pub fn profile_csv(profile: &Profile, ticks_per_us: Option<f64>) -> String {
+    let mut s = String::from("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw");
+    if ticks_per_us.is_some() {
+        s.push_str(",avg_us,min_us,max_us,p10_us,p50_us,p90_us");
+    }
+    s.push('\n');
     for r in &profile.rows {
         let raw: Vec<String> = r.stats.raw.iter().map(u64::to_string).collect();
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{},{},{},{},{},{},{},{},{},{},{}",
             r.instruction_id,
@@ -107,6 +112,13 @@ pub fn profile_csv(profile: &Profile) -> String {
             r.stats.p90,
             csv_field(&raw.join(" "))
         );
+        if let Some(rate) = ticks_per_us.filter(|r| *r > 0.0) {
+            let st = &r.stats;
+            for v in [st.avg, st.min as f64, st.max as f64, st.p10, st.p50, st.p90] {
+                let _ = write!(s, ",{:.3}", v / rate);
+            }
+        }
+        s.push('\n');
     }
     s
 }

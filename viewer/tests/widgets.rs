@@ -198,7 +198,7 @@ fn exports_are_well_formed() {
         svg.matches("<rect x=").count(),
         d.stages[0].graph.nodes.len()
     );
-    let csv = export::profile_csv(d.profile.as_ref().expect("profile"));
+    let csv = export::profile_csv(d.profile.as_ref().expect("profile"), None);
     assert_eq!(csv.lines().count(), 5);
     assert!(csv
         .lines()

@@ -30,7 +30,22 @@ pub fn run(
         load::ensure_etrecord_fits(plan, rec, path, pte)?;
     }
     let prof = profile(&dump, Some(plan));
-    let rate = ticks_per_us.map(TickRate);
+    // a capture saved by etscope stores nanoseconds when its target declared a clock: its raw
+    // stream beside it says so
+    let declared = match ticks_per_us {
+        Some(_) => None,
+        None => std::fs::read(etscope_profiler::session::capture_paths(etdump).2)
+            .ok()
+            .and_then(|raw| etscope_profiler::session::declared_tick_hz(&raw)),
+    };
+    if let (Some(hz), false) = (declared, as_json) {
+        eprintln!(
+            "times in µs: {} was captured from a {hz} Hz clock and stores nanoseconds (its raw stream {} says so)",
+            etdump.display(),
+            etscope_profiler::session::capture_paths(etdump).2.display()
+        );
+    }
+    let rate = ticks_per_us.or(declared.map(|_| 1000.0)).map(TickRate);
     if as_json {
         let rows: Vec<Value> = prof
             .rows
@@ -50,7 +65,24 @@ pub fn run(
                 v
             })
             .collect();
-        return super::print_json(&rows);
+        let events: Vec<Value> = prof
+            .events
+            .iter()
+            .map(|e| {
+                let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+                if let (Some(rate), Some(obj)) = (rate, v.as_object_mut()) {
+                    obj.insert("avg_us".into(), json!(rate.to_us(e.stats.avg)));
+                    obj.insert("p50_us".into(), json!(rate.to_us(e.stats.p50)));
+                }
+                v
+            })
+            .collect();
+        return super::print_json(&json!({
+            "runs": prof.runs,
+            "ticks_per_us": rate.map(|r| r.0),
+            "rows": rows,
+            "events": events,
+        }));
     }
     let unit = if rate.is_some() { "us" } else { "ticks" };
     let fmt = |x: f64| match rate {
@@ -104,12 +136,14 @@ pub fn run(
         }
     }
     print!("{}", t.render());
-    if let Some(m) = &prof.method_execute {
+    for e in &prof.events {
         println!(
-            "Method::execute: avg {} p50 {} {unit} over {} runs",
-            fmt(m.avg),
-            fmt(m.p50),
-            m.count
+            "{} ({}): avg {} p50 {} {unit} over {} events",
+            e.event_name,
+            e.event_block_name,
+            fmt(e.stats.avg),
+            fmt(e.stats.p50),
+            e.stats.count
         );
     }
     Ok(())

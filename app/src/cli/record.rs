@@ -139,15 +139,22 @@ fn live_table(recorder: &Recorder, program: &Program, clear: bool) {
         s.wire.bytes as f64 / 1024.0,
         s.bytes_per_second() / 1e6
     ));
-    let mut t = Table::new(&[">instr", "op", ">count", ">avg", ">p50", ">max"]);
+    // a target that declares its clock has its times stored in ns: show µs; else raw ticks
+    let declared = recorder.live().target().is_some_and(|t| t.tick_hz > 0);
+    let (head, scale, digits) = if declared {
+        ([">avg µs", ">p50 µs", ">max µs"], 1000.0, 3)
+    } else {
+        ([">avg ticks", ">p50 ticks", ">max ticks"], 1.0, 0)
+    };
+    let mut t = Table::new(&[">instr", "op", ">count", head[0], head[1], head[2]]);
     for r in &prof.rows {
         t.row(vec![
             r.instruction_id.to_string(),
             r.op.clone(),
             r.stats.count.to_string(),
-            format!("{:.0}", r.stats.avg),
-            format!("{:.0}", r.stats.p50),
-            r.stats.max.to_string(),
+            format!("{:.digits$}", r.stats.avg / scale),
+            format!("{:.digits$}", r.stats.p50 / scale),
+            format!("{:.digits$}", r.stats.max as f64 / scale),
         ]);
     }
     out.push_str(&t.render());

@@ -115,6 +115,7 @@ pub fn poll(app: &mut EtscopeApp) {
                 s.profile.clone(),
                 s.debug_buffer.clone(),
                 s.captured.clone(),
+                s.tick_hz,
             );
             dv.timeline_runs = etscope_viewer::profile_view::timeline(&s.etdump);
             dv.heat = true;

@@ -56,7 +56,8 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         .set_file_name(&default_name)
         .save_file()
         .unwrap_or_else(|| PathBuf::from(&default_name));
-    let ticks = app.settings.ticks_per_us.unwrap_or(1000.0);
+    let rate = ticks_per_us(app);
+    let ticks = rate.unwrap_or(1000.0);
     let text = match kind {
         ExportKind::GraphSvg => {
             let stage = &dv.doc.stages[dv.stage];
@@ -69,7 +70,11 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
                 .map(|p| profile_view::heat_overlay(&stage.graph, p));
             Some(export::graph_svg(stage, overlay.as_deref()))
         }
-        ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(export::profile_csv),
+        ExportKind::ProfileCsv => dv
+            .doc
+            .profile
+            .as_ref()
+            .map(|p| export::profile_csv(p, rate)),
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
         ExportKind::ChromeTrace => {
             (!dv.timeline_runs.is_empty()).then(|| export::chrome_trace(&dv.timeline_runs, ticks))
@@ -233,8 +238,23 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             ui.selectable_value(&mut app.tab, tab, label);
         }
         ui.separator();
+        let declared = app
+            .docs
+            .get(app.active)
+            .and_then(|dv| dv.doc.declared_time.clone());
+        if let Some(d) = declared {
+            // the capture says what its times are: the toolbar's rate does not apply
+            ui.label("times in µs").on_hover_text(format!(
+                "from {} ({} ticks/µs); the toolbar's rate applies to ETDumps that declare none",
+                d.source, d.ticks_per_us
+            ));
+            return;
+        }
         let mut use_time = app.settings.ticks_per_us.is_some();
-        ui.checkbox(&mut use_time, "time");
+        ui.checkbox(&mut use_time, "time").on_hover_text(
+            "ETDumps declare no time unit: show times in µs at this many ticks per µs \
+             (1000 = the ticks are ns, as ExecuTorch's Inspector assumes)",
+        );
         if use_time {
             let mut rate = app.settings.ticks_per_us.unwrap_or(1000.0);
             ui.add(
@@ -242,12 +262,23 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     .range(0.001..=100_000.0)
                     .speed(1.0)
                     .suffix(" ticks/µs"),
-            );
+            )
+            .on_hover_text("the toolbar's rate: this ETDump declares none");
             app.settings.ticks_per_us = Some(rate);
         } else {
             app.settings.ticks_per_us = None;
         }
     });
+}
+
+/// Profile ticks per µs for the active document: the rate its source declares, else the
+/// toolbar's (`None`: show raw ticks).
+pub fn ticks_per_us(app: &EtscopeApp) -> Option<f64> {
+    app.docs
+        .get(app.active)
+        .and_then(|dv| dv.doc.declared_time.as_ref())
+        .map(|d| d.ticks_per_us)
+        .or(app.settings.ticks_per_us)
 }
 
 fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
@@ -417,7 +448,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 
 fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let tab = app.tab;
-    let ticks = app.settings.ticks_per_us;
+    let ticks = ticks_per_us(app);
     let dv = &mut app.docs[app.active];
     dv.profile_table.ticks_per_us = ticks;
     match tab {

@@ -97,6 +97,45 @@ pub struct Profile {
     pub rows: Vec<OpRow>,
     /// `Method::execute` spans, one per run, when recorded.
     pub method_execute: Option<DurationStats>,
+    /// Events of no instruction (`Program::load_method`, `Method::init`, `Method::execute`),
+    /// per run block and name in first-seen order, over every run: the Inspector's rows of them.
+    pub events: Vec<EventRow>,
+}
+
+/// A profile event of no instruction, as the Inspector's table lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventRow {
+    /// The run it was recorded in (`Default` for loading, `Execute` for inferences).
+    pub event_block_name: String,
+    pub event_name: String,
+    #[serde(flatten)]
+    pub stats: DurationStats,
+}
+
+/// Every profile event without an instruction, grouped by run block and name.
+fn method_events(etdump: &ETDump) -> Vec<EventRow> {
+    let mut groups: Vec<((String, String), Vec<u64>)> = Vec::new();
+    for run in &etdump.runs {
+        for ev in &run.events {
+            let Event::Profile(p) = ev else { continue };
+            if (p.chain_index >= 0 && p.instruction_id >= 0) || p.is_delegate_internal() {
+                continue;
+            }
+            let key = (run.name.clone(), p.name.clone());
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, raw)) => raw.push(p.duration()),
+                None => groups.push((key, vec![p.duration()])),
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((block, name), raw)| EventRow {
+            event_block_name: block,
+            event_name: name,
+            stats: DurationStats::of(raw),
+        })
+        .collect()
 }
 
 /// Ticks per microsecond: how ticks become time (1000 for a host ETDump in ns; the core clock in
@@ -177,6 +216,7 @@ pub fn profile(etdump: &ETDump, plan: Option<&ExecutionPlan>) -> Profile {
         runs: runs.len(),
         rows,
         method_execute: (!method_execute.is_empty()).then(|| DurationStats::of(method_execute)),
+        events: method_events(etdump),
     }
 }
 
