@@ -10,7 +10,7 @@ use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::ir::{CheckError, Graph, NodeKind};
 use etscope_core::passes::fold_activation::FoldActivation;
-use etscope_core::passes::{run_checked, run_pipeline, Pass, PassError};
+use etscope_core::passes::{run_checked, run_pipeline, Pass, PassError, Rewritten};
 use etscope_core::runtime::{Device, Runtime, Target};
 
 fn ops(g: &Graph) -> Vec<String> {
@@ -84,7 +84,7 @@ impl Pass for Reorder {
         "deliberately_broken_reorder"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
         let last = graph
             .nodes
             .iter()
@@ -96,7 +96,10 @@ impl Pass for Reorder {
             n.id = i;
         }
         graph.relink();
-        Ok(graph)
+        Ok(Rewritten {
+            graph,
+            changed: true,
+        })
     }
 }
 
@@ -108,7 +111,7 @@ impl Pass for WriteConstant {
         "deliberately_broken_constant"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
         let conv = graph
             .nodes
             .iter()
@@ -116,7 +119,10 @@ impl Pass for WriteConstant {
             .expect("an operator");
         let weight = graph.nodes[conv].inputs[1];
         graph.nodes[conv].outputs = vec![weight];
-        Ok(graph)
+        Ok(Rewritten {
+            graph,
+            changed: true,
+        })
     }
 }
 
@@ -154,8 +160,20 @@ fn every_pipeline_stage_says_whether_it_changed_the_graph() {
     // the fp32 program's relu feeds a permute, not a quantize: nothing to fold
     let stages = run_pipeline(graph, &[&FoldActivation]).expect("runs");
     assert_eq!(stages.len(), 1);
-    assert_eq!(stages[0].graph.stage, "fold_activation");
-    assert!(!stages[0].changed);
+    assert_eq!(stages[0].pass, "fold_activation");
+    assert!(!stages[0].changed && stages[0].graph.is_none());
+    // the int8 Q/DQ program's relu feeds a quantize: folded, and the stage is named for the pass
+    let qdq = Program::parse(common::read(
+        &common::tiny().join("model_int8_qdq_portable.pte"),
+    ))
+    .expect("pte");
+    let stages =
+        run_pipeline(graph_from_plan(&qdq, 0).expect("graph"), &[&FoldActivation]).expect("runs");
+    assert!(stages[0].changed);
+    assert_eq!(
+        stages[0].graph.as_ref().map(|g| g.stage.as_str()),
+        Some("fold_activation")
+    );
 }
 
 #[test]
@@ -203,4 +221,53 @@ fn a_cortex_m_stage_and_its_program_agree_bit_for_bit_on_every_core() {
             (s, p) => panic!("{target:?}: stage {:?} program {:?}", s.err(), p.err()),
         }
     }
+}
+
+#[test]
+fn a_pass_stage_diffs_against_its_program_instruction_by_instruction_with_no_divergence() {
+    use etscope_core::analysis::diff::{diff, Threshold};
+    use etscope_core::analysis::diff_sources::{program_source, rewrite_source};
+    let dir = common::tiny();
+    let program =
+        Program::parse(common::read(&dir.join("model_int8_qdq_portable.pte"))).expect("pte");
+    let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
+    let folded = run_checked(
+        graph_from_plan(&program, 0).expect("graph"),
+        &FoldActivation,
+    )
+    .expect("folds");
+    let mut folded_stage = folded.clone();
+    folded_stage.stage = "fold_activation".into();
+    let a = program_source("program", &program, None, std::slice::from_ref(&input))
+        .expect("program runs");
+    let b = rewrite_source(
+        "fold_activation",
+        &program,
+        folded_stage,
+        std::slice::from_ref(&input),
+        Device::default(),
+        None,
+    )
+    .expect("the pass stage runs");
+    let report = diff(&a, &b, Threshold::default()).expect("comparable");
+    assert_eq!(report.matched_by, "instruction");
+    assert_eq!(report.first_divergence, None, "{:?}", report.rows);
+    // the relu the pass folded joins the quantize it was folded into (its provenance), so
+    // every group compares the same quantity
+    let folded_row = report
+        .rows
+        .iter()
+        .find(|r| r.a_nodes.len() == 2)
+        .expect("a group of two program nodes");
+    assert_eq!(
+        folded_row.a_ops,
+        [
+            "aten::relu.out",
+            "quantized_decomposed::quantize_per_tensor.out"
+        ]
+    );
+    assert_eq!(
+        folded_row.b_ops,
+        ["quantized_decomposed::quantize_per_tensor.out"]
+    );
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::formats::debug_buffer::CapturedTensor;
-use crate::ir::{Graph, NodeId, NodeKind};
+use crate::ir::{Graph, Node, NodeId, NodeKind};
 use crate::runtime::RunResult;
 use crate::tensor::TensorData;
 
@@ -230,6 +230,8 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
                 .collect::<Vec<_>>(),
             "instruction",
         )
+    } else if let Some(groups) = rewrite_groups(&a.graph, &b.graph) {
+        (groups, "instruction")
     } else if same_export && !handle_groups(&a.graph, &b.graph).is_empty() {
         (handle_groups(&a.graph, &b.graph), "debug_handle")
     } else {
@@ -361,6 +363,55 @@ fn carried_in(g: &Graph, rows: &mut [Row]) {
 
 /// A match: module path (if matched by module), debug handles, A's and B's nodes.
 type Group = (Vec<String>, Vec<u32>, Vec<NodeId>, Vec<NodeId>);
+
+/// A program and a pass's rewrite of it (another stage of the same plan: surviving nodes keep
+/// their instruction ids, with the same operator): matched instruction by instruction, the
+/// nodes only one side has joining the group they follow. `None` when the graphs are not that.
+fn rewrite_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
+    if a.stage == b.stage
+        || a.method != b.method
+        || a.instruction_count == 0
+        || b.instruction_count == 0
+    {
+        return None;
+    }
+    let in_b: BTreeMap<usize, &Node> = operator_nodes(b)
+        .into_iter()
+        .filter_map(|n| n.instruction_id.map(|i| (i, n)))
+        .collect();
+    // the instructions a pass merged into a node of B (its provenance) join that node's group
+    let merged_into: BTreeMap<usize, usize> = operator_nodes(b)
+        .into_iter()
+        .filter_map(|m| m.instruction_id.map(|i| (m, i)))
+        .flat_map(|(m, i)| {
+            m.came_from
+                .iter()
+                .filter_map(move |o| o.instruction_id.map(|from| (from, i)))
+        })
+        .collect();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_of: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut pending: Vec<(usize, NodeId)> = Vec::new();
+    for n in operator_nodes(a) {
+        let Some(i) = n.instruction_id else { continue };
+        if let Some(&into) = merged_into.get(&i) {
+            pending.push((into, n.id));
+            continue;
+        }
+        let Some(m) = in_b.get(&i) else { continue };
+        if m.op != n.op {
+            return None;
+        }
+        group_of.insert(i, groups.len());
+        groups.push((Vec::new(), Vec::new(), vec![n.id], vec![m.id]));
+    }
+    for (into, node) in pending {
+        let g = group_of.get(&into).copied()?;
+        groups[g].2.push(node);
+        groups[g].2.sort_unstable();
+    }
+    (!groups.is_empty()).then(|| absorb_fused(a, b, groups))
+}
 
 /// Groups nodes of A and B that share debug handles (transitively): N:M matches within one
 /// export (a stage and the program lowered from it).

@@ -84,6 +84,31 @@ pub fn program_source_cancellable(
     })
 }
 
+/// `graph` — a pass's rewrite of plan 0 of `program` (a stage of [`crate::passes`]) — run on
+/// `inputs` with the program's constants on `device`, every node's outputs captured; it is
+/// matched with its program instruction by instruction.
+pub fn rewrite_source(
+    label: &str,
+    program: &Program,
+    graph: Graph,
+    inputs: &[TensorData],
+    device: Device,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+) -> Result<Source, SourceError> {
+    let options = crate::runtime::RunOptions {
+        capture: true,
+        cancel,
+        ..crate::runtime::RunOptions::default()
+    };
+    let run = Runtime::with_graph(program, 0, graph.clone(), device.target)
+        .and_then(|mut rt| {
+            rt.set_cmsis_nn(device.cmsis_nn);
+            rt.run_with(inputs, options)
+        })
+        .map_err(|e| SourceError::Run(e.to_string()))?;
+    Ok(Source::from_run(label, graph, &run))
+}
+
 /// Stage `name` (short name: `exported`, `edge`, `edge_after_transform`) of `rec` run on
 /// `inputs` with the ETRecord's own weights, every node's outputs captured.
 pub fn stage_source(

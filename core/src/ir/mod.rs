@@ -171,6 +171,20 @@ pub struct Node {
     pub delegate: Option<usize>,
     /// `JumpFalseCall`: the instruction to continue at when the condition is false.
     pub jump_to: Option<usize>,
+    /// Provenance: the nodes a pass merged into this one (besides the node itself).
+    pub came_from: Vec<Origin>,
+}
+
+/// A node a pass merged into another, as it was before the pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The pass that merged it.
+    pub pass: &'static str,
+    /// Its name and qualified operator.
+    pub name: String,
+    pub op: String,
+    /// Its instruction, when it was one of a program's.
+    pub instruction_id: Option<usize>,
 }
 
 impl Node {
@@ -192,6 +206,7 @@ impl Node {
             outputs: Vec::new(),
             delegate: None,
             jump_to: None,
+            came_from: Vec::new(),
         }
     }
 

@@ -4,8 +4,8 @@
 //! qmax)` for every `x` (a negative `x` rounds to at most `zp`, which the new lower bound
 //! clamps to `zp`, the code of 0). Applies where the ReLU's output feeds only that quantize.
 
-use super::{Pass, PassError};
-use crate::ir::{Arg, ArgData, Graph, NodeKind, Storage, ValueInfo};
+use super::{Pass, PassError, Rewritten};
+use crate::ir::{Arg, ArgData, Graph, NodeKind, Origin, Storage, ValueInfo};
 
 /// The pass.
 pub struct FoldActivation;
@@ -15,7 +15,7 @@ impl Pass for FoldActivation {
         "fold_activation"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
         let mut removed = Vec::new();
         for relu in 0..graph.nodes.len() {
             let Some((quantize, new_min)) = foldable(&graph, relu) else {
@@ -45,7 +45,14 @@ impl Pass for FoldActivation {
                 nbytes: None,
                 data: Some(ArgData::Int(new_min)),
             });
+            let origin = Origin {
+                pass: "fold_activation",
+                name: graph.nodes[relu].name.clone(),
+                op: graph.nodes[relu].qualified_op(),
+                instruction_id: graph.nodes[relu].instruction_id,
+            };
             let q = &mut graph.nodes[quantize];
+            q.came_from.push(origin);
             q.args[0] = Arg::new(q.args[0].name.clone(), Some(x), ArgData::Tensor(x));
             q.args[3] = Arg::new(q.args[3].name.clone(), Some(bound), ArgData::Int(new_min));
             for v in &mut q.inputs {
@@ -56,7 +63,10 @@ impl Pass for FoldActivation {
             removed.push(relu);
         }
         graph.remove_nodes(&removed);
-        Ok(graph)
+        Ok(Rewritten {
+            changed: !removed.is_empty(),
+            graph,
+        })
     }
 }
 

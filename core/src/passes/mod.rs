@@ -29,12 +29,26 @@ pub enum PassError {
     },
 }
 
+/// A pass's output.
+#[derive(Debug, Clone)]
+pub struct Rewritten {
+    pub graph: Graph,
+    /// Whether the pass changed anything (a pass that changes nothing says so).
+    pub changed: bool,
+}
+
 /// A graph rewrite.
 pub trait Pass {
     /// The pass's name (the stage its output becomes).
     fn name(&self) -> &'static str;
     /// The rewritten graph.
-    fn run(&self, graph: Graph) -> Result<Graph, PassError>;
+    fn run(&self, graph: Graph) -> Result<Rewritten, PassError>;
+}
+
+/// The passes etscope applies to a program's graph on its own (each a stage where it changes
+/// something).
+pub fn program_passes() -> Vec<&'static dyn Pass> {
+    vec![&fold_activation::FoldActivation]
 }
 
 /// What one pass of a pipeline did.
@@ -42,8 +56,8 @@ pub trait Pass {
 pub struct PassStage {
     /// The pass's name.
     pub pass: &'static str,
-    /// Its output (its `stage` is the pass's name).
-    pub graph: Graph,
+    /// Its output (its `stage` is the pass's name); `None` when the pass changed nothing.
+    pub graph: Option<Graph>,
     /// Whether it changed anything.
     pub changed: bool,
 }
@@ -54,27 +68,26 @@ pub fn run_pipeline(graph: Graph, passes: &[&dyn Pass]) -> Result<Vec<PassStage>
     let mut stages: Vec<PassStage> = Vec::with_capacity(passes.len());
     let mut current = graph;
     for pass in passes {
-        let before = current.clone();
-        let mut out = pass.run(current)?;
-        out.check().map_err(|error| PassError::Broke {
+        let Rewritten { mut graph, changed } = pass.run(current)?;
+        graph.check().map_err(|error| PassError::Broke {
             pass: pass.name(),
             error,
         })?;
-        let changed = out.nodes != before.nodes || out.values != before.values;
-        out.stage = pass.name().to_string();
+        graph.stage = pass.name().to_string();
         stages.push(PassStage {
             pass: pass.name(),
-            graph: out.clone(),
+            // a pass that changed nothing keeps no copy: its stage is its input's
+            graph: changed.then(|| graph.clone()),
             changed,
         });
-        current = out;
+        current = graph;
     }
     Ok(stages)
 }
 
 /// Runs one pass and checks its output.
 pub fn run_checked(graph: Graph, pass: &dyn Pass) -> Result<Graph, PassError> {
-    let out = pass.run(graph)?;
+    let out = pass.run(graph)?.graph;
     out.check().map_err(|error| PassError::Broke {
         pass: pass.name(),
         error,

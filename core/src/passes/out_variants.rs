@@ -6,7 +6,7 @@
 //! `_softmax`, and every view (`view`, `reshape`, `flatten`, `_unsafe_view`) onto `view_copy`
 //! with the output's sizes.
 
-use super::{Pass, PassError};
+use super::{Pass, PassError, Rewritten};
 use crate::ir::{Arg, ArgData, Graph, Node, NodeKind};
 use crate::ops::{self, ArgDefault, ArgType};
 
@@ -18,7 +18,8 @@ impl Pass for OutVariants {
         "out_variants"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Graph, PassError> {
+    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
+        let mut changed = false;
         for i in 0..graph.nodes.len() {
             if graph.nodes[i].kind != NodeKind::Operator {
                 continue;
@@ -34,9 +35,9 @@ impl Pass for OutVariants {
                         .unwrap_or_default()
                 })
                 .collect();
-            lower(&mut graph.nodes[i], &shapes);
+            changed |= lower(&mut graph.nodes[i], &shapes);
         }
-        Ok(graph)
+        Ok(Rewritten { graph, changed })
     }
 }
 
@@ -97,11 +98,12 @@ fn schema_args(node: &Node, schema_of: &str) -> Vec<Arg> {
         .collect()
 }
 
-/// Rewrites one node into its kernel form (a node already in it is left alone).
-fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) {
+/// Rewrites one node into its kernel form (a node already in it is left alone); whether it
+/// changed the node.
+fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) -> bool {
     if let Some(d) = node.def() {
         if node.overload.is_empty() || d.is_out_overload(&node.overload) {
-            return;
+            return false;
         }
     }
     let name = node.op.clone();
@@ -160,24 +162,25 @@ fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) {
                 let args = node.args.clone();
                 append_outputs(node, args);
                 node.overload = "out".into();
-                return;
+                return true;
             };
             let out = [format!("{overload}_out"), "out".to_string()]
                 .into_iter()
                 .find(|o| d.is_out_overload(o))
                 .or_else(|| d.out_overloads.first().map(|o| o.to_string()));
             let Some(out) = out else {
-                return;
+                return false;
             };
             let args = schema_args(node, d.name);
             node.set_op(d.name, &out);
             append_outputs(node, args);
-            return;
+            return true;
         }
     };
     args.iter_mut().for_each(|a| a.name = None);
     node.set_op(target, target_overload);
     append_outputs(node, std::mem::take(&mut args));
+    true
 }
 
 /// Sets the node's arguments to `args`, its out tensors, and the returned value.
