@@ -583,3 +583,20 @@ fn times_follow_the_captures_declared_clock_not_the_toolbar() {
     assert_eq!(table.unit(), "µs");
     harness.get_by_label("times in µs");
 }
+
+/// A pass's output is a stage: listed after the program, and compared with the program's run
+/// in the Diff tab (the relu folded into its quantize: no divergence).
+#[test]
+fn a_pass_stage_is_listed_and_compared_with_its_program() {
+    let mut harness = app_with(&["model_int8_qdq_portable.pte", "input.npy"]);
+    harness.run_steps(3);
+    harness.get_by_label("pte + fold_activation  (15 ops)");
+    harness.state_mut().tab = etscope::gui::Tab::Diff;
+    harness.run_steps(2);
+    harness.get_by_label("vs stage fold_activation").click();
+    wait_for_diff(&mut harness);
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.report.matched_by, "instruction");
+    assert_eq!(view.report.first_divergence, None, "{:?}", view.report.rows);
+}

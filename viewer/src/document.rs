@@ -46,6 +46,8 @@ pub struct StageView {
     pub labels: Vec<String>,
     /// Module groups from `nn_module_stack` (outer modules before the modules they contain).
     pub modules: Vec<ModuleGroup>,
+    /// For a stage that is a pass's output on the program: the pass.
+    pub pass: Option<&'static str>,
 }
 
 /// The nodes one `nn.Module` instance produced, and where they are drawn.
@@ -162,6 +164,7 @@ impl StageView {
             categories,
             labels,
             modules,
+            pass: None,
         }
     }
 }
@@ -251,7 +254,30 @@ impl Document {
         doc.stages.push(StageView::new("pte", graph));
         doc.pte_stage = Some(0);
         doc.program = Some(program);
+        doc.add_pass_stages();
         Ok(doc)
+    }
+
+    /// Lists, after the program, the output of every pass of [`passes::program_passes`] that
+    /// changes the program's graph (stages whose runs the diff compares with the program's).
+    /// A graph a pass cannot take (the check fails) gets no pass stages.
+    fn add_pass_stages(&mut self) {
+        self.stages.retain(|s| s.pass.is_none());
+        let Some(graph) = self.pte_graph().cloned() else {
+            return;
+        };
+        let Ok(stages) =
+            etscope_core::passes::run_pipeline(graph, &etscope_core::passes::program_passes())
+        else {
+            return;
+        };
+        for st in stages {
+            if let Some(g) = st.graph {
+                let mut view = StageView::new(st.pass, g);
+                view.pass = Some(st.pass);
+                self.stages.push(view);
+            }
+        }
     }
 
     /// A document holding only an ETRecord's stages (no program opened).
@@ -375,7 +401,7 @@ impl Document {
             }
         }
         let pte_view = self.pte_stage.map(|i| self.stages.remove(i));
-        self.stages.retain(|s| s.name == "pte");
+        self.stages.clear();
         for st in &rec.stages {
             let graph = graph_from_export(
                 &st.graph,
@@ -396,6 +422,8 @@ impl Document {
             self.pte_stage = Some(self.stages.len() - 1);
         }
         self.etrecord = Some(rec);
+        // the passes see the program with its debug handles and module paths
+        self.add_pass_stages();
         Ok(())
     }
 

@@ -504,7 +504,9 @@ impl EtscopeApp {
     /// document's input array).
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
         use etscope_core::analysis::diff::{diff, Source, Threshold};
-        use etscope_core::analysis::diff_sources::{program_source_cancellable, stage_source};
+        use etscope_core::analysis::diff_sources::{
+            program_source_cancellable, rewrite_source, stage_source_cancellable,
+        };
         if self.diff_job.is_some() {
             return Err("a comparison is already running".into());
         }
@@ -559,6 +561,8 @@ impl EtscopeApp {
         enum Other {
             Program(Side),
             Stage(String, etscope_core::formats::etrecord::ETRecord, String),
+            /// A pass's rewrite of this document's program.
+            Rewrite(String, etscope_core::ir::Graph),
             Device(Source),
         }
         let (other, stage_b) = match target {
@@ -566,6 +570,13 @@ impl EtscopeApp {
                 let doc = &self.docs.get(j).ok_or("no such document")?.doc;
                 let pte_b = doc.pte_stage.ok_or("the other document has no program")?;
                 (Other::Program(side_of(doc)?), doc.stages[pte_b].clone())
+            }
+            DiffTarget::Stage(si) if dv.doc.stages.get(si).is_some_and(|v| v.pass.is_some()) => {
+                let view = dv.doc.stages.get(si).ok_or("no such stage")?;
+                (
+                    Other::Rewrite(view.name.clone(), view.graph.clone()),
+                    view.clone(),
+                )
             }
             DiffTarget::Stage(si) => {
                 let view = dv.doc.stages.get(si).ok_or("no such stage")?;
@@ -588,16 +599,35 @@ impl EtscopeApp {
                 )
             }
         };
+        // a stage or a pass's rewrite runs on the core the program's side runs on
+        let device = host.device_for(&a_side.1);
+        let program = a_side.1.clone();
+        let flag = cancel.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let result = (|| {
                 let a = run(&a_side, &input)?;
                 let b = match other {
                     Other::Program(side) => run(&side, &input)?,
-                    Other::Stage(name, rec, export) => {
-                        stage_source(&name, &rec, &export, &name, std::slice::from_ref(&input))
-                            .map_err(|e| format!("{name}: {e}"))?
-                    }
+                    Other::Stage(name, rec, export) => stage_source_cancellable(
+                        &name,
+                        &rec,
+                        &export,
+                        &name,
+                        std::slice::from_ref(&input),
+                        device,
+                        Some(flag),
+                    )
+                    .map_err(|e| format!("{name}: {e}"))?,
+                    Other::Rewrite(name, graph) => rewrite_source(
+                        &name,
+                        &program,
+                        graph,
+                        std::slice::from_ref(&input),
+                        device,
+                        Some(flag),
+                    )
+                    .map_err(|e| format!("{name}: {e}"))?,
                     Other::Device(source) => source,
                 };
                 let report = diff(&a, &b, Threshold::default()).map_err(|e| e.to_string())?;

@@ -349,7 +349,10 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.label(RichText::new("Stages").strong());
     let mut switch = None;
     for (i, st) in dv.doc.stages.iter().enumerate() {
-        let label = format!("{}  ({} ops)", st.name, st.graph.op_count());
+        let label = match st.pass {
+            Some(pass) => format!("pte + {pass}  ({} ops)", st.graph.op_count()),
+            None => format!("{}  ({} ops)", st.name, st.graph.op_count()),
+        };
         if ui.selectable_label(dv.stage == i, label).clicked() {
             switch = Some(i);
         }
