@@ -591,6 +591,28 @@ fn a_pass_stage_is_listed_and_compared_with_its_program() {
     let mut harness = app_with(&["model_int8_qdq_portable.pte", "input.npy"]);
     harness.run_steps(3);
     harness.get_by_label("pte + fold_activation  (15 ops)");
+    // the program's relu corresponds to the quantize it was folded into
+    {
+        let doc = &harness.state().docs[0].doc;
+        let pte = doc.pte_stage.expect("program");
+        let pass = doc
+            .stages
+            .iter()
+            .position(|s| s.pass == Some("fold_activation"))
+            .expect("pass stage");
+        let relu = doc.stages[pte]
+            .graph
+            .node_for_instruction(5)
+            .expect("relu")
+            .id;
+        let into = doc.corresponding(pte, relu, pass);
+        assert_eq!(into.len(), 1);
+        assert_eq!(
+            doc.stages[pass].graph.nodes[into[0]].instruction_id,
+            Some(6),
+            "the quantize after it"
+        );
+    }
     harness.state_mut().tab = etscope::gui::Tab::Diff;
     harness.run_steps(2);
     harness.get_by_label("vs stage fold_activation").click();

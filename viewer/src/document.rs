@@ -505,6 +505,24 @@ impl Document {
             }
             _ => {}
         }
+        // the program and a pass's rewrite of it: by instruction, and by what the pass merged
+        let of_program = |i: usize, s: &StageView| s.pass.is_some() || Some(i) == self.pte_stage;
+        if of_program(from, a) && of_program(to, b) && (a.pass.is_some() || b.pass.is_some()) {
+            let instructions = |m: &etscope_core::ir::Node| {
+                m.instruction_id
+                    .into_iter()
+                    .chain(m.came_from.iter().filter_map(|o| o.instruction_id))
+                    .collect::<Vec<usize>>()
+            };
+            let mine = instructions(n);
+            return b
+                .graph
+                .nodes
+                .iter()
+                .filter(|m| instructions(m).iter().any(|i| mine.contains(i)))
+                .map(|m| m.id)
+                .collect();
+        }
         let mut out: Vec<NodeId> = b
             .graph
             .nodes
