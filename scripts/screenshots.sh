@@ -37,6 +37,7 @@ shot modules    "$ref/stress_medium/model_fp32.pte" "$ref/stress_medium/model_fp
 shot xnnpack    "$tiny/model_fp32_xnnpack.pte" "$tiny/etdump_xnnpack.etdp" --view graph --select "#0"
 fx=$root/tests/fixtures
 shot side_by_side "$root/assets/ds_cnn_kws/model_int8_cortex_m55.pte" "$root/assets/ds_cnn_kws/model_int8_cortex_m55.etrecord" --view graph --stage edge --side-by-side pte --select conv
+shot pass_stage "$tiny/model_int8_qdq_portable.pte" "$tiny/model_int8_qdq_portable.etrecord" "$tiny/input.npy" --view graph --stage fold_activation --side-by-side pte --select "#6"
 shot ethos_u    "$fx/programs/ethos_u55/model.pte" --view graph --select "#1"
 shot device_note "$fx/ops/softmax__dim_last_4d_1x2x3x8__default__m55/model.pte" --view graph --select "#1"
 shot default_flow "$ds/model_int8_cortex_m55_default.pte" "$ds/model_int8_cortex_m55_default.etrecord" --view graph --select "#1"
