@@ -113,26 +113,10 @@ fn io_node(
 }
 
 fn value_info(values: &[EValue], i: usize, v: &EValue) -> ValueInfo {
-    let mut info = ValueInfo {
-        id: i,
-        name: String::new(),
-        kind: v.kind(),
-        dtype: None,
-        shape: Vec::new(),
-        dim_order: Vec::new(),
-        quant: None,
-        storage: Storage::NotTensor,
-        placement: None,
-        alias_of: None,
-        producer: None,
-        consumers: Vec::new(),
-        nbytes: None,
-        data: None,
-    };
-    if !matches!(v, EValue::Tensor(_)) {
-        info.data = Some(data_of(values, i));
-    }
+    let mut info = ValueInfo::literal(i, data_of(values, i));
+    info.kind = v.kind();
     if let EValue::Tensor(t) = v {
+        info.data = None;
         info.dtype = Some(t.scalar_type);
         info.shape = t.shape();
         info.dim_order = t.dim_order.clone();

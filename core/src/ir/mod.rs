@@ -303,6 +303,26 @@ pub struct ValueInfo {
 }
 
 impl ValueInfo {
+    /// A value that is not a tensor, holding `data` (an int, a list, ...).
+    pub fn literal(id: ValueId, data: ArgData) -> ValueInfo {
+        ValueInfo {
+            id,
+            name: String::new(),
+            kind: data.kind(),
+            dtype: None,
+            shape: Vec::new(),
+            dim_order: Vec::new(),
+            quant: None,
+            storage: Storage::NotTensor,
+            placement: None,
+            alias_of: None,
+            producer: None,
+            consumers: Vec::new(),
+            nbytes: None,
+            data: Some(data),
+        }
+    }
+
     /// A display name: the stage name, or `v<index>` for `.pte` values.
     pub fn label(&self) -> String {
         if self.name.is_empty() {

@@ -5,7 +5,7 @@
 //! clamps to `zp`, the code of 0). Applies where the ReLU's output feeds only that quantize.
 
 use super::{Pass, PassError, Rewritten};
-use crate::ir::{Arg, ArgData, Graph, NodeKind, Origin, Storage, ValueInfo};
+use crate::ir::{Arg, ArgData, Graph, NodeKind, Origin, ValueInfo};
 
 /// The pass.
 pub struct FoldActivation;
@@ -29,22 +29,9 @@ impl Pass for FoldActivation {
             };
             // a new int value: the quantize's bound may be shared with other calls
             let bound = graph.values.len();
-            graph.values.push(ValueInfo {
-                id: bound,
-                name: String::new(),
-                kind: "Int",
-                dtype: None,
-                shape: Vec::new(),
-                dim_order: Vec::new(),
-                quant: None,
-                storage: Storage::NotTensor,
-                placement: None,
-                alias_of: None,
-                producer: None,
-                consumers: Vec::new(),
-                nbytes: None,
-                data: Some(ArgData::Int(new_min)),
-            });
+            graph
+                .values
+                .push(ValueInfo::literal(bound, ArgData::Int(new_min)));
             let origin = Origin {
                 pass: "fold_activation",
                 name: graph.nodes[relu].name.clone(),
