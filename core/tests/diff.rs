@@ -400,3 +400,67 @@ fn a_cancelled_host_run_stops_with_cancelled() {
     );
     assert!(ok.is_ok());
 }
+
+/// Activations of 16 channels × 16 × 16 (`tests/fixtures/programs/layout_cube`, made by
+/// ExecuTorch's exporter): NHWC and NCHW have the same shape, so only what the program says
+/// tells the diff how to line the explicit-layout flow's `_nhwc` outputs up with the model's.
+#[test]
+fn layout_comes_from_the_program_when_shapes_cannot_tell() {
+    let dir = common::fixtures().join("programs/layout_cube");
+    let a = host(&dir, "model_fp32");
+    for variant in ["model_int8_cortex_m55", "model_int8_cortex_m55_default"] {
+        let b = host(&dir, variant);
+        let report = diff(&a, &b, Threshold::default()).expect("comparable");
+        assert_eq!(
+            report.first_divergence, None,
+            "{variant}: {:?}",
+            report.rows
+        );
+        for r in &report.rows {
+            let m = r.metrics.expect("compared");
+            assert!(m.snr_db > 30.0, "{variant} {:?}: {m:?}", r.b_ops);
+        }
+        // the explicit flow's outputs really are NHWC of the model's tensors
+        if variant == "model_int8_cortex_m55" {
+            let dw = b
+                .graph
+                .nodes
+                .iter()
+                .find(|n| n.op == "cortex_m::quantized_depthwise_conv2d_nhwc")
+                .expect("depthwise");
+            let out = &b.graph.values[dw.outputs[0]];
+            assert_eq!(out.shape, [1, 16, 16, 16]);
+            assert_eq!(out.logical_order.as_deref(), Some(&[0, 2, 3, 1][..]));
+            // what guessing from shapes gave: the same-shaped NHWC data compared as NCHW
+            let mut guessed = b.clone();
+            for v in &mut guessed.graph.values {
+                v.logical_order = None;
+            }
+            let report = diff(&a, &guessed, Threshold::default()).expect("comparable");
+            let worst = report
+                .rows
+                .iter()
+                .filter_map(|r| r.metrics)
+                .map(|m| m.snr_db)
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                worst < 10.0,
+                "guessing would have compared permuted values: {worst}"
+            );
+        }
+        // one op's weights negated: that op is the first divergence
+        let program =
+            Program::parse(common::read(&dir.join(format!("{variant}.pte")))).expect("program");
+        let ops = etscope_core::analysis::fault::weighted(&program);
+        let instr = ops.last().expect("weighted ops").instruction;
+        let broken = etscope_core::analysis::fault::break_op(&program, instr).expect("breaks");
+        let report =
+            diff(&a, &host_bytes(&dir, variant, broken), Threshold::default()).expect("comparable");
+        let first = report.first_divergence.expect("the broken op is found");
+        assert!(
+            report.rows[first].b_instructions.contains(&instr),
+            "{variant}: broke {instr}, found {:?}",
+            report.rows[first].b_instructions
+        );
+    }
+}

@@ -307,7 +307,7 @@ impl DiffView {
         match etscope_core::analysis::diff::comparable_pair(&self.a, na, &self.b, nb) {
             Some(Ok((ta, tb))) => {
                 ui.small(format!(
-                    "compared as {:?} (dequantized, channels-last undone)",
+                    "compared as {:?} (dequantized, in the model's layout)",
                     ta.shape
                 ));
                 ScrollArea::vertical()

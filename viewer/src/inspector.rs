@@ -34,6 +34,19 @@ fn tensor_rows(ui: &mut Ui, graph: &Graph, ids: &[usize], title: &str) -> Option
                                 ui.monospace(format!("{:?}", val.dim_order));
                                 ui.end_row();
                             }
+                            if let Some(order) = val
+                                .logical_order
+                                .as_ref()
+                                .filter(|o| o.iter().enumerate().any(|(i, &d)| i != d))
+                            {
+                                ui.label("layout");
+                                ui.monospace(if order[..] == [0, 2, 3, 1] {
+                                    "NHWC of the model's NCHW".to_string()
+                                } else {
+                                    format!("the model's dims in order {order:?}")
+                                });
+                                ui.end_row();
+                            }
                             ui.label("storage");
                             ui.monospace(match val.storage {
                                 Storage::Constant => "constant (in the file)",

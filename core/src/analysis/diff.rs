@@ -581,6 +581,60 @@ fn nhwc_to_nchw(data: &[f64], shape: &[usize]) -> Vec<f64> {
 /// A's values, B's values and their common shape.
 type Aligned = (Vec<f64>, Vec<f64>, Vec<usize>);
 
+/// Data whose sizes list the model's dims in `order` (`shape[i]` is model dim `order[i]`),
+/// rearranged into the model's order; `None` when `order` is no permutation of the rank.
+fn to_model_order(
+    data: &[f64],
+    shape: &[usize],
+    order: &[usize],
+) -> Option<(Vec<f64>, Vec<usize>)> {
+    let rank = shape.len();
+    if order.len() != rank || (0..rank).any(|d| !order.contains(&d)) {
+        return None;
+    }
+    if order.iter().enumerate().all(|(i, &d)| i == d) {
+        return Some((data.to_vec(), shape.to_vec()));
+    }
+    let mut model_shape = vec![0; rank];
+    for (i, &d) in order.iter().enumerate() {
+        model_shape[d] = shape[i];
+    }
+    // strides of the data's own (row-major) layout, indexed by model dim
+    let mut stride_of_model_dim = vec![0; rank];
+    let mut stride = 1;
+    for i in (0..rank).rev() {
+        stride_of_model_dim[order[i]] = stride;
+        stride *= shape[i];
+    }
+    if data.len() != stride {
+        return None;
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut index = vec![0usize; rank];
+    for _ in 0..data.len() {
+        let at: usize = index
+            .iter()
+            .zip(&stride_of_model_dim)
+            .map(|(i, s)| i * s)
+            .sum();
+        out.push(data[at]);
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < model_shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Some((out, model_shape))
+}
+
+/// The logical order (see `ir::layout`) of node `n`'s first output, where the program says.
+fn order_of(g: &Graph, n: NodeId) -> Option<&[usize]> {
+    let v = *g.nodes.get(n)?.outputs.first()?;
+    g.values.get(v)?.logical_order.as_deref()
+}
+
 /// Both sides of a pair as values in one logical layout (NCHW where one side holds NHWC):
 /// equal integer types as stored (LSB counts stay meaningful), otherwise real values through
 /// each side's quantization parameters. Returns A's values, B's values and the shape.
@@ -600,6 +654,18 @@ fn aligned(
     } else {
         (comparable(ga, ia, a)?, comparable(gb, ib, b)?)
     };
+    // both sides in the model's order, as their programs say
+    if let (Some(oa), Some(ob)) = (order_of(ga, ia), order_of(gb, ib)) {
+        if let (Some((ma, sa)), Some((mb, sb))) = (
+            to_model_order(&xa, &a.shape, oa),
+            to_model_order(&xb, &b.shape, ob),
+        ) {
+            if sa == sb {
+                return Ok((ma, mb, sa));
+            }
+        }
+    }
+    // where a program says nothing: channels-last recognised by its shape
     let mut shape = a.shape.clone();
     if a.shape != b.shape {
         let nhwc_of = |s: &[usize]| {
@@ -731,6 +797,22 @@ mod tests {
         let m = metrics(&[1.0, 1.0], &[1.1, 0.9]);
         assert!((m.mse - 0.01).abs() < 1e-12 && (m.max_abs - 0.1).abs() < 1e-12);
         assert!((m.snr_db - 20.0).abs() < 1e-9, "{}", m.snr_db);
+    }
+
+    #[test]
+    fn a_tensor_in_another_logical_order_is_brought_into_the_models() {
+        // NCHW [1,2,1,3] = 0..6; its NHWC [1,1,3,2] interleaves the channels
+        let nchw: Vec<f64> = (0..6).map(f64::from).collect();
+        let nhwc = [0.0, 3.0, 1.0, 4.0, 2.0, 5.0];
+        let (back, shape) = to_model_order(&nhwc, &[1, 1, 3, 2], &[0, 2, 3, 1]).expect("perm");
+        assert_eq!(shape, [1, 2, 1, 3]);
+        assert_eq!(back, nchw);
+        // equal channel count, height and width: only the order says
+        let cube: Vec<f64> = (0..8).map(f64::from).collect();
+        let (as_nchw, _) = to_model_order(&cube, &[1, 2, 2, 2], &[0, 2, 3, 1]).expect("perm");
+        assert_ne!(as_nchw, cube);
+        assert_eq!(nhwc_to_nchw(&cube, &[1, 2, 2, 2]), as_nchw);
+        assert!(to_model_order(&cube, &[1, 2, 2, 2], &[0, 0, 1, 2]).is_none());
     }
 
     #[test]

@@ -51,6 +51,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             producer: None,
             consumers: Vec::new(),
             data: None,
+            logical_order: None,
             // sizes come from the ETRecord's JSON: an overflowing product has no byte count
             nbytes: meta.and_then(|m| {
                 m.sizes
@@ -133,6 +134,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         instruction_index: Default::default(),
     };
     graph.link();
+    layout::derive_logical_orders(&mut graph);
     graph
 }
 

@@ -95,6 +95,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
         instruction_index: Default::default(),
     };
     g.link();
+    layout::derive_logical_orders(&mut g);
     g
 }
 

@@ -12,6 +12,7 @@
 mod check;
 pub mod from_export;
 pub mod from_pte;
+pub mod layout;
 
 pub use check::CheckError;
 
@@ -300,6 +301,10 @@ pub struct ValueInfo {
     pub nbytes: Option<u64>,
     /// A non-tensor value's contents (`.pte` plans hold ints, lists and strings as values).
     pub data: Option<ArgData>,
+    /// The model's dims in the order this tensor's sizes list them (`[0, 2, 3, 1]`: NHWC of the
+    /// model's NCHW tensor), as the program says through its operators (`layout.rs`); `None`
+    /// where nothing says.
+    pub logical_order: Option<Vec<usize>>,
 }
 
 impl ValueInfo {
@@ -320,6 +325,7 @@ impl ValueInfo {
             consumers: Vec::new(),
             nbytes: None,
             data: Some(data),
+            logical_order: None,
         }
     }
 

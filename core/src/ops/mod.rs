@@ -92,6 +92,24 @@ pub struct OpDef {
     /// Why the device computes something else at a call of this operator, where it can
     /// (ExecuTorch's kernel misreads a layout, a CMSIS-NN defect, a core's missing buffer).
     pub device_note: Option<crate::kernels::cmsis::notes::NoteFn>,
+    /// How the output's dims relate to the model's (the logical layout the op writes).
+    pub layout: LayoutRule,
+}
+
+/// The logical layout an operator's output has, relative to its input's: what lets a diff
+/// compare an explicit-layout program's NHWC tensors with a model's NCHW ones without guessing
+/// from shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutRule {
+    /// The output's dims are the first input's (same rank), in the same order.
+    Keep,
+    /// The output is NHWC (`[N, H, W, C]`) of the model's NCHW tensor: the explicit-layout
+    /// flow's `_nhwc` operators.
+    ChannelsLast,
+    /// The output permutes the input's dims by the int list in argument `k`.
+    Permute(usize),
+    /// A new tensor in its own order (views, reshapes, matrix products).
+    Reset,
 }
 
 impl OpDef {

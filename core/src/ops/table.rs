@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{Category, OpDef, OpId, Schema, Traits};
+use super::{Category, LayoutRule, OpDef, OpId, Schema, Traits};
 use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
@@ -103,7 +103,13 @@ const fn op(
         kernel,
         board: None,
         device_note: None,
+        layout: LayoutRule::Keep,
     }
+}
+
+const fn laid(mut d: OpDef, layout: LayoutRule) -> OpDef {
+    d.layout = layout;
+    d
 }
 
 const fn on_board(mut d: OpDef, code: u32) -> OpDef {
@@ -218,10 +224,10 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)),
     op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
     op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"), Pooling, NONE, Some(nn::max_pool2d_with_indices)),
-    op("aten::addmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"), Linear, NONE, Some(pt::addmm)),
-    op("aten::mm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(pt::mm)),
-    op("aten::bmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(nn::bmm)),
-    op("aten::linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"), Linear, WEIGHTED, Some(pt::linear)),
+    laid(op("aten::addmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"), Linear, NONE, Some(pt::addmm)), LayoutRule::Reset),
+    laid(op("aten::mm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(pt::mm)), LayoutRule::Reset),
+    laid(op("aten::bmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(nn::bmm)), LayoutRule::Reset),
+    laid(op("aten::linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"), Linear, WEIGHTED, Some(pt::linear)), LayoutRule::Reset),
     // ---- activations
     op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ACTIVATION, Some(relu)),
     op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(sigmoid)),
@@ -258,30 +264,30 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)),
     op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::sum)),
     // ---- data movement
-    op("aten::permute_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, MOVE, Some(pt::permute_copy)),
-    op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
-    op("aten::view", &["default"], &[], Some("(Tensor(a) self, SymInt[] size) -> Tensor(a)"), DataMovement, DATA, None),
-    op("aten::reshape", &["default"], &[], Some("(Tensor(a) self, SymInt[] shape) -> Tensor(a)"), DataMovement, DATA, None),
-    op("aten::_unsafe_view", &["default"], &[], Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, DATA, None),
-    op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None),
+    laid(op("aten::permute_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, MOVE, Some(pt::permute_copy)), LayoutRule::Permute(1)),
+    laid(op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset),
+    laid(op("aten::view", &["default"], &[], Some("(Tensor(a) self, SymInt[] size) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
+    laid(op("aten::reshape", &["default"], &[], Some("(Tensor(a) self, SymInt[] shape) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
+    laid(op("aten::_unsafe_view", &["default"], &[], Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, DATA, None), LayoutRule::Reset),
+    laid(op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
     op("aten::_to_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)),
     op("aten::clone", DEFAULT_OUT, OUT, Some("(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
     op("aten::alias_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(pt::copy)),
     op("aten::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)),
     op("dim_order_ops::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
     on_board(op("dim_order_ops::_clone_dim_order", DEFAULT_OUT, OUT, Some("(Tensor self, *, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 15),
-    op("aten::squeeze_copy", &["dims", "dim", "default", "dims_out", "dim_out", "out"], &["dims_out", "dim_out", "out"], None, DataMovement, COPY, Some(pt::copy)),
-    op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
-    op("aten::expand_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"), DataMovement, DATA, Some(pt::copy)),
-    op("executorch_prim::et_view", &["default"], &["default"], Some("(Tensor self, int[] size) -> Tensor"), DataMovement, COPY, Some(pt::et_view)),
+    laid(op("aten::squeeze_copy", &["dims", "dim", "default", "dims_out", "dim_out", "out"], &["dims_out", "dim_out", "out"], None, DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset),
+    laid(op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset),
+    laid(op("aten::expand_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"), DataMovement, DATA, Some(pt::copy)), LayoutRule::Reset),
+    laid(op("executorch_prim::et_view", &["default"], &["default"], Some("(Tensor self, int[] size) -> Tensor"), DataMovement, COPY, Some(pt::et_view)), LayoutRule::Reset),
     op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(tensor::slice_copy)),
-    op("aten::select_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(tensor::select_copy)),
+    laid(op("aten::select_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(tensor::select_copy)), LayoutRule::Reset),
     op("aten::split_with_sizes_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_with_sizes_copy)),
     op("aten::split_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_copy)),
     op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)),
-    op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)),
+    laid(op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)), LayoutRule::Reset),
     op("aten::full_like", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(tensor::full)),
-    op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)),
+    laid(op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)), LayoutRule::Reset),
     // ---- quantized_decomposed
     op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)),
     op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, DEQUANTIZER, Some(quantized::dequantize_per_tensor)),
@@ -289,20 +295,20 @@ pub(super) static OPS: &[OpDef] = &[
     // ---- the Cortex-M backend (CMSIS-NN)
     on_board(noted(op("cortex_m::quantize_per_tensor", DEFAULT_OUT, OUT, None, Quantize, QUANTIZER, Some(cm::quantize)), notes::unary), 1),
     on_board(noted(op("cortex_m::dequantize_per_tensor", DEFAULT_OUT, OUT, None, Quantize, DEQUANTIZER, Some(cm::dequantize)), notes::unary), 2),
-    on_board(noted(op("cortex_m::transpose", DEFAULT_OUT, OUT, None, DataMovement, MOVE, Some(cm::transpose)), notes::transpose), 13),
+    on_board(noted(laid(op("cortex_m::transpose", DEFAULT_OUT, OUT, None, DataMovement, MOVE, Some(cm::transpose)), LayoutRule::Permute(1)), notes::transpose), 13),
     on_board(op("cortex_m::pad", DEFAULT_OUT, OUT, None, DataMovement, MOVE, Some(cm::pad)), 14),
     on_board(op("cortex_m::quantized_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(conv_nchw)), 5),
-    on_board(op("cortex_m::quantized_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(conv_nhwc)), 3),
+    on_board(laid(op("cortex_m::quantized_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(conv_nhwc)), LayoutRule::ChannelsLast), 3),
     on_board(op("cortex_m::quantized_depthwise_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(depthwise_nchw)), 6),
-    on_board(op("cortex_m::quantized_depthwise_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(depthwise_nhwc)), 4),
+    on_board(laid(op("cortex_m::quantized_depthwise_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(depthwise_nhwc)), LayoutRule::ChannelsLast), 4),
     noted(op("cortex_m::quantized_transpose_conv2d", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nchw)), notes::transpose_conv_nchw),
-    noted(op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nhwc)), notes::transpose_conv_nhwc),
-    on_board(noted(op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, None, Linear, WEIGHTED, Some(conv::linear)), notes::linear), 7),
-    op("cortex_m::quantized_batch_matmul", DEFAULT_OUT, OUT, None, Linear, NONE, Some(conv::batch_matmul)),
+    noted(laid(op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, None, Convolution, WEIGHTED, Some(transpose_conv_nhwc)), LayoutRule::ChannelsLast), notes::transpose_conv_nhwc),
+    on_board(noted(laid(op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, None, Linear, WEIGHTED, Some(conv::linear)), LayoutRule::Reset), notes::linear), 7),
+    laid(op("cortex_m::quantized_batch_matmul", DEFAULT_OUT, OUT, None, Linear, NONE, Some(conv::batch_matmul)), LayoutRule::Reset),
     on_board(op("cortex_m::quantized_avg_pool2d", DEFAULT_OUT, OUT, None, Pooling, NONE, Some(avg_pool_nchw)), 9),
-    on_board(op("cortex_m::quantized_avg_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, NONE, Some(avg_pool_nhwc)), 8),
+    on_board(laid(op("cortex_m::quantized_avg_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, NONE, Some(avg_pool_nhwc)), LayoutRule::ChannelsLast), 8),
     on_board(op("cortex_m::quantized_max_pool2d", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nchw)), 11),
-    on_board(op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nhwc)), 10),
+    on_board(laid(op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nhwc)), LayoutRule::ChannelsLast), 10),
     on_board(noted(op("cortex_m::softmax", DEFAULT_OUT, OUT, None, Activation, NONE, Some(cm::softmax)), notes::softmax), 12),
     noted(op("cortex_m::quantized_add", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::add)), notes::add),
     noted(op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::mul)), notes::mul_div),
