@@ -448,6 +448,35 @@ fn layout_comes_from_the_program_when_shapes_cannot_tell() {
                 "guessing would have compared permuted values: {worst}"
             );
         }
+        // the stage before the Cortex-M passes against the one after them (a transpose into
+        // NHWC, then the _nhwc ops): the same layout rule lines them up
+        let rec = ETRecord::parse(&common::read(&dir.join(format!("{variant}.etrecord"))))
+            .expect("etrecord");
+        let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
+        let stage = |name: &str| {
+            etscope_core::analysis::diff_sources::stage_source(
+                name,
+                &rec,
+                "rec",
+                name,
+                std::slice::from_ref(&input),
+            )
+            .expect("stage runs")
+        };
+        let report = diff(
+            &stage("edge"),
+            &stage("edge_after_transform"),
+            Threshold::default(),
+        )
+        .expect("comparable");
+        assert_eq!(
+            report.first_divergence, None,
+            "{variant}: {:?}",
+            report.rows
+        );
+        for r in report.rows.iter().filter_map(|r| r.metrics) {
+            assert!(r.snr_db > 30.0, "{variant} stages: {r:?}");
+        }
         // one op's weights negated: that op is the first divergence
         let program =
             Program::parse(common::read(&dir.join(format!("{variant}.pte")))).expect("program");

@@ -178,47 +178,73 @@ fn every_pipeline_stage_says_whether_it_changed_the_graph() {
 
 #[test]
 fn a_cortex_m_stage_and_its_program_agree_bit_for_bit_on_every_core() {
-    let dir = common::tiny();
-    let rec = ETRecord::parse(&common::read(&dir.join("model_int8_cortex_m55.etrecord")))
-        .expect("etrecord");
-    let program =
-        Program::parse(common::read(&dir.join("model_int8_cortex_m55.pte"))).expect("pte");
-    let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
-    let stage = rec.stage("edge_after_transform").expect("stage");
-    let weights = rec.stage_weights(stage).expect("weights");
-    for target in [
-        Target::CortexM55,
-        Target::CortexMScalar,
-        Target::CortexMBase,
-    ] {
-        let device = Device {
-            target,
-            ..Device::default()
-        };
-        let from_stage = Runtime::for_stage(
-            &stage.graph,
-            "edge_after_transform",
-            "forward",
-            &weights,
-            device,
-        )
-        .expect("stage prepares")
-        .run(std::slice::from_ref(&input), false);
-        let from_program = Runtime::new(&program, 0, target)
-            .expect("program prepares")
+    // both lowering flows: the explicit one (NHWC sizes) and the default one (channels-last
+    // dim orders, read from the stage's strides)
+    let mut cases = vec![
+        (common::tiny(), "model_int8_cortex_m55"),
+        (
+            common::fixtures().join("programs/layout_cube"),
+            "model_int8_cortex_m55",
+        ),
+        (
+            common::fixtures().join("programs/layout_cube"),
+            "model_int8_cortex_m55_default",
+        ),
+    ];
+    for model in common::models() {
+        for variant in [
+            "model_int8_cortex_m55",
+            "model_int8_cortex_m55_default",
+            "model_int8_cortex_m4_default",
+        ] {
+            if model.join(format!("{variant}.etrecord")).exists() {
+                cases.push((model.clone(), variant));
+            }
+        }
+    }
+    for (dir, variant) in cases {
+        let rec = ETRecord::parse(&common::read(&dir.join(format!("{variant}.etrecord"))))
+            .expect("etrecord");
+        let program =
+            Program::parse(common::read(&dir.join(format!("{variant}.pte")))).expect("pte");
+        let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
+        let stage = rec.stage("edge_after_transform").expect("stage");
+        let weights = rec.stage_weights(stage).expect("weights");
+        for target in [
+            Target::CortexM55,
+            Target::CortexMScalar,
+            Target::CortexMBase,
+        ] {
+            let device = Device {
+                target,
+                ..Device::default()
+            };
+            let what = format!("{} {variant} {target:?}", dir.display());
+            let from_stage = Runtime::for_stage(
+                &stage.graph,
+                "edge_after_transform",
+                "forward",
+                &weights,
+                device,
+            )
+            .unwrap_or_else(|e| panic!("{what}: stage prepares: {e}"))
             .run(std::slice::from_ref(&input), false);
-        match (from_stage, from_program) {
-            (Ok(s), Ok(p)) => assert_eq!(
-                s.outputs[0].to_data().bytes,
-                p.outputs[0].to_data().bytes,
-                "{target:?}"
-            ),
-            (Err(s), Err(p)) => assert_eq!(
-                std::mem::discriminant(&s),
-                std::mem::discriminant(&p),
-                "{target:?}: {s} / {p}"
-            ),
-            (s, p) => panic!("{target:?}: stage {:?} program {:?}", s.err(), p.err()),
+            let from_program = Runtime::new(&program, 0, target)
+                .expect("program prepares")
+                .run(std::slice::from_ref(&input), false);
+            match (from_stage, from_program) {
+                (Ok(s), Ok(p)) => assert_eq!(
+                    s.outputs[0].to_data().bytes,
+                    p.outputs[0].to_data().bytes,
+                    "{what}"
+                ),
+                (Err(s), Err(p)) => assert_eq!(
+                    std::mem::discriminant(&s),
+                    std::mem::discriminant(&p),
+                    "{what}: {s} / {p}"
+                ),
+                (s, p) => panic!("{what}: stage {:?} program {:?}", s.err(), p.err()),
+            }
         }
     }
 }

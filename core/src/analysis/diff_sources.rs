@@ -154,6 +154,13 @@ pub fn stage_source_cancellable(
         .map_err(|e| SourceError::Run(e.to_string()))?;
     // the stage as exported (functional calls, named arguments); node ids are the executed
     // graph's
-    let graph = graph_from_export(&stage.graph, name, method);
+    let mut graph = graph_from_export(&stage.graph, name, method);
+    // integer outputs of the Cortex-M passes' ops take the quantization parameters of their
+    // counterpart in the edge stage, as a program's do
+    if name != "edge" {
+        if let Some(edge) = rec.stage("edge") {
+            graph.inherit_quant(&graph_from_export(&edge.graph, "edge", method));
+        }
+    }
     Ok(Source::from_run(label, graph, &run).with_export(export))
 }

@@ -102,6 +102,9 @@ pub struct TensorMeta {
     pub dtype: ScalarType,
     /// Symbolic sizes are -1.
     pub sizes: Vec<i64>,
+    /// The storage order the strides give (dims by decreasing stride, as ExecuTorch derives a
+    /// `dim_order`); empty when the strides are symbolic, absent or row-major.
+    pub dim_order: Vec<u8>,
 }
 
 /// What a graph input is, from the signature.
@@ -221,13 +224,14 @@ impl<'de> serde::Deserialize<'de> for TensorValuesJson {
     }
 }
 
-/// A tensor's metadata: only dtype and sizes are kept (strides, device, layout, ... skipped).
+/// A tensor's metadata: dtype, sizes and strides are kept (device, layout, ... skipped).
 /// The 2024 serialization nests them under `meta`.
 #[derive(serde::Deserialize, Default)]
 #[serde(default)]
 struct TensorJson {
     dtype: Value,
     sizes: Value,
+    strides: Value,
     meta: Option<Box<TensorJson>>,
 }
 
@@ -321,7 +325,7 @@ fn tensor_meta(meta: &TensorJson) -> TensorMeta {
     // the 2024 serialization nests the fields under "meta"
     let meta = meta.meta.as_deref().unwrap_or(meta);
     let dtype = ScalarType::from_export_code(meta.dtype.as_i64().unwrap_or(0));
-    let sizes = meta
+    let sizes: Vec<i64> = meta
         .sizes
         .as_array()
         .map(|a| {
@@ -330,7 +334,26 @@ fn tensor_meta(meta: &TensorJson) -> TensorMeta {
                 .collect()
         })
         .unwrap_or_default();
-    TensorMeta { dtype, sizes }
+    let strides: Option<Vec<i64>> = meta.strides.as_array().and_then(|a| {
+        a.iter()
+            .map(|s| s.get("as_int").and_then(Value::as_i64))
+            .collect()
+    });
+    let dim_order = strides
+        .filter(|st| st.len() == sizes.len() && sizes.len() <= 16)
+        .map(|st| {
+            // by decreasing stride; equal strides (size-1 dims) keep their order
+            let mut order: Vec<u8> = (0..st.len() as u8).collect();
+            order.sort_by_key(|&d| std::cmp::Reverse(st[usize::from(d)]));
+            order
+        })
+        .filter(|o| o.iter().enumerate().any(|(i, &d)| usize::from(d) != i))
+        .unwrap_or_default();
+    TensorMeta {
+        dtype,
+        sizes,
+        dim_order,
+    }
 }
 
 fn input_kinds(specs: Option<&Value>) -> (BTreeMap<String, InputKind>, BTreeMap<String, String>) {

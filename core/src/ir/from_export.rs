@@ -43,7 +43,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             kind: "Tensor",
             dtype: meta.map(|m| m.dtype),
             shape: meta.map(|m| m.sizes.clone()).unwrap_or_default(),
-            dim_order: Vec::new(),
+            dim_order: meta.map(|m| m.dim_order.clone()).unwrap_or_default(),
             quant: None,
             storage: Storage::Unplanned,
             placement: None,
@@ -134,6 +134,8 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         instruction_index: Default::default(),
     };
     graph.link();
+    // a transpose or pad between a quantize and its consumer keeps the quantize's parameters
+    super::propagate_quant_through_moves(&mut graph.values, &graph.nodes);
     layout::derive_logical_orders(&mut graph);
     graph
 }
