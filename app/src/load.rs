@@ -76,7 +76,12 @@ pub fn program(path: &Path) -> Result<Program> {
             let mut program = Program::parse(data).with_context(|| path.display().to_string())?;
             let ptd = path.with_extension("ptd");
             if !program.external_keys().is_empty() && ptd.exists() {
-                attach_external(&mut program, &ptd)?;
+                // a neighbour found by name: a warning when it cannot be used, never a refusal
+                // of the program (its graph, plan and memory need no weights; a run that does
+                // names the missing tensor)
+                if let Err(e) = attach_external(&mut program, &ptd) {
+                    warn_skipped(&ptd, &e);
+                }
             }
             Ok(program)
         }
@@ -86,6 +91,15 @@ pub fn program(path: &Path) -> Result<Program> {
             other.name()
         ),
     }
+}
+
+/// Says on stderr that a file found beside another by its name is skipped, and why.
+pub fn warn_skipped(path: &Path, error: &anyhow::Error) {
+    eprintln!(
+        "warning: {}: skipped ({:#}); found beside the file given by its name",
+        path.display(),
+        error
+    );
 }
 
 /// Loads an ETDump.

@@ -957,3 +957,34 @@ fn a_stage_runs_as_a_program_does_and_writes_the_same_outputs() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A neighbour found by name that cannot be used is a warning and skipped: the program still
+/// opens (a run that needs the missing weights names them).
+#[test]
+fn a_broken_neighbour_file_is_a_warning_not_a_refusal() {
+    let dir = std::env::temp_dir().join(format!("etscope-neighbour-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // a program with external weights, its .ptd truncated
+    let src = fixture("programs/external_weights");
+    let pte = dir.join("model.pte");
+    std::fs::copy(src.join("model.pte"), &pte).expect("copy");
+    let ptd = std::fs::read(src.join("model.ptd")).expect("ptd");
+    std::fs::write(dir.join("model.ptd"), &ptd[..ptd.len() / 3]).expect("write");
+    let out = etscope(&["graph", p(&pte)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning:") && err.contains("model.ptd") && err.contains("skipped"), "{err}");
+    let run = etscope(&["run", p(&pte), "--input", p(&src.join("input_0.npy"))]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("etscope: error:"), "{err}");
+    // a program whose .etrecord beside it is garbage: the diff runs without it
+    let a = dir.join("model_fp32.pte");
+    std::fs::copy(tiny("model_fp32.pte"), &a).expect("copy");
+    std::fs::write(dir.join("model_fp32.etrecord"), b"PK\x03\x04 not a zip").expect("write");
+    let out = etscope(&["diff", p(&a), p(&tiny("model_fp32.pte")), "--input", p(&tiny("input.npy"))]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("model_fp32.etrecord") && err.contains("skipped"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

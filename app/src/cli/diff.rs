@@ -40,20 +40,27 @@ fn parse_spec(s: &str) -> Result<Spec> {
 /// The program at `pte` and its sibling ETRecord (checked to belong to it), if there is one.
 fn program_and_record(
     pte: &Path,
-) -> Result<(
-    etscope_core::formats::pte::Program,
-    Option<(ETRecord, String)>,
-)> {
+) -> Result<(etscope_core::formats::pte::Program, Option<(ETRecord, String)>)> {
     let program = load::program(pte)?;
     let sibling = pte.with_extension("etrecord");
     if !sibling.exists() {
         return Ok((program, None));
     }
-    let rec = load::etrecord(&sibling)?;
-    if let Some(plan) = program.plans.first() {
-        load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
+    // a neighbour found by name that cannot be read, or belongs to another program, is a
+    // warning: the program is compared without it
+    let rec = load::etrecord(&sibling).and_then(|rec| {
+        if let Some(plan) = program.plans.first() {
+            load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
+        }
+        Ok(rec)
+    });
+    match rec {
+        Ok(rec) => Ok((program, Some((rec, sibling.display().to_string())))),
+        Err(e) => {
+            load::warn_skipped(&sibling, &e);
+            Ok((program, None))
+        }
     }
-    Ok((program, Some((rec, sibling.display().to_string()))))
 }
 
 fn source(
