@@ -971,9 +971,16 @@ fn a_broken_neighbour_file_is_a_warning_not_a_refusal() {
     let ptd = std::fs::read(src.join("model.ptd")).expect("ptd");
     std::fs::write(dir.join("model.ptd"), &ptd[..ptd.len() / 3]).expect("write");
     let out = etscope(&["graph", p(&pte)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("warning:") && err.contains("model.ptd") && err.contains("skipped"), "{err}");
+    assert!(
+        err.contains("warning:") && err.contains("model.ptd") && err.contains("skipped"),
+        "{err}"
+    );
     let run = etscope(&["run", p(&pte), "--input", p(&src.join("input_0.npy"))]);
     assert_eq!(run.status.code(), Some(2));
     let err = String::from_utf8_lossy(&run.stderr);
@@ -982,9 +989,42 @@ fn a_broken_neighbour_file_is_a_warning_not_a_refusal() {
     let a = dir.join("model_fp32.pte");
     std::fs::copy(tiny("model_fp32.pte"), &a).expect("copy");
     std::fs::write(dir.join("model_fp32.etrecord"), b"PK\x03\x04 not a zip").expect("write");
-    let out = etscope(&["diff", p(&a), p(&tiny("model_fp32.pte")), "--input", p(&tiny("input.npy"))]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = etscope(&[
+        "diff",
+        p(&a),
+        p(&tiny("model_fp32.pte")),
+        "--input",
+        p(&tiny("input.npy")),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("model_fp32.etrecord") && err.contains("skipped"), "{err}");
+    assert!(
+        err.contains("model_fp32.etrecord") && err.contains("skipped"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The preparation budget is a flag: its refusal says how to raise it, and raising it runs.
+#[test]
+fn the_preparation_budget_is_a_flag_whose_refusal_says_how_to_raise_it() {
+    let pte = tiny("model_fp32.pte");
+    let input = tiny("input.npy");
+    let out = etscope(&["run", p(&pte), "--input", p(&input), "--max-memory", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("more than 0 MiB") && err.contains("--max-memory"),
+        "{err}"
+    );
+    let out = etscope(&["run", p(&pte), "--input", p(&input), "--max-memory", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

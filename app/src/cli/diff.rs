@@ -40,7 +40,10 @@ fn parse_spec(s: &str) -> Result<Spec> {
 /// The program at `pte` and its sibling ETRecord (checked to belong to it), if there is one.
 fn program_and_record(
     pte: &Path,
-) -> Result<(etscope_core::formats::pte::Program, Option<(ETRecord, String)>)> {
+) -> Result<(
+    etscope_core::formats::pte::Program,
+    Option<(ETRecord, String)>,
+)> {
     let program = load::program(pte)?;
     let sibling = pte.with_extension("etrecord");
     if !sibling.exists() {

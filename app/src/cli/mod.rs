@@ -153,6 +153,10 @@ pub enum Command {
         /// offsets), so a bad plan shows up as corrupted values.
         #[arg(long)]
         in_arenas: bool,
+        /// The most host memory the program's tensors may take together, in MiB (a guard
+        /// against corrupted sizes; raise it for a large program on a large machine).
+        #[arg(long, value_name = "MIB", default_value_t = 512)]
+        max_memory: u64,
         #[arg(long)]
         json: bool,
     },
@@ -317,14 +321,18 @@ pub fn run(command: Command) -> Result<()> {
             method,
             device,
             in_arenas,
+            max_memory,
             json,
         } => run::run(
             &run::RunSource::parse(source.as_deref(), pte.as_deref()),
             &inputs,
             dump.as_deref(),
             method.as_deref(),
-            device,
-            in_arenas,
+            &run::RunChoices {
+                device,
+                in_arenas,
+                max_bytes: max_memory.saturating_mul(1 << 20),
+            },
             json,
         ),
         Command::Graph {

@@ -105,12 +105,25 @@ impl RunSource {
 }
 
 /// Prepares plan `index` of `program` for the chosen device (the program's own target where
-/// none is chosen).
-pub fn prepare(program: &Program, index: usize, choice: &DeviceChoice) -> Result<Runtime> {
+/// none is chosen) within a preparation budget of `max_bytes`.
+fn prepare_within(
+    program: &Program,
+    index: usize,
+    choice: &DeviceChoice,
+    max_bytes: u64,
+) -> Result<Runtime> {
     let device = choice.device(program, index)?;
-    let mut runtime = Runtime::new(program, index, device.target)?;
+    let mut runtime = Runtime::with_budget(program, index, device.target, max_bytes)?;
     runtime.set_cmsis_nn(device.cmsis_nn);
     Ok(runtime)
+}
+
+/// How `run` runs, as the user chose.
+pub struct RunChoices {
+    pub device: DeviceChoice,
+    pub in_arenas: bool,
+    /// The preparation budget (`--max-memory`).
+    pub max_bytes: u64,
 }
 
 /// The prepared runtime of `source` and the static device notes of a program.
@@ -118,6 +131,7 @@ fn prepare_source(
     source: &RunSource,
     method: Option<&str>,
     choice: &DeviceChoice,
+    max_bytes: u64,
 ) -> Result<(
     Runtime,
     Vec<etscope_core::analysis::device_notes::DeviceNote>,
@@ -126,8 +140,8 @@ fn prepare_source(
         RunSource::Program(pte) => {
             let program = load::program(pte)?;
             let (index, _) = super::pick_plan(&program, method, pte)?;
-            let runtime =
-                prepare(&program, index, choice).with_context(|| pte.display().to_string())?;
+            let runtime = prepare_within(&program, index, choice, max_bytes)
+                .with_context(|| pte.display().to_string())?;
             let notes = etscope_core::analysis::device_notes::notes(
                 &program.plans[index],
                 runtime.device(),
@@ -160,12 +174,12 @@ pub fn run(
     inputs: &[PathBuf],
     dump: Option<&Path>,
     method: Option<&str>,
-    device: DeviceChoice,
-    in_arenas: bool,
+    choices: &RunChoices,
     as_json: bool,
 ) -> Result<()> {
     let label = source.label();
-    let (runtime, notes) = prepare_source(source, method, &device)?;
+    let in_arenas = choices.in_arenas;
+    let (runtime, notes) = prepare_source(source, method, &choices.device, choices.max_bytes)?;
     if !as_json {
         for n in &notes {
             let what = if n.kind == "device" {

@@ -40,6 +40,9 @@ pub enum RuntimeError {
         instruction: usize,
         why: String,
     },
+    /// The program's tensors need more host memory than the preparation budget allows.
+    #[error("the program's tensors need more than {limit_mib} MiB on the host (value {value}); raise the preparation budget if the machine has the memory (etscope run --max-memory MIB)")]
+    OverBudget { limit_mib: u64, value: usize },
     /// The caller cancelled the run.
     #[error("cancelled at instruction {instruction}")]
     Cancelled { instruction: usize },

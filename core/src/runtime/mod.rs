@@ -131,7 +131,18 @@ impl Runtime {
         plan_index: usize,
         target: Target,
     ) -> Result<Runtime, RuntimeError> {
-        prepare::program(program, plan_index, target)
+        prepare::program(program, plan_index, target, MAX_PREPARED_BYTES)
+    }
+
+    /// [`Runtime::new`] with another preparation budget: the most bytes the program's
+    /// non-constant tensors may take together on the host (default [`MAX_PREPARED_BYTES`]).
+    pub fn with_budget(
+        program: &Program,
+        plan_index: usize,
+        target: Target,
+        max_bytes: u64,
+    ) -> Result<Runtime, RuntimeError> {
+        prepare::program(program, plan_index, target, max_bytes)
     }
 
     /// Prepares `graph`, a rewrite of plan `plan_index` of `program` (a pass's output), with the
@@ -142,7 +153,7 @@ impl Runtime {
         graph: Graph,
         target: Target,
     ) -> Result<Runtime, RuntimeError> {
-        prepare::program_graph(program, plan_index, graph, target)
+        prepare::program_graph(program, plan_index, graph, target, MAX_PREPARED_BYTES)
     }
 
     /// Prepares an executable graph (every operator node in its kernel form: the out-variant

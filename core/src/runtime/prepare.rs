@@ -15,9 +15,10 @@ pub(super) fn program(
     program: &Program,
     plan_index: usize,
     target: Target,
+    max_bytes: u64,
 ) -> Result<Runtime, RuntimeError> {
     let graph = graph_from_plan(program, plan_index).ok_or_else(|| program_err("no graph"))?;
-    program_graph(program, plan_index, graph, target)
+    program_graph(program, plan_index, graph, target, max_bytes)
 }
 
 /// `graph` (plan `plan_index` of `program`, or a pass's rewrite of it) with the constants read
@@ -27,6 +28,7 @@ pub(super) fn program_graph(
     plan_index: usize,
     graph: Graph,
     target: Target,
+    max_bytes: u64,
 ) -> Result<Runtime, RuntimeError> {
     let plan = program
         .plans
@@ -56,7 +58,7 @@ pub(super) fn program_graph(
         target,
         cmsis_nn: CmsisNn::default(),
     };
-    graph_with_plan(graph, &constant, device, plan_index)
+    graph_with_plan(graph, &constant, device, plan_index, max_bytes)
 }
 
 /// The storage order of a tensor value: its `dim_order` when it is a permutation of its dims
@@ -118,7 +120,7 @@ pub(super) fn graph(
     device: Device,
     plan_index: usize,
 ) -> Result<Runtime, RuntimeError> {
-    graph_with_plan(graph, constant, device, plan_index)
+    graph_with_plan(graph, constant, device, plan_index, MAX_PREPARED_BYTES)
 }
 
 fn graph_with_plan(
@@ -126,6 +128,7 @@ fn graph_with_plan(
     constant: &dyn Fn(&ValueInfo) -> Result<HostTensor, RuntimeError>,
     device: Device,
     plan_index: usize,
+    max_bytes: u64,
 ) -> Result<Runtime, RuntimeError> {
     let n = graph.values.len();
     let mut initial = Vec::with_capacity(n);
@@ -150,12 +153,11 @@ fn graph_with_plan(
                 .fold(4u64, |acc, &d| acc.saturating_mul(d.max(0) as u64))
         });
         prepared = prepared.saturating_add(bytes);
-        if prepared > MAX_PREPARED_BYTES {
-            return Err(program_err(format!(
-                "the program's tensors need more than {} MiB on the host (value {})",
-                MAX_PREPARED_BYTES >> 20,
-                v.id
-            )));
+        if prepared > max_bytes {
+            return Err(RuntimeError::OverBudget {
+                limit_mib: max_bytes >> 20,
+                value: v.id,
+            });
         }
         let t = zeros(v)?;
         initial.push(RValue::tensor(t));
