@@ -1028,3 +1028,42 @@ fn the_preparation_budget_is_a_flag_whose_refusal_says_how_to_raise_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `run` starts a method that takes no input without `--input`, and writes a non-tensor output
+/// (an int) as a 0-d array: both byte for byte what ExecuTorch's runtime returned, as NumPy
+/// saves it.
+#[test]
+fn run_takes_programs_without_inputs_and_writes_non_tensor_outputs() {
+    let dir = std::env::temp_dir().join(format!("etscope-io-{}", std::process::id()));
+    for (case, inputs) in [("no_input", 0), ("int_output", 1)] {
+        let src = fixture(&format!("programs/{case}"));
+        let pte = src.join("model.pte");
+        let mut args = vec!["run".to_string(), p(&pte).to_string()];
+        for k in 0..inputs {
+            args.push("--input".into());
+            args.push(p(&src.join(format!("input_{k}.npy"))).to_string());
+        }
+        let out_dir = dir.join(case);
+        args.extend(["--dump".to_string(), p(&out_dir).to_string()]);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = etscope(&argv);
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for k in 0.. {
+            let want = src.join(format!("output_{k}.npy"));
+            if !want.exists() {
+                assert!(k > 0);
+                break;
+            }
+            assert_eq!(
+                std::fs::read(out_dir.join(format!("output_{k}.npy"))).expect("written"),
+                std::fs::read(&want).expect("reference"),
+                "{case} output {k}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

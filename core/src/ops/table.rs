@@ -287,6 +287,7 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)),
     laid(op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)), LayoutRule::Reset),
     op("aten::full_like", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(tensor::full)),
+    laid(op("aten::arange", &["default", "start", "out", "start_out"], &["out", "start_out"], Some("(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::arange)), LayoutRule::Reset),
     laid(op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)), LayoutRule::Reset),
     // ---- quantized_decomposed
     op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)),

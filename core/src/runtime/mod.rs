@@ -381,12 +381,7 @@ impl Runtime {
         let outputs = self
             .outputs
             .iter()
-            .map(|&o| match &values[o] {
-                RValue::Tensor(t) => Ok(HostTensor::clone(t)),
-                other => Err(program_err(format!(
-                    "output value {o} is {other:?}, not a tensor"
-                ))),
-            })
+            .map(|&o| output_tensor(o, &values[o]))
             .collect::<Result<_, _>>()?;
         Ok(RunResult { outputs, captured })
     }
@@ -491,6 +486,33 @@ impl Runtime {
             }
         }
     }
+}
+
+/// A method output as a tensor: scalars (ints, floats, bools) as 0-d tensors and int lists as
+/// 1-d ones, as ExecuTorch's Python bindings hand them back as numbers.
+fn output_tensor(o: usize, v: &RValue) -> Result<HostTensor, RuntimeError> {
+    use crate::ScalarType;
+    let scalar = |dtype: ScalarType, buf: Buf| HostTensor {
+        dtype,
+        shape: Vec::new(),
+        buf,
+    };
+    Ok(match v {
+        RValue::Tensor(t) => HostTensor::clone(t),
+        RValue::Int(i) => scalar(ScalarType::Long, Buf::I64(vec![*i])),
+        RValue::Double(d) => scalar(ScalarType::Double, Buf::F64(vec![*d])),
+        RValue::Bool(b) => scalar(ScalarType::Bool, Buf::Bool(vec![*b])),
+        RValue::IntList(items) => HostTensor {
+            dtype: ScalarType::Long,
+            shape: vec![items.len()],
+            buf: Buf::I64(items.clone()),
+        },
+        other => {
+            return Err(program_err(format!(
+                "output value {o} is {other:?}, which has no tensor form"
+            )))
+        }
+    })
 }
 
 /// Whether the runtime implements an operator (qualified `name.overload`, in its kernel form).

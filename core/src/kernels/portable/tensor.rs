@@ -335,3 +335,36 @@ pub fn full(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let like = ctx.out_like(o)?;
     ctx.write(o, shape, Buf::from_f64_like(&like, &vec![value; n]))
 }
+
+/// `aten::arange.start_out(start, end, step, out)` and `aten::arange.out(end, out)`: element
+/// `i` is `start + i·step`, computed in double and cast to the out tensor's type, as
+/// ExecuTorch's portable kernel does; the out tensor holds `ceil((end − start) / step)`.
+pub fn arange(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let (start, end, step) = if args.len() >= 5 {
+        (
+            ctx.double(args, 0)?,
+            ctx.double(args, 1)?,
+            ctx.double(args, 2)?,
+        )
+    } else {
+        (0.0, ctx.double(args, 0)?, 1.0)
+    };
+    if !(start.is_finite() && end.is_finite() && step.is_finite()) || step == 0.0 {
+        return Err(ctx.bad(format!(
+            "arange({start}, {end}, {step}) has no finite length"
+        )));
+    }
+    let len = ((end - start) / step).ceil().max(0.0);
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let n = ctx.out_len(&shape)?;
+    if len != n as f64 {
+        return Err(ctx.bad(format!(
+            "arange({start}, {end}, {step}) has {len} elements, the out tensor {n}"
+        )));
+    }
+    ctx.charge(&[n])?;
+    let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &values))
+}
