@@ -9,7 +9,7 @@ use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
 use crate::kernels::ctx::Ctx;
-use crate::kernels::portable::{self as pt, nn, tensor};
+use crate::kernels::portable::{self as pt, math, nn, shape, tensor};
 use crate::kernels::{quantized, RuntimeError};
 
 type R = Result<(), RuntimeError>;
@@ -64,6 +64,11 @@ const ACTIVATION: Traits = Traits {
 const FLOAT_ACTIVATION: Traits = Traits {
     float_only: true,
     ..ACTIVATION
+};
+/// Elementwise arithmetic that means nothing on integer codes.
+const FLOAT_ELEMENTWISE: Traits = Traits {
+    float_only: true,
+    ..ELEMENTWISE
 };
 /// Float-only arithmetic.
 const FLOAT_ONLY: Traits = Traits {
@@ -208,6 +213,87 @@ fn max_pool_nchw(c: &mut Ctx<'_>, a: &[usize]) -> R {
 fn max_pool_nhwc(c: &mut Ctx<'_>, a: &[usize]) -> R {
     pool::max_pool2d(c, a, Act::Nhwc)
 }
+
+macro_rules! unary_fns {
+    ($($name:ident => $f:expr;)*) => {
+        $(fn $name(c: &mut Ctx<'_>, a: &[usize]) -> R {
+            math::unary(c, a, $f)
+        })*
+    };
+}
+
+unary_fns! {
+    abs_k => f64::abs;
+    neg_k => |x: f64| -x;
+    exp_k => f64::exp;
+    expm1_k => f64::exp_m1;
+    log_k => f64::ln;
+    log2_k => f64::log2;
+    log10_k => f64::log10;
+    log1p_k => f64::ln_1p;
+    sqrt_k => f64::sqrt;
+    rsqrt_k => |x: f64| 1.0 / x.sqrt();
+    reciprocal_k => |x: f64| 1.0 / x;
+    sin_k => f64::sin;
+    cos_k => f64::cos;
+    tan_k => f64::tan;
+    asin_k => f64::asin;
+    acos_k => f64::acos;
+    atan_k => f64::atan;
+    sinh_k => f64::sinh;
+    cosh_k => f64::cosh;
+    asinh_k => f64::asinh;
+    acosh_k => f64::acosh;
+    atanh_k => f64::atanh;
+    erf_k => nn::erf;
+    floor_k => f64::floor;
+    ceil_k => f64::ceil;
+    round_k => math::round_half_even;
+    trunc_k => f64::trunc;
+    sign_k => |x: f64| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x };
+    bitwise_not_k => |x: f64| -x - 1.0;
+}
+
+fn isnan_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::predicate(c, a, f64::is_nan)
+}
+fn isinf_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::predicate(c, a, f64::is_infinite)
+}
+fn logical_not_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::predicate(c, a, |x| x == 0.0)
+}
+fn atan2_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, f64::atan2)
+}
+fn pow_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, f64::powf)
+}
+fn fmod_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| x % y)
+}
+fn remainder_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, math::remainder)
+}
+fn logical_and_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| f64::from(u8::from(x != 0.0 && y != 0.0)))
+}
+fn logical_or_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| f64::from(u8::from(x != 0.0 || y != 0.0)))
+}
+fn logical_xor_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| f64::from(u8::from((x != 0.0) != (y != 0.0))))
+}
+fn bitwise_and_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| math::bits(x, y, |p, q| p & q))
+}
+fn bitwise_or_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| math::bits(x, y, |p, q| p | q))
+}
+fn bitwise_xor_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| math::bits(x, y, |p, q| p ^ q))
+}
+
 /// `memory.alloc`: the runtime allocates every tensor before the run; nothing to do.
 fn alloc(_: &mut Ctx<'_>, _: &[usize]) -> R {
     Ok(())
@@ -240,7 +326,7 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None),
     op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None),
     op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None),
-    op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None),
+    op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(math::elu)),
     // ---- elementwise arithmetic and comparison
     op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)),
     op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)),
@@ -255,10 +341,85 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::gt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(gt)),
     op("aten::ge", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ge)),
     op("aten::where", &["self", "self_out"], &["self_out"], Some("(Tensor condition, Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(tensor::where_)),
-    op("aten::exp", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
-    op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
-    op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
-    op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, None),
+    op("aten::exp", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(exp_k)),
+    op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(log_k)),
+    op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(sqrt_k)),
+    op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(rsqrt_k)),
+    // ---- portable math (kernels/portable/math.rs)
+    op("aten::abs", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(abs_k)),
+    op("aten::neg", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(neg_k)),
+    op("aten::expm1", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(expm1_k)),
+    op("aten::log2", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log2_k)),
+    op("aten::log10", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log10_k)),
+    op("aten::log1p", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log1p_k)),
+    op("aten::reciprocal", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(reciprocal_k)),
+    op("aten::sin", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(sin_k)),
+    op("aten::cos", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(cos_k)),
+    op("aten::tan", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(tan_k)),
+    op("aten::asin", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(asin_k)),
+    op("aten::acos", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(acos_k)),
+    op("aten::atan", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(atan_k)),
+    op("aten::sinh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(sinh_k)),
+    op("aten::cosh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(cosh_k)),
+    op("aten::asinh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(asinh_k)),
+    op("aten::acosh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(acosh_k)),
+    op("aten::atanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(atanh_k)),
+    op("aten::erf", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(erf_k)),
+    op("aten::floor", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(floor_k)),
+    op("aten::ceil", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(ceil_k)),
+    op("aten::round", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(round_k)),
+    op("aten::trunc", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(trunc_k)),
+    op("aten::sign", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(sign_k)),
+    op("aten::isnan", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(isnan_k)),
+    op("aten::isinf", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(isinf_k)),
+    op("aten::logical_not", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_not_k)),
+    op("aten::bitwise_not", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_not_k)),
+    op("aten::leaky_relu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar negative_slope=0.01) -> Tensor"), Activation, ACTIVATION, Some(math::leaky_relu)),
+    op("aten::_log_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(math::log_softmax)),
+    op("aten::atan2", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(atan2_k)),
+    op("aten::pow", &["Tensor_Scalar", "Tensor_Tensor", "Tensor_Scalar_out", "Tensor_Tensor_out"], &["Tensor_Scalar_out", "Tensor_Tensor_out"], Some("(Tensor self, Tensor exponent) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(pow_k)),
+    op("aten::pow", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Scalar self, Tensor exponent) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(math::pow_scalar_base)),
+    op("aten::fmod", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(fmod_k)),
+    op("aten::remainder", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(remainder_k)),
+    op("aten::div", &["Tensor_mode", "Scalar_mode", "out_mode", "Scalar_mode_out"], &["out_mode", "Scalar_mode_out"], Some("(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::div_mode)),
+    op("aten::logical_and", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_and_k)),
+    op("aten::logical_or", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_or_k)),
+    op("aten::logical_xor", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_xor_k)),
+    op("aten::bitwise_and", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_and_k)),
+    op("aten::bitwise_or", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_or_k)),
+    op("aten::bitwise_xor", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_xor_k)),
+    laid(op("aten::scalar_tensor", DEFAULT_OUT, OUT, Some("(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::scalar_tensor)), LayoutRule::Reset),
+    op("aten::logit", DEFAULT_OUT, OUT, Some("(Tensor self, float? eps=None) -> Tensor"), Activation, FLOAT_ELEMENTWISE, Some(math::logit)),
+    op("aten::glu", DEFAULT_OUT, OUT, Some("(Tensor self, int dim=-1) -> Tensor"), Activation, FLOAT_ONLY, Some(math::glu)),
+    op("aten::rsub", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::rsub)),
+    op("aten::floor_divide", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::floor_divide)),
+    laid(op("aten::zeros", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::zeros)), LayoutRule::Reset),
+    laid(op("aten::ones", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::ones)), LayoutRule::Reset),
+    op("aten::fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar value) -> Tensor"), Other, NONE, Some(math::fill)),
+    op("aten::detach_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
+    op("aten::lift_fresh_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
+    // ---- reductions over all or some dims (kernels/portable/nn.rs)
+    op("aten::amin", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amin)),
+    op("aten::argmax", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmax)),
+    op("aten::argmin", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmin)),
+    op("aten::any", &["all", "all_out"], &["all_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::any_all)),
+    op("aten::any", &["dim", "dims", "out", "dims_out"], &["out", "dims_out"], Some("(Tensor self, int dim, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::any)),
+    op("aten::prod", &["default", "out"], &["out"], Some("(Tensor self, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::prod_all)),
+    op("aten::prod", &["dim_int", "int_out"], &["int_out"], Some("(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::prod)),
+    op("aten::max", &["default", "unary_out"], &["unary_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::max_all)),
+    op("aten::min", &["default", "unary_out"], &["unary_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::min_all)),
+    // ---- data movement (kernels/portable/shape.rs)
+    laid(op("aten::transpose_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim0, int dim1) -> Tensor"), DataMovement, DATA, Some(shape::transpose_copy)), LayoutRule::Reset),
+    laid(op("aten::t_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(shape::t_copy)), LayoutRule::Reset),
+    op("aten::flip", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, DATA, Some(shape::flip)),
+    op("aten::roll", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"), DataMovement, DATA, Some(shape::roll)),
+    laid(op("aten::stack", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, DATA, Some(shape::stack)), LayoutRule::Reset),
+    op("aten::constant_pad_nd", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"), DataMovement, DATA, Some(shape::constant_pad_nd)),
+    op("aten::upsample_nearest2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_nearest2d)),
+    laid(op("aten::index_select", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index) -> Tensor"), DataMovement, DATA, Some(shape::index_select)), LayoutRule::Reset),
+    laid(op("aten::embedding", DEFAULT_OUT, OUT, Some("(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"), DataMovement, DATA, Some(shape::embedding)), LayoutRule::Reset),
+    op("aten::tril", DEFAULT_OUT, OUT, Some("(Tensor self, int diagonal=0) -> Tensor"), DataMovement, DATA, Some(shape::tril)),
+    laid(op("aten::repeat", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] repeats) -> Tensor"), DataMovement, DATA, Some(shape::repeat)), LayoutRule::Reset),
     // ---- reductions
     op("aten::mean", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean)),
     op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)),

@@ -2,7 +2,9 @@
 //! batch norm (inference), relu and friends, average pooling, permute, addmm / mm, softmax and
 //! same-shape elementwise arithmetic. Tensors are NCHW, row-major.
 
+pub mod math;
 pub mod nn;
+pub mod shape;
 pub mod tensor;
 
 use crate::kernels::ctx::{f32s, Ctx};

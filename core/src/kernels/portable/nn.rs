@@ -197,7 +197,11 @@ pub fn max_pool2d_with_indices(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), 
 }
 
 /// The reduced dims of `dims` (empty or absent: all) against `rank`.
-fn reduced_dims(ctx: &Ctx<'_>, dims: &[i64], rank: usize) -> Result<Vec<bool>, RuntimeError> {
+pub(crate) fn reduced_dims(
+    ctx: &Ctx<'_>,
+    dims: &[i64],
+    rank: usize,
+) -> Result<Vec<bool>, RuntimeError> {
     let mut mask = vec![dims.is_empty(); rank];
     for &d in dims {
         mask[ctx.dim(d, rank)?] = true;
@@ -207,7 +211,12 @@ fn reduced_dims(ctx: &Ctx<'_>, dims: &[i64], rank: usize) -> Result<Vec<bool>, R
 
 /// Reduces `x` of `shape` over `mask`ed dims with `f(values) -> value`; returns the kept shape
 /// (reduced dims as 1) and the results.
-fn reduce(x: &[f64], shape: &[usize], mask: &[bool], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+pub(crate) fn reduce(
+    x: &[f64],
+    shape: &[usize],
+    mask: &[bool],
+    f: impl Fn(&[f64]) -> f64,
+) -> Vec<f64> {
     let kept: Vec<usize> = shape
         .iter()
         .zip(mask)
@@ -301,6 +310,119 @@ pub fn bmm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     let o = out_of(ctx, args)?;
     ctx.write(o, vec![bt, m, n], Buf::F32(out))
+}
+
+/// Reduces every dim to one value: `f(values)` over the whole tensor into a 0-d (or any
+/// one-element) out tensor.
+fn reduce_all(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    f: impl Fn(&[f64]) -> f64,
+) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let v = f(&input.buf.to_f64());
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let like = ctx.out_like(o)?;
+    let n = ctx.out_len(&shape)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &vec![v; n]))
+}
+
+/// Over an optional single `dim` argument (`None`: the whole tensor, flattened).
+fn reduction_over_dim(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    f: impl Fn(&[f64]) -> f64,
+) -> Result<(), RuntimeError> {
+    match ctx.values.get(ctx.arg(args, 1)?) {
+        Some(RValue::None) => reduce_all(ctx, args, f),
+        _ => reduction(ctx, args, f),
+    }
+}
+
+fn min_of(g: &[f64]) -> f64 {
+    // a NaN anywhere is the result, as the portable kernels propagate it
+    g.iter().copied().fold(f64::INFINITY, |m, x| {
+        if x.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.min(x)
+        }
+    })
+}
+
+fn max_of(g: &[f64]) -> f64 {
+    g.iter().copied().fold(f64::NEG_INFINITY, |m, x| {
+        if x.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(x)
+        }
+    })
+}
+
+/// The first index of the extreme value (`better(candidate, best)`); a NaN wins.
+fn arg_of(g: &[f64], better: fn(f64, f64) -> bool) -> f64 {
+    let mut best = 0usize;
+    for (i, &x) in g.iter().enumerate() {
+        let b = g[best];
+        if b.is_nan() {
+            break;
+        }
+        if x.is_nan() || better(x, b) {
+            best = i;
+        }
+    }
+    best as f64
+}
+
+/// `aten::amin.out(input, dims, keepdim, out)`.
+pub fn amin(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction(ctx, args, min_of)
+}
+
+/// `aten::argmax.out(input, dim?, keepdim, out)`.
+pub fn argmax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction_over_dim(ctx, args, |g| arg_of(g, |x, b| x > b))
+}
+
+/// `aten::argmin.out(input, dim?, keepdim, out)`.
+pub fn argmin(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction_over_dim(ctx, args, |g| arg_of(g, |x, b| x < b))
+}
+
+/// `aten::any.all_out(input, out)`.
+pub fn any_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduce_all(ctx, args, |g| {
+        f64::from(u8::from(g.iter().any(|&x| x != 0.0)))
+    })
+}
+
+/// `aten::any.out(input, dim, keepdim, out)` and `any.dims_out(input, dims?, keepdim, out)`.
+pub fn any(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction_over_dim(ctx, args, |g| {
+        f64::from(u8::from(g.iter().any(|&x| x != 0.0)))
+    })
+}
+
+/// `aten::prod.out(input, dtype?, out)`.
+pub fn prod_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduce_all(ctx, args, |g| g.iter().product())
+}
+
+/// `aten::prod.int_out(input, dim, keepdim, dtype?, out)`.
+pub fn prod(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduction(ctx, args, |g| g.iter().product())
+}
+
+/// `aten::max.unary_out(input, out)`.
+pub fn max_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduce_all(ctx, args, max_of)
+}
+
+/// `aten::min.unary_out(input, out)`.
+pub fn min_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    reduce_all(ctx, args, min_of)
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@ use crate::kernels::RuntimeError;
 use std::sync::Arc;
 
 /// Two operands broadcast to one shape, as f64.
-type Broadcast = (Vec<usize>, Vec<f64>, Vec<f64>);
+pub(crate) type Broadcast = (Vec<usize>, Vec<f64>, Vec<f64>);
 
 /// The broadcast operands of a binary op as f64, with the output shape.
-fn broadcast_operands(
+pub(crate) fn broadcast_operands(
     ctx: &Ctx<'_>,
     a: &HostTensor,
     b: &HostTensor,
@@ -45,7 +45,11 @@ fn broadcast_operands(
 }
 
 /// The second operand: a tensor, or a scalar (`*.Scalar_out`) as a 0-d tensor.
-fn operand(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<Arc<HostTensor>, RuntimeError> {
+pub(crate) fn operand(
+    ctx: &Ctx<'_>,
+    args: &[usize],
+    k: usize,
+) -> Result<Arc<HostTensor>, RuntimeError> {
     match ctx.values.get(ctx.arg(args, k)?) {
         Some(RValue::Tensor(t)) => Ok(Arc::clone(t)),
         _ => Ok(Arc::new(HostTensor {

@@ -1,0 +1,286 @@
+//! ExecuTorch's portable math kernels: unary functions (`exp`, `log`, trigonometry, rounding,
+//! `abs`, `neg`, predicates), activations (`elu`, `leaky_relu`, `_log_softmax`), and binary ones
+//! (`atan2`, `pow`, `fmod`, `remainder`, division with a rounding mode, logical and bitwise
+//! operators), with broadcasting. Values are computed in double and stored in the out tensor's
+//! type, as the portable kernels compute on their common type and cast; a float32 operation on
+//! float32 operands rounds to float32 (within one unit in the last place of the kernel's).
+
+use crate::kernels::cmsis::ops::out_of;
+use crate::kernels::ctx::Ctx;
+use crate::kernels::portable::tensor::{broadcast_operands, operand};
+use crate::kernels::value::Buf;
+use crate::kernels::RuntimeError;
+
+type R = Result<(), RuntimeError>;
+
+/// `op.out(self, out)`: `f` of every element, stored in the out tensor's type.
+pub fn unary(ctx: &mut Ctx<'_>, args: &[usize], f: impl Fn(f64) -> f64) -> R {
+    let input = ctx.shared(args, 0)?;
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    ctx.charge(&[input.buf.len()])?;
+    let values: Vec<f64> = input.buf.to_f64().into_iter().map(f).collect();
+    ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &values))
+}
+
+/// `op.out(self, out)` with a bool out tensor.
+pub fn predicate(ctx: &mut Ctx<'_>, args: &[usize], f: impl Fn(f64) -> bool) -> R {
+    unary(ctx, args, |x| f64::from(u8::from(f(x))))
+}
+
+/// `op.out(self, other, out)` (and `.Scalar_out`), broadcasting.
+pub fn binary(ctx: &mut Ctx<'_>, args: &[usize], f: impl Fn(f64, f64) -> f64) -> R {
+    let (a, b) = (ctx.shared(args, 0)?, operand(ctx, args, 1)?);
+    let o = out_of(ctx, args)?;
+    let (shape, x, y) = broadcast_operands(ctx, &a, &b, o)?;
+    let like = ctx.out_like(o)?;
+    let float32 = matches!(like, Buf::F32(_));
+    let values: Vec<f64> = x
+        .iter()
+        .zip(&y)
+        .map(|(&p, &q)| {
+            if float32 {
+                // float32 operands, a float32 result
+                f64::from(f(f64::from(p as f32), f64::from(q as f32)) as f32)
+            } else {
+                f(p, q)
+            }
+        })
+        .collect();
+    ctx.write(o, shape, Buf::from_f64_like(&like, &values))
+}
+
+/// `aten::pow.Scalar_out(self: Scalar, exponent: Tensor, out)`.
+pub fn pow_scalar_base(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let base = ctx.double(args, 0)?;
+    let exponent = ctx.shared(args, 1)?;
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    let float32 = matches!(like, Buf::F32(_));
+    let values: Vec<f64> = exponent
+        .buf
+        .to_f64()
+        .into_iter()
+        .map(|e| {
+            if float32 {
+                f64::from((base as f32).powf(e as f32))
+            } else {
+                base.powf(e)
+            }
+        })
+        .collect();
+    ctx.write(
+        o,
+        exponent.shape.clone(),
+        Buf::from_f64_like(&like, &values),
+    )
+}
+
+/// `aten::div.out_mode(self, other, *, rounding_mode, out)` (and `Scalar_mode_out`):
+/// `"trunc"` or `"floor"` rounds the quotient, `None` is true division.
+pub fn div_mode(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let mode = match ctx.values.get(ctx.arg(args, 2)?) {
+        Some(crate::kernels::value::RValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let round: fn(f64) -> f64 = match mode.as_str() {
+        "trunc" => f64::trunc,
+        "floor" => f64::floor,
+        "" => |q| q,
+        other => return Err(ctx.bad(format!("rounding mode {other:?}"))),
+    };
+    binary(ctx, args, move |a, b| round(a / b))
+}
+
+/// Python's remainder: the result has the divisor's sign.
+pub fn remainder(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r != 0.0 && (r < 0.0) != (b < 0.0) {
+        r + b
+    } else {
+        r
+    }
+}
+
+/// `aten::elu.out(self, alpha, scale, input_scale, out)`.
+pub fn elu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let (alpha, scale, input_scale) = (
+        ctx.double(args, 1)?,
+        ctx.double(args, 2)?,
+        ctx.double(args, 3)?,
+    );
+    unary(ctx, args, move |x| {
+        if x > 0.0 {
+            scale * x
+        } else {
+            scale * alpha * ((x * input_scale).exp() - 1.0)
+        }
+    })
+}
+
+/// `aten::leaky_relu.out(self, negative_slope, out)`.
+pub fn leaky_relu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let slope = ctx.double(args, 1)?;
+    unary(ctx, args, move |x| if x > 0.0 { x } else { x * slope })
+}
+
+/// `aten::_log_softmax.out(self, dim, half_to_float, out)`: `x − max − log Σ exp(x − max)`
+/// along `dim`.
+pub fn log_softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let d = ctx.dim(ctx.int(args, 1)?, input.shape.len())?;
+    let size = input.shape.get(d).copied().unwrap_or(1);
+    let inner: usize = input.shape[d + 1..].iter().product();
+    let outer: usize = input.shape[..d].iter().product();
+    let x = input.buf.to_f64();
+    let mut out = vec![0.0; x.len()];
+    ctx.charge(&[outer, inner, size])?;
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * size + k) * inner + i;
+            let max = (0..size)
+                .map(|k| x[at(k)])
+                .fold(f64::NEG_INFINITY, f64::max);
+            let sum: f64 = (0..size).map(|k| (x[at(k)] - max).exp()).sum();
+            let log_sum = sum.ln();
+            for k in 0..size {
+                out[at(k)] = x[at(k)] - max - log_sum;
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &out))
+}
+
+/// `aten::scalar_tensor.out(s, out)`: a 0-d tensor holding `s`.
+pub fn scalar_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let v = ctx.double(args, 0)?;
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let n = ctx.out_len(&shape)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &vec![v; n]))
+}
+
+/// Bitwise operators on integer values held in doubles (exact below 2^53).
+pub fn bits(a: f64, b: f64, op: fn(i64, i64) -> i64) -> f64 {
+    op(a as i64, b as i64) as f64
+}
+
+/// Python's `round`: halves to even, as `std::nearbyint` in the default rounding mode.
+pub fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+/// `aten::rsub.Scalar_out(self, other, alpha, out)`: `other − alpha·self`.
+pub fn rsub(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let alpha = ctx.double(args, 2)?;
+    binary(ctx, args, move |a, b| b - alpha * a)
+}
+
+/// `aten::floor_divide.out(self, other, out)`: the quotient rounded down.
+pub fn floor_divide(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    binary(ctx, args, |a, b| (a / b).floor())
+}
+
+/// The out tensor filled with `v`.
+fn fill_with(ctx: &mut Ctx<'_>, args: &[usize], v: f64) -> R {
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let n = ctx.out_len(&shape)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &vec![v; n]))
+}
+
+/// `aten::zeros.out(size, out)`.
+pub fn zeros(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    fill_with(ctx, args, 0.0)
+}
+
+/// `aten::ones.out(size, out)`.
+pub fn ones(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    fill_with(ctx, args, 1.0)
+}
+
+/// `aten::fill.Scalar_out(self, value, out)`.
+pub fn fill(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let v = ctx.double(args, 1)?;
+    fill_with(ctx, args, v)
+}
+
+/// `aten::logit.out(self, eps?, out)`: `log(x / (1 − x))`, `x` clamped to `[eps, 1 − eps]`
+/// when `eps` is given.
+pub fn logit(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let eps = ctx.opt_double(args, 1)?;
+    // float32 in float32 steps, as the kernel computes (the quotient's rounding shows near 0.5)
+    let float32 = matches!(ctx.tensor(args, 0)?.buf, Buf::F32(_));
+    unary(ctx, args, move |x| {
+        if float32 {
+            let x = x as f32;
+            let x = match eps {
+                Some(e) => x.clamp(e as f32, 1.0 - e as f32),
+                None => x,
+            };
+            f64::from((x / (1.0 - x)).ln())
+        } else {
+            let x = match eps {
+                Some(e) => x.clamp(e, 1.0 - e),
+                None => x,
+            };
+            (x / (1.0 - x)).ln()
+        }
+    })
+}
+
+/// `aten::glu.out(self, dim, out)`: the first half along `dim` times the sigmoid of the second.
+pub fn glu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let d = ctx.dim(ctx.int(args, 1)?, input.shape.len())?;
+    let size = input.shape[d];
+    if size % 2 != 0 {
+        return Err(ctx.bad(format!("glu halves dim {d} of odd size {size}")));
+    }
+    let (outer, inner): (usize, usize) = (
+        input.shape[..d].iter().product(),
+        input.shape[d + 1..].iter().product(),
+    );
+    let half = size / 2;
+    let x = input.buf.to_f64();
+    let mut values = Vec::with_capacity(x.len() / 2);
+    for o in 0..outer {
+        for k in 0..half {
+            for i in 0..inner {
+                let a = x[(o * size + k) * inner + i];
+                let b = x[(o * size + half + k) * inner + i];
+                values.push(a / (1.0 + (-b).exp()));
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_and_remainder_follow_the_portable_kernels() {
+        let r: Vec<f64> = [0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6]
+            .iter()
+            .map(|&x| round_half_even(x))
+            .collect();
+        assert_eq!(r, [0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0]);
+        assert_eq!(remainder(-7.0, 3.0), 2.0);
+        assert_eq!(remainder(7.0, -3.0), -2.0);
+        assert_eq!(bits(6.0, 3.0, |a, b| a & b), 2.0);
+    }
+}
