@@ -26,7 +26,8 @@ fn dims4(ctx: &Ctx<'_>, shape: &[usize], what: &str) -> Result<[usize; 4], Runti
     }
 }
 
-/// `aten::convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups, out)`.
+/// `aten::convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups, out)`,
+/// 2-D (`[N, C, H, W]`) or 1-D (`[N, C, L]`).
 pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
     let weight = ctx.tensor(args, 1)?;
@@ -38,8 +39,23 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
         return Err(ctx.bad("transposed convolution is not implemented"));
     }
     let groups = ctx.int(args, 8)?.max(1) as usize;
-    let [n, c, h, w] = dims4(ctx, &input.shape, "input")?;
-    let [oc, icg, kh, kw] = dims4(ctx, &weight.shape, "weight")?;
+    // a 1-D convolution ([N, C, L] by [O, C/g, K]) is a 2-D one of height 1
+    let one_d = input.shape.len() == 3 && weight.shape.len() == 3;
+    let as_2d = |s: &[usize]| {
+        if one_d {
+            vec![s[0], s[1], 1, s[2]]
+        } else {
+            s.to_vec()
+        }
+    };
+    let [n, c, h, w] = dims4(ctx, &as_2d(&input.shape), "input")?;
+    let [oc, icg, kh, kw] = dims4(ctx, &as_2d(&weight.shape), "weight")?;
+    let (stride, padding, dilation) = if one_d {
+        let h_too = |v: &[i64], first: i64| [vec![first], v.to_vec()].concat();
+        (h_too(&stride, 1), h_too(&padding, 0), h_too(&dilation, 1))
+    } else {
+        (stride, padding, dilation)
+    };
     let x = f32s(ctx, input)?;
     let wt = f32s(ctx, weight)?;
     let b = bias.map(|b| f32s(ctx, b)).transpose()?;
@@ -131,7 +147,12 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
         }
     }
     let o = out_of(ctx, args)?;
-    ctx.write(o, vec![n, oc, oh, ow], Buf::F32(out))
+    let shape = if one_d {
+        vec![n, oc, ow]
+    } else {
+        vec![n, oc, oh, ow]
+    };
+    ctx.write(o, shape, Buf::F32(out))
 }
 
 /// `aten::_native_batch_norm_legit_no_training.out(input, weight?, bias?, mean, var, momentum, eps, out, save_mean, save_invstd)`.

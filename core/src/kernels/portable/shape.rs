@@ -350,3 +350,24 @@ pub fn repeat(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     .unwrap_or_default();
     write_gathered(ctx, args, &input.buf, sources)
 }
+
+/// `aten::expand_copy.out(self, size, implicit, out)`: the input broadcast to the out tensor's
+/// shape (size-1 dims repeated, leading dims added).
+pub fn expand_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let fits = input.shape.len() <= shape.len()
+        && input
+            .shape
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1);
+    if !fits {
+        return Err(ctx.bad(format!("{:?} does not expand to {shape:?}", input.shape)));
+    }
+    ctx.charge(&[shape.iter().product()])?;
+    let sources = crate::kernels::layout::broadcast_index(&input.shape, &shape);
+    write_gathered(ctx, args, &input.buf, sources)
+}
