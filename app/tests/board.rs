@@ -412,3 +412,155 @@ fn the_executorch_adapter_compiles_against_the_wheel_headers() {
     );
     let _ = std::fs::remove_file(obj);
 }
+
+/// Runs `program` once on the emulated board with every output sent and compares each with the
+/// host runtime's for the program's core, bit for bit: `Some(outputs compared)`, or `None` when
+/// the firmware refuses the program (an operator it does not implement, named) or the host
+/// itself cannot run it on that core.
+fn equals_the_host_on_the_board(
+    name: &str,
+    program: &Program,
+    inputs: &[TensorData],
+) -> Option<usize> {
+    let target = Target::for_program(program, 0);
+    let options = BoardOptions {
+        runs: 1,
+        intermediates: true,
+        scalar_core: !target.has_helium(),
+        ..BoardOptions::default()
+    };
+    let image = match board_image::build(program, 0, inputs, &options) {
+        Ok(img) => img.bytes,
+        Err(e) => {
+            assert!(e.to_string().contains("does not implement"), "{name}: {e}");
+            return None;
+        }
+    };
+    // a call the core cannot run fails on the host as on the board
+    let host = Runtime::new(program, 0, target)
+        .and_then(|rt| rt.run(inputs, true))
+        .ok()?;
+    let (_qemu, gdb, cb) = start(&image);
+    let dir = out_dir(&format!("sweep-{}", name.replace('/', "_")));
+    let raw = dir.join("capture.etsw");
+    let mut source = TargetSource::new(Box::new(gdb), Locate::Address(cb));
+    let mut recorder = Recorder::new(Some(&raw)).expect("raw file");
+    record_until(
+        &mut recorder,
+        &mut source,
+        Some(1),
+        Duration::from_millis(1),
+        Duration::from_secs(60),
+        |_| true,
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let saved = save_capture(&raw, program, name, &dir.join("capture.etdp")).expect("saved");
+    let buffer = std::fs::read(dir.join("capture.bin")).expect("debug buffer");
+    let device = captured_tensors(&saved.etdump, &buffer).expect("tensors resolve");
+    assert!(!device.is_empty(), "{name}: the board sent no outputs");
+    for d in &device {
+        let h = host
+            .captured
+            .iter()
+            .find(|c| c.instruction_id == Some(d.instruction_id as usize))
+            .unwrap_or_else(|| panic!("{name}: the host has no instruction {}", d.instruction_id));
+        assert_eq!(
+            d.tensor,
+            h.tensors[0].to_data(),
+            "{name}: instruction {}",
+            d.instruction_id
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Some(device.len())
+}
+
+fn npy_inputs(dir: &Path, names: &[String]) -> Vec<TensorData> {
+    names
+        .iter()
+        .map(|n| {
+            etscope_core::formats::npy::read_npy(&std::fs::read(dir.join(n)).expect("npy"))
+                .expect("npy")
+        })
+        .collect()
+}
+
+/// Every per-operator program of the Cortex-M backend (`tests/fixtures/ops/`) and every
+/// Cortex-M model program (the shipped tiny model; the reference set's DS-CNN and MobileNet in
+/// every flow and core when `../shared/reference` is there) whose operators the firmware
+/// implements runs on the emulated board, every output equal to the host's, bit for bit; the
+/// others are refused naming the operator. Which operators the board runs is the registry's
+/// (`OpDef::board`).
+#[test]
+fn every_operator_and_model_program_the_board_runs_equals_the_host_on_the_board() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let ops = root.join("tests/fixtures/ops");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&ops)
+        .expect("ops fixtures")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("model.pte").exists())
+        .collect();
+    cases.sort();
+    let (mut ran, mut refused, mut compared) = (0, 0, 0);
+    for case in &cases {
+        let name = case
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
+        let program =
+            Program::parse(std::fs::read(case.join("model.pte")).expect("pte")).expect("program");
+        let inputs: Vec<String> = (0..)
+            .map(|k| format!("input_{k}.npy"))
+            .take_while(|f| case.join(f).exists())
+            .collect();
+        match equals_the_host_on_the_board(&name, &program, &npy_inputs(case, &inputs)) {
+            Some(n) => {
+                ran += 1;
+                compared += n;
+            }
+            None => refused += 1,
+        }
+    }
+    assert!(ran >= 130, "only {ran} operator programs ran on the board");
+    let mut models = vec![root.join("tests/fixtures/tiny_conv_relu_linear")];
+    let shared = root.join("../shared/reference");
+    for m in [
+        "tiny_conv_relu_linear",
+        "ds_cnn_kws",
+        "mobilenet_v1_025_vww",
+    ] {
+        if shared.join(m).is_dir() {
+            models.push(shared.join(m));
+        }
+    }
+    let mut model_programs = 0;
+    for dir in models {
+        for variant in [
+            "model_int8_cortex_m55",
+            "model_int8_cortex_m55_default",
+            "model_int8_cortex_m4_default",
+        ] {
+            let pte = dir.join(format!("{variant}.pte"));
+            if !pte.exists() {
+                continue;
+            }
+            let program = Program::parse(std::fs::read(&pte).expect("pte")).expect("program");
+            let name = format!("{}/{variant}", dir.display());
+            let n = equals_the_host_on_the_board(
+                &name,
+                &program,
+                &npy_inputs(&dir, &["input.npy".to_string()]),
+            )
+            .unwrap_or_else(|| {
+                panic!("{name}: every reference Cortex-M program runs on the board")
+            });
+            compared += n;
+            model_programs += 1;
+        }
+    }
+    assert!(model_programs >= 3);
+    eprintln!(
+        "board sweep: {ran} operator programs and {model_programs} model programs ran ({compared} outputs equal), {refused} refused by the firmware"
+    );
+}

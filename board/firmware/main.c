@@ -15,7 +15,8 @@ enum { V_NONE = 0, V_INT = 1, V_DOUBLE = 2, V_BOOL = 3, V_INT_LIST = 4, V_TENSOR
 enum { ST_FLOAT = 6, ST_CHAR = 1 };
 enum {
   OP_QUANTIZE = 1, OP_DEQUANTIZE, OP_CONV_NHWC, OP_DW_NHWC, OP_CONV, OP_DW, OP_LINEAR,
-  OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER
+  OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER,
+  OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM
 };
 
 typedef struct {
@@ -211,6 +212,96 @@ static int run_pool(const uint32_t *a, uint32_t n, int max, int nchw) {
   return 0;
 }
 
+/* cortex_m::quantized_add / quantized_mul: arm_elementwise_add_s8 / arm_elementwise_mul_s8 over
+ * the operands as they lie in memory, or (the backend's channel broadcast) a channels-last 4-D
+ * tensor in runs of its channel count against a tensor that holds only its channels. */
+static int run_add_mul(const uint32_t *a, uint32_t n, int mul) {
+  const value_rec *x = val(a, n, 0), *y = val(a, n, mul ? 2 : 4), *o = out_of(a, n);
+  if (!x || !y || !o || x->kind != V_TENSOR || y->kind != V_TENSOR || o->kind != V_TENSOR ||
+      x->dtype != ST_CHAR || y->dtype != ST_CHAR || o->dtype != ST_CHAR)
+    return fail("add/mul: int8 tensors only");
+  uint32_t nx = x->u.t.numel, ny = y->u.t.numel, c = 0;
+  int same = x->rank == y->rank && memcmp(sizes_of(x), sizes_of(y), 4u * x->rank) == 0;
+  if (!same) {
+    if (x->rank != 4 || y->rank != 4 || sizes_of(x)[1] != sizes_of(y)[1])
+      return fail("add/mul: sizes differ and are no channel broadcast");
+    c = (uint32_t)sizes_of(x)[1];
+    if (c == 0 || (nx != c && ny != c)) return fail("add/mul: no channel broadcast");
+  }
+  int swapped = ny > nx;
+  uint32_t total = swapped ? ny : nx;
+  if (o->u.t.numel != total) return fail("add/mul: out size does not match");
+  const int8_t *big = (const int8_t *)tensor_data(swapped ? y : x);
+  const int8_t *small = (const int8_t *)tensor_data(swapped ? x : y);
+  int8_t *out = (int8_t *)tensor_data(o);
+  int32_t lo = -128, hi = 127;
+  if (!mul && n >= 15) {
+    lo = (int32_t)ival(val(a, n, 11));
+    hi = (int32_t)ival(val(a, n, 12));
+  }
+  for (uint32_t i = 0; i < total; i++) {
+    int32_t p = big[i], q = small[c ? i % c : i];
+    if (swapped) {
+      int32_t t = p;
+      p = q;
+      q = t;
+    }
+    int32_t r;
+    if (mul) {
+      int32_t prod = (int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, 1))) *
+                               (uint32_t)(q - (int32_t)ival(val(a, n, 3))));
+      r = k_requantize(prod, (int32_t)ival(val(a, n, 5)), (int32_t)ival(val(a, n, 6))) +
+          (int32_t)ival(val(a, n, 4));
+    } else {
+      int32_t sa = k_requantize((int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, 1))) << 20),
+                                (int32_t)ival(val(a, n, 2)), (int32_t)ival(val(a, n, 3)));
+      int32_t sb = k_requantize((int32_t)((uint32_t)(q - (int32_t)ival(val(a, n, 5))) << 20),
+                                (int32_t)ival(val(a, n, 6)), (int32_t)ival(val(a, n, 7)));
+      r = (int32_t)((uint32_t)k_requantize((int32_t)((uint32_t)sa + (uint32_t)sb),
+                                           (int32_t)ival(val(a, n, 9)),
+                                           (int32_t)ival(val(a, n, 10))) +
+                    (uint32_t)(int32_t)ival(val(a, n, 8)));
+    }
+    out[i] = (int8_t)(r < lo ? lo : r > hi ? hi : r);
+  }
+  return 0;
+}
+
+/* cortex_m::minimum / maximum: arm_minimum_s8 / arm_maximum_s8 as ExecuTorch 1.5.1 calls them,
+ * the logical sizes right-aligned to 4-D and broadcast over the buffers as they lie in memory. */
+static int run_min_max(const uint32_t *a, uint32_t n, int max) {
+  const value_rec *x = val(a, n, 0), *y = val(a, n, 1), *o = out_of(a, n);
+  if (!x || !y || !o || x->kind != V_TENSOR || y->kind != V_TENSOR || x->dtype != ST_CHAR ||
+      y->dtype != ST_CHAR || x->rank > 4 || y->rank > 4)
+    return fail("minimum/maximum: int8 tensors of at most 4 dims");
+  int32_t xd[4] = {1, 1, 1, 1}, yd[4] = {1, 1, 1, 1}, od[4];
+  for (uint32_t i = 0; i < x->rank; i++) xd[4 - x->rank + i] = sizes_of(x)[i];
+  for (uint32_t i = 0; i < y->rank; i++) yd[4 - y->rank + i] = sizes_of(y)[i];
+  uint32_t total = 1;
+  for (int d = 0; d < 4; d++) {
+    if (xd[d] != yd[d] && xd[d] != 1 && yd[d] != 1) return fail("minimum/maximum: sizes do not broadcast");
+    od[d] = xd[d] > yd[d] ? xd[d] : yd[d];
+    total *= (uint32_t)od[d];
+  }
+  if (o->u.t.numel != total) return fail("minimum/maximum: out size does not match");
+  const int8_t *p = (const int8_t *)tensor_data(x), *q = (const int8_t *)tensor_data(y);
+  int8_t *out = (int8_t *)tensor_data(o);
+  uint32_t i = 0;
+  for (int32_t b = 0; b < od[0]; b++)
+    for (int32_t h = 0; h < od[1]; h++)
+      for (int32_t w = 0; w < od[2]; w++)
+        for (int32_t c = 0; c < od[3]; c++, i++) {
+          int32_t at[4] = {b, h, w, c}, ix = 0, iy = 0;
+          for (int d = 0; d < 4; d++) {
+            ix = ix * xd[d] + (xd[d] == 1 ? 0 : at[d]);
+            iy = iy * yd[d] + (yd[d] == 1 ? 0 : at[d]);
+          }
+          int8_t u = p[ix], v = q[iy];
+          out[i] = max ? (u > v ? u : v) : (u < v ? u : v);
+        }
+  return 0;
+}
+
 static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
   const value_rec *x = val(a, n, 0), *o = out_of(a, n);
   if (!x || x->kind != V_TENSOR || !o || o->kind != V_TENSOR) return fail("input or out is not a tensor");
@@ -243,6 +334,20 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
     case OP_DW_NHWC: return run_conv(a, n, 1, 0);
     case OP_CONV: return run_conv(a, n, 0, 1);
     case OP_DW: return run_conv(a, n, 1, 1);
+    case OP_ACTIVATION: {
+      /* cortex_m::quantized_activation: a 256-entry lookup table indexed by x + 128 */
+      const value_rec *lut = val(a, n, 1);
+      if (!lut || lut->kind != V_TENSOR || lut->u.t.numel != 256 || x->dtype != ST_CHAR)
+        return fail("activation: int8 input and a 256-entry table");
+      const int8_t *t = (const int8_t *)tensor_data(lut), *in = (const int8_t *)src;
+      int8_t *out = (int8_t *)dst;
+      for (uint32_t i = 0; i < count; i++) out[i] = t[(uint8_t)(in[i] + 128)];
+      return 0;
+    }
+    case OP_MINIMUM: return run_min_max(a, n, 0);
+    case OP_MAXIMUM: return run_min_max(a, n, 1);
+    case OP_ADD: return run_add_mul(a, n, 0);
+    case OP_MUL: return run_add_mul(a, n, 1);
     case OP_AVG_NHWC: return run_pool(a, n, 0, 0);
     case OP_AVG: return run_pool(a, n, 0, 1);
     case OP_MAX_NHWC: return run_pool(a, n, 1, 0);

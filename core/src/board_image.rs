@@ -56,6 +56,11 @@ pub enum OpCode {
     Transpose = 13,
     Pad = 14,
     CloneDimOrder = 15,
+    QuantizedAdd = 16,
+    QuantizedMul = 17,
+    QuantizedActivation = 18,
+    Minimum = 19,
+    Maximum = 20,
 }
 
 impl OpCode {
@@ -90,6 +95,11 @@ impl OpCode {
             Transpose,
             Pad,
             CloneDimOrder,
+            QuantizedAdd,
+            QuantizedMul,
+            QuantizedActivation,
+            Minimum,
+            Maximum,
         ]
         .into_iter()
         .find(|op| *op as u32 == code)

@@ -472,12 +472,12 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("cortex_m::quantized_max_pool2d", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nchw)), 11),
     on_board(laid(op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, None, Pooling, MOVE, Some(max_pool_nhwc)), LayoutRule::ChannelsLast), 10),
     on_board(noted(op("cortex_m::softmax", DEFAULT_OUT, OUT, None, Activation, NONE, Some(cm::softmax)), notes::softmax), 12),
-    noted(op("cortex_m::quantized_add", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::add)), notes::add),
-    noted(op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::mul)), notes::mul_div),
+    on_board(noted(op("cortex_m::quantized_add", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::add)), notes::add), 16),
+    on_board(noted(op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::mul)), notes::mul_div), 17),
     noted(op("cortex_m::quantized_div", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm::div)), notes::mul_div),
-    noted(op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, None, Activation, ELEMENTWISE, Some(cm::activation)), notes::unary),
-    noted(op("cortex_m::minimum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_min)), notes::min_max),
-    noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_max)), notes::min_max),
+    on_board(noted(op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, None, Activation, ELEMENTWISE, Some(cm::activation)), notes::unary), 18),
+    on_board(noted(op("cortex_m::minimum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_min)), notes::min_max), 19),
+    on_board(noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, None, Elementwise, ELEMENTWISE, Some(cm_max)), notes::min_max), 20),
 ];
 
 /// Name → the entries of that name (one per overload family).
