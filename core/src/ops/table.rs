@@ -9,7 +9,7 @@ use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
 use crate::kernels::ctx::Ctx;
-use crate::kernels::portable::{self as pt, math, nn, shape, tensor};
+use crate::kernels::portable::{self as pt, index, math, nn, shape, tensor};
 use crate::kernels::{quantized, RuntimeError};
 
 type R = Result<(), RuntimeError>;
@@ -398,6 +398,22 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar value) -> Tensor"), Other, NONE, Some(math::fill)),
     op("aten::detach_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
     op("aten::lift_fresh_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
+    op("aten::clamp", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"), Activation, ELEMENTWISE, Some(math::clamp_tensor)),
+    op("aten::_adaptive_avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] output_size) -> Tensor"), Pooling, NONE, Some(nn::adaptive_avg_pool2d)),
+    op("aten::native_group_norm", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::group_norm)),
+    op("aten::cumsum", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::cumsum)),
+    op("aten::var", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"), Other, FLOAT_ONLY, Some(nn::var)),
+    op("aten::var_mean", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"), Other, FLOAT_ONLY, Some(nn::var_mean)),
+    op("aten::max", &["dim", "dim_max"], &["dim_max"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::max_dim)),
+    op("aten::min", &["dim", "dim_min"], &["dim_min"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::min_dim)),
+    op("aten::topk", &["default", "values"], &["values"], Some("(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::topk)),
+    laid(op("aten::gather", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"), DataMovement, DATA, Some(index::gather)), LayoutRule::Reset),
+    laid(op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor?[] indices) -> Tensor"), DataMovement, DATA, Some(index::index_tensor)), LayoutRule::Reset),
+    op("aten::scatter", &["src", "src_out"], &["src_out"], Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter)),
+    op("aten::scatter_add", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter_add)),
+    op("aten::slice_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(index::slice_scatter)),
+    laid(op("aten::diagonal_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"), DataMovement, DATA, Some(index::diagonal_copy)), LayoutRule::Reset),
+    op("aten::upsample_bilinear2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_bilinear2d)),
     // ---- reductions over all or some dims (kernels/portable/nn.rs)
     op("aten::amin", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amin)),
     op("aten::argmax", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmax)),

@@ -268,6 +268,48 @@ pub fn glu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 
+/// `aten::clamp.Tensor_out(self, min?, max?, out)`: bounds as tensors, all three broadcast.
+pub fn clamp_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    use crate::kernels::layout::{broadcast_index, broadcast_shape};
+    let x = ctx.shared(args, 0)?;
+    let lo = ctx.opt_tensor(args, 1)?.cloned();
+    let hi = ctx.opt_tensor(args, 2)?.cloned();
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let mut all = x.shape.clone();
+    for t in [&lo, &hi].into_iter().flatten() {
+        all = broadcast_shape(&all, &t.shape).ok_or_else(|| ctx.bad("bounds do not broadcast"))?;
+    }
+    if all != shape {
+        return Err(ctx.bad(format!(
+            "clamp broadcasts to {all:?}, the out tensor is {shape:?}"
+        )));
+    }
+    let pick = |t: &crate::kernels::value::HostTensor| {
+        let v = t.buf.to_f64();
+        broadcast_index(&t.shape, &shape)
+            .into_iter()
+            .map(move |i| v[i])
+            .collect::<Vec<f64>>()
+    };
+    let xv = pick(&x);
+    let (lv, hv) = (lo.as_ref().map(pick), hi.as_ref().map(pick));
+    let values: Vec<f64> = (0..xv.len())
+        .map(|i| {
+            let mut v = xv[i];
+            if let Some(l) = &lv {
+                v = if v.is_nan() { v } else { v.max(l[i]) };
+            }
+            if let Some(h) = &hv {
+                v = if v.is_nan() { v } else { v.min(h[i]) };
+            }
+            v
+        })
+        .collect();
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &values))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! batch norm (inference), relu and friends, average pooling, permute, addmm / mm, softmax and
 //! same-shape elementwise arithmetic. Tensors are NCHW, row-major.
 
+pub mod index;
 pub mod math;
 pub mod nn;
 pub mod shape;

@@ -425,6 +425,195 @@ pub fn min_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     reduce_all(ctx, args, min_of)
 }
 
+/// `aten::_adaptive_avg_pool2d.out(self, output_size, out)`: window `[floor(i·H/oh),
+/// ceil((i+1)·H/oh))` per output row (and the same across), averaged in float32.
+pub fn adaptive_avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let (r, ro) = (input.shape.len(), shape.len());
+    if r < 3 || ro != r {
+        return Err(ctx.bad("adaptive pooling of 3-D or 4-D tensors"));
+    }
+    let (h, w, oh, ow) = (
+        input.shape[r - 2],
+        input.shape[r - 1],
+        shape[ro - 2],
+        shape[ro - 1],
+    );
+    let planes: usize = input.shape[..r - 2].iter().product();
+    let x = input.buf.to_f64();
+    let start = |i: usize, o: usize, n: usize| i * n / o;
+    let end = |i: usize, o: usize, n: usize| ((i + 1) * n).div_ceil(o);
+    let mut out = Vec::with_capacity(planes * oh * ow);
+    ctx.charge(&[planes, oh, ow, h, w])?;
+    for p in 0..planes {
+        for y in 0..oh {
+            for xo in 0..ow {
+                let (y0, y1, x0, x1) = (
+                    start(y, oh, h),
+                    end(y, oh, h),
+                    start(xo, ow, w),
+                    end(xo, ow, w),
+                );
+                let mut sum = 0f32;
+                for iy in y0..y1 {
+                    for ix in x0..x1 {
+                        sum += x[(p * h + iy) * w + ix] as f32;
+                    }
+                }
+                out.push(f64::from(sum / ((y1 - y0) * (x1 - x0)).max(1) as f32));
+            }
+        }
+    }
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &out))
+}
+
+/// `aten::native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out, mean, rstd)`:
+/// each group normalised by its mean and variance (float32 sums), then scaled per channel.
+pub fn group_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let weight = ctx.opt_tensor(args, 1)?.map(|t| t.buf.to_f64());
+    let bias = ctx.opt_tensor(args, 2)?.map(|t| t.buf.to_f64());
+    let (n, c, hw, groups) = (
+        ctx.int(args, 3)?.max(0) as usize,
+        ctx.int(args, 4)?.max(0) as usize,
+        ctx.int(args, 5)?.max(0) as usize,
+        ctx.int(args, 6)?.max(1) as usize,
+    );
+    let eps = ctx.double(args, 7)?;
+    let x = input.buf.to_f64();
+    if c % groups != 0 || n * c * hw != x.len() {
+        return Err(ctx.bad("group norm sizes do not fit the input"));
+    }
+    let cg = c / groups;
+    let count = cg * hw;
+    let mut out = vec![0.0; x.len()];
+    let (mut means, mut rstds) = (Vec::new(), Vec::new());
+    for b in 0..n {
+        for g in 0..groups {
+            let base = (b * c + g * cg) * hw;
+            let group = &x[base..base + count];
+            // float32 as the portable kernel computes: a float sum, the squares summed in
+            // double, the variance as E[x²] − mean², and per channel y = scale·x + shift
+            let sum = group.iter().fold(0f32, |a, &v| a + v as f32);
+            let sq_sum = group
+                .iter()
+                .fold(0f64, |a, &v| a + f64::from(v as f32 * v as f32))
+                as f32;
+            let n = count.max(1) as f32;
+            let mean = sum / n;
+            let var = sq_sum / n - mean * mean;
+            let rstd = (1.0 / f64::from((var + eps as f32).sqrt())) as f32;
+            means.push(f64::from(mean));
+            rstds.push(f64::from(rstd));
+            for ch in 0..cg {
+                let channel = g * cg + ch;
+                let at0 = base + ch * hw;
+                match (&weight, &bias) {
+                    (None, None) => {
+                        for k in 0..hw {
+                            out[at0 + k] = f64::from((x[at0 + k] as f32 - mean) * rstd);
+                        }
+                    }
+                    _ => {
+                        let wv = weight.as_ref().map_or(1.0, |w| w[channel] as f32);
+                        let bv = bias.as_ref().map_or(0.0, |b| b[channel] as f32);
+                        let scale = rstd * wv;
+                        let shift = -scale * mean + bv;
+                        for k in 0..hw {
+                            out[at0 + k] = f64::from(scale * x[at0 + k] as f32 + shift);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (k, v) in [(8, out), (9, means), (10, rstds)] {
+        let o = ctx.arg(args, k)?;
+        let shape = ctx.out_shape(o)?;
+        let like = ctx.out_like(o)?;
+        ctx.write(o, shape, Buf::from_f64_like(&like, &v))?;
+    }
+    Ok(())
+}
+
+/// `aten::cumsum.out(self, dim, dtype?, out)`: running sums along `dim` (float32 for float32).
+pub fn cumsum(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let rank = input.shape.len().max(1);
+    let d = ctx.dim(ctx.int(args, 1)?, rank)?;
+    let float = matches!(input.buf, Buf::F32(_));
+    let len = input.shape.get(d).copied().unwrap_or(1);
+    let inner: usize = input.shape.get(d + 1..).map_or(1, |s| s.iter().product());
+    let outer: usize = input.shape[..d.min(input.shape.len())].iter().product();
+    let x = input.buf.to_f64();
+    let mut out = x.clone();
+    for o in 0..outer {
+        for i in 0..inner {
+            let (mut acc, mut acc32) = (0.0f64, 0f32);
+            for k in 0..len {
+                let at = (o * len + k) * inner + i;
+                if float {
+                    acc32 += x[at] as f32;
+                    out[at] = f64::from(acc32);
+                } else {
+                    acc += x[at];
+                    out[at] = acc;
+                }
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &out))
+}
+
+/// The variance of every reduced group with `correction` (`Σ(x − mean)² / (n − correction)`),
+/// and the mean.
+fn var_and_mean(g: &[f64], correction: f64) -> (f64, f64) {
+    let n = g.len() as f64;
+    let mean = g.iter().sum::<f64>() / n.max(1.0);
+    let ss: f64 = g.iter().map(|&v| (v - mean) * (v - mean)).sum();
+    (ss / (n - correction).max(0.0), mean)
+}
+
+/// The `correction` argument at `k` (absent: 1, Bessel's correction).
+fn correction(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<f64, RuntimeError> {
+    match ctx.values.get(ctx.arg(args, k)?) {
+        Some(RValue::None) => Ok(1.0),
+        _ => ctx.double(args, k),
+    }
+}
+
+/// `aten::var.correction_out(self, dim?, correction?, keepdim, out)`.
+pub fn var(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let c = correction(ctx, args, 2)?;
+    reduction(ctx, args, move |g| var_and_mean(g, c).0)
+}
+
+/// `aten::var_mean.correction_out(self, dim?, correction?, keepdim, out0, out1)`.
+pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let c = correction(ctx, args, 2)?;
+    let input = ctx.shared(args, 0)?;
+    let dims = match ctx.values.get(ctx.arg(args, 1)?) {
+        Some(RValue::None) => Vec::new(),
+        _ => ctx.ints(args, 1)?,
+    };
+    let mask = reduced_dims(ctx, &dims, input.shape.len())?;
+    let x = input.buf.to_f64();
+    let vars = reduce(&x, &input.shape, &mask, |g| var_and_mean(g, c).0);
+    let means = reduce(&x, &input.shape, &mask, |g| var_and_mean(g, c).1);
+    for (k, v) in [(4, vars), (5, means)] {
+        let o = ctx.arg(args, k)?;
+        let shape = ctx.out_shape(o)?;
+        let like = ctx.out_like(o)?;
+        ctx.write(o, shape, Buf::from_f64_like(&like, &v))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::erf;

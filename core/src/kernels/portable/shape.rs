@@ -371,3 +371,67 @@ pub fn expand_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let sources = crate::kernels::layout::broadcast_index(&input.shape, &shape);
     write_gathered(ctx, args, &input.buf, sources)
 }
+
+/// `aten::upsample_bilinear2d.vec_out(input, output_size?, align_corners, scale_factors?,
+/// out)`: each out pixel interpolated from its four neighbours, the source coordinate computed
+/// in float32 as the portable kernel computes it (`(o + 0.5)·scale − 0.5`, clamped at 0, or
+/// `o·(in − 1)/(out − 1)` with aligned corners).
+pub fn upsample_bilinear2d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let align = ctx.bool(args, 2)?;
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let [n, c, h, w] =
+        <[usize; 4]>::try_from(input.shape.as_slice()).map_err(|_| ctx.bad("input is not 4-D"))?;
+    let [_, _, oh, ow] =
+        <[usize; 4]>::try_from(shape.as_slice()).map_err(|_| ctx.bad("output is not 4-D"))?;
+    let factors = match ctx.values.get(ctx.arg(args, 3)?) {
+        Some(RValue::DoubleList(s)) if s.len() == 2 => Some((s[0], s[1])),
+        _ => None,
+    };
+    let scale = |inp: usize, out: usize, factor: Option<f64>| -> f32 {
+        if align {
+            if out > 1 {
+                (inp as f32 - 1.0) / (out as f32 - 1.0)
+            } else {
+                0.0
+            }
+        } else {
+            match factor {
+                Some(f) if f > 0.0 => (1.0 / f) as f32,
+                _ => inp as f32 / out as f32,
+            }
+        }
+    };
+    let (sh, sw) = (
+        scale(h, oh, factors.map(|f| f.0)),
+        scale(w, ow, factors.map(|f| f.1)),
+    );
+    let source = |o: usize, s: f32, len: usize| -> (usize, usize, f32) {
+        let real = if align {
+            o as f32 * s
+        } else {
+            ((o as f32 + 0.5) * s - 0.5).max(0.0)
+        };
+        let i0 = (real as usize).min(len - 1);
+        let i1 = (i0 + 1).min(len - 1);
+        (i0, i1, real - i0 as f32)
+    };
+    let x = input.buf.to_f64();
+    let mut out = Vec::with_capacity(n * c * oh * ow);
+    ctx.charge(&[n * c, oh, ow])?;
+    for p in 0..n * c {
+        let at = |y: usize, xx: usize| x[(p * h + y) * w + xx] as f32;
+        for y in 0..oh {
+            let (y0, y1, ly) = source(y, sh, h);
+            for xo in 0..ow {
+                let (x0, x1, lx) = source(xo, sw, w);
+                let v = (1.0 - ly) * ((1.0 - lx) * at(y0, x0) + lx * at(y0, x1))
+                    + ly * ((1.0 - lx) * at(y1, x0) + lx * at(y1, x1));
+                out.push(f64::from(v));
+            }
+        }
+    }
+    let like = ctx.out_like(o)?;
+    ctx.write(o, shape, Buf::from_f64_like(&like, &out))
+}
