@@ -9,24 +9,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use etscope_core::formats::npy::read_npy;
+use common::{npy, numbered};
+
 use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{Runtime, Target};
 use etscope_core::tensor::TensorData;
 
 fn root() -> PathBuf {
     common::fixtures().join("portable_ops")
-}
-
-fn npy(p: &Path) -> TensorData {
-    read_npy(&common::read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    (0..)
-        .map(|k| dir.join(format!("{prefix}_{k}.npy")))
-        .take_while(|p| p.exists())
-        .collect()
 }
 
 #[test]

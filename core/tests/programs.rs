@@ -6,11 +6,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+
+use common::{npy, numbered};
 use std::sync::Arc;
 
 use etscope_core::formats::bundled::BundledProgram;
 use etscope_core::formats::flat_tensor::FlatTensorFile;
-use etscope_core::formats::npy::read_npy;
 use etscope_core::formats::pte::Program;
 use etscope_core::runtime::verify::{verify, Tolerance, Verdict};
 use etscope_core::runtime::{Runtime, Target};
@@ -18,17 +19,6 @@ use etscope_core::tensor::TensorData;
 
 fn programs() -> PathBuf {
     common::fixtures().join("programs")
-}
-
-fn npy(p: &Path) -> TensorData {
-    read_npy(&common::read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    (0..)
-        .map(|k| dir.join(format!("{prefix}_{k}.npy")))
-        .take_while(|p| p.exists())
-        .collect()
 }
 
 /// `got` equals ExecuTorch's output: exactly for integer and bool tensors, within float32

@@ -278,6 +278,14 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Writes `values` into the out tensor at value `v`, in its declared shape and element type
+    /// (converted as C++ `static_cast` does).
+    pub fn write_values(&mut self, v: usize, values: &[f64]) -> Result<(), RuntimeError> {
+        let shape = self.out_shape(v)?;
+        let like = self.out_like(v)?;
+        self.write(v, shape, Buf::from_f64_like(&like, values))
+    }
+
     /// The `dim_order` value `v` is stored in (row-major when the program gives none).
     pub fn dim_order(&self, v: usize, rank: usize) -> Vec<usize> {
         match self.dim_orders.get(v) {

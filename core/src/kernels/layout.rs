@@ -110,6 +110,15 @@ pub fn dims4(shape: &[usize]) -> Option<[usize; 4]> {
     Some(d)
 }
 
+/// Row-major strides (in elements) of `shape`.
+pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
+}
+
 /// Numpy-style broadcast of two shapes of any rank, or `None` when they do not broadcast.
 pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());

@@ -92,3 +92,19 @@ pub fn run_stage(
     )?
     .run(inputs, capture)
 }
+
+/// A `.npy` file's tensor, or a panic naming the file.
+#[allow(dead_code)]
+pub fn npy(p: &Path) -> etscope_core::tensor::TensorData {
+    etscope_core::formats::npy::read_npy(&read(p))
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `dir/prefix_0.npy`, `dir/prefix_1.npy`, ... as far as they exist.
+#[allow(dead_code)]
+pub fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    (0..)
+        .map(|k| dir.join(format!("{prefix}_{k}.npy")))
+        .take_while(|p| p.exists())
+        .collect()
+}

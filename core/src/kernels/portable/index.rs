@@ -10,13 +10,7 @@ use crate::kernels::RuntimeError;
 
 type R = Result<(), RuntimeError>;
 
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1];
-    }
-    s
-}
+use crate::kernels::layout::row_major_strides as strides;
 
 /// Visits every index of `shape` in row-major order.
 fn each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
@@ -357,12 +351,8 @@ fn extreme_dim(ctx: &mut Ctx<'_>, args: &[usize], max: bool) -> R {
         }
     }
     let (ov, oi) = (ctx.arg(args, 3)?, ctx.arg(args, 4)?);
-    for (o, v) in [(ov, values), (oi, indices)] {
-        let shape = ctx.out_shape(o)?;
-        let like = ctx.out_like(o)?;
-        ctx.write(o, shape, Buf::from_f64_like(&like, &v))?;
-    }
-    Ok(())
+    ctx.write_values(ov, &values)?;
+    ctx.write_values(oi, &indices)
 }
 
 /// `aten::max.dim_max(self, dim, keepdim, max, max_indices)`.
@@ -409,10 +399,6 @@ pub fn topk(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
         }
     }
     let (ov, oi) = (ctx.arg(args, 5)?, ctx.arg(args, 6)?);
-    for (o, v) in [(ov, values), (oi, indices)] {
-        let shape = ctx.out_shape(o)?;
-        let like = ctx.out_like(o)?;
-        ctx.write(o, shape, Buf::from_f64_like(&like, &v))?;
-    }
-    Ok(())
+    ctx.write_values(ov, &values)?;
+    ctx.write_values(oi, &indices)
 }

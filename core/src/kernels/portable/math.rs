@@ -156,11 +156,7 @@ pub fn log_softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 /// `aten::scalar_tensor.out(s, out)`: a 0-d tensor holding `s`.
 pub fn scalar_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let v = ctx.double(args, 0)?;
-    let o = out_of(ctx, args)?;
-    let shape = ctx.out_shape(o)?;
-    let n = ctx.out_len(&shape)?;
-    let like = ctx.out_like(o)?;
-    ctx.write(o, shape, Buf::from_f64_like(&like, &vec![v; n]))
+    fill_with(ctx, args, v)
 }
 
 /// Bitwise operators on integer values held in doubles (exact below 2^53).
@@ -192,10 +188,8 @@ pub fn floor_divide(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 /// The out tensor filled with `v`.
 fn fill_with(ctx: &mut Ctx<'_>, args: &[usize], v: f64) -> R {
     let o = out_of(ctx, args)?;
-    let shape = ctx.out_shape(o)?;
-    let n = ctx.out_len(&shape)?;
-    let like = ctx.out_like(o)?;
-    ctx.write(o, shape, Buf::from_f64_like(&like, &vec![v; n]))
+    let n = ctx.out_len(&ctx.out_shape(o)?)?;
+    ctx.write_values(o, &vec![v; n])
 }
 
 /// `aten::zeros.out(size, out)`.

@@ -532,9 +532,7 @@ pub fn group_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     }
     for (k, v) in [(8, out), (9, means), (10, rstds)] {
         let o = ctx.arg(args, k)?;
-        let shape = ctx.out_shape(o)?;
-        let like = ctx.out_like(o)?;
-        ctx.write(o, shape, Buf::from_f64_like(&like, &v))?;
+        ctx.write_values(o, &v)?;
     }
     Ok(())
 }
@@ -607,9 +605,7 @@ pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let means = reduce(&x, &input.shape, &mask, |g| var_and_mean(g, c).1);
     for (k, v) in [(4, vars), (5, means)] {
         let o = ctx.arg(args, k)?;
-        let shape = ctx.out_shape(o)?;
-        let like = ctx.out_like(o)?;
-        ctx.write(o, shape, Buf::from_f64_like(&like, &v))?;
+        ctx.write_values(o, &v)?;
     }
     Ok(())
 }

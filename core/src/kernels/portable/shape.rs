@@ -11,14 +11,7 @@ use crate::kernels::RuntimeError;
 
 type R = Result<(), RuntimeError>;
 
-/// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1];
-    }
-    s
-}
+use crate::kernels::layout::row_major_strides as strides;
 
 /// Calls `f(out_index) -> source offset` for every element of `shape` in row-major order.
 fn gather_by(shape: &[usize], mut f: impl FnMut(&[usize]) -> Option<usize>) -> Option<Vec<usize>> {
