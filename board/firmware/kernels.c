@@ -242,3 +242,16 @@ int32_t k_quantize_scalar(float x, float inv, int32_t zp, int32_t qmin, int32_t 
   int32_t sat = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;
   return clamp(sat, qmin, qmax);
 }
+
+void k_batch_matmul_s8(const int8_t *l, const int8_t *r, int32_t batches, int32_t m, int32_t k,
+                       int32_t n, int32_t l_off, int32_t r_off, int32_t o_off, int32_t mult,
+                       int32_t shift, int8_t *out) {
+  for (int32_t b = 0; b < batches; b++)
+    for (int32_t i = 0; i < m; i++)
+      for (int32_t j = 0; j < n; j++) {
+        const int8_t *row = l + (b * m + i) * k, *col = r + (b * n + j) * k;
+        int32_t acc = 0;
+        for (int32_t p = 0; p < k; p++) acc = mac(acc, row[p], l_off, col[p], r_off);
+        out[(b * m + i) * n + j] = (int8_t)clamp(wadd(k_requantize(acc, mult, shift), o_off), -128, 127);
+      }
+}

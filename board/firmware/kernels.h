@@ -18,6 +18,12 @@ typedef struct {
 
 int32_t k_requantize(int32_t val, int32_t multiplier, int32_t shift);
 
+/* arm_batch_matmul_s8: out[b][i][j] = requantize(sum_k (l + l_off)(r + r_off)) + o_off, the
+ * right-hand side given transposed ([B, N, K]). */
+void k_batch_matmul_s8(const int8_t *l, const int8_t *r, int32_t batches, int32_t m, int32_t k,
+                       int32_t n, int32_t l_off, int32_t r_off, int32_t o_off, int32_t mult,
+                       int32_t shift, int8_t *out);
+
 /* arm_convolve_s8 / arm_depthwise_conv_s8: in [n,h,w,c], weight [oc,kh,kw,wi] (or [1,kh,kw,c*m]
  * with depth_multiplier > 0), out [n,oh,ow,oc]. */
 void k_conv_s8(const int8_t *x, const int32_t in[4], const int8_t *w, const int32_t wd[4],

@@ -1,6 +1,7 @@
 /* etscope emulated-board firmware: interprets a board image (core/src/board_image.rs) that QEMU
  * loads at 0x60000000, runs it `runs` times, times every kernel call with SysTick and streams
  * the events (and, if asked, every instruction's output) over RTT with etscope_trace. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -12,11 +13,11 @@
 #define TICK_HZ 32000000u /* mps3-an547 processor clock; with -icount it is virtual time */
 
 enum { V_NONE = 0, V_INT = 1, V_DOUBLE = 2, V_BOOL = 3, V_INT_LIST = 4, V_TENSOR = 5 };
-enum { ST_FLOAT = 6, ST_CHAR = 1 };
+enum { ST_FLOAT = 6, ST_CHAR = 1, ST_SHORT = 2 };
 enum {
   OP_QUANTIZE = 1, OP_DEQUANTIZE, OP_CONV_NHWC, OP_DW_NHWC, OP_CONV, OP_DW, OP_LINEAR,
   OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER,
-  OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM
+  OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM, OP_DIV, OP_BATCH_MATMUL
 };
 
 typedef struct {
@@ -342,6 +343,44 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
       const int8_t *t = (const int8_t *)tensor_data(lut), *in = (const int8_t *)src;
       int8_t *out = (int8_t *)dst;
       for (uint32_t i = 0; i < count; i++) out[i] = t[(uint8_t)(in[i] + 128)];
+      return 0;
+    }
+    case OP_DIV: {
+      /* cortex_m::quantized_div: the backend's float quotient, round((a - a_zp) / (b - b_zp) *
+       * scale) + out_zp, 0 for a zero divisor, clamped to the type */
+      const value_rec *y = val(a, n, 2);
+      if (!y || y->kind != V_TENSOR || y->dtype != x->dtype || y->u.t.numel != count ||
+          (x->dtype != ST_CHAR && x->dtype != ST_SHORT))
+        return fail("div: int8 or int16 tensors of one size and type");
+      int32_t azp = (int32_t)ival(val(a, n, 1)), bzp = (int32_t)ival(val(a, n, 3)),
+              ozp = (int32_t)ival(val(a, n, 4));
+      float scale = (float)dval(val(a, n, 5));
+      int wide = x->dtype == ST_SHORT;
+      float lo = wide ? -32768.0f : -128.0f, hi = wide ? 32767.0f : 127.0f;
+      for (uint32_t i = 0; i < count; i++) {
+        int32_t p = wide ? ((const int16_t *)src)[i] : ((const int8_t *)src)[i];
+        int32_t q = wide ? ((const int16_t *)tensor_data(y))[i] : ((const int8_t *)tensor_data(y))[i];
+        int32_t num = (int32_t)((uint32_t)p - (uint32_t)azp), den = (int32_t)((uint32_t)q - (uint32_t)bzp);
+        float quot = den != 0 ? (float)num / (float)den : 0.0f;
+        float v = roundf(quot * scale) + (float)ozp;
+        v = v < lo ? lo : v > hi ? hi : v;
+        if (wide)
+          ((int16_t *)dst)[i] = (int16_t)v;
+        else
+          ((int8_t *)dst)[i] = (int8_t)v;
+      }
+      return 0;
+    }
+    case OP_BATCH_MATMUL: {
+      const value_rec *r = val(a, n, 2);
+      if (!r || r->kind != V_TENSOR || x->rank != 3 || r->rank != 3)
+        return fail("batch_matmul: 3-D int8 tensors");
+      const int32_t *ls = sizes_of(x), *rs = sizes_of(r);
+      if (ls[0] != rs[0] || ls[2] != rs[2]) return fail("batch_matmul: sizes do not fit");
+      k_batch_matmul_s8((const int8_t *)src, (const int8_t *)tensor_data(r), ls[0], ls[1], ls[2],
+                        rs[1], (int32_t)ival(val(a, n, 1)), (int32_t)ival(val(a, n, 3)),
+                        (int32_t)ival(val(a, n, 4)), (int32_t)ival(val(a, n, 5)),
+                        (int32_t)ival(val(a, n, 6)), (int8_t *)dst);
       return 0;
     }
     case OP_MINIMUM: return run_min_max(a, n, 0);

@@ -61,6 +61,8 @@ pub enum OpCode {
     QuantizedActivation = 18,
     Minimum = 19,
     Maximum = 20,
+    QuantizedDiv = 21,
+    QuantizedBatchMatmul = 22,
 }
 
 impl OpCode {
@@ -100,6 +102,8 @@ impl OpCode {
             QuantizedActivation,
             Minimum,
             Maximum,
+            QuantizedDiv,
+            QuantizedBatchMatmul,
         ]
         .into_iter()
         .find(|op| *op as u32 == code)
@@ -478,13 +482,32 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
         .ok_or(BoardImageError::NoPlan(plan_index))?;
     for (i, ins) in plan.main_instructions().iter().enumerate() {
         match ins {
-            Instruction::KernelCall { op_index, .. } => {
+            Instruction::KernelCall { op_index, args } => {
                 let op = plan
                     .operators
                     .get(*op_index)
                     .map_or_else(|| format!("operator #{op_index}"), |o| o.qualified());
-                if OpCode::of(&op).is_none() {
+                let Some(code) = OpCode::of(&op) else {
                     return Err(BoardImageError::Unsupported { instruction: i, op });
+                };
+                // the firmware's quantize and dequantize handle int8 codes only
+                let int_side = match code {
+                    OpCode::Quantize => args.len().checked_sub(2).and_then(|k| args.get(k)),
+                    OpCode::Dequantize => args.first(),
+                    _ => None,
+                };
+                let dtype = int_side
+                    .and_then(|&v| plan.values.get(v))
+                    .and_then(|v| v.as_tensor())
+                    .map(|t| t.scalar_type);
+                if dtype.is_some_and(|d| d != crate::ScalarType::Char) {
+                    return Err(BoardImageError::Unsupported {
+                        instruction: i,
+                        op: format!(
+                            "{op} on {} codes",
+                            dtype.map_or_else(|| "?".to_string(), |d| d.short_name())
+                        ),
+                    });
                 }
             }
             other => {
