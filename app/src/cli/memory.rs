@@ -10,12 +10,23 @@ use serde_json::json;
 use crate::load;
 use crate::table::{bytes, Table};
 
-pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
+pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Result<()> {
     let program = load::program(path)?;
     let (index, _) = super::pick_plan(&program, method, path)?;
     let graph = graph_from_plan(&program, index)
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);
+    let better = replan.then(|| etscope_core::plan::best_fit::best_fit(&plan));
+    if let Some(r) = &better {
+        let findings = etscope_core::plan::best_fit::check(&plan, r);
+        if !findings.is_empty() {
+            return Err(anyhow!(
+                "{}: the re-planned placement fails its check: {:?}",
+                path.display(),
+                findings
+            ));
+        }
+    }
     let npu = etscope_core::formats::ethos_u::delegates(&program, index);
     let mut listed: Vec<&etscope_core::plan::Arena> = plan.arenas.iter().collect();
     listed.sort_by_key(|a| (a.tensors.is_empty(), a.memory_id));
@@ -40,6 +51,15 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
                 "tensors": a.tensors,
             })).collect::<Vec<_>>(),
             "findings": plan.findings,
+            "best_fit": better.as_ref().map(|r| r.arenas.iter().map(|a| json!({
+                "memory_id": a.memory_id,
+                "size": a.size,
+                "executorch_peak": a.executorch_peak,
+                "lower_bound": a.lower_bound,
+                "saved": a.executorch_peak - a.size,
+                "order": a.order,
+                "offsets": a.offsets,
+            })).collect::<Vec<_>>()),
         }));
     }
     println!(
@@ -109,6 +129,28 @@ pub fn run(path: &Path, method: Option<&str>, as_json: bool) -> Result<()> {
             };
             println!("  {msg}");
         }
+    }
+    if let Some(r) = &better {
+        println!("\nbest fit (etscope's planner on the same lifetimes, checked):");
+        let mut t = Table::new(&[
+            ">arena",
+            ">ExecuTorch",
+            ">best fit",
+            ">lower bound",
+            ">saved",
+            "order",
+        ]);
+        for a in &r.arenas {
+            t.row(vec![
+                a.memory_id.to_string(),
+                bytes(a.executorch_peak),
+                bytes(a.size),
+                bytes(a.lower_bound),
+                bytes(a.executorch_peak - a.size),
+                a.order.to_string(),
+            ]);
+        }
+        print!("{}", t.render());
     }
     Ok(())
 }

@@ -100,6 +100,10 @@ pub enum Command {
         file: PathBuf,
         #[arg(long)]
         method: Option<String>,
+        /// Also place every tensor anew with etscope's best-fit planner on the same lifetimes
+        /// (checked: no two live tensors share a byte) and show what each arena then needs.
+        #[arg(long)]
+        replan: bool,
         #[arg(long)]
         json: bool,
     },
@@ -341,7 +345,12 @@ pub fn run(command: Command) -> Result<()> {
             method,
             json,
         } => graph::run(&file, stage.as_deref(), method.as_deref(), json),
-        Command::Memory { file, method, json } => memory::run(&file, method.as_deref(), json),
+        Command::Memory {
+            file,
+            method,
+            replan,
+            json,
+        } => memory::run(&file, method.as_deref(), replan, json),
         Command::Profile {
             pte,
             etdump,

@@ -8,6 +8,8 @@
 //! is the largest sum of live sizes at any time, which no placement can beat. So
 //! `lower_bound <= peak <= size` for every sound plan.
 
+pub mod best_fit;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -332,7 +334,7 @@ fn sweep(arena: &mut Arena, steps: usize, curve: bool) {
 }
 
 /// Reports pairs of tensors whose lifetimes and byte ranges both intersect.
-fn find_overlaps(arena: &Arena, findings: &mut Vec<Finding>) {
+pub(crate) fn find_overlaps(arena: &Arena, findings: &mut Vec<Finding>) {
     let mut order: Vec<usize> = (0..arena.tensors.len()).collect();
     order.sort_by_key(|&i| (arena.tensors[i].first, arena.tensors[i].offset));
     let mut live: Vec<usize> = Vec::new();

@@ -222,6 +222,21 @@ impl Runtime {
         Ok(())
     }
 
+    /// Resizes arena `memory_id` for arena runs (a re-planned program's).
+    pub fn resize_arena(&mut self, memory_id: u32, size: u64) -> Result<(), RuntimeError> {
+        let slot = (memory_id as usize)
+            .checked_sub(1)
+            .and_then(|i| self.arena_sizes.get_mut(i))
+            .ok_or_else(|| program_err(format!("no arena {memory_id}")))?;
+        if size > MAX_TENSOR_ELEMENTS as u64 * 4 {
+            return Err(program_err(format!(
+                "a memory arena of {size} bytes is too large"
+            )));
+        }
+        *slot = size;
+        Ok(())
+    }
+
     fn bind_inputs(
         &self,
         values: &mut [RValue],
