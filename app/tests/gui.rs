@@ -622,3 +622,53 @@ fn a_pass_stage_is_listed_and_compared_with_its_program() {
     assert_eq!(view.report.matched_by, "instruction");
     assert_eq!(view.report.first_divergence, None, "{:?}", view.report.rows);
 }
+
+#[test]
+fn the_program_is_handed_over_before_its_etrecord_and_etdump_are_attached() {
+    use std::cell::RefCell;
+    let previews = RefCell::new(Vec::new());
+    let paths = [
+        tiny("model_fp32.pte"),
+        tiny("model_fp32.etrecord"),
+        tiny("etdump.etdp"),
+    ];
+    let (docs, errors) = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, &|d| {
+        previews.borrow_mut().push(d)
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    let previews = previews.into_inner();
+    assert_eq!(previews.len(), 1, "one preview, sent once");
+    let preview = &previews[0];
+    assert_eq!(preview.len(), 1);
+    // the preview is the program alone, graph laid out, nothing attached yet
+    assert_eq!(preview[0].stages.len(), 1);
+    assert!(preview[0].etrecord.is_none() && preview[0].etdump.is_none());
+    assert!(!preview[0].stages[0].graph.nodes.is_empty());
+    // the final document has the ETRecord's stages and the ETDump's profile
+    assert_eq!(docs.len(), 1);
+    assert!(docs[0].stages.len() > 1, "ETRecord stages attached");
+    assert!(docs[0].etdump.is_some() && docs[0].profile.is_some());
+    assert_eq!(
+        docs[0].stages[docs[0].pte_stage.expect("program stage")]
+            .graph
+            .nodes
+            .len(),
+        preview[0].stages[0].graph.nodes.len()
+    );
+}
+
+#[test]
+fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
+    let previews = std::cell::Cell::new(0);
+    let (docs, _) =
+        etscope::gui::loader::load_in_phases(&[tiny("model_fp32.pte")], None, &|_| {}, &|_| {
+            previews.set(previews.get() + 1)
+        });
+    assert_eq!((docs.len(), previews.get()), (1, 0));
+    // in the window: however the frames fell, one document remains, with every stage
+    let harness = app_with(&["model_fp32.pte", "model_fp32.etrecord", "etdump.etdp"]);
+    let app = harness.state();
+    assert_eq!(app.docs.len(), 1);
+    assert!(!app.docs[0].preview);
+    assert!(app.docs[0].doc.stages.len() > 1);
+}

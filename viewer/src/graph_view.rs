@@ -85,6 +85,23 @@ enum Hit {
 }
 
 impl GraphView {
+    /// The same view of the same graph, read again (camera, selection, collapsed modules):
+    /// the drawn layout is rebuilt from the new stage.
+    pub fn carried_over(&self) -> GraphView {
+        GraphView {
+            center: self.center,
+            zoom: self.zoom,
+            selected: self.selected,
+            show_minimap: self.show_minimap,
+            fit_pending: self.fit_pending,
+            focus_pending: self.focus_pending,
+            last_rect: self.last_rect,
+            collapsed: self.collapsed.clone(),
+            modules_initialized: self.modules_initialized,
+            view: None,
+        }
+    }
+
     /// Fits the whole graph (or, for very large graphs, its readable top) on the next frame.
     pub fn fit(&mut self) {
         self.fit_pending = true;

@@ -47,6 +47,14 @@ pub struct Cli {
     /// (QEMU Cortex-M55).
     #[arg(long, value_name = "RUNS")]
     pub live_board: Option<u32>,
+    /// Print to stderr when the first graph was drawn and when every file was attached (time
+    /// since launch), then quit: how long a user waits (see README, "First frame").
+    #[arg(long)]
+    pub timings: bool,
+    /// Draw nothing until every file is attached (the loading before the program was shown
+    /// first; for `scripts/first_frame.sh`).
+    #[arg(long, hide = true)]
+    pub no_preview: bool,
 }
 
 /// What the command line asks for.
@@ -68,6 +76,8 @@ impl Cli {
                 side_by_side: self.side_by_side,
                 screenshot: self.screenshot,
                 live_board: self.live_board,
+                timings: self.timings.then(std::time::Instant::now),
+                no_preview: self.no_preview,
             }),
         }
     }

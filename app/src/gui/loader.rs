@@ -12,6 +12,9 @@ use etscope_viewer::document::Document;
 /// Messages from a load job.
 pub enum LoadMessage {
     Progress(String),
+    /// The batch's programs, read and laid out, before anything else is attached: the window
+    /// draws them at once; `Done` replaces them.
+    Preview(Vec<Document>),
     /// The job's documents (new ones, and the target handed in, updated), and one error line per
     /// file that could not be used.
     Done {
@@ -34,8 +37,14 @@ fn display_name(p: &Path) -> String {
 }
 
 /// Starts loading `paths`; files that are not programs attach to a program of the same batch,
-/// else to `target` (the active document, moved into the job and handed back).
-pub fn start(paths: Vec<PathBuf>, target: Option<Document>, ctx: eframe::egui::Context) -> LoadJob {
+/// else to `target` (the active document, moved into the job and handed back). With `preview`,
+/// the batch's programs are sent as soon as they are laid out.
+pub fn start(
+    paths: Vec<PathBuf>,
+    target: Option<Document>,
+    preview: bool,
+    ctx: eframe::egui::Context,
+) -> LoadJob {
     let (tx, rx) = channel();
     let job_paths = paths.clone();
     thread::spawn(move || {
@@ -46,7 +55,16 @@ pub fn start(paths: Vec<PathBuf>, target: Option<Document>, ctx: eframe::egui::C
         // a panic (a bug) is reported as an error naming the files, never a window stuck on
         // "opening…"
         let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            load(&job_paths, target, &|s| send(LoadMessage::Progress(s)))
+            load_in_phases(
+                &job_paths,
+                target,
+                &|s| send(LoadMessage::Progress(s)),
+                &|docs| {
+                    if preview {
+                        send(LoadMessage::Preview(docs))
+                    }
+                },
+            )
         }));
         let (documents, errors) = loaded.unwrap_or_else(|panic| {
             let what = panic
@@ -77,6 +95,17 @@ pub fn load(
     paths: &[PathBuf],
     target: Option<Document>,
     progress: &dyn Fn(String),
+) -> (Vec<Document>, Vec<String>) {
+    load_in_phases(paths, target, progress, &|_| {})
+}
+
+/// [`load`], handing the batch's programs to `preview` as soon as they are laid out, before
+/// ETRecords, ETDumps and debug buffers are attached (only when there is something to attach).
+pub fn load_in_phases(
+    paths: &[PathBuf],
+    target: Option<Document>,
+    progress: &dyn Fn(String),
+    preview: &dyn Fn(Vec<Document>),
 ) -> (Vec<Document>, Vec<String>) {
     let mut errors = Vec::new();
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
@@ -109,6 +138,9 @@ pub fn load(
         }
     }
     let had_new = !docs.is_empty();
+    if had_new && !rest.is_empty() {
+        preview(docs.clone());
+    }
     let mut target = target;
     // ETRecords first (stages), then ETDumps, then debug buffers.
     rest.sort_by_key(|(_, b)| match FileKind::detect(b) {

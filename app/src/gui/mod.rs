@@ -70,6 +70,8 @@ pub struct DocView {
         etscope_viewer::diff_view::DiffView,
         etscope_viewer::document::StageView,
     )>,
+    /// Shown while its files are still being attached; the loaded document replaces it.
+    pub preview: bool,
 }
 
 impl DocView {
@@ -97,6 +99,7 @@ impl DocView {
             neighbourhood: None,
             diff: None,
             side_by_side: None,
+            preview: false,
         }
     }
 
@@ -199,6 +202,12 @@ pub struct StartOptions {
     pub screenshot: Option<PathBuf>,
     /// Start a live session on the emulated board with this many inferences once loaded.
     pub live_board: Option<u32>,
+    /// `--timings`: when the command line was read; the window prints its first-graph and
+    /// all-attached times since then and quits.
+    pub timings: Option<std::time::Instant>,
+    /// Draw nothing until every file is attached (how the window loaded before the program's
+    /// graph was shown first; kept to measure the difference).
+    pub no_preview: bool,
 }
 
 /// What a comparison's worker sends back.
@@ -241,6 +250,15 @@ pub struct EtscopeApp {
     start_applied: bool,
     screenshot_state: ScreenshotState,
     pending_png: Option<(PathBuf, egui::Rect)>,
+    /// `--timings`: what has been reported so far.
+    timings_reported: TimingsReported,
+}
+
+/// The `--timings` milestones already printed.
+#[derive(Debug, Default)]
+struct TimingsReported {
+    first_graph: bool,
+    attached: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,6 +293,7 @@ impl EtscopeApp {
             start_applied: false,
             screenshot_state: ScreenshotState::Idle,
             pending_png: None,
+            timings_reported: TimingsReported::default(),
             start,
         };
         if !app.start.files.is_empty() {
@@ -299,7 +318,12 @@ impl EtscopeApp {
             let i = self.active.min(self.docs.len() - 1);
             Some(self.docs.remove(i).doc)
         };
-        self.job = Some(loader::start(paths, target, ctx.clone()));
+        self.job = Some(loader::start(
+            paths,
+            target,
+            !self.start.no_preview,
+            ctx.clone(),
+        ));
     }
 
     /// Applies finished loads.
@@ -309,6 +333,17 @@ impl EtscopeApp {
         loop {
             match job.rx.try_recv() {
                 Ok(LoadMessage::Progress(p)) => job.progress = p,
+                Ok(LoadMessage::Preview(documents)) => {
+                    let first = self.docs.len();
+                    for d in documents {
+                        let mut dv = DocView::new(d);
+                        dv.preview = true;
+                        self.docs.push(dv);
+                    }
+                    if self.docs.len() > first {
+                        self.active = first;
+                    }
+                }
                 Ok(LoadMessage::Done { documents, errors }) => done = Some((documents, errors)),
                 Err(std::sync::mpsc::TryRecvError::Empty) => break,
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => {
@@ -324,12 +359,32 @@ impl EtscopeApp {
         }
         if let Some((documents, errors)) = done {
             self.messages.extend(errors);
+            // the previews give way to the documents with everything attached
+            // (a preview being looked at keeps its camera and selection on the program's stage)
+            let carried = self
+                .docs
+                .get(self.active)
+                .filter(|dv| dv.preview)
+                .and_then(|dv| dv.views.get(dv.stage))
+                .map(|v| v.carried_over());
+            self.docs.retain(|dv| !dv.preview);
+            self.active = self.active.min(self.docs.len().saturating_sub(1));
             let first_new = self.docs.len();
             for d in documents {
                 self.docs.push(DocView::new(d));
             }
             if self.docs.len() > first_new {
                 self.active = first_new;
+                if let Some(view) = carried {
+                    let dv = &mut self.docs[first_new];
+                    if let Some(pte) = dv.doc.pte_stage {
+                        if dv.stage == pte {
+                            if let Some(slot) = dv.views.get_mut(pte) {
+                                *slot = view;
+                            }
+                        }
+                    }
+                }
             }
             self.job = None;
         }
@@ -691,7 +746,54 @@ impl EtscopeApp {
         panels::draw(self, ui);
         self.apply_commands(&ctx);
         self.handle_screenshots(&ctx);
+        self.report_timings(&ctx);
     }
+
+    /// `--timings`: prints the time since launch of the first frame that drew a graph and of the
+    /// first frame with every file attached, then closes the window.
+    fn report_timings(&mut self, ctx: &egui::Context) {
+        let Some(launched) = self.start.timings else {
+            return;
+        };
+        let ms = launched.elapsed().as_secs_f64() * 1e3;
+        let shown = (self.tab == Tab::Graph)
+            .then(|| self.docs.get(self.active))
+            .flatten()
+            .map(|dv| (dv.doc.stages[dv.stage].graph.nodes.len(), dv.preview));
+        if let Some((nodes, preview)) = shown {
+            if !self.timings_reported.first_graph {
+                self.timings_reported.first_graph = true;
+                let what = if preview {
+                    ", files still attaching"
+                } else {
+                    ""
+                };
+                eprintln!("etscope: first graph drawn after {ms:.0} ms ({nodes} nodes{what})");
+            }
+            if self.job.is_none() && !self.timings_reported.attached {
+                self.timings_reported.attached = true;
+                let files: usize = self.docs.iter().map(|dv| dv.doc.files.len()).sum();
+                let resident = resident_mb()
+                    .map(|mb| format!(", {mb:.0} MB resident"))
+                    .unwrap_or_default();
+                eprintln!(
+                    "etscope: all {files} files attached and drawn after {ms:.0} ms{resident}"
+                );
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        } else if self.job.is_none() && self.start_applied && !self.timings_reported.attached {
+            self.timings_reported.attached = true;
+            eprintln!("etscope: nothing to draw after {ms:.0} ms");
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+}
+
+/// The process's resident memory now (Linux; `None` elsewhere).
+fn resident_mb() -> Option<f64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: f64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096.0 / 1e6)
 }
 
 /// Opens the window and runs until it closes.

@@ -360,6 +360,14 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if let Some(i) = switch {
         dv.switch_stage(i);
     }
+    if dv.preview {
+        if let Some(job) = &app.job {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.weak(&job.progress);
+            });
+        }
+    }
     ui.separator();
     ui.label(RichText::new("Search").strong());
     let response = ui.add(
