@@ -4,4 +4,5 @@ pub mod board;
 pub mod cli;
 pub mod gui;
 mod load;
+pub mod siblings;
 mod table;

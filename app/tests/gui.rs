@@ -463,7 +463,8 @@ fn a_hostile_file_then_a_good_one_in_the_same_window() {
     let app = harness.state();
     let last = app.docs.last().expect("documents");
     assert_eq!(last.doc.title, "model_int8_cortex_m55.pte");
-    assert_eq!(last.doc.stages[0].graph.instruction_count, 6);
+    let pte = last.doc.pte_stage.expect("program stage");
+    assert_eq!(last.doc.stages[pte].graph.instruction_count, 6);
     harness.get_by_label_contains("stage pte · 8 nodes");
 }
 
@@ -671,4 +672,105 @@ fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
     assert_eq!(app.docs.len(), 1);
     assert!(!app.docs[0].preview);
     assert!(app.docs[0].doc.stages.len() > 1);
+}
+
+/// A fresh directory holding copies of fixtures under new names.
+fn directory_with(test: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("etscope-gui-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (from, to) in files {
+        std::fs::copy(tiny(from), dir.join(to)).expect("copy fixture");
+    }
+    dir
+}
+
+#[test]
+fn a_program_opened_alone_brings_the_files_beside_it_and_each_can_be_removed() {
+    let dir = directory_with(
+        "siblings",
+        &[
+            ("model_fp32.pte", "model_fp32.pte"),
+            ("model_fp32.etrecord", "model_fp32.etrecord"),
+            ("etdump.etdp", "model_fp32.etdp"),
+            ("debug_buffer.bin", "model_fp32.bin"),
+            ("input.npy", "input.npy"),
+        ],
+    );
+    let mut harness = app_with_paths(vec![dir.join("model_fp32.pte")]);
+    {
+        let app = harness.state();
+        assert!(app.messages.is_empty(), "{:?}", app.messages);
+        assert_eq!(app.docs.len(), 1);
+        let doc = &app.docs[0].doc;
+        assert!(doc.etrecord.is_some(), "the ETRecord found by name");
+        assert!(
+            doc.profile.is_some() && !doc.captured.is_empty(),
+            "ETDump + debug buffer"
+        );
+        assert!(doc.input.is_some(), "input.npy");
+        assert_eq!(app.docs[0].sources.found.len(), 4);
+    }
+    // announced where the stages are, each with its remove button
+    harness.get_by_label("Found beside the program by name:");
+    for name in [
+        "model_fp32.etrecord",
+        "model_fp32.etdp",
+        "model_fp32.bin",
+        "input.npy",
+    ] {
+        harness.get_by_label(name);
+    }
+    // the first remove button is the ETRecord's
+    harness
+        .get_all_by_label("remove")
+        .next()
+        .expect("remove")
+        .click();
+    harness.run_steps(2);
+    let started = Instant::now();
+    while harness.state().job.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "reopening did not finish"
+        );
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    harness.run_steps(3);
+    let app = harness.state();
+    assert_eq!(app.docs.len(), 1);
+    let dv = &app.docs[0];
+    assert!(dv.doc.etrecord.is_none(), "removed, and not found again");
+    assert!(
+        dv.doc.profile.is_some() && dv.doc.input.is_some(),
+        "the others stay"
+    );
+    assert_eq!(dv.sources.declined, vec![dir.join("model_fp32.etrecord")]);
+    assert!(!dv.doc.files.iter().any(|f| f.ends_with(".etrecord")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_beside_the_program_that_belongs_to_another_is_skipped_with_a_warning() {
+    let dir = directory_with(
+        "foreign_sibling",
+        &[
+            ("model_fp32.pte", "model_fp32.pte"),
+            ("model_int8_cortex_m55.etrecord", "model_fp32.etrecord"),
+        ],
+    );
+    let harness = app_with_paths(vec![dir.join("model_fp32.pte")]);
+    let app = harness.state();
+    assert_eq!(app.docs.len(), 1, "the program is open");
+    assert!(app.docs[0].doc.etrecord.is_none());
+    assert!(
+        app.messages
+            .iter()
+            .any(|m| m.contains("model_fp32.etrecord")
+                && m.contains("found beside the program by name; skipped")),
+        "{:?}",
+        app.messages
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

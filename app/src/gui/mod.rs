@@ -72,6 +72,20 @@ pub struct DocView {
     )>,
     /// Shown while its files are still being attached; the loaded document replaces it.
     pub preview: bool,
+    /// Where its files came from: chosen, found beside the program, removed by the user.
+    pub sources: DocSources,
+}
+
+/// The files of one document by origin, so a file found beside the program can be removed
+/// (the document is reopened without it) and is not found again.
+#[derive(Debug, Clone, Default)]
+pub struct DocSources {
+    /// Opened by the user (command line, dialog, drop).
+    pub given: Vec<PathBuf>,
+    /// Found beside a program by name and attached ([`crate::siblings`]).
+    pub found: Vec<PathBuf>,
+    /// Found once, removed by the user: not looked for again.
+    pub declined: Vec<PathBuf>,
 }
 
 impl DocView {
@@ -100,6 +114,7 @@ impl DocView {
             diff: None,
             side_by_side: None,
             preview: false,
+            sources: DocSources::default(),
         }
     }
 
@@ -186,6 +201,11 @@ pub enum Command {
     Open(Vec<PathBuf>),
     OpenDialog,
     CloseDocument(usize),
+    /// Reopen a document without a file that was found beside its program.
+    RemoveFound {
+        doc: usize,
+        path: PathBuf,
+    },
     Export(panels::ExportKind),
 }
 
@@ -252,6 +272,8 @@ pub struct EtscopeApp {
     pending_png: Option<(PathBuf, egui::Rect)>,
     /// `--timings`: what has been reported so far.
     timings_reported: TimingsReported,
+    /// The origin of the files of the load running now (for its documents).
+    loading_sources: DocSources,
 }
 
 /// The `--timings` milestones already printed.
@@ -294,6 +316,7 @@ impl EtscopeApp {
             screenshot_state: ScreenshotState::Idle,
             pending_png: None,
             timings_reported: TimingsReported::default(),
+            loading_sources: DocSources::default(),
             start,
         };
         if !app.start.files.is_empty() {
@@ -303,23 +326,34 @@ impl EtscopeApp {
         app
     }
 
-    /// Starts opening files in the background.
+    /// Starts opening files in the background; a program brings the files beside it that its
+    /// name points to ([`crate::siblings`]), announced and removable.
     pub fn open(&mut self, paths: Vec<PathBuf>, ctx: &egui::Context) {
+        self.open_declining(paths, Vec::new(), ctx);
+    }
+
+    /// [`Self::open`], not bringing the files in `declined`.
+    fn open_declining(&mut self, paths: Vec<PathBuf>, declined: Vec<PathBuf>, ctx: &egui::Context) {
         if paths.is_empty() || self.job.is_some() {
             return;
         }
         self.settings.remember(&paths);
-        let programs_in_batch = paths
-            .iter()
-            .any(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pte" | "bpte")));
-        let target = if programs_in_batch || self.docs.is_empty() {
-            None
+        let (batch, found) = crate::siblings::with_files_beside(&paths, &declined);
+        // announced under Stages, each with its remove button
+        let programs_in_batch = paths.iter().any(|p| crate::siblings::is_program(p));
+        let (target, mut sources) = if programs_in_batch || self.docs.is_empty() {
+            (None, DocSources::default())
         } else {
             let i = self.active.min(self.docs.len() - 1);
-            Some(self.docs.remove(i).doc)
+            let dv = self.docs.remove(i);
+            (Some(dv.doc), dv.sources)
         };
+        sources.given.extend(paths);
+        sources.found.extend(found);
+        sources.declined.extend(declined);
+        self.loading_sources = sources;
         self.job = Some(loader::start(
-            paths,
+            batch,
             target,
             !self.start.no_preview,
             ctx.clone(),
@@ -358,7 +392,19 @@ impl EtscopeApp {
             }
         }
         if let Some((documents, errors)) = done {
-            self.messages.extend(errors);
+            let sources = std::mem::take(&mut self.loading_sources);
+            // a file found by name that does not fit is skipped, the program kept
+            self.messages.extend(errors.into_iter().map(|e| {
+                if sources
+                    .found
+                    .iter()
+                    .any(|p| e.starts_with(&format!("{}:", p.display())))
+                {
+                    format!("{e} (found beside the program by name; skipped)")
+                } else {
+                    e
+                }
+            }));
             // the previews give way to the documents with everything attached
             // (a preview being looked at keeps its camera and selection on the program's stage)
             let carried = self
@@ -371,7 +417,9 @@ impl EtscopeApp {
             self.active = self.active.min(self.docs.len().saturating_sub(1));
             let first_new = self.docs.len();
             for d in documents {
-                self.docs.push(DocView::new(d));
+                let mut dv = DocView::new(d);
+                dv.sources = sources.belonging_to(&dv.doc);
+                self.docs.push(dv);
             }
             if self.docs.len() > first_new {
                 self.active = first_new;
@@ -499,6 +547,31 @@ impl EtscopeApp {
                         }
                         self.docs.remove(i);
                         self.active = self.active.min(self.docs.len().saturating_sub(1));
+                    }
+                }
+                Command::RemoveFound { doc, path } => {
+                    if self.job.is_none() && doc < self.docs.len() {
+                        if matches!(&self.live, Some((d, _)) if *d == doc) {
+                            self.messages
+                                .push("stop the live session before removing a file".into());
+                            continue;
+                        }
+                        let dv = self.docs.remove(doc);
+                        if let Some((d, _)) = &mut self.live {
+                            if *d > doc {
+                                *d -= 1;
+                            }
+                        }
+                        self.active = self.active.min(self.docs.len().saturating_sub(1));
+                        let mut declined = dv.sources.declined.clone();
+                        declined.push(path.clone());
+                        let given: Vec<PathBuf> = dv
+                            .sources
+                            .given
+                            .into_iter()
+                            .filter(|p| p != &path)
+                            .collect();
+                        self.open_declining(given, declined, ctx);
                     }
                 }
                 Command::Export(kind) => panels::export(self, kind, ctx),
@@ -785,6 +858,24 @@ impl EtscopeApp {
             self.timings_reported.attached = true;
             eprintln!("etscope: nothing to draw after {ms:.0} ms");
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+impl DocSources {
+    /// The part of a batch's origins that ended up in `doc` (matched by file name).
+    fn belonging_to(&self, doc: &Document) -> DocSources {
+        let mine = |p: &PathBuf| doc.files.iter().any(|f| *f == file_name(p));
+        DocSources {
+            given: self.given.iter().filter(|p| mine(p)).cloned().collect(),
+            found: self.found.iter().filter(|p| mine(p)).cloned().collect(),
+            declined: self.declined.clone(),
         }
     }
 }

@@ -368,6 +368,30 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             });
         }
     }
+    if !dv.sources.found.is_empty() {
+        ui.add_space(4.0);
+        ui.weak("Found beside the program by name:");
+        for path in &dv.sources.found {
+            ui.horizontal(|ui| {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                ui.label(name).on_hover_text(path.display().to_string());
+                let remove = ui
+                    .add_enabled(app.job.is_none(), egui::Button::new("remove").small())
+                    .on_hover_text(
+                        "reopen the program without this file; it is not looked for again",
+                    );
+                if remove.clicked() {
+                    app.commands.push(Command::RemoveFound {
+                        doc: app.active,
+                        path: path.clone(),
+                    });
+                }
+            });
+        }
+    }
     ui.separator();
     ui.label(RichText::new("Search").strong());
     let response = ui.add(
