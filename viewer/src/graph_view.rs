@@ -342,7 +342,7 @@ impl GraphView {
         out.hovered = hovered;
 
         self.paint_edges(&painter, rect, view, &layout, stage);
-        self.paint_frames(&painter, rect, view, stage);
+        self.paint_frames(&painter, rect, view, stage, &layout);
         self.paint_nodes(&painter, rect, view, stage, &layout, overlay, hovered);
         if self.show_minimap {
             self.paint_minimap(&painter, minimap_rect, view, stage, &layout, overlay);
@@ -476,9 +476,17 @@ impl GraphView {
         }
     }
 
-    fn paint_frames(&self, painter: &egui::Painter, rect: Rect, view: Rect, stage: &StageView) {
+    fn paint_frames(
+        &self,
+        painter: &egui::Painter,
+        rect: Rect,
+        view: Rect,
+        stage: &StageView,
+        layout: &Layout,
+    ) {
         let Some(v) = self.view_layout() else { return };
         let font = FontId::proportional((10.0 * self.zoom.sqrt()).clamp(8.0, 14.0));
+        let mut headers = Vec::new();
         for f in &v.frames {
             let b = f.bounds;
             if !Rect::from_min_max(Pos2::new(b[0], b[1]), Pos2::new(b[2], b[3]))
@@ -502,15 +510,72 @@ impl GraphView {
                 StrokeKind::Inside,
             );
             if r.height() > 30.0 && self.zoom > 0.2 {
-                painter.text(
-                    r.min + Vec2::new(6.0, 2.0),
-                    Align2::LEFT_TOP,
-                    format!("- {} ({})", m.path, m.short_class()),
+                headers.push((
+                    m.depth,
+                    r,
+                    [
+                        format!("- {} ({})", m.path, m.short_class()),
+                        format!("- {}", m.path),
+                    ],
+                ));
+            }
+        }
+        // headers, outer modules first, each where it covers neither a node nor another
+        // header (left, else right end of its strip; with its class, else its path alone), cut
+        // to its frame's width; one that fits nowhere is left out (the strip's tooltip names
+        // the module)
+        headers.sort_by_key(|h| h.0);
+        let mut placed: Vec<Rect> = Vec::new();
+        for (_, r, texts) in headers {
+            let width = r.width() - 12.0;
+            if width < 24.0 {
+                continue;
+            }
+            'texts: for text in texts {
+                let mut job = egui::text::LayoutJob::simple_singleline(
+                    text,
                     font.clone(),
                     Color32::from_gray(200),
                 );
+                job.wrap = egui::text::TextWrapping::truncate_at_width(width);
+                let galley = painter.layout_job(job);
+                let size = galley.size();
+                let spots = [
+                    r.min + Vec2::new(6.0, 2.0),
+                    Pos2::new(r.max.x - 6.0 - size.x, r.min.y + 2.0),
+                ];
+                for at in spots {
+                    let label = Rect::from_min_size(at, size);
+                    let near = label.expand2(Vec2::new(8.0, 1.0));
+                    if !placed.iter().any(|p| p.intersects(near))
+                        && !self.covers_a_node(rect, layout, label)
+                    {
+                        placed.push(label);
+                        painter.galley(at, galley, Color32::from_gray(200));
+                        break 'texts;
+                    }
+                }
             }
         }
+    }
+
+    /// Whether the screen rectangle `r` overlaps a drawn node box.
+    fn covers_a_node(&self, rect: Rect, layout: &Layout, r: Rect) -> bool {
+        let (a, b) = (self.to_world(rect, r.min), self.to_world(rect, r.max));
+        let half = NODE_HEIGHT / 2.0;
+        let first = (((a.y - half) / RANK_GAP).floor().max(0.0)) as usize;
+        let last = (((b.y + half) / RANK_GAP).ceil().max(0.0)) as usize;
+        layout
+            .ranks
+            .iter()
+            .take(last + 1)
+            .skip(first)
+            .flatten()
+            .any(|&s| {
+                let [x, y] = layout.pos[s];
+                let w = layout.width[s] / 2.0;
+                x + w > a.x && x - w < b.x && y + half > a.y && y - half < b.y
+            })
     }
 
     #[allow(clippy::too_many_arguments)]
