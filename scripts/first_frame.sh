@@ -12,6 +12,9 @@ runs=${RUNS:-5}
 [ -x "$bin" ] || { echo "build etscope first (cargo build --release)"; exit 1; }
 mkdir -p "${XDG_RUNTIME_DIR:=/tmp/etscope-xdg}"
 export XDG_RUNTIME_DIR
+# a settings folder of its own: no panel sizes or recent files from a previous session
+XDG_DATA_HOME=$(mktemp -d)
+export XDG_DATA_HOME
 display=:94
 Xvfb $display -screen 0 1600x1000x24 >/dev/null 2>&1 &
 xvfb=$!

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the real app under Xvfb on reference artifacts and writes one PNG per view to
-# docs/screenshots/ (or $1). Needs: Xvfb (apt: xvfb), a release or debug build of etscope.
+# docs/screenshots/ (or $1) at 1600x1000, and the same views at 1280x800 to its 1280x800/
+# folder (SIZES="1600x1000" for one size). Needs: Xvfb (apt: xvfb), a build of etscope.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/docs/screenshots}
@@ -10,16 +11,26 @@ bin=${ETSCOPE_BIN:-$root/target/release/etscope}
 [ -x "$bin" ] || { echo "build etscope first (cargo build --release)"; exit 1; }
 mkdir -p "$out" "${XDG_RUNTIME_DIR:=/tmp/etscope-xdg}"
 export XDG_RUNTIME_DIR
+# a settings folder of its own: no panel sizes or recent files from a previous session
+XDG_DATA_HOME=$(mktemp -d)
+export XDG_DATA_HOME
 display=:93
-Xvfb $display -screen 0 1600x1000x24 >/dev/null 2>&1 &
+Xvfb $display -screen 0 1920x1200x24 >/dev/null 2>&1 &
 xvfb=$!
 trap 'kill $xvfb 2>/dev/null || true' EXIT
 sleep 1
 export DISPLAY=$display LIBGL_ALWAYS_SOFTWARE=1
+sizes=${SIZES:-1600x1000 1280x800}
 shot() { # name, args...
   local name=$1; shift
-  timeout 120 "$bin" "$@" --screenshot "$out/$name.png"
-  echo "wrote $out/$name.png"
+  for size in $sizes; do
+    local dir=$out
+    [ "$size" = 1600x1000 ] || dir=$out/$size
+    mkdir -p "$dir"
+    # each shot starts from no saved state (window and panel sizes, recent files)
+    XDG_DATA_HOME=$(mktemp -d) timeout 120 "$bin" "$@" --size "$size" --screenshot "$dir/$name.png"
+    echo "wrote $dir/$name.png"
+  done
 }
 tiny=$ref/tiny_conv_relu_linear
 ds=$ref/ds_cnn_kws

@@ -38,15 +38,26 @@ pub fn render_arg(graph: &Graph, arg: &Arg) -> String {
 }
 
 /// The name to show for argument `k` of a node: the argument's own, else the registry
-/// schema's, else its position.
+/// schema's; past the schema's arguments, an out variant's out arguments (`out`, or `out0`,
+/// `out1`… for several results) and then the value it returns (`returns`), as ExecuTorch's
+/// emitter lays a kernel call out; else its position.
 pub fn arg_name(node: &etscope_core::ir::Node, k: usize) -> String {
     if let Some(n) = node.args.get(k).and_then(|a| a.name.clone()) {
         return n;
     }
-    node.def()
-        .and_then(|d| d.parsed_schema())
-        .and_then(|s| s.args.get(k))
-        .map_or_else(|| k.to_string(), |a| a.name.clone())
+    let Some(schema) = node.def().and_then(|d| d.parsed_schema()) else {
+        return k.to_string();
+    };
+    if let Some(a) = schema.args.get(k) {
+        return a.name.clone();
+    }
+    let results = schema.returns.max(1);
+    match k - schema.args.len() {
+        j if j < results && results == 1 => "out".into(),
+        j if j < results => format!("out{j}"),
+        j if j == results => "returns".into(),
+        _ => k.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -75,5 +86,39 @@ mod tests {
         assert_eq!(texts[6], "False", "transposed: {texts:?}");
         assert_eq!(arg_name(conv, 3), "stride");
         assert_eq!(arg_name(conv, 8), "groups");
+        // the out variant's out argument and the value the call returns
+        assert_eq!(conv.args.len(), 11);
+        assert_eq!(arg_name(conv, 9), "out");
+        assert_eq!(arg_name(conv, 10), "returns");
+    }
+
+    #[test]
+    fn a_call_with_several_results_names_each_out_argument() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/ds_cnn_kws/model_fp32.pte"
+        ))
+        .expect("shipped sample");
+        let program = Program::parse(bytes).expect("parses");
+        let g = graph_from_plan(&program, 0).expect("graph");
+        let bn = g
+            .nodes
+            .iter()
+            .find(|n| n.op == "aten::_native_batch_norm_legit_no_training")
+            .expect("batch norm");
+        let names: Vec<String> = (0..bn.args.len()).map(|k| arg_name(bn, k)).collect();
+        assert!(
+            names.ends_with(&[
+                "out0".into(),
+                "out1".into(),
+                "out2".into(),
+                "returns".into()
+            ]),
+            "{names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n.parse::<usize>().is_ok()),
+            "{names:?}"
+        );
     }
 }

@@ -200,9 +200,10 @@ pub fn heat_overlay(graph: &Graph, profile: &Profile) -> Vec<Option<Color32>> {
 
 /// Draws the heat legend.
 pub fn heat_legend_ui(ui: &mut Ui) {
+    ui.label("time share of the hottest op:");
     ui.horizontal(|ui| {
-        ui.label("time share:");
-        let (rect, _) = ui.allocate_exact_size(Vec2::new(160.0, 14.0), Sense::hover());
+        ui.label("0%");
+        let (rect, _) = ui.allocate_exact_size(Vec2::new(120.0, 14.0), Sense::hover());
         for i in 0..40 {
             let t = i as f32 / 39.0;
             let x0 = rect.left() + rect.width() * i as f32 / 40.0;
@@ -212,7 +213,7 @@ pub fn heat_legend_ui(ui: &mut Ui) {
             );
             ui.painter().rect_filled(r, 0.0, heat_color(t));
         }
-        ui.label("none to hottest op");
+        ui.label("100%");
     });
 }
 

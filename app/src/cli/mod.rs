@@ -51,10 +51,27 @@ pub struct Cli {
     /// since launch), then quit: how long a user waits (see README, "First frame").
     #[arg(long)]
     pub timings: bool,
+    /// Window size in points, WIDTHxHEIGHT (default 1500x950).
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub size: Option<[f32; 2]>,
     /// Draw nothing until every file is attached (the loading before the program was shown
     /// first; for `scripts/first_frame.sh`).
     #[arg(long, hide = true)]
     pub no_preview: bool,
+}
+
+/// `1280x800` → `[1280.0, 800.0]`.
+fn parse_size(s: &str) -> Result<[f32; 2], String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s}: expected WIDTHxHEIGHT, e.g. 1280x800"))?;
+    let dim = |d: &str| match d.trim().parse::<u32>() {
+        Ok(v) if (200..=10_000).contains(&v) => Ok(v as f32),
+        _ => Err(format!(
+            "{s}: each side must be a whole number from 200 to 10000"
+        )),
+    };
+    Ok([dim(w)?, dim(h)?])
 }
 
 /// What the command line asks for.
@@ -78,6 +95,7 @@ impl Cli {
                 live_board: self.live_board,
                 timings: self.timings.then(std::time::Instant::now),
                 no_preview: self.no_preview,
+                size: self.size,
             }),
         }
     }

@@ -228,6 +228,8 @@ pub struct StartOptions {
     /// Draw nothing until every file is attached (how the window loaded before the program's
     /// graph was shown first; kept to measure the difference).
     pub no_preview: bool,
+    /// Window size in points (`--size`).
+    pub size: Option<[f32; 2]>,
 }
 
 /// What a comparison's worker sends back.
@@ -891,10 +893,12 @@ fn resident_mb() -> Option<f64> {
 pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
-            .with_inner_size([1500.0, 950.0])
+            .with_inner_size(start.size.unwrap_or([1500.0, 950.0]))
             .with_title("etscope")
             .with_drag_and_drop(true),
         renderer: eframe::Renderer::Glow,
+        // a size asked for on the command line wins over the one the last session left
+        persist_window: start.size.is_none(),
         ..Default::default()
     };
     eframe::run_native(

@@ -155,9 +155,13 @@ pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         return;
     }
     app.active = app.active.min(app.docs.len() - 1);
+    // both side panels resize by their edge, within bounds that always leave the canvas the
+    // larger part of the window; wider content scrolls inside them instead of widening them
+    let width = ui.available_width();
     egui::Panel::left("side")
         .resizable(true)
-        .default_size(250.0)
+        .default_size(240.0)
+        .size_range(180.0..=(width * 0.25).max(200.0))
         .show(ui, |ui| side_panel(app, ui));
     // two stages side by side take the inspector's room
     let side_by_side = app.tab == Tab::Graph
@@ -168,7 +172,8 @@ pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if !side_by_side {
         egui::Panel::right("inspector")
             .resizable(true)
-            .default_size(360.0)
+            .default_size(400.0)
+            .size_range(260.0..=(width * 0.45).max(400.0))
             .show(ui, |ui| inspector_panel(app, ui));
     }
     egui::CentralPanel::default().show(ui, |ui| central(app, ui));
@@ -763,49 +768,52 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         return;
     };
     let mut action = None;
-    ScrollArea::vertical().id_salt("inspector").show(ui, |ui| {
-        let graph = &dv.doc.stages[dv.stage].graph;
-        let device = dv.doc.program.as_ref().map(|p| app.host.device_for(p));
-        action = inspector_ui(ui, graph, node, dv.doc.program.as_ref(), device);
-        if let Some(iid) = graph.nodes.get(node).and_then(|n| n.instruction_id) {
-            if let Some(row) = dv
-                .doc
-                .profile
-                .as_ref()
-                .and_then(|p| p.rows.iter().find(|r| r.instruction_id == iid))
-            {
-                ui.collapsing("profile", |ui| {
-                    let f = |x: f64| dv.profile_table.fmt(x);
-                    ui.monospace(format!(
-                        "{} runs  avg {}  p50 {}  min {}  max {} {}",
-                        row.stats.count,
-                        f(row.stats.avg),
-                        f(row.stats.p50),
-                        f(row.stats.min as f64),
-                        f(row.stats.max as f64),
-                        dv.profile_table.unit()
-                    ));
+    // one scroll position per node: a new selection starts at its top
+    ScrollArea::both()
+        .id_salt(("inspector", node))
+        .show(ui, |ui| {
+            let graph = &dv.doc.stages[dv.stage].graph;
+            let device = dv.doc.program.as_ref().map(|p| app.host.device_for(p));
+            action = inspector_ui(ui, graph, node, dv.doc.program.as_ref(), device);
+            if let Some(iid) = graph.nodes.get(node).and_then(|n| n.instruction_id) {
+                if let Some(row) = dv
+                    .doc
+                    .profile
+                    .as_ref()
+                    .and_then(|p| p.rows.iter().find(|r| r.instruction_id == iid))
+                {
+                    ui.collapsing("profile", |ui| {
+                        let f = |x: f64| dv.profile_table.fmt(x);
+                        ui.monospace(format!(
+                            "{} runs  avg {}  p50 {}  min {}  max {} {}",
+                            row.stats.count,
+                            f(row.stats.avg),
+                            f(row.stats.p50),
+                            f(row.stats.min as f64),
+                            f(row.stats.max as f64),
+                            dv.profile_table.unit()
+                        ));
+                    });
+                }
+                let captured = dv.doc.captured_for(iid);
+                if !captured.is_empty() {
+                    ui.collapsing(format!("captured outputs ({})", captured.len()), |ui| {
+                        for (k, c) in captured.iter().enumerate() {
+                            tensor_view::tensor_ui(ui, &format!("{iid}-{k}"), &c.tensor);
+                        }
+                    });
+                }
+            }
+            if let Some(nb) = &mut dv.neighbourhood {
+                ui.collapsing("neighbourhood", |ui| {
+                    ui.allocate_ui(egui::vec2(ui.available_width(), 220.0), |ui| {
+                        if let Some(n) = nb.ui(ui) {
+                            action = Some(InspectorAction::Select(n));
+                        }
+                    });
                 });
             }
-            let captured = dv.doc.captured_for(iid);
-            if !captured.is_empty() {
-                ui.collapsing(format!("captured outputs ({})", captured.len()), |ui| {
-                    for (k, c) in captured.iter().enumerate() {
-                        tensor_view::tensor_ui(ui, &format!("{iid}-{k}"), &c.tensor);
-                    }
-                });
-            }
-        }
-        if let Some(nb) = &mut dv.neighbourhood {
-            ui.collapsing("neighbourhood", |ui| {
-                ui.allocate_ui(egui::vec2(ui.available_width(), 220.0), |ui| {
-                    if let Some(n) = nb.ui(ui) {
-                        action = Some(InspectorAction::Select(n));
-                    }
-                });
-            });
-        }
-    });
+        });
     if let Some(InspectorAction::Select(n)) = action {
         dv.select(n);
     }
