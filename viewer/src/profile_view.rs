@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use egui::{
-    Align2, Color32, FontId, Grid, Pos2, Rect, ScrollArea, Sense, Stroke, StrokeKind, Ui, Vec2,
-};
+use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
 use etscope_core::analysis::profile::{inference_runs, Profile};
 use etscope_core::formats::etdump::{ETDump, Event};
 use etscope_core::ir::Graph;
@@ -219,58 +217,85 @@ pub fn heat_legend_ui(ui: &mut Ui) {
 
 /// Shows the sortable table; returns the instruction of a clicked row.
 pub fn table_ui(ui: &mut Ui, profile: &Profile, state: &mut ProfileTableState) -> Option<usize> {
+    use egui_extras::{Column as Width, TableBuilder};
     let rows = table_rows(profile, state);
     let mut clicked = None;
-    ScrollArea::both().id_salt("profile-table").show(ui, |ui| {
-        Grid::new("profile-grid")
-            .striped(true)
-            .num_columns(8)
-            .show(ui, |ui| {
-                let unit = state.unit();
-                for (col, title) in [
-                    (Column::Instruction, "instr".to_string()),
-                    (Column::Op, "op".to_string()),
-                    (Column::Count, "count".to_string()),
-                    (Column::Avg, format!("avg ({unit})")),
-                    (Column::P50, format!("p50 ({unit})")),
-                    (Column::Min, format!("min ({unit})")),
-                    (Column::Max, format!("max ({unit})")),
-                    (Column::Share, "share".to_string()),
-                ] {
-                    let arrow = if state.sort == col {
-                        if state.descending {
-                            " ▼"
-                        } else {
-                            " ▲"
-                        }
-                    } else {
-                        ""
-                    };
-                    if ui.button(format!("{title}{arrow}")).clicked() {
-                        if state.sort == col {
-                            state.descending = !state.descending;
-                        } else {
-                            state.sort = col;
-                            state.descending = !matches!(col, Column::Instruction | Column::Op);
-                        }
+    let mut sort_by = None;
+    let unit = state.unit();
+    let row_height = ui.text_style_height(&egui::TextStyle::Monospace) + 6.0;
+    // the header row stays while the rows scroll; only the rows in view are laid out; the
+    // operator column is cut to its width (the full name in a tooltip) and every column resizes
+    let height = ui.available_height();
+    TableBuilder::new(ui)
+        .id_salt("profile-table")
+        .striped(true)
+        .resizable(true)
+        .auto_shrink([false, false])
+        .max_scroll_height(height)
+        .column(Width::auto().at_least(44.0))
+        .column(Width::initial(240.0).at_least(80.0).clip(true))
+        .columns(Width::auto().at_least(56.0), 6)
+        .header(row_height + 2.0, |mut header| {
+            for (col, title) in [
+                (Column::Instruction, "instr".to_string()),
+                (Column::Op, "op".to_string()),
+                (Column::Count, "count".to_string()),
+                (Column::Avg, format!("avg ({unit})")),
+                (Column::P50, format!("p50 ({unit})")),
+                (Column::Min, format!("min ({unit})")),
+                (Column::Max, format!("max ({unit})")),
+                (Column::Share, "share".to_string()),
+            ] {
+                let arrow = match (state.sort == col, state.descending) {
+                    (true, true) => " ⏷",
+                    (true, false) => " ⏶",
+                    (false, _) => "",
+                };
+                header.col(|ui| {
+                    if ui
+                        .button(format!("{title}{arrow}"))
+                        .on_hover_text("sort by this column; again to reverse")
+                        .clicked()
+                    {
+                        sort_by = Some(col);
                     }
-                }
-                ui.end_row();
-                for r in &rows {
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(row_height, rows.len(), |mut row| {
+                let Some(r) = rows.get(row.index()) else {
+                    return;
+                };
+                row.col(|ui| {
                     if ui.link(r.instruction_id.to_string()).clicked() {
                         clicked = Some(r.instruction_id);
                     }
-                    ui.monospace(&r.op);
+                });
+                row.col(|ui| {
+                    ui.add(egui::Label::new(egui::RichText::new(&r.op).monospace()).truncate());
+                });
+                row.col(|ui| {
                     ui.monospace(r.count.to_string());
-                    ui.monospace(state.fmt(r.avg));
-                    ui.monospace(state.fmt(r.p50));
-                    ui.monospace(state.fmt(r.min as f64));
-                    ui.monospace(state.fmt(r.max as f64));
-                    ui.monospace(format!("{:.1}%", r.share * 100.0));
-                    ui.end_row();
+                });
+                for v in [r.avg, r.p50, r.min as f64, r.max as f64] {
+                    row.col(|ui| {
+                        ui.monospace(state.fmt(v));
+                    });
                 }
+                row.col(|ui| {
+                    ui.monospace(format!("{:.1}%", r.share * 100.0));
+                });
             });
-    });
+        });
+    if let Some(col) = sort_by {
+        if state.sort == col {
+            state.descending = !state.descending;
+        } else {
+            state.sort = col;
+            state.descending = !matches!(col, Column::Instruction | Column::Op);
+        }
+    }
     clicked
 }
 

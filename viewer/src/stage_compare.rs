@@ -179,7 +179,7 @@ impl StageCompare {
         ui.horizontal_wrapped(|ui| {
             ui.label(
                 RichText::new(format!(
-                    "{}  ⟷  {}",
+                    "{}  ↔  {}",
                     doc.stages[self.left].name, doc.stages[self.right].name
                 ))
                 .strong(),

@@ -307,7 +307,7 @@ fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if let Some(m) = app.messages.last() {
             ui.separator();
             ui.colored_label(Color32::from_rgb(240, 190, 90), m);
-            if ui.small_button("✕").clicked() {
+            if ui.small_button("×").clicked() {
                 app.messages.clear();
             }
         }
