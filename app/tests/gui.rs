@@ -774,3 +774,45 @@ fn a_file_beside_the_program_that_belongs_to_another_is_skipped_with_a_warning()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_diff_tab_says_why_it_cannot_compare() {
+    // two programs and no input array anywhere near them
+    let dir = directory_with(
+        "no_input",
+        &[
+            ("model_fp32.pte", "model_fp32.pte"),
+            ("model_int8_cortex_m55.pte", "model_int8_cortex_m55.pte"),
+        ],
+    );
+    let start = StartOptions {
+        files: vec![
+            dir.join("model_fp32.pte"),
+            dir.join("model_int8_cortex_m55.pte"),
+        ],
+        tab: Some(etscope::gui::Tab::Diff),
+        ..StartOptions::default()
+    };
+    let ctx = egui::Context::default();
+    let app = EtscopeApp::new(&ctx, None, start);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1500.0, 950.0))
+        .build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
+    let started = Instant::now();
+    while harness.state().job.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "loading did not finish"
+        );
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    harness.run_steps(3);
+    harness.state_mut().active = 0;
+    harness.run_steps(2);
+    harness.get_by_label("vs model_int8_cortex_m55.pte").click();
+    harness.run_steps(3);
+    // the reason is in the Diff tab, where the user clicked, not only in the status bar
+    harness.get_by_label_contains("Cannot compare: open an input array (.npy)");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,7 +2,7 @@
 //! their error against the other side, the per-node metrics table, "jump to first divergence",
 //! and for the selected pair both tensors' histograms and an error heatmap.
 
-use egui::{Color32, Grid, RichText, ScrollArea, Ui};
+use egui::{Color32, RichText, ScrollArea, Ui};
 use etscope_core::analysis::diff::{DiffReport, Source};
 use etscope_core::ir::NodeId;
 use etscope_core::tensor::TensorData;
@@ -26,6 +26,8 @@ pub struct DiffView {
     /// Node colours of both sides, computed on the first frame (they depend only on the report
     /// and the two graphs, which a comparison does not change).
     colors: Option<(NodeColors, NodeColors)>,
+    /// The table scrolls to the selected row on the next frame.
+    scroll_to_row: bool,
 }
 
 /// Color for an SNR: ≥ 40 dB cool, ≤ 0 dB hot.
@@ -36,6 +38,13 @@ pub fn snr_color(snr_db: f64) -> Color32 {
         (1.0 - snr_db / 40.0).clamp(0.0, 1.0)
     };
     heat_color(t as f32)
+}
+
+/// [`snr_color`] lightened for text on the dark background (the cool end is a dark blue).
+pub fn snr_text_color(snr_db: f64) -> Color32 {
+    let c = snr_color(snr_db);
+    let lift = |v: u8| (f32::from(v) + (255.0 - f32::from(v)) * 0.45) as u8;
+    Color32::from_rgb(lift(c.r()), lift(c.g()), lift(c.b()))
 }
 
 impl DiffView {
@@ -54,6 +63,7 @@ impl DiffView {
             right: canvas(),
             row: None,
             colors: None,
+            scroll_to_row: false,
         }
     }
 
@@ -90,6 +100,7 @@ impl DiffView {
             return;
         };
         self.row = Some(i);
+        self.scroll_to_row = true;
         if let Some(&n) = r.a_nodes.iter().max() {
             self.left.focus(n);
         }
@@ -182,91 +193,161 @@ impl DiffView {
             }
         }
         let mut pick = None;
-        // only the visible rows are laid out (a large program has thousands)
+        self.rows_table(ui, &mut pick);
+        if let Some(i) = pick {
+            self.select_row(i);
+        }
+    }
+
+    /// The matched groups, one row each: the metrics that decide first (SNR carried in, SNR
+    /// after, the loss between them, cosine, LSB counts), then the raw errors, then the
+    /// operator lists (cut to their column, in full in a tooltip). The header stays while the
+    /// rows scroll; only the rows in view are laid out.
+    fn rows_table(&mut self, ui: &mut Ui, pick: &mut Option<usize>) {
+        use egui_extras::{Column, TableBuilder};
         let row_height = ui.spacing().interact_size.y;
-        let total = self.report.rows.len() + 1;
-        ScrollArea::both()
+        let height = ui.available_height();
+        let mut table = TableBuilder::new(ui)
             .id_salt("diff-rows")
-            .show_rows(ui, row_height, total, |ui, range| {
-                Grid::new("diff-grid").striped(true).show(ui, |ui| {
-                    if range.start == 0 {
-                        for h in [
-                            "", "module", "A", "B", "numel", "MSE", "max abs", "SNR in", "SNR dB",
-                            "cosine", "±1 LSB", ">1 LSB",
-                        ] {
-                            ui.strong(h);
+            .striped(true)
+            .resizable(true)
+            .auto_shrink([false, false])
+            .max_scroll_height(height)
+            .column(Column::exact(14.0))
+            .column(Column::initial(110.0).at_least(50.0).clip(true))
+            .columns(Column::auto().at_least(48.0), 9)
+            .column(Column::initial(200.0).at_least(60.0).clip(true))
+            .column(Column::remainder().at_least(60.0).clip(true));
+        if std::mem::take(&mut self.scroll_to_row) {
+            if let Some(row) = self.row {
+                table = table.scroll_to_row(row, Some(egui::Align::Center));
+            }
+        }
+        let headers: [(&str, &str); 13] = [
+            ("", ""),
+            (
+                "module",
+                "the module (or instruction) whose outputs are compared",
+            ),
+            ("SNR in", "the SNR of what this group was given (dB)"),
+            ("SNR", "the SNR of its output against the other side (dB)"),
+            ("loss", "SNR in minus SNR: what this group itself lost (dB)"),
+            ("cosine", "cosine similarity of the two outputs"),
+            ("±1 LSB", "elements off by one quantization step"),
+            (">1 LSB", "elements off by more than one step"),
+            ("MSE", "mean squared error"),
+            ("max abs", "largest absolute error"),
+            ("numel", "elements compared"),
+            ("A", "operators of side A in this group"),
+            ("B", "operators of side B in this group"),
+        ];
+        let first_divergence = self.report.first_divergence;
+        let selected = self.row;
+        let rows = &self.report.rows;
+        table
+            .header(row_height + 2.0, |mut header| {
+                for (title, tip) in headers {
+                    header.col(|ui| {
+                        let r = ui.strong(title);
+                        if !tip.is_empty() {
+                            r.on_hover_text(tip);
                         }
-                        ui.end_row();
-                    }
-                    let rows = range.start.saturating_sub(1)..range.end.saturating_sub(1);
-                    for (i, r) in self
-                        .report
-                        .rows
-                        .iter()
-                        .enumerate()
-                        .skip(rows.start)
-                        .take(rows.len())
-                    {
-                        let mark = if Some(i) == self.report.first_divergence {
-                            "▶"
-                        } else {
-                            ""
-                        };
-                        ui.label(mark);
+                    });
+                }
+            })
+            .body(|body| {
+                body.rows(row_height, rows.len(), |mut row| {
+                    let i = row.index();
+                    let Some(r) = rows.get(i) else { return };
+                    row.col(|ui| {
+                        if Some(i) == first_divergence {
+                            ui.label("▶").on_hover_text("the first divergence");
+                        }
+                    });
+                    row.col(|ui| {
                         let label = if r.module.is_empty() {
                             format!("#{}", r.a_instructions.iter().max().copied().unwrap_or(0))
                         } else {
                             r.module.join(",")
                         };
-                        if ui.selectable_label(self.row == Some(i), label).clicked() {
-                            pick = Some(i);
+                        let response = ui
+                            .add(
+                                egui::Button::selectable(selected == Some(i), label.as_str())
+                                    .truncate(),
+                            )
+                            .on_hover_text(label.as_str());
+                        if response.clicked() {
+                            *pick = Some(i);
                         }
-                        let short = etscope_core::analysis::diff::short_ops;
-                        ui.monospace(short(&r.a_ops));
-                        ui.monospace(short(&r.b_ops));
-                        match r.metrics {
-                            Some(m) => {
-                                ui.monospace(m.numel.to_string());
-                                ui.monospace(format!("{:.3e}", m.mse));
-                                ui.monospace(format!("{:.3e}", m.max_abs));
-                                ui.monospace(
-                                    r.snr_in_db
-                                        .map(|s| {
-                                            if s.is_infinite() {
-                                                "inf".to_string()
-                                            } else {
-                                                format!("{s:.1}")
-                                            }
-                                        })
-                                        .unwrap_or_else(|| "input".into()),
+                    });
+                    let db = |v: f64| {
+                        if v.is_infinite() {
+                            "inf".to_string()
+                        } else {
+                            format!("{v:.1}")
+                        }
+                    };
+                    match r.metrics {
+                        Some(m) => {
+                            row.col(|ui| {
+                                ui.monospace(r.snr_in_db.map(db).unwrap_or_else(|| "input".into()));
+                            });
+                            row.col(|ui| {
+                                ui.label(
+                                    RichText::new(db(m.snr_db))
+                                        .monospace()
+                                        .color(snr_text_color(m.snr_db)),
                                 );
-                                ui.colored_label(
-                                    snr_color(m.snr_db),
-                                    if m.snr_db.is_infinite() {
-                                        "inf".into()
-                                    } else {
-                                        format!("{:.1}", m.snr_db)
-                                    },
-                                );
+                            });
+                            row.col(|ui| {
+                                let loss = r
+                                    .snr_in_db
+                                    .filter(|s| s.is_finite() && m.snr_db.is_finite())
+                                    .map(|s| format!("{:.1}", s - m.snr_db));
+                                ui.monospace(loss.unwrap_or_default());
+                            });
+                            row.col(|ui| {
                                 ui.monospace(format!("{:.5}", m.cosine));
+                            });
+                            row.col(|ui| {
                                 ui.monospace(
                                     m.off_by_one.map(|x| x.to_string()).unwrap_or_default(),
                                 );
+                            });
+                            row.col(|ui| {
                                 ui.monospace(
                                     m.off_by_more.map(|x| x.to_string()).unwrap_or_default(),
                                 );
-                            }
-                            None => {
+                            });
+                            row.col(|ui| {
+                                ui.monospace(format!("{:.3e}", m.mse));
+                            });
+                            row.col(|ui| {
+                                ui.monospace(format!("{:.3e}", m.max_abs));
+                            });
+                            row.col(|ui| {
+                                ui.monospace(m.numel.to_string());
+                            });
+                        }
+                        None => {
+                            row.col(|ui| {
                                 ui.label(r.note.clone().unwrap_or_default());
+                            });
+                            for _ in 0..8 {
+                                row.col(|_| {});
                             }
                         }
-                        ui.end_row();
+                    }
+                    let short = etscope_core::analysis::diff::short_ops;
+                    for ops in [&r.a_ops, &r.b_ops] {
+                        row.col(|ui| {
+                            let text = short(ops);
+                            ui.add(egui::Label::new(RichText::new(&text).monospace()).truncate())
+                                .on_hover_text(text);
+                        });
                     }
                 });
             });
-        if let Some(i) = pick {
-            self.select_row(i);
-        }
     }
 
     /// The selected pair: both tensors (stats, histogram, heatmap) and the error heatmap.

@@ -74,6 +74,8 @@ pub struct DocView {
     pub preview: bool,
     /// Where its files came from: chosen, found beside the program, removed by the user.
     pub sources: DocSources,
+    /// Why the last comparison could not be made, shown in the Diff tab itself.
+    pub diff_error: Option<String>,
 }
 
 /// The files of one document by origin, so a file found beside the program can be removed
@@ -115,6 +117,7 @@ impl DocView {
             side_by_side: None,
             preview: false,
             sources: DocSources::default(),
+            diff_error: None,
         }
     }
 
@@ -578,7 +581,11 @@ impl EtscopeApp {
                 }
                 Command::Export(kind) => panels::export(self, kind, ctx),
                 Command::Compare(target) => {
-                    if let Err(e) = self.compare(target) {
+                    let result = self.compare(target);
+                    if let Some(dv) = self.docs.get_mut(self.active) {
+                        dv.diff_error = result.as_ref().err().cloned();
+                    }
+                    if let Err(e) = result {
                         self.messages.push(e);
                     }
                 }
@@ -798,9 +805,15 @@ impl EtscopeApp {
                 }
                 if let Some(d) = self.docs.get_mut(job.doc) {
                     d.diff = Some((view, job.stage_b));
+                    d.diff_error = None;
                 }
             }
-            Err(e) => self.messages.push(e),
+            Err(e) => {
+                if let Some(d) = self.docs.get_mut(job.doc) {
+                    d.diff_error = Some(e.clone());
+                }
+                self.messages.push(e);
+            }
         }
     }
 

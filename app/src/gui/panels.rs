@@ -644,6 +644,12 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             );
         }
     });
+    if let Some(e) = &dv.diff_error {
+        ui.colored_label(
+            Color32::from_rgb(240, 190, 90),
+            format!("Cannot compare: {e}"),
+        );
+    }
     ui.separator();
     let Some(pte) = dv.doc.pte_stage else {
         ui.label("Open a program to compare.");
