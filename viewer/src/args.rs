@@ -121,4 +121,26 @@ mod tests {
             "{names:?}"
         );
     }
+
+    #[test]
+    fn every_argument_of_a_cortex_m_program_has_a_name() {
+        for file in [
+            "/../assets/ds_cnn_kws/model_int8_cortex_m55.pte",
+            "/../tests/fixtures/tiny_conv_relu_linear/model_int8_cortex_m4_default.pte",
+        ] {
+            let path = format!("{}{file}", env!("CARGO_MANIFEST_DIR"));
+            let program = Program::parse(std::fs::read(&path).expect("sample")).expect("parses");
+            let g = graph_from_plan(&program, 0).expect("graph");
+            for n in g.nodes.iter().filter(|n| n.op.starts_with("cortex_m::")) {
+                for k in 0..n.args.len() {
+                    let name = arg_name(n, k);
+                    assert!(
+                        name.parse::<usize>().is_err(),
+                        "{file}: {} argument {k}",
+                        n.op
+                    );
+                }
+            }
+        }
+    }
 }
