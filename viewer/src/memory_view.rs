@@ -42,8 +42,8 @@ pub fn arena_ui(
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
     let plot = Rect::from_min_max(
-        rect.min + Vec2::new(70.0, 8.0),
-        rect.max - Vec2::new(8.0, 22.0),
+        rect.min + Vec2::new(70.0, 22.0),
+        rect.max - Vec2::new(8.0, 34.0),
     );
     if let Some(p) = response.hover_pos() {
         let scroll = ui.input(|i| i.smooth_scroll_delta.y);
@@ -87,6 +87,21 @@ pub fn arena_ui(
             Color32::GRAY,
         );
     }
+    // axis titles, with their units
+    painter.text(
+        Pos2::new(rect.left() + 4.0, rect.top() + 3.0),
+        Align2::LEFT_TOP,
+        "offset in the arena (B)",
+        font.clone(),
+        Color32::from_gray(170),
+    );
+    painter.text(
+        Pos2::new(plot.center().x, rect.bottom() - 2.0),
+        Align2::CENTER_BOTTOM,
+        "instruction (time, in execution order)",
+        font.clone(),
+        Color32::from_gray(170),
+    );
     let mut hovered: Option<&PlannedTensor> = None;
     let pointer = response.hover_pos();
     for (i, t) in arena.tensors.iter().enumerate() {
@@ -177,32 +192,79 @@ pub fn arena_ui(
         if response.clicked() {
             clicked = t.producer.or_else(|| t.consumers.first().copied());
         }
-        let producer = t.producer.map(|p| {
+        let name_of = |i: usize| {
             graph
-                .node_for_instruction(p)
-                .map(|n| format!("#{p} {}", n.short_op()))
-                .unwrap_or_default()
-        });
-        let consumers: Vec<String> = t
-            .consumers
-            .iter()
-            .take(8)
-            .map(|c| format!("#{c}"))
-            .collect();
-        response.on_hover_text_at_pointer(format!(
-            "v{} {}{:?} ({:?})\noffset {} size {} B\nlive instructions {}..={}\nproducer {}\nconsumers {}{}",
+                .node_for_instruction(i)
+                .map(|n| format!("#{i} {}", n.short_op()))
+                .unwrap_or_else(|| format!("#{i}"))
+        };
+        let role = match t.role {
+            TensorRole::Input => "a program input",
+            TensorRole::Output => "a program output",
+            TensorRole::Scratch => "a kernel's scratch buffer",
+            TensorRole::Intermediate => "an intermediate tensor",
+        };
+        let mut readers: Vec<String> = t.consumers.iter().take(6).map(|&c| name_of(c)).collect();
+        if t.consumers.len() > 6 {
+            readers.push(format!("and {} more", t.consumers.len() - 6));
+        }
+        let mut text = format!(
+            "v{} {}{:?}, {role}\nbytes {} to {} of this arena ({} B)\nlive from instruction #{} to #{}\n",
             t.value,
             t.dtype.map(|d| d.short_name()).unwrap_or_default(),
             t.shape,
-            t.role,
             t.offset,
+            t.offset + t.size,
             t.size,
             t.first,
             t.last,
-            producer.unwrap_or_else(|| "none".into()),
-            consumers.join(", "),
-            if t.aliases.is_empty() { String::new() } else { format!("\nviews {:?}", t.aliases) }
-        ));
+        );
+        text.push_str(&match t.producer {
+            Some(p) => format!("written by {}", name_of(p)),
+            None => "written before the first instruction".into(),
+        });
+        text.push_str(&if readers.is_empty() {
+            "; read by no instruction".to_string()
+        } else {
+            format!("; read by {}", readers.join(", "))
+        });
+        if !t.aliases.is_empty() {
+            text.push_str(&format!(
+                "\nalso seen as v{}",
+                t.aliases
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", v")
+            ));
+        }
+        text.push_str("\nclick to select its producer");
+        response.on_hover_text_at_pointer(text);
     }
     clicked
+}
+
+/// What the colours and lines of the charts mean (drawn once above them).
+pub fn legend_ui(ui: &mut Ui) {
+    ui.horizontal_wrapped(|ui| {
+        let swatch = |ui: &mut Ui, color: Color32, label: &str| {
+            let (r, _) = ui.allocate_exact_size(Vec2::new(12.0, 12.0), Sense::hover());
+            ui.painter().rect_filled(r, 2.0, color);
+            ui.label(label);
+        };
+        let line = |ui: &mut Ui, color: Color32, label: &str| {
+            let (r, _) = ui.allocate_exact_size(Vec2::new(18.0, 12.0), Sense::hover());
+            ui.painter()
+                .line_segment([r.left_center(), r.right_center()], Stroke::new(2.0, color));
+            ui.label(label);
+        };
+        swatch(ui, role_color(TensorRole::Input, 0), "input");
+        swatch(ui, role_color(TensorRole::Intermediate, 0), "intermediate");
+        swatch(ui, role_color(TensorRole::Output, 0), "output");
+        swatch(ui, role_color(TensorRole::Scratch, 0), "scratch");
+        line(ui, Color32::from_rgb(0xff, 0xe0, 0x80), "bytes live");
+        line(ui, Color32::from_rgb(230, 80, 80), "declared size");
+        line(ui, Color32::from_rgb(240, 170, 60), "peak");
+        line(ui, Color32::from_rgb(90, 200, 120), "lower bound");
+    });
 }

@@ -721,6 +721,9 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
     if empty > 0 {
         ui.label(format!("{empty} declared arenas hold no tensor"));
     }
+    if !shown.is_empty() {
+        memory_view::legend_ui(ui);
+    }
     let each = (ui.available_height() / shown.len().max(1) as f32 - 30.0).max(160.0);
     let mut clicked = None;
     for &i in &shown {
