@@ -247,16 +247,21 @@ pub fn arena_ui(
 /// What the colours and lines of the charts mean (drawn once above them).
 pub fn legend_ui(ui: &mut Ui) {
     ui.horizontal_wrapped(|ui| {
+        // each mark stays with its words when the row wraps
         let swatch = |ui: &mut Ui, color: Color32, label: &str| {
-            let (r, _) = ui.allocate_exact_size(Vec2::new(12.0, 12.0), Sense::hover());
-            ui.painter().rect_filled(r, 2.0, color);
-            ui.label(label);
+            ui.horizontal(|ui| {
+                let (r, _) = ui.allocate_exact_size(Vec2::new(12.0, 12.0), Sense::hover());
+                ui.painter().rect_filled(r, 2.0, color);
+                ui.label(label);
+            });
         };
         let line = |ui: &mut Ui, color: Color32, label: &str| {
-            let (r, _) = ui.allocate_exact_size(Vec2::new(18.0, 12.0), Sense::hover());
-            ui.painter()
-                .line_segment([r.left_center(), r.right_center()], Stroke::new(2.0, color));
-            ui.label(label);
+            ui.horizontal(|ui| {
+                let (r, _) = ui.allocate_exact_size(Vec2::new(18.0, 12.0), Sense::hover());
+                ui.painter()
+                    .line_segment([r.left_center(), r.right_center()], Stroke::new(2.0, color));
+                ui.label(label);
+            });
         };
         swatch(ui, role_color(TensorRole::Input, 0), "input");
         swatch(ui, role_color(TensorRole::Intermediate, 0), "intermediate");
