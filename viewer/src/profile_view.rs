@@ -401,8 +401,10 @@ pub fn timeline_ui(
         hi = lo + 1.0;
     }
     state.view = Some((lo, hi));
-    // axis
+    // axis: each label beside its line, right of it (left of it for the last), and left out
+    // where it would run into the previous one
     let font = FontId::monospace(10.0);
+    let mut last_label_end = f32::NEG_INFINITY;
     for k in 0..=5 {
         let t = lo + (hi - lo) * f64::from(k) / 5.0;
         let x = to_x(t, lo, hi);
@@ -410,13 +412,17 @@ pub fn timeline_ui(
             [Pos2::new(x, plot.top() - 4.0), Pos2::new(x, plot.bottom())],
             Stroke::new(0.5, Color32::from_gray(70)),
         );
-        painter.text(
-            Pos2::new(x, rect.top() + 2.0),
-            Align2::CENTER_TOP,
+        let galley = painter.layout_no_wrap(
             format!("{} {}", units.fmt(t), units.unit()),
             font.clone(),
             Color32::GRAY,
         );
+        let width = galley.size().x;
+        let left = if k == 5 { x - 3.0 - width } else { x + 3.0 };
+        if left > last_label_end + 8.0 {
+            last_label_end = left + width;
+            painter.galley(Pos2::new(left, rect.top() + 2.0), galley, Color32::GRAY);
+        }
     }
     let mut clicked = None;
     let pointer = response.hover_pos();
@@ -444,13 +450,16 @@ pub fn timeline_ui(
                 painter.rect_stroke(r, 1.0, Stroke::new(0.5, Color32::BLACK), StrokeKind::Inside);
             }
             if r.width() > 40.0 {
-                painter.text(
-                    r.center(),
-                    Align2::CENTER_CENTER,
-                    &s.name,
+                // the name inside its bar, cut to fit (the tooltip has it whole)
+                let mut job = egui::text::LayoutJob::simple_singleline(
+                    s.name.clone(),
                     font.clone(),
                     Color32::WHITE,
                 );
+                job.wrap = egui::text::TextWrapping::truncate_at_width(r.width() - 6.0);
+                let galley = painter.layout_job(job);
+                let at = r.center() - galley.size() / 2.0;
+                painter.galley(at, galley, Color32::WHITE);
             }
             if pointer.is_some_and(|p| r.contains(p)) {
                 tip = Some(format!(
