@@ -21,6 +21,7 @@ const CURVES_ABOVE: f32 = 0.55;
 /// Below this zoom a whole-graph fit is unreadable; large graphs open at the top instead.
 const MIN_READABLE_FIT: f32 = 0.3;
 /// Minimap size in points.
+/// The minimap's largest size; on a small canvas it takes a fifth of each side at most.
 const MINIMAP: Vec2 = Vec2::new(200.0, 150.0);
 /// Graphs with more nodes than this open with a level of modules collapsed.
 const COLLAPSE_MODULES_ABOVE: usize = 300;
@@ -304,7 +305,11 @@ impl GraphView {
         let painter = ui.painter_at(rect);
         painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
 
-        let minimap_rect = Rect::from_min_size(rect.max - MINIMAP - Vec2::splat(8.0), MINIMAP);
+        let mini = Vec2::new(
+            MINIMAP.x.min(rect.width() * 0.2).max(60.0),
+            MINIMAP.y.min(rect.height() * 0.2).max(45.0),
+        );
+        let minimap_rect = Rect::from_min_size(rect.max - mini - Vec2::splat(8.0), mini);
         let pointer = response.hover_pos();
         let on_minimap = self.show_minimap && pointer.is_some_and(|p| minimap_rect.contains(p));
 
