@@ -27,7 +27,7 @@ measure() { # label, flags, files...
   local first=() all=() rss=()
   for _ in $(seq "$runs"); do
     # shellcheck disable=SC2086
-    /usr/bin/time -o /tmp/etscope-ff-rss.txt -f "%M" timeout 120 "$bin" "$@" --timings $flags \
+    /usr/bin/time -o /tmp/etscope-ff-rss.txt -f "%M" timeout 120 "$bin" "$@" --no-siblings --timings $flags \
       2>/tmp/etscope-ff.txt >/dev/null || true
     first+=("$(grep -o 'first graph drawn after [0-9]*' /tmp/etscope-ff.txt | grep -o '[0-9]*$')")
     all+=("$(grep -o 'attached and drawn after [0-9]*' /tmp/etscope-ff.txt | grep -o '[0-9]*$')")

@@ -20,7 +20,7 @@ sleep 1
 export DISPLAY=$display LIBGL_ALWAYS_SOFTWARE=1
 measure() { # label, files...
   local label=$1; shift
-  /usr/bin/time -o /tmp/etscope-peak.txt -f "%M" timeout 300 "$bin" "$@" \
+  /usr/bin/time -o /tmp/etscope-peak.txt -f "%M" timeout 300 "$bin" "$@" --no-siblings \
     --screenshot /tmp/etscope-peak.png >/dev/null 2>&1 || true
   printf '%-40s %6d MB\n' "$label" $(($(tail -1 /tmp/etscope-peak.txt) / 1024))
 }

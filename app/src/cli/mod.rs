@@ -51,6 +51,10 @@ pub struct Cli {
     /// since launch), then quit: how long a user waits (see README, "First frame").
     #[arg(long)]
     pub timings: bool,
+    /// Open only the files given, not the ETRecord, ETDump, debug buffer, .ptd and input found
+    /// beside a program by its name.
+    #[arg(long)]
+    pub no_siblings: bool,
     /// Window size in points, WIDTHxHEIGHT (default 1500x950).
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<[f32; 2]>,
@@ -96,6 +100,7 @@ impl Cli {
                 timings: self.timings.then(std::time::Instant::now),
                 no_preview: self.no_preview,
                 size: self.size,
+                no_siblings: self.no_siblings,
             }),
         }
     }

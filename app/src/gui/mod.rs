@@ -233,6 +233,8 @@ pub struct StartOptions {
     pub no_preview: bool,
     /// Window size in points (`--size`).
     pub size: Option<[f32; 2]>,
+    /// `--no-siblings`: open only the files given.
+    pub no_siblings: bool,
 }
 
 /// What a comparison's worker sends back.
@@ -343,7 +345,11 @@ impl EtscopeApp {
             return;
         }
         self.settings.remember(&paths);
-        let (batch, found) = crate::siblings::with_files_beside(&paths, &declined);
+        let (batch, found) = if self.start.no_siblings {
+            (paths.clone(), Vec::new())
+        } else {
+            crate::siblings::with_files_beside(&paths, &declined)
+        };
         // announced under Stages, each with its remove button
         let programs_in_batch = paths.iter().any(|p| crate::siblings::is_program(p));
         let (target, mut sources) = if programs_in_batch || self.docs.is_empty() {
