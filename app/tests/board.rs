@@ -3,6 +3,8 @@
 //! read back through `core`. Also the faults a live capture meets: a target reset mid-run, the
 //! transport closing mid-stream, a full buffer in drop mode.
 
+mod tools;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,6 +58,12 @@ fn out_dir(name: &str) -> PathBuf {
 
 #[test]
 fn n_inferences_stream_losslessly_and_match_the_host_runtime_bit_for_bit() {
+    if !tools::available(
+        "n_inferences_stream_losslessly_and_match_the_host_runtime_bit_for_bit",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let (program, input, pte) = model();
     let runs = 3u64;
     let img = image(
@@ -183,6 +191,12 @@ impl TargetMemory for ResetOnce {
 
 #[test]
 fn a_target_reset_mid_run_is_counted_and_recording_resumes() {
+    if !tools::available(
+        "a_target_reset_mid_run_is_counted_and_recording_resumes",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let (program, input, pte) = model();
     let img = image(
         &program,
@@ -236,6 +250,12 @@ fn a_target_reset_mid_run_is_counted_and_recording_resumes() {
 
 #[test]
 fn the_transport_closing_mid_stream_is_an_error_and_what_arrived_is_on_disk() {
+    if !tools::available(
+        "the_transport_closing_mid_stream_is_an_error_and_what_arrived_is_on_disk",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let (program, input, pte) = model();
     let img = image(
         &program,
@@ -282,6 +302,12 @@ fn the_transport_closing_mid_stream_is_an_error_and_what_arrived_is_on_disk() {
 
 #[test]
 fn a_full_buffer_in_drop_mode_is_counted_and_the_stream_resumes() {
+    if !tools::available(
+        "a_full_buffer_in_drop_mode_is_counted_and_the_stream_resumes",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let (program, input, pte) = model();
     let img = image(
         &program,
@@ -340,6 +366,12 @@ fn a_full_buffer_in_drop_mode_is_counted_and_the_stream_resumes() {
 /// follows ExecuTorch's real `EventTracer` and `DataSinkBase` interfaces.
 #[test]
 fn the_executorch_adapter_compiles_against_the_wheel_headers() {
+    if !tools::available(
+        "the_executorch_adapter_compiles_against_the_wheel_headers",
+        tools::BOARD_CXX,
+    ) {
+        return;
+    }
     let cache = std::env::var_os("ETSCOPE_CACHE_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/etscope")))
@@ -498,6 +530,12 @@ fn npy_inputs(dir: &Path, names: &[String]) -> Vec<TensorData> {
 /// (`OpDef::board`).
 #[test]
 fn every_operator_and_model_program_the_board_runs_equals_the_host_on_the_board() {
+    if !tools::available(
+        "every_operator_and_model_program_the_board_runs_equals_the_host_on_the_board",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let ops = root.join("tests/fixtures/ops");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&ops)

@@ -1,6 +1,8 @@
 //! The `etscope` binary as users and scripts call it: JSON shapes, numbers, exit codes and
 //! one-line errors naming the file.
 
+mod tools;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -532,6 +534,12 @@ fn an_etdump_of_another_program_is_refused_with_the_reason() {
 
 #[test]
 fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
+    if !tools::available(
+        "board_run_records_every_instruction_and_the_capture_reads_back_everywhere",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("etscope-cli-board-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp");
     let out = dir.join("capture.etdp");
@@ -639,6 +647,12 @@ fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
 
 #[test]
 fn record_reads_a_running_board_through_its_gdb_server() {
+    if !tools::available(
+        "record_reads_a_running_board_through_its_gdb_server",
+        tools::BOARD,
+    ) {
+        return;
+    }
     use etscope_core::board_image::{self, BoardOptions};
     let pte = tiny("model_int8_cortex_m55.pte");
     let program = etscope_core::formats::pte::Program::parse(std::fs::read(&pte).expect("pte"))

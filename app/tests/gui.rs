@@ -1,6 +1,8 @@
 //! The desktop app driven as a user drives it (egui_kittest, headless) on the real reference
 //! artifacts: open, search, click, switch stage, read the profile table.
 
+mod tools;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -331,6 +333,12 @@ fn diff_mode_compares_the_program_with_a_lowering_stage() {
 
 #[test]
 fn the_live_view_streams_the_emulated_board_into_profile_timeline_and_diff() {
+    if !tools::available(
+        "the_live_view_streams_the_emulated_board_into_profile_timeline_and_diff",
+        tools::BOARD,
+    ) {
+        return;
+    }
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/ds_cnn_kws");
     let mut harness = app_with_paths(vec![
         assets.join("model_int8_cortex_m55.pte"),

@@ -1,6 +1,8 @@
 //! The real window under Xvfb: `etscope FILES --screenshot out.png` opens the program, draws it
 //! with the GL renderer and saves what a person would see. Needs `Xvfb` (CI installs it).
 
+mod tools;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -20,19 +22,9 @@ impl Drop for Xvfb {
     }
 }
 
-/// Starts Xvfb on a free display, or `None` when it is not installed (outside CI).
+/// Starts Xvfb on a free display, or `None` when it is not installed (skipped, see `tools`).
 fn xvfb() -> Option<(Xvfb, String)> {
-    let available = Command::new("sh")
-        .args(["-c", "command -v Xvfb"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !available {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must install Xvfb (see .ci/run)"
-        );
-        eprintln!("skipping the window test: Xvfb is not installed (apt-get install xvfb)");
+    if !tools::available("the window test", tools::XVFB) {
         return None;
     }
     let display = format!(":{}", 100 + std::process::id() % 400);
@@ -88,4 +80,17 @@ fn the_window_opens_a_program_and_draws_its_graph() {
         "no convolution node drawn ({conv_blue} pixels)"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_missing_tool_skips_with_the_packages_named_unless_tools_are_required() {
+    let missing = [("qemu-system-arm", "qemu-system-arm")];
+    assert_eq!(
+        tools::decide("t", &[], true),
+        Ok(true),
+        "nothing missing: run"
+    );
+    assert_eq!(tools::decide("t", &missing, false), Ok(false), "skip");
+    let e = tools::decide("t", &missing, true).expect_err("required: a failure");
+    assert!(e.contains("apt-get install qemu-system-arm"), "{e}");
 }

@@ -1,0 +1,81 @@
+//! Tests that need programs from Debian packages (Xvfb, QEMU, the Arm toolchain) skip with a
+//! notice naming the packages when those are absent, so the README's test command passes on a
+//! fresh machine; `.ci/run` sets `ETSCOPE_REQUIRE_TOOLS=1`, which turns every such skip into a
+//! failure, so CI always runs them.
+
+#![allow(dead_code)]
+
+use std::process::Command;
+
+/// A program a test runs, and the Debian packages that install it.
+pub type Tool = (&'static str, &'static str);
+
+/// The emulated board: QEMU and the bare-metal Arm toolchain.
+pub const BOARD: &[Tool] = &[
+    ("qemu-system-arm", "qemu-system-arm"),
+    (
+        "arm-none-eabi-gcc",
+        "gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi",
+    ),
+];
+
+/// The ExecuTorch adapter also needs the C++ library of the toolchain.
+pub const BOARD_CXX: &[Tool] = &[
+    ("qemu-system-arm", "qemu-system-arm"),
+    (
+        "arm-none-eabi-g++",
+        "gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib",
+    ),
+];
+
+/// A virtual display for the real window.
+pub const XVFB: &[Tool] = &[("Xvfb", "xvfb libgl1-mesa-dri")];
+
+fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Whether a missing tool fails the test rather than skipping it.
+fn required() -> bool {
+    std::env::var("ETSCOPE_REQUIRE_TOOLS").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// What to do about the tools `missing` from `test`: run (`Ok(true)`), skip (`Ok(false)`, with
+/// the notice printed) or fail (`Err`, when they are required).
+pub fn decide(test: &str, missing: &[Tool], required: bool) -> Result<bool, String> {
+    if missing.is_empty() {
+        return Ok(true);
+    }
+    let programs: Vec<&str> = missing.iter().map(|t| t.0).collect();
+    let packages: Vec<&str> = missing.iter().map(|t| t.1).collect();
+    let what = format!(
+        "{test} needs {} (apt-get install {})",
+        programs.join(", "),
+        packages.join(" ")
+    );
+    if required {
+        return Err(format!(
+            "{what}; ETSCOPE_REQUIRE_TOOLS is set, so a missing tool fails the test"
+        ));
+    }
+    // written to the terminal itself: the test harness would swallow an `eprintln!` of a test
+    // that passes
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("note: skipping {what}\n").as_bytes(),
+    );
+    Ok(false)
+}
+
+/// Whether `test` can run here; skips with a notice or panics as [`decide`] says.
+pub fn available(test: &str, tools: &[Tool]) -> bool {
+    let missing: Vec<Tool> = tools.iter().copied().filter(|t| !installed(t.0)).collect();
+    match decide(test, &missing, required()) {
+        Ok(run) => run,
+        Err(e) => panic!("{e}"),
+    }
+}
