@@ -303,6 +303,45 @@ fn diff_mode_jumps_to_the_op_a_broken_program_gets_wrong() {
     harness.run_steps(2);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
     assert_eq!(view.row, Some(first));
+    // N and P walk the rows that cross the threshold, wrapping
+    let crossing: Vec<usize> = {
+        let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+        (0..view.report.rows.len())
+            .filter(|&i| {
+                let r = &view.report.rows[i];
+                r.metrics
+                    .as_ref()
+                    .is_some_and(|m| view.report.threshold.crossed_with(m, r.snr_in_db))
+            })
+            .collect()
+    };
+    assert_eq!(crossing.first(), Some(&first));
+    harness.key_press(egui::Key::N);
+    harness.run_steps(1);
+    let row =
+        |h: &Harness<'static, EtscopeApp>| h.state().docs[0].diff.as_ref().and_then(|d| d.0.row);
+    assert_eq!(row(&harness), crossing.get(1).or(crossing.first()).copied());
+    harness.key_press(egui::Key::P);
+    harness.run_steps(1);
+    assert_eq!(row(&harness), Some(first));
+}
+
+#[test]
+fn help_lists_the_shortcuts_and_ctrl_f_focuses_the_search() {
+    let mut harness = app_with(&["model_fp32.pte"]);
+    harness.get_by_label("Help").click();
+    harness.run_steps(2);
+    harness.get_by_label("Keyboard shortcuts");
+    harness.get_by_label("Ctrl+F");
+    harness.get_by_label_contains(env!("CARGO_PKG_VERSION"));
+    harness.key_press(egui::Key::Escape);
+    harness.run_steps(1);
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    harness.run_steps(2);
+    let focused = harness
+        .ctx
+        .memory(|m| m.has_focus(egui::Id::new(etscope::gui::SEARCH_ID)));
+    assert!(focused, "Ctrl+F puts the cursor in the search box");
 }
 
 #[test]

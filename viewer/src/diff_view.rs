@@ -94,6 +94,33 @@ impl DiffView {
         })
     }
 
+    /// Selects the next (`forward`) or previous row where the threshold is crossed, from the
+    /// selected row (wrapping); `false` when no row crosses it.
+    pub fn step_divergence(&mut self, forward: bool) -> bool {
+        let threshold = self.report.threshold;
+        let crossing: Vec<usize> = (0..self.report.rows.len())
+            .filter(|&i| {
+                let r = &self.report.rows[i];
+                r.metrics
+                    .as_ref()
+                    .is_some_and(|m| threshold.crossed_with(m, r.snr_in_db))
+            })
+            .collect();
+        let next = match (self.row, forward) {
+            (Some(at), true) => crossing.iter().find(|&&i| i > at).or(crossing.first()),
+            (Some(at), false) => crossing.iter().rev().find(|&&i| i < at).or(crossing.last()),
+            (None, true) => crossing.first(),
+            (None, false) => crossing.last(),
+        };
+        match next.copied() {
+            Some(i) => {
+                self.select_row(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Selects a row: both canvases focus their last node of it.
     pub fn select_row(&mut self, i: usize) {
         let Some(r) = self.report.rows.get(i) else {

@@ -7,6 +7,7 @@ pub mod live;
 pub mod live_tab;
 pub mod loader;
 mod panels;
+pub use panels::SEARCH_ID;
 pub mod settings;
 
 use std::path::PathBuf;
@@ -211,6 +212,17 @@ pub enum Command {
     },
     Export(panels::ExportKind),
 }
+
+/// Keyboard shortcuts, as Help lists them (Ctrl is Cmd on macOS).
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Ctrl+O", "open files"),
+    ("Ctrl+F", "search the graph"),
+    ("Ctrl+W", "close the document"),
+    ("F", "fit the graph (both graphs in Diff)"),
+    ("N / P", "next / previous divergence in Diff"),
+    ("Enter", "in the search box: select the first hit"),
+    ("wheel, drag", "zoom, pan; double-click resets a chart"),
+];
 
 /// Startup options from the command line.
 #[derive(Debug, Clone, Default)]
@@ -506,6 +518,55 @@ impl EtscopeApp {
         }
         if self.start.screenshot.is_some() {
             self.screenshot_state = ScreenshotState::Waiting(12);
+        }
+    }
+
+    /// The keyboard shortcuts listed in Help ▸ Keyboard shortcuts ([`SHORTCUTS`]).
+    fn handle_shortcuts(&mut self, ctx: &egui::Context) {
+        use egui::{Key, KeyboardShortcut, Modifiers};
+        let pressed = |m: Modifiers, k: Key| {
+            ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(m, k)))
+        };
+        if pressed(Modifiers::COMMAND, Key::O) {
+            self.commands.push(Command::OpenDialog);
+        }
+        if pressed(Modifiers::COMMAND, Key::F) {
+            self.tab = Tab::Graph;
+            ctx.memory_mut(|m| m.request_focus(egui::Id::new(panels::SEARCH_ID)));
+        }
+        if pressed(Modifiers::COMMAND, Key::W) && !self.docs.is_empty() {
+            self.commands.push(Command::CloseDocument(self.active));
+        }
+        // plain keys act only while no text field has the keyboard
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let Some(dv) = self.docs.get_mut(self.active) else {
+            return;
+        };
+        if pressed(Modifiers::NONE, Key::F) {
+            match (&mut dv.diff, self.tab) {
+                (Some((view, _)), Tab::Diff) => {
+                    view.left.fit();
+                    view.right.fit();
+                }
+                _ => {
+                    if let Some(v) = dv.views.get_mut(dv.stage) {
+                        v.fit();
+                    }
+                }
+            }
+        }
+        for (key, forward) in [(Key::N, true), (Key::P, false)] {
+            if pressed(Modifiers::NONE, key) {
+                if let Some((view, _)) = &mut dv.diff {
+                    self.tab = Tab::Diff;
+                    if !view.step_divergence(forward) {
+                        self.messages
+                            .push("no row crosses the divergence threshold".into());
+                    }
+                }
+            }
         }
     }
 
@@ -837,6 +898,7 @@ impl EtscopeApp {
         live_tab::poll(self);
         self.apply_start(&ctx);
         self.handle_dropped_files(&ctx);
+        self.handle_shortcuts(&ctx);
         panels::draw(self, ui);
         self.apply_commands(&ctx);
         self.handle_screenshots(&ctx);

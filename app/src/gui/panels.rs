@@ -146,6 +146,9 @@ fn side_by_side_bar(dv: &mut DocView, ui: &mut egui::Ui) {
     });
 }
 
+/// The search box's id (Ctrl+F focuses it).
+pub const SEARCH_ID: &str = "graph-search";
+
 /// Draws the whole window.
 pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, ui));
@@ -220,7 +223,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         });
         ui.menu_button("View", |ui| {
             if let Some(dv) = app.docs.get_mut(app.active) {
-                if ui.button("Fit graph").clicked() {
+                if ui.button("Fit graph (F)").clicked() {
                     dv.views[dv.stage].fit();
                     ui.close();
                 }
@@ -230,6 +233,24 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     egui::Checkbox::new(&mut dv.heat, "Heat overlay (profile)"),
                 );
             }
+        });
+        ui.menu_button("Help", |ui| {
+            ui.label(RichText::new("Keyboard shortcuts").strong());
+            egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                for (keys, what) in super::SHORTCUTS {
+                    ui.monospace(*keys);
+                    ui.label(*what);
+                    ui.end_row();
+                }
+            });
+            ui.separator();
+            ui.label("Documentation: README.md, ARCHITECTURE.md and docs/ in etscope's source");
+            ui.label("(docs/cli-json.md, docs/compatibility.md); `etscope --help` for the CLI.");
+            ui.separator();
+            ui.label(format!(
+                "etscope {} · reads ExecuTorch programs, ETRecords and ETDumps",
+                env!("CARGO_PKG_VERSION")
+            ));
         });
         ui.separator();
         for (tab, label) in [
@@ -401,6 +422,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.label(RichText::new("Search").strong());
     let response = ui.add(
         egui::TextEdit::singleline(&mut dv.search)
+            .id(egui::Id::new(SEARCH_ID))
             .hint_text("op, #instr, v12, h4")
             .desired_width(f32::INFINITY),
     );
