@@ -667,7 +667,17 @@ impl GraphView {
                         (None, Slot::Node(n)) => stage.labels[n].as_str(),
                         (None, Slot::Module(_)) => "",
                     };
-                    painter.text(c, Align2::CENTER_CENTER, text, font.clone(), Color32::WHITE);
+                    // text only where it fits: cut to the box (the tooltip names it whole)
+                    if r.width() >= 24.0 && !text.is_empty() {
+                        let mut job = egui::text::LayoutJob::simple_singleline(
+                            text.to_string(),
+                            font.clone(),
+                            Color32::WHITE,
+                        );
+                        job.wrap = egui::text::TextWrapping::truncate_at_width(r.width() - 6.0);
+                        let galley = painter.layout_job(job);
+                        painter.galley(c - galley.size() / 2.0, galley, Color32::WHITE);
+                    }
                 }
             }
         }
