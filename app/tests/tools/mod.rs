@@ -44,38 +44,46 @@ fn required() -> bool {
     std::env::var("ETSCOPE_REQUIRE_TOOLS").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// What to do about the tools `missing` from `test`: run (`Ok(true)`), skip (`Ok(false)`, with
-/// the notice printed) or fail (`Err`, when they are required).
+/// What to do about the tools `missing` from `test`: run (`Ok(true)`), skip (`Ok(false)`) or
+/// fail (`Err`, when they are required).
 pub fn decide(test: &str, missing: &[Tool], required: bool) -> Result<bool, String> {
     if missing.is_empty() {
         return Ok(true);
     }
-    let programs: Vec<&str> = missing.iter().map(|t| t.0).collect();
-    let packages: Vec<&str> = missing.iter().map(|t| t.1).collect();
-    let what = format!(
-        "{test} needs {} (apt-get install {})",
-        programs.join(", "),
-        packages.join(" ")
-    );
+    let what = notice(test, missing);
     if required {
         return Err(format!(
             "{what}; ETSCOPE_REQUIRE_TOOLS is set, so a missing tool fails the test"
         ));
     }
-    // written to the terminal itself: the test harness would swallow an `eprintln!` of a test
-    // that passes
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        format!("note: skipping {what}\n").as_bytes(),
-    );
     Ok(false)
+}
+
+/// `TEST needs PROGRAMS (apt-get install PACKAGES)`.
+fn notice(test: &str, missing: &[Tool]) -> String {
+    let programs: Vec<&str> = missing.iter().map(|t| t.0).collect();
+    let packages: Vec<&str> = missing.iter().map(|t| t.1).collect();
+    format!(
+        "{test} needs {} (apt-get install {})",
+        programs.join(", "),
+        packages.join(" ")
+    )
 }
 
 /// Whether `test` can run here; skips with a notice or panics as [`decide`] says.
 pub fn available(test: &str, tools: &[Tool]) -> bool {
     let missing: Vec<Tool> = tools.iter().copied().filter(|t| !installed(t.0)).collect();
     match decide(test, &missing, required()) {
-        Ok(run) => run,
+        Ok(true) => true,
+        Ok(false) => {
+            // written to the terminal itself: the test harness would swallow an `eprintln!` of
+            // a test that passes
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("note: skipping {}\n", notice(test, &missing)).as_bytes(),
+            );
+            false
+        }
         Err(e) => panic!("{e}"),
     }
 }
