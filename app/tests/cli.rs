@@ -541,8 +541,9 @@ fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("etscope-cli-board-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp");
-    let out = dir.join("capture.etdp");
+    let _ = std::fs::remove_dir_all(&dir);
+    // -o into folders that do not exist yet: board run creates them
+    let out = dir.join("captures/today/capture.etdp");
     let pte = tiny("model_int8_cortex_m55.pte");
     let summary = json(&[
         "board",
@@ -1080,4 +1081,48 @@ fn run_takes_programs_without_inputs_and_writes_non_tensor_outputs() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn board_run_live_piped_to_a_file_prints_one_final_table() {
+    if !tools::available(
+        "board_run_live_piped_to_a_file_prints_one_final_table",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("etscope-cli-live-{}", std::process::id()));
+    let out = dir.join("live.etdp");
+    // about a second of streaming, so a redraw every half second would show up more than once
+    let ds_cnn = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/ds_cnn_kws/model_int8_cortex_m55.pte");
+    let started = std::time::Instant::now();
+    let run = etscope(&[
+        "board",
+        "run",
+        p(&ds_cnn),
+        "--runs",
+        "40",
+        "--live",
+        "-o",
+        p(&out),
+    ]);
+    let took = started.elapsed();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        stdout.matches("live: ").count(),
+        1,
+        "after {took:?}: {stdout}"
+    );
+    assert!(stdout.contains("live: 40 runs"), "{stdout}");
+    assert!(
+        !stdout.contains('\x1b'),
+        "no terminal control codes in a file"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

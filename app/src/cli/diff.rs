@@ -157,7 +157,7 @@ pub fn run(
     );
     let mut t = Table::new(&[
         "", "module", "A instr", "A ops", "B ops", ">numel", ">MSE", ">max abs", ">SNR in",
-        ">SNR dB", ">cosine", ">±1 LSB", ">>1 LSB",
+        ">SNR dB", ">cosine", ">±1 LSB", ">> 1 LSB",
     ]);
     for (i, r) in report.rows.iter().enumerate() {
         let mark = if Some(i) == report.first_divergence {
