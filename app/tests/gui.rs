@@ -423,7 +423,8 @@ fn the_live_view_streams_the_emulated_board_into_profile_timeline_and_diff() {
     assert_eq!(prof.rows.len(), 17);
     assert_eq!(dv.timeline_runs.len(), 4, "the timeline shows every run");
     assert_eq!(dv.doc.captured.len(), 17 * 4);
-    harness.get_by_label_contains("4 complete, 0 incomplete");
+    harness.get_by_label_contains("4 of 4 complete, 0 incomplete");
+    harness.get_by_label("Save as…");
     harness.get_by_label_contains("0 frames, 0 bytes in transit");
     // the saved capture reopens, and Diff compares the host run with the device capture
     assert!(out.is_file() && out.with_extension("bin").is_file());
@@ -861,5 +862,35 @@ fn the_diff_tab_says_why_it_cannot_compare() {
     harness.run_steps(3);
     // the reason is in the Diff tab, where the user clicked, not only in the status bar
     harness.get_by_label_contains("Cannot compare: open an input array (.npy)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_live_capture_never_overwrites_one_on_disk() {
+    use etscope::gui::live_tab::{copy_capture, free_capture_path};
+    let dir = directory_with("captures", &[]);
+    let out = dir.join("live_capture.etdp");
+    assert_eq!(free_capture_path(&out), out, "a free name is kept");
+    std::fs::write(&out, b"old").expect("write");
+    assert_eq!(free_capture_path(&out), dir.join("live_capture-2.etdp"));
+    // a companion alone also takes the name
+    std::fs::write(dir.join("live_capture-2.etsw"), b"raw").expect("write");
+    assert_eq!(free_capture_path(&out), dir.join("live_capture-3.etdp"));
+    // Save as copies the capture with its companions, and never over another capture's
+    std::fs::write(dir.join("live_capture.bin"), b"tensors").expect("write");
+    let copy = dir.join("kept.etdp");
+    copy_capture(&out, &copy).expect("copied");
+    assert_eq!(std::fs::read(&copy).expect("etdp"), b"old");
+    assert_eq!(
+        std::fs::read(dir.join("kept.bin")).expect("bin"),
+        b"tensors"
+    );
+    std::fs::write(dir.join("other.bin"), b"someone else's").expect("write");
+    let e = copy_capture(&out, &dir.join("other.etdp")).expect_err("refused");
+    assert!(
+        e.contains("other.bin") && e.contains("never overwritten"),
+        "{e}"
+    );
+    assert!(!dir.join("other.etdp").exists(), "nothing half-copied");
     let _ = std::fs::remove_dir_all(&dir);
 }

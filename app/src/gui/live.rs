@@ -78,6 +78,9 @@ pub struct LiveSession {
     pub latest: Option<Box<LiveSnapshot>>,
     pub ended: Option<(Option<PathBuf>, Option<String>)>,
     pub out: PathBuf,
+    /// How many runs the target was asked for (the emulated board); `None`: it runs until
+    /// stopped.
+    pub expected_runs: Option<u32>,
 }
 
 impl LiveSession {
@@ -93,6 +96,10 @@ impl LiveSession {
         let (tx_msg, rx) = channel();
         let (tx, rx_ctl) = channel();
         let out2 = out.clone();
+        let expected_runs = match &target {
+            LiveTarget::Board { runs, .. } => Some(*runs),
+            _ => None,
+        };
         std::thread::spawn(move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 worker(
@@ -117,6 +124,7 @@ impl LiveSession {
             latest: None,
             ended: None,
             out,
+            expected_runs,
         }
     }
 

@@ -90,15 +90,77 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) -> Result<(), String> {
     if app.live_form.kind == TargetKind::Probe && app.live_form.chip.trim().is_empty() {
         return Err("a probe needs its chip (a probe-rs target name)".into());
     }
+    // a capture already on disk is never overwritten: the next free name is used, and said
+    let asked = PathBuf::from(app.live_form.out.trim());
+    let out = free_capture_path(&asked);
+    if out != asked {
+        app.messages.push(format!(
+            "{} exists: this capture is saved to {}",
+            asked.display(),
+            out.display()
+        ));
+        app.live_form.out = out.display().to_string();
+    }
     let session = LiveSession::start(
         program,
         dv.doc.title.clone(),
         dv.doc.input.clone(),
         app.live_form.target(),
-        PathBuf::from(app.live_form.out.trim()),
+        out,
         ctx.clone(),
     );
     app.live = Some((i, session));
+    Ok(())
+}
+
+/// `out` when neither it nor its companions (`.bin`, `.etsw`) exist, else `STEM-2.etdp`,
+/// `STEM-3.etdp`, … the first whose three files are all free.
+pub fn free_capture_path(out: &std::path::Path) -> PathBuf {
+    let taken = |p: &std::path::Path| {
+        let (etdp, bin, raw) = etscope_profiler::session::capture_paths(p);
+        etdp.exists() || bin.exists() || raw.exists()
+    };
+    if !taken(out) {
+        return out.to_path_buf();
+    }
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "live_capture".into());
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "etdp".into());
+    (2u32..)
+        .map(|n| out.with_file_name(format!("{stem}-{n}.{ext}")))
+        .find(|p| !taken(p))
+        .unwrap_or_else(|| out.to_path_buf())
+}
+
+/// Copies the capture at `from` (`.etdp`, and its `.bin` and `.etsw` when present) to `to`'s
+/// names; refuses to replace an existing capture (the dialog asked, but the companions were not
+/// shown to the user).
+pub fn copy_capture(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+    use etscope_profiler::session::capture_paths;
+    let (from_etdp, from_bin, from_raw) = capture_paths(from);
+    let (to_etdp, to_bin, to_raw) = capture_paths(to);
+    if to_etdp == from_etdp {
+        return Ok(());
+    }
+    let pairs: Vec<_> = [(from_etdp, to_etdp), (from_bin, to_bin), (from_raw, to_raw)]
+        .into_iter()
+        .filter(|(a, _)| a.exists())
+        .collect();
+    // every name is checked before anything is written: no half-copied capture
+    if let Some((_, b)) = pairs.iter().find(|(_, b)| b.exists() && b != to) {
+        return Err(format!(
+            "{}: exists; choose another name (a capture is never overwritten)",
+            b.display()
+        ));
+    }
+    for (a, b) in pairs {
+        std::fs::copy(&a, &b).map_err(|e| format!("{}: cannot write: {e}", b.display()))?;
+    }
     Ok(())
 }
 
@@ -247,6 +309,14 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         match (&session.connected, &session.ended) {
             (_, Some((Some(saved), None))) => {
                 ui.label(format!("stopped; capture saved to {}", saved.display()));
+                if ui
+                    .button("Save as…")
+                    .on_hover_text("copy the capture (.etdp, .bin, .etsw) to a name of your choice")
+                    .clicked()
+                {
+                    app.commands
+                        .push(super::Command::SaveCaptureAs(saved.clone()));
+                }
             }
             (_, Some((saved, Some(e)))) => {
                 ui.colored_label(egui::Color32::from_rgb(230, 120, 60), e);
@@ -287,7 +357,15 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     s.tick_hz.unwrap_or(0)
                 ),
             );
-            stat(ui, "runs", format!("{} complete, {} incomplete", c.runs, c.incomplete_runs));
+            let of = session
+                .expected_runs
+                .map(|m| format!(" of {m}"))
+                .unwrap_or_default();
+            stat(
+                ui,
+                "runs",
+                format!("{}{of} complete, {} incomplete", c.runs, c.incomplete_runs),
+            );
             stat(
                 ui,
                 "throughput",

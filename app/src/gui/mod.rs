@@ -205,6 +205,8 @@ pub enum Command {
     Open(Vec<PathBuf>),
     OpenDialog,
     CloseDocument(usize),
+    /// Copy a saved live capture (and its companions) to a name the user picks.
+    SaveCaptureAs(PathBuf),
     /// Reopen a document without a file that was found beside its program.
     RemoveFound {
         doc: usize,
@@ -601,6 +603,29 @@ impl EtscopeApp {
                         Some(paths) => self.open(paths, ctx),
                         None if started.elapsed().as_millis() < 50 => self.messages.push(
                             "no file dialog is available here (it needs xdg-desktop-portal or zenity): pass files on the command line or drop them on the window".into(),
+                        ),
+                        None => {}
+                    }
+                }
+                Command::SaveCaptureAs(saved) => {
+                    let started = std::time::Instant::now();
+                    let name = saved
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| "capture.etdp".into());
+                    let picked = rfd::FileDialog::new()
+                        .add_filter("ETDump", &["etdp"])
+                        .set_file_name(name)
+                        .save_file();
+                    match picked {
+                        Some(to) => match live_tab::copy_capture(&saved, &to) {
+                            Ok(()) => self
+                                .messages
+                                .push(format!("capture saved as {}", to.display())),
+                            Err(e) => self.messages.push(e),
+                        },
+                        None if started.elapsed().as_millis() < 50 => self.messages.push(
+                            "no file dialog is available here (it needs xdg-desktop-portal or zenity): the capture stays where it was saved".into(),
                         ),
                         None => {}
                     }
