@@ -14,7 +14,7 @@ impl Table {
         Table {
             header: columns
                 .iter()
-                .map(|c| c.trim_start_matches('>').to_string())
+                .map(|c| c.strip_prefix('>').unwrap_or(c).to_string())
                 .collect(),
             right: columns.iter().map(|c| c.starts_with('>')).collect(),
             rows: Vec::new(),

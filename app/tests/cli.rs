@@ -1126,3 +1126,45 @@ fn board_run_live_piped_to_a_file_prints_one_final_table() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_stage_against_its_program_names_module_and_instruction_of_every_group() {
+    let stage = format!(
+        "{}#edge_after_transform",
+        p(&tiny("model_int8_cortex_m55.etrecord"))
+    );
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let input = tiny("input.npy");
+    let out = etscope(&["diff", &stage, p(&pte), "--input", p(&input)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("> 1 LSB"),
+        "the header reads '> 1 LSB': {text}"
+    );
+    let report = json(&["diff", &stage, p(&pte), "--input", p(&input), "--json"]);
+    let rows = report["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3);
+    // every convolution and linear group knows its module, and the program's instruction
+    for r in rows.iter().filter(|r| {
+        r["b_ops"].as_array().is_some_and(|ops| {
+            ops.iter().any(|o| {
+                o.as_str()
+                    .is_some_and(|s| s.contains("conv") || s.contains("linear"))
+            })
+        })
+    }) {
+        assert!(!r["module"].as_array().expect("module").is_empty(), "{r}");
+        assert!(
+            !r["b_instructions"]
+                .as_array()
+                .expect("instructions")
+                .is_empty(),
+            "{r}"
+        );
+    }
+}

@@ -156,7 +156,7 @@ pub fn run(
         report.rows.len()
     );
     let mut t = Table::new(&[
-        "", "module", "A instr", "A ops", "B ops", ">numel", ">MSE", ">max abs", ">SNR in",
+        "", "module", "instr", "A ops", "B ops", ">numel", ">MSE", ">max abs", ">SNR in",
         ">SNR dB", ">cosine", ">±1 LSB", ">> 1 LSB",
     ]);
     for (i, r) in report.rows.iter().enumerate() {
@@ -165,8 +165,13 @@ pub fn run(
         } else {
             ""
         };
-        let ids = r
-            .a_instructions
+        // A's instructions; a stage has none, so the program's on the other side
+        let instructions = if r.a_instructions.is_empty() {
+            &r.b_instructions
+        } else {
+            &r.a_instructions
+        };
+        let ids = instructions
             .iter()
             .map(|x| x.to_string())
             .collect::<Vec<_>>()

@@ -96,7 +96,9 @@ pub struct Metrics {
 /// One matched group of nodes.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    /// The module both sides' nodes came from (module matching), empty otherwise.
+    /// The module the matched nodes came from: the match itself when matched by module, else
+    /// the innermost module path of A's nodes (B's when A's carry none); empty when neither
+    /// side knows its modules.
     pub module: Vec<String>,
     pub handles: Vec<u32>,
     /// Instruction ids of the matched nodes (empty for stage graphs).
@@ -280,6 +282,13 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
                 )),
             ),
         };
+        let module = if module.is_empty() {
+            innermost_modules(&a.graph, &an)
+                .or_else(|| innermost_modules(&b.graph, &bn))
+                .unwrap_or_default()
+        } else {
+            module
+        };
         rows.push(Row {
             module,
             a_ops: an.iter().map(|&n| op_of(&a.graph, n)).collect(),
@@ -308,6 +317,19 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         rows,
         first_divergence,
     })
+}
+
+/// The distinct innermost module paths of `nodes`, in node order; `None` when none has one.
+fn innermost_modules(g: &Graph, nodes: &[NodeId]) -> Option<Vec<String>> {
+    let mut paths: Vec<String> = Vec::new();
+    for n in nodes {
+        if let Some(frame) = g.nodes.get(*n).and_then(|x| x.module_stack.last()) {
+            if !frame.path.is_empty() && !paths.contains(&frame.path) {
+                paths.push(frame.path.clone());
+            }
+        }
+    }
+    (!paths.is_empty()).then_some(paths)
 }
 
 /// Fills each row's `snr_in_db`: the lowest SNR of the rows whose B nodes produce its inputs,
