@@ -29,15 +29,31 @@ pub fn histogram(values: &[f64], bins: usize) -> (Vec<f64>, Vec<usize>, f64) {
     (centers, counts, width)
 }
 
-/// The last two dimensions at leading index 0: (rows, cols, values).
-pub fn slice_2d(t: &TensorData, values: &[f64]) -> (usize, usize, Vec<f64>) {
+/// The last two dimensions at `leading` (the flat index over the dimensions before them):
+/// (rows, cols, values). A `leading` past the end gives the last slice.
+pub fn slice_2d(t: &TensorData, values: &[f64], leading: usize) -> (usize, usize, Vec<f64>) {
     let (rows, cols) = match t.shape.len() {
         0 => (1, 1),
         1 => (1, t.shape[0]),
         n => (t.shape[n - 2], t.shape[n - 1]),
     };
-    let n = (rows * cols).min(values.len());
-    (rows, cols, values[..n].to_vec())
+    let plane = rows.saturating_mul(cols).max(1);
+    let slices = (values.len() / plane).max(1);
+    let start = leading
+        .min(slices - 1)
+        .saturating_mul(plane)
+        .min(values.len());
+    let end = start.saturating_add(plane).min(values.len());
+    (rows, cols, values[start..end].to_vec())
+}
+
+/// How many 2-D slices `slice_2d` can show.
+pub fn slice_count(t: &TensorData) -> usize {
+    let n = t.shape.len();
+    if n <= 2 {
+        return 1;
+    }
+    t.shape[..n - 2].iter().product::<usize>().max(1)
 }
 
 /// Shows stats, histogram and heatmap of one tensor.
@@ -74,14 +90,36 @@ pub fn tensor_ui(ui: &mut Ui, id: &str, t: &TensorData) {
         .show(ui, |plot| {
             plot.bar_chart(BarChart::new("histogram", bars).color(Color32::from_rgb(90, 150, 230)));
         });
-    let (rows, cols, slice) = slice_2d(t, &values);
+    // which 2-D slice: the flat index over the leading dimensions (the channel of an NCHW
+    // tensor with one batch), kept per view
+    let slices = slice_count(t);
+    let key = egui::Id::new(("heatmap-slice", id));
+    let mut leading = ui
+        .data_mut(|d| *d.get_temp_mut_or(key, 0usize))
+        .min(slices - 1);
+    let (rows, cols, slice) = slice_2d(t, &values, leading);
     if rows * cols > 1 {
-        ui.label(format!("slice [..., :{rows}, :{cols}] at leading index 0"));
+        ui.horizontal(|ui| {
+            let dims = t.shape.len();
+            if slices > 1 {
+                ui.label(format!("slice [..., :{rows}, :{cols}] at leading index"));
+                ui.add(egui::DragValue::new(&mut leading).range(0..=slices - 1))
+                    .on_hover_text(format!(
+                        "which of the {slices} slices over dimensions {:?} (for NCHW with one batch: the channel)",
+                        &t.shape[..dims.saturating_sub(2)]
+                    ));
+                ui.label(format!("of {slices}"));
+            } else {
+                ui.label(format!("[{rows}, {cols}]"));
+            }
+        });
+        ui.data_mut(|d| d.insert_temp(key, leading));
         let cell = (ui.available_width() / cols as f32).clamp(1.0, 12.0);
-        let (rect, _) = ui.allocate_exact_size(
+        let (rect, response) = ui.allocate_exact_size(
             Vec2::new(cell * cols as f32, cell * rows as f32),
             Sense::hover(),
         );
+        // one scale for every slice: the whole tensor's min..max
         let (lo, hi) = (s.min, s.max);
         let mut mesh = egui::Mesh::default();
         for (i, v) in slice.iter().enumerate() {
@@ -96,7 +134,38 @@ pub fn tensor_ui(ui: &mut Ui, id: &str, t: &TensorData) {
             mesh.add_colored_rect(Rect::from_min_size(min, Vec2::splat(cell)), color);
         }
         ui.painter().add(egui::Shape::mesh(mesh));
+        if let Some(p) = response.hover_pos() {
+            let (c, r) = (
+                ((p.x - rect.left()) / cell) as usize,
+                ((p.y - rect.top()) / cell) as usize,
+            );
+            if let Some(v) = slice.get(r * cols + c).filter(|_| c < cols) {
+                response.on_hover_text_at_pointer(format!("[{leading}, {r}, {c}] = {v:.6}"));
+            }
+        }
+        color_scale(ui, lo, hi);
     }
+}
+
+/// The heatmap's colour scale: the gradient from the tensor's minimum to its maximum.
+fn color_scale(ui: &mut Ui, lo: f64, hi: f64) {
+    ui.horizontal(|ui| {
+        ui.monospace(format!("{lo:.4}"));
+        let (rect, _) = ui.allocate_exact_size(Vec2::new(120.0, 10.0), Sense::hover());
+        let mut mesh = egui::Mesh::default();
+        for i in 0..40 {
+            let x0 = rect.left() + rect.width() * i as f32 / 40.0;
+            mesh.add_colored_rect(
+                Rect::from_min_size(
+                    Pos2::new(x0, rect.top()),
+                    Vec2::new(rect.width() / 40.0 + 0.5, rect.height()),
+                ),
+                crate::profile_view::heat_color(i as f32 / 39.0),
+            );
+        }
+        ui.painter().add(egui::Shape::mesh(mesh));
+        ui.monospace(format!("{hi:.4}"));
+    });
 }
 
 #[cfg(test)]
@@ -109,5 +178,24 @@ mod tests {
         assert_eq!(counts.iter().sum::<usize>(), 3);
         assert_eq!(centers.len(), 2);
         assert!((w - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_slice_is_picked_by_its_leading_index() {
+        let values: Vec<f64> = (0..24).map(f64::from).collect();
+        let t = TensorData {
+            dtype: etscope_core::ScalarType::Double,
+            shape: vec![1, 3, 2, 4],
+            bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        assert_eq!(slice_count(&t), 3);
+        let (rows, cols, s) = slice_2d(&t, &values, 1);
+        assert_eq!((rows, cols), (2, 4));
+        assert_eq!(s, (8..16).map(f64::from).collect::<Vec<_>>());
+        // past the end: the last slice, never a panic
+        assert_eq!(
+            slice_2d(&t, &values, 99).2,
+            (16..24).map(f64::from).collect::<Vec<_>>()
+        );
     }
 }
