@@ -207,13 +207,15 @@ pub fn inspector_ui(
         CollapsingHeader::new(format!("arguments ({})", n.args.len()))
             .default_open(true)
             .show(ui, |ui| {
+                // name and value side by side (the value's kind in the name's tooltip), so a
+                // narrow panel still shows the values
                 Grid::new("node-args")
-                    .num_columns(3)
+                    .num_columns(2)
                     .striped(true)
                     .show(ui, |ui| {
                         for (i, a) in n.args.iter().enumerate() {
-                            ui.monospace(crate::args::arg_name(n, i));
-                            ui.monospace(a.kind);
+                            ui.monospace(crate::args::arg_name(n, i))
+                                .on_hover_text(format!("argument {i}: {}", a.kind));
                             let text = match a.data {
                                 etscope_core::ir::ArgData::Tensor(v) => value_summary(graph, v),
                                 _ => crate::args::render_arg(graph, a),
