@@ -634,7 +634,8 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         app.host.ui(ui, program);
     });
     let dv = &mut app.docs[active];
-    ui.horizontal(|ui| {
+    // the targets wrap onto a second line in a narrow window instead of running off its edge
+    ui.horizontal_wrapped(|ui| {
         ui.label("Compare this program, run on its input array, against:");
         for (i, title) in &others {
             if ui.button(format!("vs {title}")).clicked() {
