@@ -45,6 +45,17 @@ pub fn arg_name(node: &etscope_core::ir::Node, k: usize) -> String {
     if let Some(n) = node.args.get(k).and_then(|a| a.name.clone()) {
         return n;
     }
+    if node.kind == etscope_core::ir::NodeKind::Delegate {
+        // a delegate call has no schema: its arguments are the values it reads and writes
+        if let Some(ArgData::Tensor(v)) = node.args.get(k).map(|a| &a.data) {
+            if let Some(j) = node.outputs.iter().position(|o| o == v) {
+                return format!("output {j}");
+            }
+            if let Some(j) = node.inputs.iter().position(|i| i == v) {
+                return format!("input {j}");
+            }
+        }
+    }
     let Some(schema) = node.def().and_then(|d| d.parsed_schema()) else {
         return k.to_string();
     };
@@ -142,5 +153,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_delegate_calls_arguments_are_named_by_what_they_carry() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32_xnnpack.pte"
+        );
+        let program = Program::parse(std::fs::read(path).expect("fixture")).expect("parses");
+        let g = graph_from_plan(&program, 0).expect("graph");
+        let call = g
+            .nodes
+            .iter()
+            .find(|n| n.kind == etscope_core::ir::NodeKind::Delegate)
+            .expect("the XNNPACK call");
+        let names: Vec<String> = (0..call.args.len()).map(|k| arg_name(call, k)).collect();
+        assert_eq!(names, ["input 0", "output 0"]);
     }
 }
