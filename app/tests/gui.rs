@@ -714,6 +714,20 @@ fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
             previews.set(previews.get() + 1)
         });
     assert_eq!((docs.len(), previews.get()), (1, 0));
+    // an ETDump and its debug buffer attach at once: no second copy of the program either
+    let (docs, errors) = etscope::gui::loader::load_in_phases(
+        &[
+            tiny("model_fp32.pte"),
+            tiny("etdump.etdp"),
+            tiny("debug_buffer.bin"),
+        ],
+        None,
+        &|_| {},
+        &|_| previews.set(previews.get() + 1),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!((docs.len(), previews.get()), (1, 0));
+    assert!(docs[0].etdump.is_some());
     // in the window: however the frames fell, one document remains, with every stage
     let harness = app_with(&["model_fp32.pte", "model_fp32.etrecord", "etdump.etdp"]);
     let app = harness.state();

@@ -100,7 +100,8 @@ pub fn load(
 }
 
 /// [`load`], handing the batch's programs to `preview` as soon as they are laid out, before
-/// ETRecords, ETDumps and debug buffers are attached (only when there is something to attach).
+/// ETRecords, ETDumps and debug buffers are attached (only when an ETRecord is among them: the
+/// others attach at once).
 pub fn load_in_phases(
     paths: &[PathBuf],
     target: Option<Document>,
@@ -138,7 +139,13 @@ pub fn load_in_phases(
         }
     }
     let had_new = !docs.is_empty();
-    if had_new && !rest.is_empty() {
+    // only an ETRecord takes long to attach (its stages are read, built and laid out): then the
+    // programs are shown first; ETDumps and debug buffers attach in a blink and would only pay
+    // for a second copy of the program
+    let slow = rest
+        .iter()
+        .any(|(_, b)| FileKind::detect(b) == Some(FileKind::Etrecord));
+    if had_new && slow {
         preview(docs.clone());
     }
     let mut target = target;
