@@ -908,3 +908,19 @@ fn a_live_capture_never_overwrites_one_on_disk() {
     assert!(!dir.join("other.etdp").exists(), "nothing half-copied");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_memory_tab_shows_etscopes_best_fit_beside_the_programs_plan() {
+    let mut harness = app_with(&["model_int8_qdq_portable.pte"]);
+    harness.state_mut().tab = etscope::gui::Tab::Memory;
+    harness.run_steps(3);
+    let replan = {
+        let doc = &harness.state().docs[0].doc;
+        etscope_core::plan::best_fit::best_fit(doc.memory.as_ref().expect("a plan"))
+    };
+    let first = replan.arenas.first().expect("an arena");
+    harness.get_by_label_contains(&format!(
+        "best-fit placement of the same tensors: {} B",
+        first.size
+    ));
+}

@@ -77,6 +77,8 @@ pub struct DocView {
     pub sources: DocSources,
     /// Why the last comparison could not be made, shown in the Diff tab itself.
     pub diff_error: Option<String>,
+    /// etscope's best-fit placement of the plan's tensors (Memory tab), computed when first shown.
+    pub replan: Option<etscope_core::plan::best_fit::Replan>,
 }
 
 /// The files of one document by origin, so a file found beside the program can be removed
@@ -119,6 +121,7 @@ impl DocView {
             preview: false,
             sources: DocSources::default(),
             diff_error: None,
+            replan: None,
         }
     }
 

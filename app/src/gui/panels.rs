@@ -694,8 +694,14 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         .selected()
         .and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n))
         .and_then(|n| n.instruction_id);
+    // etscope's own placement of the same tensors, computed once per document
+    if dv.replan.is_none() {
+        if let Some(plan) = dv.doc.memory.as_ref() {
+            dv.replan = Some(etscope_core::plan::best_fit::best_fit(plan));
+        }
+    }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
-    let (doc, states) = (&dv.doc, &mut dv.memory);
+    let (doc, states, replan) = (&dv.doc, &mut dv.memory, &dv.replan);
     let Some(plan) = doc.memory.as_ref() else {
         ui.label("Open a .pte to see its memory plan.");
         return;
@@ -763,6 +769,21 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             ))
             .strong(),
         );
+        if let Some(r) = replan
+            .as_ref()
+            .and_then(|r| r.arenas.iter().find(|r| r.memory_id == a.memory_id))
+        {
+            let saved = a.size.saturating_sub(r.size);
+            ui.label(format!(
+                "etscope's best-fit placement of the same tensors: {} B{} (`etscope memory --replan` lists the offsets)",
+                r.size,
+                if saved > 0 {
+                    format!(", {saved} B less than declared")
+                } else {
+                    ", no smaller than declared".into()
+                }
+            ));
+        }
         ui.allocate_ui(egui::vec2(ui.available_width(), each), |ui| {
             if let Some(state) = states.get_mut(i) {
                 if let Some(iid) = memory_view::arena_ui(
