@@ -322,11 +322,12 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
 /// The distinct innermost module paths of `nodes`, in node order; `None` when none has one.
 fn innermost_modules(g: &Graph, nodes: &[NodeId]) -> Option<Vec<String>> {
     let mut paths: Vec<String> = Vec::new();
-    for n in nodes {
-        if let Some(frame) = g.nodes.get(*n).and_then(|x| x.module_stack.last()) {
-            if !frame.path.is_empty() && !paths.contains(&frame.path) {
-                paths.push(frame.path.clone());
-            }
+    for path in nodes
+        .iter()
+        .filter_map(|&n| g.nodes.get(n).and_then(|x| x.innermost_module()))
+    {
+        if !paths.iter().any(|p| p == path) {
+            paths.push(path.to_string());
         }
     }
     (!paths.is_empty()).then_some(paths)
@@ -543,10 +544,10 @@ fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
     let by_module = |g: &Graph| {
         let mut m: BTreeMap<String, (BTreeSet<u32>, Vec<NodeId>)> = BTreeMap::new();
         for n in operator_nodes(g) {
-            let Some(frame) = n.module_stack.last().filter(|f| !f.path.is_empty()) else {
+            let Some(path) = n.innermost_module() else {
                 continue;
             };
-            let e = m.entry(frame.path.clone()).or_default();
+            let e = m.entry(path.to_string()).or_default();
             e.0.extend(&n.debug_handles);
             e.1.push(n.id);
         }

@@ -239,6 +239,15 @@ impl Node {
         self.op.rsplit("::").next().unwrap_or(&self.op)
     }
 
+    /// The path of the innermost module that produced the node (`blocks.3.conv`), when it
+    /// carries one.
+    pub fn innermost_module(&self) -> Option<&str> {
+        self.module_stack
+            .last()
+            .map(|f| f.path.as_str())
+            .filter(|p| !p.is_empty())
+    }
+
     /// `op.overload`, as ExecuTorch's operator table lists it.
     pub fn qualified_op(&self) -> String {
         if self.overload.is_empty() {
