@@ -20,8 +20,7 @@ const LOD_BOXES_BELOW: f32 = 9.0;
 const CURVES_ABOVE: f32 = 0.55;
 /// Below this zoom a whole-graph fit is unreadable; large graphs open at the top instead.
 const MIN_READABLE_FIT: f32 = 0.3;
-/// Minimap size in points.
-/// The minimap's largest size; on a small canvas it takes a fifth of each side at most.
+/// The minimap's largest size in points; on a small canvas it takes a fifth of each side at most.
 const MINIMAP: Vec2 = Vec2::new(200.0, 150.0);
 /// Graphs with more nodes than this open with a level of modules collapsed.
 const COLLAPSE_MODULES_ABOVE: usize = 300;
@@ -537,13 +536,13 @@ impl GraphView {
                 continue;
             }
             'texts: for text in texts {
-                let mut job = egui::text::LayoutJob::simple_singleline(
+                let galley = crate::paint::cut_to_width(
+                    painter,
                     text,
                     font.clone(),
                     Color32::from_gray(200),
+                    width,
                 );
-                job.wrap = egui::text::TextWrapping::truncate_at_width(width);
-                let galley = painter.layout_job(job);
                 let size = galley.size();
                 let spots = [
                     r.min + Vec2::new(6.0, 2.0),
@@ -669,13 +668,13 @@ impl GraphView {
                     };
                     // text only where it fits: cut to the box (the tooltip names it whole)
                     if r.width() >= 24.0 && !text.is_empty() {
-                        let mut job = egui::text::LayoutJob::simple_singleline(
+                        let galley = crate::paint::cut_to_width(
+                            painter,
                             text.to_string(),
                             font.clone(),
                             Color32::WHITE,
+                            r.width() - 6.0,
                         );
-                        job.wrap = egui::text::TextWrapping::truncate_at_width(r.width() - 6.0);
-                        let galley = painter.layout_job(job);
                         painter.galley(c - galley.size() / 2.0, galley, Color32::WHITE);
                     }
                 }

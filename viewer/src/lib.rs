@@ -15,6 +15,7 @@ pub mod inspector;
 pub mod layout;
 pub mod memory_view;
 pub mod neighborhood;
+pub mod paint;
 pub mod profile_view;
 pub mod search;
 pub mod stage_compare;

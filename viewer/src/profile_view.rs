@@ -201,18 +201,28 @@ pub fn heat_legend_ui(ui: &mut Ui) {
     ui.label("time share of the hottest op:");
     ui.horizontal(|ui| {
         ui.label("0%");
-        let (rect, _) = ui.allocate_exact_size(Vec2::new(120.0, 14.0), Sense::hover());
-        for i in 0..40 {
-            let t = i as f32 / 39.0;
-            let x0 = rect.left() + rect.width() * i as f32 / 40.0;
-            let r = Rect::from_min_size(
-                Pos2::new(x0, rect.top()),
-                Vec2::new(rect.width() / 40.0 + 0.5, rect.height()),
-            );
-            ui.painter().rect_filled(r, 0.0, heat_color(t));
-        }
+        heat_gradient(ui, Vec2::new(120.0, 14.0));
         ui.label("100%");
     });
+}
+
+/// A bar of `size` showing [`heat_color`] from cool (left) to hot (right): the scale of the
+/// heat overlay and of the tensor heatmaps.
+pub fn heat_gradient(ui: &mut Ui, size: Vec2) {
+    const STEPS: usize = 40;
+    let (rect, _) = ui.allocate_exact_size(size, Sense::hover());
+    let mut mesh = egui::Mesh::default();
+    for i in 0..STEPS {
+        let x0 = rect.left() + rect.width() * i as f32 / STEPS as f32;
+        mesh.add_colored_rect(
+            Rect::from_min_size(
+                Pos2::new(x0, rect.top()),
+                Vec2::new(rect.width() / STEPS as f32 + 0.5, rect.height()),
+            ),
+            heat_color(i as f32 / (STEPS - 1) as f32),
+        );
+    }
+    ui.painter().add(egui::Shape::mesh(mesh));
 }
 
 /// Shows the sortable table; returns the instruction of a clicked row.
@@ -451,13 +461,13 @@ pub fn timeline_ui(
             }
             if r.width() > 40.0 {
                 // the name inside its bar, cut to fit (the tooltip has it whole)
-                let mut job = egui::text::LayoutJob::simple_singleline(
+                let galley = crate::paint::cut_to_width(
+                    &painter,
                     s.name.clone(),
                     font.clone(),
                     Color32::WHITE,
+                    r.width() - 6.0,
                 );
-                job.wrap = egui::text::TextWrapping::truncate_at_width(r.width() - 6.0);
-                let galley = painter.layout_job(job);
                 let at = r.center() - galley.size() / 2.0;
                 painter.galley(at, galley, Color32::WHITE);
             }

@@ -38,7 +38,7 @@ pub fn slice_2d(t: &TensorData, values: &[f64], leading: usize) -> (usize, usize
         n => (t.shape[n - 2], t.shape[n - 1]),
     };
     let plane = rows.saturating_mul(cols).max(1);
-    let slices = (values.len() / plane).max(1);
+    let slices = slice_count(t);
     let start = leading
         .min(slices - 1)
         .saturating_mul(plane)
@@ -151,19 +151,7 @@ pub fn tensor_ui(ui: &mut Ui, id: &str, t: &TensorData) {
 fn color_scale(ui: &mut Ui, lo: f64, hi: f64) {
     ui.horizontal(|ui| {
         ui.monospace(format!("{lo:.4}"));
-        let (rect, _) = ui.allocate_exact_size(Vec2::new(120.0, 10.0), Sense::hover());
-        let mut mesh = egui::Mesh::default();
-        for i in 0..40 {
-            let x0 = rect.left() + rect.width() * i as f32 / 40.0;
-            mesh.add_colored_rect(
-                Rect::from_min_size(
-                    Pos2::new(x0, rect.top()),
-                    Vec2::new(rect.width() / 40.0 + 0.5, rect.height()),
-                ),
-                crate::profile_view::heat_color(i as f32 / 39.0),
-            );
-        }
-        ui.painter().add(egui::Shape::mesh(mesh));
+        crate::profile_view::heat_gradient(ui, Vec2::new(120.0, 10.0));
         ui.monospace(format!("{hi:.4}"));
     });
 }
