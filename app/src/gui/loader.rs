@@ -30,7 +30,8 @@ pub struct LoadJob {
     pub paths: Vec<PathBuf>,
 }
 
-fn display_name(p: &Path) -> String {
+/// The name a document records for the file at `p` (its file name).
+pub fn display_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| p.display().to_string())

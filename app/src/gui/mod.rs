@@ -635,18 +635,7 @@ impl EtscopeApp {
                 }
                 Command::CloseDocument(i) => {
                     if i < self.docs.len() {
-                        if let Some((d, session)) = &mut self.live {
-                            match (*d).cmp(&i) {
-                                std::cmp::Ordering::Equal => {
-                                    session.stop();
-                                    self.live = None;
-                                }
-                                std::cmp::Ordering::Greater => *d -= 1,
-                                std::cmp::Ordering::Less => {}
-                            }
-                        }
-                        self.docs.remove(i);
-                        self.active = self.active.min(self.docs.len().saturating_sub(1));
+                        self.take_document(i);
                     }
                 }
                 Command::RemoveFound { doc, path } => {
@@ -656,13 +645,7 @@ impl EtscopeApp {
                                 .push("stop the live session before removing a file".into());
                             continue;
                         }
-                        let dv = self.docs.remove(doc);
-                        if let Some((d, _)) = &mut self.live {
-                            if *d > doc {
-                                *d -= 1;
-                            }
-                        }
-                        self.active = self.active.min(self.docs.len().saturating_sub(1));
+                        let dv = self.take_document(doc);
                         let mut declined = dv.sources.declined.clone();
                         declined.push(path.clone());
                         let given: Vec<PathBuf> = dv
@@ -730,6 +713,24 @@ impl EtscopeApp {
             }
             ctx.request_repaint();
         }
+    }
+
+    /// Removes document `i` (in range): a live session feeding it stops, one feeding a later
+    /// document follows its index, the active index stays in range.
+    fn take_document(&mut self, i: usize) -> DocView {
+        if let Some((d, session)) = &mut self.live {
+            match (*d).cmp(&i) {
+                std::cmp::Ordering::Equal => {
+                    session.stop();
+                    self.live = None;
+                }
+                std::cmp::Ordering::Greater => *d -= 1,
+                std::cmp::Ordering::Less => {}
+            }
+        }
+        let dv = self.docs.remove(i);
+        self.active = self.active.min(self.docs.len().saturating_sub(1));
+        dv
     }
 
     /// Runs the comparison of the active document against `target` (host runs on the
@@ -973,16 +974,11 @@ impl EtscopeApp {
     }
 }
 
-fn file_name(p: &std::path::Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| p.display().to_string())
-}
-
 impl DocSources {
     /// The part of a batch's origins that ended up in `doc` (matched by file name).
     fn belonging_to(&self, doc: &Document) -> DocSources {
-        let mine = |p: &PathBuf| doc.files.iter().any(|f| *f == file_name(p));
+        // the loader records each file under its display name
+        let mine = |p: &PathBuf| doc.files.iter().any(|f| *f == loader::display_name(p));
         DocSources {
             given: self.given.iter().filter(|p| mine(p)).cloned().collect(),
             found: self.found.iter().filter(|p| mine(p)).cloned().collect(),

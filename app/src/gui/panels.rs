@@ -399,11 +399,8 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         ui.weak("Found beside the program by name:");
         for path in &dv.sources.found {
             ui.horizontal(|ui| {
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                ui.label(name).on_hover_text(path.display().to_string());
+                ui.label(super::loader::display_name(path))
+                    .on_hover_text(path.display().to_string());
                 let remove = ui
                     .add_enabled(app.job.is_none(), egui::Button::new("remove").small())
                     .on_hover_text(
