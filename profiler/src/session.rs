@@ -152,16 +152,17 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Writes every byte to `raw_path` (created, truncated) as it arrives.
+    /// Writes every byte to `raw_path` (created with its folders, truncated) as it arrives.
     pub fn new(raw_path: Option<&Path>) -> Result<Recorder, SessionError> {
         let raw = match raw_path {
-            Some(p) => Some((
-                File::create(p).map_err(|e| SessionError::File {
+            Some(p) => {
+                create_folder_of(p)?;
+                let file = File::create(p).map_err(|e| SessionError::File {
                     path: p.into(),
                     detail: format!("cannot create the raw capture: {e}"),
-                })?,
-                p.to_path_buf(),
-            )),
+                })?;
+                Some((file, p.to_path_buf()))
+            }
             None => None,
         };
         Ok(Recorder {
@@ -327,8 +328,21 @@ pub fn declared_tick_hz(raw: &[u8]) -> Option<u32> {
     None
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename (never a half-written file).
+/// Creates the folders `path` is to be written in (`-o captures/today/run.etdp`).
+fn create_folder_of(path: &Path) -> Result<(), SessionError> {
+    match path.parent().filter(|f| !f.as_os_str().is_empty()) {
+        Some(folder) => std::fs::create_dir_all(folder).map_err(|e| SessionError::File {
+            path: path.into(),
+            detail: format!("cannot create its folder: {e}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Writes `bytes` to `path` (its folders created) through a temporary file and a rename (never a
+/// half-written file).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    create_folder_of(path)?;
     let tmp = path.with_extension("tmp-etscope");
     let fail = |e: std::io::Error| SessionError::File {
         path: path.into(),

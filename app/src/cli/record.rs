@@ -277,7 +277,6 @@ pub fn record(
     live: bool,
     as_json: bool,
 ) -> Result<()> {
-    create_folder_of(out)?;
     let program = load::program(pte)?;
     let source = open_target(args)?;
     capture(source, &program, pte, out, runs, args, live, as_json)
@@ -338,19 +337,9 @@ pub fn board_export(job: &BoardJob) -> Result<()> {
     Ok(())
 }
 
-/// Creates the folders `out` is to be written in (`-o captures/today/run.etdp`).
-fn create_folder_of(out: &Path) -> Result<()> {
-    if let Some(folder) = out.parent().filter(|f| !f.as_os_str().is_empty()) {
-        std::fs::create_dir_all(folder)
-            .with_context(|| format!("{}: cannot create its folder", out.display()))?;
-    }
-    Ok(())
-}
-
 /// `etscope board run`.
 pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
     let (pte, out, runs) = (job.pte.as_path(), job.out.as_path(), job.runs);
-    create_folder_of(out)?;
     let program = load::program(pte)?;
     let image = image_of(pte, &program, job.input.as_deref(), runs, job.intermediates)?;
     let elf = crate::board::firmware()?;
