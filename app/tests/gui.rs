@@ -307,12 +307,7 @@ fn diff_mode_jumps_to_the_op_a_broken_program_gets_wrong() {
     let crossing: Vec<usize> = {
         let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
         (0..view.report.rows.len())
-            .filter(|&i| {
-                let r = &view.report.rows[i];
-                r.metrics
-                    .as_ref()
-                    .is_some_and(|m| view.report.threshold.crossed_with(m, r.snr_in_db))
-            })
+            .filter(|&i| view.report.rows[i].diverges(&view.report.threshold))
             .collect()
     };
     assert_eq!(crossing.first(), Some(&first));

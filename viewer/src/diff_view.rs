@@ -99,12 +99,7 @@ impl DiffView {
     pub fn step_divergence(&mut self, forward: bool) -> bool {
         let threshold = self.report.threshold;
         let crossing: Vec<usize> = (0..self.report.rows.len())
-            .filter(|&i| {
-                let r = &self.report.rows[i];
-                r.metrics
-                    .as_ref()
-                    .is_some_and(|m| threshold.crossed_with(m, r.snr_in_db))
-            })
+            .filter(|&i| self.report.rows[i].diverges(&threshold))
             .collect();
         let next = match (self.row, forward) {
             (Some(at), true) => crossing.iter().find(|&&i| i > at).or(crossing.first()),

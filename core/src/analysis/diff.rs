@@ -123,6 +123,13 @@ impl Row {
         let m = self.metrics?;
         Some(self.snr_in_db.unwrap_or(f64::INFINITY).min(1e9) - m.snr_db)
     }
+
+    /// Whether this group crosses `threshold` (with the error carried into it): a divergence.
+    pub fn diverges(&self, threshold: &Threshold) -> bool {
+        self.metrics
+            .as_ref()
+            .is_some_and(|m| threshold.crossed_with(m, self.snr_in_db))
+    }
 }
 
 /// Operators joined for display: `conv2d+relu` (namespace and `.out` dropped).
@@ -192,11 +199,7 @@ impl DiffReport {
     /// Judges the rows again under another threshold (no tensors are compared again).
     pub fn rejudge(&mut self, threshold: Threshold) {
         self.threshold = threshold;
-        self.first_divergence = self.rows.iter().position(|r| {
-            r.metrics
-                .as_ref()
-                .is_some_and(|m| threshold.crossed_with(m, r.snr_in_db))
-        });
+        self.first_divergence = self.rows.iter().position(|r| r.diverges(&threshold));
     }
 }
 
@@ -304,11 +307,7 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         });
     }
     carried_in(&b.graph, &mut rows);
-    let first_divergence = rows.iter().position(|r| {
-        r.metrics
-            .as_ref()
-            .is_some_and(|m| threshold.crossed_with(m, r.snr_in_db))
-    });
+    let first_divergence = rows.iter().position(|r| r.diverges(&threshold));
     Ok(DiffReport {
         a: a.label.clone(),
         b: b.label.clone(),
