@@ -77,15 +77,16 @@ mod tests {
     use etscope_core::formats::pte::Program;
     use etscope_core::ir::from_pte::graph_from_plan;
 
+    /// The graph of plan 0 of the program at `rel` (from the workspace root).
+    fn graph_of(rel: &str) -> Graph {
+        let path = format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"));
+        let program = Program::parse(std::fs::read(&path).expect(&path)).expect("parses");
+        graph_from_plan(&program, 0).expect("graph")
+    }
+
     #[test]
     fn a_programs_convolution_arguments_read_as_python_writes_them() {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32.pte"
-        ))
-        .expect("fixture");
-        let program = Program::parse(bytes).expect("parses");
-        let g = graph_from_plan(&program, 0).expect("graph");
+        let g = graph_of("tests/fixtures/tiny_conv_relu_linear/model_fp32.pte");
         let conv = g
             .nodes
             .iter()
@@ -105,13 +106,7 @@ mod tests {
 
     #[test]
     fn a_call_with_several_results_names_each_out_argument() {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../assets/ds_cnn_kws/model_fp32.pte"
-        ))
-        .expect("shipped sample");
-        let program = Program::parse(bytes).expect("parses");
-        let g = graph_from_plan(&program, 0).expect("graph");
+        let g = graph_of("assets/ds_cnn_kws/model_fp32.pte");
         let bn = g
             .nodes
             .iter()
@@ -136,12 +131,10 @@ mod tests {
     #[test]
     fn every_argument_of_a_cortex_m_program_has_a_name() {
         for file in [
-            "/../assets/ds_cnn_kws/model_int8_cortex_m55.pte",
-            "/../tests/fixtures/tiny_conv_relu_linear/model_int8_cortex_m4_default.pte",
+            "assets/ds_cnn_kws/model_int8_cortex_m55.pte",
+            "tests/fixtures/tiny_conv_relu_linear/model_int8_cortex_m4_default.pte",
         ] {
-            let path = format!("{}{file}", env!("CARGO_MANIFEST_DIR"));
-            let program = Program::parse(std::fs::read(&path).expect("sample")).expect("parses");
-            let g = graph_from_plan(&program, 0).expect("graph");
+            let g = graph_of(file);
             for n in g.nodes.iter().filter(|n| n.op.starts_with("cortex_m::")) {
                 for k in 0..n.args.len() {
                     let name = arg_name(n, k);
@@ -157,12 +150,7 @@ mod tests {
 
     #[test]
     fn a_delegate_calls_arguments_are_named_by_what_they_carry() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32_xnnpack.pte"
-        );
-        let program = Program::parse(std::fs::read(path).expect("fixture")).expect("parses");
-        let g = graph_from_plan(&program, 0).expect("graph");
+        let g = graph_of("tests/fixtures/tiny_conv_relu_linear/model_fp32_xnnpack.pte");
         let call = g
             .nodes
             .iter()
