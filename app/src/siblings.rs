@@ -18,29 +18,19 @@ pub fn is_program(path: &Path) -> bool {
 
 /// The files beside `program` that its name points to, in loading order, that exist.
 pub fn beside(program: &Path) -> Vec<PathBuf> {
-    let Some(stem) = program.file_stem() else {
-        return Vec::new();
-    };
-    let dir = program.parent().unwrap_or(Path::new(""));
-    let named = |suffix: &str| {
-        let mut name = stem.to_os_string();
-        name.push(suffix);
-        dir.join(name)
-    };
-    let mut found = Vec::new();
-    for suffix in [".etrecord", ".ptd"] {
-        found.push(named(suffix));
-    }
-    let etdump = named(".etdp");
+    // the names the CLI looks for too (`pte.with_extension("etrecord")`, `"ptd"`)
+    let named = |extension: &str| program.with_extension(extension);
+    let mut found = vec![named("etrecord"), named("ptd")];
+    let etdump = named("etdp");
     if etdump.is_file() {
         found.push(etdump);
-        found.push(named(".bin"));
+        found.push(named("bin"));
     }
-    let own_input = named(".input.npy");
+    let own_input = named("input.npy");
     found.push(if own_input.is_file() {
         own_input
     } else {
-        dir.join("input.npy")
+        program.with_file_name("input.npy")
     });
     found.retain(|p| p.is_file());
     found
