@@ -26,6 +26,7 @@ pub mod error;
 pub mod formats;
 pub mod ir;
 pub mod kernels;
+pub mod lower;
 pub mod ops;
 pub mod passes;
 pub mod plan;

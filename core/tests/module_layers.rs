@@ -23,6 +23,7 @@ const LAYERS: &[(&str, usize)] = &[
     // beside it
     ("analysis", 8),
     ("board_image", 8),
+    ("lower", 8),
 ];
 
 /// Top-level module → the top-level modules its code names through `crate::`.

@@ -240,6 +240,33 @@ impl ETRecord {
 
     /// The weights a stage binds its parameters, buffers and constants to: its `_state_dict`
     /// and `_constants` archives, read by the restricted `torch.save` reader.
+    /// The representative inputs the ETRecord was saved with (`representative_inputs`, a
+    /// list of input tuples): the tensors of the first, in order; empty when it has none.
+    pub fn representative_inputs(&self) -> Result<Vec<crate::tensor::TensorData>> {
+        use crate::formats::torch_save::PyValue;
+        let Some(bytes) = self.archives.get("representative_inputs") else {
+            return Ok(Vec::new());
+        };
+        let v = crate::formats::torch_save::load(bytes)
+            .map_err(|e| Error::invalid("representative_inputs", e.to_string()))?;
+        let tensor = |v: &PyValue| match v {
+            PyValue::Tensor(t) => Some(crate::tensor::TensorData::clone(t)),
+            _ => None,
+        };
+        let seq = |v: &PyValue| match v {
+            PyValue::List(s) | PyValue::Tuple(s) => Some(s.items.clone()),
+            _ => None,
+        };
+        // one tensor, a tuple of tensors, or a list of such tuples (the first is taken)
+        let first = match (tensor(&v), seq(&v)) {
+            (Some(t), _) => return Ok(vec![t]),
+            (None, Some(items)) if items.iter().all(|i| tensor(i).is_some()) => items,
+            (None, Some(items)) => items.first().and_then(seq).unwrap_or_default(),
+            (None, None) => Vec::new(),
+        };
+        Ok(first.iter().filter_map(tensor).collect())
+    }
+
     pub fn stage_weights(
         &self,
         stage: &Stage,

@@ -47,6 +47,25 @@ pub fn stage_graph(g: &ExportedGraph, stage: &str, method: &str) -> Result<Graph
 }
 
 impl Runtime {
+    /// Prepares a stage graph that is not in its kernels' form yet (a lowering pass's output),
+    /// with the data of its constants by value id: the out-variant pass, then the program path.
+    pub fn for_stage_graph(
+        graph: Graph,
+        constants: &BTreeMap<crate::ir::ValueId, TensorData>,
+        device: Device,
+    ) -> Result<Runtime, RuntimeError> {
+        let graph =
+            run_checked(graph, &OutVariants).map_err(|e| RuntimeError::Program(e.to_string()))?;
+        let constant = |v: &crate::ir::ValueInfo| match constants.get(&v.id) {
+            Some(t) => host(t),
+            None => Err(RuntimeError::Program(format!(
+                "constant {} has no data",
+                v.label()
+            ))),
+        };
+        Runtime::prepare(graph, &constant, device)
+    }
+
     /// Prepares stage `g` with `weights` (state dict and constants keyed by their fully
     /// qualified names) on `device`.
     pub fn for_stage(

@@ -1,0 +1,343 @@
+//! FoldAndAnnotateQParamsPass: around every op the quantizer annotated, the dequantizes that
+//! feed it and the quantizes that consume it are removed and their parameters kept on the node
+//! (inputs by argument index, outputs by user index, as ExecuTorch's Arm pass records them); the
+//! op then reads and writes the integer tensors. A dequantize shared with another op stays until
+//! its last reader folds it. An `add`/`sub` with only one quantized operand keeps its Q/DQ (and
+//! is annotated). Q/DQ ops are never folded into each other.
+//!
+//! The serialized ETRecord does not keep the quantizer's annotation (`_arm_annotation_info` in
+//! `node.meta["custom"]`), so an op counts as annotated when a dequantize feeds it or a
+//! quantize consumes it.
+
+use crate::dtype::ScalarType;
+use crate::ir::{ArgData, Graph, Node, NodeKind, ValueId};
+
+use super::edit::{float_arg, int_arg, is_op, op_name, replace_uses, set_nodes};
+use super::qparams::{NodeQParams, QuantArgs};
+use super::{LowerError, LowerPass, Module, Options};
+
+pub struct FoldAndAnnotateQParams;
+
+const DQ_OPS: [&str; 4] = [
+    "quantized_decomposed::dequantize_per_tensor",
+    "quantized_decomposed::dequantize_per_channel",
+    "cortex_m::dequantize_per_tensor",
+    "quantized_decomposed::dequantize_per_token",
+];
+const Q_OPS: [&str; 4] = [
+    "quantized_decomposed::quantize_per_tensor",
+    "quantized_decomposed::quantize_per_channel",
+    "cortex_m::quantize_per_tensor",
+    "quantized_decomposed::quantize_per_token",
+];
+
+pub(super) fn is_dq(n: &Node) -> bool {
+    n.kind == NodeKind::Operator && DQ_OPS.contains(&op_name(n))
+}
+
+pub(super) fn is_q(n: &Node) -> bool {
+    n.kind == NodeKind::Operator && Q_OPS.contains(&op_name(n))
+}
+
+/// The parameters a (de)quantize node carries (`None` when a scale or zero point is not a
+/// literal or a constant).
+pub fn quant_args_of(m: &Module, n: &Node) -> Option<QuantArgs> {
+    let dtype = |k: usize| match n.args.get(k).map(|a| &a.data) {
+        Some(ArgData::ScalarType(t)) => Some(*t),
+        _ => None,
+    };
+    if n.overload != "default" {
+        return None;
+    }
+    if op_name(n).ends_with("_per_channel") {
+        // (input, scales, zero_points, axis, quant_min, quant_max, dtype)
+        let scales = super::edit::tensor_arg(n, 1).and_then(|v| m.constant(v))?;
+        let zps = super::edit::tensor_arg(n, 2).and_then(|v| m.constant(v))?;
+        let zero_points = zps.to_f64().ok()?.into_iter().map(|z| z as i64).collect();
+        return Some(QuantArgs {
+            scales: scales.to_f64().ok()?,
+            zero_points,
+            axis: Some(int_arg(n, 3)?),
+            qmin: int_arg(n, 4)?,
+            qmax: int_arg(n, 5)?,
+            dtype: dtype(6)?,
+        });
+    }
+    Some(QuantArgs {
+        scales: vec![float_arg(n, 1)?],
+        zero_points: vec![int_arg(n, 2)?],
+        axis: None,
+        qmin: int_arg(n, 3)?,
+        qmax: int_arg(n, 4)?,
+        dtype: dtype(5)?,
+    })
+}
+
+/// The node producing `v`, when an operator does.
+fn producer(g: &Graph, v: ValueId) -> Option<&Node> {
+    g.values
+        .get(v)?
+        .producer
+        .and_then(|p| g.nodes.get(p))
+        .filter(|n| n.kind == NodeKind::Operator)
+}
+
+/// Whether the quantizer annotated `n` (see the module doc).
+fn annotated(g: &Graph, n: &Node) -> bool {
+    if n.kind != NodeKind::Operator || is_q(n) || is_dq(n) || op_name(n) == "memory.alloc" {
+        return false;
+    }
+    let dq_in = n.inputs.iter().any(|&v| producer(g, v).is_some_and(is_dq));
+    let q_out = n
+        .outputs
+        .iter()
+        .any(|&o| g.values[o].consumers.iter().any(|&c| is_q(&g.nodes[c])));
+    dq_in || q_out
+}
+
+impl LowerPass for FoldAndAnnotateQParams {
+    fn name(&self) -> &'static str {
+        "FoldAndAnnotateQParamsPass"
+    }
+
+    fn run(&self, mut m: Module, _: &Options) -> Result<(Module, bool), LowerError> {
+        let mut removed: Vec<usize> = Vec::new();
+        let mut changed = false;
+        for i in 0..m.graph.nodes.len() {
+            if removed.contains(&i) || !annotated(&m.graph, &m.graph.nodes[i]) {
+                continue;
+            }
+            let node = m.graph.nodes[i].clone();
+            // inputs: per argument, the dequantizes feeding it
+            let mut params = NodeQParams::default();
+            let mut folds: Vec<(usize, Vec<usize>)> = Vec::new();
+            for (k, a) in node.args.iter().enumerate() {
+                let tensors = match &a.data {
+                    ArgData::Tensor(v) => vec![*v],
+                    ArgData::Tensors(vs) => vs.clone(),
+                    _ => continue,
+                };
+                let mut q: Option<QuantArgs> = None;
+                let mut dqs = Vec::new();
+                for v in tensors {
+                    let Some(p) = producer(&m.graph, v).filter(|p| is_dq(p)) else {
+                        continue;
+                    };
+                    if let Some(args) = quant_args_of(&m, p) {
+                        if let Some(prev) = &q {
+                            if prev.dtype != args.dtype {
+                                return Err(super::edit::fail(
+                                    self.name(),
+                                    format!(
+                                        "{}: argument {k} mixes {} and {} quantized tensors",
+                                        node.name,
+                                        prev.dtype.name(),
+                                        args.dtype.name()
+                                    ),
+                                ));
+                            }
+                        } else {
+                            q = Some(args);
+                        }
+                        dqs.push(p.id);
+                    }
+                }
+                if let Some(q) = q {
+                    params.inputs.insert(k, q);
+                    folds.push((k, dqs));
+                }
+            }
+            let partial_binary = matches!(op_name(&node), "aten::add" | "aten::sub")
+                && node.overload == "Tensor"
+                && params.inputs.contains_key(&0) != params.inputs.contains_key(&1);
+            if !partial_binary {
+                for (_, dqs) in &folds {
+                    for &dq in dqs {
+                        let (Some(&from), Some(&to)) = (
+                            m.graph.nodes[dq].outputs.first(),
+                            m.graph.nodes[dq].inputs.first(),
+                        ) else {
+                            continue;
+                        };
+                        super::edit::replace_in_node(&mut m.graph.nodes[i], from, to);
+                        changed = true;
+                    }
+                }
+                m.graph.relink();
+                for (_, dqs) in &folds {
+                    for &dq in dqs {
+                        let out = m.graph.nodes[dq].outputs.first().copied();
+                        let unused = out.is_none_or(|o| {
+                            m.graph.values[o].consumers.is_empty() && !m.graph.outputs.contains(&o)
+                        });
+                        if unused && !removed.contains(&dq) {
+                            removed.push(dq);
+                        }
+                    }
+                }
+            }
+            // outputs: the quantizes among the node's users, by user index
+            let out = node.outputs.first().copied();
+            let users: Vec<usize> = out.map_or(Vec::new(), |o| m.graph.values[o].consumers.clone());
+            for (k, &u) in users.iter().enumerate() {
+                if !is_q(&m.graph.nodes[u]) || removed.contains(&u) {
+                    continue;
+                }
+                let Some(q) = quant_args_of(&m, &m.graph.nodes[u]) else {
+                    continue;
+                };
+                params.outputs.insert(k, q);
+                if !partial_binary {
+                    if let (Some(o), Some(&q_out)) = (out, m.graph.nodes[u].outputs.first()) {
+                        replace_uses(&mut m.graph, q_out, o);
+                        removed.push(u);
+                        changed = true;
+                    }
+                }
+            }
+            m.qparams.insert(node.name.clone(), params);
+        }
+        let nodes: Vec<Node> = std::mem::take(&mut m.graph.nodes)
+            .into_iter()
+            .filter(|n| !removed.contains(&n.id))
+            .collect();
+        set_nodes(&mut m.graph, nodes);
+        if changed {
+            retrace_dtypes(&mut m);
+        }
+        Ok((m, changed))
+    }
+}
+
+/// The output dtype `node` has after ExecuTorch's retrace, given its inputs' dtypes now: type
+/// promotion over the tensor operands for the arithmetic ops that promote (a linear layer of
+/// int8 activations and an int32 bias writes int32), the `dtype` argument of a dtype cast, the
+/// first operand's dtype for everything else; `None` for ops whose output dtype does not follow
+/// their inputs (comparisons, indices, (de)quantizes), which keep theirs.
+fn retraced_dtype(g: &Graph, node: &Node) -> Option<ScalarType> {
+    let op = op_name(node);
+    let dtype_of = |v: ValueId| g.values.get(v).and_then(|x| x.dtype);
+    const PROMOTE: [&str; 9] = [
+        "aten::linear",
+        "aten::addmm",
+        "aten::mm",
+        "aten::bmm",
+        "aten::add",
+        "aten::sub",
+        "aten::mul",
+        "aten::cat",
+        "aten::matmul",
+    ];
+    const FIXED: [&str; 12] = [
+        "aten::eq",
+        "aten::ne",
+        "aten::lt",
+        "aten::le",
+        "aten::gt",
+        "aten::ge",
+        "aten::argmax",
+        "aten::argmin",
+        "aten::embedding",
+        "aten::full",
+        "aten::arange",
+        "memory.alloc",
+    ];
+    if is_q(node) || is_dq(node) || FIXED.contains(&op) || node.kind != NodeKind::Operator {
+        return None;
+    }
+    if op == "dim_order_ops::_to_dim_order_copy" || op == "aten::_to_copy" {
+        return node.args.iter().find_map(|a| match (&a.name, &a.data) {
+            (Some(n), ArgData::ScalarType(t)) if n == "dtype" => Some(*t),
+            _ => None,
+        });
+    }
+    if PROMOTE.contains(&op) {
+        return node
+            .inputs
+            .iter()
+            .filter_map(|&v| dtype_of(v))
+            .reduce(promote);
+    }
+    node.inputs.first().and_then(|&v| dtype_of(v))
+}
+
+/// PyTorch's promotion of two tensor dtypes (integers widen; a float wins over an integer).
+fn promote(a: ScalarType, b: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    let rank = |t: ScalarType| match t {
+        Bool => 0,
+        Byte | Char => 1,
+        Short => 2,
+        Int => 3,
+        Long => 4,
+        Half | BFloat16 => 5,
+        Float => 6,
+        Double => 7,
+        _ => 1,
+    };
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Output dtypes after the fold, as ExecuTorch's retrace gives them: each folded node (and
+/// every node reading a value whose dtype changed) takes [`retraced_dtype`]; the `dtype`
+/// argument of a folded dtype cast becomes its output quantization's.
+fn retrace_dtypes(m: &mut Module) {
+    retrace_from(m, Vec::new());
+}
+
+/// Dtypes propagated as the retrace does: every folded node, and every node reading a value in
+/// `changed` (or one whose dtype this changes), takes [`retraced_dtype`].
+pub(super) fn retrace_from(m: &mut Module, changed: Vec<ValueId>) {
+    let mut changed: Vec<bool> = (0..m.graph.values.len())
+        .map(|v| changed.contains(&v))
+        .collect();
+    for i in 0..m.graph.nodes.len() {
+        let node = &m.graph.nodes[i];
+        let folded = m.qparams.contains_key(&node.name);
+        if !folded
+            && !node
+                .inputs
+                .iter()
+                .any(|&v| changed.get(v).copied().unwrap_or(false))
+        {
+            continue;
+        }
+        if folded && is_op(node, "dim_order_ops::_to_dim_order_copy") {
+            if let Some(q) = m
+                .qparams
+                .get(&node.name)
+                .and_then(|p| p.outputs.values().next())
+            {
+                let dtype = q.dtype;
+                for a in &mut m.graph.nodes[i].args {
+                    if a.name.as_deref() == Some("dtype") {
+                        a.data = ArgData::ScalarType(dtype);
+                    }
+                }
+            }
+        }
+        let node = &m.graph.nodes[i];
+        let Some(dtype) = retraced_dtype(&m.graph, node) else {
+            continue;
+        };
+        for o in node.outputs.clone() {
+            let v = &mut m.graph.values[o];
+            if v.dtype != Some(dtype) {
+                v.dtype = Some(dtype);
+                v.nbytes = v
+                    .shape
+                    .iter()
+                    .try_fold(dtype.element_size().unwrap_or(1) as u64, |acc, &s| {
+                        u64::try_from(s).ok().and_then(|s| acc.checked_mul(s))
+                    });
+                if let Some(c) = changed.get_mut(o) {
+                    *c = true;
+                }
+            }
+        }
+    }
+}

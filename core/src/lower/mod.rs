@@ -1,0 +1,293 @@
+//! etscope's own Cortex-M lowering: ExecuTorch 1.5.1's Cortex-M backend passes
+//! (`backends/cortex_m/passes/cortex_m_pass_manager.py`), each a small module of etscope's, run
+//! in the pass manager's order on an ETRecord's `edge` stage. Every pass's output is a stage of
+//! its own (a [`Module`]: the graph, its constants and the quantization parameters the passes
+//! annotate), and the last one is the graph ExecuTorch's `edge_after_transform` holds.
+//!
+//! - [`remove_getitem`] — `max_pool2d_with_indices` + `getitem` → `max_pool2d`
+//! - [`fold_qparams`] — dequantize/quantize pairs around an annotated op folded into its
+//!   input/output quantization parameters (FoldAndAnnotateQParamsPass)
+//! - [`scalar_to_tensor`] — `add/sub/mul/div.Scalar` → `.Tensor` with a `full` operand
+//! - [`replace_quant`] — int8/int16 quantize/dequantize → `cortex_m::` ones
+//! - [`fuse_activation`] — ReLU/hardtanh/clamp/hardsigmoid folded into the producer's range
+//! - [`clamp_activation`] — the activations left on int8 tensors as clamps with quantized bounds
+//! - [`decompose_hardswish`] — refused when present (not decomposed yet)
+//! - [`to_cortex_m`] — annotated ATen ops → `cortex_m::` kernels with their multipliers, shifts,
+//!   weight layouts, kernel sums and scratch buffers for the target ([`scratch`])
+//!
+//! What ExecuTorch's serialized ETRecord does not keep, etscope infers: the quantizer's
+//! "quantized" annotation of a node is taken to be "a dequantize feeds it or a quantize consumes
+//! it" ([`fold_qparams`]).
+
+pub mod clamp_activation;
+pub mod compare;
+pub mod decompose_hardswish;
+mod edit;
+pub mod fold_qparams;
+pub mod fuse_activation;
+pub mod qparams;
+pub mod remove_getitem;
+pub mod replace_quant;
+pub mod scalar_to_tensor;
+pub mod scratch;
+pub mod to_cortex_m;
+
+use std::collections::BTreeMap;
+
+use crate::formats::export_json::{ExportedGraph, InputKind};
+use crate::ir::from_export::graph_from_export;
+use crate::ir::{Graph, ValueId};
+use crate::passes::PassError;
+use crate::tensor::TensorData;
+pub use qparams::{NodeQParams, QuantArgs};
+
+/// The lowering flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flow {
+    /// `use_explicit_layout=False`: NCHW-sized tensors, channels-last in memory.
+    Default,
+    /// `use_explicit_layout=True`: `_nhwc` operators and explicit transposes.
+    Explicit,
+}
+
+impl Flow {
+    /// Parses `default` / `explicit`.
+    pub fn parse(s: &str) -> Option<Flow> {
+        match s {
+            "default" => Some(Flow::Default),
+            "explicit" => Some(Flow::Explicit),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Flow::Default => "default",
+            Flow::Explicit => "explicit",
+        }
+    }
+}
+
+/// The CMSIS-NN code path a core takes (`cmsis_nn.Backend` in ExecuTorch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// Helium (M55, M85).
+    Mve,
+    /// The DSP extension (M4, M7, M33).
+    Dsp,
+    /// Plain C (M0, M3, M23).
+    Scalar,
+}
+
+/// A Cortex-M core to lower for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cpu {
+    M0,
+    M3,
+    M4,
+    M7,
+    M23,
+    M33,
+    M55,
+    M85,
+}
+
+impl Cpu {
+    /// Every core, in the order the CLI lists them.
+    pub const ALL: [Cpu; 8] = [
+        Cpu::M55,
+        Cpu::M85,
+        Cpu::M4,
+        Cpu::M7,
+        Cpu::M33,
+        Cpu::M0,
+        Cpu::M3,
+        Cpu::M23,
+    ];
+
+    /// Parses `m55`, `M55`, `cortex-m55`.
+    pub fn parse(s: &str) -> Option<Cpu> {
+        let s = s.to_ascii_lowercase();
+        let s = s.strip_prefix("cortex-").unwrap_or(&s);
+        Cpu::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cpu::M0 => "m0",
+            Cpu::M3 => "m3",
+            Cpu::M4 => "m4",
+            Cpu::M7 => "m7",
+            Cpu::M23 => "m23",
+            Cpu::M33 => "m33",
+            Cpu::M55 => "m55",
+            Cpu::M85 => "m85",
+        }
+    }
+
+    /// The CMSIS-NN path the core takes, as ExecuTorch's `CortexMTargetConfig` resolves it.
+    pub fn isa(self) -> Isa {
+        match self {
+            Cpu::M55 | Cpu::M85 => Isa::Mve,
+            Cpu::M4 | Cpu::M7 | Cpu::M33 => Isa::Dsp,
+            Cpu::M0 | Cpu::M3 | Cpu::M23 => Isa::Scalar,
+        }
+    }
+}
+
+/// What to lower for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    pub flow: Flow,
+    pub cpu: Cpu,
+}
+
+/// A graph being lowered: the IR graph, the data of its constant tensors, and the
+/// quantization parameters the passes annotate on nodes (by node name, as ExecuTorch keeps them
+/// in `node.meta`).
+#[derive(Debug, Clone)]
+pub struct Module {
+    pub graph: Graph,
+    pub constants: BTreeMap<ValueId, TensorData>,
+    pub qparams: BTreeMap<String, NodeQParams>,
+}
+
+/// Target of the host kernels that model `cpu`'s CMSIS-NN path.
+pub fn device_for(cpu: Cpu) -> crate::runtime::Device {
+    use crate::kernels::device::Target;
+    crate::runtime::Device {
+        target: match cpu.isa() {
+            Isa::Mve => Target::CortexM55,
+            Isa::Dsp => Target::CortexMScalar,
+            Isa::Scalar => Target::CortexMBase,
+        },
+        ..Default::default()
+    }
+}
+
+/// Why a stage cannot be lowered.
+pub type LowerError = PassError;
+
+impl Module {
+    /// The module of stage `g` (an ETRecord's `edge` graph) with `weights` (its state dict and
+    /// constants by fully qualified name).
+    pub fn from_stage(
+        g: &ExportedGraph,
+        stage: &str,
+        method: &str,
+        weights: &BTreeMap<String, TensorData>,
+    ) -> Result<Module, LowerError> {
+        let graph = graph_from_export(g, stage, method);
+        let mut constants = BTreeMap::new();
+        for (name, kind) in &g.inputs {
+            if *kind == InputKind::UserInput {
+                continue;
+            }
+            let key = g.input_targets.get(name).unwrap_or(name);
+            let Some(id) = graph.values.iter().position(|v| &v.name == name) else {
+                continue;
+            };
+            let data = weights.get(key).ok_or_else(|| PassError::Failed {
+                pass: "read",
+                detail: format!(
+                    "weight {key:?} (graph input {name}) is not in the stage's state dict or constants"
+                ),
+            })?;
+            constants.insert(id, data.clone());
+        }
+        Ok(Module {
+            graph,
+            constants,
+            qparams: BTreeMap::new(),
+        })
+    }
+
+    /// The host runtime of this module on `device` (its graph through the out-variant pass).
+    pub fn runtime(
+        &self,
+        device: crate::runtime::Device,
+    ) -> Result<crate::runtime::Runtime, crate::runtime::RuntimeError> {
+        crate::runtime::Runtime::for_stage_graph(self.graph.clone(), &self.constants, device)
+    }
+
+    /// The data of constant `v`.
+    pub fn constant(&self, v: ValueId) -> Option<&TensorData> {
+        self.constants.get(&v)
+    }
+}
+
+/// One pass of the lowering.
+pub trait LowerPass: Sync {
+    /// ExecuTorch's class name of the pass (`FoldAndAnnotateQParamsPass`).
+    fn name(&self) -> &'static str;
+    /// The rewritten module and whether anything changed.
+    fn run(&self, module: Module, options: &Options) -> Result<(Module, bool), LowerError>;
+}
+
+/// The passes of `flow`, in ExecuTorch 1.5.1's order.
+pub fn pass_list(flow: Flow) -> Result<Vec<&'static dyn LowerPass>, LowerError> {
+    match flow {
+        Flow::Default => Ok(vec![
+            &remove_getitem::RemoveGetItem,
+            &fold_qparams::FoldAndAnnotateQParams,
+            &scalar_to_tensor::ReplaceScalarWithTensorArg,
+            &replace_quant::ReplaceQuantNodes,
+            &fuse_activation::ActivationFusion,
+            &clamp_activation::QuantizedClampActivation,
+            &decompose_hardswish::DecomposeHardswish,
+            &to_cortex_m::AtenToCortexM,
+        ]),
+        Flow::Explicit => Err(PassError::Failed {
+            pass: "pass_list",
+            detail: "the explicit-layout flow (ConvertConv1dToConv2d, the channels-last \
+                     variants, the permute canonicalisation) is not implemented yet: lower with \
+                     --flow default"
+                .into(),
+        }),
+    }
+}
+
+/// One pass's output.
+#[derive(Debug, Clone)]
+pub struct LoweredStage {
+    /// The pass's class name.
+    pub pass: &'static str,
+    /// Its output (the stage is named after the pass).
+    pub module: Module,
+    /// Whether the pass changed anything.
+    pub changed: bool,
+    /// Operator nodes before and after.
+    pub ops_before: usize,
+    pub ops_after: usize,
+}
+
+/// Lowers `module` (an `edge` stage) pass by pass, checking the graph after each; returns every
+/// pass's output, in order.
+pub fn lower(module: Module, options: &Options) -> Result<Vec<LoweredStage>, LowerError> {
+    let mut out = Vec::new();
+    let mut current = module;
+    for (k, pass) in pass_list(options.flow)?.into_iter().enumerate() {
+        let ops_before = current.graph.op_count();
+        let (mut next, changed) = pass.run(current, options)?;
+        next.graph.check().map_err(|error| PassError::Broke {
+            pass: pass.name(),
+            error,
+        })?;
+        next.graph.stage = stage_name(k + 1, pass.name());
+        out.push(LoweredStage {
+            pass: pass.name(),
+            ops_before,
+            ops_after: next.graph.op_count(),
+            module: next.clone(),
+            changed,
+        });
+        current = next;
+    }
+    Ok(out)
+}
+
+/// The stage name of pass `k` (1-based): `pass_02_FoldAndAnnotateQParamsPass`, as the ground
+/// truth ETRecords of `tests/fixtures/tools/make_pass_stages.py` name ExecuTorch's.
+pub fn stage_name(k: usize, pass: &str) -> String {
+    format!("pass_{k:02}_{pass}")
+}

@@ -1,0 +1,217 @@
+//! etscope's Cortex-M lowering against ExecuTorch's, pass by pass: the ETRecords in
+//! `tests/fixtures/lowering/` (made by `tests/fixtures/tools/make_pass_stages.py`) hold
+//! ExecuTorch 1.5.1's output of every pass as a stage; each etscope pass applied to the `edge`
+//! stage must give the same program, and the last one the ETRecord's `edge_after_transform`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use etscope_core::formats::etrecord::{ETRecord, Stage};
+use etscope_core::formats::export_json::InputKind;
+use etscope_core::ir::from_export::graph_from_export;
+use etscope_core::ir::{Graph, ValueId};
+use etscope_core::lower::compare::{differences, Side};
+use etscope_core::lower::{self, Cpu, Flow, Module, Options};
+use etscope_core::tensor::TensorData;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/lowering")
+}
+
+/// The fixture's target and flow from its name (`tiny_conv_relu_linear_m55_default`).
+fn options_of(stem: &str) -> Options {
+    let mut parts = stem.rsplit('_');
+    let flow = parts
+        .next()
+        .and_then(Flow::parse)
+        .expect("flow in the name");
+    let cpu = parts.next().and_then(Cpu::parse).expect("cpu in the name");
+    Options { flow, cpu }
+}
+
+/// A stage's graph and its constants by value id.
+fn stage_side(etr: &ETRecord, stage: &Stage) -> (Graph, BTreeMap<ValueId, TensorData>) {
+    let graph = graph_from_export(&stage.graph, &stage.name, "forward");
+    let weights = etr.stage_weights(stage).expect("stage weights");
+    let mut constants = BTreeMap::new();
+    for (name, kind) in &stage.graph.inputs {
+        if *kind == InputKind::UserInput {
+            continue;
+        }
+        let key = stage.graph.input_targets.get(name).unwrap_or(name);
+        if let (Some(id), Some(t)) = (
+            graph.values.iter().position(|v| &v.name == name),
+            weights.get(key),
+        ) {
+            constants.insert(id, t.clone());
+        }
+    }
+    (graph, constants)
+}
+
+fn lowered_fixtures(flow: Flow) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .expect("fixtures")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "etrecord"))
+        .filter(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            options_of(stem).flow == flow
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no lowering fixtures");
+    files
+}
+
+#[test]
+fn every_default_flow_pass_equals_executorchs() {
+    let mut all = Vec::new();
+    for path in lowered_fixtures(Flow::Default) {
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let options = options_of(stem);
+        let etr = ETRecord::parse(&std::fs::read(&path).expect("read")).expect("parse");
+        let edge = etr
+            .stage("edge_dialect_exported_program/forward")
+            .expect("edge stage");
+        let weights = etr.stage_weights(edge).expect("weights");
+        let module = Module::from_stage(&edge.graph, "edge", "forward", &weights).expect("module");
+        let stages = lower::lower(module, &options)
+            .unwrap_or_else(|e| panic!("{stem}: lowering failed: {e}"));
+        let mut failures = Vec::new();
+        for (k, s) in stages.iter().enumerate() {
+            let name = format!("{}/forward", lower::stage_name(k + 1, s.pass));
+            let truth = etr
+                .stage(&name)
+                .unwrap_or_else(|| panic!("{stem}: no stage {name}"));
+            let (g, c) = stage_side(&etr, truth);
+            let theirs = |v: ValueId| c.get(&v).cloned();
+            let ours = |v: ValueId| s.module.constants.get(&v).cloned();
+            let diffs = differences(
+                &Side {
+                    graph: &s.module.graph,
+                    constant: &ours,
+                },
+                &Side {
+                    graph: &g,
+                    constant: &theirs,
+                },
+            );
+            if !diffs.is_empty() {
+                failures.push(format!("{stem} {name}:\n  {}", diffs.join("\n  ")));
+            }
+        }
+        all.extend(failures);
+    }
+    assert!(all.is_empty(), "{}", all.join("\n"));
+}
+
+/// The lowered module of a fixture, and the fixture's ETRecord.
+fn lower_fixture(path: &Path) -> (ETRecord, Options, Vec<lower::LoweredStage>) {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let options = options_of(stem);
+    let etr = ETRecord::parse(&std::fs::read(path).expect("read")).expect("parse");
+    let edge = etr
+        .stage("edge_dialect_exported_program/forward")
+        .expect("edge stage");
+    let weights = etr.stage_weights(edge).expect("weights");
+    let module = Module::from_stage(&edge.graph, "edge", "forward", &weights).expect("module");
+    let stages = lower::lower(module, &options).expect("lowers");
+    (etr, options, stages)
+}
+
+#[test]
+fn the_lowered_graph_runs_bit_equal_to_executorchs_program() {
+    use etscope_core::formats::pte::Program;
+    use etscope_core::runtime::Runtime;
+    for path in lowered_fixtures(Flow::Default) {
+        let (etr, options, stages) = lower_fixture(&path);
+        let inputs = etr.representative_inputs().expect("inputs");
+        assert!(
+            !inputs.is_empty(),
+            "{}: no representative input",
+            path.display()
+        );
+        let device = lower::device_for(options.cpu);
+        let last = &stages.last().expect("passes").module;
+        let ours = last
+            .runtime(device)
+            .expect("prepares")
+            .run(&inputs, false)
+            .expect("runs");
+        let pte = std::fs::read(path.with_extension("pte")).expect("pte");
+        let program = Program::parse(pte).expect("program");
+        let theirs = Runtime::new(&program, 0, device.target)
+            .expect("prepares")
+            .run(&inputs, false)
+            .expect("runs");
+        assert_eq!(ours.outputs.len(), theirs.outputs.len());
+        for (a, b) in ours.outputs.iter().zip(&theirs.outputs) {
+            assert_eq!(a.dtype, b.dtype, "{}", path.display());
+            assert_eq!(a.shape, b.shape, "{}", path.display());
+            assert_eq!(a.buf, b.buf, "{}: outputs differ", path.display());
+        }
+    }
+}
+
+#[test]
+fn scratch_sizes_equal_cmsis_nns_own() {
+    use etscope_core::lower::scratch::{self, ConvGeometry};
+    use etscope_core::lower::Isa;
+    let v: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join("cmsis_nn_buffer_sizes.json")).expect("read"),
+    )
+    .expect("json");
+    let rows = v["rows"].as_array().expect("rows");
+    assert!(rows.len() > 1000);
+    let mut bad = Vec::new();
+    for row in rows {
+        let r: Vec<i64> = row
+            .as_array()
+            .expect("row")
+            .iter()
+            .map(|x| x.as_i64().expect("int"))
+            .collect();
+        let [h, w, c_in, c_out, kh, kw, s, p, d] = r[..9] else {
+            panic!("short row")
+        };
+        let out = |i: i64, k: i64| (i + 2 * p - d * (k - 1) - 1) / s + 1;
+        let g = |filter: [i64; 4]| ConvGeometry {
+            input: [1, h, w, c_in],
+            filter,
+            output: [1, out(h, kh), out(w, kw), c_out],
+            padding: [p, p],
+            stride: [s, s],
+            dilation: [d, d],
+        };
+        for (b, isa) in [Isa::Mve, Isa::Dsp, Isa::Scalar].into_iter().enumerate() {
+            let want = &r[9 + 4 * b..13 + 4 * b];
+            let got = [
+                scratch::conv(isa, &g([c_out, kh, kw, c_in])),
+                if c_out % c_in == 0 {
+                    scratch::depthwise(isa, &g([c_out, kh, kw, 1]))
+                } else {
+                    -1
+                },
+                scratch::avgpool(isa, c_in),
+                scratch::fully_connected(isa, c_out),
+            ];
+            if got[..] != *want {
+                bad.push(format!("{isa:?} {:?}: {got:?} against {want:?}", &r[..9]));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {} rows differ:\n{}",
+        bad.len(),
+        rows.len(),
+        bad[..bad.len().min(20)].join("\n")
+    );
+}
