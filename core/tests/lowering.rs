@@ -3,6 +3,8 @@
 //! ExecuTorch 1.5.1's output of every pass as a stage; each etscope pass applied to the `edge`
 //! stage must give the same program, and the last one the ETRecord's `edge_after_transform`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +17,7 @@ use etscope_core::lower::{self, Cpu, Flow, Module, Options};
 use etscope_core::tensor::TensorData;
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/lowering")
+    common::fixtures().join("lowering")
 }
 
 /// The fixture's target and flow from its name (`tiny_conv_relu_linear_m55_default`).
@@ -213,5 +215,145 @@ fn scratch_sizes_equal_cmsis_nns_own() {
         bad.len(),
         rows.len(),
         bad[..bad.len().min(20)].join("\n")
+    );
+}
+
+#[test]
+fn the_written_program_equals_executorchs_and_runs_bit_equal_at_every_instruction() {
+    use etscope_core::formats::pte::Program;
+    use etscope_core::lower::compare::program_differences;
+    use etscope_core::runtime::Runtime;
+    for path in lowered_fixtures(Flow::Default) {
+        let (etr, options, stages) = lower_fixture(&path);
+        let last = &stages.last().expect("passes").module;
+        let bytes = lower::emit::program(last, &options).expect("writes");
+        let ours = Program::parse(bytes).expect("our program reads back");
+        let theirs = Program::parse(std::fs::read(path.with_extension("pte")).expect("pte"))
+            .expect("their program");
+        let diffs = program_differences(&ours, &theirs);
+        assert!(
+            diffs.is_empty(),
+            "{}:\n{}",
+            path.display(),
+            diffs.join("\n")
+        );
+        // every instruction's output, bit for bit, on the ETRecord's input
+        let inputs = etr.representative_inputs().expect("inputs");
+        let device = lower::device_for(options.cpu);
+        let run = |p: &Program| {
+            Runtime::new(p, 0, device.target)
+                .expect("prepares")
+                .run(&inputs, true)
+                .expect("runs")
+        };
+        let (a, b) = (run(&ours), run(&theirs));
+        assert_eq!(a.captured.len(), b.captured.len(), "{}", path.display());
+        for (x, y) in a.captured.iter().zip(&b.captured) {
+            assert_eq!(x.instruction_id, y.instruction_id);
+            for (s, t) in x.tensors.iter().zip(&y.tensors) {
+                assert_eq!(
+                    (s.dtype, &s.shape, &s.buf),
+                    (t.dtype, &t.shape, &t.buf),
+                    "{}: instruction {:?} differs",
+                    path.display(),
+                    x.instruction_id
+                );
+            }
+        }
+        // and inside its own memory plan
+        let in_arenas = Runtime::new(&ours, 0, device.target)
+            .expect("prepares")
+            .run_with(
+                &inputs,
+                etscope_core::runtime::RunOptions {
+                    in_arenas: true,
+                    ..Default::default()
+                },
+            )
+            .expect("runs in its arenas");
+        assert_eq!(
+            in_arenas.outputs[0].buf,
+            b.outputs[0].buf,
+            "{}",
+            path.display()
+        );
+    }
+}
+
+/// Every default-flow ETRecord of the reference set (`../shared/reference`, when present):
+/// etscope's lowering of its edge stage equals its `edge_after_transform`, and the written
+/// program equals ExecuTorch's `.pte` and runs bit-equal to it on the ETRecord's input.
+#[test]
+fn every_reference_default_flow_etrecord_lowers_to_executorchs_program() {
+    use etscope_core::formats::pte::Program;
+    use etscope_core::lower::compare::program_differences;
+    use etscope_core::runtime::Runtime;
+    let Some(root) = common::shared_reference() else {
+        eprintln!("../shared/reference is absent: only the fixtures are checked");
+        return;
+    };
+    let mut checked = 0;
+    for model in common::models() {
+        for (variant, cpu) in [("m55_default", Cpu::M55), ("m4_default", Cpu::M4)] {
+            let etr_path = model.join(format!("model_int8_cortex_{variant}.etrecord"));
+            if !etr_path.exists() {
+                continue;
+            }
+            let options = Options {
+                flow: Flow::Default,
+                cpu,
+            };
+            let etr = ETRecord::parse(&std::fs::read(&etr_path).expect("read")).expect("parse");
+            let module = Module::from_etrecord(&etr, None).expect("edge");
+            let stages = lower::lower(module, &options).expect("lowers");
+            let last = &stages.last().expect("passes").module;
+            let truth = etr.stage("edge_after_transform").expect("after transform");
+            let (g, c) = stage_side(&etr, truth);
+            let theirs = |v: ValueId| c.get(&v).cloned();
+            let ours = |v: ValueId| last.constants.get(&v).cloned();
+            let diffs = differences(
+                &Side {
+                    graph: &last.graph,
+                    constant: &ours,
+                },
+                &Side {
+                    graph: &g,
+                    constant: &theirs,
+                },
+            );
+            assert!(
+                diffs.is_empty(),
+                "{}:\n{}",
+                etr_path.display(),
+                diffs.join("\n")
+            );
+            let written = Program::parse(lower::emit::program(last, &options).expect("writes"))
+                .expect("reads");
+            let reference =
+                Program::parse(std::fs::read(etr_path.with_extension("pte")).expect("pte"))
+                    .expect("reference program");
+            let diffs = program_differences(&written, &reference);
+            assert!(
+                diffs.is_empty(),
+                "{}:\n{}",
+                etr_path.display(),
+                diffs.join("\n")
+            );
+            let inputs = etr.representative_inputs().expect("inputs");
+            let target = lower::device_for(cpu).target;
+            let run = |p: &Program| {
+                Runtime::new(p, 0, target)
+                    .expect("prepares")
+                    .run(&inputs, false)
+                    .expect("runs")
+            };
+            assert_eq!(run(&written).outputs[0].buf, run(&reference).outputs[0].buf);
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 6,
+        "only {checked} reference ETRecords under {}",
+        root.display()
     );
 }

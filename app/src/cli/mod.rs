@@ -6,6 +6,7 @@ mod bundled;
 mod diff;
 mod graph;
 mod info;
+mod lower;
 mod memory;
 mod profile;
 mod record;
@@ -127,6 +128,26 @@ pub enum Command {
         method: Option<String>,
         #[arg(long)]
         json: bool,
+    },
+    /// Lower an ETRecord's edge graph for a Cortex-M core with etscope's own passes (ExecuTorch
+    /// 1.5.1's Cortex-M pass list), pass by pass; `-o` writes the lowered program.
+    Lower {
+        file: PathBuf,
+        /// `default` (NCHW tensors stored channels-last) or `explicit` (`_nhwc` operators).
+        #[arg(long, default_value = "default")]
+        flow: String,
+        /// The core: m55, m85 (Helium), m4, m7, m33 (DSP), m0, m3, m23 (plain C).
+        #[arg(long, default_value = "m55")]
+        target: String,
+        /// The method (`forward` when omitted).
+        #[arg(long)]
+        method: Option<String>,
+        /// Every pass's graph as JSON: {"passes": [{"name", "changed", "graph"}]}.
+        #[arg(long)]
+        json: bool,
+        /// Write the lowered program (.pte) here.
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
     },
     /// Show the memory plan of a .pte per arena: tensors, lifetimes, peak, lower bound, findings.
     Memory {
@@ -378,6 +399,20 @@ pub fn run(command: Command) -> Result<()> {
             method,
             json,
         } => graph::run(&file, stage.as_deref(), method.as_deref(), json),
+        Command::Lower {
+            file,
+            flow,
+            target,
+            method,
+            json,
+            out,
+        } => lower::run(
+            &file,
+            lower::options(&flow, &target)?,
+            out.as_deref(),
+            method.as_deref(),
+            json,
+        ),
         Command::Memory {
             file,
             method,

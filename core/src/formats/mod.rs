@@ -21,7 +21,7 @@ pub mod etrecord;
 pub mod export_json;
 pub mod flat_tensor;
 pub mod flatbuf;
-mod generated;
+pub(crate) mod generated;
 pub mod kind;
 pub mod npy;
 pub mod pte;

@@ -33,7 +33,7 @@ fn source(side: &Side, calls: &[usize], v: ValueId) -> Source {
     if val.storage == Storage::Constant {
         return Source::Constant((side.constant)(v));
     }
-    match val.producer {
+    match val.producer.or_else(|| g.producer_through_aliases(v)) {
         Some(p) => match calls.iter().position(|&c| c == p) {
             Some(call) => Source::Output {
                 call,
@@ -134,4 +134,152 @@ fn describe(s: &Source) -> String {
         Source::Output { call, index } => format!("output {index} of call {call}"),
         Source::Unknown => "an undefined value".into(),
     }
+}
+
+/// What one pass did to a graph, by node name (a kept node keeps its name through a pass).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Changes {
+    /// Nodes present before and after, with the same operator and arguments.
+    pub kept: usize,
+    /// Nodes present before and after with another operator or other arguments.
+    pub changed: Vec<String>,
+    /// Operators of the nodes the pass added.
+    pub added: Vec<String>,
+    /// Operators of the nodes the pass removed.
+    pub removed: Vec<String>,
+}
+
+impl Changes {
+    /// One line: `removed 14 (dequantize_per_tensor ×8, …), added 3 (…), changed 2`.
+    pub fn summary(&self) -> String {
+        fn counted(ops: &[String]) -> String {
+            let mut counts: Vec<(String, usize)> = Vec::new();
+            for op in ops {
+                let short = op.rsplit("::").next().unwrap_or(op).to_string();
+                match counts.iter_mut().find(|(o, _)| *o == short) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((short, 1)),
+                }
+            }
+            counts
+                .iter()
+                .map(|(o, n)| {
+                    if *n > 1 {
+                        format!("{o} ×{n}")
+                    } else {
+                        o.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        let mut parts = Vec::new();
+        if !self.removed.is_empty() {
+            parts.push(format!(
+                "removed {} ({})",
+                self.removed.len(),
+                counted(&self.removed)
+            ));
+        }
+        if !self.added.is_empty() {
+            parts.push(format!(
+                "added {} ({})",
+                self.added.len(),
+                counted(&self.added)
+            ));
+        }
+        if !self.changed.is_empty() {
+            parts.push(format!(
+                "changed {} ({})",
+                self.changed.len(),
+                counted(&self.changed)
+            ));
+        }
+        if parts.is_empty() {
+            "nothing".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// What changed from `before` to `after`.
+pub fn changes(before: &Graph, after: &Graph) -> Changes {
+    use std::collections::HashMap;
+    let ops = |g: &Graph| -> HashMap<String, usize> {
+        g.nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Operator | NodeKind::Delegate))
+            .map(|n| (n.name.clone(), n.id))
+            .collect()
+    };
+    let (b, a) = (ops(before), ops(after));
+    let mut out = Changes::default();
+    for n in before.nodes.iter().filter(|n| b.contains_key(&n.name)) {
+        match a.get(&n.name) {
+            None => out.removed.push(n.qualified_op()),
+            Some(&id) => {
+                let m = &after.nodes[id];
+                // no pass renumbers values: tensor arguments compare by id
+                let same_args = n.args.len() == m.args.len()
+                    && n.args.iter().zip(&m.args).all(|(x, y)| x.data == y.data);
+                if n.qualified_op() == m.qualified_op() && same_args {
+                    out.kept += 1;
+                } else {
+                    out.changed.push(m.qualified_op());
+                }
+            }
+        }
+    }
+    for n in after.nodes.iter().filter(|n| a.contains_key(&n.name)) {
+        if !b.contains_key(&n.name) {
+            out.added.push(n.qualified_op());
+        }
+    }
+    out
+}
+
+/// The data of constant `v` of plan `plan_index` of `program`, logical (row-major) bytes.
+pub fn program_constant(
+    program: &crate::formats::pte::Program,
+    plan_index: usize,
+    v: ValueId,
+) -> Option<TensorData> {
+    use crate::formats::pte::EValue;
+    let EValue::Tensor(t) = program.plans.get(plan_index)?.values.get(v)? else {
+        return None;
+    };
+    let bytes = program.constant_bytes(t).ok()?;
+    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
+    let elem = t.scalar_type.element_size()?;
+    let logical = crate::tensor::undo_dim_order(&shape, &t.dim_order, elem, bytes).ok()?;
+    Some(TensorData {
+        dtype: t.scalar_type,
+        shape,
+        bytes: logical,
+    })
+}
+
+/// Every difference between plan 0 of two programs: their kernel calls in order, scalar
+/// arguments, tensor arguments' sources and constant data (see [`differences`]).
+pub fn program_differences(
+    a: &crate::formats::pte::Program,
+    b: &crate::formats::pte::Program,
+) -> Vec<String> {
+    use crate::ir::from_pte::graph_from_plan;
+    let (Some(ga), Some(gb)) = (graph_from_plan(a, 0), graph_from_plan(b, 0)) else {
+        return vec!["a program has no execution plan".into()];
+    };
+    let ca = |v: ValueId| program_constant(a, 0, v);
+    let cb = |v: ValueId| program_constant(b, 0, v);
+    differences(
+        &Side {
+            graph: &ga,
+            constant: &ca,
+        },
+        &Side {
+            graph: &gb,
+            constant: &cb,
+        },
+    )
 }

@@ -23,6 +23,7 @@ pub mod clamp_activation;
 pub mod compare;
 pub mod decompose_hardswish;
 mod edit;
+pub mod emit;
 pub mod fold_qparams;
 pub mod fuse_activation;
 pub mod qparams;
@@ -200,6 +201,34 @@ impl Module {
             constants,
             qparams: BTreeMap::new(),
         })
+    }
+
+    /// The module of an ETRecord's `edge` stage (`edge_dialect_exported_program/<method>`; the
+    /// first method when `method` is `None`) with its weights: what the lowering starts from.
+    pub fn from_etrecord(
+        etr: &crate::formats::etrecord::ETRecord,
+        method: Option<&str>,
+    ) -> Result<Module, LowerError> {
+        const EDGE: &str = "edge_dialect_exported_program";
+        let stage = etr
+            .stages
+            .iter()
+            .filter(|s| s.name.starts_with(EDGE))
+            .find(|s| method.is_none_or(|m| s.name == format!("{EDGE}/{m}")))
+            .ok_or_else(|| PassError::Failed {
+                pass: "read",
+                detail: format!(
+                    "the ETRecord holds no edge stage ({EDGE}/{}): it was saved without \
+                     to_edge, and the Cortex-M passes start from the edge graph",
+                    method.unwrap_or("forward")
+                ),
+            })?;
+        let weights = etr.stage_weights(stage).map_err(|e| PassError::Failed {
+            pass: "read",
+            detail: e.to_string(),
+        })?;
+        let method = stage.name.split('/').nth(1).unwrap_or("forward");
+        Module::from_stage(&stage.graph, "edge", method, &weights)
     }
 
     /// The host runtime of this module on `device` (its graph through the out-variant pass).

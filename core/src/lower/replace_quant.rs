@@ -43,7 +43,6 @@ impl LowerPass for ReplaceQuantNodes {
             };
             if node.overload == "default" && qualifies(node) {
                 node.set_op(to, "default");
-                node.name = node.name.replacen("quantized_decomposed_", "cortex_m_", 1);
                 changed = true;
             }
         }
