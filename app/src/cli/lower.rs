@@ -127,10 +127,12 @@ pub fn run(
             );
         } else {
             println!(
-                "differs from the ETRecord's edge_after_transform in {} places (was it lowered for another target or flow?); first: {}",
-                diffs.len(),
-                diffs[0]
+                "differs from the ETRecord's edge_after_transform in {} places (was it lowered for another target or flow?):",
+                diffs.len()
             );
+            for d in diffs.iter().take(10) {
+                println!("  {d}");
+            }
         }
     }
     Ok(())

@@ -6,8 +6,10 @@
 //! is annotated). Q/DQ ops are never folded into each other.
 //!
 //! The serialized ETRecord does not keep the quantizer's annotation (`_arm_annotation_info` in
-//! `node.meta["custom"]`), so an op counts as annotated when a dequantize feeds it or a
-//! quantize consumes it.
+//! `node.meta["custom"]`), so an op counts as annotated when `CortexMQuantizer` annotates its
+//! kind ([`QUANTIZED_OPS`]: its pattern table and the Arm shared-qparams list, in their edge
+//! names) and a dequantize feeds it or a quantize consumes it. An op the quantizer leaves in
+//! float (an upsample) keeps its dequantize and quantize even between quantized neighbours.
 
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Graph, Node, NodeKind, ValueId};
@@ -82,10 +84,113 @@ fn producer(g: &Graph, v: ValueId) -> Option<&Node> {
         .filter(|n| n.kind == NodeKind::Operator)
 }
 
-/// Whether the quantizer annotated `n` (see the module doc).
-fn annotated(g: &Graph, n: &Node) -> bool {
-    if n.kind != NodeKind::Operator || is_q(n) || is_dq(n) || op_name(n) == "memory.alloc" {
+/// The ops `CortexMQuantizer` (ExecuTorch 1.5.1) annotates, by their edge-dialect names: its
+/// pattern table (`quantizer_support.py`: convolutions, linear, the binary ops, softmax, the
+/// LUT activations, pools, bmm) and the Arm `SharedQspecQuantizer`'s list (data movement,
+/// clamps, comparisons), which share their neighbours' parameters.
+pub const QUANTIZED_OPS: &[&str] = &[
+    "aten::convolution",
+    "aten::linear",
+    "aten::add",
+    "aten::sub",
+    "aten::mul",
+    "aten::div",
+    "aten::hardswish",
+    "aten::_softmax",
+    "aten::sigmoid",
+    "aten::tanh",
+    "aten::silu",
+    "aten::gelu",
+    "aten::log",
+    "aten::log2",
+    "aten::log10",
+    "aten::log1p",
+    "aten::sqrt",
+    "aten::rsqrt",
+    "aten::avg_pool2d",
+    "aten::max_pool2d",
+    "aten::max_pool2d_with_indices",
+    "aten::bmm",
+    "aten::hardsigmoid",
+];
+
+/// The Arm `SharedQspecQuantizer`'s ops (edge names): annotated only as part of a quantized
+/// region, sharing their input's parameters, so only where their input is quantized.
+pub const SHARED_QPARAMS_OPS: &[&str] = &[
+    "aten::clone",
+    "dim_order_ops::_clone_dim_order",
+    "dim_order_ops::_to_dim_order_copy",
+    "aten::alias_copy",
+    "aten::detach_copy",
+    "aten::unfold_copy",
+    "aten::unbind_copy",
+    "aten::minimum",
+    "aten::maximum",
+    "aten::amin",
+    "aten::amax",
+    "aten::permute_copy",
+    "aten::transpose_copy",
+    "aten::t_copy",
+    "aten::repeat",
+    "aten::repeat_interleave",
+    "aten::expand_copy",
+    "aten::select_copy",
+    "aten::slice_copy",
+    "aten::split_copy",
+    "aten::split_with_sizes_copy",
+    "aten::flip",
+    "aten::index_select",
+    "aten::index_put",
+    "aten::as_strided_copy",
+    "aten::pixel_shuffle",
+    "aten::pixel_unshuffle",
+    "aten::cat",
+    "aten::index",
+    "aten::gather",
+    "aten::squeeze_copy",
+    "aten::unsqueeze_copy",
+    "aten::view_copy",
+    "aten::constant_pad_nd",
+    "aten::clamp",
+    "aten::hardtanh",
+    "aten::relu",
+    "aten::eq",
+    "aten::ne",
+    "aten::ge",
+    "aten::gt",
+    "aten::le",
+    "aten::lt",
+    "aten::where",
+];
+
+/// Whether the quantizer annotated `n` (see the module doc): a pattern op next to a
+/// dequantize or quantize; a shared-qparams op whose first input is dequantized or written by
+/// an annotated op (`quantized`: the values annotated ops wrote so far). A 1-D convolution (a
+/// 3-D weight) is annotated only in the explicit-layout flow, whose quantizer has the `conv1d`
+/// patterns.
+fn annotated(
+    g: &Graph,
+    n: &Node,
+    flow: super::Flow,
+    quantized: &std::collections::HashSet<ValueId>,
+) -> bool {
+    if n.kind != NodeKind::Operator || is_q(n) || is_dq(n) {
         return false;
+    }
+    if SHARED_QPARAMS_OPS.contains(&op_name(n)) {
+        return n
+            .inputs
+            .first()
+            .is_some_and(|&v| quantized.contains(&v) || producer(g, v).is_some_and(is_dq));
+    }
+    if !QUANTIZED_OPS.contains(&op_name(n)) {
+        return false;
+    }
+    if op_name(n) == "aten::convolution" && flow == super::Flow::Default {
+        let weight_rank = super::edit::tensor_arg(n, 1).map(|w| g.values[w].shape.len());
+        if weight_rank != Some(4) {
+            return false;
+        }
     }
     let dq_in = n.inputs.iter().any(|&v| producer(g, v).is_some_and(is_dq));
     let q_out = n
@@ -100,13 +205,17 @@ impl LowerPass for FoldAndAnnotateQParams {
         "FoldAndAnnotateQParamsPass"
     }
 
-    fn run(&self, mut m: Module, _: &Options) -> Result<(Module, bool), LowerError> {
+    fn run(&self, mut m: Module, options: &Options) -> Result<(Module, bool), LowerError> {
         let mut removed: Vec<usize> = Vec::new();
         let mut changed = false;
+        let mut quantized = std::collections::HashSet::new();
         for i in 0..m.graph.nodes.len() {
-            if removed.contains(&i) || !annotated(&m.graph, &m.graph.nodes[i]) {
+            if removed.contains(&i)
+                || !annotated(&m.graph, &m.graph.nodes[i], options.flow, &quantized)
+            {
                 continue;
             }
+            quantized.extend(m.graph.nodes[i].outputs.iter().copied());
             let node = m.graph.nodes[i].clone();
             // inputs: per argument, the dequantizes feeding it
             let mut params = NodeQParams::default();

@@ -26,6 +26,7 @@ mod edit;
 pub mod emit;
 pub mod fold_qparams;
 pub mod fuse_activation;
+pub mod lut;
 pub mod qparams;
 pub mod remove_getitem;
 pub mod replace_quant;

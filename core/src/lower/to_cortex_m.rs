@@ -30,20 +30,7 @@ const SHIFT_INT8: i64 = 20;
 
 /// Ops ExecuTorch substitutes that etscope does not yet: refused by name, never lowered
 /// differently.
-const NOT_YET: [&str; 12] = [
-    "aten::sigmoid",
-    "aten::tanh",
-    "aten::silu",
-    "aten::gelu",
-    "aten::log",
-    "aten::log2",
-    "aten::log10",
-    "aten::log1p",
-    "aten::sqrt",
-    "aten::rsqrt",
-    "aten::bmm",
-    "aten::div",
-];
+const NOT_YET: [&str; 2] = ["aten::bmm", "aten::div"];
 
 /// What a substitution produced: the nodes to place before the old one (helpers, then the
 /// new call).
@@ -117,6 +104,7 @@ fn substitute(
             Some(single(m, node, &target, args, None))
         }
         "aten::convolution" if has_q => Some(convolution(m, node, q, isa)?),
+        _ if has_q && super::lut::function(op).is_some() => Some(activation(m, node, q)?),
         "aten::linear" if has_q => Some(linear(m, node, q, isa)?),
         "aten::avg_pool2d" if has_q => avg_pool2d(m, node, q, isa)?,
         "aten::_softmax" if has_q => softmax(m, node, q)?,
@@ -599,6 +587,30 @@ fn avg_pool2d(
         args,
         Some(helpers),
     )))
+}
+
+fn activation(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replacement, LowerError> {
+    let f = super::lut::function(op_name(node)).ok_or_else(|| bad(node, "no function"))?;
+    let (inq, outq) = (input_q(node, q, 0)?, output_q(node, q)?);
+    let table = super::lut::build(f, inq.scale(), inq.zp(), outq.scale(), outq.zp())
+        .ok_or_else(|| bad(node, "the function is undefined on every int8 input"))?;
+    let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+    let lut = add_constant(
+        m,
+        &format!("{}_lut", node.name),
+        TensorData {
+            dtype: ScalarType::Char,
+            shape: vec![256],
+            bytes: table.iter().map(|&v| v as u8).collect(),
+        },
+    );
+    Ok(single(
+        m,
+        node,
+        "cortex_m::quantized_activation",
+        vec![ArgData::Tensor(x), ArgData::Tensor(lut)],
+        None,
+    ))
 }
 
 fn softmax(

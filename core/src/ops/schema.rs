@@ -56,6 +56,9 @@ pub struct Schema {
     pub args: Vec<ArgSpec>,
     /// Number of returned values (a `Tensor[]` return counts as one).
     pub returns: usize,
+    /// Whether it returns a tensor list (`-> Tensor[]`): its out variant writes a list of outs
+    /// and returns nothing.
+    pub returns_list: bool,
 }
 
 impl Schema {
@@ -77,6 +80,9 @@ impl Schema {
             }
             None => 0,
         };
+        let returns_list = rest
+            .strip_prefix("->")
+            .is_some_and(|r| r.trim().starts_with("Tensor[]"));
         let mut args = Vec::new();
         let mut keyword_only = false;
         for part in split_top(inner) {
@@ -92,7 +98,11 @@ impl Schema {
             arg.keyword_only = keyword_only;
             args.push(arg);
         }
-        Some(Schema { args, returns })
+        Some(Schema {
+            args,
+            returns,
+            returns_list,
+        })
     }
 
     /// The index of the argument called `name`.

@@ -171,7 +171,17 @@ fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) -> bool {
             let Some(out) = out else {
                 return false;
             };
-            let args = schema_args(node, d.name);
+            let mut args = schema_args(node, d.name);
+            // a factory's tensor options (dtype, layout, device, pin_memory) are not arguments
+            // of its out variant: the out tensor carries them
+            if args.iter().any(|a| a.name.as_deref() == Some("layout")) {
+                args.retain(|a| {
+                    !matches!(
+                        a.name.as_deref(),
+                        Some("dtype" | "layout" | "device" | "pin_memory")
+                    )
+                });
+            }
             node.set_op(d.name, &out);
             append_outputs(node, args);
             return true;
@@ -183,8 +193,26 @@ fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) -> bool {
     true
 }
 
-/// Sets the node's arguments to `args`, its out tensors, and the returned value.
+/// Sets the node's arguments to `args`, its out tensors, and the returned value; an operator
+/// returning a tensor list takes its outs as one list and returns nothing.
 fn append_outputs(node: &mut Node, mut args: Vec<Arg>) {
+    if node
+        .def()
+        .and_then(|d| d.parsed_schema())
+        .is_some_and(|s| s.returns_list)
+    {
+        // the outs as one list, and the same list returned
+        let outs = node.outputs.clone();
+        for name in [Some("out".to_string()), None] {
+            args.push(Arg::new(
+                name,
+                outs.first().copied(),
+                ArgData::Tensors(outs.clone()),
+            ));
+        }
+        node.args = args;
+        return;
+    }
     for &o in &node.outputs {
         args.push(Arg::new(Some("out".into()), Some(o), ArgData::Tensor(o)));
     }
