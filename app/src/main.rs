@@ -11,7 +11,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> std::process::ExitCode {
     let args = Cli::parse();
     let result = match args.launch() {
-        Launch::Command(command) => etscope::cli::run(command),
+        Launch::Command(command) => {
+            quiet_on_closed_pipe();
+            etscope::cli::run(command)
+        }
         Launch::Window(start) => etscope::gui::run_window(start),
     };
     match result {
@@ -26,5 +29,17 @@ fn main() -> std::process::ExitCode {
             };
             std::process::ExitCode::from(code)
         }
+    }
+}
+
+/// A command's output piped into a reader that stops early (`| head`) ends the process the
+/// way every Unix tool ends, instead of a "failed printing to stdout" panic: Rust ignores
+/// SIGPIPE by default, and `println!` panics on the broken pipe.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to its default at startup, before any thread is
+    // spawned, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
