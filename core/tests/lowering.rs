@@ -385,3 +385,57 @@ fn the_made_models_lower_to_executorchs_programs() {
     }
     assert!(checked >= 3, "only {checked} models");
 }
+
+/// Every pass stage runs (its annotations put back as Q/DQ), and the first pass that changes
+/// any node's numbers is the one that brings in CMSIS-NN's integer arithmetic.
+#[test]
+fn numeric_attribution_names_the_pass_that_brings_in_integer_arithmetic() {
+    use etscope_core::lower::execute::{attribute, Numerics};
+    let cases = [
+        (
+            fixtures().join("ds_cnn_kws_m4_default.etrecord"),
+            Cpu::M4,
+            true,
+        ),
+        (
+            common::fixtures().join("models/unet/model_int8_cortex_m55_default.etrecord"),
+            Cpu::M55,
+            true,
+        ),
+        (
+            fixtures().join("tiny_conv_relu_linear_m55_default.etrecord"),
+            Cpu::M55,
+            false,
+        ),
+    ];
+    for (path, cpu, changes) in cases {
+        let etr = ETRecord::parse(&std::fs::read(&path).expect("read")).expect("parse");
+        let edge = Module::from_etrecord(&etr, None).expect("edge");
+        let options = Options {
+            flow: Flow::Default,
+            cpu,
+        };
+        let stages = lower::lower(edge.clone(), &options).expect("lowers");
+        let inputs = etr.representative_inputs().expect("inputs");
+        let a = attribute(&edge, &stages, &inputs, lower::device_for(cpu)).expect("runs");
+        for (pass, n) in &a.per_pass {
+            assert!(
+                !matches!(n, Numerics::Failed(_) | Numerics::Diverges { .. }),
+                "{}: {pass}: {n:?}",
+                path.display()
+            );
+        }
+        match (&a.first_change, changes) {
+            (Some((pass, Numerics::Within { snr_db, .. })), true) => {
+                assert_eq!(*pass, "AtenToCortexMPass", "{}", path.display());
+                assert!(
+                    (30.0..90.0).contains(snr_db),
+                    "{}: {snr_db}",
+                    path.display()
+                );
+            }
+            (None, false) => {}
+            (other, _) => panic!("{}: {other:?}", path.display()),
+        }
+    }
+}

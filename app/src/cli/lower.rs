@@ -37,16 +37,28 @@ struct LowerJson<'a> {
     passes: Vec<PassJson<'a>>,
 }
 
+/// What to produce besides the table.
+pub struct Outputs<'a> {
+    /// Write the lowered program here.
+    pub out: Option<&'a Path>,
+    /// Run every stage and name the pass that changes the numbers.
+    pub numerics: bool,
+    /// Inputs for that (.npy); the ETRecord's representative inputs when empty.
+    pub inputs: &'a [std::path::PathBuf],
+}
+
 pub fn run(
     path: &Path,
     options: Options,
-    out: Option<&Path>,
+    outputs: &Outputs,
     method: Option<&str>,
     as_json: bool,
 ) -> Result<()> {
+    let out = outputs.out;
     let etr = load::etrecord(path)?;
     let module =
         Module::from_etrecord(&etr, method).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let edge_module = outputs.numerics.then(|| module.clone());
     let edge = module.graph.clone();
     let stages = lower::lower(module, &options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(out) = out {
@@ -93,6 +105,9 @@ pub fn run(
         before = &s.module.graph;
     }
     print!("{}", t.render());
+    if let Some(edge_module) = edge_module {
+        numerics(path, &etr, &edge_module, &stages, options, outputs.inputs)?;
+    }
     // the ETRecord's own result of these passes, when it has one
     if let (Some(theirs), Some(last)) = (
         etr.stage("edge_after_transform"),
@@ -134,6 +149,64 @@ pub fn run(
                 println!("  {d}");
             }
         }
+    }
+    Ok(())
+}
+
+/// Runs the edge graph and every pass stage, and says which pass changes the outputs.
+fn numerics(
+    path: &Path,
+    etr: &etscope_core::formats::etrecord::ETRecord,
+    edge: &Module,
+    stages: &[lower::LoweredStage],
+    options: Options,
+    inputs: &[std::path::PathBuf],
+) -> Result<()> {
+    let inputs = if inputs.is_empty() {
+        let rep = etr
+            .representative_inputs()
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        if rep.is_empty() {
+            return Err(anyhow!(
+                "{}: the ETRecord holds no representative input: give one with --input FILE.npy",
+                path.display()
+            ));
+        }
+        rep
+    } else {
+        inputs
+            .iter()
+            .map(|p| {
+                etscope_core::formats::npy::read_npy(&load::bytes(p)?)
+                    .map_err(|e| anyhow!("{}: {e}", p.display()))
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    let device = lower::device_for(options.cpu);
+    let a = lower::execute::attribute(edge, stages, &inputs, device)
+        .map_err(|e| anyhow!("{}: running the edge graph: {e}", path.display()))?;
+    println!("numerics (each stage node by node against the stage before it):");
+    let describe = |n: &lower::execute::Numerics| {
+        use lower::execute::Numerics::*;
+        match n {
+            Unchanged => "the pass changed nothing".to_string(),
+            Equal => "every node equal (to float32 rounding)".to_string(),
+            Within { snr_db, node } => {
+                format!("within the diff's rule; lowest SNR {snr_db:.1} dB at {node}")
+            }
+            Diverges { snr_db, node } => format!("diverges at {node}: SNR {snr_db:.1} dB"),
+            Failed(e) => format!("not compared: {e}"),
+        }
+    };
+    for (pass, n) in &a.per_pass {
+        println!("  {pass:<32} {}", describe(n));
+    }
+    match &a.first_change {
+        Some((pass, n)) => println!(
+            "first pass that changes the numbers: {pass} ({})",
+            describe(n)
+        ),
+        None => println!("no pass changes the numbers"),
     }
     Ok(())
 }

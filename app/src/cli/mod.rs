@@ -148,6 +148,13 @@ pub enum Command {
         /// Write the lowered program (.pte) here.
         #[arg(short = 'o', long = "out")]
         out: Option<PathBuf>,
+        /// Run the edge graph and every pass stage on an input and name the first pass that
+        /// changes the outputs (the input: `--input`, else the ETRecord's representative one).
+        #[arg(long)]
+        numerics: bool,
+        /// The input for `--numerics` (.npy; repeat for several inputs).
+        #[arg(long)]
+        input: Vec<PathBuf>,
     },
     /// Show the memory plan of a .pte per arena: tensors, lifetimes, peak, lower bound, findings.
     Memory {
@@ -406,10 +413,16 @@ pub fn run(command: Command) -> Result<()> {
             method,
             json,
             out,
+            numerics,
+            input,
         } => lower::run(
             &file,
             lower::options(&flow, &target)?,
-            out.as_deref(),
+            &lower::Outputs {
+                out: out.as_deref(),
+                numerics: numerics || !input.is_empty(),
+                inputs: &input,
+            },
             method.as_deref(),
             json,
         ),

@@ -295,14 +295,29 @@ impl LowerPass for FoldAndAnnotateQParams {
                 let Some(q) = quant_args_of(&m, &m.graph.nodes[u]) else {
                     continue;
                 };
-                params.outputs.insert(k, q);
                 if !partial_binary {
                     if let (Some(o), Some(&q_out)) = (out, m.graph.nodes[u].outputs.first()) {
                         replace_uses(&mut m.graph, q_out, o);
                         removed.push(u);
                         changed = true;
+                        // the node now writes the codes the quantize wrote: it answers for
+                        // the quantize's debug handles too, and its output for its scale
+                        let handles = m.graph.nodes[u].debug_handles.clone();
+                        let n = &mut m.graph.nodes[i];
+                        for h in handles {
+                            if !n.debug_handles.contains(&h) {
+                                n.debug_handles.push(h);
+                            }
+                        }
+                        if !q.per_channel() {
+                            m.graph.values[o].quant = Some(crate::ir::QuantParams {
+                                scale: q.scale(),
+                                zero_point: q.zp(),
+                            });
+                        }
                     }
                 }
+                params.outputs.insert(k, q);
             }
             m.qparams.insert(node.name.clone(), params);
         }

@@ -123,6 +123,18 @@ impl LowerPass for ActivationFusion {
             }
             let prod_name = producer.name.clone();
             let act_out = act.outputs.first().copied();
+            let act_handles = act.debug_handles.clone();
+            let prod = &mut m.graph.nodes[p];
+            for h in act_handles {
+                if !prod.debug_handles.contains(&h) {
+                    prod.debug_handles.push(h);
+                }
+            }
+            // the producer now writes the activation's codes, with their scale
+            m.graph.values[x].quant = Some(crate::ir::QuantParams {
+                scale: fused.scale(),
+                zero_point: fused.zp(),
+            });
             if let Some(q) = m.qparams.get_mut(&prod_name) {
                 q.outputs.insert(0, fused);
             }

@@ -24,6 +24,7 @@ pub mod compare;
 pub mod decompose_hardswish;
 mod edit;
 pub mod emit;
+pub mod execute;
 pub mod fold_qparams;
 pub mod fuse_activation;
 pub mod lut;

@@ -888,7 +888,7 @@ fn retype_new_calls(m: &mut Module) -> Vec<ValueId> {
 
 /// A `max_pool2d` left in the graph runs on the portable `max_pool2d_with_indices` kernel: its
 /// indices come back as a second output.
-fn restore_max_pool_with_indices(m: &mut Module) -> bool {
+pub(super) fn restore_max_pool_with_indices(m: &mut Module) -> bool {
     let mut changed = false;
     for i in 0..m.graph.nodes.len() {
         if !super::edit::is_op(&m.graph.nodes[i], "aten::max_pool2d") {

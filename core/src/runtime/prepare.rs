@@ -187,9 +187,15 @@ fn graph_with_plan(
                         .flatten()
                 });
                 for a in &node.args {
+                    // a stage graph's tensor list names its first tensor as its value; a
+                    // program's names the list value
+                    let list_of_stage =
+                        matches!(a.data, ArgData::Tensors(_) | ArgData::OptionalTensors(_))
+                            && a.value
+                                .is_some_and(|v| v < n && graph.values[v].is_tensor());
                     slots.push(match (&a.data, a.value) {
                         (ArgData::Tensor(t), _) if *t < n => *t,
-                        (_, Some(v)) if v < n => v,
+                        (_, Some(v)) if v < n && !list_of_stage => v,
                         (d, _) => {
                             initial.push(literal(d));
                             dim_orders.push(Vec::new());
