@@ -919,3 +919,59 @@ fn the_memory_tab_shows_etscopes_best_fit_beside_the_programs_plan() {
         first.size
     ));
 }
+
+/// "Lower for" on a program with its ETRecord: every pass of etscope's lowering becomes a
+/// stage under one header (an unchanged pass says so), and the program compared with the last
+/// pass's stage is equal at every node.
+#[test]
+fn lower_for_adds_every_pass_as_a_stage_and_the_last_equals_the_program() {
+    let lowering = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/lowering");
+    let mut harness = app_with_paths(vec![
+        lowering.join("tiny_conv_relu_linear_m55_default.pte"),
+        lowering.join("tiny_conv_relu_linear_m55_default.etrecord"),
+        tiny("input.npy"),
+    ]);
+    harness.get_by_label("Lower").click();
+    let started = Instant::now();
+    harness.run_steps(1);
+    while harness.state().docs[0].lowering.job.is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "lowering did not finish"
+        );
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    harness.run_steps(2);
+    harness.get_by_label("etscope lowering · m55 · default");
+    harness.get_by_label("8 AtenToCortexM  (7 ops)");
+    harness.get_by_label("3 ReplaceScalarWithTensorArg  (no change)");
+    let names: Vec<String> = harness.state().docs[0]
+        .doc
+        .stages
+        .iter()
+        .filter(|s| s.lowering.is_some())
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    harness
+        .get_by_label("vs stage m55 · default · 8 AtenToCortexMPass")
+        .click();
+    wait_for_diff(&mut harness);
+    harness.run_steps(3);
+    let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
+    assert_eq!(view.report.matched_by, "debug_handle");
+    assert_eq!(view.report.first_divergence, None);
+    // equal at every node: bit for bit, or to float32 rounding of a dequantized view
+    for r in &view.report.rows {
+        if let Some(m) = r.metrics {
+            assert!(
+                m.max_abs == 0.0 || m.snr_db > 130.0,
+                "{:?}: {m:?}",
+                r.module
+            );
+        }
+    }
+}

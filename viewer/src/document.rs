@@ -48,6 +48,48 @@ pub struct StageView {
     pub modules: Vec<ModuleGroup>,
     /// For a stage that is a pass's output on the program: the pass.
     pub pass: Option<&'static str>,
+    /// For a stage of etscope's own lowering of the ETRecord's edge graph: which.
+    pub lowering: Option<LoweringStage>,
+}
+
+/// One pass of etscope's Cortex-M lowering, as a stage.
+#[derive(Debug, Clone)]
+pub struct LoweringStage {
+    /// What it was lowered for: `m55 · default`.
+    pub group: String,
+    /// The pass's position in the flow (1-based) and ExecuTorch's name of it.
+    pub index: usize,
+    pub pass: &'static str,
+    /// Whether the pass changed the graph (an unchanged pass's stage is its input's).
+    pub changed: bool,
+    /// The module (graph, constants, annotations): what runs it.
+    pub module: std::sync::Arc<etscope_core::lower::Module>,
+}
+
+impl LoweringStage {
+    /// The stage views of a lowering's passes, laid out (worker threads call this).
+    pub fn views(
+        options: &etscope_core::lower::Options,
+        stages: Vec<etscope_core::lower::LoweredStage>,
+    ) -> Vec<StageView> {
+        let group = format!("{} · {}", options.cpu.name(), options.flow.name());
+        stages
+            .into_iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let name = format!("{group} · {} {}", k + 1, s.pass);
+                let mut view = StageView::new(&name, s.module.graph.clone());
+                view.lowering = Some(LoweringStage {
+                    group: group.clone(),
+                    index: k + 1,
+                    pass: s.pass,
+                    changed: s.changed,
+                    module: std::sync::Arc::new(s.module),
+                });
+                view
+            })
+            .collect()
+    }
 }
 
 /// The nodes one `nn.Module` instance produced, and where they are drawn.
@@ -165,6 +207,7 @@ impl StageView {
             labels,
             modules,
             pass: None,
+            lowering: None,
         }
     }
 }
@@ -256,6 +299,31 @@ impl Document {
         doc.program = Some(program);
         doc.add_pass_stages();
         Ok(doc)
+    }
+
+    /// Adds the stages of a lowering (see [`LoweringStage::views`]), replacing an earlier
+    /// lowering for the same target and flow.
+    pub fn add_lowering(&mut self, views: Vec<StageView>) {
+        let Some(group) = views
+            .first()
+            .and_then(|v| v.lowering.as_ref())
+            .map(|l| l.group.clone())
+        else {
+            return;
+        };
+        self.stages
+            .retain(|s| s.lowering.as_ref().is_none_or(|l| l.group != group));
+        self.stages.extend(views);
+        self.revision += 1;
+    }
+
+    /// Whether the ETRecord holds an edge graph etscope can lower.
+    pub fn can_lower(&self) -> bool {
+        self.etrecord.as_ref().is_some_and(|r| {
+            r.stages
+                .iter()
+                .any(|s| s.name.starts_with("edge_dialect_exported_program"))
+        })
     }
 
     /// Lists, after the program, the output of every pass of [`passes::program_passes`] that

@@ -41,6 +41,10 @@ pub struct Cli {
     /// Show the stage (`--stage`, or the program) side by side with this one (e.g. `edge`).
     #[arg(long)]
     pub side_by_side: Option<String>,
+    /// Lower the ETRecord's edge graph for this core (m55, m4, m0, ...; default flow) once
+    /// loaded, as "Lower for" does; its stages are named `m55 · default · N PassName`.
+    #[arg(long, value_name = "TARGET")]
+    pub lower: Option<String>,
     /// Save a screenshot of the window to this PNG once loaded, then quit.
     #[arg(long)]
     pub screenshot: Option<PathBuf>,
@@ -96,6 +100,7 @@ impl Cli {
                 stage: self.stage,
                 select: self.select,
                 side_by_side: self.side_by_side,
+                lower: self.lower,
                 screenshot: self.screenshot,
                 live_board: self.live_board,
                 timings: self.timings.then(std::time::Instant::now),

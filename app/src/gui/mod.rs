@@ -6,6 +6,7 @@ pub mod host_core;
 pub mod live;
 pub mod live_tab;
 pub mod loader;
+pub mod lowering;
 mod panels;
 pub use panels::SEARCH_ID;
 pub mod settings;
@@ -79,6 +80,8 @@ pub struct DocView {
     pub diff_error: Option<String>,
     /// etscope's best-fit placement of the plan's tensors (Memory tab), computed when first shown.
     pub replan: Option<etscope_core::plan::best_fit::Replan>,
+    /// "Lower for": the choices and a running lowering.
+    pub lowering: lowering::LoweringState,
 }
 
 /// The files of one document by origin, so a file found beside the program can be removed
@@ -122,6 +125,7 @@ impl DocView {
             sources: DocSources::default(),
             diff_error: None,
             replan: None,
+            lowering: lowering::LoweringState::default(),
         }
     }
 
@@ -238,6 +242,8 @@ pub struct StartOptions {
     pub select: Option<String>,
     /// A stage to show side by side with the current one.
     pub side_by_side: Option<String>,
+    /// `--lower TARGET`: lower the ETRecord for this core once loaded.
+    pub lower: Option<String>,
     /// Save a screenshot of the window here once loading is done, then quit.
     pub screenshot: Option<PathBuf>,
     /// Start a live session on the emulated board with this many inferences once loaded.
@@ -472,6 +478,31 @@ impl EtscopeApp {
             return;
         }
         self.start_applied = true;
+        let Some(dv) = self.docs.get_mut(self.active) else {
+            return;
+        };
+        if let Some(target) = &self.start.lower {
+            // lowered right away (not in a worker): the stages it names must exist below
+            match etscope_core::lower::Cpu::parse(target) {
+                Some(cpu) => {
+                    let options = etscope_core::lower::Options {
+                        cpu,
+                        flow: etscope_core::lower::Flow::Default,
+                    };
+                    lowering::start(dv, options);
+                    if let Some(job) = dv.lowering.job.as_mut() {
+                        job.wait();
+                    }
+                    lowering::poll(dv);
+                    if let Some(e) = dv.lowering.error.clone() {
+                        self.messages.push(e);
+                    }
+                }
+                None => self
+                    .messages
+                    .push(format!("--lower: unknown target {target:?}")),
+            }
+        }
         let Some(dv) = self.docs.get_mut(self.active) else {
             return;
         };
@@ -796,6 +827,8 @@ impl EtscopeApp {
             Stage(String, etscope_core::formats::etrecord::ETRecord, String),
             /// A pass's rewrite of this document's program.
             Rewrite(String, etscope_core::ir::Graph),
+            /// A stage of etscope's lowering of the document's ETRecord.
+            Lowered(String, std::sync::Arc<etscope_core::lower::Module>, String),
             Device(Source),
         }
         let (other, stage_b) = match target {
@@ -803,6 +836,21 @@ impl EtscopeApp {
                 let doc = &self.docs.get(j).ok_or("no such document")?.doc;
                 let pte_b = doc.pte_stage.ok_or("the other document has no program")?;
                 (Other::Program(side_of(doc)?), doc.stages[pte_b].clone())
+            }
+            DiffTarget::Stage(si)
+                if dv.doc.stages.get(si).is_some_and(|v| v.lowering.is_some()) =>
+            {
+                let view = dv.doc.stages.get(si).ok_or("no such stage")?;
+                let module = view
+                    .lowering
+                    .as_ref()
+                    .map(|l| l.module.clone())
+                    .ok_or("no such stage")?;
+                let export = format!("ETRecord of {}", dv.doc.title);
+                (
+                    Other::Lowered(view.name.clone(), module, export),
+                    view.clone(),
+                )
             }
             DiffTarget::Stage(si) if dv.doc.stages.get(si).is_some_and(|v| v.pass.is_some()) => {
                 let view = dv.doc.stages.get(si).ok_or("no such stage")?;
@@ -859,6 +907,14 @@ impl EtscopeApp {
                         std::slice::from_ref(&input),
                         device,
                         Some(flag),
+                    )
+                    .map_err(|e| format!("{name}: {e}"))?,
+                    Other::Lowered(name, module, export) => etscope_core::lower::execute::source(
+                        &name,
+                        &export,
+                        &module,
+                        std::slice::from_ref(&input),
+                        device,
                     )
                     .map_err(|e| format!("{name}: {e}"))?,
                     Other::Device(source) => source,
@@ -924,6 +980,9 @@ impl EtscopeApp {
         let ctx = ui.ctx().clone();
         self.poll_job();
         self.poll_diff();
+        for dv in &mut self.docs {
+            lowering::poll(dv);
+        }
         live_tab::poll(self);
         self.apply_start(&ctx);
         self.handle_dropped_files(&ctx);

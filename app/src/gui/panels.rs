@@ -374,7 +374,15 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let dv = &mut app.docs[app.active];
     ui.label(RichText::new("Stages").strong());
     let mut switch = None;
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, st) in dv.doc.stages.iter().enumerate() {
+        if let Some(l) = &st.lowering {
+            match groups.iter_mut().find(|(g, _)| *g == l.group) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((l.group.clone(), vec![i])),
+            }
+            continue;
+        }
         let label = match st.pass {
             Some(pass) => format!("pte + {pass}  ({} ops)", st.graph.op_count()),
             None => format!("{}  ({} ops)", st.name, st.graph.op_count()),
@@ -383,9 +391,30 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             switch = Some(i);
         }
     }
+    // a lowering's passes under one collapsible header
+    for (group, members) in &groups {
+        egui::CollapsingHeader::new(RichText::new(format!("etscope lowering · {group}")).strong())
+            .id_salt(("lowering", group))
+            .default_open(true)
+            .show(ui, |ui| {
+                for &i in members {
+                    let st = &dv.doc.stages[i];
+                    let Some(l) = &st.lowering else { continue };
+                    let text = super::lowering::label(l, st.graph.op_count());
+                    if ui.selectable_label(dv.stage == i, text).clicked() {
+                        switch = Some(i);
+                    }
+                }
+            })
+            .header_response
+            .on_hover_text(
+                "etscope's own passes on the ETRecord's edge graph, in ExecuTorch 1.5.1's order",
+            );
+    }
     if let Some(i) = switch {
         dv.switch_stage(i);
     }
+    super::lowering::controls(dv, ui);
     if dv.preview {
         if let Some(job) = &app.job {
             ui.horizontal(|ui| {

@@ -214,17 +214,18 @@ fn propagate_float(g: &mut Graph) {
 }
 
 /// Runs stage `module` on `inputs` (its executable form), every node's outputs captured, as
-/// a diff source named `label`.
+/// a diff source named `label` of export `export` (the ETRecord it was lowered from: its stages
+/// and its program share the edge graph's debug handles).
 pub fn source(
     label: &str,
+    export: &str,
     module: &Module,
     inputs: &[TensorData],
     device: Device,
 ) -> Result<Source, RuntimeError> {
     let exec = executable(module);
     let run = exec.runtime(device)?.run(inputs, true)?;
-    // every stage of one lowering shares the edge graph's debug handles
-    Ok(Source::from_run(label, exec.graph, &run).with_export("etscope lowering"))
+    Ok(Source::from_run(label, exec.graph, &run).with_export(export))
 }
 
 /// Differences above this SNR are float32 rounding (a scale applied in another order), not a
@@ -262,7 +263,8 @@ pub fn attribute(
     inputs: &[TensorData],
     device: Device,
 ) -> Result<Attribution, RuntimeError> {
-    let mut previous = source("edge", edge, inputs, device)?;
+    const EXPORT: &str = "etscope lowering";
+    let mut previous = source("edge", EXPORT, edge, inputs, device)?;
     let mut per_pass = Vec::new();
     let mut first_change = None;
     for s in stages {
@@ -270,7 +272,7 @@ pub fn attribute(
             per_pass.push((s.pass, Numerics::Unchanged));
             continue;
         }
-        let now = match source(s.pass, &s.module, inputs, device) {
+        let now = match source(s.pass, EXPORT, &s.module, inputs, device) {
             Ok(src) => src,
             Err(e) => {
                 per_pass.push((s.pass, Numerics::Failed(e.to_string())));

@@ -1,0 +1,187 @@
+//! "Lower for": etscope's own Cortex-M lowering of the document's ETRecord, on demand, in the
+//! background: the target core and flow picked in the Stages panel, every pass's output added as
+//! a stage (grouped under what it was lowered for), cancellable while it runs.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
+
+use eframe::egui::{self, RichText, Ui};
+use etscope_core::lower::{Cpu, Flow, Module, Options};
+use etscope_viewer::document::{LoweringStage, StageView};
+
+use super::DocView;
+
+/// A lowering running in a worker.
+pub struct LoweringJob {
+    pub options: Options,
+    rx: Receiver<Result<Vec<StageView>, String>>,
+    /// What `wait` took out of `rx` early.
+    done: Option<Result<Vec<StageView>, String>>,
+    cancel: Arc<AtomicBool>,
+    started: std::time::Instant,
+}
+
+impl LoweringJob {
+    /// Blocks until the worker is done (the command line's `--lower`).
+    pub fn wait(&mut self) {
+        if self.done.is_none() {
+            self.done = Some(self.rx.recv().unwrap_or_else(|_| {
+                Err("the lowering stopped unexpectedly (worker thread panicked)".into())
+            }));
+        }
+    }
+}
+
+/// The panel's choices and the running job.
+pub struct LoweringState {
+    pub cpu: Cpu,
+    pub flow: Flow,
+    pub job: Option<LoweringJob>,
+    /// Why the last lowering failed, shown under the controls.
+    pub error: Option<String>,
+}
+
+impl Default for LoweringState {
+    fn default() -> Self {
+        LoweringState {
+            cpu: Cpu::M55,
+            flow: Flow::Default,
+            job: None,
+            error: None,
+        }
+    }
+}
+
+/// Starts lowering the document's ETRecord for `options` in a worker.
+pub fn start(dv: &mut DocView, options: Options) {
+    let Some(etr) = dv.doc.etrecord.clone() else {
+        dv.lowering.error = Some("no ETRecord is open with this program".into());
+        return;
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let result = (|| {
+            let module = Module::from_etrecord(&etr, None).map_err(|e| e.to_string())?;
+            let stages = etscope_core::lower::lower(module, &options).map_err(|e| e.to_string())?;
+            if flag.load(Ordering::Relaxed) {
+                return Err("cancelled".to_string());
+            }
+            Ok(LoweringStage::views(&options, stages))
+        })();
+        let _ = tx.send(result);
+    });
+    dv.lowering.error = None;
+    dv.lowering.job = Some(LoweringJob {
+        options,
+        rx,
+        done: None,
+        cancel,
+        started: std::time::Instant::now(),
+    });
+}
+
+/// Takes a finished lowering into the document's stages.
+pub fn poll(dv: &mut DocView) {
+    let Some(job) = dv.lowering.job.as_mut() else {
+        return;
+    };
+    let result = match job.done.take().map_or_else(|| job.rx.try_recv(), Ok) {
+        Ok(r) => r,
+        Err(TryRecvError::Empty) => return,
+        Err(TryRecvError::Disconnected) => {
+            Err("the lowering stopped unexpectedly (worker thread panicked)".into())
+        }
+    };
+    let cancelled = job.cancel.load(Ordering::Relaxed);
+    dv.lowering.job = None;
+    match result {
+        Ok(views) if !cancelled => {
+            let current = dv.doc.stages.get(dv.stage).map(|s| s.name.clone());
+            dv.doc.add_lowering(views);
+            dv.views.resize_with(
+                dv.doc.stages.len(),
+                etscope_viewer::graph_view::GraphView::default,
+            );
+            // stay on the stage shown, wherever it is now
+            let back = current
+                .and_then(|n| dv.doc.stages.iter().position(|s| s.name == n))
+                .or(dv.doc.pte_stage)
+                .unwrap_or(0);
+            dv.stage = back;
+            dv.side_by_side = None;
+        }
+        Ok(_) => {}
+        Err(e) if e == "cancelled" => {}
+        Err(e) => dv.lowering.error = Some(e),
+    }
+}
+
+/// The "Lower for" controls.
+pub fn controls(dv: &mut DocView, ui: &mut Ui) {
+    if !dv.doc.can_lower() {
+        return;
+    }
+    ui.add_space(4.0);
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Lower for").on_hover_text(
+            "etscope's own Cortex-M lowering of the ETRecord's edge graph (ExecuTorch 1.5.1's \
+             pass list): every pass becomes a stage",
+        );
+        egui::ComboBox::from_id_salt("lower-cpu")
+            .selected_text(dv.lowering.cpu.name())
+            .width(56.0)
+            .show_ui(ui, |ui| {
+                for cpu in Cpu::ALL {
+                    ui.selectable_value(&mut dv.lowering.cpu, cpu, cpu.name())
+                        .on_hover_text(format!("CMSIS-NN path: {:?}", cpu.isa()));
+                }
+            });
+        egui::ComboBox::from_id_salt("lower-flow")
+            .selected_text(dv.lowering.flow.name())
+            .width(64.0)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut dv.lowering.flow, Flow::Default, "default");
+                ui.selectable_value(&mut dv.lowering.flow, Flow::Explicit, "explicit")
+                    .on_hover_text("the explicit-layout flow is not implemented yet");
+            });
+        match &dv.lowering.job {
+            Some(job) => {
+                ui.spinner();
+                ui.weak(format!(
+                    "lowering for {}… {:.1} s",
+                    job.options.cpu.name(),
+                    job.started.elapsed().as_secs_f32()
+                ));
+                if ui.small_button("cancel").clicked() {
+                    job.cancel.store(true, Ordering::Relaxed);
+                }
+            }
+            None => {
+                if ui.button("Lower").clicked() {
+                    let options = Options {
+                        cpu: dv.lowering.cpu,
+                        flow: dv.lowering.flow,
+                    };
+                    start(dv, options);
+                }
+            }
+        }
+    });
+    if let Some(e) = &dv.lowering.error {
+        ui.colored_label(egui::Color32::from_rgb(240, 150, 90), e);
+    }
+}
+
+/// The stage list's entry for a lowering stage: `2 FoldAndAnnotateQParams (7 ops)`, an
+/// unchanged pass said so.
+pub fn label(l: &LoweringStage, ops: usize) -> RichText {
+    let pass = l.pass.strip_suffix("Pass").unwrap_or(l.pass);
+    if l.changed {
+        RichText::new(format!("{} {pass}  ({ops} ops)", l.index))
+    } else {
+        RichText::new(format!("{} {pass}  (no change)", l.index)).weak()
+    }
+}
