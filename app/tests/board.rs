@@ -607,3 +607,45 @@ fn every_operator_and_model_program_the_board_runs_equals_the_host_on_the_board(
         "board sweep: {ran} operator programs and {model_programs} model programs ran ({compared} outputs equal), {refused} refused by the firmware"
     );
 }
+
+/// Programs etscope lowered and wrote itself (from the ETRecords of
+/// `tests/fixtures/lowering/`, for the core each was made for) run on the emulated board with
+/// every output equal to the host's, bit for bit.
+#[test]
+fn programs_etscope_lowered_run_on_the_board_equal_to_the_host() {
+    use etscope_core::formats::etrecord::ETRecord;
+    use etscope_core::lower::{self, Cpu, Flow, Module, Options};
+    if !tools::available(
+        "programs_etscope_lowered_run_on_the_board_equal_to_the_host",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/lowering");
+    let mut ran = 0;
+    for (stem, cpu) in [
+        ("tiny_conv_relu_linear_m55_default", Cpu::M55),
+        ("tiny_conv_relu_linear_m4_default", Cpu::M4),
+        ("ds_cnn_kws_m55_default", Cpu::M55),
+        ("ds_cnn_kws_m4_default", Cpu::M4),
+    ] {
+        let etr =
+            ETRecord::parse(&std::fs::read(dir.join(format!("{stem}.etrecord"))).expect("read"))
+                .expect("etrecord");
+        let options = Options {
+            flow: Flow::Default,
+            cpu,
+        };
+        let stages = lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options)
+            .expect("lowers");
+        let bytes =
+            lower::emit::program(&stages.last().expect("passes").module, &options).expect("writes");
+        let program = Program::parse(bytes).expect("reads back");
+        let inputs = etr.representative_inputs().expect("inputs");
+        let n = equals_the_host_on_the_board(&format!("etscope-lowered {stem}"), &program, &inputs)
+            .unwrap_or_else(|| panic!("{stem}: the board runs etscope's program"));
+        assert!(n >= 1);
+        ran += 1;
+    }
+    assert_eq!(ran, 4);
+}
