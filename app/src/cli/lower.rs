@@ -145,8 +145,11 @@ pub fn run(
                 "differs from the ETRecord's edge_after_transform in {} places (was it lowered for another target or flow?):",
                 diffs.len()
             );
-            for d in diffs.iter().take(10) {
+            for d in diffs.iter().take(3) {
                 println!("  {d}");
+            }
+            if diffs.len() > 3 {
+                println!("  … ({} more; `--json` has every pass's graph)", diffs.len() - 3);
             }
         }
     }
