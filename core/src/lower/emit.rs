@@ -90,7 +90,16 @@ fn nbytes(g: &Graph, v: ValueId) -> Result<u64, LowerError> {
 }
 
 fn layout(module: &Module) -> Result<Layout, LowerError> {
-    let graph = run_checked(module.graph.clone(), &OutVariants)?;
+    let mut graph = run_checked(module.graph.clone(), &OutVariants)?;
+    // to_executorch traces the graph again: a max pool's indices come out in its values' layout
+    for i in 0..graph.nodes.len() {
+        let n = &graph.nodes[i];
+        if n.def().map(|d| d.name) == Some("aten::max_pool2d_with_indices") {
+            if let (Some(&values), Some(&indices)) = (n.outputs.first(), n.outputs.get(1)) {
+                graph.values[indices].dim_order = graph.values[values].dim_order.clone();
+            }
+        }
+    }
     let mut storage_of: Vec<ValueId> = (0..graph.values.len()).collect();
     let mut calls = Vec::new();
     for n in &graph.nodes {

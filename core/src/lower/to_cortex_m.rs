@@ -860,9 +860,10 @@ fn retype_new_calls(m: &mut Module) -> Vec<ValueId> {
                     Some(d) if !d.is_empty() => channels_last_dim_order(&shape),
                     _ => Vec::new(),
                 },
-                "cortex_m::quantized_linear" | "cortex_m::softmax" | "cortex_m::transpose" => {
-                    Vec::new()
-                }
+                "cortex_m::quantized_linear"
+                | "cortex_m::transpose"
+                | "cortex_m::minimum"
+                | "cortex_m::maximum" => Vec::new(),
                 _ => first_in.clone().unwrap_or_default(),
             };
             let v = &mut m.graph.values[o];
@@ -898,14 +899,14 @@ pub(super) fn restore_max_pool_with_indices(m: &mut Module) -> bool {
             continue;
         };
         let (_, shape) = meta(&m.graph, out);
-        let dim_order = m.graph.values[out].dim_order.clone();
         let name = unique_name(&m.graph, &format!("{}_indices", m.graph.nodes[i].name));
+        // the indices come out contiguous, whatever the values' layout
         let idx = new_tensor(
             &mut m.graph,
             &name,
             ScalarType::Long,
             shape,
-            dim_order,
+            Vec::new(),
             Storage::Unplanned,
         );
         let node = &mut m.graph.nodes[i];
