@@ -30,7 +30,7 @@ const SHIFT_INT8: i64 = 20;
 
 /// Ops ExecuTorch substitutes that etscope does not yet: refused by name, never lowered
 /// differently.
-const NOT_YET: [&str; 2] = ["aten::bmm", "aten::div"];
+const NOT_YET: [&str; 0] = [];
 
 /// What a substitution produced: the nodes to place before the old one (helpers, then the
 /// new call).
@@ -110,6 +110,8 @@ fn substitute(
         "aten::_softmax" if has_q => softmax(m, node, q)?,
         "aten::add" | "aten::sub" if has_q && node.overload == "Tensor" => Some(add(m, node, q)?),
         "aten::mul" if has_q && node.overload == "Tensor" => Some(mul(m, node, q)?),
+        "aten::div" if has_q && node.overload == "Tensor" => Some(div(m, node, q)?),
+        "aten::bmm" if has_q => Some(bmm(m, node, q, isa)?),
         "aten::max_pool2d" => max_pool2d(m, node, q)?,
         "aten::minimum" | "aten::maximum" => {
             let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
@@ -738,6 +740,118 @@ fn mul(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replacement, Lowe
     Ok(single(m, node, "cortex_m::quantized_mul", args, None))
 }
 
+fn div(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replacement, LowerError> {
+    let (q1, q2, outq) = (
+        input_q(node, q, 0)?,
+        input_q(node, q, 1)?,
+        output_q(node, q)?,
+    );
+    // no fixed-point division in CMSIS-NN: the kernel divides in float by this scale
+    let effective_scale = q1.scale() / (q2.scale() * outq.scale());
+    let a = tensor_arg(node, 0).ok_or_else(|| bad(node, "no first operand"))?;
+    let b = tensor_arg(node, 1).ok_or_else(|| bad(node, "no second operand"))?;
+    let args = vec![
+        ArgData::Tensor(a),
+        ArgData::Int(q1.zp()),
+        ArgData::Tensor(b),
+        ArgData::Int(q2.zp()),
+        ArgData::Int(outq.zp()),
+        ArgData::Float(effective_scale),
+    ];
+    Ok(single(m, node, "cortex_m::quantized_div", args, None))
+}
+
+/// `t` (3-D, logical row-major) with its last two dims swapped, contiguous.
+fn transpose_last2(t: &TensorData) -> Result<TensorData, LowerError> {
+    let [b, r, c] = <[usize; 3]>::try_from(t.shape.as_slice()).map_err(|_| {
+        fail(
+            PASS,
+            format!("a batch-matmul operand of shape {:?}", t.shape),
+        )
+    })?;
+    let e = t.dtype.element_size().unwrap_or(1);
+    let mut bytes = Vec::with_capacity(t.bytes.len());
+    for k in 0..b {
+        for j in 0..c {
+            for i in 0..r {
+                let at = ((k * r + i) * c + j) * e;
+                bytes.extend_from_slice(
+                    t.bytes
+                        .get(at..at + e)
+                        .ok_or_else(|| fail(PASS, "an operand's data is shorter than its shape"))?,
+                );
+            }
+        }
+    }
+    Ok(TensorData {
+        dtype: t.dtype,
+        shape: vec![b, c, r],
+        bytes,
+    })
+}
+
+fn bmm(m: &mut Module, node: &Node, q: &NodeQParams, isa: Isa) -> Result<Replacement, LowerError> {
+    let (lq, rq, outq) = (
+        input_q(node, q, 0)?,
+        input_q(node, q, 1)?,
+        output_q(node, q)?,
+    );
+    let (mult, shift) = quantize_multiplier(lq.scale() * rq.scale() / outq.scale());
+    let lhs = tensor_arg(node, 0).ok_or_else(|| bad(node, "no left operand"))?;
+    let rhs = tensor_arg(node, 1).ok_or_else(|| bad(node, "no right operand"))?;
+    let mut helpers = Vec::new();
+    let rhs_t = match m.constant(rhs).cloned() {
+        Some(data) => add_constant(
+            m,
+            &format!("{}_rhs_transposed", node.name),
+            transpose_last2(&data)?,
+        ),
+        None => {
+            let (dtype, shape) = meta(&m.graph, rhs);
+            let [b, k, n] = <[i64; 3]>::try_from(shape.as_slice())
+                .map_err(|_| bad(node, &format!("right operand of shape {shape:?}")))?;
+            let name = node_name(m, "cortex_m::transpose");
+            let v = new_tensor(
+                &mut m.graph,
+                &name,
+                dtype.unwrap_or(ScalarType::Char),
+                vec![b, n, k],
+                Vec::new(),
+                Storage::Unplanned,
+            );
+            helpers.push(make_node(
+                &name,
+                "cortex_m::transpose",
+                "default",
+                vec![ArgData::Tensor(rhs), ints(&[0, 2, 1])],
+                vec![v],
+            ));
+            v
+        }
+    };
+    // CMSIS-NN sizes the scratch as a fully connected layer's with the transposed rhs's rows
+    let rhs_cols = meta(&m.graph, rhs_t).1.get(1).copied().unwrap_or(0);
+    let (alloc_node, scratch_v) = alloc(m, scratch::fully_connected(isa, rhs_cols));
+    helpers.push(alloc_node);
+    let args = vec![
+        ArgData::Tensor(lhs),
+        ArgData::Int(-lq.zp()),
+        ArgData::Tensor(rhs_t),
+        ArgData::Int(-rq.zp()),
+        ArgData::Int(outq.zp()),
+        ArgData::Int(mult),
+        ArgData::Int(shift),
+        ArgData::Tensor(scratch_v),
+    ];
+    Ok(single(
+        m,
+        node,
+        "cortex_m::quantized_batch_matmul",
+        args,
+        Some(helpers),
+    ))
+}
+
 fn max_pool2d(
     m: &mut Module,
     node: &Node,
@@ -860,10 +974,17 @@ fn retype_new_calls(m: &mut Module) -> Vec<ValueId> {
                     Some(d) if !d.is_empty() => channels_last_dim_order(&shape),
                     _ => Vec::new(),
                 },
-                "cortex_m::quantized_linear"
-                | "cortex_m::transpose"
-                | "cortex_m::minimum"
-                | "cortex_m::maximum" => Vec::new(),
+                "cortex_m::quantized_linear" | "cortex_m::transpose" => Vec::new(),
+                // against a one-element operand: the first operand's layout; else contiguous
+                "cortex_m::minimum" | "cortex_m::maximum" => {
+                    let one = tensor_arg(n, 1)
+                        .is_some_and(|b| m.graph.values[b].shape.iter().product::<i64>() == 1);
+                    if one {
+                        first_in.clone().unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    }
+                }
                 _ => first_in.clone().unwrap_or_default(),
             };
             let v = &mut m.graph.values[o];
