@@ -149,7 +149,10 @@ pub fn run(
                 println!("  {d}");
             }
             if diffs.len() > 3 {
-                println!("  … ({} more; `--json` has every pass's graph)", diffs.len() - 3);
+                println!(
+                    "  … ({} more; `--json` has every pass's graph)",
+                    diffs.len() - 3
+                );
             }
         }
     }

@@ -11,7 +11,7 @@
 //! - [`replace_quant`] — int8/int16 quantize/dequantize → `cortex_m::` ones
 //! - [`fuse_activation`] — ReLU/hardtanh/clamp/hardsigmoid folded into the producer's range
 //! - [`clamp_activation`] — the activations left on int8 tensors as clamps with quantized bounds
-//! - [`decompose_hardswish`] — refused when present (not decomposed yet)
+//! - [`decompose_hardswish`] — a hardswish after a layer as `x * min(x, 3)`, the rest in parameters
 //! - [`to_cortex_m`] — annotated ATen ops → `cortex_m::` kernels with their multipliers, shifts,
 //!   weight layouts, kernel sums and scratch buffers for the target ([`scratch`])
 //!

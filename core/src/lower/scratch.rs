@@ -159,3 +159,41 @@ pub fn fully_connected(isa: Isa, output_channels: i64) -> i64 {
         Isa::Dsp | Isa::Scalar => 0,
     }
 }
+
+/// CMSIS-NN takes the reverse-convolution path of a transposed convolution above this many
+/// input channels (`REVERSE_TCOL_EFFICIENT_THRESHOLD`), for strides up to 2.
+const REVERSE_TCOL_EFFICIENT_THRESHOLD: i64 = 16;
+
+/// `arm_transpose_conv_s8_get_buffer_size[_mve]` and
+/// `arm_transpose_conv_s8_get_reverse_conv_buffer_size`: the two scratch buffers of a transposed
+/// convolution (`filter` `[c_out, kh, kw, c_in]`).
+pub fn transpose_conv(isa: Isa, g: &ConvGeometry) -> (i64, i64) {
+    let reverse =
+        g.stride[0] <= 2 && g.stride[1] <= 2 && g.input[3] > REVERSE_TCOL_EFFICIENT_THRESHOLD;
+    let first = if reverse {
+        let as_conv = ConvGeometry {
+            input: [
+                g.input[0],
+                g.input[1] * g.stride[0],
+                g.input[2] * g.stride[1],
+                g.input[3],
+            ],
+            ..*g
+        };
+        match isa {
+            Isa::Mve => conv_mve(&as_conv),
+            Isa::Dsp | Isa::Scalar => conv_generic(&as_conv),
+        }
+    } else {
+        // (CMSIS-NN compares the kernel width with the vertical stride here)
+        let buf_x = ((g.input[2] - 1) * g.stride[1] + g.filter[2].max(g.stride[0])) * g.output[3];
+        let buf_y = g.filter[1].max(g.stride[0]);
+        buf_x * buf_y * 4
+    };
+    let second = if reverse {
+        g.input[3] * g.filter[2] * g.filter[1] * g.filter[0]
+    } else {
+        0
+    };
+    (first, second)
+}

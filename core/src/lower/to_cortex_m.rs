@@ -28,10 +28,6 @@ const SOFTMAX_INPUT_INTEGER_BITS: i64 = 5;
 /// `SHIFT_INT8`: the headroom of the add kernel's operands.
 const SHIFT_INT8: i64 = 20;
 
-/// Ops ExecuTorch substitutes that etscope does not yet: refused by name, never lowered
-/// differently.
-const NOT_YET: [&str; 0] = [];
-
 /// What a substitution produced: the nodes to place before the old one (helpers, then the
 /// new call).
 struct Replacement {
@@ -55,16 +51,6 @@ impl LowerPass for AtenToCortexM {
             }
             let q = m.qparams.get(&node.name).cloned().unwrap_or_default();
             let has_q = !q.inputs.is_empty() && !q.outputs.is_empty();
-            if has_q && NOT_YET.contains(&op_name(&node)) {
-                return Err(fail(
-                    PASS,
-                    format!(
-                        "{} ({}): its Cortex-M lowering is not implemented in etscope yet",
-                        node.name,
-                        node.qualified_op()
-                    ),
-                ));
-            }
             // a new call writes the old one's output value: its readers need no rewiring
             match substitute(&mut m, &node, &q, has_q, isa)? {
                 Some(r) => {
@@ -305,10 +291,7 @@ fn convolution(
     let padding = pair(node, 4, [0, 0])?;
     let dilation = pair(node, 5, [1, 1])?;
     if bool_arg(node, 6) == Some(true) {
-        return Err(bad(
-            node,
-            "transposed convolution's Cortex-M lowering is not implemented in etscope yet",
-        ));
+        return transpose_convolution(m, node, q, isa);
     }
     let groups = int_arg(node, 8).unwrap_or(1);
     let inq = input_q(node, q, 0)?;
@@ -418,6 +401,97 @@ fn convolution(
         "cortex_m::quantized_conv2d",
         args,
         Some(vec![alloc_node]),
+    ))
+}
+
+fn transpose_convolution(
+    m: &mut Module,
+    node: &Node,
+    q: &NodeQParams,
+    isa: Isa,
+) -> Result<Replacement, LowerError> {
+    let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+    let weight = tensor_arg(node, 1).ok_or_else(|| bad(node, "no weight tensor"))?;
+    let bias = tensor_arg(node, 2);
+    let stride = pair(node, 3, [1, 1])?;
+    let padding = pair(node, 4, [0, 0])?;
+    let dilation = pair(node, 5, [1, 1])?;
+    let output_padding = pair(node, 7, [0, 0])?;
+    let (inq, wq, outq) = (
+        input_q(node, q, 0)?,
+        input_q(node, q, 1)?,
+        output_q(node, q)?,
+    );
+    // a transposed convolution's weight is [c_in, c_out / groups, kh, kw]
+    let w = m
+        .constant(weight)
+        .ok_or_else(|| bad(node, "its weight is not a constant"))?
+        .clone();
+    let c_out = *w
+        .shape
+        .get(1)
+        .ok_or_else(|| bad(node, "a weight of rank < 2"))?;
+    let scales = if wq.per_channel() {
+        wq.scales.clone()
+    } else {
+        vec![wq.scale(); c_out]
+    };
+    let (mut mults, mut shifts) = (Vec::new(), Vec::new());
+    for ws in &scales {
+        let (mu, sh) = quantize_multiplier(inq.scale() * ws / outq.scale());
+        mults.push(mu);
+        shifts.push(sh);
+    }
+    // CMSIS-NN reads OHWI
+    let permuted = permute4(&w, [1, 2, 3, 0])?;
+    let base = &node.name;
+    let weight_nhwc = add_constant(m, &format!("{base}_weight_nhwc"), permuted.clone());
+    let mult_t = add_constant(
+        m,
+        &format!("{base}_quantized_multiplier"),
+        int32_tensor(&mults),
+    );
+    let shift_t = add_constant(m, &format!("{base}_quantized_shift"), int32_tensor(&shifts));
+    let out = *node.outputs.first().ok_or_else(|| bad(node, "no output"))?;
+    let [n, c, h, wd] = dims4(node, &meta(&m.graph, x).1)?;
+    let [on, oc, oh, ow] = dims4(node, &meta(&m.graph, out).1)?;
+    let ps: Vec<i64> = permuted.shape.iter().map(|&s| s as i64).collect();
+    let (size, reverse_size) = scratch::transpose_conv(
+        isa,
+        &ConvGeometry {
+            input: [n, h, wd, c],
+            filter: [ps[0], ps[1], ps[2], ps[3]],
+            output: [on, oh, ow, oc],
+            padding,
+            stride,
+            dilation,
+        },
+    );
+    let (scratch_node, scratch_v) = alloc(m, size);
+    let (output_node, output_v) = alloc(m, reverse_size);
+    let args = vec![
+        ArgData::Tensor(x),
+        ArgData::Tensor(weight_nhwc),
+        bias.map_or(ArgData::None, ArgData::Tensor),
+        ints(&stride),
+        ints(&padding),
+        ints(&output_padding),
+        ints(&dilation),
+        ArgData::Int(-inq.zp()),
+        ArgData::Int(outq.zp()),
+        ArgData::Tensor(mult_t),
+        ArgData::Tensor(shift_t),
+        ArgData::Int(outq.qmin),
+        ArgData::Int(outq.qmax),
+        ArgData::Tensor(scratch_v),
+        ArgData::Tensor(output_v),
+    ];
+    Ok(single(
+        m,
+        node,
+        "cortex_m::quantized_transpose_conv2d",
+        args,
+        Some(vec![scratch_node, output_node]),
     ))
 }
 
@@ -968,6 +1042,7 @@ fn retype_new_calls(m: &mut Module) -> Vec<ValueId> {
             let dim_order = match n.op.as_str() {
                 "cortex_m::quantized_conv2d"
                 | "cortex_m::quantized_depthwise_conv2d"
+                | "cortex_m::quantized_transpose_conv2d"
                 | "cortex_m::quantized_avg_pool2d"
                 | "cortex_m::quantized_max_pool2d" => channels_last_dim_order(&shape),
                 "cortex_m::pad" => match first_in.as_deref() {
