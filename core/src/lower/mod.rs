@@ -19,6 +19,7 @@
 //! "quantized" annotation of a node is taken to be "a dequantize feeds it or a quantize consumes
 //! it" ([`fold_qparams`]).
 
+mod annotation;
 pub mod clamp_activation;
 pub mod compare;
 pub mod decompose_hardswish;
@@ -31,6 +32,7 @@ pub mod lut;
 pub mod qparams;
 pub mod remove_getitem;
 pub mod replace_quant;
+mod retrace;
 pub mod scalar_to_tensor;
 pub mod scratch;
 pub mod to_cortex_m;

@@ -1,0 +1,246 @@
+//! Which ops the quantizer annotated, inferred from an edge graph: the ETRecord does not keep
+//! `CortexMQuantizer`'s annotation, so etscope applies its op tables and pattern checks to the
+//! dequantizes and quantizes around each op ([`annotated`]).
+
+use crate::dtype::ScalarType;
+use crate::ir::{ArgData, Graph, Node, NodeKind, ValueId};
+
+use super::edit::{int_arg, op_name};
+
+pub(super) const DQ_OPS: [&str; 4] = [
+    "quantized_decomposed::dequantize_per_tensor",
+    "quantized_decomposed::dequantize_per_channel",
+    "cortex_m::dequantize_per_tensor",
+    "quantized_decomposed::dequantize_per_token",
+];
+
+pub(super) const Q_OPS: [&str; 4] = [
+    "quantized_decomposed::quantize_per_tensor",
+    "quantized_decomposed::quantize_per_channel",
+    "cortex_m::quantize_per_tensor",
+    "quantized_decomposed::quantize_per_token",
+];
+
+pub(super) fn is_dq(n: &Node) -> bool {
+    n.kind == NodeKind::Operator && DQ_OPS.contains(&op_name(n))
+}
+
+pub(super) fn is_q(n: &Node) -> bool {
+    n.kind == NodeKind::Operator && Q_OPS.contains(&op_name(n))
+}
+
+/// The node producing `v`, when an operator does.
+pub(super) fn producer(g: &Graph, v: ValueId) -> Option<&Node> {
+    g.values
+        .get(v)?
+        .producer
+        .and_then(|p| g.nodes.get(p))
+        .filter(|n| n.kind == NodeKind::Operator)
+}
+
+/// The ops `CortexMQuantizer` (ExecuTorch 1.5.1) annotates, by their edge-dialect names: its
+/// pattern table (`quantizer_support.py`: convolutions, linear, the binary ops, softmax, the
+/// LUT activations, pools, bmm) and the Arm `SharedQspecQuantizer`'s list (data movement,
+/// clamps, comparisons), which share their neighbours' parameters.
+pub const QUANTIZED_OPS: &[&str] = &[
+    "aten::convolution",
+    "aten::linear",
+    "aten::add",
+    "aten::sub",
+    "aten::mul",
+    "aten::div",
+    "aten::hardswish",
+    "aten::_softmax",
+    "aten::sigmoid",
+    "aten::tanh",
+    "aten::silu",
+    "aten::gelu",
+    "aten::log",
+    "aten::log2",
+    "aten::log10",
+    "aten::log1p",
+    "aten::sqrt",
+    "aten::rsqrt",
+    "aten::avg_pool2d",
+    "aten::max_pool2d",
+    "aten::max_pool2d_with_indices",
+    "aten::bmm",
+    "aten::hardsigmoid",
+];
+
+/// The Arm `SharedQspecQuantizer`'s ops (edge names): annotated only as part of a quantized
+/// region, sharing their input's parameters, so only where their input is quantized.
+pub const SHARED_QPARAMS_OPS: &[&str] = &[
+    "aten::clone",
+    "dim_order_ops::_clone_dim_order",
+    "dim_order_ops::_to_dim_order_copy",
+    "aten::alias_copy",
+    "aten::detach_copy",
+    "aten::unfold_copy",
+    "aten::unbind_copy",
+    "aten::minimum",
+    "aten::maximum",
+    "aten::amin",
+    "aten::amax",
+    "aten::permute_copy",
+    "aten::transpose_copy",
+    "aten::t_copy",
+    "aten::repeat",
+    "aten::repeat_interleave",
+    "aten::expand_copy",
+    "aten::select_copy",
+    "aten::slice_copy",
+    "aten::split_copy",
+    "aten::split_with_sizes_copy",
+    "aten::flip",
+    "aten::index_select",
+    "aten::index_put",
+    "aten::as_strided_copy",
+    "aten::pixel_shuffle",
+    "aten::pixel_unshuffle",
+    "aten::cat",
+    "aten::index",
+    "aten::gather",
+    "aten::squeeze_copy",
+    "aten::unsqueeze_copy",
+    "aten::view_copy",
+    "aten::constant_pad_nd",
+    "aten::clamp",
+    "aten::hardtanh",
+    "aten::relu",
+    "aten::eq",
+    "aten::ne",
+    "aten::ge",
+    "aten::gt",
+    "aten::le",
+    "aten::lt",
+    "aten::where",
+];
+
+/// `CortexMQuantizer`'s pattern checks (`pattern_checkers.py`) that turn an op of its table away:
+/// an average pool with a divisor override; a transposed convolution with output padding,
+/// groups or dilation; an add, sub or mul broadcasting other than along channels (or with an
+/// alpha it cannot fold), a div broadcasting at all; a bmm whose operands are not `[b, m, k]` and
+/// `[b, k, n]`.
+pub(super) fn pattern_accepts(g: &Graph, n: &Node) -> bool {
+    use super::edit::{arg, ints_arg};
+    let shape = |k: usize| super::edit::tensor_arg(n, k).map(|v| g.values[v].shape.clone());
+    match op_name(n) {
+        "aten::avg_pool2d" => matches!(arg(n, 6), None | Some(ArgData::None)),
+        "aten::convolution" if super::edit::bool_arg(n, 6) == Some(true) => {
+            let all = |k: usize, v: i64| ints_arg(n, k).is_none_or(|x| x.iter().all(|&e| e == v));
+            all(7, 0) && all(5, 1) && int_arg(n, 8).unwrap_or(1) == 1
+        }
+        "aten::add" | "aten::sub" | "aten::mul" => {
+            let alpha_ok = match arg(n, 2) {
+                None | Some(ArgData::None) | Some(ArgData::Int(_)) => true,
+                Some(ArgData::Float(f)) => f.fract() == 0.0,
+                _ => false,
+            };
+            let broadcast_ok = match (shape(0), shape(1)) {
+                (Some(a), Some(b)) if a != b => {
+                    let channels_only =
+                        |t: &[i64]| t.len() >= 2 && t.iter().product::<i64>() == t[1];
+                    a.len() == b.len()
+                        && a.get(1) == b.get(1)
+                        && (channels_only(&a) || channels_only(&b))
+                }
+                _ => true,
+            };
+            alpha_ok && broadcast_ok
+        }
+        "aten::div" => match (shape(0), shape(1)) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        },
+        // over the last dim (the check's channels-last branch never applies to the edge
+        // graph's softmax inputs: the 4-D cases over dim 1 stay in float)
+        "aten::_softmax" => {
+            let rank = shape(0).map_or(0, |s| s.len()) as i64;
+            int_arg(n, 1).map(|d| d.rem_euclid(rank.max(1))) == Some(rank - 1)
+        }
+        "aten::bmm" => match (shape(0), shape(1)) {
+            (Some(a), Some(b)) => a.len() == 3 && b.len() == 3 && a[0] == b[0] && a[2] == b[1],
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
+/// Whether the quantizer annotated `n` (see the module doc): a pattern op next to a
+/// dequantize or quantize; a shared-qparams op whose first input is dequantized or written by
+/// an annotated op (`quantized`: the values annotated ops wrote so far). A 1-D convolution (a
+/// 3-D weight) is annotated only in the explicit-layout flow, whose quantizer has the `conv1d`
+/// patterns.
+pub(super) fn annotated(
+    g: &Graph,
+    n: &Node,
+    flow: super::Flow,
+    quantized: &std::collections::HashSet<ValueId>,
+) -> bool {
+    if n.kind != NodeKind::Operator || is_q(n) || is_dq(n) {
+        return false;
+    }
+    if SHARED_QPARAMS_OPS.contains(&op_name(n)) {
+        let Some(&x) = n.inputs.first() else {
+            return false;
+        };
+        if quantized.contains(&x) {
+            return true;
+        }
+        // between a dequantize and quantizes: annotated only if they share the parameters
+        // (the shared-qparams quantizer gives its input and output the same ones)
+        let Some(dq) = producer(g, x).filter(|p| is_dq(p)) else {
+            return false;
+        };
+        let qparams = |node: &Node| {
+            (
+                super::edit::float_arg(node, 1).map(f64::to_bits),
+                int_arg(node, 2),
+            )
+        };
+        let want = qparams(dq);
+        return n.outputs.iter().all(|&o| {
+            g.values[o]
+                .consumers
+                .iter()
+                .map(|&c| &g.nodes[c])
+                .filter(|c| is_q(c))
+                .all(|q| qparams(q) == want)
+        });
+    }
+    if !QUANTIZED_OPS.contains(&op_name(n)) || !pattern_accepts(g, n) {
+        return false;
+    }
+    // every pattern but div's takes int8 activations only (`is_int8_activations`)
+    let int16 = |node: &Node| {
+        node.args
+            .iter()
+            .any(|a| a.data == ArgData::ScalarType(ScalarType::Short))
+    };
+    let int16_near = n
+        .inputs
+        .iter()
+        .filter_map(|&v| producer(g, v))
+        .chain(
+            n.outputs
+                .iter()
+                .flat_map(|&o| g.values[o].consumers.iter().map(|&c| &g.nodes[c])),
+        )
+        .any(|x| (is_dq(x) || is_q(x)) && int16(x));
+    if int16_near && op_name(n) != "aten::div" {
+        return false;
+    }
+    if op_name(n) == "aten::convolution" && flow == super::Flow::Default {
+        let weight_rank = super::edit::tensor_arg(n, 1).map(|w| g.values[w].shape.len());
+        if weight_rank != Some(4) {
+            return false;
+        }
+    }
+    let dq_in = n.inputs.iter().any(|&v| producer(g, v).is_some_and(is_dq));
+    let q_out = n
+        .outputs
+        .iter()
+        .any(|&o| g.values[o].consumers.iter().any(|&c| is_q(&g.nodes[c])));
+    dq_in || q_out
+}

@@ -1,0 +1,186 @@
+//! Pools and padding: an average pool behind a zero-point pad, a max pool with its range, a
+//! constant pad with its value quantized.
+
+use crate::dtype::ScalarType;
+use crate::ir::{ArgData, Node, Storage};
+
+use super::super::edit::{bool_arg, float_arg, ints_arg, make_node, meta, new_tensor, tensor_arg};
+use super::super::qparams::{quantize_multiplier, quantize_val, NodeQParams};
+use super::super::scratch::{self};
+use super::super::{Isa, LowerError, Module};
+use super::build::*;
+
+pub(super) fn avg_pool2d(
+    m: &mut Module,
+    node: &Node,
+    q: &NodeQParams,
+    isa: Isa,
+) -> Result<Option<Replacement>, LowerError> {
+    let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+    let kernel = pair(node, 1, [1, 1])?;
+    let stride = if node.args.len() > 2
+        && !matches!(node.args[2].data, ArgData::Ints(ref v) if v.is_empty())
+    {
+        pair(node, 2, kernel)?
+    } else {
+        kernel
+    };
+    let padding = pair(node, 3, [0, 0])?;
+    let ceil_mode = bool_arg(node, 4).unwrap_or(false);
+    let count_include_pad = bool_arg(node, 5).unwrap_or(true);
+    if node.args.get(6).is_some_and(|a| a.data != ArgData::None) {
+        return Ok(None);
+    }
+    let inq = input_q(node, q, 0)?;
+    let (mult, shift) = quantize_multiplier(inq.scale());
+    let mut helpers = Vec::new();
+    let mut input = x;
+    let mut avg_padding = padding;
+    if count_include_pad {
+        let xv = &m.graph.values[x];
+        let (dtype, shape, dim_order) = (xv.dtype, xv.shape.clone(), xv.dim_order.clone());
+        let pads = physical([0, 0, padding[0], padding[1]], &dim_order);
+        let mut out_shape = shape.clone();
+        if out_shape.len() == 4 {
+            out_shape[2] += 2 * padding[0];
+            out_shape[3] += 2 * padding[1];
+        }
+        let name = node_name(m, "cortex_m::pad");
+        let v = new_tensor(
+            &mut m.graph,
+            &name,
+            dtype.unwrap_or(ScalarType::Char),
+            out_shape,
+            dim_order,
+            Storage::Unplanned,
+        );
+        helpers.push(make_node(
+            &name,
+            "cortex_m::pad",
+            "default",
+            vec![
+                ArgData::Tensor(x),
+                ints(&pads),
+                ints(&pads),
+                ArgData::Int(inq.zp()),
+            ],
+            vec![v],
+        ));
+        input = v;
+        avg_padding = [0, 0];
+    }
+    let channels = meta(&m.graph, input).1.get(1).copied().unwrap_or(1);
+    let (alloc_node, scratch_v) = alloc(m, scratch::avgpool(isa, channels));
+    helpers.push(alloc_node);
+    let args = vec![
+        ArgData::Tensor(input),
+        ints(&kernel),
+        ints(&stride),
+        ints(&avg_padding),
+        ArgData::Bool(ceil_mode),
+        ArgData::Int(inq.zp()),
+        ArgData::Int(mult),
+        ArgData::Int(shift),
+        ArgData::Tensor(scratch_v),
+    ];
+    Ok(Some(single(
+        m,
+        node,
+        "cortex_m::quantized_avg_pool2d",
+        args,
+        Some(helpers),
+    )))
+}
+
+pub(super) fn max_pool2d(
+    m: &mut Module,
+    node: &Node,
+    q: &NodeQParams,
+) -> Result<Option<Replacement>, LowerError> {
+    let Some(inq) = q.inputs.get(&0) else {
+        return Ok(None);
+    };
+    let (out_zp, act_min, act_max) = match q.outputs.get(&0) {
+        Some(o) if o.per_channel() => return Ok(None),
+        Some(o) => {
+            if (inq.scale() - o.scale()).abs() > 1e-6 || inq.zp() != o.zp() {
+                return Ok(None);
+            }
+            (o.zp(), o.qmin, o.qmax)
+        }
+        None => (inq.zp(), -128, 127),
+    };
+    let kernel = pair(node, 1, [1, 1])?;
+    let stride = match ints_arg(node, 2) {
+        Some(v) if v.is_empty() => kernel,
+        _ => pair(node, 2, kernel)?,
+    };
+    let padding = pair(node, 3, [0, 0])?;
+    let dilation = pair(node, 4, [1, 1])?;
+    let ceil_mode = bool_arg(node, 5).unwrap_or(false);
+    if dilation != [1, 1] || ceil_mode {
+        return Ok(None);
+    }
+    let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+    let args = vec![
+        ArgData::Tensor(x),
+        ints(&kernel),
+        ints(&stride),
+        ints(&padding),
+        ints(&dilation),
+        ArgData::Bool(ceil_mode),
+        ArgData::Int(inq.zp()),
+        ArgData::Int(out_zp),
+        ArgData::Int(act_min),
+        ArgData::Int(act_max),
+    ];
+    Ok(Some(single(
+        m,
+        node,
+        "cortex_m::quantized_max_pool2d",
+        args,
+        None,
+    )))
+}
+
+pub(super) fn constant_pad(
+    m: &mut Module,
+    node: &Node,
+    q: &NodeQParams,
+) -> Result<Option<Replacement>, LowerError> {
+    let Some(inq) = q.inputs.get(&0) else {
+        return Ok(None);
+    };
+    let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+    let padding = ints_arg(node, 1).ok_or_else(|| bad(node, "no padding"))?;
+    let value = float_arg(node, 2).unwrap_or(0.0);
+    let pad_value = quantize_val(value, inq.scale(), inq.zp(), -128, 127);
+    let xv = &m.graph.values[x];
+    let rank = xv.shape.len();
+    let pairs = padding.len() / 2;
+    if !(1..=4).contains(&rank) || padding.len() % 2 != 0 || pairs > rank {
+        return Err(bad(
+            node,
+            &format!("padding {padding:?} of a rank-{rank} tensor"),
+        ));
+    }
+    let (mut pre, mut post) = ([0i64; 4], [0i64; 4]);
+    for i in 0..pairs {
+        pre[3 - i] = padding[2 * i];
+        post[3 - i] = padding[2 * i + 1];
+    }
+    let dim_order = xv.dim_order.clone();
+    let (pre, post) = (physical(pre, &dim_order), physical(post, &dim_order));
+    Ok(Some(single(
+        m,
+        node,
+        "cortex_m::pad",
+        vec![
+            ArgData::Tensor(x),
+            ints(&pre),
+            ints(&post),
+            ArgData::Int(pad_value),
+        ],
+        None,
+    )))
+}
