@@ -458,12 +458,11 @@ fn numeric_attribution_names_the_pass_that_brings_in_integer_arithmetic() {
 /// puts a `_to_dim_order_copy` to contiguous before an average pool left in float over a
 /// channels-last tensor (a divisor override keeps it off CMSIS-NN), and etscope's writer does
 /// not insert dim-order conversions yet.
-const WRITER_GAP: &str = "quantized_avg_pool2d__divisor_override_k2__default__m55";
+const WRITER_GAP: &[&str] = &["quantized_avg_pool2d__divisor_override_k2__default"];
 
-/// Every default-flow case of the Cortex-M backend's per-operator programs (M55; ETRecords made
-/// by `tests/fixtures/tools/make_op_etrecords.py` from the reference generator's models) lowers
-/// to ExecuTorch's program, or is refused naming the substitution etscope lacks: never lowered
-/// differently.
+/// Every default-flow case of the Cortex-M backend's per-operator programs, for the M55
+/// (Helium) and the M4 (DSP) (ETRecords made by `tests/fixtures/tools/make_op_etrecords.py` from
+/// the reference generator's models), lowers to ExecuTorch's program.
 #[test]
 fn every_operator_case_lowers_to_executorchs_program() {
     let dir = fixtures().join("ops");
@@ -473,34 +472,29 @@ fn every_operator_case_lowers_to_executorchs_program() {
         .filter(|p| p.extension().is_some_and(|e| e == "etrecord"))
         .collect();
     cases.sort();
-    let (mut equal, mut refused) = (0, Vec::new());
+    let mut per_cpu = std::collections::BTreeMap::new();
     for path in &cases {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let cpu = stem
+            .rsplit("__")
+            .next()
+            .and_then(Cpu::parse)
+            .unwrap_or_else(|| panic!("{stem}: no core in the name"));
         let etr = ETRecord::parse(&std::fs::read(path).expect("read")).expect("parse");
         let options = Options {
             flow: Flow::Default,
-            cpu: Cpu::M55,
+            cpu,
         };
-        match lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options) {
-            Err(e) => {
-                let text = e.to_string();
-                assert!(
-                    text.contains("not implemented in etscope yet"),
-                    "{}: {text}",
-                    path.display()
-                );
-                refused.push(path.file_stem().map(|s| s.to_string_lossy().to_string()));
-            }
-            Ok(_) => {
-                let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
-                if stem.as_deref() == Some(WRITER_GAP) {
-                    // the lowered graph equals ExecuTorch's; its program does not yet (below)
-                    equal += 1;
-                    continue;
-                }
-                check_against_executorch(path, Cpu::M55);
-                equal += 1;
-            }
+        lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options)
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        if !WRITER_GAP.iter().any(|g| stem.starts_with(g)) {
+            check_against_executorch(path, cpu);
         }
+        *per_cpu.entry(cpu.name()).or_insert(0) += 1;
     }
-    assert_eq!(equal, cases.len(), "refused: {refused:?}");
+    assert_eq!(per_cpu.get("m55"), Some(&87), "{per_cpu:?}");
+    assert_eq!(per_cpu.get("m4"), Some(&87), "{per_cpu:?}");
 }
