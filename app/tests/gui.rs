@@ -954,6 +954,22 @@ fn lower_for_adds_every_pass_as_a_stage_and_the_last_equals_the_program() {
         .map(|s| s.name.clone())
         .collect();
     assert_eq!(names.len(), 8, "{names:?}");
+    // with the input opened beside it, every pass ran and was compared with the one before
+    let numerics: Vec<_> = harness.state().docs[0]
+        .doc
+        .stages
+        .iter()
+        .filter_map(|s| s.lowering.as_ref())
+        .map(|l| l.numerics.clone())
+        .collect();
+    assert!(
+        numerics.iter().all(|n| matches!(
+            n,
+            Some(etscope_core::lower::execute::Numerics::Equal)
+                | Some(etscope_core::lower::execute::Numerics::Unchanged)
+        )),
+        "{numerics:?}"
+    );
     harness.get_by_label("Diff").click();
     harness.run_steps(2);
     harness

@@ -64,6 +64,10 @@ pub struct LoweringStage {
     pub changed: bool,
     /// The module (graph, constants, annotations): what runs it.
     pub module: std::sync::Arc<etscope_core::lower::Module>,
+    /// What running it did to the numbers against the pass before (when an input was there).
+    pub numerics: Option<etscope_core::lower::execute::Numerics>,
+    /// Whether this is the first pass that changed any number.
+    pub first_change: bool,
 }
 
 impl LoweringStage {
@@ -85,10 +89,29 @@ impl LoweringStage {
                     pass: s.pass,
                     changed: s.changed,
                     module: std::sync::Arc::new(s.module),
+                    numerics: None,
+                    first_change: false,
                 });
                 view
             })
             .collect()
+    }
+
+    /// Puts an attribution's per-pass results on the views of its passes.
+    pub fn attach_numerics(
+        views: &mut [StageView],
+        attribution: &etscope_core::lower::execute::Attribution,
+    ) {
+        let first = attribution.first_change.as_ref().map(|(p, _)| *p);
+        for v in views {
+            let Some(l) = v.lowering.as_mut() else {
+                continue;
+            };
+            if let Some((_, n)) = attribution.per_pass.iter().find(|(p, _)| *p == l.pass) {
+                l.numerics = Some(n.clone());
+                l.first_change = first == Some(l.pass);
+            }
+        }
     }
 }
 

@@ -59,17 +59,42 @@ pub fn start(dv: &mut DocView, options: Options) {
         dv.lowering.error = Some("no ETRecord is open with this program".into());
         return;
     };
+    // an input to run the stages on: the one opened with the program, else the ETRecord's own
+    let input = dv.doc.input.clone();
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let result = (|| {
             let module = Module::from_etrecord(&etr, None).map_err(|e| e.to_string())?;
+            let edge = module.clone();
             let stages = etscope_core::lower::lower(module, &options).map_err(|e| e.to_string())?;
             if flag.load(Ordering::Relaxed) {
                 return Err("cancelled".to_string());
             }
-            Ok(LoweringStage::views(&options, stages))
+            let inputs = match input {
+                Some(t) => vec![t],
+                None => etr.representative_inputs().unwrap_or_default(),
+            };
+            let attribution = (!inputs.is_empty())
+                .then(|| {
+                    etscope_core::lower::execute::attribute(
+                        &edge,
+                        &stages,
+                        &inputs,
+                        etscope_core::lower::device_for(options.cpu),
+                    )
+                    .ok()
+                })
+                .flatten();
+            if flag.load(Ordering::Relaxed) {
+                return Err("cancelled".to_string());
+            }
+            let mut views = LoweringStage::views(&options, stages);
+            if let Some(a) = &attribution {
+                LoweringStage::attach_numerics(&mut views, a);
+            }
+            Ok(views)
         })();
         let _ = tx.send(result);
     });
@@ -178,10 +203,45 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
 /// The stage list's entry for a lowering stage: `2 FoldAndAnnotateQParams (7 ops)`, an
 /// unchanged pass said so.
 pub fn label(l: &LoweringStage, ops: usize) -> RichText {
+    use etscope_core::lower::execute::Numerics;
     let pass = l.pass.strip_suffix("Pass").unwrap_or(l.pass);
-    if l.changed {
-        RichText::new(format!("{} {pass}  ({ops} ops)", l.index))
+    if !l.changed {
+        return RichText::new(format!("{} {pass}  (no change)", l.index)).weak();
+    }
+    let numbers = match &l.numerics {
+        Some(Numerics::Within { snr_db, .. }) | Some(Numerics::Diverges { snr_db, .. }) => {
+            format!(" · {snr_db:.1} dB")
+        }
+        _ => String::new(),
+    };
+    let text = RichText::new(format!("{} {pass}  ({ops} ops){numbers}", l.index));
+    if l.first_change {
+        text.color(egui::Color32::from_rgb(240, 190, 90))
     } else {
-        RichText::new(format!("{} {pass}  (no change)", l.index)).weak()
+        text
+    }
+}
+
+/// What the stage list says on hover: what running the pass did to the numbers.
+pub fn numerics_hover(l: &LoweringStage) -> String {
+    use etscope_core::lower::execute::Numerics;
+    let what = match &l.numerics {
+        None => return "not run (no input: open an input .npy with the program)".into(),
+        Some(Numerics::Unchanged) => "the pass changed nothing".to_string(),
+        Some(Numerics::Equal) => {
+            "every node's numbers equal the pass before (to float32 rounding)".to_string()
+        }
+        Some(Numerics::Within { snr_db, node }) => {
+            format!("numbers change within the diff's rule: lowest SNR {snr_db:.1} dB, at {node}")
+        }
+        Some(Numerics::Diverges { snr_db, node }) => {
+            format!("diverges from the pass before at {node}: SNR {snr_db:.1} dB")
+        }
+        Some(Numerics::Failed(e)) => format!("not compared: {e}"),
+    };
+    if l.first_change {
+        format!("{what}\nthe first pass that changes any number")
+    } else {
+        what
     }
 }

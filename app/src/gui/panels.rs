@@ -401,7 +401,11 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     let st = &dv.doc.stages[i];
                     let Some(l) = &st.lowering else { continue };
                     let text = super::lowering::label(l, st.graph.op_count());
-                    if ui.selectable_label(dv.stage == i, text).clicked() {
+                    if ui
+                        .selectable_label(dv.stage == i, text)
+                        .on_hover_text(super::lowering::numerics_hover(l))
+                        .clicked()
+                    {
                         switch = Some(i);
                     }
                 }
