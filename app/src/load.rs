@@ -55,10 +55,20 @@ pub fn kind_of(path: &Path, data: &[u8]) -> Result<FileKind> {
 fn expect_kind(path: &Path, data: &[u8], want: FileKind) -> Result<()> {
     let got = kind_of(path, data)?;
     if got != want {
+        // "an .etrecord", "a .pte": the article as the name is read
+        let article = |n: &str| {
+            if n.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            }
+        };
         bail!(
-            "{}: expected a {} file, found a {} file",
+            "{}: expected {} {} file, found {} {} file",
             path.display(),
+            article(want.name()),
             want.name(),
+            article(got.name()),
             got.name()
         );
     }

@@ -1168,3 +1168,65 @@ fn a_stage_against_its_program_names_module_and_instruction_of_every_group() {
         );
     }
 }
+
+/// `lower` keeps its contract: `--json` lists every pass of the flow in ExecuTorch's order, each
+/// with a graph in `graph --json`'s schema; `-o` writes a program (folders created) that reads
+/// back with the same calls as ExecuTorch's; a file that is no ETRecord and an unknown core are
+/// one-line errors.
+#[test]
+fn lower_lists_every_pass_and_writes_a_program() {
+    let lowering = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/lowering");
+    let etr = lowering.join("tiny_conv_relu_linear_m4_default.etrecord");
+    let v = json(&["lower", p(&etr), "--target", "m4", "--json"]);
+    let names: Vec<&str> = v["passes"]
+        .as_array()
+        .expect("passes")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "RemoveGetItemPass",
+            "FoldAndAnnotateQParamsPass",
+            "ReplaceScalarWithTensorArgPass",
+            "ReplaceQuantNodesPass",
+            "ActivationFusionPass",
+            "QuantizedClampActivationPass",
+            "DecomposeHardswishPass",
+            "AtenToCortexMPass"
+        ]
+    );
+    let last = &v["passes"][7]["graph"];
+    assert!(last["nodes"]
+        .as_array()
+        .is_some_and(|n| n.iter().any(|n| n["op"] == "cortex_m::quantized_linear")));
+    let dir = std::env::temp_dir().join(format!("etscope-lower-{}", std::process::id()));
+    let out = dir.join("sub/tiny_m4.pte");
+    let o = etscope(&["lower", p(&etr), "--target", "m4", "-o", p(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("equals the ETRecord's edge_after_transform"),
+        "{text}"
+    );
+    let ours = json(&["graph", p(&out), "--json"]);
+    let theirs = json(&["graph", p(&etr.with_extension("pte")), "--json"]);
+    let calls = |g: &Value| -> Vec<String> {
+        g["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .filter(|n| n["kind"] == "operator")
+            .map(|n| format!("{}.{}", n["op"], n["overload"]))
+            .collect()
+    };
+    assert_eq!(calls(&ours), calls(&theirs));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bad = etscope(&["lower", p(&tiny("model_fp32.pte"))]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected an etrecord file"));
+    let bad = etscope(&["lower", p(&etr), "--target", "m99"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown target"));
+}

@@ -65,6 +65,9 @@ pub fn run(
         let last = &stages.last().ok_or_else(|| anyhow!("no passes"))?.module;
         let bytes = etscope_core::lower::emit::program(last, &options)
             .map_err(|e| anyhow!("{}: writing the program: {e}", path.display()))?;
+        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        }
         std::fs::write(out, bytes).map_err(|e| anyhow!("{}: {e}", out.display()))?;
         if !as_json {
             println!("wrote {}", out.display());
