@@ -67,9 +67,11 @@ fn lowered_fixtures(flow: Flow) -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_default_flow_pass_equals_executorchs() {
+fn every_pass_of_both_flows_equals_executorchs() {
     let mut all = Vec::new();
-    for path in lowered_fixtures(Flow::Default) {
+    let mut files = lowered_fixtures(Flow::Default);
+    files.extend(lowered_fixtures(Flow::Explicit));
+    for path in files {
         let stem = path
             .file_stem()
             .and_then(|s| s.to_str())
@@ -293,13 +295,14 @@ fn the_written_program_equals_executorchs_and_runs_bit_equal_at_every_instructio
 /// `edge_after_transform`, the written program equals the `.pte` beside it, and both run
 /// bit-equal on the ETRecord's input.
 fn check_against_executorch(etr_path: &Path, cpu: Cpu) {
+    check_flow_against_executorch(etr_path, cpu, Flow::Default)
+}
+
+fn check_flow_against_executorch(etr_path: &Path, cpu: Cpu, flow: Flow) {
     use etscope_core::formats::pte::Program;
     use etscope_core::lower::compare::program_differences;
     use etscope_core::runtime::Runtime;
-    let options = Options {
-        flow: Flow::Default,
-        cpu,
-    };
+    let options = Options { flow, cpu };
     let etr = ETRecord::parse(&std::fs::read(etr_path).expect("read")).expect("parse");
     let module = Module::from_etrecord(&etr, None).expect("edge");
     let stages =
@@ -358,7 +361,7 @@ fn check_against_executorch(etr_path: &Path, cpu: Cpu) {
 
 /// Every default-flow ETRecord of the reference set (`../shared/reference`, when present).
 #[test]
-fn every_reference_default_flow_etrecord_lowers_to_executorchs_program() {
+fn every_reference_etrecord_of_both_flows_lowers_to_executorchs_program() {
     let Some(root) = common::shared_reference() else {
         eprintln!("../shared/reference is absent: only the fixtures are checked");
         return;

@@ -28,6 +28,7 @@ pub mod emit;
 pub mod execute;
 pub mod fold_qparams;
 pub mod fuse_activation;
+pub mod layout;
 pub mod lut;
 pub mod qparams;
 pub mod remove_getitem;
@@ -270,13 +271,23 @@ pub fn pass_list(flow: Flow) -> Result<Vec<&'static dyn LowerPass>, LowerError> 
             &decompose_hardswish::DecomposeHardswish,
             &to_cortex_m::AtenToCortexM,
         ]),
-        Flow::Explicit => Err(PassError::Failed {
-            pass: "pass_list",
-            detail: "the explicit-layout flow (ConvertConv1dToConv2d, the channels-last \
-                     variants, the permute canonicalisation) is not implemented yet: lower with \
-                     --flow default"
-                .into(),
-        }),
+        Flow::Explicit => Ok(vec![
+            &remove_getitem::RemoveGetItem,
+            &fold_qparams::FoldAndAnnotateQParams,
+            &scalar_to_tensor::ReplaceScalarWithTensorArg,
+            &fuse_activation::ActivationFusion,
+            &clamp_activation::QuantizedClampActivation,
+            &decompose_hardswish::DecomposeHardswish,
+            &layout::ConvertConv1dToConv2d,
+            &layout::ChannelsLastVariants,
+            &layout::SqueezeToView,
+            &layout::Canonicalize,
+            &layout::RemovePermutesAroundElementwise,
+            &layout::Canonicalize,
+            &layout::ValidateExplicitLayout,
+            &replace_quant::ReplaceQuantNodes,
+            &to_cortex_m::AtenToCortexM,
+        ]),
     }
 }
 

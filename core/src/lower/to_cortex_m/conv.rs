@@ -4,7 +4,7 @@
 
 use crate::ir::{ArgData, Node};
 
-use super::super::edit::{add_constant, bool_arg, int_arg, meta, tensor_arg};
+use super::super::edit::{add_constant, bool_arg, int_arg, meta, op_name, tensor_arg};
 use super::super::qparams::{quantize_multiplier, NodeQParams};
 use super::super::scratch::{self, ConvGeometry};
 use super::super::{Isa, LowerError, Module};
@@ -71,8 +71,18 @@ pub(super) fn convolution(
     );
     let shift_t = add_constant(m, &format!("{base}_quantized_shift"), int32_tensor(&shifts));
     let x_shape = meta(&m.graph, x).1;
-    let [n, c, h, wd] = dims4(node, &x_shape)?;
-    let [on, oc, oh, ow] = dims4(node, &out_shape)?;
+    // the explicit flow's variant computes in NHWC: its sizes are NHWC already
+    let explicit = op_name(node) == "channels_last::convolution";
+    let nhwc = |s: [i64; 4]| {
+        if explicit {
+            s
+        } else {
+            [s[0], s[2], s[3], s[1]]
+        }
+    };
+    let [n, h, wd, c] = nhwc(dims4(node, &x_shape)?);
+    let [on, oh, ow, oc] = nhwc(dims4(node, &out_shape)?);
+    let suffix = if explicit { "_nhwc" } else { "" };
     let ps: Vec<i64> = permuted.shape.iter().map(|&s| s as i64).collect();
     let bias_arg = bias.map_or(ArgData::None, ArgData::Tensor);
     let common = |filter: [i64; 4]| ConvGeometry {
@@ -105,7 +115,7 @@ pub(super) fn convolution(
         return Ok(single(
             m,
             node,
-            "cortex_m::quantized_depthwise_conv2d",
+            &format!("cortex_m::quantized_depthwise_conv2d{suffix}"),
             args,
             Some(vec![alloc_node]),
         ));
@@ -130,7 +140,7 @@ pub(super) fn convolution(
     Ok(single(
         m,
         node,
-        "cortex_m::quantized_conv2d",
+        &format!("cortex_m::quantized_conv2d{suffix}"),
         args,
         Some(vec![alloc_node]),
     ))

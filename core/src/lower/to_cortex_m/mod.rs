@@ -87,7 +87,27 @@ fn substitute(
             let args = node.args.iter().map(|a| a.data.clone()).collect();
             Some(single(m, node, &target, args, None))
         }
-        "aten::convolution" if has_q => Some(convolution(m, node, q, isa)?),
+        "aten::convolution" | "channels_last::convolution" if has_q => {
+            Some(convolution(m, node, q, isa)?)
+        }
+        "channels_last::avg_pool2d" if has_q => avg_pool2d(m, node, q, isa)?,
+        "channels_last::max_pool2d" => max_pool2d(m, node, q)?,
+        super::layout::LAYOUT_PERMUTE => {
+            let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+            let rank = meta(&m.graph, x).1.len() as i64;
+            let perms = ints_arg(node, 1).ok_or_else(|| bad(node, "no permutation"))?;
+            let perms = perms
+                .iter()
+                .map(|p| Some(p.rem_euclid(rank.max(1))))
+                .collect();
+            Some(single(
+                m,
+                node,
+                "cortex_m::transpose",
+                vec![ArgData::Tensor(x), ArgData::Ints(perms)],
+                None,
+            ))
+        }
         _ if has_q && super::lut::function(op).is_some() => Some(activation(m, node, q)?),
         "aten::linear" if has_q => Some(linear(m, node, q, isa)?),
         "aten::avg_pool2d" if has_q => avg_pool2d(m, node, q, isa)?,

@@ -4,7 +4,9 @@
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node, Storage};
 
-use super::super::edit::{bool_arg, float_arg, ints_arg, make_node, meta, new_tensor, tensor_arg};
+use super::super::edit::{
+    bool_arg, float_arg, ints_arg, make_node, meta, new_tensor, op_name, tensor_arg,
+};
 use super::super::qparams::{quantize_multiplier, quantize_val, NodeQParams};
 use super::super::scratch::{self};
 use super::super::{Isa, LowerError, Module};
@@ -33,17 +35,24 @@ pub(super) fn avg_pool2d(
     }
     let inq = input_q(node, q, 0)?;
     let (mult, shift) = quantize_multiplier(inq.scale());
+    // the explicit flow's variant computes in NHWC: its sizes are NHWC already
+    let explicit = op_name(node) == "channels_last::avg_pool2d";
     let mut helpers = Vec::new();
     let mut input = x;
     let mut avg_padding = padding;
     if count_include_pad {
         let xv = &m.graph.values[x];
         let (dtype, shape, dim_order) = (xv.dtype, xv.shape.clone(), xv.dim_order.clone());
-        let pads = physical([0, 0, padding[0], padding[1]], &dim_order);
+        let pads = if explicit {
+            [0, padding[0], padding[1], 0]
+        } else {
+            physical([0, 0, padding[0], padding[1]], &dim_order)
+        };
+        let (hd, wd) = if explicit { (1, 2) } else { (2, 3) };
         let mut out_shape = shape.clone();
         if out_shape.len() == 4 {
-            out_shape[2] += 2 * padding[0];
-            out_shape[3] += 2 * padding[1];
+            out_shape[hd] += 2 * padding[0];
+            out_shape[wd] += 2 * padding[1];
         }
         let name = node_name(m, "cortex_m::pad");
         let v = new_tensor(
@@ -69,7 +78,12 @@ pub(super) fn avg_pool2d(
         input = v;
         avg_padding = [0, 0];
     }
-    let channels = meta(&m.graph, input).1.get(1).copied().unwrap_or(1);
+    let channel_dim = if explicit { 3 } else { 1 };
+    let channels = meta(&m.graph, input)
+        .1
+        .get(channel_dim)
+        .copied()
+        .unwrap_or(1);
     let (alloc_node, scratch_v) = alloc(m, scratch::avgpool(isa, channels));
     helpers.push(alloc_node);
     let args = vec![
@@ -83,13 +97,12 @@ pub(super) fn avg_pool2d(
         ArgData::Int(shift),
         ArgData::Tensor(scratch_v),
     ];
-    Ok(Some(single(
-        m,
-        node,
-        "cortex_m::quantized_avg_pool2d",
-        args,
-        Some(helpers),
-    )))
+    let target = if explicit {
+        "cortex_m::quantized_avg_pool2d_nhwc"
+    } else {
+        "cortex_m::quantized_avg_pool2d"
+    };
+    Ok(Some(single(m, node, target, args, Some(helpers))))
 }
 
 pub(super) fn max_pool2d(
@@ -137,7 +150,11 @@ pub(super) fn max_pool2d(
     Ok(Some(single(
         m,
         node,
-        "cortex_m::quantized_max_pool2d",
+        if op_name(node) == "channels_last::max_pool2d" {
+            "cortex_m::quantized_max_pool2d_nhwc"
+        } else {
+            "cortex_m::quantized_max_pool2d"
+        },
         args,
         None,
     )))
