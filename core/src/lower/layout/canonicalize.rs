@@ -90,10 +90,7 @@ impl LowerPass for Canonicalize {
             let mut chain = vec![n];
             seen[n] = true;
             let mut cur = n;
-            loop {
-                let Some(&o) = g.nodes[cur].outputs.first() else {
-                    break;
-                };
+            while let Some(&o) = g.nodes[cur].outputs.first() {
                 let users = &g.values[o].consumers;
                 if users.len() != 1 || g.outputs.contains(&o) {
                     break;
