@@ -463,9 +463,11 @@ fn numeric_attribution_names_the_pass_that_brings_in_integer_arithmetic() {
 /// not insert dim-order conversions yet.
 const WRITER_GAP: &[&str] = &["quantized_avg_pool2d__divisor_override_k2__default"];
 
-/// Every default-flow case of the Cortex-M backend's per-operator programs, for the M55
-/// (Helium) and the M4 (DSP) (ETRecords made by `tests/fixtures/tools/make_op_etrecords.py` from
-/// the reference generator's models), lowers to ExecuTorch's program.
+/// Every case of the Cortex-M backend's per-operator programs — default flow for the M55
+/// (Helium) and the M4 (DSP), explicit-layout flow for the M55 (ETRecords made by
+/// `tests/fixtures/tools/make_op_etrecords.py` from the reference generator's models) — lowers
+/// to ExecuTorch's program, or is refused naming what etscope does not do yet (2 explicit-flow
+/// cases: a 1-D convolution, layout permutes around an element-wise op).
 #[test]
 fn every_operator_case_lowers_to_executorchs_program() {
     let dir = fixtures().join("ops");
@@ -475,29 +477,37 @@ fn every_operator_case_lowers_to_executorchs_program() {
         .filter(|p| p.extension().is_some_and(|e| e == "etrecord"))
         .collect();
     cases.sort();
-    let mut per_cpu = std::collections::BTreeMap::new();
+    let mut equal = std::collections::BTreeMap::new();
+    let mut refused = Vec::new();
     for path in &cases {
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
-        let cpu = stem
-            .rsplit("__")
+        let mut parts = stem.rsplit("__");
+        let cpu = parts.next().and_then(Cpu::parse).expect("core in the name");
+        let flow = parts
             .next()
-            .and_then(Cpu::parse)
-            .unwrap_or_else(|| panic!("{stem}: no core in the name"));
+            .and_then(Flow::parse)
+            .expect("flow in the name");
         let etr = ETRecord::parse(&std::fs::read(path).expect("read")).expect("parse");
-        let options = Options {
-            flow: Flow::Default,
-            cpu,
-        };
-        lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options)
-            .unwrap_or_else(|e| panic!("{stem}: {e}"));
-        if !WRITER_GAP.iter().any(|g| stem.starts_with(g)) {
-            check_against_executorch(path, cpu);
+        let options = Options { flow, cpu };
+        if let Err(e) = lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options) {
+            let text = e.to_string();
+            assert!(
+                text.contains("not implemented in etscope yet"),
+                "{stem}: {text}"
+            );
+            refused.push(stem);
+            continue;
         }
-        *per_cpu.entry(cpu.name()).or_insert(0) += 1;
+        if !WRITER_GAP.iter().any(|g| stem.starts_with(g)) {
+            check_flow_against_executorch(path, cpu, flow);
+        }
+        *equal.entry((flow.name(), cpu.name())).or_insert(0) += 1;
     }
-    assert_eq!(per_cpu.get("m55"), Some(&87), "{per_cpu:?}");
-    assert_eq!(per_cpu.get("m4"), Some(&87), "{per_cpu:?}");
+    assert_eq!(equal.get(&("default", "m55")), Some(&87), "{equal:?}");
+    assert_eq!(equal.get(&("default", "m4")), Some(&87), "{equal:?}");
+    assert_eq!(equal.get(&("explicit", "m55")), Some(&81), "{equal:?}");
+    assert_eq!(refused.len(), 2, "{refused:?}");
 }

@@ -170,7 +170,9 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
             .show_ui(ui, |ui| {
                 ui.selectable_value(&mut dv.lowering.flow, Flow::Default, "default");
                 ui.selectable_value(&mut dv.lowering.flow, Flow::Explicit, "explicit")
-                    .on_hover_text("the explicit-layout flow is not implemented yet");
+                    .on_hover_text(
+                        "the explicit-layout flow: _nhwc kernels and explicit transposes",
+                    );
             });
         match &dv.lowering.job {
             Some(job) => {

@@ -122,7 +122,7 @@ pub const SHARED_QPARAMS_OPS: &[&str] = &[
 /// groups or dilation; an add, sub or mul broadcasting other than along channels (or with an
 /// alpha it cannot fold), a div broadcasting at all; a bmm whose operands are not `[b, m, k]` and
 /// `[b, k, n]`.
-pub(super) fn pattern_accepts(g: &Graph, n: &Node) -> bool {
+pub(super) fn pattern_accepts(g: &Graph, n: &Node, flow: super::Flow) -> bool {
     use super::edit::{arg, ints_arg};
     let shape = |k: usize| super::edit::tensor_arg(n, k).map(|v| g.values[v].shape.clone());
     match op_name(n) {
@@ -138,6 +138,8 @@ pub(super) fn pattern_accepts(g: &Graph, n: &Node) -> bool {
                 _ => false,
             };
             let broadcast_ok = match (shape(0), shape(1)) {
+                // a channel broadcast needs channels-last tensors: the default flow's
+                (Some(a), Some(b)) if a != b && flow == super::Flow::Explicit => false,
                 (Some(a), Some(b)) if a != b => {
                     let channels_only =
                         |t: &[i64]| t.len() >= 2 && t.iter().product::<i64>() == t[1];
@@ -209,7 +211,7 @@ pub(super) fn annotated(
                 .all(|q| qparams(q) == want)
         });
     }
-    if !QUANTIZED_OPS.contains(&op_name(n)) || !pattern_accepts(g, n) {
+    if !QUANTIZED_OPS.contains(&op_name(n)) || !pattern_accepts(g, n, flow) {
         return false;
     }
     // every pattern but div's takes int8 activations only (`is_int8_activations`)

@@ -1,6 +1,7 @@
 //! etscope's own Cortex-M lowering: ExecuTorch 1.5.1's Cortex-M backend passes
 //! (`backends/cortex_m/passes/cortex_m_pass_manager.py`), each a small module of etscope's, run
-//! in the pass manager's order on an ETRecord's `edge` stage. Every pass's output is a stage of
+//! in the pass manager's order (default or explicit-layout flow, [`pass_list`]) on an ETRecord's
+//! `edge` stage. Every pass's output is a stage of
 //! its own (a [`Module`]: the graph, its constants and the quantization parameters the passes
 //! annotate), and the last one is the graph ExecuTorch's `edge_after_transform` holds.
 //!
@@ -12,6 +13,7 @@
 //! - [`fuse_activation`] — ReLU/hardtanh/clamp/hardsigmoid folded into the producer's range
 //! - [`clamp_activation`] — the activations left on int8 tensors as clamps with quantized bounds
 //! - [`decompose_hardswish`] — a hardswish after a layer as `x * min(x, 3)`, the rest in parameters
+//! - [`layout`] — the explicit flow's channels-last variants, views and permute canonicalisation
 //! - [`to_cortex_m`] — annotated ATen ops → `cortex_m::` kernels with their multipliers, shifts,
 //!   weight layouts, kernel sums and scratch buffers for the target ([`scratch`])
 //!

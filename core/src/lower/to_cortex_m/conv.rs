@@ -195,8 +195,16 @@ pub(super) fn transpose_convolution(
     );
     let shift_t = add_constant(m, &format!("{base}_quantized_shift"), int32_tensor(&shifts));
     let out = *node.outputs.first().ok_or_else(|| bad(node, "no output"))?;
-    let [n, c, h, wd] = dims4(node, &meta(&m.graph, x).1)?;
-    let [on, oc, oh, ow] = dims4(node, &meta(&m.graph, out).1)?;
+    let explicit = op_name(node) == "channels_last::convolution";
+    let nhwc = |s: [i64; 4]| {
+        if explicit {
+            s
+        } else {
+            [s[0], s[2], s[3], s[1]]
+        }
+    };
+    let [n, h, wd, c] = nhwc(dims4(node, &meta(&m.graph, x).1)?);
+    let [on, oh, ow, oc] = nhwc(dims4(node, &meta(&m.graph, out).1)?);
     let ps: Vec<i64> = permuted.shape.iter().map(|&s| s as i64).collect();
     let (size, reverse_size) = scratch::transpose_conv(
         isa,
@@ -231,7 +239,11 @@ pub(super) fn transpose_convolution(
     Ok(single(
         m,
         node,
-        "cortex_m::quantized_transpose_conv2d",
+        if explicit {
+            "cortex_m::quantized_transpose_conv2d_nhwc"
+        } else {
+            "cortex_m::quantized_transpose_conv2d"
+        },
         args,
         Some(vec![scratch_node, output_node]),
     ))
