@@ -1223,6 +1223,18 @@ fn lower_lists_every_pass_and_writes_a_program() {
     };
     assert_eq!(calls(&ours), calls(&theirs));
     let _ = std::fs::remove_dir_all(&dir);
+    // the explicit-layout flow: its 15 passes, the last with the _nhwc kernels
+    let explicit = lowering.join("tiny_conv_relu_linear_m55_explicit.etrecord");
+    let v = json(&["lower", p(&explicit), "--flow", "explicit", "--json"]);
+    let passes = v["passes"].as_array().expect("passes");
+    assert_eq!(passes.len(), 15);
+    assert_eq!(
+        passes[7]["name"],
+        "CortexMReplaceOpsWithChannelsLastVariants"
+    );
+    assert!(passes[14]["graph"]["nodes"].as_array().is_some_and(|n| n
+        .iter()
+        .any(|n| n["op"] == "cortex_m::quantized_conv2d_nhwc")));
     let bad = etscope(&["lower", p(&tiny("model_fp32.pte"))]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected an etrecord file"));
