@@ -341,18 +341,24 @@ fn tensor_meta(meta: &TensorJson) -> TensorMeta {
     });
     let dim_order = strides
         .filter(|st| st.len() == sizes.len() && sizes.len() <= 16)
-        .map(|st| {
-            // by decreasing stride; equal strides (size-1 dims) keep their order
-            let mut order: Vec<u8> = (0..st.len() as u8).collect();
-            order.sort_by_key(|&d| std::cmp::Reverse(st[usize::from(d)]));
-            order
-        })
-        .filter(|o| o.iter().enumerate().any(|(i, &d)| usize::from(d) != i))
+        .map(|st| dim_order_of_strides(&st))
         .unwrap_or_default();
     TensorMeta {
         dtype,
         sizes,
         dim_order,
+    }
+}
+
+/// The `dim_order` of a tensor with `strides`: dims by decreasing stride (equal strides, of
+/// size-1 dims, keep their order); empty when that is row-major.
+pub fn dim_order_of_strides(strides: &[i64]) -> Vec<u8> {
+    let mut order: Vec<u8> = (0..strides.len() as u8).collect();
+    order.sort_by_key(|&d| std::cmp::Reverse(strides[usize::from(d)]));
+    if order.iter().enumerate().all(|(i, &d)| usize::from(d) == i) {
+        Vec::new()
+    } else {
+        order
     }
 }
 

@@ -268,23 +268,11 @@ pub fn meta(graph: &Graph, v: ValueId) -> (Option<ScalarType>, Vec<i64>) {
         .map_or((None, Vec::new()), |x| (x.dtype, x.shape.clone()))
 }
 
-/// The `dim_order` the ETRecord gives a tensor of `shape` with `strides`: dims by decreasing
-/// stride (equal strides keep their order), empty when that is row-major.
-pub fn dim_order_of_strides(strides: &[i64]) -> Vec<u8> {
-    let mut order: Vec<u8> = (0..strides.len() as u8).collect();
-    order.sort_by_key(|&d| std::cmp::Reverse(strides[usize::from(d)]));
-    if order.iter().enumerate().all(|(i, &d)| usize::from(d) == i) {
-        Vec::new()
-    } else {
-        order
-    }
-}
-
 /// The `dim_order` of a 4-D tensor PyTorch stores channels-last (`[0, 2, 3, 1]`; `[0, 2, 1, 3]`
 /// when it has one channel, as its strides say).
 pub fn channels_last_dim_order(shape: &[i64]) -> Vec<u8> {
     let [_, c, _, w] = <[i64; 4]>::try_from(shape).unwrap_or([1; 4]);
     let (c, w) = (c.max(1), w.max(1));
     let h = shape.get(2).copied().unwrap_or(1).max(1);
-    dim_order_of_strides(&[h * w * c, 1, w * c, c])
+    crate::formats::export_json::dim_order_of_strides(&[h * w * c, 1, w * c, c])
 }

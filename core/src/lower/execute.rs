@@ -44,6 +44,24 @@ fn i64_tensor(values: &[i64]) -> TensorData {
     }
 }
 
+/// A new float tensor of `v`'s shape and layout, named uniquely after `name`: what a
+/// dequantize writes or a float op writes before its quantize.
+fn float_twin(m: &mut Module, v: ValueId, name: &str) -> ValueId {
+    let (shape, dim_order) = {
+        let x = &m.graph.values[v];
+        (x.shape.clone(), x.dim_order.clone())
+    };
+    let name = unique_name(&m.graph, name);
+    new_tensor(
+        &mut m.graph,
+        &name,
+        ScalarType::Float,
+        shape,
+        dim_order,
+        Storage::Unplanned,
+    )
+}
+
 /// A (de)quantize call of `q`: `dequantize` reads `from` and writes `to`.
 fn qdq_node(m: &mut Module, dequantize: bool, q: &QuantArgs, from: ValueId, to: ValueId) -> Node {
     let kind = if dequantize { "dequantize" } else { "quantize" };
@@ -113,19 +131,7 @@ pub fn executable(module: &Module) -> Module {
                 if !is_integer(&m.graph, v) {
                     continue;
                 }
-                let (shape, dim_order) = {
-                    let x = &m.graph.values[v];
-                    (x.shape.clone(), x.dim_order.clone())
-                };
-                let name = unique_name(&m.graph, &format!("{}_dq{k}", node.name));
-                let f = new_tensor(
-                    &mut m.graph,
-                    &name,
-                    ScalarType::Float,
-                    shape,
-                    dim_order,
-                    Storage::Unplanned,
-                );
+                let f = float_twin(&mut m, v, &format!("{}_dq{k}", node.name));
                 // no debug handles: the dequantized floats are not a stage's result
                 nodes.push(qdq_node(&mut m, true, params, v, f));
                 super::edit::replace_in_node(&mut node, v, f);
@@ -140,19 +146,7 @@ pub fn executable(module: &Module) -> Module {
             .cloned();
         match (out, params) {
             (Some(o), Some(params)) if is_integer(&m.graph, o) => {
-                let (shape, dim_order) = {
-                    let x = &m.graph.values[o];
-                    (x.shape.clone(), x.dim_order.clone())
-                };
-                let name = unique_name(&m.graph, &format!("{}_float", node.name));
-                let f = new_tensor(
-                    &mut m.graph,
-                    &name,
-                    ScalarType::Float,
-                    shape,
-                    dim_order,
-                    Storage::Unplanned,
-                );
+                let f = float_twin(&mut m, o, &format!("{}_float", node.name));
                 node.outputs[0] = f;
                 for a in &mut node.args {
                     if a.data == ArgData::Tensor(o) {

@@ -144,30 +144,24 @@ impl LowerPass for Canonicalize {
                     }
                     if i + 1 < chain.len() {
                         let next = chain[i + 1];
-                        if is_view(g, n) && is_view(g, next) {
-                            let out = output_shape(g, next);
-                            set(g, n, "aten::view_copy", x, out);
-                            let keep = g.nodes[n].outputs[0];
-                            // the fused view writes what the second wrote
-                            let second = g.nodes[next].outputs[0];
-                            g.values[keep].shape = g.values[second].shape.clone();
-                            replace_uses(g, second, keep);
-                            g.relink();
-                            chain.remove(i + 1);
-                            step = true;
-                            continue;
-                        }
-                        if is_permute(g, n) && is_permute(g, next) {
+                        let fused = if is_view(g, n) && is_view(g, next) {
+                            Some(("aten::view_copy", output_shape(g, next)))
+                        } else if is_permute(g, n) && is_permute(g, next) {
                             let d1 = ints_arg(&g.nodes[n], 1).unwrap_or_default();
                             let d2 = ints_arg(&g.nodes[next], 1).unwrap_or_default();
-                            let composed: Vec<i64> = d2
+                            let composed = d2
                                 .iter()
                                 .map(|&d| d1.get(d as usize).copied().unwrap_or(d))
                                 .collect();
-                            set(g, n, "aten::permute_copy", x, composed);
+                            Some(("aten::permute_copy", composed))
+                        } else {
+                            None
+                        };
+                        if let Some((op, arg)) = fused {
+                            // one call does both: it writes what the second wrote
+                            set(g, n, op, x, arg);
                             let keep = g.nodes[n].outputs[0];
                             let second = g.nodes[next].outputs[0];
-                            // the composition writes the second's shape
                             g.values[keep].shape = g.values[second].shape.clone();
                             replace_uses(g, second, keep);
                             g.relink();

@@ -110,41 +110,38 @@ pub(super) fn ints_of(t: &TensorData) -> Result<Vec<i64>, LowerError> {
         .map_err(|e| fail(PASS, e.to_string()))
 }
 
-/// `t` (4-D, logical row-major) with its dims permuted by `perm`, contiguous.
-pub(super) fn permute4(t: &TensorData, perm: [usize; 4]) -> Result<TensorData, LowerError> {
-    if t.shape.len() != 4 {
+/// `t` (logical row-major) with its dims permuted by `perm` (output dim i = input dim
+/// `perm[i]`), contiguous: the kernels' own permutation, applied to element indices so any
+/// element size goes through it.
+pub(super) fn permuted(t: &TensorData, perm: &[usize]) -> Result<TensorData, LowerError> {
+    let rank = t.shape.len();
+    let mut seen = vec![false; rank];
+    if perm.len() != rank
+        || !perm
+            .iter()
+            .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true))
+    {
         return Err(fail(
             PASS,
-            format!("a weight of rank {} is not 4-D", t.shape.len()),
+            format!(
+                "a constant of shape {:?} cannot be permuted by {perm:?}",
+                t.shape
+            ),
         ));
     }
-    let esize = t.dtype.element_size().unwrap_or(1);
-    let s = &t.shape;
-    let strides = [s[1] * s[2] * s[3], s[2] * s[3], s[3], 1];
-    let out_shape: Vec<usize> = perm.iter().map(|&p| s[p]).collect();
-    let mut bytes = Vec::with_capacity(t.bytes.len());
-    for a in 0..out_shape[0] {
-        for b in 0..out_shape[1] {
-            for c in 0..out_shape[2] {
-                for d in 0..out_shape[3] {
-                    let idx = [a, b, c, d];
-                    let mut src = 0;
-                    for k in 0..4 {
-                        src += idx[k] * strides[perm[k]];
-                    }
-                    let at = src * esize;
-                    bytes.extend_from_slice(
-                        t.bytes.get(at..at + esize).ok_or_else(|| {
-                            fail(PASS, "a weight's data is shorter than its shape")
-                        })?,
-                    );
-                }
-            }
-        }
+    let e = t.dtype.element_size().unwrap_or(1);
+    let n = t.numel();
+    if t.bytes.len() != n.saturating_mul(e) {
+        return Err(fail(PASS, "a constant's data is shorter than its shape"));
     }
+    let order = crate::kernels::layout::permute(&(0..n).collect::<Vec<usize>>(), &t.shape, perm);
+    let bytes = order
+        .iter()
+        .flat_map(|&i| t.bytes[i * e..(i + 1) * e].iter().copied())
+        .collect();
     Ok(TensorData {
         dtype: t.dtype,
-        shape: out_shape,
+        shape: perm.iter().map(|&p| t.shape[p]).collect(),
         bytes,
     })
 }
@@ -173,33 +170,4 @@ pub(super) fn physical(pads: [i64; 4], dim_order: &[u8]) -> [i64; 4] {
     } else {
         pads
     }
-}
-
-/// `t` (3-D, logical row-major) with its last two dims swapped, contiguous.
-pub(super) fn transpose_last2(t: &TensorData) -> Result<TensorData, LowerError> {
-    let [b, r, c] = <[usize; 3]>::try_from(t.shape.as_slice()).map_err(|_| {
-        fail(
-            PASS,
-            format!("a batch-matmul operand of shape {:?}", t.shape),
-        )
-    })?;
-    let e = t.dtype.element_size().unwrap_or(1);
-    let mut bytes = Vec::with_capacity(t.bytes.len());
-    for k in 0..b {
-        for j in 0..c {
-            for i in 0..r {
-                let at = ((k * r + i) * c + j) * e;
-                bytes.extend_from_slice(
-                    t.bytes
-                        .get(at..at + e)
-                        .ok_or_else(|| fail(PASS, "an operand's data is shorter than its shape"))?,
-                );
-            }
-        }
-    }
-    Ok(TensorData {
-        dtype: t.dtype,
-        shape: vec![b, c, r],
-        bytes,
-    })
 }

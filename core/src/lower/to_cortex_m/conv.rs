@@ -2,10 +2,10 @@
 //! depth multiplier) and transposed (OHWI from IOHW), each with per-channel multipliers and
 //! shifts and the scratch its CMSIS-NN path needs.
 
-use crate::ir::{ArgData, Node};
+use crate::ir::{ArgData, Node, ValueId};
 
 use super::super::edit::{add_constant, bool_arg, int_arg, meta, op_name, tensor_arg};
-use super::super::qparams::{quantize_multiplier, NodeQParams};
+use super::super::qparams::{quantize_multiplier, NodeQParams, QuantArgs};
 use super::super::scratch::{self, ConvGeometry};
 use super::super::{Isa, LowerError, Module};
 use super::build::*;
@@ -34,26 +34,15 @@ pub(super) fn convolution(
         .ok_or_else(|| bad(node, "its weight is not a constant"))?
         .clone();
     let (c_out, c_in_per_group) = (w.shape[0] as i64, *w.shape.get(1).unwrap_or(&1) as i64);
-    let weight_scales = if wq.per_channel() {
-        wq.scales.clone()
-    } else {
-        vec![wq.scale(); c_out as usize]
-    };
-    let (mut mults, mut shifts) = (Vec::new(), Vec::new());
-    for ws in &weight_scales {
-        let (mu, sh) = quantize_multiplier(inq.scale() * ws / outq.scale());
-        mults.push(mu);
-        shifts.push(sh);
-    }
     let in_channels = c_in_per_group * groups;
     let depthwise = in_channels == groups && c_out % in_channels == 0;
     let out = *node.outputs.first().ok_or_else(|| bad(node, "no output"))?;
     let out_shape = meta(&m.graph, out).1;
     let depthwise = depthwise && out_shape.first() == Some(&1);
     let permuted = if depthwise {
-        permute4(&w, [1, 2, 3, 0])?
+        permuted(&w, &[1, 2, 3, 0])?
     } else {
-        permute4(&w, [0, 2, 3, 1])?
+        permuted(&w, &[0, 2, 3, 1])?
     };
     let base = &node.name;
     if bias.is_none() && groups > 1 {
@@ -64,24 +53,8 @@ pub(super) fn convolution(
         ));
     }
     let weight_nhwc = add_constant(m, &format!("{base}_weight_nhwc"), permuted.clone());
-    let mult_t = add_constant(
-        m,
-        &format!("{base}_quantized_multiplier"),
-        int32_tensor(&mults),
-    );
-    let shift_t = add_constant(m, &format!("{base}_quantized_shift"), int32_tensor(&shifts));
-    let x_shape = meta(&m.graph, x).1;
-    // the explicit flow's variant computes in NHWC: its sizes are NHWC already
-    let explicit = op_name(node) == "channels_last::convolution";
-    let nhwc = |s: [i64; 4]| {
-        if explicit {
-            s
-        } else {
-            [s[0], s[2], s[3], s[1]]
-        }
-    };
-    let [n, h, wd, c] = nhwc(dims4(node, &x_shape)?);
-    let [on, oh, ow, oc] = nhwc(dims4(node, &out_shape)?);
+    let (mult_t, shift_t) = requantization(m, node, (inq, wq, outq), c_out as usize);
+    let (explicit, [n, h, wd, c], [on, oh, ow, oc]) = nhwc_sizes(m, node, x, out)?;
     let suffix = if explicit { "_nhwc" } else { "" };
     let ps: Vec<i64> = permuted.shape.iter().map(|&s| s as i64).collect();
     let bias_arg = bias.map_or(ArgData::None, ArgData::Tensor);
@@ -173,38 +146,13 @@ pub(super) fn transpose_convolution(
         .shape
         .get(1)
         .ok_or_else(|| bad(node, "a weight of rank < 2"))?;
-    let scales = if wq.per_channel() {
-        wq.scales.clone()
-    } else {
-        vec![wq.scale(); c_out]
-    };
-    let (mut mults, mut shifts) = (Vec::new(), Vec::new());
-    for ws in &scales {
-        let (mu, sh) = quantize_multiplier(inq.scale() * ws / outq.scale());
-        mults.push(mu);
-        shifts.push(sh);
-    }
     // CMSIS-NN reads OHWI
-    let permuted = permute4(&w, [1, 2, 3, 0])?;
+    let permuted = permuted(&w, &[1, 2, 3, 0])?;
     let base = &node.name;
     let weight_nhwc = add_constant(m, &format!("{base}_weight_nhwc"), permuted.clone());
-    let mult_t = add_constant(
-        m,
-        &format!("{base}_quantized_multiplier"),
-        int32_tensor(&mults),
-    );
-    let shift_t = add_constant(m, &format!("{base}_quantized_shift"), int32_tensor(&shifts));
+    let (mult_t, shift_t) = requantization(m, node, (inq, wq, outq), c_out);
     let out = *node.outputs.first().ok_or_else(|| bad(node, "no output"))?;
-    let explicit = op_name(node) == "channels_last::convolution";
-    let nhwc = |s: [i64; 4]| {
-        if explicit {
-            s
-        } else {
-            [s[0], s[2], s[3], s[1]]
-        }
-    };
-    let [n, h, wd, c] = nhwc(dims4(node, &meta(&m.graph, x).1)?);
-    let [on, oh, ow, oc] = nhwc(dims4(node, &meta(&m.graph, out).1)?);
+    let (explicit, [n, h, wd, c], [on, oh, ow, oc]) = nhwc_sizes(m, node, x, out)?;
     let ps: Vec<i64> = permuted.shape.iter().map(|&s| s as i64).collect();
     let (size, reverse_size) = scratch::transpose_conv(
         isa,
@@ -246,5 +194,56 @@ pub(super) fn transpose_convolution(
         },
         args,
         Some(vec![scratch_node, output_node]),
+    ))
+}
+
+/// The per-output-channel requantization of a convolution writing `c_out` channels, as
+/// constants: multipliers and shifts of `input_scale * weight_scale / output_scale` (a
+/// per-tensor weight scale repeated per channel).
+fn requantization(
+    m: &mut Module,
+    node: &Node,
+    (inq, wq, outq): (&QuantArgs, &QuantArgs, &QuantArgs),
+    c_out: usize,
+) -> (ValueId, ValueId) {
+    let scales = if wq.per_channel() {
+        wq.scales.clone()
+    } else {
+        vec![wq.scale(); c_out]
+    };
+    let (mults, shifts): (Vec<i64>, Vec<i64>) = scales
+        .iter()
+        .map(|ws| quantize_multiplier(inq.scale() * ws / outq.scale()))
+        .unzip();
+    let base = &node.name;
+    let mult_t = add_constant(
+        m,
+        &format!("{base}_quantized_multiplier"),
+        int32_tensor(&mults),
+    );
+    let shift_t = add_constant(m, &format!("{base}_quantized_shift"), int32_tensor(&shifts));
+    (mult_t, shift_t)
+}
+
+/// Whether `node` is the explicit flow's NHWC variant, and its input's and output's sizes as
+/// NHWC (the variant's sizes are NHWC already; an ATen convolution's are NCHW).
+fn nhwc_sizes(
+    m: &Module,
+    node: &Node,
+    x: ValueId,
+    out: ValueId,
+) -> Result<(bool, [i64; 4], [i64; 4]), LowerError> {
+    let explicit = op_name(node) == "channels_last::convolution";
+    let nhwc = |s: [i64; 4]| {
+        if explicit {
+            s
+        } else {
+            [s[0], s[2], s[3], s[1]]
+        }
+    };
+    Ok((
+        explicit,
+        nhwc(dims4(node, &meta(&m.graph, x).1)?),
+        nhwc(dims4(node, &meta(&m.graph, out).1)?),
     ))
 }

@@ -104,7 +104,7 @@ pub(super) fn bmm(
         Some(data) => add_constant(
             m,
             &format!("{}_rhs_transposed", node.name),
-            transpose_last2(&data)?,
+            permuted(&data, &[0, 2, 1])?,
         ),
         None => {
             let (dtype, shape) = meta(&m.graph, rhs);

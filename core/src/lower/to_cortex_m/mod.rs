@@ -92,22 +92,7 @@ fn substitute(
         }
         "channels_last::avg_pool2d" if has_q => avg_pool2d(m, node, q, isa)?,
         "channels_last::max_pool2d" => max_pool2d(m, node, q)?,
-        super::layout::LAYOUT_PERMUTE => {
-            let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-            let rank = meta(&m.graph, x).1.len() as i64;
-            let perms = ints_arg(node, 1).ok_or_else(|| bad(node, "no permutation"))?;
-            let perms = perms
-                .iter()
-                .map(|p| Some(p.rem_euclid(rank.max(1))))
-                .collect();
-            Some(single(
-                m,
-                node,
-                "cortex_m::transpose",
-                vec![ArgData::Tensor(x), ArgData::Ints(perms)],
-                None,
-            ))
-        }
+        super::layout::LAYOUT_PERMUTE => Some(transpose(m, node)?),
         _ if has_q && super::lut::function(op).is_some() => Some(activation(m, node, q)?),
         "aten::linear" if has_q => Some(linear(m, node, q, isa)?),
         "aten::avg_pool2d" if has_q => avg_pool2d(m, node, q, isa)?,
@@ -130,28 +115,33 @@ fn substitute(
         }
         "aten::permute_copy" => {
             let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-            let (dtype, shape) = meta(&m.graph, x);
-            if dtype != Some(ScalarType::Char) {
+            if meta(&m.graph, x).0 != Some(ScalarType::Char) {
                 return Ok(None);
             }
-            let rank = shape.len() as i64;
-            let perms = ints_arg(node, 1).ok_or_else(|| bad(node, "no permutation"))?;
-            let perms = perms
-                .iter()
-                .map(|p| Some(p.rem_euclid(rank.max(1))))
-                .collect();
-            Some(single(
-                m,
-                node,
-                "cortex_m::transpose",
-                vec![ArgData::Tensor(x), ArgData::Ints(perms)],
-                None,
-            ))
+            Some(transpose(m, node)?)
         }
         "aten::constant_pad_nd" => constant_pad(m, node, q)?,
         "aten::convolution" | "aten::linear" => None,
         _ => None,
     })
+}
+
+/// A permute as `cortex_m::transpose`, its dims taken modulo the input's rank.
+fn transpose(m: &mut Module, node: &Node) -> Result<Replacement, LowerError> {
+    let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
+    let rank = meta(&m.graph, x).1.len() as i64;
+    let perms = ints_arg(node, 1).ok_or_else(|| bad(node, "no permutation"))?;
+    let perms = perms
+        .iter()
+        .map(|p| Some(p.rem_euclid(rank.max(1))))
+        .collect();
+    Ok(single(
+        m,
+        node,
+        "cortex_m::transpose",
+        vec![ArgData::Tensor(x), ArgData::Ints(perms)],
+        None,
+    ))
 }
 
 /// The output dtype of every `cortex_m::` call as its kernel's meta function gives it (a

@@ -20,13 +20,7 @@ pub(super) fn avg_pool2d(
 ) -> Result<Option<Replacement>, LowerError> {
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
     let kernel = pair(node, 1, [1, 1])?;
-    let stride = if node.args.len() > 2
-        && !matches!(node.args[2].data, ArgData::Ints(ref v) if v.is_empty())
-    {
-        pair(node, 2, kernel)?
-    } else {
-        kernel
-    };
+    let stride = pool_stride(node, 2, kernel)?;
     let padding = pair(node, 3, [0, 0])?;
     let ceil_mode = bool_arg(node, 4).unwrap_or(false);
     let count_include_pad = bool_arg(node, 5).unwrap_or(true);
@@ -124,10 +118,7 @@ pub(super) fn max_pool2d(
         None => (inq.zp(), -128, 127),
     };
     let kernel = pair(node, 1, [1, 1])?;
-    let stride = match ints_arg(node, 2) {
-        Some(v) if v.is_empty() => kernel,
-        _ => pair(node, 2, kernel)?,
-    };
+    let stride = pool_stride(node, 2, kernel)?;
     let padding = pair(node, 3, [0, 0])?;
     let dilation = pair(node, 4, [1, 1])?;
     let ceil_mode = bool_arg(node, 5).unwrap_or(false);
@@ -200,4 +191,12 @@ pub(super) fn constant_pad(
         ],
         None,
     )))
+}
+
+/// A pool's stride (argument `k`): the kernel's when absent or empty, as PyTorch defaults it.
+fn pool_stride(node: &Node, k: usize, kernel: [i64; 2]) -> Result<[i64; 2], LowerError> {
+    match ints_arg(node, k) {
+        Some(v) if v.is_empty() => Ok(kernel),
+        _ => pair(node, k, kernel),
+    }
 }
