@@ -20,13 +20,26 @@ fn tiny(name: &str) -> PathBuf {
 /// A harness running the app on `files`, stepped until loading finished.
 /// Steps the window until the comparison running on its worker thread has arrived.
 fn wait_for_diff(harness: &mut Harness<'static, EtscopeApp>) {
-    let started = Instant::now();
     harness.run_steps(1);
-    while harness.state().diff_job.is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the comparison did not finish"
-        );
+    step_while(
+        harness,
+        |app| app.diff_job.is_some(),
+        60,
+        "the comparison did not finish",
+    );
+}
+
+/// Steps the window while `busy` says a worker is still at it, failing after `secs` seconds
+/// with `what`.
+fn step_while(
+    harness: &mut Harness<'static, EtscopeApp>,
+    busy: impl Fn(&EtscopeApp) -> bool,
+    secs: u64,
+    what: &str,
+) {
+    let started = Instant::now();
+    while busy(harness.state()) {
+        assert!(started.elapsed() < Duration::from_secs(secs), "{what}");
         harness.step();
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -53,15 +66,12 @@ fn app_with_paths(files: Vec<std::path::PathBuf>) -> Harness<'static, EtscopeApp
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1500.0, 950.0))
         .build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
-    let started = Instant::now();
-    while harness.state().job.is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "loading did not finish"
-        );
-        harness.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    step_while(
+        &mut harness,
+        |app| app.job.is_some(),
+        30,
+        "loading did not finish",
+    );
     harness.run_steps(3);
     harness
 }
@@ -469,15 +479,14 @@ fn a_hostile_file_then_a_good_one_in_the_same_window() {
     // a plan with 100,000 arenas opens and its Memory tab draws in bounded time
     let ctx = harness.ctx.clone();
     harness.state_mut().open(vec![h("arenas_100k.pte")], &ctx);
+    // (the whole sequence below is bounded from here too)
     let started = Instant::now();
-    while harness.state().job.is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "loading did not finish"
-        );
-        harness.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    step_while(
+        &mut harness,
+        |app| app.job.is_some(),
+        30,
+        "loading did not finish",
+    );
     // the Memory tab of 100,000 arenas draws (a frame's cost is the graph_frame benchmark's)
     harness.state_mut().tab = etscope::gui::Tab::Memory;
     harness.run_steps(3);
@@ -785,15 +794,12 @@ fn a_program_opened_alone_brings_the_files_beside_it_and_each_can_be_removed() {
         .expect("remove")
         .click();
     harness.run_steps(2);
-    let started = Instant::now();
-    while harness.state().job.is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "reopening did not finish"
-        );
-        harness.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    step_while(
+        &mut harness,
+        |app| app.job.is_some(),
+        30,
+        "reopening did not finish",
+    );
     harness.run_steps(3);
     let app = harness.state();
     assert_eq!(app.docs.len(), 1);
@@ -855,15 +861,12 @@ fn the_diff_tab_says_why_it_cannot_compare() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1500.0, 950.0))
         .build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
-    let started = Instant::now();
-    while harness.state().job.is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "loading did not finish"
-        );
-        harness.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    step_while(
+        &mut harness,
+        |app| app.job.is_some(),
+        30,
+        "loading did not finish",
+    );
     harness.run_steps(3);
     harness.state_mut().active = 0;
     harness.run_steps(2);
@@ -932,16 +935,13 @@ fn lower_for_adds_every_pass_as_a_stage_and_the_last_equals_the_program() {
         tiny("input.npy"),
     ]);
     harness.get_by_label("Lower").click();
-    let started = Instant::now();
     harness.run_steps(1);
-    while harness.state().docs[0].lowering.job.is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "lowering did not finish"
-        );
-        harness.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    step_while(
+        &mut harness,
+        |app| app.docs[0].lowering.job.is_some(),
+        30,
+        "lowering did not finish",
+    );
     harness.run_steps(2);
     harness.get_by_label("etscope lowering · m55 · default");
     harness.get_by_label("8 AtenToCortexM  (7 ops)");
