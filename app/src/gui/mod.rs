@@ -489,6 +489,8 @@ impl EtscopeApp {
                         cpu,
                         flow: etscope_core::lower::Flow::Default,
                     };
+                    // the panel shows what the stages were lowered for
+                    dv.lowering.cpu = cpu;
                     lowering::start(dv, options);
                     if let Some(job) = dv.lowering.job.as_mut() {
                         job.wait();
