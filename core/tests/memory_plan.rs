@@ -232,3 +232,81 @@ fn best_fit_plans_are_sound_never_larger_and_run_bit_exact_inside_their_arenas()
         "best fit never beat ExecuTorch's greedy ({saved} bytes)"
     );
 }
+
+/// Programs written by another ExecuTorch than 1.5.1 (0.2.1, 0.4: their greedy orders tensors
+/// differently) or edited by hand to be hostile: their offsets are not 1.5.1's planner's.
+const NOT_PLANNED_BY_1_5: [&str; 4] = [
+    "etrecord_v02/",
+    "etrecord_v04/",
+    "programs/unaligned_empty_vector/",
+    "hostile/",
+];
+
+/// Every `.pte` the project holds or references (about 750 plans): each planned tensor's offset
+/// and each arena's declared size as ExecuTorch 1.5.1's greedy planner, reimplemented, puts them.
+#[test]
+fn executorchs_planner_reproduces_every_offset_of_every_program() {
+    use etscope_core::plan::executorch;
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    let mut dirs = vec![common::fixtures(), common::fixtures().join("../../assets")];
+    dirs.extend(common::shared_reference());
+    while let Some(dir) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "pte")
+                && !NOT_PLANNED_BY_1_5
+                    .iter()
+                    .any(|n| p.to_string_lossy().contains(n))
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut plans, mut tensors) = (0, 0);
+    let mut wrong: Vec<String> = Vec::new();
+    for pte in &files {
+        let program =
+            Program::parse(common::read(pte)).unwrap_or_else(|e| panic!("{}: {e}", pte.display()));
+        for index in 0..program.plans.len() {
+            let graph = graph_from_plan(&program, index).expect("plan");
+            let plan = derive(&graph);
+            let ours = executorch::plan(&graph, &plan);
+            let mut bad = Vec::new();
+            for arena in plan.arenas.iter().filter(|a| !a.tensors.is_empty()) {
+                let p = &ours[&arena.memory_id];
+                if p.size != arena.size {
+                    bad.push(format!(
+                        "arena {} is {} bytes, not {}",
+                        arena.memory_id, arena.size, p.size
+                    ));
+                }
+                for (t, &o) in arena.tensors.iter().zip(&p.offsets) {
+                    tensors += 1;
+                    if o != t.offset {
+                        bad.push(format!("value {} is at {}, not {o}", t.value, t.offset));
+                    }
+                }
+            }
+            plans += 1;
+            if !bad.is_empty() {
+                wrong.push(format!(
+                    "{} plan {index}: {}",
+                    pte.display(),
+                    bad.join("; ")
+                ));
+            }
+        }
+    }
+    eprintln!("ExecuTorch's planner: {plans} plans, {tensors} planned tensors");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        plans >= 500 && tensors >= 5_000,
+        "{plans} plans, {tensors} tensors"
+    );
+}

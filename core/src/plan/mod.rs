@@ -9,6 +9,7 @@
 //! `lower_bound <= peak <= size` for every sound plan.
 
 pub mod best_fit;
+pub mod executorch;
 
 use std::collections::BTreeMap;
 
