@@ -908,19 +908,26 @@ fn a_live_capture_never_overwrites_one_on_disk() {
 }
 
 #[test]
-fn the_memory_tab_shows_etscopes_best_fit_beside_the_programs_plan() {
+fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     let mut harness = app_with(&["model_int8_qdq_portable.pte"]);
     harness.state_mut().tab = etscope::gui::Tab::Memory;
     harness.run_steps(3);
-    let replan = {
+    let best = {
         let doc = &harness.state().docs[0].doc;
-        etscope_core::plan::best_fit::best_fit(doc.memory.as_ref().expect("a plan"))
+        let alts = etscope_core::plan::alternatives::alternatives(
+            doc.pte_graph().expect("a program"),
+            doc.memory.as_ref().expect("a plan"),
+        );
+        alts[0].best().expect("a plan").clone()
     };
-    let first = replan.arenas.first().expect("an arena");
-    harness.get_by_label_contains(&format!(
-        "best-fit placement of the same tensors: {} B",
-        first.size
-    ));
+    assert_ne!(
+        best.name, "executorch",
+        "the portable int8 tiny model has room to save"
+    );
+    harness.get_by_label_contains(&format!("{}: {} B, ", best.name, best.peak));
+    harness.get_by_label(&format!("as {} places it", best.name));
+    harness.get_by_label("as the program places it");
+    harness.get_by_label_contains("gap reuse (offsets instead of shared objects)");
 }
 
 /// "Lower for" on a program with its ETRecord: every pass of etscope's lowering becomes a

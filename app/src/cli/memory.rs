@@ -16,15 +16,28 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
     let graph = graph_from_plan(&program, index)
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);
-    let better = replan.then(|| etscope_core::plan::best_fit::best_fit(&plan));
-    if let Some(r) = &better {
-        let findings = etscope_core::plan::best_fit::check(&plan, r);
-        if !findings.is_empty() {
-            return Err(anyhow!(
-                "{}: the re-planned placement fails its check: {:?}",
-                path.display(),
-                findings
-            ));
+    // etscope's best fit per arena (`plan` lists every planner), checked before it is shown
+    let mut better: Vec<(
+        &etscope_core::plan::Arena,
+        etscope_core::plan::alternatives::AlgorithmPlan,
+    )> = Vec::new();
+    if replan {
+        for alt in etscope_core::plan::alternatives::alternatives(&graph, &plan) {
+            let (Some(arena), Some(bf)) = (
+                plan.arenas.iter().find(|a| a.memory_id == alt.memory_id),
+                alt.algorithm("best_fit"),
+            ) else {
+                continue;
+            };
+            let findings = etscope_core::plan::alternatives::check(arena, bf);
+            if !findings.is_empty() {
+                return Err(anyhow!(
+                    "{}: the re-planned placement fails its check: {:?}",
+                    path.display(),
+                    findings
+                ));
+            }
+            better.push((arena, bf.clone()));
         }
     }
     let npu = etscope_core::formats::ethos_u::delegates(&program, index);
@@ -51,14 +64,14 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
                 "tensors": a.tensors,
             })).collect::<Vec<_>>(),
             "findings": plan.findings,
-            "best_fit": better.as_ref().map(|r| r.arenas.iter().map(|a| json!({
+            "best_fit": replan.then(|| better.iter().map(|(a, bf)| json!({
                 "memory_id": a.memory_id,
-                "size": a.size,
-                "executorch_peak": a.executorch_peak,
+                "size": bf.peak,
+                "executorch_peak": a.peak,
                 "lower_bound": a.lower_bound,
-                "saved": a.executorch_peak - a.size,
-                "order": a.order,
-                "offsets": a.offsets,
+                "saved": a.peak.saturating_sub(bf.peak),
+                "order": bf.detail,
+                "offsets": bf.tensors.iter().map(|t| (t.value, t.offset)).collect::<Vec<_>>(),
             })).collect::<Vec<_>>()),
         }));
     }
@@ -130,8 +143,8 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
             println!("  {msg}");
         }
     }
-    if let Some(r) = &better {
-        println!("\nbest fit (etscope's planner on the same lifetimes, checked):");
+    if replan {
+        println!("\nbest fit (etscope's planner on the same lifetimes, checked; `etscope plan` lists every planner):");
         let mut t = Table::new(&[
             ">arena",
             ">ExecuTorch",
@@ -140,14 +153,14 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
             ">saved",
             "order",
         ]);
-        for a in &r.arenas {
+        for (a, bf) in &better {
             t.row(vec![
                 a.memory_id.to_string(),
-                bytes(a.executorch_peak),
-                bytes(a.size),
+                bytes(a.peak),
+                bytes(bf.peak),
                 bytes(a.lower_bound),
-                bytes(a.executorch_peak - a.size),
-                a.order.to_string(),
+                bytes(a.peak.saturating_sub(bf.peak)),
+                bf.detail.clone(),
             ]);
         }
         print!("{}", t.render());

@@ -8,6 +8,7 @@ mod graph;
 mod info;
 mod lower;
 mod memory;
+mod plan;
 mod profile;
 mod record;
 mod run;
@@ -172,6 +173,24 @@ pub enum Command {
         replan: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Plan a .pte's memory with every planner etscope has (ExecuTorch's own greedy
+    /// reimplemented, best fit, in-place sharing, the proven optimum of small arenas), each
+    /// checked; -o writes the program re-planned.
+    Plan {
+        file: PathBuf,
+        #[arg(long)]
+        method: Option<String>,
+        /// `best` (the smallest valid plan per arena), or executorch, best_fit, in_place, exact,
+        /// exact_in_place.
+        #[arg(long, default_value = "best")]
+        algorithm: String,
+        #[arg(long)]
+        json: bool,
+        /// Write the program re-planned with the chosen algorithm (new offsets, arenas declared
+        /// at the plan's peak; everything else unchanged).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
     },
     /// Per-operator timing statistics from an ETDump, as the ExecuTorch Inspector computes them.
     Profile {
@@ -437,6 +456,13 @@ pub fn run(command: Command) -> Result<()> {
             replan,
             json,
         } => memory::run(&file, method.as_deref(), replan, json),
+        Command::Plan {
+            file,
+            method,
+            algorithm,
+            json,
+            out,
+        } => plan::run(&file, method.as_deref(), &algorithm, out.as_deref(), json),
         Command::Profile {
             pte,
             etdump,

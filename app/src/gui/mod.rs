@@ -78,8 +78,11 @@ pub struct DocView {
     pub sources: DocSources,
     /// Why the last comparison could not be made, shown in the Diff tab itself.
     pub diff_error: Option<String>,
-    /// etscope's best-fit placement of the plan's tensors (Memory tab), computed when first shown.
-    pub replan: Option<etscope_core::plan::best_fit::Replan>,
+    /// Every planner's placement of the plan's tensors per arena (Memory tab), computed when
+    /// first shown.
+    pub replan: Option<Vec<etscope_core::plan::alternatives::ArenaAlternatives>>,
+    /// The planner drawn beside the program's own plan (`best`: the smallest).
+    pub compare_plan: String,
     /// "Lower for": the choices and a running lowering.
     pub lowering: lowering::LoweringState,
 }
@@ -125,6 +128,7 @@ impl DocView {
             sources: DocSources::default(),
             diff_error: None,
             replan: None,
+            compare_plan: "best".into(),
             lowering: lowering::LoweringState::default(),
         }
     }

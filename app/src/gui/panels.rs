@@ -724,14 +724,15 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         .selected()
         .and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n))
         .and_then(|n| n.instruction_id);
-    // etscope's own placement of the same tensors, computed once per document
+    // every planner's placement of the same tensors, computed once per document
     if dv.replan.is_none() {
-        if let Some(plan) = dv.doc.memory.as_ref() {
-            dv.replan = Some(etscope_core::plan::best_fit::best_fit(plan));
+        if let (Some(plan), Some(graph)) = (dv.doc.memory.as_ref(), dv.doc.pte_graph()) {
+            dv.replan = Some(etscope_core::plan::alternatives::alternatives(graph, plan));
         }
     }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
-    let (doc, states, replan) = (&dv.doc, &mut dv.memory, &dv.replan);
+    let (doc, states, replan, compare) =
+        (&dv.doc, &mut dv.memory, &dv.replan, &mut dv.compare_plan);
     let Some(plan) = doc.memory.as_ref() else {
         ui.label("Open a .pte to see its memory plan.");
         return;
@@ -799,32 +800,66 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             ))
             .strong(),
         );
-        if let Some(r) = replan
+        let alt = replan
             .as_ref()
-            .and_then(|r| r.arenas.iter().find(|r| r.memory_id == a.memory_id))
-        {
-            let saved = a.size.saturating_sub(r.size);
-            ui.label(format!(
-                "etscope's best-fit placement of the same tensors: {} B{} (`etscope memory --replan` lists the offsets)",
-                r.size,
-                if saved > 0 {
-                    format!(", {saved} B less than declared")
-                } else {
-                    ", no smaller than declared".into()
-                }
-            ));
+            .and_then(|r| r.iter().find(|r| r.memory_id == a.memory_id));
+        let chosen = alt.and_then(|alt| {
+            if compare == "best" {
+                alt.best()
+            } else {
+                alt.algorithm(compare)
+            }
+        });
+        if let Some(alt) = alt {
+            plan_comparison_ui(ui, a, alt, chosen, compare);
         }
         ui.allocate_ui(egui::vec2(ui.available_width(), each), |ui| {
-            if let Some(state) = states.get_mut(i) {
-                if let Some(iid) = memory_view::arena_ui(
-                    ui,
-                    a,
-                    plan.instruction_count,
-                    graph,
-                    selected_instr,
-                    state,
-                ) {
-                    clicked = Some(iid);
+            let Some(state) = states.get_mut(i) else {
+                return;
+            };
+            // the program's plan and the chosen one side by side, on one pair of axes (one
+            // view state: zoom and pan move both)
+            let moved = chosen
+                .filter(|c| c.name != "executorch" || !alt.is_some_and(|x| x.executorch_reproduced))
+                .map(|c| (c.name, etscope_core::plan::alternatives::moved(a, c)));
+            match &moved {
+                Some((name, other)) => {
+                    ui.columns(2, |cols| {
+                        cols[0].label("as the program places it");
+                        if let Some(iid) = memory_view::arena_ui(
+                            &mut cols[0],
+                            a,
+                            plan.instruction_count,
+                            graph,
+                            selected_instr,
+                            state,
+                        ) {
+                            clicked = Some(iid);
+                        }
+                        cols[1].label(format!("as {name} places it"));
+                        if let Some(iid) = memory_view::arena_ui(
+                            &mut cols[1],
+                            other,
+                            plan.instruction_count,
+                            graph,
+                            selected_instr,
+                            state,
+                        ) {
+                            clicked = Some(iid);
+                        }
+                    });
+                }
+                None => {
+                    if let Some(iid) = memory_view::arena_ui(
+                        ui,
+                        a,
+                        plan.instruction_count,
+                        graph,
+                        selected_instr,
+                        state,
+                    ) {
+                        clicked = Some(iid);
+                    }
                 }
             }
         });
@@ -900,4 +935,63 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if let Some(InspectorAction::Select(n)) = action {
         dv.select(n);
     }
+}
+
+/// One line per arena: what each planner needs, what saved the bytes (gap reuse by offset, in
+/// place sharing), and which one is drawn beside the program's plan.
+fn plan_comparison_ui(
+    ui: &mut egui::Ui,
+    a: &etscope_core::plan::Arena,
+    alt: &etscope_core::plan::alternatives::ArenaAlternatives,
+    chosen: Option<&etscope_core::plan::alternatives::AlgorithmPlan>,
+    compare: &mut String,
+) {
+    let peak = |name: &str| alt.algorithm(name).map(|p| p.peak);
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Compare with");
+        egui::ComboBox::from_id_salt(("compare_plan", a.memory_id))
+            .selected_text(compare.as_str())
+            .show_ui(ui, |ui| {
+                ui.selectable_value(compare, "best".to_string(), "best (smallest)");
+                for p in &alt.algorithms {
+                    ui.selectable_value(compare, p.name.to_string(), p.name);
+                }
+            });
+        if let Some(c) = chosen {
+            let saved = alt.executorch_peak.saturating_sub(c.peak);
+            ui.label(format!(
+                "{}: {} B, {} B less than the program's {} B ({:.1}%)",
+                c.name,
+                c.peak,
+                saved,
+                alt.executorch_peak,
+                if alt.executorch_peak > 0 {
+                    100.0 * saved as f64 / alt.executorch_peak as f64
+                } else {
+                    0.0
+                }
+            ));
+        }
+    });
+    let mut why = Vec::new();
+    if let Some(bf) = peak("best_fit") {
+        why.push(format!(
+            "gap reuse (offsets instead of shared objects): {} B",
+            alt.executorch_peak.saturating_sub(bf)
+        ));
+        if let Some(ip) = peak("exact_in_place").or(peak("in_place")) {
+            why.push(format!(
+                "in-place outputs over dying inputs: {} B more",
+                bf.saturating_sub(ip)
+            ));
+        }
+    }
+    why.push(format!(
+        "lower bound {} B, {} B with in-place sharing",
+        alt.lower_bound, alt.lower_bound_in_place
+    ));
+    if alt.executorch_reproduced {
+        why.push("ExecuTorch 1.5.1's planner reproduced offset for offset".into());
+    }
+    ui.label(why.join(" · "));
 }

@@ -8,7 +8,9 @@
 //! is the largest sum of live sizes at any time, which no placement can beat. So
 //! `lower_bound <= peak <= size` for every sound plan.
 
+pub mod alternatives;
 pub mod best_fit;
+pub mod exact;
 pub mod executorch;
 
 use std::collections::BTreeMap;

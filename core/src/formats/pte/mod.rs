@@ -10,6 +10,7 @@
 //! holding one may index `values[i]` for any `i` it found inside the program.
 
 mod read;
+pub mod write_plan;
 
 use serde::Serialize;
 

@@ -23,7 +23,7 @@ fn read_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-fn parse_extended_header(bytes: &[u8]) -> Result<Option<ExtendedHeader>> {
+pub(super) fn parse_extended_header(bytes: &[u8]) -> Result<Option<ExtendedHeader>> {
     if bytes.len() < 12 || &bytes[8..12] != MAGIC {
         return Ok(None);
     }

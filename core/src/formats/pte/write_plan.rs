@@ -1,0 +1,172 @@
+//! A `.pte` with its memory plan replaced: new offsets for planned tensors and new arena sizes,
+//! everything else byte for byte as it was.
+//!
+//! A FlatBuffer table may leave out a field that holds its default (an offset of 0), so the
+//! offsets cannot always be written over in place. Instead every re-placed tensor gets a new
+//! `AllocationDetails` table with all three fields, appended after the program's FlatBuffer
+//! (one shared vtable), and the tensor's `allocation_info` reference is pointed at it. Arena
+//! sizes (`non_const_buffer_sizes`) are written over in place. When the file has an extended
+//! header, the segments move behind the grown FlatBuffer (keeping their alignment) and the
+//! header's `program_size` and `segment_base_offset` say so.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::formats::flatbuf::{root_accepting_unaligned_empty_vectors, verifier_options};
+use crate::formats::generated::program::executorch_flatbuffer as fb;
+
+use super::read::parse_extended_header;
+
+const WHAT: &str = "program (.pte) to re-plan";
+
+/// One tensor's new place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewPlacement {
+    /// The tensor's value index in the plan.
+    pub value: usize,
+    pub memory_id: u32,
+    pub offset: u64,
+}
+
+fn invalid(detail: impl Into<String>) -> Error {
+    Error::invalid(WHAT, detail)
+}
+
+fn read_u32(b: &[u8], at: usize) -> Result<u32> {
+    b.get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .map(u32::from_le_bytes)
+        .ok_or_else(|| invalid(format!("offset {at} is outside the FlatBuffer")))
+}
+
+fn put(b: &mut [u8], at: usize, bytes: &[u8]) -> Result<()> {
+    b.get_mut(at..at + bytes.len())
+        .ok_or_else(|| invalid(format!("offset {at} is outside the FlatBuffer")))?
+        .copy_from_slice(bytes);
+    Ok(())
+}
+
+/// Where a table's field lives (absolute), if the table has it.
+fn field_at(table: &flatbuffers::Table<'_>, field: flatbuffers::VOffsetT) -> Option<usize> {
+    let v = table.vtable().get(field);
+    (v != 0).then(|| table.loc() + usize::from(v))
+}
+
+/// The largest power of two (from 16 to 4096) that divides `x`.
+fn alignment_of(x: u64) -> u64 {
+    let mut a = 4096;
+    while a > 16 && !x.is_multiple_of(a) {
+        a /= 2;
+    }
+    a
+}
+
+/// `bytes` with plan `plan_index`'s tensors at `placements` and its arenas (`memory_id` →
+/// bytes) resized.
+pub fn with_plan(
+    bytes: &[u8],
+    plan_index: usize,
+    placements: &[NewPlacement],
+    arena_sizes: &BTreeMap<u32, u64>,
+) -> Result<Vec<u8>> {
+    let header = parse_extended_header(bytes)?;
+    let fb_len = header
+        .map(|h| h.program_size as usize)
+        .filter(|&n| n > 0)
+        .unwrap_or(bytes.len());
+    let opts = verifier_options(fb_len);
+    let mut realigned = None;
+    let root = root_accepting_unaligned_empty_vectors(
+        &bytes[..fb_len],
+        &mut realigned,
+        |b| fb::root_as_program_with_opts(&opts, b),
+        |b| fb::root_as_program_with_opts(&opts, b).map(|_| ()),
+    )
+    .map_err(|e| invalid(e.to_string()))?;
+    let plan = root
+        .execution_plan()
+        .and_then(|p| (plan_index < p.len()).then(|| p.get(plan_index)))
+        .ok_or_else(|| invalid(format!("the program has no plan {plan_index}")))?;
+    let values = plan
+        .values()
+        .ok_or_else(|| invalid("the plan has no values"))?;
+    // what to change, located before the bytes are copied
+    let mut refs: Vec<(usize, NewPlacement)> = Vec::with_capacity(placements.len());
+    for p in placements {
+        let tensor = (p.value < values.len())
+            .then(|| values.get(p.value))
+            .and_then(|v| v.val_as_tensor())
+            .ok_or_else(|| invalid(format!("value {} is not a tensor", p.value)))?;
+        let at = field_at(&tensor._tab, fb::Tensor::VT_ALLOCATION_INFO).ok_or_else(|| {
+            invalid(format!(
+                "value {} is not a planned tensor (it has no allocation)",
+                p.value
+            ))
+        })?;
+        refs.push((at, *p));
+    }
+    let sizes_at = field_at(&plan._tab, fb::ExecutionPlan::VT_NON_CONST_BUFFER_SIZES);
+    let mut out: Vec<u8> = realigned.as_deref().unwrap_or(&bytes[..fb_len]).to_vec();
+    if let Some(at) = sizes_at {
+        let vec = at + read_u32(&out, at)? as usize;
+        let len = read_u32(&out, vec)? as usize;
+        for (&memory_id, &size) in arena_sizes {
+            let i = memory_id as usize;
+            if i >= len {
+                return Err(invalid(format!(
+                    "arena {memory_id} is not declared (the plan has {len} buffer sizes)"
+                )));
+            }
+            let size = i64::try_from(size).map_err(|_| invalid("arena size beyond i64"))?;
+            put(&mut out, vec + 4 + 8 * i, &size.to_le_bytes())?;
+        }
+    } else if !arena_sizes.is_empty() {
+        return Err(invalid("the plan declares no arena sizes"));
+    }
+    // one vtable for every new AllocationDetails: 3 fields at 4, 8, 12 of a 16-byte table
+    while !out.len().is_multiple_of(4) {
+        out.push(0);
+    }
+    let vtable = out.len();
+    for h in [10u16, 16, 4, 8, 12, 0] {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
+    for (at, p) in refs {
+        let table = out.len();
+        let soffset = i32::try_from(table - vtable).map_err(|_| invalid("program too large"))?;
+        out.extend_from_slice(&soffset.to_le_bytes());
+        out.extend_from_slice(&p.memory_id.to_le_bytes());
+        out.extend_from_slice(&(p.offset as u32).to_le_bytes());
+        out.extend_from_slice(&((p.offset >> 32) as u32).to_le_bytes());
+        let rel = u32::try_from(table - at).map_err(|_| invalid("program too large"))?;
+        put(&mut out, at, &rel.to_le_bytes())?;
+    }
+    let Some(h) = header else {
+        return Ok(out);
+    };
+    // segments behind the grown FlatBuffer, as aligned as they were
+    let program_size = out.len() as u64;
+    let old_base = h.segment_base_offset;
+    let seg_end = if h.segment_data_size > 0 {
+        old_base.saturating_add(h.segment_data_size)
+    } else {
+        bytes.len() as u64
+    };
+    let segments: &[u8] = if old_base < fb_len as u64 {
+        &[] // no segments: the base points into (or at the start of) the program
+    } else {
+        bytes
+            .get(old_base as usize..seg_end as usize)
+            .ok_or_else(|| invalid("segment data outside the file"))?
+    };
+    let base = if segments.is_empty() {
+        program_size
+    } else {
+        program_size.div_ceil(alignment_of(old_base)) * alignment_of(old_base)
+    };
+    out.resize(base as usize, 0);
+    out.extend_from_slice(segments);
+    put(&mut out, 16, &program_size.to_le_bytes())?;
+    put(&mut out, 24, &base.to_le_bytes())?;
+    Ok(out)
+}
