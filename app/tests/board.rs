@@ -649,3 +649,80 @@ fn programs_etscope_lowered_run_on_the_board_equal_to_the_host() {
     }
     assert_eq!(ran, 4);
 }
+
+/// Programs re-planned by etscope run on the emulated board (whose firmware puts every tensor at
+/// the program's offset) with every output equal to the host's, bit for bit: the best plan of the
+/// Cortex-M model programs, and the in-place plan of every operator program that has one (an
+/// output written over a dying input by the device kernel itself, so this is where the registry's
+/// in-place declarations are proven on the device).
+#[test]
+fn re_planned_programs_run_on_the_board_equal_to_the_host() {
+    use etscope_core::ir::from_pte::graph_from_plan;
+    use etscope_core::plan::alternatives::{alternatives, write_program};
+    use etscope_core::plan::derive;
+    if !tools::available(
+        "re_planned_programs_run_on_the_board_equal_to_the_host",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut programs: Vec<(PathBuf, Vec<String>, &str)> = Vec::new();
+    for m in [
+        "models/resnet",
+        "models/unet",
+        "models/audio_gru",
+        "tiny_conv_relu_linear",
+    ] {
+        programs.push((
+            root.join(m).join("model_int8_cortex_m55_default.pte"),
+            vec!["input.npy".into()],
+            "best",
+        ));
+    }
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(root.join("ops"))
+        .expect("ops fixtures")
+        .filter_map(|e| e.ok().map(|e| e.path().join("model.pte")))
+        .filter(|p| p.exists())
+        .collect();
+    cases.sort();
+    for pte in cases {
+        let inputs = (0..)
+            .map(|k| format!("input_{k}.npy"))
+            .take_while(|f| pte.with_file_name(f).exists())
+            .collect();
+        programs.push((pte, inputs, "in_place"));
+    }
+    let (mut ran, mut shared) = (0, 0);
+    for (pte, inputs, algorithm) in programs {
+        let bytes = std::fs::read(&pte).expect("pte");
+        let program = Program::parse(bytes.clone()).expect("program");
+        let graph = graph_from_plan(&program, 0).expect("graph");
+        let alts = alternatives(&graph, &derive(&graph));
+        let picks: Vec<_> = alts
+            .iter()
+            .filter_map(|a| {
+                match algorithm {
+                    "best" => a.best(),
+                    name => a.algorithm(name),
+                }
+                .map(|p| (a.memory_id, p))
+            })
+            .collect();
+        if picks.is_empty() || picks.iter().all(|(_, p)| p.name == "executorch") {
+            continue;
+        }
+        let replanned =
+            Program::parse(write_program(&bytes, 0, &picks).expect("writes")).expect("reads back");
+        let name = format!("re-planned ({algorithm}) {}", pte.display());
+        let dir = pte.parent().expect("folder");
+        if equals_the_host_on_the_board(&name, &replanned, &npy_inputs(dir, &inputs)).is_some() {
+            ran += 1;
+            shared += picks.iter().map(|(_, p)| p.shares.len()).sum::<usize>();
+        }
+    }
+    eprintln!(
+        "board: {ran} re-planned programs equal to the host, {shared} in-place shares among them"
+    );
+    assert!(ran >= 20 && shared >= 20, "{ran} programs, {shared} shares");
+}
