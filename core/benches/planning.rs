@@ -59,6 +59,10 @@ fn main() {
         })
         .collect();
     let bf = median(|| best_fit::best_fit(black_box(&items)));
+    for rule in etscope_core::plan::reorder::Rule::ALL {
+        let o = median(|| etscope_core::plan::reorder::order(black_box(&graph), rule));
+        println!("reorder {}: {:.1} ms", rule.describe(), ms(o));
+    }
     let all = median(|| alternatives::alternatives(black_box(&graph), &plan));
     println!(
         "stress_large ({} values, {tensors} planned tensors): lifetimes (derive) {:.1} ms; ExecuTorch's greedy {:.1} ms; best fit (4 orders) {:.1} ms; every planner with checks-free alternatives {:.1} ms (target: well under 1 s)",

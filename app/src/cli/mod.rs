@@ -175,14 +175,14 @@ pub enum Command {
         json: bool,
     },
     /// Plan a .pte's memory with every planner etscope has (ExecuTorch's own greedy
-    /// reimplemented, best fit, in-place sharing, the proven optimum of small arenas), each
-    /// checked; -o writes the program re-planned.
+    /// reimplemented, best fit, in-place sharing, the proven optimum of small arenas, a
+    /// memory-aware chain order), each checked; -o writes the program re-planned.
     Plan {
         file: PathBuf,
         #[arg(long)]
         method: Option<String>,
         /// `best` (the smallest valid plan per arena), or executorch, best_fit, in_place, exact,
-        /// exact_in_place.
+        /// exact_in_place, reorder (a memory-aware chain order; written into the program).
         #[arg(long, default_value = "best")]
         algorithm: String,
         #[arg(long)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Context, Result};
 use etscope_core::ir::from_pte::graph_from_plan;
 use etscope_core::plan::alternatives::{
-    alternatives, check, write_program, AlgorithmPlan, ArenaAlternatives, ALGORITHMS,
+    alternatives, check_in, write_program, AlgorithmPlan, ArenaAlternatives, ALGORITHMS,
 };
 use etscope_core::plan::derive;
 use serde_json::json;
@@ -16,9 +16,25 @@ use crate::table::{bytes, Table};
 
 /// The chosen plan of an arena: `best` (the smallest) or one by name, falling back to
 /// ExecuTorch's own where the named one does not apply (no in-place pair, no proven optimum).
-fn chosen<'a>(a: &'a ArenaAlternatives, algorithm: &str) -> Option<&'a AlgorithmPlan> {
-    if algorithm == "best" {
-        a.best()
+/// A reordered plan holds for one chain order: when it is the best of any arena, every arena
+/// takes its reordered plan.
+fn chosen<'a>(
+    all: &'a [ArenaAlternatives],
+    a: &'a ArenaAlternatives,
+    algorithm: &str,
+) -> Option<&'a AlgorithmPlan> {
+    let reordered = algorithm == "reorder"
+        || (algorithm == "best"
+            && all
+                .iter()
+                .any(|x| x.best().is_some_and(|b| b.order.is_some())));
+    if reordered {
+        a.algorithm("reorder")
+    } else if algorithm == "best" {
+        a.algorithms
+            .iter()
+            .filter(|p| p.order.is_none())
+            .min_by_key(|p| p.peak)
     } else {
         a.algorithm(algorithm).or_else(|| a.algorithm("executorch"))
     }
@@ -44,11 +60,8 @@ pub fn run(
     let plan = derive(&graph);
     let arenas = alternatives(&graph, &plan);
     for a in &arenas {
-        let Some(arena) = plan.arenas.iter().find(|x| x.memory_id == a.memory_id) else {
-            continue;
-        };
         for alg in &a.algorithms {
-            let findings = check(arena, alg);
+            let findings = check_in(&plan, a.memory_id, alg);
             if !findings.is_empty() {
                 bail!(
                     "{}: arena {}: the {} plan fails its check: {findings:?}",
@@ -132,7 +145,7 @@ fn write(
     let data = load::bytes(path)?;
     let picks: Vec<(u32, &AlgorithmPlan)> = arenas
         .iter()
-        .filter_map(|a| chosen(a, algorithm).map(|c| (a.memory_id, c)))
+        .filter_map(|a| chosen(arenas, a, algorithm).map(|c| (a.memory_id, c)))
         .collect();
     let written =
         write_program(&data, index, &picks).with_context(|| path.display().to_string())?;

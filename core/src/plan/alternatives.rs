@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::best_fit::{align, best_fit, Item};
-use super::{executorch, find_overlaps, Arena, Finding, MemoryPlan};
+use super::{executorch, find_overlaps, reorder, Arena, Finding, MemoryPlan};
 use crate::ir::{Graph, ValueId};
 
 /// One tensor's place in an alternative plan.
@@ -28,7 +28,7 @@ pub struct TensorPlacement {
 /// One planner's result for one arena.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlgorithmPlan {
-    /// `executorch`, `best_fit`, `in_place`, `exact`, `exact_in_place`.
+    /// One of [`ALGORITHMS`].
     pub name: &'static str,
     /// The arena size the placement needs.
     pub peak: u64,
@@ -38,6 +38,10 @@ pub struct AlgorithmPlan {
     pub tensors: Vec<TensorPlacement>,
     /// (dying input, output) pairs placed at one offset, in place.
     pub shares: Vec<(ValueId, ValueId)>,
+    /// The chain order the plan assumes (new position → original instruction) when it is not
+    /// the program's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<Vec<usize>>,
 }
 
 /// Every planner's result for one arena.
@@ -70,16 +74,27 @@ impl ArenaAlternatives {
 }
 
 /// Names accepted by `--algorithm`, in the order they are listed.
-pub const ALGORITHMS: [&str; 5] = [
+pub const ALGORITHMS: [&str; 6] = [
     "executorch",
     "best_fit",
     "in_place",
     "exact",
     "exact_in_place",
+    "reorder",
 ];
 
 /// The (input, output) pairs of `graph` that may share memory in place (see the module doc).
 pub fn in_place_pairs(graph: &Graph, plan: &MemoryPlan) -> Vec<(ValueId, ValueId)> {
+    pairs_at(graph, plan, |k| k)
+}
+
+/// [`in_place_pairs`] with the instruction at `position(k)` of the chain for the program's
+/// instruction `k` (a reordered chain's lifetimes in `plan`).
+fn pairs_at(
+    graph: &Graph,
+    plan: &MemoryPlan,
+    position: impl Fn(usize) -> usize,
+) -> Vec<(ValueId, ValueId)> {
     let mut tensor: HashMap<ValueId, (u32, &super::PlannedTensor)> = HashMap::new();
     for a in &plan.arenas {
         for t in &a.tensors {
@@ -89,7 +104,9 @@ pub fn in_place_pairs(graph: &Graph, plan: &MemoryPlan) -> Vec<(ValueId, ValueId
     let io: HashSet<ValueId> = graph.inputs.iter().chain(&graph.outputs).copied().collect();
     let mut pairs = Vec::new();
     for n in &graph.nodes {
-        let Some(k) = n.instruction_id else { continue };
+        let Some(k) = n.instruction_id.map(&position) else {
+            continue;
+        };
         if !n.def().is_some_and(|d| d.traits.in_place_safe) || n.outputs.len() != 1 {
             continue;
         }
@@ -222,6 +239,7 @@ fn from_items(
         detail,
         tensors: placements(graph, arena, &per_tensor),
         shares: p.shares.to_vec(),
+        order: None,
     }
 }
 
@@ -251,6 +269,7 @@ pub fn alternatives(graph: &Graph, plan: &MemoryPlan) -> Vec<ArenaAlternatives> 
                 detail: format!("{} shared objects", p.shared_objects.len()),
                 tensors: placements(graph, arena, &p.offsets),
                 shares: Vec::new(),
+                order: None,
             });
         }
         let plain = items(arena, &[]);
@@ -331,7 +350,104 @@ pub fn alternatives(graph: &Graph, plan: &MemoryPlan) -> Vec<ArenaAlternatives> 
             algorithms,
         });
     }
+    add_reordered(graph, plan, &mut out);
     out
+}
+
+/// Best fit with in-place shares on a memory-aware order of the chain, per arena, when some
+/// order needs fewer bytes in all than every plan in the program's own order.
+fn add_reordered(graph: &Graph, plan: &MemoryPlan, arenas: &mut [ArenaAlternatives]) {
+    let current: u64 = arenas.iter().map(|a| a.best().map_or(0, |b| b.peak)).sum();
+    let mut best: Option<(u64, Vec<AlgorithmPlan>)> = None;
+    for rule in reorder::Rule::ALL {
+        let Some(order) = reorder::order(graph, rule) else {
+            return;
+        };
+        if order.iter().enumerate().all(|(i, &k)| i == k) {
+            continue;
+        }
+        let relifed = reorder::relifed(plan, &order);
+        let mut position = vec![0usize; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            position[old] = new;
+        }
+        let pairs = pairs_at(graph, &relifed, |k| position.get(k).copied().unwrap_or(k));
+        let shares_of = |arena: &Arena| -> Vec<(ValueId, ValueId)> {
+            let ids: HashSet<ValueId> = arena.tensors.iter().map(|t| t.value).collect();
+            pairs
+                .iter()
+                .copied()
+                .filter(|(x, y)| ids.contains(x) && ids.contains(y))
+                .collect()
+        };
+        // an order whose bound is no better than what is already placed is not placed
+        let bound: u64 = relifed
+            .arenas
+            .iter()
+            .filter(|a| !a.tensors.is_empty())
+            .map(|a| most_live(&items(a, &shares_of(a))))
+            .sum();
+        if bound >= current {
+            continue;
+        }
+        let mut plans = Vec::new();
+        for a in arenas.iter() {
+            let Some(arena) = relifed.arenas.iter().find(|x| x.memory_id == a.memory_id) else {
+                return;
+            };
+            let shares = shares_of(arena);
+            let merged = items(arena, &shares);
+            let (how, offsets, peak) = best_fit(&merged);
+            let mut p = from_items(
+                graph,
+                arena,
+                "reorder",
+                format!(
+                    "{}; {how}, {} in-place shares",
+                    rule.describe(),
+                    shares.len()
+                ),
+                Placed {
+                    items: &merged,
+                    offsets: &offsets,
+                    peak,
+                    shares: &shares,
+                },
+            );
+            p.order = Some(order.clone());
+            plans.push(p);
+        }
+        let total: u64 = plans.iter().map(|p| p.peak).sum();
+        if total < current && best.as_ref().is_none_or(|(t, _)| total < *t) {
+            best = Some((total, plans));
+        }
+    }
+    if let Some((_, plans)) = best {
+        for (a, p) in arenas.iter_mut().zip(plans) {
+            a.algorithms.push(p);
+        }
+    }
+}
+
+/// What is wrong with `alg` as a placement of arena `memory_id` of `plan`, under the lifetimes
+/// of the chain order it assumes.
+pub fn check_in(plan: &MemoryPlan, memory_id: u32, alg: &AlgorithmPlan) -> Vec<Finding> {
+    let reordered;
+    let plan = match &alg.order {
+        Some(order) => {
+            reordered = reorder::relifed(plan, order);
+            &reordered
+        }
+        None => plan,
+    };
+    match plan.arenas.iter().find(|a| a.memory_id == memory_id) {
+        Some(arena) => check(arena, alg),
+        None => vec![Finding::UnknownArena {
+            memory_id,
+            value: 0,
+            message: format!("the plan has no arena {memory_id}"),
+        }],
+    }
 }
 
 /// What is wrong with `alg` as a placement of `arena`: tensors live at once that share bytes
@@ -385,6 +501,7 @@ pub fn write_program(
     use crate::formats::pte::write_plan::{with_plan, NewPlacement};
     let mut placements = Vec::new();
     let mut sizes = BTreeMap::new();
+    let order = chosen.iter().find_map(|(_, alg)| alg.order.as_deref());
     for &(memory_id, alg) in chosen {
         sizes.insert(memory_id, alg.peak);
         placements.extend(alg.tensors.iter().map(|t| NewPlacement {
@@ -393,7 +510,7 @@ pub fn write_program(
             offset: t.offset,
         }));
     }
-    with_plan(program, plan_index, &placements, &sizes)
+    with_plan(program, plan_index, &placements, &sizes, order)
 }
 
 /// `arena` with its tensors where `alg` puts them: the same declared size (so both draw on the

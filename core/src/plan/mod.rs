@@ -12,6 +12,7 @@ pub mod alternatives;
 pub mod best_fit;
 pub mod exact;
 pub mod executorch;
+pub mod reorder;
 
 use std::collections::BTreeMap;
 

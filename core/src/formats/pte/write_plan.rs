@@ -61,13 +61,15 @@ fn alignment_of(x: u64) -> u64 {
     a
 }
 
-/// `bytes` with plan `plan_index`'s tensors at `placements` and its arenas (`memory_id` →
-/// bytes) resized.
+/// `bytes` with plan `plan_index`'s tensors at `placements`, its arenas (`memory_id` → bytes)
+/// resized and, with `chain_order` (new position → original instruction), the instructions of
+/// its first chain in that order.
 pub fn with_plan(
     bytes: &[u8],
     plan_index: usize,
     placements: &[NewPlacement],
     arena_sizes: &BTreeMap<u32, u64>,
+    chain_order: Option<&[usize]>,
 ) -> Result<Vec<u8>> {
     let header = parse_extended_header(bytes)?;
     let fb_len = header
@@ -106,7 +108,41 @@ pub fn with_plan(
         refs.push((at, *p));
     }
     let sizes_at = field_at(&plan._tab, fb::ExecutionPlan::VT_NON_CONST_BUFFER_SIZES);
+    let instructions_at = match chain_order {
+        Some(_) => Some(
+            plan.chains()
+                .filter(|c| !c.is_empty())
+                .and_then(|c| field_at(&c.get(0)._tab, fb::Chain::VT_INSTRUCTIONS))
+                .ok_or_else(|| invalid("the plan has no chain of instructions to reorder"))?,
+        ),
+        None => None,
+    };
     let mut out: Vec<u8> = realigned.as_deref().unwrap_or(&bytes[..fb_len]).to_vec();
+    if let (Some(order), Some(at)) = (chain_order, instructions_at) {
+        let vec = at + read_u32(&out, at)? as usize;
+        let len = read_u32(&out, vec)? as usize;
+        let mut seen = vec![false; len];
+        if order.len() != len
+            || order
+                .iter()
+                .any(|&k| k >= len || std::mem::replace(&mut seen[k], true))
+        {
+            return Err(invalid(format!(
+                "the new order is not a permutation of the chain's {len} instructions"
+            )));
+        }
+        let targets: Vec<usize> = (0..len)
+            .map(|i| Ok(vec + 4 + 4 * i + read_u32(&out, vec + 4 + 4 * i)? as usize))
+            .collect::<Result<_>>()?;
+        for (i, &k) in order.iter().enumerate() {
+            let slot = vec + 4 + 4 * i;
+            let rel = targets[k]
+                .checked_sub(slot)
+                .and_then(|r| u32::try_from(r).ok())
+                .ok_or_else(|| invalid("an instruction lies before the chain's list of them"))?;
+            put(&mut out, slot, &rel.to_le_bytes())?;
+        }
+    }
     if let Some(at) = sizes_at {
         let vec = at + read_u32(&out, at)? as usize;
         let len = read_u32(&out, vec)? as usize;
