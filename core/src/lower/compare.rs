@@ -2,7 +2,8 @@
 //! equal scalar arguments, constant tensors equal bit for bit, and every tensor argument read
 //! from the same place (the same graph input, the same constant data, or the same output of
 //! the same call). Names are not compared: ExecuTorch's and etscope's passes name new nodes and
-//! constants each their own way.
+//! constants each their own way. Two programs must also place every tensor argument in the same
+//! arena at the same offset and declare the same arena sizes.
 
 use crate::ir::{ArgData, Graph, NodeKind, Storage, ValueId};
 use crate::tensor::TensorData;
@@ -59,6 +60,13 @@ fn calls(g: &Graph) -> Vec<usize> {
 pub fn differences(a: &Side, b: &Side) -> Vec<String> {
     let (ca, cb) = (calls(a.graph), calls(b.graph));
     let mut out = Vec::new();
+    if !a.graph.arenas.is_empty() && !b.graph.arenas.is_empty() && a.graph.arenas != b.graph.arenas
+    {
+        out.push(format!(
+            "arenas of {:?} bytes against {:?}",
+            a.graph.arenas, b.graph.arenas
+        ));
+    }
     if ca.len() != cb.len() {
         out.push(format!("{} calls against {}", ca.len(), cb.len()));
     }
@@ -92,6 +100,20 @@ pub fn differences(a: &Side, b: &Side) -> Vec<String> {
                             describe(&su),
                             describe(&sv)
                         ));
+                    }
+                    // where both are programs: the same arena and offset
+                    let (pu, pv) = (a.graph.values[*u].placement, b.graph.values[*v].placement);
+                    if let (Some(pu), Some(pv)) = (pu, pv) {
+                        if (pu.memory_id, pu.offset) != (pv.memory_id, pv.offset) {
+                            out.push(format!(
+                                "{at}: argument {i} ({}) is placed at arena {} offset {} against arena {} offset {}",
+                                p.name.as_deref().unwrap_or("?"),
+                                pu.memory_id,
+                                pu.offset,
+                                pv.memory_id,
+                                pv.offset
+                            ));
+                        }
                     }
                     true
                 }

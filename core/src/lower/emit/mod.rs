@@ -4,8 +4,9 @@
 //! tensors and scratch allocations as values without instructions, every non-constant tensor
 //! placed in arena 1 (a greedy by size over instruction lifetimes, 16-byte aligned; graph inputs
 //! and outputs included), constants deduplicated into one segment behind an `eh00` extended
-//! header. The kernel calls, their order and their arguments are ExecuTorch's; the offsets are
-//! etscope's own plan, not ExecuTorch's planner's.
+//! header. The kernel calls, their order and their arguments are ExecuTorch's, and so are the
+//! offsets: the program is written once, ExecuTorch's planner (reimplemented,
+//! [`crate::plan::executorch`]) plans it, and it is written again with those offsets.
 
 use std::collections::HashMap;
 
@@ -33,9 +34,61 @@ fn fb_scalar(t: ScalarType) -> fb::ScalarType {
     fb::ScalarType(t.code())
 }
 
-/// Writes `module` as a `.pte`.
+/// Writes `module` as a `.pte`, its tensors where ExecuTorch 1.5.1's planner puts them.
 pub fn program(module: &Module, _options: &Options) -> Result<Vec<u8>, LowerError> {
-    let lay = layout(module)?;
+    let mut lay = layout(module)?;
+    let (first, index) = serialize(module, &lay)?;
+    // the program once written gives ExecuTorch's planner the graph it plans (values, calls,
+    // scratch arguments in the order ExecuTorch creates them); its offsets replace etscope's
+    let (offsets, arena) = executorch_offsets(&first, &index, &lay)?;
+    lay.offsets = offsets;
+    lay.arena = arena;
+    Ok(serialize(module, &lay)?.0)
+}
+
+/// ExecuTorch's planner on a written program: the offset of every planned storage of `lay` and
+/// the arena size.
+fn executorch_offsets(
+    written: &[u8],
+    index: &HashMap<ValueId, i32>,
+    lay: &plan::Layout,
+) -> Result<(HashMap<ValueId, u64>, u64), LowerError> {
+    use crate::formats::pte::Program;
+    use crate::plan::{derive, executorch};
+    let program = Program::parse(written.to_vec())
+        .map_err(|e| err(format!("the written program does not read back: {e}")))?;
+    let graph = crate::ir::from_pte::graph_from_plan(&program, 0)
+        .ok_or_else(|| err("the written program has no plan"))?;
+    let plan = derive(&graph);
+    let placed = executorch::plan(&graph, &plan);
+    let mut by_evalue: HashMap<usize, u64> = HashMap::new();
+    let mut arena = 0u64;
+    for a in &plan.arenas {
+        let Some(p) = placed.get(&a.memory_id) else {
+            continue;
+        };
+        arena = arena.max(p.size);
+        for (t, &o) in a.tensors.iter().zip(&p.offsets) {
+            by_evalue.insert(t.value, o);
+            for &alias in &t.aliases {
+                by_evalue.insert(alias, o);
+            }
+        }
+    }
+    let mut offsets = HashMap::new();
+    for (&v, &i) in index {
+        if let Some(&o) = usize::try_from(i).ok().and_then(|i| by_evalue.get(&i)) {
+            offsets.insert(lay.storage_of[v], o);
+        }
+    }
+    Ok((offsets, arena))
+}
+
+/// Serializes `module` laid out as `lay`; also returns the `EValue` index of every tensor.
+fn serialize(
+    module: &Module,
+    lay: &plan::Layout,
+) -> Result<(Vec<u8>, HashMap<ValueId, i32>), LowerError> {
     let g = &lay.graph;
     let mut b = FlatBufferBuilder::with_capacity(1 << 16);
     let mut values: Vec<WIPOffset<fb::EValue>> = Vec::new();
@@ -399,7 +452,7 @@ pub fn program(module: &Module, _options: &Options) -> Result<Vec<u8>, LowerErro
     );
     b.finish(root, Some("ET12"));
     let flat = b.finished_data();
-    with_header(flat, &segment)
+    Ok((with_header(flat, &segment)?, tensor_index))
 }
 
 /// The flatbuffer with the `eh00` extended header inserted after its identifier and the

@@ -1,7 +1,8 @@
 //! Where the written program's tensors live: which calls become instructions (views of
 //! contiguous tensors and scratch allocations do not), which values share storage, and every
-//! non-constant tensor's offset in arena 1 (a greedy by size over instruction lifetimes, 16-byte
-//! aligned; graph inputs and outputs included).
+//! non-constant tensor's offset in arena 1 (a first placement, a greedy by size over instruction
+//! lifetimes, 16-byte aligned, graph inputs and outputs included; `emit::program` then replaces
+//! it with ExecuTorch's planner's).
 
 use std::collections::HashMap;
 
