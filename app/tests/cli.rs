@@ -1322,6 +1322,25 @@ fn plan_lists_every_planner_and_writes_the_best_plan() {
         read("b"),
         "the re-planned program computes the same, in its arenas"
     );
+    // the RAM budget on a 32-bit Arm core, every part in bytes
+    let budget = &json(&["memory", p(&pte), "--target", "m55", "--json"])["ram_budget"];
+    for part in [
+        "planned",
+        "method_allocator",
+        "temp_allocator",
+        "scratch",
+        "flash",
+    ] {
+        assert!(budget[part].is_u64(), "{part}: {budget}");
+    }
+    assert_eq!(budget["planned"], 9216);
+    assert_eq!(
+        budget["flash"].as_u64(),
+        std::fs::metadata(&pte).ok().map(|m| m.len())
+    );
+    assert!(budget["method_allocator"].as_u64().expect("bytes") > 0);
+    let bad = etscope(&["memory", p(&pte), "--target", "m99"]);
+    assert_eq!(bad.status.code(), Some(2));
     let bad = etscope(&["plan", p(&pte), "--algorithm", "magic"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown --algorithm"));

@@ -928,6 +928,9 @@ fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     harness.get_by_label(&format!("as {} places it", best.name));
     harness.get_by_label("as the program places it");
     harness.get_by_label_contains("gap reuse (offsets instead of shared objects)");
+    // the whole RAM budget above the charts, every part named with its bytes
+    harness.get_by_label_contains("RAM on a 32-bit Arm core (ExecuTorch 1.5.1's runtime)");
+    harness.get_by_label_contains("method allocator ");
 }
 
 /// "Lower for" on a program with its ETRecord: every pass of etscope's lowering becomes a

@@ -10,7 +10,19 @@ use serde_json::json;
 use crate::load;
 use crate::table::{bytes, Table};
 
-pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Result<()> {
+pub fn run(
+    path: &Path,
+    method: Option<&str>,
+    replan: bool,
+    target: &str,
+    as_json: bool,
+) -> Result<()> {
+    if !matches!(
+        target,
+        "m0" | "m3" | "m4" | "m7" | "m23" | "m33" | "m55" | "m85"
+    ) {
+        return Err(anyhow!("unknown --target {target:?}: one of m0, m3, m4, m7, m23, m33, m55, m85 (every Cortex-M lays ExecuTorch's types out alike)"));
+    }
     let program = load::program(path)?;
     let (index, _) = super::pick_plan(&program, method, path)?;
     let graph = graph_from_plan(&program, index)
@@ -41,6 +53,16 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
         }
     }
     let npu = etscope_core::formats::ethos_u::delegates(&program, index);
+    let npu_scratch: u64 = npu
+        .iter()
+        .filter_map(|(_, v)| v.as_ref().ok())
+        .map(|v| {
+            u64::from(v.scratch_bytes.unwrap_or(0)) + u64::from(v.fast_scratch_bytes.unwrap_or(0))
+        })
+        .sum();
+    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let budget =
+        etscope_core::plan::budget::ram_budget(&program, index, file_bytes, &plan, npu_scratch);
     let mut listed: Vec<&etscope_core::plan::Arena> = plan.arenas.iter().collect();
     listed.sort_by_key(|a| (a.tensors.is_empty(), a.memory_id));
     listed.truncate(super::MAX_LISTED_ARENAS);
@@ -64,6 +86,8 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
                 "tensors": a.tensors,
             })).collect::<Vec<_>>(),
             "findings": plan.findings,
+            "target": target,
+            "ram_budget": budget,
             "best_fit": replan.then(|| better.iter().map(|(a, bf)| json!({
                 "memory_id": a.memory_id,
                 "size": bf.peak,
@@ -127,6 +151,41 @@ pub fn run(path: &Path, method: Option<&str>, replan: bool, as_json: bool) -> Re
                 v.summary()
             ),
             Err(e) => println!("\nEthos-U delegate {i}: payload not decoded: {e}"),
+        }
+    }
+    if let Some(b) = &budget {
+        println!(
+            "\nRAM budget on a 32-bit Arm core ({target}, ExecuTorch 1.5.1's runtime): {} in all",
+            bytes(b.total_ram)
+        );
+        let mut t = Table::new(&["part", ">bytes", "what"]);
+        t.row(vec![
+            "planned arenas".into(),
+            b.planned.to_string(),
+            format!(
+                "declared by the program ({} of it CMSIS-NN scratch at its peak)",
+                b.planned_scratch
+            ),
+        ]);
+        t.row(vec!["method allocator".into(), b.method_allocator.to_string(), format!("Method::load: values, tensor metadata, argument lists ({} without a temp allocator)", b.method.method_allocator_without_temp)]);
+        t.row(vec![
+            "temp allocator".into(),
+            b.temp_allocator.to_string(),
+            "keeps the kernel lookups out of the method allocator".into(),
+        ]);
+        t.row(vec![
+            "scratch".into(),
+            b.scratch.to_string(),
+            "what delegates ask the application for beside the arenas".into(),
+        ]);
+        t.row(vec![
+            "flash".into(),
+            b.flash.to_string(),
+            "the program, constants included, read in place".into(),
+        ]);
+        print!("{}", t.render());
+        for n in &b.method.not_modelled {
+            println!("  not counted: {n}");
         }
     }
     if plan.findings.is_empty() {

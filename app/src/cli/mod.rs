@@ -171,6 +171,10 @@ pub enum Command {
         /// (checked: no two live tensors share a byte) and show what each arena then needs.
         #[arg(long)]
         replan: bool,
+        /// The core whose RAM budget is shown (every Cortex-M is a 32-bit Arm target: the same
+        /// budget).
+        #[arg(long, default_value = "m55")]
+        target: String,
         #[arg(long)]
         json: bool,
     },
@@ -454,8 +458,9 @@ pub fn run(command: Command) -> Result<()> {
             file,
             method,
             replan,
+            target,
             json,
-        } => memory::run(&file, method.as_deref(), replan, json),
+        } => memory::run(&file, method.as_deref(), replan, &target, json),
         Command::Plan {
             file,
             method,

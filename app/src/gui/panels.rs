@@ -758,6 +758,7 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         ));
     }
     if let Some(program) = doc.program.as_ref() {
+        budget_ui(ui, program, plan);
         for (i, v) in etscope_core::formats::ethos_u::delegates(program, 0) {
             ui.label(match v {
                 Ok(v) => format!(
@@ -994,4 +995,78 @@ fn plan_comparison_ui(
         why.push("ExecuTorch 1.5.1's planner reproduced offset for offset".into());
     }
     ui.label(why.join(" · "));
+}
+
+/// The program's whole RAM on a 32-bit Arm core as one bar, a segment per part, and its flash.
+fn budget_ui(
+    ui: &mut egui::Ui,
+    program: &etscope_core::formats::pte::Program,
+    plan: &etscope_core::plan::MemoryPlan,
+) {
+    let npu_scratch: u64 = etscope_core::formats::ethos_u::delegates(program, 0)
+        .iter()
+        .filter_map(|(_, v)| v.as_ref().ok())
+        .map(|v| {
+            u64::from(v.scratch_bytes.unwrap_or(0)) + u64::from(v.fast_scratch_bytes.unwrap_or(0))
+        })
+        .sum();
+    let Some(b) = etscope_core::plan::budget::ram_budget(
+        program,
+        0,
+        program.bytes().len() as u64,
+        plan,
+        npu_scratch,
+    ) else {
+        return;
+    };
+    let parts = [
+        ("planned arenas", b.planned, Color32::from_rgb(70, 130, 200)),
+        (
+            "method allocator",
+            b.method_allocator,
+            Color32::from_rgb(200, 140, 60),
+        ),
+        (
+            "temp allocator",
+            b.temp_allocator,
+            Color32::from_rgb(150, 110, 190),
+        ),
+        (
+            "delegate scratch",
+            b.scratch,
+            Color32::from_rgb(120, 170, 90),
+        ),
+    ];
+    ui.label(
+        RichText::new(format!(
+            "RAM on a 32-bit Arm core (ExecuTorch 1.5.1's runtime): {} B · flash {} B (the program, read in place)",
+            b.total_ram, b.flash
+        ))
+        .strong(),
+    );
+    let width = ui.available_width().min(900.0);
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 16.0), egui::Sense::hover());
+    let total = b.total_ram.max(1) as f32;
+    let mut x = rect.left();
+    for (name, bytes, colour) in parts {
+        let w = rect.width() * bytes as f32 / total;
+        if w <= 0.0 {
+            continue;
+        }
+        let seg =
+            egui::Rect::from_min_size(egui::pos2(x, rect.top()), egui::vec2(w, rect.height()));
+        ui.painter().rect_filled(seg, 0.0, colour);
+        ui.interact(seg, ui.id().with(("budget", name)), egui::Sense::hover())
+            .on_hover_text(format!("{name}: {bytes} B"));
+        x += w;
+    }
+    ui.horizontal_wrapped(|ui| {
+        for (name, bytes, colour) in parts {
+            ui.colored_label(colour, "■");
+            ui.label(format!("{name} {bytes} B"));
+        }
+        for n in &b.method.not_modelled {
+            ui.label(format!("· not counted: {n}"));
+        }
+    });
 }

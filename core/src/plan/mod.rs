@@ -10,6 +10,7 @@
 
 pub mod alternatives;
 pub mod best_fit;
+pub mod budget;
 pub mod exact;
 pub mod executorch;
 pub mod reorder;
