@@ -429,47 +429,53 @@ fn every_planner_is_sound_and_its_written_program_runs_bit_exact_inside_its_aren
     assert!(in_place_saved > 0, "no in-place share ever saved a byte");
 }
 
-/// The method allocator model against ExecuTorch's own runtime: for every program the
-/// ExecuTorch 1.5.1 wheel loaded (`tests/fixtures/method_allocator/x86_64.json`, measured by
-/// `scripts/method_allocator/measure.sh`), the model with the wheel's x86-64 layout gives the
-/// bytes the runtime took, with and without a temp allocator, and the temp allocator's peak.
+/// The method allocator model against ExecuTorch's own runtime, on every program it loaded:
+/// the 1.5.1 wheel's `libexecutorch.so` on x86-64 (`x86_64.json`, `measure.sh`) and the runtime
+/// built for the Cortex-M55 and run on the emulated board (`arm32_m55_qemu.json`,
+/// `board_measure.sh`), both in `tests/fixtures/method_allocator/`. The model with each target's
+/// layout gives the bytes the runtime took, with and without a temp allocator, and the temp
+/// allocator's peak, byte for byte.
 #[test]
 fn the_method_allocator_model_equals_executorchs_runtime_on_every_program() {
-    use etscope_core::plan::budget::{method_allocation, X86_64};
+    use etscope_core::plan::budget::{method_allocation, ARM32, X86_64};
     let root = common::fixtures().join("../..");
-    let measured = common::json(&common::fixtures().join("method_allocator/x86_64.json"));
-    let programs = measured["programs"].as_object().expect("programs");
-    let (mut checked, mut wrong) = (0, Vec::new());
-    for (path, want) in programs {
-        let pte = root.join(path);
-        if !pte.exists() {
-            continue; // ../shared/reference absent
+    for (file, layout) in [("x86_64.json", X86_64), ("arm32_m55_qemu.json", ARM32)] {
+        let measured = common::json(&common::fixtures().join("method_allocator").join(file));
+        let programs = measured["programs"].as_object().expect("programs");
+        let (mut checked, mut wrong) = (0, Vec::new());
+        for (path, want) in programs {
+            let pte = root.join(path);
+            if !pte.exists() {
+                continue; // ../shared/reference absent
+            }
+            let program = Program::parse(common::read(&pte)).expect("program");
+            let got = method_allocation(&program, 0, &layout).expect("plan 0");
+            let have = (
+                got.method_allocator,
+                got.temp_allocator_peak,
+                got.method_allocator_without_temp,
+            );
+            let expect = (
+                want["method_allocator"].as_u64().expect("bytes"),
+                want["temp_allocator_peak"].as_u64().expect("bytes"),
+                want["method_allocator_without_temp"]
+                    .as_u64()
+                    .expect("bytes"),
+            );
+            if have != expect {
+                wrong.push(format!("{path}: modelled {have:?}, measured {expect:?}"));
+            }
+            checked += 1;
         }
-        let program = Program::parse(common::read(&pte)).expect("program");
-        let got = method_allocation(&program, 0, &X86_64).expect("plan 0");
-        let have = (
-            got.method_allocator,
-            got.temp_allocator_peak,
-            got.method_allocator_without_temp,
+        assert!(
+            wrong.is_empty(),
+            "{file}: {} of {checked}:\n{}",
+            wrong.len(),
+            wrong.join("\n")
         );
-        let expect = (
-            want["method_allocator"].as_u64().expect("bytes"),
-            want["temp_allocator_peak"].as_u64().expect("bytes"),
-            want["method_allocator_without_temp"]
-                .as_u64()
-                .expect("bytes"),
+        eprintln!(
+            "method allocator model ({file}): {checked} programs equal to ExecuTorch's runtime"
         );
-        if have != expect {
-            wrong.push(format!("{path}: modelled {have:?}, measured {expect:?}"));
-        }
-        checked += 1;
+        assert!(checked >= 500, "{file}: {checked} programs");
     }
-    assert!(
-        wrong.is_empty(),
-        "{} of {checked}:\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
-    eprintln!("method allocator model: {checked} programs equal to ExecuTorch's runtime");
-    assert!(checked >= 500, "{checked} programs");
 }
