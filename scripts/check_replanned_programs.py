@@ -32,14 +32,18 @@ PROGRAMS = [
     ("tests/fixtures/models/unet/model_fp32.pte", "tests/fixtures/models/unet/input.npy"),
     ("tests/fixtures/models/transformer/model_fp32.pte", "tests/fixtures/models/transformer/input.npy"),
     ("tests/fixtures/models/audio_gru/model_fp32.pte", "tests/fixtures/models/audio_gru/input.npy"),
+    # state carried from call to call: both calls must agree
+    ("tests/fixtures/programs/mutable_state/model.pte", "tests/fixtures/programs/mutable_state/input_0.npy"),
     # where re-planning saves most (409,600 -> 281,600 B); only beside ../shared/reference
     ("../shared/reference/mobilenet_v1_025_vww/model_int8_qdq_portable.pte", "../shared/reference/mobilenet_v1_025_vww/input.npy"),
 ]
 
 
 def run(pte: Path, x: np.ndarray):
+    """Two calls of one loaded method (the second sees any state the first left)."""
     method = Runtime.get().load_program(pte.read_bytes()).load_method("forward")
-    return [o.numpy() for o in method.execute([torch.from_numpy(x)])]
+    first = [o.numpy() for o in method.execute([torch.from_numpy(x)])]
+    return first + [o.numpy() for o in method.execute([torch.from_numpy(x)])]
 
 
 def main() -> int:
@@ -53,7 +57,7 @@ def main() -> int:
                 continue
             x = np.load(inp)
             want = run(Path(pte), x)
-            for algorithm in ["executorch", "best_fit", "in_place", "best"]:
+            for algorithm in ["executorch", "best_fit", "in_place", "reorder", "best"]:
                 out = Path(d) / f"{Path(pte).stem}_{algorithm}.pte"
                 subprocess.run([str(args.etscope), "plan", pte, "--algorithm", algorithm, "-o", str(out)], check=True, stdout=subprocess.DEVNULL)
                 declared = json.loads(subprocess.run([str(args.etscope), "memory", str(out), "--json"], check=True, capture_output=True).stdout)

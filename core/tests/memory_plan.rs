@@ -236,6 +236,11 @@ fn runnable_programs() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
             programs.push((pte, vec![model.join("input.npy")]));
         }
     }
+    // state kept between calls (a mutable buffer)
+    programs.push((
+        fx.join("programs/mutable_state/model.pte"),
+        vec![fx.join("programs/mutable_state/input_0.npy")],
+    ));
     // one program per Cortex-M operator case (both flows)
     let ops = common::fixtures().join("ops");
     for dir in std::fs::read_dir(&ops).into_iter().flatten().flatten() {

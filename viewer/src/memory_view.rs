@@ -19,6 +19,7 @@ fn role_color(role: TensorRole, i: usize) -> Color32 {
         TensorRole::Output => Color32::from_rgb(200, 120 + shade, 40),
         TensorRole::Scratch => Color32::from_rgb(130, 130 + shade, 130),
         TensorRole::Intermediate => Color32::from_rgb(50 + shade, 110 + shade, 200),
+        TensorRole::State => Color32::from_rgb(170, 80 + shade, 170),
     }
 }
 
@@ -203,6 +204,7 @@ pub fn arena_ui(
             TensorRole::Output => "a program output",
             TensorRole::Scratch => "a kernel's scratch buffer",
             TensorRole::Intermediate => "an intermediate tensor",
+            TensorRole::State => "state kept between calls (a mutable buffer)",
         };
         let mut readers: Vec<String> = t.consumers.iter().take(6).map(|&c| name_of(c)).collect();
         if t.consumers.len() > 6 {
@@ -267,6 +269,7 @@ pub fn legend_ui(ui: &mut Ui) {
         swatch(ui, role_color(TensorRole::Intermediate, 0), "intermediate");
         swatch(ui, role_color(TensorRole::Output, 0), "output");
         swatch(ui, role_color(TensorRole::Scratch, 0), "scratch");
+        swatch(ui, role_color(TensorRole::State, 0), "state");
         line(ui, Color32::from_rgb(0xff, 0xe0, 0x80), "bytes live");
         line(ui, Color32::from_rgb(230, 80, 80), "declared size");
         line(ui, Color32::from_rgb(240, 170, 60), "peak");

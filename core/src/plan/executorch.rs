@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::{Arena, MemoryPlan};
+use super::{Arena, MemoryPlan, TensorRole};
 use crate::ir::{Graph, NodeKind, ValueId};
 
 /// ExecuTorch's default alignment of planned tensors (`exir/memory_planning.py`'s `ALIGNMENT`
@@ -35,8 +35,9 @@ pub const ALIGNMENT: u64 = 16;
 /// Padding ExecuTorch adds to every arena when the graph holds an XNNPACK delegate.
 pub const XNNPACK_PADDING: u64 = 64;
 
-/// Where ExecuTorch's node order first creates a spec: user inputs by position, then per
-/// instruction its scratch arguments (by argument position), then its outputs.
+/// Where ExecuTorch's node order first creates a spec: placeholders first (mutable buffers, then
+/// user inputs by position), then per instruction its scratch arguments (by argument position),
+/// then its outputs.
 pub type Creation = (usize, u8, usize);
 
 /// The order in which ExecuTorch's graph creates every planned storage of `graph`, keyed by the
@@ -44,8 +45,23 @@ pub type Creation = (usize, u8, usize);
 pub fn creation_order(graph: &Graph) -> HashMap<ValueId, Creation> {
     let root = |v: ValueId| super::root_of(graph, v);
     let mut order: HashMap<ValueId, Creation> = HashMap::new();
+    // a value some instruction reads before another writes it is a mutable buffer: a
+    // placeholder, before the user inputs
+    let position = |node: Option<usize>| {
+        node.and_then(|n| graph.nodes.get(n))
+            .and_then(|n| n.instruction_id)
+    };
+    for v in &graph.values {
+        let written = position(v.producer);
+        let first_read = v.consumers.iter().filter_map(|&c| position(Some(c))).min();
+        if let (Some(w), Some(r)) = (written, first_read) {
+            if r < w && !graph.inputs.contains(&v.id) {
+                order.entry(root(v.id)).or_insert((0, 0, v.id));
+            }
+        }
+    }
     for (i, &v) in graph.inputs.iter().enumerate() {
-        order.entry(root(v)).or_insert((0, 0, i));
+        order.entry(root(v)).or_insert((0, 1, i));
     }
     for n in &graph.nodes {
         let Some(j) = n.instruction_id else { continue };
@@ -55,11 +71,11 @@ pub fn creation_order(graph: &Graph) -> HashMap<ValueId, Creation> {
         for (k, &v) in n.inputs.iter().enumerate() {
             // read before anything writes it: a scratch buffer allocated for this call
             if graph.values.get(v).is_some_and(|x| x.producer.is_none()) {
-                order.entry(root(v)).or_insert((j, 1, k));
+                order.entry(root(v)).or_insert((j, 2, k));
             }
         }
         for (k, &v) in n.outputs.iter().enumerate() {
-            order.entry(root(v)).or_insert((j, 2, k));
+            order.entry(root(v)).or_insert((j, 3, k));
         }
     }
     order
@@ -80,7 +96,8 @@ struct Spec {
 pub struct SharedObject {
     pub offset: u64,
     pub size: u64,
-    /// (tensor index in the arena, offset inside the object)
+    /// (tensor index in the arena, offset inside the object); a write-back spec that has no
+    /// tensor of the program's is left out
     pub allocations: Vec<(usize, u64)>,
 }
 
@@ -129,7 +146,18 @@ fn pick(objects: &mut Vec<(u64, Vec<(Spec, u64)>)>, spec: Spec) -> (usize, u64) 
 }
 
 /// ExecuTorch's greedy over one arena's tensors, in `creation` order.
-pub fn plan_arena(arena: &Arena, creation: &HashMap<ValueId, Creation>, padding: u64) -> ArenaPlan {
+///
+/// `steps` is the method's instruction count: ExecuTorch's graph ends with an output node after
+/// the last instruction, where the outputs and the mutable buffers are still alive, and where
+/// each mutated buffer's write-back leaves one more spec of the buffer's size (the output node
+/// keeps the spec the in-place copy had before it was aliased onto the buffer): it is placed
+/// like any other, and takes no offset of the program's.
+pub fn plan_arena(
+    arena: &Arena,
+    creation: &HashMap<ValueId, Creation>,
+    padding: u64,
+    steps: usize,
+) -> ArenaPlan {
     let t = &arena.tensors;
     let mut specs: Vec<(Creation, Spec)> = t
         .iter()
@@ -138,18 +166,30 @@ pub fn plan_arena(arena: &Arena, creation: &HashMap<ValueId, Creation>, padding:
             let c = creation
                 .get(&p.value)
                 .copied()
-                .unwrap_or((p.first, 3, p.value));
+                .unwrap_or((p.first, 4, p.value));
+            let at_output = matches!(p.role, TensorRole::Output | TensorRole::State);
             (
                 c,
                 Spec {
                     index: i,
                     size: align(p.size, ALIGNMENT),
                     first: p.first,
-                    last: p.last,
+                    last: if at_output { steps.max(p.last) } else { p.last },
                 },
             )
         })
         .collect();
+    for (k, p) in t.iter().filter(|p| p.role == TensorRole::State).enumerate() {
+        specs.push((
+            (steps, 5, k),
+            Spec {
+                index: usize::MAX,
+                size: align(p.size, ALIGNMENT),
+                first: steps,
+                last: steps,
+            },
+        ));
+    }
     // insort by size (stable) then reverse: size descending, equal sizes latest-created first
     specs.sort_by(|(ca, a), (cb, b)| b.size.cmp(&a.size).then(cb.cmp(ca)));
     let mut objects: Vec<(u64, Vec<(Spec, u64)>)> = Vec::new();
@@ -161,12 +201,18 @@ pub fn plan_arena(arena: &Arena, creation: &HashMap<ValueId, Creation>, padding:
     let mut total = 0u64;
     for (size, allocs) in objects {
         for &(s, inner) in &allocs {
-            offsets[s.index] = total.saturating_add(inner);
+            if let Some(o) = offsets.get_mut(s.index) {
+                *o = total.saturating_add(inner);
+            }
         }
         shared_objects.push(SharedObject {
             offset: total,
             size,
-            allocations: allocs.iter().map(|&(s, o)| (s.index, o)).collect(),
+            allocations: allocs
+                .iter()
+                .filter(|(s, _)| s.index < t.len())
+                .map(|&(s, o)| (s.index, o))
+                .collect(),
         });
         total = total.saturating_add(size);
     }
@@ -193,6 +239,11 @@ pub fn plan(graph: &Graph, plan: &MemoryPlan) -> BTreeMap<u32, ArenaPlan> {
     plan.arenas
         .iter()
         .filter(|a| !a.tensors.is_empty())
-        .map(|a| (a.memory_id, plan_arena(a, &creation, padding)))
+        .map(|a| {
+            (
+                a.memory_id,
+                plan_arena(a, &creation, padding, plan.instruction_count),
+            )
+        })
         .collect()
 }

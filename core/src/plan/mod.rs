@@ -4,7 +4,7 @@
 //!
 //! Time is the chain-0 instruction index. A tensor lives from the instruction that writes it
 //! (inputs: from 0) to the last instruction that reads it or any view of it (outputs: to the end),
-//! both inclusive. `peak` is the highest byte any live tensor reaches at any time; `lower_bound`
+//! both inclusive; one read before it is written (a mutable buffer's state) lives throughout. `peak` is the highest byte any live tensor reaches at any time; `lower_bound`
 //! is the largest sum of live sizes at any time, which no placement can beat. So
 //! `lower_bound <= peak <= size` for every sound plan.
 
@@ -31,6 +31,9 @@ pub enum TensorRole {
     Intermediate,
     /// Read by instructions but never written by one (e.g. Cortex-M scratch buffers).
     Scratch,
+    /// Read before an instruction writes it: state kept from one call to the next (a mutable
+    /// buffer, e.g. a recurrent model's state), alive for the whole method.
+    State,
 }
 
 /// One planned tensor: an address range over an instruction range.
@@ -165,8 +168,12 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         let producer = v.producer.and_then(instr);
         let input = is_input(v.id);
         let output = group.iter().any(|&g| is_output(g));
+        // read before it is written: state that outlives a call
+        let state = !input && producer.is_some_and(|p| consumers.first().is_some_and(|&c| c < p));
         let role = if input {
             TensorRole::Input
+        } else if state {
+            TensorRole::State
         } else if output {
             TensorRole::Output
         } else if producer.is_none() {
@@ -174,13 +181,13 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         } else {
             TensorRole::Intermediate
         };
-        let first = if input {
+        let first = if input || state {
             0
         } else {
             producer.or_else(|| consumers.first().copied()).unwrap_or(0)
         };
         let last_use = consumers.last().copied();
-        let last = if output {
+        let last = if output || state {
             end
         } else {
             last_use.unwrap_or(first).max(first)

@@ -272,7 +272,7 @@ pub fn reordered(graph: &Graph, order: &[usize]) -> Graph {
 /// `plan` (derived from the program in its own order) with every tensor's lifetime as the
 /// chain in `order` gives it: cheaper than deriving the reordered graph's plan again, and the
 /// same lifetimes (a tensor lives from its producer, or its first reader for scratch, or 0 for
-/// an input, to its last reader, or the end for an output).
+/// an input, to its last reader, or the end for an output; state lives throughout).
 pub fn relifed(plan: &super::MemoryPlan, order: &[usize]) -> super::MemoryPlan {
     use super::TensorRole;
     let mut position = vec![0usize; order.len()];
@@ -292,11 +292,11 @@ pub fn relifed(plan: &super::MemoryPlan, order: &[usize]) -> super::MemoryPlan {
             t.producer = t.producer.map(at);
             let first_use = t.consumers.first().copied();
             t.first = match t.role {
-                TensorRole::Input => 0,
+                TensorRole::Input | TensorRole::State => 0,
                 _ => t.producer.or(first_use).unwrap_or(0),
             };
             t.last = match t.role {
-                TensorRole::Output => end,
+                TensorRole::Output | TensorRole::State => end,
                 _ => t.consumers.last().copied().unwrap_or(t.first).max(t.first),
             };
         }

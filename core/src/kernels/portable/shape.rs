@@ -365,6 +365,42 @@ pub fn expand_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     write_gathered(ctx, args, &input.buf, sources)
 }
 
+/// `aten::copy_(self, src, non_blocking)`, in place: `src` broadcast to `self`'s shape and
+/// converted to its type, written into `self` (and into the returned value, which is `self`).
+/// ExecuTorch writes a mutated buffer back with it at the end of a method.
+pub fn copy_in_place(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let src = ctx.shared(args, 1)?;
+    let dst = ctx.arg(args, 0)?;
+    let shape = ctx.out_shape(dst)?;
+    let fits = src.shape.len() <= shape.len()
+        && src
+            .shape
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1);
+    if !fits {
+        return Err(ctx.bad(format!("{:?} does not broadcast to {shape:?}", src.shape)));
+    }
+    ctx.charge(&[shape.iter().product()])?;
+    let sources = crate::kernels::layout::broadcast_index(&src.shape, &shape);
+    if sources.iter().any(|&s| s >= src.buf.len()) {
+        return Err(ctx.bad("an index points outside the source"));
+    }
+    let gathered = src.buf.gather(&sources);
+    let like = ctx.out_like(dst)?;
+    let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&gathered) {
+        gathered
+    } else {
+        Buf::from_f64_like(&like, &gathered.to_f64())
+    };
+    let ret = *args.last().ok_or_else(|| ctx.bad("no arguments"))?;
+    if ret != dst && args.len() > 3 {
+        ctx.write(ret, shape.clone(), buf.clone())?;
+    }
+    ctx.write(dst, shape, buf)
+}
+
 /// `aten::upsample_bilinear2d.vec_out(input, output_size?, align_corners, scale_factors?,
 /// out)`: each out pixel interpolated from its four neighbours, the source coordinate computed
 /// in float32 as the portable kernel computes it (`(o + 0.5)·scale − 0.5`, clamped at 0, or
