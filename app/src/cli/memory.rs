@@ -153,6 +153,19 @@ pub fn run(
             Err(e) => println!("\nEthos-U delegate {i}: payload not decoded: {e}"),
         }
     }
+    for a in &listed {
+        let carried = !program.mutable_data_segments.is_empty();
+        for t in a
+            .tensors
+            .iter()
+            .filter(|t| !carried && t.role == etscope_core::plan::TensorRole::State)
+        {
+            println!(
+                "\nvalue {} is state kept between calls (read before it is written back): the program does not carry its initial value, so a method starts it from whatever its arena holds (zero on the host); clear it before the first call",
+                t.value
+            );
+        }
+    }
     if let Some(b) = &budget {
         println!(
             "\nRAM budget on a 32-bit Arm core ({target}, ExecuTorch 1.5.1's runtime): {} in all",

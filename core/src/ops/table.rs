@@ -449,6 +449,7 @@ pub(super) static OPS: &[OpDef] = &[
     laid(op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
     op("aten::_to_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)),
     op("aten::copy_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_in_place)),
+    op("aten::copy", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_out)),
     op("aten::clone", DEFAULT_OUT, OUT, Some("(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
     op("aten::alias_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(pt::copy)),
     op("aten::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)),

@@ -365,13 +365,15 @@ pub fn expand_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     write_gathered(ctx, args, &input.buf, sources)
 }
 
-/// `aten::copy_(self, src, non_blocking)`, in place: `src` broadcast to `self`'s shape and
-/// converted to its type, written into `self` (and into the returned value, which is `self`).
-/// ExecuTorch writes a mutated buffer back with it at the end of a method.
-pub fn copy_in_place(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
-    let src = ctx.shared(args, 1)?;
-    let dst = ctx.arg(args, 0)?;
-    let shape = ctx.out_shape(dst)?;
+/// `src` (argument `k`) broadcast to the shape of `target` and converted to its type.
+fn broadcast_into(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    k: usize,
+    target: usize,
+) -> Result<(Vec<usize>, Buf), RuntimeError> {
+    let src = ctx.shared(args, k)?;
+    let shape = ctx.out_shape(target)?;
     let fits = src.shape.len() <= shape.len()
         && src
             .shape
@@ -388,17 +390,34 @@ pub fn copy_in_place(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
         return Err(ctx.bad("an index points outside the source"));
     }
     let gathered = src.buf.gather(&sources);
-    let like = ctx.out_like(dst)?;
+    let like = ctx.out_like(target)?;
     let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&gathered) {
         gathered
     } else {
         Buf::from_f64_like(&like, &gathered.to_f64())
     };
+    Ok((shape, buf))
+}
+
+/// `aten::copy_(self, src, non_blocking)`, in place: `src` broadcast to `self`'s shape and
+/// converted to its type, written into `self` (and into the returned value, which is `self`).
+/// ExecuTorch writes a mutated buffer back with it at the end of a method.
+pub fn copy_in_place(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let dst = ctx.arg(args, 0)?;
+    let (shape, buf) = broadcast_into(ctx, args, 1, dst)?;
     let ret = *args.last().ok_or_else(|| ctx.bad("no arguments"))?;
     if ret != dst && args.len() > 3 {
         ctx.write(ret, shape.clone(), buf.clone())?;
     }
     ctx.write(dst, shape, buf)
+}
+
+/// `aten::copy.out(self, src, non_blocking, out)`: `src` broadcast to `self`'s shape (the out
+/// tensor's) and converted to its type.
+pub fn copy_out(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let o = out_of(ctx, args)?;
+    let (shape, buf) = broadcast_into(ctx, args, 1, o)?;
+    ctx.write(o, shape, buf)
 }
 
 /// `aten::upsample_bilinear2d.vec_out(input, output_size?, align_corners, scale_factors?,
