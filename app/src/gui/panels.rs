@@ -987,6 +987,19 @@ fn plan_comparison_ui(
             ));
         }
     }
+    if let (Some(r), Some(best_here)) = (
+        peak("reorder"),
+        alt.algorithms
+            .iter()
+            .filter(|p| p.order.is_none())
+            .map(|p| p.peak)
+            .min(),
+    ) {
+        why.push(format!(
+            "another chain order: {} B more",
+            best_here.saturating_sub(r)
+        ));
+    }
     why.push(format!(
         "lower bound {} B, {} B with in-place sharing",
         alt.lower_bound, alt.lower_bound_in_place

@@ -9,7 +9,7 @@ use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
 use crate::kernels::ctx::Ctx;
-use crate::kernels::portable::{self as pt, index, math, nn, shape, tensor};
+use crate::kernels::portable::{self as pt, index, math, nn, rearrange, shape, tensor};
 use crate::kernels::{quantized, RuntimeError};
 
 type R = Result<(), RuntimeError>;
@@ -293,6 +293,12 @@ fn bitwise_or_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
 fn bitwise_xor_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
     math::binary(c, a, |x, y| math::bits(x, y, |p, q| p ^ q))
 }
+fn left_shift_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| math::bits(x, y, math::shift_left))
+}
+fn right_shift_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::binary(c, a, |x, y| math::bits(x, y, math::shift_right))
+}
 
 /// `memory.alloc`: the runtime allocates every tensor before the run; nothing to do.
 fn alloc(_: &mut Ctx<'_>, _: &[usize]) -> R {
@@ -386,6 +392,8 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::logical_or", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_or_k)),
     op("aten::logical_xor", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_xor_k)),
     op("aten::bitwise_and", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_and_k)),
+    op("aten::bitwise_left_shift", &["Tensor", "Tensor_Scalar", "Tensor_out", "Tensor_Scalar_out"], &["Tensor_out", "Tensor_Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(left_shift_k)),
+    op("aten::bitwise_right_shift", &["Tensor", "Tensor_Scalar", "Tensor_out", "Tensor_Scalar_out"], &["Tensor_out", "Tensor_Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(right_shift_k)),
     op("aten::bitwise_or", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_or_k)),
     op("aten::bitwise_xor", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_xor_k)),
     laid(op("aten::scalar_tensor", DEFAULT_OUT, OUT, Some("(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::scalar_tensor)), LayoutRule::Reset),
@@ -396,6 +404,7 @@ pub(super) static OPS: &[OpDef] = &[
     laid(op("aten::zeros", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::zeros)), LayoutRule::Reset),
     laid(op("aten::ones", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::ones)), LayoutRule::Reset),
     op("aten::fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar value) -> Tensor"), Other, NONE, Some(math::fill)),
+    op("aten::fill", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor value) -> Tensor"), Other, NONE, Some(math::fill_tensor)),
     op("aten::detach_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
     op("aten::lift_fresh_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)),
     op("aten::clamp", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"), Activation, ELEMENTWISE, Some(math::clamp_tensor)),
@@ -403,6 +412,7 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::native_group_norm", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::group_norm)),
     op("aten::cumsum", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::cumsum)),
     op("aten::var", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"), Other, FLOAT_ONLY, Some(nn::var)),
+    op("aten::var", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"), Other, FLOAT_ONLY, Some(nn::var_unbiased)),
     op("aten::var_mean", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"), Other, FLOAT_ONLY, Some(nn::var_mean)),
     op("aten::max", &["dim", "dim_max"], &["dim_max"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::max_dim)),
     op("aten::min", &["dim", "dim_min"], &["dim_min"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::min_dim)),
@@ -411,6 +421,19 @@ pub(super) static OPS: &[OpDef] = &[
     laid(op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor?[] indices) -> Tensor"), DataMovement, DATA, Some(index::index_tensor)), LayoutRule::Reset),
     op("aten::scatter", &["src", "src_out"], &["src_out"], Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter)),
     op("aten::scatter_add", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter_add)),
+    op("aten::select_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(rearrange::select_scatter)),
+    op("aten::masked_fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Tensor mask, Scalar value) -> Tensor"), Elementwise, NONE, Some(rearrange::masked_fill)),
+    op("aten::pixel_shuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int upscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_shuffle)),
+    op("aten::pixel_unshuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int downscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_unshuffle)),
+    op("aten::reflection_pad1d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad1d)),
+    op("aten::reflection_pad2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[4] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad2d)),
+    op("aten::reflection_pad3d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[6] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad3d)),
+    op("aten::replication_pad1d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad1d)),
+    op("aten::replication_pad2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[4] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad2d)),
+    op("aten::replication_pad3d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[6] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad3d)),
+    op("aten::narrow_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"), DataMovement, DATA, Some(rearrange::narrow_copy)),
+    op("aten::unfold_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dimension, int size, int step) -> Tensor"), DataMovement, DATA, Some(rearrange::unfold_copy)),
+    op("aten::unbind_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::unbind_copy)),
     op("aten::slice_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(index::slice_scatter)),
     laid(op("aten::diagonal_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"), DataMovement, DATA, Some(index::diagonal_copy)), LayoutRule::Reset),
     op("aten::upsample_bilinear2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_bilinear2d)),
@@ -438,6 +461,7 @@ pub(super) static OPS: &[OpDef] = &[
     laid(op("aten::repeat", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] repeats) -> Tensor"), DataMovement, DATA, Some(shape::repeat)), LayoutRule::Reset),
     // ---- reductions
     op("aten::mean", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean)),
+    op("aten::mean", &["default", "dtype_out"], &["dtype_out"], Some("(Tensor self, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean_all)),
     op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)),
     op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::sum)),
     // ---- data movement

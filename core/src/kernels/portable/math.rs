@@ -208,6 +208,32 @@ pub fn fill(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     fill_with(ctx, args, v)
 }
 
+/// `aten::fill.Tensor_out(self, value, out)`: every element the 0-d tensor `value`.
+pub fn fill_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let v = ctx.tensor(args, 1)?.buf.to_f64();
+    let v = *v
+        .first()
+        .ok_or_else(|| ctx.bad("the fill value is an empty tensor"))?;
+    fill_with(ctx, args, v)
+}
+
+/// Shifts as the portable kernels compute them on integers: `a << b` and `a >> b`
+/// (arithmetic), a shift past the width giving 0 (or the sign, shifting right).
+pub fn shift_left(a: i64, b: i64) -> i64 {
+    u32::try_from(b)
+        .ok()
+        .and_then(|b| a.checked_shl(b))
+        .unwrap_or(0)
+}
+
+/// See [`shift_left`].
+pub fn shift_right(a: i64, b: i64) -> i64 {
+    u32::try_from(b)
+        .ok()
+        .and_then(|b| a.checked_shr(b))
+        .unwrap_or(if a < 0 { -1 } else { 0 })
+}
+
 /// `aten::logit.out(self, eps?, out)`: `log(x / (1 − x))`, `x` clamped to `[eps, 1 − eps]`
 /// when `eps` is given.
 pub fn logit(ctx: &mut Ctx<'_>, args: &[usize]) -> R {

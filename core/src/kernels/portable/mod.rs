@@ -5,6 +5,7 @@
 pub mod index;
 pub mod math;
 pub mod nn;
+pub mod rearrange;
 pub mod shape;
 pub mod tensor;
 

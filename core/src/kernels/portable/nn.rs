@@ -556,6 +556,22 @@ pub fn var(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     reduction(ctx, args, move |g| var_and_mean(g, c).0)
 }
 
+/// `aten::var.out(self, dim?, unbiased, keepdim, out)`: Bessel's correction when `unbiased`.
+pub fn var_unbiased(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let c = if ctx.bool(args, 2)? { 1.0 } else { 0.0 };
+    reduction(ctx, args, move |g| var_and_mean(g, c).0)
+}
+
+/// `aten::mean.dtype_out(self, *, dtype?, out)`: the mean of every element, summed in float32
+/// as `mean.out` sums.
+pub fn mean_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let x = ctx.tensor(args, 0)?.buf.to_f64();
+    let s: f32 = x.iter().map(|&v| v as f32).sum();
+    let m = f64::from(s / x.len().max(1) as f32);
+    let o = out_of(ctx, args)?;
+    ctx.write_values(o, &[m])
+}
+
 /// `aten::var_mean.correction_out(self, dim?, correction?, keepdim, out0, out1)`.
 pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let c = correction(ctx, args, 2)?;

@@ -263,6 +263,27 @@ pub fn split_with_sizes_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), Ru
     split_into(ctx, args, dim, &sizes)
 }
 
+/// `aten::unbind_copy.int_out(self, dim, out[])`: each entry of `dim` as a tensor of its own.
+pub fn unbind_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let dim = ctx.dim(ctx.int(args, 1)?, input.shape.len())?;
+    let outs = ctx.tensor_list(args, args.len().saturating_sub(2))?;
+    if outs.len() != input.shape[dim] {
+        return Err(ctx.bad(format!(
+            "{} outputs for dim {dim} of {:?}",
+            outs.len(),
+            input.shape
+        )));
+    }
+    let mut shape = input.shape.clone();
+    shape.remove(dim);
+    for (k, &o) in outs.iter().enumerate() {
+        let buf = input.buf.gather(&slice_indices(&input.shape, dim, &[k]));
+        ctx.write(o, shape.clone(), buf)?;
+    }
+    Ok(())
+}
+
 /// `aten::split_copy.Tensor_out(input, split_size, dim, out[])`.
 pub fn split_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let shape = ctx.tensor(args, 0)?.shape.clone();

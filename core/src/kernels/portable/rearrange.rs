@@ -1,0 +1,320 @@
+//! Portable kernels that only move elements: each out element's source computed from its
+//! index, then gathered (pixel shuffles, reflection and replication padding, narrowing,
+//! unfolding), and the two that overwrite part of a copy (select scatter, masked fill).
+
+use super::out_of;
+use crate::kernels::ctx::Ctx;
+use crate::kernels::value::HostTensor;
+use crate::kernels::RuntimeError;
+
+type R = Result<(), RuntimeError>;
+
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1].saturating_mul(shape[d + 1]);
+    }
+    s
+}
+
+/// Writes `out` (of `shape`) with the element of `src` that `source_of` names for each out
+/// index (a multi-index into `src`).
+fn gather_into(
+    ctx: &mut Ctx<'_>,
+    src: &HostTensor,
+    out: usize,
+    shape: Vec<usize>,
+    source_of: impl Fn(&[usize], &mut [usize]),
+) -> R {
+    let n = ctx.out_len(&shape)?;
+    ctx.charge(&[n])?;
+    let st = strides(&src.shape);
+    let mut sources = Vec::with_capacity(n);
+    let mut index = vec![0usize; shape.len()];
+    let mut from = vec![0usize; src.shape.len()];
+    for _ in 0..n {
+        source_of(&index, &mut from);
+        let at: usize = from.iter().zip(&st).map(|(i, s)| i * s).sum();
+        if at >= src.buf.len() {
+            return Err(ctx.bad("an index points outside the input"));
+        }
+        sources.push(at);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    let buf = src.buf.gather(&sources);
+    ctx.write(out, shape, buf)
+}
+
+/// `[…, C, H, W]` as its three last dims, checked.
+fn chw(ctx: &Ctx<'_>, shape: &[usize]) -> Result<(usize, usize, usize, usize), RuntimeError> {
+    let r = shape.len();
+    if r < 3 {
+        return Err(ctx.bad(format!("{shape:?} has fewer than 3 dims")));
+    }
+    Ok((r, shape[r - 3], shape[r - 2], shape[r - 1]))
+}
+
+/// `aten::pixel_shuffle.out(self, upscale_factor, out)`: `[…, C·r², H, W]` → `[…, C, H·r, W·r]`.
+pub fn pixel_shuffle(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let r = usize::try_from(ctx.int(args, 1)?).ok().filter(|&r| r > 0);
+    let r = r.ok_or_else(|| ctx.bad("upscale factor must be positive"))?;
+    let (rank, c, h, w) = chw(ctx, &input.shape)?;
+    if c % (r * r) != 0 {
+        return Err(ctx.bad(format!("{c} channels do not divide by {r}²")));
+    }
+    let mut shape = input.shape.clone();
+    shape[rank - 3] = c / (r * r);
+    shape[rank - 2] = h * r;
+    shape[rank - 1] = w * r;
+    let o = out_of(ctx, args)?;
+    gather_into(ctx, &input, o, shape, |i, from| {
+        from[..rank - 3].copy_from_slice(&i[..rank - 3]);
+        let (oc, oh, ow) = (i[rank - 3], i[rank - 2], i[rank - 1]);
+        from[rank - 3] = oc * r * r + (oh % r) * r + ow % r;
+        from[rank - 2] = oh / r;
+        from[rank - 1] = ow / r;
+    })
+}
+
+/// `aten::pixel_unshuffle.out(self, downscale_factor, out)`: `[…, C, H·r, W·r]` →
+/// `[…, C·r², H, W]`.
+pub fn pixel_unshuffle(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let r = usize::try_from(ctx.int(args, 1)?).ok().filter(|&r| r > 0);
+    let r = r.ok_or_else(|| ctx.bad("downscale factor must be positive"))?;
+    let (rank, c, h, w) = chw(ctx, &input.shape)?;
+    if h % r != 0 || w % r != 0 {
+        return Err(ctx.bad(format!("{h}×{w} does not divide by {r}")));
+    }
+    let mut shape = input.shape.clone();
+    shape[rank - 3] = c * r * r;
+    shape[rank - 2] = h / r;
+    shape[rank - 1] = w / r;
+    let o = out_of(ctx, args)?;
+    gather_into(ctx, &input, o, shape, |i, from| {
+        from[..rank - 3].copy_from_slice(&i[..rank - 3]);
+        let (oc, oh, ow) = (i[rank - 3], i[rank - 2], i[rank - 1]);
+        let (sub, i_, j) = (oc / (r * r), (oc % (r * r)) / r, oc % r);
+        from[rank - 3] = sub;
+        from[rank - 2] = oh * r + i_;
+        from[rank - 1] = ow * r + j;
+    })
+}
+
+/// How a padded position finds its source.
+#[derive(Clone, Copy)]
+enum PadMode {
+    /// Mirror without repeating the edge (`reflection_pad`).
+    Reflect,
+    /// Repeat the edge (`replication_pad`).
+    Replicate,
+}
+
+/// Pads the last `k` dims by `padding` (PyTorch order: last dim first, before then after).
+fn pad(ctx: &mut Ctx<'_>, args: &[usize], k: usize, mode: PadMode) -> R {
+    let input = ctx.shared(args, 0)?;
+    let padding = ctx.ints(args, 1)?;
+    let rank = input.shape.len();
+    if padding.len() != 2 * k || rank < k {
+        return Err(ctx.bad(format!(
+            "padding {padding:?} for the last {k} dims of {:?}",
+            input.shape
+        )));
+    }
+    // (before, size) per padded dim, outermost first
+    let mut dims = Vec::with_capacity(k);
+    let mut shape = input.shape.clone();
+    for j in 0..k {
+        let d = rank - 1 - j;
+        let (before, after) = (padding[2 * j], padding[2 * j + 1]);
+        let n = input.shape[d] as i64;
+        let reflect_ok = matches!(mode, PadMode::Replicate) || (before < n && after < n);
+        if before < 0 || after < 0 || n == 0 || !reflect_ok {
+            return Err(ctx.bad(format!("padding {before}, {after} of a dim of {n}")));
+        }
+        shape[d] = (n + before + after) as usize;
+        dims.push((d, before, n));
+    }
+    let o = out_of(ctx, args)?;
+    gather_into(ctx, &input, o, shape, |i, from| {
+        from.copy_from_slice(&i[..from.len()]);
+        for &(d, before, n) in &dims {
+            let p = i[d] as i64 - before;
+            let s = match mode {
+                PadMode::Reflect if p < 0 => -p,
+                PadMode::Reflect if p >= n => 2 * (n - 1) - p,
+                PadMode::Replicate => p.clamp(0, n - 1),
+                PadMode::Reflect => p,
+            };
+            from[d] = s.clamp(0, n - 1) as usize;
+        }
+    })
+}
+
+/// `aten::reflection_pad1d.out(self, padding, out)`.
+pub fn reflection_pad1d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    pad(ctx, args, 1, PadMode::Reflect)
+}
+
+/// `aten::reflection_pad2d.out(self, padding, out)`.
+pub fn reflection_pad2d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    pad(ctx, args, 2, PadMode::Reflect)
+}
+
+/// `aten::reflection_pad3d.out(self, padding, out)`.
+pub fn reflection_pad3d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    pad(ctx, args, 3, PadMode::Reflect)
+}
+
+/// `aten::replication_pad1d.out(self, padding, out)`.
+pub fn replication_pad1d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    pad(ctx, args, 1, PadMode::Replicate)
+}
+
+/// `aten::replication_pad2d.out(self, padding, out)`.
+pub fn replication_pad2d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    pad(ctx, args, 2, PadMode::Replicate)
+}
+
+/// `aten::replication_pad3d.out(self, padding, out)`.
+pub fn replication_pad3d(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    pad(ctx, args, 3, PadMode::Replicate)
+}
+
+/// `aten::narrow_copy.out(self, dim, start, length, out)`: `length` entries of `dim` from
+/// `start` (negative counts from the end).
+pub fn narrow_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let d = ctx.dim(ctx.int(args, 1)?, input.shape.len())?;
+    let n = input.shape[d] as i64;
+    let start = ctx.int(args, 2)?;
+    let start = if start < 0 { start + n } else { start };
+    let length = ctx.int(args, 3)?;
+    if start < 0 || length < 0 || start + length > n {
+        return Err(ctx.bad(format!("narrow {start}+{length} of a dim of {n}")));
+    }
+    let mut shape = input.shape.clone();
+    shape[d] = length as usize;
+    let o = out_of(ctx, args)?;
+    gather_into(ctx, &input, o, shape, |i, from| {
+        from.copy_from_slice(i);
+        from[d] += start as usize;
+    })
+}
+
+/// `aten::unfold_copy.out(self, dimension, size, step, out)`: every window of `size` along
+/// `dimension`, `step` apart, as a new last dim.
+pub fn unfold_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let rank = input.shape.len();
+    let d = ctx.dim(ctx.int(args, 1)?, rank.max(1))?;
+    let n = input.shape.get(d).copied().unwrap_or(1);
+    let size = usize::try_from(ctx.int(args, 2)?).map_err(|_| ctx.bad("negative size"))?;
+    let step = usize::try_from(ctx.int(args, 3)?).ok().filter(|&s| s > 0);
+    let step = step.ok_or_else(|| ctx.bad("step must be positive"))?;
+    if size > n {
+        return Err(ctx.bad(format!("a window of {size} in a dim of {n}")));
+    }
+    let mut shape = input.shape.clone();
+    if rank > 0 {
+        shape[d] = (n - size) / step + 1;
+    }
+    shape.push(size);
+    let o = out_of(ctx, args)?;
+    gather_into(ctx, &input, o, shape, |i, from| {
+        from.copy_from_slice(&i[..rank]);
+        if rank > 0 {
+            from[d] = i[d] * step + i[rank];
+        }
+    })
+}
+
+/// `aten::select_scatter.out(self, src, dim, index, out)`: `self` with entry `index` of `dim`
+/// replaced by `src`.
+pub fn select_scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let src = ctx.shared(args, 1)?;
+    let rank = input.shape.len();
+    let d = ctx.dim(ctx.int(args, 2)?, rank)?;
+    let n = input.shape[d] as i64;
+    let index = ctx.int(args, 3)?;
+    let index = if index < 0 { index + n } else { index };
+    let mut expected = input.shape.clone();
+    expected.remove(d);
+    if index < 0 || index >= n || src.shape != expected {
+        return Err(ctx.bad(format!(
+            "src {:?} at index {index} of dim {d} of {:?}",
+            src.shape, input.shape
+        )));
+    }
+    let o = out_of(ctx, args)?;
+    ctx.charge(&[input.buf.len()])?;
+    let (st, sst) = (strides(&input.shape), strides(&src.shape));
+    let mut out = input.buf.to_f64();
+    let values = src.buf.to_f64();
+    let mut idx = vec![0usize; src.shape.len()];
+    for _ in 0..values.len() {
+        let mut e = 0usize;
+        let mut at = 0usize;
+        for (dd, &s) in st.iter().enumerate() {
+            let i = if dd == d {
+                index as usize
+            } else {
+                e += 1;
+                idx[e - 1]
+            };
+            at += i * s;
+        }
+        let from: usize = idx.iter().zip(&sst).map(|(a, b)| a * b).sum();
+        if let (Some(t), Some(&v)) = (out.get_mut(at), values.get(from)) {
+            *t = v;
+        }
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < src.shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    ctx.write_values(o, &out)
+}
+
+/// `aten::masked_fill.Scalar_out(self, mask, value, out)`: `self` with `value` wherever the
+/// mask, broadcast to its shape, is true.
+pub fn masked_fill(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let mask = ctx.shared(args, 1)?;
+    let value = ctx.double(args, 2)?;
+    let fits = mask.shape.len() <= input.shape.len()
+        && mask
+            .shape
+            .iter()
+            .rev()
+            .zip(input.shape.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1);
+    if !fits {
+        return Err(ctx.bad(format!(
+            "mask {:?} does not broadcast to {:?}",
+            mask.shape, input.shape
+        )));
+    }
+    ctx.charge(&[input.buf.len()])?;
+    let m = mask.buf.to_f64();
+    let sources = crate::kernels::layout::broadcast_index(&mask.shape, &input.shape);
+    let mut out = input.buf.to_f64();
+    for (x, &s) in out.iter_mut().zip(&sources) {
+        if m.get(s).is_some_and(|&b| b != 0.0) {
+            *x = value;
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write_values(o, &out)
+}
