@@ -34,16 +34,17 @@ PROGRAMS = [
     ("tests/fixtures/models/audio_gru/model_fp32.pte", "tests/fixtures/models/audio_gru/input.npy"),
     # state carried from call to call: both calls must agree
     ("tests/fixtures/programs/mutable_state/model.pte", "tests/fixtures/programs/mutable_state/input_0.npy"),
+    ("tests/fixtures/programs/kv_cache/model.pte", "tests/fixtures/programs/kv_cache/input_0.npy+tests/fixtures/programs/kv_cache/input_1.npy"),
     # where re-planning saves most (409,600 -> 281,600 B); only beside ../shared/reference
     ("../shared/reference/mobilenet_v1_025_vww/model_int8_qdq_portable.pte", "../shared/reference/mobilenet_v1_025_vww/input.npy"),
 ]
 
 
-def run(pte: Path, x: np.ndarray):
+def run(pte: Path, xs: list):
     """Two calls of one loaded method (the second sees any state the first left)."""
     method = Runtime.get().load_program(pte.read_bytes()).load_method("forward")
-    first = [o.numpy() for o in method.execute([torch.from_numpy(x)])]
-    return first + [o.numpy() for o in method.execute([torch.from_numpy(x)])]
+    first = [o.numpy() for o in method.execute([torch.from_numpy(x) for x in xs])]
+    return first + [o.numpy() for o in method.execute([torch.from_numpy(x) for x in xs])]
 
 
 def main() -> int:
@@ -55,7 +56,7 @@ def main() -> int:
         for pte, inp in PROGRAMS:
             if not Path(pte).exists():
                 continue
-            x = np.load(inp)
+            x = [np.load(p) for p in inp.split("+")]
             want = run(Path(pte), x)
             for algorithm in ["executorch", "best_fit", "in_place", "reorder", "best"]:
                 out = Path(d) / f"{Path(pte).stem}_{algorithm}.pte"

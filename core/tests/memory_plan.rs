@@ -241,6 +241,10 @@ fn runnable_programs() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
         fx.join("programs/mutable_state/model.pte"),
         vec![fx.join("programs/mutable_state/input_0.npy")],
     ));
+    programs.push((
+        fx.join("programs/kv_cache/model.pte"),
+        common::numbered(&fx.join("programs/kv_cache"), "input"),
+    ));
     // one program per Cortex-M operator case (both flows)
     let ops = common::fixtures().join("ops");
     for dir in std::fs::read_dir(&ops).into_iter().flatten().flatten() {

@@ -76,6 +76,8 @@ fn portable_kernel_programs_match_executorchs_runtime() {
         // a mutable buffer read and written back by `aten::copy_` (tools/make_mutable_state.py):
         // the first call, from the state ExecuTorch's runtime starts with
         "mutable_state",
+        // a cache updated in place at given rows (`aten::index_put_`), then read
+        "kv_cache",
     ] {
         let dir = programs().join(name);
         let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
@@ -88,7 +90,7 @@ fn portable_kernel_programs_match_executorchs_runtime() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17);
+    assert_eq!(checked, 18);
 }
 
 #[test]

@@ -45,19 +45,10 @@ pub type Creation = (usize, u8, usize);
 pub fn creation_order(graph: &Graph) -> HashMap<ValueId, Creation> {
     let root = |v: ValueId| super::root_of(graph, v);
     let mut order: HashMap<ValueId, Creation> = HashMap::new();
-    // a value some instruction reads before another writes it is a mutable buffer: a
-    // placeholder, before the user inputs
-    let position = |node: Option<usize>| {
-        node.and_then(|n| graph.nodes.get(n))
-            .and_then(|n| n.instruction_id)
-    };
+    // mutable buffers are placeholders, before the user inputs
     for v in &graph.values {
-        let written = position(v.producer);
-        let first_read = v.consumers.iter().filter_map(|&c| position(Some(c))).min();
-        if let (Some(w), Some(r)) = (written, first_read) {
-            if r < w && !graph.inputs.contains(&v.id) {
-                order.entry(root(v.id)).or_insert((0, 0, v.id));
-            }
+        if super::kept_between_calls(graph, v.id) {
+            order.entry(root(v.id)).or_insert((0, 0, v.id));
         }
     }
     for (i, &v) in graph.inputs.iter().enumerate() {

@@ -168,8 +168,7 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         let producer = v.producer.and_then(instr);
         let input = is_input(v.id);
         let output = group.iter().any(|&g| is_output(g));
-        // read before it is written: state that outlives a call
-        let state = !input && producer.is_some_and(|p| consumers.first().is_some_and(|&c| c < p));
+        let state = !input && kept_between_calls(graph, v.id);
         let role = if input {
             TensorRole::Input
         } else if state {
@@ -258,6 +257,32 @@ pub fn derive(graph: &Graph) -> MemoryPlan {
         arenas,
         findings,
     }
+}
+
+/// Whether value `v` is state a method keeps from one call to the next (a mutable buffer): an
+/// instruction reads it before another writes it back (`copy_` at the end of a method), or its
+/// only writer updates it in place (`index_put_` on a KV cache after ExecuTorch's reinplace
+/// pass, whose first argument is the value it writes).
+pub(crate) fn kept_between_calls(graph: &Graph, v: ValueId) -> bool {
+    let Some(val) = graph.values.get(v) else {
+        return false;
+    };
+    if graph.inputs.contains(&v) {
+        return false;
+    }
+    let Some(writer) = val.producer.and_then(|p| graph.nodes.get(p)) else {
+        return false;
+    };
+    let in_place = writer.op.ends_with('_') && writer.args.first().and_then(|a| a.value) == Some(v);
+    let read_before = match writer.instruction_id {
+        Some(w) => val
+            .consumers
+            .iter()
+            .filter_map(|&c| graph.nodes.get(c).and_then(|n| n.instruction_id))
+            .any(|c| c < w),
+        None => false,
+    };
+    in_place || read_before
 }
 
 fn root_of(graph: &Graph, mut v: ValueId) -> ValueId {

@@ -82,16 +82,20 @@ pub fn gather(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.write(o, shape, input.buf.gather(&sources))
 }
 
-/// `aten::index.Tensor_out(self, indices, out)`: advanced indexing by a list of optional index
-/// tensors (broadcast together; an absent entry keeps its dim), as NumPy and PyTorch index.
-pub fn index_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
-    let input = ctx.shared(args, 0)?;
+/// Advanced indexing of a tensor of `shape` by the optional index tensors of argument 1
+/// (broadcast together; an absent entry keeps its dim), as NumPy and PyTorch index: the shape
+/// of the result and, per result element, its flat position in the tensor.
+fn indexed_positions(
+    ctx: &Ctx<'_>,
+    args: &[usize],
+    shape: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>), RuntimeError> {
     let list: Vec<Option<usize>> = match ctx.values.get(ctx.arg(args, 1)?) {
         Some(RValue::OptionalTensorList(v)) => v.clone(),
         Some(RValue::TensorList(v)) => v.iter().map(|&x| Some(x)).collect(),
         _ => return Err(ctx.bad("indices should be a list of tensors")),
     };
-    let rank = input.shape.len();
+    let rank = shape.len();
     if list.len() > rank {
         return Err(ctx.bad("more indices than dims"));
     }
@@ -132,9 +136,9 @@ pub fn index_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
         .collect();
     let out_shape: Vec<usize> = before
         .iter()
-        .map(|&d| input.shape[d])
+        .map(|&d| shape[d])
         .chain(b.iter().copied())
-        .chain(after.iter().map(|&d| input.shape[d]))
+        .chain(after.iter().map(|&d| shape[d]))
         .collect();
     let values: Vec<(usize, Vec<f64>, Vec<usize>)> = tensors
         .iter()
@@ -146,9 +150,9 @@ pub fn index_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
             )
         })
         .collect();
-    let st = strides(&input.shape);
+    let st = strides(shape);
     let b_strides = strides(&b);
-    let mut sources = Vec::new();
+    let mut positions = Vec::new();
     let mut err = None;
     each_index(&out_shape, |i| {
         let (ib, rest_i) = (&i[before.len()..before.len() + b.len()], &i[..before.len()]);
@@ -162,18 +166,26 @@ pub fn index_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
             at += after_i[k] * st[d];
         }
         for (d, v, map) in &values {
-            match wrap(ctx, v[map[flat_b]], input.shape[*d]) {
+            match wrap(ctx, v[map[flat_b]], shape[*d]) {
                 Ok(c) => at += c * st[*d],
                 Err(e) => {
                     err.get_or_insert(e);
                 }
             }
         }
-        sources.push(at);
+        positions.push(at);
     });
-    if let Some(e) = err {
-        return Err(e);
+    match err {
+        Some(e) => Err(e),
+        None => Ok((out_shape, positions)),
     }
+}
+
+/// `aten::index.Tensor_out(self, indices, out)`: advanced indexing by a list of optional index
+/// tensors (broadcast together; an absent entry keeps its dim), as NumPy and PyTorch index.
+pub fn index_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let (out_shape, sources) = indexed_positions(ctx, args, &input.shape)?;
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
     if shape.iter().product::<usize>() != sources.len() {
@@ -184,6 +196,58 @@ pub fn index_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.write(o, shape, input.buf.gather(&sources))
 }
 
+/// `aten::index_put.out(self, indices, values, accumulate, out)`: a copy of `self` with
+/// `values` (broadcast to the indexed shape) written, or added with `accumulate`, where
+/// `self[indices]` reads.
+pub fn index_put(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let (shape, buf) = index_put_values(ctx, args)?;
+    let o = out_of(ctx, args)?;
+    ctx.write(o, shape, buf)
+}
+
+/// `aten::index_put_(self, indices, values, accumulate)`, in place (a KV cache's update after
+/// ExecuTorch's reinplace pass): `self` itself, and the returned value, which is `self`.
+pub fn index_put_in_place(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let (shape, buf) = index_put_values(ctx, args)?;
+    let dst = ctx.arg(args, 0)?;
+    let ret = *args.last().ok_or_else(|| ctx.bad("no arguments"))?;
+    if ret != dst && args.len() > 4 {
+        ctx.write(ret, shape.clone(), buf.clone())?;
+    }
+    ctx.write(dst, shape, buf)
+}
+
+fn index_put_values(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(Vec<usize>, Buf), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let values = ctx.shared(args, 2)?;
+    let accumulate = ctx.bool(args, 3)?;
+    let (shape, positions) = indexed_positions(ctx, args, &input.shape)?;
+    let fits = values.shape.len() <= shape.len()
+        && values
+            .shape
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1);
+    if !fits {
+        return Err(ctx.bad(format!(
+            "values {:?} do not broadcast to {shape:?}",
+            values.shape
+        )));
+    }
+    ctx.charge(&[positions.len().max(input.buf.len())])?;
+    let v = values.buf.to_f64();
+    let map = crate::kernels::layout::broadcast_index(&values.shape, &shape);
+    let mut out = input.buf.to_f64();
+    for (&at, &k) in positions.iter().zip(&map) {
+        if let (Some(o), Some(&x)) = (out.get_mut(at), v.get(k)) {
+            *o = if accumulate { *o + x } else { x };
+        }
+    }
+    let like = ctx.out_like(ctx.arg(args, 0)?)?;
+    Ok((input.shape.clone(), Buf::from_f64_like(&like, &out)))
+}
+
 /// `scatter.src_out(self, dim, index, src, out)` (`add`: `scatter_add.out`): a copy of `self`
 /// with `src[..i..]` written (or added) at `index[..i..]` along `dim`.
 fn scatter_into(ctx: &mut Ctx<'_>, args: &[usize], add: bool) -> R {
@@ -191,12 +255,18 @@ fn scatter_into(ctx: &mut Ctx<'_>, args: &[usize], add: bool) -> R {
     let rank = input.shape.len();
     let d = ctx.dim(ctx.int(args, 1)?, rank)?;
     let index = ctx.shared(args, 2)?;
-    let src = ctx.shared(args, 3)?;
-    let (st, sst, idx, sv) = (
+    // a scalar value (`scatter.value_out`) is every source element
+    let (src_shape, sv) = match ctx.values.get(ctx.arg(args, 3)?) {
+        Some(RValue::Tensor(t)) => (t.shape.clone(), t.buf.to_f64()),
+        _ => (
+            index.shape.clone(),
+            vec![ctx.double(args, 3)?; index.buf.len()],
+        ),
+    };
+    let (st, sst, idx) = (
         strides(&input.shape),
-        strides(&src.shape),
+        strides(&src_shape),
         index.buf.to_f64(),
-        src.buf.to_f64(),
     );
     let mut out = input.buf.to_f64();
     let mut k = 0;
@@ -235,6 +305,49 @@ fn scatter_into(ctx: &mut Ctx<'_>, args: &[usize], add: bool) -> R {
 /// `aten::scatter.src_out(self, dim, index, src, out)`.
 pub fn scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     scatter_into(ctx, args, false)
+}
+
+/// `aten::scatter.value_out(self, dim, index, value, out)`: `value` at every index.
+pub fn scatter_value(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    scatter_into(ctx, args, false)
+}
+
+/// `aten::masked_scatter.out(self, mask, source, out)`: `self` with the elements of `source`,
+/// in order, wherever the mask (broadcast to `self`) is true.
+pub fn masked_scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let mask = ctx.shared(args, 1)?;
+    let source = ctx.shared(args, 2)?;
+    let fits = mask.shape.len() <= input.shape.len()
+        && mask
+            .shape
+            .iter()
+            .rev()
+            .zip(input.shape.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1);
+    if !fits {
+        return Err(ctx.bad(format!(
+            "mask {:?} does not broadcast to {:?}",
+            mask.shape, input.shape
+        )));
+    }
+    ctx.charge(&[input.buf.len()])?;
+    let m = mask.buf.to_f64();
+    let map = crate::kernels::layout::broadcast_index(&mask.shape, &input.shape);
+    let src = source.buf.to_f64();
+    let mut out = input.buf.to_f64();
+    let mut next = 0usize;
+    for (x, &k) in out.iter_mut().zip(&map) {
+        if m.get(k).is_some_and(|&b| b != 0.0) {
+            *x = *src
+                .get(next)
+                .ok_or_else(|| ctx.bad("the source has fewer elements than the mask selects"))?;
+            next += 1;
+        }
+    }
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &out))
 }
 
 /// `aten::scatter_add.out(self, dim, index, src, out)`.

@@ -572,6 +572,84 @@ pub fn mean_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     ctx.write_values(o, &[m])
 }
 
+/// The `p`-norm distance of two float32 rows, accumulated in float32 as the portable kernel
+/// does (`p` = 0 counts differences, ∞ takes the largest).
+fn p_distance(a: &[f64], b: &[f64], p: f64) -> f64 {
+    let diffs = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| ((x as f32) - (y as f32)).abs());
+    let d = if p == 0.0 {
+        diffs.map(|d| f32::from(u8::from(d != 0.0))).sum::<f32>()
+    } else if p.is_infinite() {
+        diffs.fold(0.0f32, f32::max)
+    } else if p == 1.0 {
+        diffs.sum::<f32>()
+    } else if p == 2.0 {
+        diffs.map(|d| d * d).sum::<f32>().sqrt()
+    } else {
+        let p32 = p as f32;
+        diffs.map(|d| d.powf(p32)).sum::<f32>().powf(1.0 / p32)
+    };
+    f64::from(d)
+}
+
+/// `aten::_cdist_forward.out(x1[…, P, M], x2[…, R, M], p, compute_mode?, out[…, P, R])`.
+pub fn cdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let (a, b) = (ctx.shared(args, 0)?, ctx.shared(args, 1)?);
+    let p = ctx.double(args, 2)?;
+    let (ra, rb) = (a.shape.len(), b.shape.len());
+    if ra < 2
+        || rb < 2
+        || a.shape[ra - 1] != b.shape[rb - 1]
+        || a.shape[..ra - 2] != b.shape[..rb - 2]
+    {
+        return Err(ctx.bad(format!("cdist of {:?} and {:?}", a.shape, b.shape)));
+    }
+    let (pn, rn, m) = (a.shape[ra - 2], b.shape[rb - 2], a.shape[ra - 1]);
+    let batches: usize = a.shape[..ra - 2].iter().product();
+    ctx.charge(&[batches, pn, rn, m])?;
+    let (x, y) = (a.buf.to_f64(), b.buf.to_f64());
+    let mut out = Vec::with_capacity(batches * pn * rn);
+    for bt in 0..batches {
+        for i in 0..pn {
+            let row = &x[(bt * pn + i) * m..(bt * pn + i + 1) * m];
+            for j in 0..rn {
+                out.push(p_distance(
+                    row,
+                    &y[(bt * rn + j) * m..(bt * rn + j + 1) * m],
+                    p,
+                ));
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write_values(o, &out)
+}
+
+/// `aten::_pdist_forward.out(self[N, M], p, out[N·(N−1)/2])`: the distance of every pair of
+/// rows `i < j`, in order.
+pub fn pdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let a = ctx.shared(args, 0)?;
+    let p = ctx.double(args, 1)?;
+    let [n, m] = <[usize; 2]>::try_from(a.shape.as_slice())
+        .map_err(|_| ctx.bad("pdist needs a 2-D tensor"))?;
+    ctx.charge(&[n, n, m])?;
+    let x = a.buf.to_f64();
+    let mut out = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            out.push(p_distance(
+                &x[i * m..(i + 1) * m],
+                &x[j * m..(j + 1) * m],
+                p,
+            ));
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write_values(o, &out)
+}
+
 /// `aten::var_mean.correction_out(self, dim?, correction?, keepdim, out0, out1)`.
 pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let c = correction(ctx, args, 2)?;

@@ -318,3 +318,54 @@ pub fn masked_fill(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let o = out_of(ctx, args)?;
     ctx.write_values(o, &out)
 }
+
+/// `aten::as_strided_copy.out(self, size, stride, storage_offset?, out)`: element `i` of the
+/// out tensor is `self`'s storage at `storage_offset + Σ i_k · stride_k`.
+pub fn as_strided_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let size = ctx.ints(args, 1)?;
+    let stride = ctx.ints(args, 2)?;
+    let offset = match ctx.values.get(ctx.arg(args, 3)?) {
+        Some(crate::kernels::value::RValue::None) => 0,
+        _ => ctx.int(args, 3)?,
+    };
+    if size.len() != stride.len() || size.iter().chain(&stride).any(|&v| v < 0) || offset < 0 {
+        return Err(ctx.bad(format!("size {size:?}, stride {stride:?}, offset {offset}")));
+    }
+    let shape: Vec<usize> = size.iter().map(|&v| v as usize).collect();
+    let stride: Vec<usize> = stride.iter().map(|&v| v as usize).collect();
+    let n = ctx.out_len(&shape)?;
+    ctx.charge(&[n])?;
+    let mut sources = Vec::with_capacity(n);
+    let mut index = vec![0usize; shape.len()];
+    for _ in 0..n {
+        let at = offset as usize + index.iter().zip(&stride).map(|(i, s)| i * s).sum::<usize>();
+        if at >= input.buf.len() {
+            return Err(ctx.bad(format!(
+                "a stride reaches element {at} of {}",
+                input.buf.len()
+            )));
+        }
+        sources.push(at);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    let o = out_of(ctx, args)?;
+    let buf = input.buf.gather(&sources);
+    ctx.write(o, shape, buf)
+}
+
+/// `aten::empty.out(size, memory_format?, out)` and `dim_order_ops::_empty_dim_order.out(size,
+/// dim_order?, out)`: the out tensor as it is (its contents are unspecified; the host's are
+/// zeros).
+pub fn empty(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let o = out_of(ctx, args)?;
+    let shape = ctx.out_shape(o)?;
+    let n = ctx.out_len(&shape)?;
+    ctx.write_values(o, &vec![0.0; n])
+}
