@@ -680,6 +680,25 @@ fn re_planned_programs_run_on_the_board_equal_to_the_host() {
             "best",
         ));
     }
+    // the reference models in every Cortex-M flow and core, when ../shared/reference is there;
+    // ExecuTorch's plan is already their smallest, so best fit places them otherwise
+    let reference = root.join("../../../shared/reference");
+    for m in [
+        "ds_cnn_kws",
+        "mobilenet_v1_025_vww",
+        "tiny_conv_relu_linear",
+    ] {
+        for v in [
+            "model_int8_cortex_m55",
+            "model_int8_cortex_m55_default",
+            "model_int8_cortex_m4_default",
+        ] {
+            let pte = reference.join(m).join(format!("{v}.pte"));
+            if pte.exists() {
+                programs.push((pte, vec!["input.npy".into()], "best_fit"));
+            }
+        }
+    }
     let mut cases: Vec<PathBuf> = std::fs::read_dir(root.join("ops"))
         .expect("ops fixtures")
         .filter_map(|e| e.ok().map(|e| e.path().join("model.pte")))

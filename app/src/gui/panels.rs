@@ -822,7 +822,10 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             // view state: zoom and pan move both)
             let moved = chosen
                 .filter(|c| c.name != "executorch" || !alt.is_some_and(|x| x.executorch_reproduced))
-                .map(|c| (c.name, etscope_core::plan::alternatives::moved(a, c)));
+                .and_then(|c| {
+                    etscope_core::plan::alternatives::moved(plan, a.memory_id, c)
+                        .map(|m| (c.name, m))
+                });
             match &moved {
                 Some((name, other)) => {
                     ui.columns(2, |cols| {
@@ -837,7 +840,11 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
                         ) {
                             clicked = Some(iid);
                         }
-                        cols[1].label(format!("as {name} places it"));
+                        cols[1].label(if *name == "reorder" {
+                            "as reorder places it (time: the new chain order)".to_string()
+                        } else {
+                            format!("as {name} places it")
+                        });
                         if let Some(iid) = memory_view::arena_ui(
                             &mut cols[1],
                             other,

@@ -513,9 +513,19 @@ pub fn write_program(
     with_plan(program, plan_index, &placements, &sizes, order)
 }
 
-/// `arena` with its tensors where `alg` puts them: the same declared size (so both draw on the
-/// same axes), `alg`'s peak.
-pub fn moved(arena: &Arena, alg: &AlgorithmPlan) -> Arena {
+/// Arena `memory_id` of `plan` with its tensors where `alg` puts them, over the lifetimes of the
+/// chain order `alg` assumes (time is then that order's instruction index): the same declared
+/// size (so both draw on the same axes), `alg`'s peak.
+pub fn moved(plan: &MemoryPlan, memory_id: u32, alg: &AlgorithmPlan) -> Option<Arena> {
+    let reordered;
+    let plan = match &alg.order {
+        Some(order) => {
+            reordered = reorder::relifed(plan, order);
+            &reordered
+        }
+        None => plan,
+    };
+    let arena = plan.arenas.iter().find(|a| a.memory_id == memory_id)?;
     let at: HashMap<ValueId, u64> = alg.tensors.iter().map(|t| (t.value, t.offset)).collect();
     let mut out = arena.clone();
     for t in &mut out.tensors {
@@ -525,5 +535,5 @@ pub fn moved(arena: &Arena, alg: &AlgorithmPlan) -> Arena {
     }
     out.tensors.sort_by_key(|t| (t.offset, t.first, t.value));
     out.peak = alg.peak;
-    out
+    Some(out)
 }
