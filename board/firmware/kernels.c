@@ -231,6 +231,16 @@ int8_t k_quantize_mve(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax
   return (int8_t)clamp(q16, qmin, qmax);
 }
 
+/* The Helium int16 quantize loop: the same rounding, clamped in 32 bits. */
+int16_t k_quantize_mve_s16(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
+  const float magic = 12582912.0f;
+  union { float f; int32_t i; } r, m;
+  r.f = __builtin_fmaf(x, inv, magic);
+  m.f = magic;
+  int32_t q = (int32_t)((uint32_t)r.i - ((uint32_t)m.i - (uint32_t)zp));
+  return (int16_t)clamp(q, qmin, qmax);
+}
+
 int32_t k_quantize_scalar(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
   float q = __builtin_rintf(inv * x);
   int32_t qi;
@@ -254,4 +264,120 @@ void k_batch_matmul_s8(const int8_t *l, const int8_t *r, int32_t batches, int32_
         for (int32_t p = 0; p < k; p++) acc = mac(acc, row[p], l_off, col[p], r_off);
         out[(b * m + i) * n + j] = (int8_t)clamp(wadd(k_requantize(acc, mult, shift), o_off), -128, 127);
       }
+}
+
+static int32_t tap(const int8_t *x, const int8_t *w, int32_t ic, int32_t x_off) {
+  int32_t s = 0;
+  for (int32_t i = 0; i < ic; i++) s = mac(s, x[i], x_off, w[i], 0);
+  return s;
+}
+
+/* The exact transpose convolution (arm_transpose_conv_wrapper_s8's reverse-convolution path):
+ * every input pixel scattered through the kernel into a zeroed int32 accumulator. */
+static void transpose_conv_exact(const k_tconv *t, int32_t *acc, int8_t *out) {
+  const int32_t n = t->in[0], ih = t->in[1], iw = t->in[2], ic = t->in[3];
+  const int32_t kh = t->wd[1], kw = t->wd[2], oh = t->od[1], ow = t->od[2], oc = t->od[3];
+  for (int32_t i = 0; i < n * oh * ow * oc; i++) acc[i] = 0;
+  for (int32_t b = 0; b < n; b++)
+    for (int32_t y = 0; y < ih; y++)
+      for (int32_t xi = 0; xi < iw; xi++) {
+        const int8_t *xin = t->x + ((b * ih + y) * iw + xi) * ic;
+        for (int32_t ky = 0; ky < kh; ky++) {
+          int32_t oy = y * t->sh + ky - t->ph;
+          if (oy < 0 || oy >= oh) continue;
+          for (int32_t kx = 0; kx < kw; kx++) {
+            int32_t ox = xi * t->sw + kx - t->pw;
+            if (ox < 0 || ox >= ow) continue;
+            int32_t at = ((b * oh + oy) * ow + ox) * oc;
+            for (int32_t o = 0; o < oc; o++)
+              acc[at + o] = wadd(acc[at + o], tap(xin, t->w + ((o * kh + ky) * kw + kx) * ic, ic, t->input_offset));
+          }
+        }
+      }
+  for (int32_t i = 0; i < n * oh * ow * oc; i++) {
+    int32_t ch = i % oc;
+    out[i] = requant_apply(t->rq, wadd(acc[i], t->bias ? t->bias[ch] : 0), ch);
+  }
+}
+
+/* arm_transpose_conv_s8 as CMSIS-NN dbf45dbf runs it: input rows scattered into a rolling int32
+ * buffer of max(KH, SH) rows, rows written out as they complete. When the padding is not a
+ * multiple of the stride the first input rows land in the wrong buffer rows and the last output
+ * row is never written (those bytes keep what the arena held), as on the device. */
+static void transpose_conv_rolling(const k_tconv *t, int32_t *buf, int8_t *out, int32_t out_len) {
+  const int32_t n = t->in[0], ih = t->in[1], iw = t->in[2], ic = t->in[3];
+  const int32_t kh = t->wd[1], kw = t->wd[2], oh = t->od[1], ow = t->od[2], oc = t->od[3];
+  const int32_t sh = t->sh, sw = t->sw, ph = t->ph, pw = t->pw;
+  const int32_t buf_x_elements = (iw > 0 ? iw - 1 : 0) * sw + (kw > sw ? kw : sw);
+  const int32_t buf_x = buf_x_elements * oc;
+  const int32_t buf_size = (kh > sh ? kh : sh) * buf_x;
+  int32_t out_pos = 0;
+  for (int32_t b = 0; b < n; b++) {
+    for (int32_t i = 0; i < buf_size; i++) buf[i] = t->bias ? t->bias[i % oc] : 0;
+    int32_t buf_row = 0;
+    for (int32_t j = 0; j < ih; j++) {
+      int32_t skip_top = ph - j * sh;
+      if (skip_top < 0) skip_top = 0;
+      int32_t skip_bottom = j * sh + kh - (ph + oh) - 1;
+      if (skip_bottom < 0) skip_bottom = 0;
+      int32_t rows = kh - skip_top - skip_bottom;
+      const int8_t *lhs = t->x + ((b * ih + j) * iw) * ic;
+      for (int32_t xi = 0; xi < iw; xi++) {
+        const int8_t *xin = lhs + xi * ic;
+        for (int32_t o = 0; o < oc; o++) {
+          int32_t index = buf_row;
+          for (int32_t i_row = 0; i_row < rows; i_row++) {
+            int32_t ky = skip_top + i_row;
+            for (int32_t kx = 0; kx < kw; kx++) {
+              int32_t at = index + (xi * sw + kx) * oc + o;
+              if (at >= 0 && at < buf_size)
+                buf[at] = wadd(buf[at], tap(xin, t->w + ((o * kh + ky) * kw + kx) * ic, ic, t->input_offset));
+            }
+            index = buf_size > 0 ? (index + buf_x) % buf_size : 0;
+          }
+        }
+      }
+      if (skip_top == 0) {
+        for (int32_t s = 0; s < sh; s++) {
+          int32_t start = buf_row + oc * pw;
+          for (int32_t k = 0; k < ow * oc; k++) {
+            int32_t acc = start + k < buf_size ? buf[start + k] : 0;
+            if (out_pos < out_len) out[out_pos] = requant_apply(t->rq, acc, k % oc);
+            out_pos++;
+          }
+          for (int32_t i = 0; i < buf_x && buf_row + i < buf_size; i++)
+            buf[buf_row + i] = t->bias ? t->bias[i % oc] : 0;
+          buf_row = buf_size > 0 ? (buf_row + buf_x) % buf_size : 0;
+        }
+      }
+    }
+    for (int32_t y = 0; y < kh - sh; y++) {
+      int32_t row = ih * sh + y;
+      if (row >= ph && row < ph + oh) {
+        int32_t start = buf_row + oc * pw;
+        for (int32_t k = 0; k < ow * oc; k++) {
+          int32_t acc = start + k < buf_size ? buf[start + k] : 0;
+          if (out_pos < out_len) out[out_pos] = requant_apply(t->rq, acc, k % oc);
+          out_pos++;
+        }
+      }
+      buf_row = buf_size > 0 ? (buf_row + buf_x) % buf_size : 0;
+    }
+  }
+}
+
+int k_transpose_conv_s8(const k_tconv *t, int32_t *work, int32_t work_len, int8_t *out) {
+  const int32_t n = t->in[0], ih = t->in[1], iw = t->in[2], ic = t->in[3];
+  const int32_t kh = t->wd[1], kw = t->wd[2], oh = t->od[1], ow = t->od[2], oc = t->od[3];
+  (void)ih;
+  int reverse = t->sh <= 2 && t->sw <= 2 && ic > 16;
+  if (reverse) {
+    if (n * oh * ow * oc > work_len) return -1;
+    transpose_conv_exact(t, work, out);
+    return 0;
+  }
+  int32_t buf_x = ((iw > 0 ? iw - 1 : 0) * t->sw + (kw > t->sw ? kw : t->sw)) * oc;
+  if ((kh > t->sh ? kh : t->sh) * buf_x > work_len) return -1;
+  transpose_conv_rolling(t, work, out, n * oh * ow * oc);
+  return 0;
 }

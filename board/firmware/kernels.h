@@ -18,6 +18,24 @@ typedef struct {
 
 int32_t k_requantize(int32_t val, int32_t multiplier, int32_t shift);
 
+/* One transpose convolution over NHWC memory: input, weight [oc, kh, kw, ic], bias, stride and
+ * padding (h, w), the input offset and the per-channel requantization. */
+typedef struct {
+  const int8_t *x;
+  int32_t in[4];
+  const int8_t *w;
+  int32_t wd[4];
+  const int32_t *bias;
+  int32_t sh, sw, ph, pw, input_offset;
+  const k_requant *rq;
+  int32_t od[4];
+} k_tconv;
+
+/* arm_transpose_conv_wrapper_s8 of CMSIS-NN dbf45dbf: the exact (reverse-convolution) path for
+ * more than 16 input channels with strides <= 2, else arm_transpose_conv_s8's rolling buffer with
+ * its padding defect. `work` holds work_len int32 accumulators; returns -1 when too small. */
+int k_transpose_conv_s8(const k_tconv *t, int32_t *work, int32_t work_len, int8_t *out);
+
 /* arm_batch_matmul_s8: out[b][i][j] = requantize(sum_k (l + l_off)(r + r_off)) + o_off, the
  * right-hand side given transposed ([B, N, K]). */
 void k_batch_matmul_s8(const int8_t *l, const int8_t *r, int32_t batches, int32_t m, int32_t k,
@@ -46,4 +64,5 @@ void k_softmax_row_s8(const int8_t *x, int32_t n, int32_t multiplier, int32_t le
 
 int8_t k_quantize_mve(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax);
 int32_t k_quantize_scalar(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax);
+int16_t k_quantize_mve_s16(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax);
 #endif

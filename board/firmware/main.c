@@ -9,6 +9,8 @@
 #include "kernels.h"
 
 #define IMAGE_BASE 0x60000000u
+/* DDR (machine RAM) from IMAGE_BASE: 2 GiB on QEMU mps3-an547; the firmware uses 512 MiB of it */
+#define DDR_BYTES 0x20000000u
 #define RTT_BYTES (256u * 1024u)
 #define TICK_HZ 32000000u /* mps3-an547 processor clock; with -icount it is virtual time */
 
@@ -17,7 +19,8 @@ enum { ST_FLOAT = 6, ST_CHAR = 1, ST_SHORT = 2 };
 enum {
   OP_QUANTIZE = 1, OP_DEQUANTIZE, OP_CONV_NHWC, OP_DW_NHWC, OP_CONV, OP_DW, OP_LINEAR,
   OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER,
-  OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM, OP_DIV, OP_BATCH_MATMUL
+  OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM, OP_DIV, OP_BATCH_MATMUL,
+  OP_TRANSPOSE_CONV_NHWC, OP_TRANSPOSE_CONV, OP_HARDTANH
 };
 
 typedef struct {
@@ -37,6 +40,10 @@ static char rtt_buffer[RTT_BYTES];
 static const uint8_t *image;
 static uint8_t *arena_base[256];
 static const char *error_text;
+/* int32 accumulators for the kernels that need them (transpose convolution), in DDR after the
+ * arenas */
+static int32_t *g_work;
+static int32_t g_work_len;
 
 /* Board status for a debugger: 1 = running, 2 = done, 3 = error. */
 volatile uint32_t g_board_state;
@@ -97,6 +104,8 @@ static const uint32_t *order_of(const value_rec *v) { return (const uint32_t *)(
 
 static int64_t ival(const value_rec *v) { return v && (v->kind == V_INT || v->kind == V_BOOL) ? v->u.i : 0; }
 static double dval(const value_rec *v) { return v && v->kind == V_DOUBLE ? v->u.d : 0.0; }
+/* a Scalar argument: a double, or an int (hardtanh's bounds of a relu6) */
+static double scalar(const value_rec *v) { return v && v->kind == V_INT ? (double)v->u.i : dval(v); }
 static const int64_t *list(const value_rec *v, uint32_t *n) {
   if (!v || v->kind != V_INT_LIST) {
     *n = 0;
@@ -190,6 +199,34 @@ static int run_conv(const uint32_t *a, uint32_t n, int depthwise, int nchw) {
   k_conv_s8((const int8_t *)tensor_data(x), in, (const int8_t *)tensor_data(w), wd,
             b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0, dm, &win,
             (int32_t)ival(val(a, n, 6 + k0)), &rq, (int8_t *)tensor_data(o), od);
+  return 0;
+}
+
+/* cortex_m::quantized_transpose_conv2d[_nhwc]: input, weight [oc, kh, kw, ic], bias, stride,
+ * padding, output_padding, dilation, input_offset, output_offset, multipliers, shifts, act_min,
+ * act_max, scratch, output_scratch, out. */
+static int run_transpose_conv(const uint32_t *a, uint32_t n, int nchw) {
+  k_tconv t;
+  const value_rec *x = val(a, n, 0), *w = val(a, n, 1), *b = val(a, n, 2), *o = out_of(a, n);
+  if (nhwc_dims(x, nchw, t.in) || nhwc_dims(o, nchw, t.od) || !w || w->rank != 4)
+    return fail("transpose conv: activations and weight must be 4-D tensors");
+  memcpy(t.wd, sizes_of(w), sizeof t.wd);
+  if (t.wd[0] != t.od[3] || t.wd[3] != t.in[3]) return fail("transpose conv: channels do not match");
+  t.sh = (int32_t)list_pair(val(a, n, 3), 0, 1);
+  t.sw = (int32_t)list_pair(val(a, n, 3), 1, 1);
+  t.ph = (int32_t)list_pair(val(a, n, 4), 0, 0);
+  t.pw = (int32_t)list_pair(val(a, n, 4), 1, 0);
+  if (t.sh < 1 || t.sw < 1) return fail("transpose conv: zero stride");
+  k_requant rq = {(const int32_t *)tensor_data(val(a, n, 9)), (const int32_t *)tensor_data(val(a, n, 10)), 0,
+                  (int32_t)ival(val(a, n, 8)), (int32_t)ival(val(a, n, 11)), (int32_t)ival(val(a, n, 12))};
+  if (!rq.multipliers || !rq.shifts) return fail("transpose conv: missing multipliers or shifts");
+  t.x = (const int8_t *)tensor_data(x);
+  t.w = (const int8_t *)tensor_data(w);
+  t.bias = b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0;
+  t.input_offset = (int32_t)ival(val(a, n, 7));
+  t.rq = &rq;
+  if (k_transpose_conv_s8(&t, g_work, g_work_len, (int8_t *)tensor_data(o)))
+    return fail("transpose conv: larger than the board's work memory");
   return 0;
 }
 
@@ -314,23 +351,55 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
       float inv = 1.0f / (float)dval(val(a, n, 1));
       int32_t zp = (int32_t)ival(val(a, n, 2)), lo = (int32_t)ival(val(a, n, 3)),
               hi = (int32_t)ival(val(a, n, 4));
-      if (o->dtype != ST_CHAR) return fail("quantize: int8 output only on the board");
-      uint32_t blocks = rd32(60) == 0 ? count / 16u * 16u : 0u;
-      int8_t *q = (int8_t *)dst;
-      for (uint32_t i = 0; i < count; i++)
-        q[i] = i < blocks ? k_quantize_mve(f[i], inv, zp, lo, hi)
-                          : (int8_t)k_quantize_scalar(f[i], inv, zp, lo, hi);
-      return 0;
+      int mve = rd32(60) == 0;
+      if (o->dtype == ST_CHAR) {
+        uint32_t blocks = mve ? count / 16u * 16u : 0u;
+        int8_t *q = (int8_t *)dst;
+        for (uint32_t i = 0; i < count; i++)
+          q[i] = i < blocks ? k_quantize_mve(f[i], inv, zp, lo, hi)
+                            : (int8_t)k_quantize_scalar(f[i], inv, zp, lo, hi);
+        return 0;
+      }
+      if (o->dtype == ST_SHORT) {
+        uint32_t blocks = mve ? count / 8u * 8u : 0u;
+        int16_t *q = (int16_t *)dst;
+        for (uint32_t i = 0; i < count; i++)
+          q[i] = i < blocks ? k_quantize_mve_s16(f[i], inv, zp, lo, hi)
+                            : (int16_t)k_quantize_scalar(f[i], inv, zp, lo, hi);
+        return 0;
+      }
+      return fail("quantize: int8 or int16 output only");
     }
     case OP_DEQUANTIZE: {
       float scale = (float)dval(val(a, n, 1));
       int32_t zp = (int32_t)ival(val(a, n, 2));
-      if (x->dtype != ST_CHAR) return fail("dequantize: int8 input only on the board");
-      const int8_t *q = (const int8_t *)src;
       float *f = (float *)dst;
-      for (uint32_t i = 0; i < count; i++) f[i] = (float)(int32_t)((uint32_t)(int32_t)q[i] - (uint32_t)zp) * scale;
+      if (x->dtype == ST_CHAR) {
+        const int8_t *q = (const int8_t *)src;
+        for (uint32_t i = 0; i < count; i++) f[i] = (float)(int32_t)((uint32_t)(int32_t)q[i] - (uint32_t)zp) * scale;
+        return 0;
+      }
+      if (x->dtype == ST_SHORT) {
+        const int16_t *q = (const int16_t *)src;
+        for (uint32_t i = 0; i < count; i++) f[i] = (float)(int32_t)((uint32_t)(int32_t)q[i] - (uint32_t)zp) * scale;
+        return 0;
+      }
+      return fail("dequantize: int8 or int16 input only");
+    }
+    case OP_HARDTANH: {
+      /* aten::hardtanh.out on float: clamp(x, min_val, max_val) in float */
+      if (x->dtype != ST_FLOAT || o->dtype != ST_FLOAT) return fail("hardtanh: float tensors only on the board");
+      float lo = (float)scalar(val(a, n, 1)), hi = (float)scalar(val(a, n, 2));
+      const float *in = (const float *)src;
+      float *out = (float *)dst;
+      for (uint32_t i = 0; i < count; i++) {
+        float v = in[i];
+        out[i] = v < lo ? lo : v > hi ? hi : v;
+      }
       return 0;
     }
+    case OP_TRANSPOSE_CONV_NHWC: return run_transpose_conv(a, n, 0);
+    case OP_TRANSPOSE_CONV: return run_transpose_conv(a, n, 1);
     case OP_CONV_NHWC: return run_conv(a, n, 0, 0);
     case OP_DW_NHWC: return run_conv(a, n, 1, 0);
     case OP_CONV: return run_conv(a, n, 0, 1);
@@ -509,6 +578,12 @@ int main(void) {
   }
   uint32_t n_inputs = rd32(44);
   const uint32_t *inputs = (const uint32_t *)(image + rd32(48));
+  {
+    uintptr_t end = (uintptr_t)IMAGE_BASE + DDR_BYTES, at = ((uintptr_t)next + 15u) & ~(uintptr_t)15u;
+    uintptr_t room = end > at ? (end - at) / 4u : 0u;
+    g_work = (int32_t *)at;
+    g_work_len = (int32_t)(room < (4u << 20) ? room : (4u << 20));
+  }
 
   etscope_trace_target_info(rd32(60) == 0 ? "cortex-m55" : "cortex-m4", TICK_HZ, program_id, "forward", runs);
   for (uint32_t run = 0; run < runs && !error_text; run++) {

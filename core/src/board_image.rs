@@ -63,6 +63,9 @@ pub enum OpCode {
     Maximum = 20,
     QuantizedDiv = 21,
     QuantizedBatchMatmul = 22,
+    TransposeConvNhwc = 23,
+    TransposeConv = 24,
+    Hardtanh = 25,
 }
 
 impl OpCode {
@@ -104,6 +107,9 @@ impl OpCode {
             Maximum,
             QuantizedDiv,
             QuantizedBatchMatmul,
+            TransposeConvNhwc,
+            TransposeConv,
+            Hardtanh,
         ]
         .into_iter()
         .find(|op| *op as u32 == code)
@@ -490,7 +496,7 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
                 let Some(code) = OpCode::of(&op) else {
                     return Err(BoardImageError::Unsupported { instruction: i, op });
                 };
-                // the firmware's quantize and dequantize handle int8 codes only
+                // the firmware's quantize and dequantize handle int8 and int16 codes
                 let int_side = match code {
                     OpCode::Quantize => args.len().checked_sub(2).and_then(|k| args.get(k)),
                     OpCode::Dequantize => args.first(),
@@ -500,7 +506,9 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
                     .and_then(|&v| plan.values.get(v))
                     .and_then(|v| v.as_tensor())
                     .map(|t| t.scalar_type);
-                if dtype.is_some_and(|d| d != crate::ScalarType::Char) {
+                if dtype.is_some_and(|d| {
+                    !matches!(d, crate::ScalarType::Char | crate::ScalarType::Short)
+                }) {
                     return Err(BoardImageError::Unsupported {
                         instruction: i,
                         op: format!(
