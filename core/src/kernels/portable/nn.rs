@@ -669,6 +669,128 @@ pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     Ok(())
 }
 
+/// `grid_sampler_2d`'s source coordinate of a normalised grid value, in float32 as the
+/// portable kernel computes it: unnormalised, then clipped (border) or reflected and clipped.
+fn grid_source(coord: f32, size: usize, padding: i64, align_corners: bool) -> f32 {
+    let n = size as f32;
+    let clip = |c: f32| c.max(0.0).min(n - 1.0);
+    let c = if align_corners {
+        ((coord + 1.0) / 2.0) * (n - 1.0)
+    } else {
+        ((coord + 1.0) * n - 1.0) / 2.0
+    };
+    let reflect = |c: f32, twice_low: i64, twice_high: i64| {
+        if twice_low == twice_high {
+            return 0.0;
+        }
+        let min = twice_low as f32 / 2.0;
+        let span = (twice_high - twice_low) as f32 / 2.0;
+        let c = (c - min).abs();
+        let extra = c % span;
+        let flips = (c / span).floor() as i64;
+        if flips % 2 == 0 {
+            extra + min
+        } else {
+            span - extra + min
+        }
+    };
+    match padding {
+        1 => clip(c),
+        2 => {
+            let s = size as i64;
+            clip(if align_corners {
+                reflect(c, 0, 2 * (s - 1))
+            } else {
+                reflect(c, -1, 2 * s - 1)
+            })
+        }
+        _ => c,
+    }
+}
+
+/// `aten::grid_sampler_2d.out(input[N, C, H, W], grid[N, Ho, Wo, 2], interpolation_mode,
+/// padding_mode, align_corners, out[N, C, Ho, Wo])`: bilinear (0) or nearest (1) sampling at
+/// the grid's normalised (x, y), zeros (0), border (1) or reflection (2) outside, in float32 as
+/// the portable kernel computes it. Bicubic (2) is refused.
+pub fn grid_sampler_2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let grid = ctx.shared(args, 1)?;
+    let mode = ctx.int(args, 2)?;
+    let padding = ctx.int(args, 3)?;
+    let align = ctx.bool(args, 4)?;
+    let [n, c, h, w] = <[usize; 4]>::try_from(input.shape.as_slice())
+        .map_err(|_| ctx.bad("grid_sampler_2d: the input must be 4-D"))?;
+    let [gn, oh, ow, two] = <[usize; 4]>::try_from(grid.shape.as_slice())
+        .map_err(|_| ctx.bad("grid_sampler_2d: the grid must be 4-D"))?;
+    if gn != n || two != 2 || !(0..=2).contains(&padding) {
+        return Err(ctx.bad(format!(
+            "grid {:?} for input {:?}, padding mode {padding}",
+            grid.shape, input.shape
+        )));
+    }
+    if mode != 0 && mode != 1 {
+        return Err(ctx.bad(format!(
+            "interpolation mode {mode} (bicubic) is not implemented on the host"
+        )));
+    }
+    ctx.charge(&[n, c, oh, ow, 4])?;
+    let (x, g) = (input.buf.to_f64(), grid.buf.to_f64());
+    let at = |b: usize, ch: usize, yy: i64, xx: i64| -> f32 {
+        x[((b * c + ch) * h + yy as usize) * w + xx as usize] as f32
+    };
+    let inside = |yy: i64, xx: i64| yy >= 0 && yy < h as i64 && xx >= 0 && xx < w as i64;
+    let clip = |v: i64, size: usize| v.clamp(0, size as i64 - 1);
+    let mut out = Vec::with_capacity(n * c * oh * ow);
+    for b in 0..n {
+        for ch in 0..c {
+            for yo in 0..oh {
+                for xo in 0..ow {
+                    let gi = ((b * oh + yo) * ow + xo) * 2;
+                    let ix = grid_source(g[gi] as f32, w, padding, align);
+                    let iy = grid_source(g[gi + 1] as f32, h, padding, align);
+                    let v = if mode == 1 {
+                        let (xn, yn) = (ix.round_ties_even() as i64, iy.round_ties_even() as i64);
+                        if padding == 0 {
+                            if inside(yn, xn) {
+                                at(b, ch, yn, xn)
+                            } else {
+                                0.0
+                            }
+                        } else {
+                            at(b, ch, clip(yn, h), clip(xn, w))
+                        }
+                    } else {
+                        let (x0, y0) = (ix.floor() as i64, iy.floor() as i64);
+                        let (x1, y1) = (x0 + 1, y0 + 1);
+                        let weights = [
+                            (y0, x0, (x1 as f32 - ix) * (y1 as f32 - iy)),
+                            (y0, x1, (ix - x0 as f32) * (y1 as f32 - iy)),
+                            (y1, x0, (x1 as f32 - ix) * (iy - y0 as f32)),
+                            (y1, x1, (ix - x0 as f32) * (iy - y0 as f32)),
+                        ];
+                        if padding == 0 {
+                            let mut acc = 0.0f32;
+                            for (yy, xx, wt) in weights {
+                                if inside(yy, xx) {
+                                    acc += at(b, ch, yy, xx) * wt;
+                                }
+                            }
+                            acc
+                        } else {
+                            weights.iter().fold(0.0f32, |acc, &(yy, xx, wt)| {
+                                acc + at(b, ch, clip(yy, h), clip(xx, w)) * wt
+                            })
+                        }
+                    };
+                    out.push(f64::from(v));
+                }
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write_values(o, &out)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::kernels::math::erf;
