@@ -428,6 +428,7 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::as_strided_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"), DataMovement, DATA, Some(rearrange::as_strided_copy)),
     op("aten::empty", &["memory_format", "out"], OUT, Some("(SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(rearrange::empty)),
     op("dim_order_ops::_empty_dim_order", DEFAULT_OUT, OUT, Some("(int[] size, *, int[]? dim_order=None) -> Tensor"), Other, NONE, Some(rearrange::empty)),
+    op("aten::_upsample_bilinear2d_aa", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"), DataMovement, FLOAT_ONLY, Some(nn::upsample_bilinear2d_aa)),
     op("aten::grid_sampler_2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"), Other, FLOAT_ONLY, Some(nn::grid_sampler_2d)),
     op("aten::_cdist_forward", DEFAULT_OUT, OUT, Some("(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"), Other, FLOAT_ONLY, Some(nn::cdist)),
     op("aten::_pdist_forward", DEFAULT_OUT, OUT, Some("(Tensor self, float p=2) -> Tensor"), Other, FLOAT_ONLY, Some(nn::pdist)),

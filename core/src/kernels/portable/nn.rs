@@ -791,6 +791,107 @@ pub fn grid_sampler_2d(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeE
     ctx.write_values(o, &out)
 }
 
+/// One output index's window of `_upsample_bilinear2d_aa`: input indices `min..max` and their
+/// normalised triangle-filter weights, in float32 as the portable kernel computes them.
+fn aa_weights(out_index: usize, scale: f32, size: usize) -> (usize, Vec<f32>) {
+    let filter = |x: f32| {
+        let x = x.abs();
+        if x < 1.0 {
+            1.0 - x
+        } else {
+            0.0
+        }
+    };
+    let center = scale * (out_index as f32 + 0.5);
+    let support = if scale >= 1.0 { scale } else { 1.0 };
+    let invscale = if scale >= 1.0 { 1.0 / scale } else { 1.0 };
+    let lo = ((center - support + 0.5) as i64).max(0);
+    let hi = ((center + support + 0.5) as i64).min(size as i64);
+    let fallback = || {
+        let i = (center as i64).min(size as i64 - 1).max(0) as usize;
+        (i, vec![1.0])
+    };
+    if hi <= lo {
+        return fallback();
+    }
+    let mut total = 0.0f32;
+    for x in lo..hi {
+        total += filter((x as f32 - center + 0.5) * invscale);
+    }
+    if total <= 0.0 {
+        return fallback();
+    }
+    let weights = (lo..hi)
+        .map(|x| filter((x as f32 - center + 0.5) * invscale) / total)
+        .collect();
+    (lo as usize, weights)
+}
+
+/// `aten::_upsample_bilinear2d_aa.out(self, output_size, align_corners, scales_h?, scales_w?,
+/// out)`: antialiased bilinear resizing (a triangle filter as wide as the scale when
+/// shrinking), accumulated in float32 as the portable kernel does.
+pub fn upsample_bilinear2d_aa(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.shared(args, 0)?;
+    let size = ctx.ints(args, 1)?;
+    let align = ctx.bool(args, 2)?;
+    let opt = |k: usize| -> Result<Option<f64>, RuntimeError> {
+        match ctx.values.get(ctx.arg(args, k)?) {
+            Some(RValue::None) => Ok(None),
+            _ => ctx.double(args, k).map(Some),
+        }
+    };
+    let (scale_h, scale_w) = (opt(3)?, opt(4)?);
+    let [n, c, h, w] = <[usize; 4]>::try_from(input.shape.as_slice())
+        .map_err(|_| ctx.bad("the input must be 4-D"))?;
+    let [oh, ow] = <[i64; 2]>::try_from(size.as_slice())
+        .ok()
+        .filter(|s| s[0] > 0 && s[1] > 0)
+        .map(|s| [s[0] as usize, s[1] as usize])
+        .ok_or_else(|| ctx.bad(format!("output size {size:?}")))?;
+    // the scale the kernel uses: (in − 1)/(out − 1) with aligned corners, else 1/scale (the
+    // given one, or out/in)
+    let kernel_scale = |i: usize, o: usize, given: Option<f64>| -> f32 {
+        if align {
+            if o > 1 {
+                ((i - 1) as f64 / (o - 1) as f64) as f32
+            } else {
+                0.0
+            }
+        } else {
+            let s = given.unwrap_or(o as f64 / i as f64);
+            (1.0 / s) as f32
+        }
+    };
+    let given = scale_h.zip(scale_w);
+    let (sh, sw) = (
+        kernel_scale(h, oh, given.map(|g| g.0)),
+        kernel_scale(w, ow, given.map(|g| g.1)),
+    );
+    ctx.charge(&[n, c, oh, ow, h.max(1), w.max(1)])?;
+    let x = input.buf.to_f64();
+    let rows: Vec<(usize, Vec<f32>)> = (0..oh).map(|o| aa_weights(o, sh, h)).collect();
+    let cols: Vec<(usize, Vec<f32>)> = (0..ow).map(|o| aa_weights(o, sw, w)).collect();
+    let mut out = Vec::with_capacity(n * c * oh * ow);
+    for b in 0..n {
+        for ch in 0..c {
+            let plane = &x[(b * c + ch) * h * w..][..h * w];
+            for (y0, wy) in &rows {
+                for (x0, wx) in &cols {
+                    let mut v = 0.0f32;
+                    for (dy, &hw) in wy.iter().enumerate() {
+                        for (dx, &ww) in wx.iter().enumerate() {
+                            v += plane[(y0 + dy) * w + x0 + dx] as f32 * hw * ww;
+                        }
+                    }
+                    out.push(f64::from(v));
+                }
+            }
+        }
+    }
+    let o = out_of(ctx, args)?;
+    ctx.write_values(o, &out)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::kernels::math::erf;
