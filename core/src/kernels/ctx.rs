@@ -278,6 +278,41 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Writes `buf` with `shape` into an out tensor whose size is known only at run time (a
+    /// dynamic-shape out tensor, planned at its upper bound): at most the elements its plan
+    /// holds, as ExecuTorch's runtime resizes such a tensor within its capacity.
+    pub fn write_resized(
+        &mut self,
+        v: usize,
+        shape: Vec<usize>,
+        buf: Buf,
+    ) -> Result<(), RuntimeError> {
+        let capacity = match self.values.get(v) {
+            Some(RValue::Tensor(t)) => t.numel(),
+            _ => return Err(self.bad(format!("out value {v} is not a tensor"))),
+        };
+        let n: usize = shape.iter().product();
+        if n > capacity || n != buf.len() {
+            return Err(self.bad(format!(
+                "{n} elements (shape {shape:?}) do not fit the out tensor's {capacity}"
+            )));
+        }
+        let dtype = match self.values.get(v) {
+            Some(RValue::Tensor(t)) => t.dtype,
+            _ => return Ok(()),
+        };
+        let like = self.out_like(v)?;
+        let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&buf) {
+            buf
+        } else {
+            Buf::from_f64_like(&like, &buf.to_f64())
+        };
+        if let Some(slot) = self.values.get_mut(v) {
+            *slot = RValue::tensor(HostTensor { dtype, shape, buf });
+        }
+        Ok(())
+    }
+
     /// Writes `values` into the out tensor at value `v`, in its declared shape and element type
     /// (converted as C++ `static_cast` does).
     pub fn write_values(&mut self, v: usize, values: &[f64]) -> Result<(), RuntimeError> {

@@ -369,3 +369,86 @@ pub fn empty(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let n = ctx.out_len(&shape)?;
     ctx.write_values(o, &vec![0.0; n])
 }
+
+/// `aten::nonzero.out(self, out)`: the multi-index of every non-zero element, in order, as an
+/// int64 `[count, rank]` tensor (its size known only at run time).
+pub fn nonzero(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    ctx.charge(&[input.buf.len()])?;
+    let x = input.buf.to_f64();
+    let rank = input.shape.len();
+    let mut index = vec![0usize; rank];
+    let mut out = Vec::new();
+    for &v in &x {
+        if v != 0.0 {
+            out.extend(index.iter().map(|&i| i as f64));
+        }
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < input.shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    let count = out.len() / rank.max(1);
+    let o = out_of(ctx, args)?;
+    // the portable kernel writes the indices row after row into the out tensor's memory, whatever
+    // its dim order; PyTorch gives `nonzero` a column-major out tensor, so an exported program
+    // reads that memory transposed, and so does etscope
+    let order = ctx.dim_order(o, 2);
+    let buf = crate::kernels::value::Buf::F64(out);
+    let buf = if rank > 0 && order.len() == 2 && order[0] == 1 {
+        crate::kernels::layout::permute_buf(&buf, &[rank, count], &[1, 0])
+    } else {
+        buf
+    };
+    ctx.write_resized(o, vec![count, rank], buf)
+}
+
+/// `aten::masked_select.out(self, mask, out)`: the elements of `self` where `mask` is true,
+/// both broadcast to one shape, as a 1-D tensor (its size known only at run time).
+pub fn masked_select(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let mask = ctx.shared(args, 1)?;
+    let shape =
+        crate::kernels::layout::broadcast_shape(&input.shape, &mask.shape).ok_or_else(|| {
+            ctx.bad(format!(
+                "{:?} and mask {:?} do not broadcast",
+                input.shape, mask.shape
+            ))
+        })?;
+    let n: usize = shape.iter().product();
+    ctx.charge(&[n])?;
+    let xi = crate::kernels::layout::broadcast_index(&input.shape, &shape);
+    let mi = crate::kernels::layout::broadcast_index(&mask.shape, &shape);
+    let m = mask.buf.to_f64();
+    let sources: Vec<usize> = xi
+        .iter()
+        .zip(&mi)
+        .filter(|(_, &k)| m.get(k).is_some_and(|&b| b != 0.0))
+        .map(|(&i, _)| i)
+        .collect();
+    let buf = input.buf.gather(&sources);
+    let o = out_of(ctx, args)?;
+    ctx.write_resized(o, vec![sources.len()], buf)
+}
+
+/// `aten::repeat_interleave.Tensor_out(repeats, output_size?, out)`: index `i` repeated
+/// `repeats[i]` times, as a 1-D int64 tensor (its size known only at run time).
+pub fn repeat_interleave(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let repeats = ctx.shared(args, 0)?;
+    let r = repeats.buf.to_f64();
+    let total: f64 = r.iter().map(|&v| v.max(0.0)).sum();
+    if r.iter().any(|&v| v < 0.0) {
+        return Err(ctx.bad("negative repeats"));
+    }
+    ctx.charge(&[total as usize])?;
+    let mut out = Vec::with_capacity(total as usize);
+    for (i, &k) in r.iter().enumerate() {
+        out.extend(std::iter::repeat(i as f64).take(k as usize));
+    }
+    let o = out_of(ctx, args)?;
+    let n = out.len();
+    ctx.write_resized(o, vec![n], crate::kernels::value::Buf::F64(out))
+}
