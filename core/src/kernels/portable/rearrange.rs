@@ -446,7 +446,7 @@ pub fn repeat_interleave(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.charge(&[total as usize])?;
     let mut out = Vec::with_capacity(total as usize);
     for (i, &k) in r.iter().enumerate() {
-        out.extend(std::iter::repeat(i as f64).take(k as usize));
+        out.extend(std::iter::repeat_n(i as f64, k as usize));
     }
     let o = out_of(ctx, args)?;
     let n = out.len();
