@@ -249,8 +249,25 @@ pub fn arena_ui(
 /// What the colours and lines of the charts mean (drawn once above them).
 pub fn legend_ui(ui: &mut Ui) {
     ui.horizontal_wrapped(|ui| {
-        // each mark stays with its words when the row wraps
+        // each mark stays with its words: an item that does not fit the rest of the row starts
+        // the next one (a group never wraps inside itself)
+        let fits = |ui: &mut Ui, mark: f32, label: &str| {
+            let text = ui.fonts_mut(|f| {
+                f.layout_no_wrap(
+                    label.to_string(),
+                    egui::TextStyle::Body.resolve(ui.style()),
+                    Color32::WHITE,
+                )
+                .size()
+                .x
+            });
+            let need = mark + ui.spacing().item_spacing.x * 2.0 + text;
+            if ui.available_size_before_wrap().x < need {
+                ui.end_row();
+            }
+        };
         let swatch = |ui: &mut Ui, color: Color32, label: &str| {
+            fits(ui, 12.0, label);
             ui.horizontal(|ui| {
                 let (r, _) = ui.allocate_exact_size(Vec2::new(12.0, 12.0), Sense::hover());
                 ui.painter().rect_filled(r, 2.0, color);
@@ -258,6 +275,7 @@ pub fn legend_ui(ui: &mut Ui) {
             });
         };
         let line = |ui: &mut Ui, color: Color32, label: &str| {
+            fits(ui, 18.0, label);
             ui.horizontal(|ui| {
                 let (r, _) = ui.allocate_exact_size(Vec2::new(18.0, 12.0), Sense::hover());
                 ui.painter()
