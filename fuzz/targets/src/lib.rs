@@ -30,7 +30,8 @@ pub const TARGETS: &[(&str, FuzzTarget)] = &[
 ];
 
 /// A program as the window opens it: parse, IR of plan 0, layout, module groups, memory plan;
-/// then every other plan's IR and the board-image check.
+/// then every other plan's IR, the board-image check, every planner with its check, the RAM
+/// budget, and the program written with the best plan and read back (`etscope plan -o`).
 pub fn pte(data: &[u8]) {
     if let Ok(doc) = Document::from_program_bytes("fuzz.pte", data.to_vec()) {
         if let Some(p) = &doc.program {
@@ -38,6 +39,28 @@ pub fn pte(data: &[u8]) {
                 let _ = etscope_core::ir::from_pte::graph_from_plan(p, i);
             }
             let _ = board_image::check_supported(p, 0);
+            if let (Some(graph), Some(plan)) = (doc.pte_graph(), doc.memory.as_ref()) {
+                use etscope_core::plan::alternatives::{alternatives, check_in, write_program};
+                let alts = alternatives(graph, plan);
+                let mut picks = Vec::new();
+                for a in &alts {
+                    for alg in &a.algorithms {
+                        let _ = check_in(plan, a.memory_id, alg);
+                    }
+                    if let Some(b) = a
+                        .algorithms
+                        .iter()
+                        .filter(|x| x.order.is_none())
+                        .min_by_key(|x| x.peak)
+                    {
+                        picks.push((a.memory_id, b));
+                    }
+                }
+                let _ = etscope_core::plan::budget::ram_budget(p, 0, data.len() as u64, plan, 0);
+                if let Ok(bytes) = write_program(data, 0, &picks) {
+                    let _ = Program::parse(bytes);
+                }
+            }
         }
     }
 }
