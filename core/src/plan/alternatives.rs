@@ -357,7 +357,10 @@ pub fn alternatives(graph: &Graph, plan: &MemoryPlan) -> Vec<ArenaAlternatives> 
 /// Best fit with in-place shares on a memory-aware order of the chain, per arena, when some
 /// order needs fewer bytes in all than every plan in the program's own order.
 fn add_reordered(graph: &Graph, plan: &MemoryPlan, arenas: &mut [ArenaAlternatives]) {
-    let current: u64 = arenas.iter().map(|a| a.best().map_or(0, |b| b.peak)).sum();
+    let current: u64 = arenas
+        .iter()
+        .map(|a| a.best().map_or(0, |b| b.peak))
+        .fold(0u64, u64::saturating_add);
     let mut best: Option<(u64, Vec<AlgorithmPlan>)> = None;
     for rule in reorder::Rule::ALL {
         let Some(order) = reorder::order(graph, rule) else {
@@ -386,7 +389,7 @@ fn add_reordered(graph: &Graph, plan: &MemoryPlan, arenas: &mut [ArenaAlternativ
             .iter()
             .filter(|a| !a.tensors.is_empty())
             .map(|a| most_live(&items(a, &shares_of(a))))
-            .sum();
+            .fold(0u64, u64::saturating_add);
         if bound >= current {
             continue;
         }
@@ -417,7 +420,7 @@ fn add_reordered(graph: &Graph, plan: &MemoryPlan, arenas: &mut [ArenaAlternativ
             p.order = Some(order.clone());
             plans.push(p);
         }
-        let total: u64 = plans.iter().map(|p| p.peak).sum();
+        let total: u64 = plans.iter().map(|p| p.peak).fold(0u64, u64::saturating_add);
         if total < current && best.as_ref().is_none_or(|(t, _)| total < *t) {
             best = Some((total, plans));
         }

@@ -281,7 +281,7 @@ pub fn ram_budget(
         .iter()
         .skip(1)
         .map(|&s| u64::try_from(s).unwrap_or(0))
-        .sum();
+        .fold(0u64, u64::saturating_add);
     let planned_scratch = plan
         .arenas
         .iter()
@@ -308,7 +308,7 @@ pub fn ram_budget(
             }
             most
         })
-        .sum();
+        .fold(0u64, u64::saturating_add);
     let total_ram = planned
         .saturating_add(method.method_allocator)
         .saturating_add(method.temp_allocator)

@@ -34,7 +34,12 @@ impl Search<'_> {
             .filter(|&j| {
                 self.placed[j] && self.items[j].size > 0 && live_together(t, &self.items[j])
             })
-            .map(|j| (self.offsets[j], self.offsets[j] + self.items[j].size))
+            .map(|j| {
+                (
+                    self.offsets[j],
+                    self.offsets[j].saturating_add(self.items[j].size),
+                )
+            })
             .collect();
         fit(&mut taken, t.size, false)
     }
@@ -60,7 +65,7 @@ impl Search<'_> {
                 return;
             }
             let offset = self.lowest(i);
-            let top = peak.max(offset + self.items[i].size);
+            let top = peak.max(offset.saturating_add(self.items[i].size));
             if top >= self.best {
                 continue;
             }

@@ -171,10 +171,10 @@ pub fn order(graph: &Graph, rule: Rule) -> Option<Vec<usize>> {
         let (mut new, mut freed) = (0u64, 0u64);
         for v in storages(&acc[k]) {
             if !live.contains(&v) {
-                new += size(v);
+                new = new.saturating_add(size(v));
             }
             if remaining.get(&v) == Some(&1) && !outputs.contains(&v) {
-                freed += size(v);
+                freed = freed.saturating_add(size(v));
             }
         }
         let net = i128::from(new) - i128::from(freed);
