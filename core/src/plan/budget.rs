@@ -6,11 +6,11 @@
 //! The method allocator is modelled request by request as `method.cpp` and
 //! `tensor_parser_portable.cpp` (ExecuTorch 1.5.1) make them — a bump allocator, each request
 //! aligned to its type's alignment — over a [`Layout`] of the runtime's types as a target's
-//! compiler lays them out. The request sequence is checked against ExecuTorch's own runtime
-//! (the 1.5.1 wheel, x86-64), request sizes and totals, on every loadable program the project
-//! holds (`scripts/method_allocator/`); the 32-bit Arm layout comes from arm-none-eabi-g++ over
-//! the same headers. What a delegate's backend allocates in its own `init` is not modelled: a
-//! program with delegates says so.
+//! compiler lays them out (`scripts/method_allocator/probe.sh`). Its totals equal ExecuTorch's
+//! own runtime on every loadable program the project holds, with and without a temp allocator:
+//! the 1.5.1 wheel on x86-64 and the runtime built for the Cortex-M55 and run on the emulated
+//! board (`scripts/method_allocator/`, `tests/fixtures/method_allocator/`). What a delegate's
+//! backend allocates in its own `init` is not modelled: a program with delegates says so.
 
 use serde::Serialize;
 

@@ -1,6 +1,8 @@
 //! Portable kernels that only move elements: each out element's source computed from its
 //! index, then gathered (pixel shuffles, reflection and replication padding, narrowing,
-//! unfolding), and the two that overwrite part of a copy (select scatter, masked fill).
+//! unfolding, strided views), the ones that overwrite part of a copy (select scatter, masked
+//! fill), `empty`, and the ones whose out size is known only at run time (`nonzero`,
+//! `masked_select`, `repeat_interleave`), which resize their out tensor within its plan.
 
 use super::out_of;
 use crate::kernels::ctx::Ctx;
