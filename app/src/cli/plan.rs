@@ -143,6 +143,12 @@ fn write(
     algorithm: &str,
 ) -> Result<()> {
     let data = load::bytes(path)?;
+    if data.get(4..8) != Some(b"ET12".as_slice()) {
+        bail!(
+            "{}: -o writes a program (.pte) re-planned; this file is not one (a BundledProgram holds its program inside: export that program, then plan it)",
+            path.display()
+        );
+    }
     let picks: Vec<(u32, &AlgorithmPlan)> = arenas
         .iter()
         .filter_map(|a| chosen(arenas, a, algorithm).map(|c| (a.memory_id, c)))
