@@ -287,8 +287,8 @@ impl Ctx<'_> {
         shape: Vec<usize>,
         buf: Buf,
     ) -> Result<(), RuntimeError> {
-        let capacity = match self.values.get(v) {
-            Some(RValue::Tensor(t)) => t.numel(),
+        let (capacity, dtype) = match self.values.get(v) {
+            Some(RValue::Tensor(t)) => (t.numel(), t.dtype),
             _ => return Err(self.bad(format!("out value {v} is not a tensor"))),
         };
         let n: usize = shape.iter().product();
@@ -297,16 +297,7 @@ impl Ctx<'_> {
                 "{n} elements (shape {shape:?}) do not fit the out tensor's {capacity}"
             )));
         }
-        let dtype = match self.values.get(v) {
-            Some(RValue::Tensor(t)) => t.dtype,
-            _ => return Ok(()),
-        };
-        let like = self.out_like(v)?;
-        let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&buf) {
-            buf
-        } else {
-            Buf::from_f64_like(&like, &buf.to_f64())
-        };
+        let buf = buf.into_like(&self.out_like(v)?);
         if let Some(slot) = self.values.get_mut(v) {
             *slot = RValue::tensor(HostTensor { dtype, shape, buf });
         }

@@ -119,6 +119,33 @@ pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
+/// Calls `f` with every multi-index of `shape`, in row-major order.
+pub fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
+    let n: usize = shape.iter().product();
+    let mut index = vec![0usize; shape.len()];
+    for _ in 0..n {
+        f(&index);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+}
+
+/// Whether a tensor of shape `from` broadcasts to `to` as it is (right-aligned, its size-1 dims
+/// repeated, leading dims added), without `to` growing.
+pub fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
+    from.len() <= to.len()
+        && from
+            .iter()
+            .rev()
+            .zip(to.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1)
+}
+
 /// Numpy-style broadcast of two shapes of any rank, or `None` when they do not broadcast.
 pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());

@@ -105,6 +105,16 @@ impl Buf {
         }
     }
 
+    /// This buffer in `like`'s element type: itself when it already is, else converted as
+    /// [`Buf::from_f64_like`] converts.
+    pub fn into_like(self, like: &Buf) -> Buf {
+        if std::mem::discriminant(like) == std::mem::discriminant(&self) {
+            self
+        } else {
+            Buf::from_f64_like(like, &self.to_f64())
+        }
+    }
+
     /// Storage of `like`'s type holding `values`, converted as C++ `static_cast` does for
     /// in-range values (floats truncated toward zero for integer types, saturating here).
     pub fn from_f64_like(like: &Buf, values: &[f64]) -> Buf {

@@ -424,7 +424,7 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::index_put_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put_in_place)),
     op("aten::index_put", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put)),
     op("aten::scatter", &["value", "value_out"], &["value_out"], Some("(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"), DataMovement, DATA, Some(index::scatter_value)),
-    op("aten::masked_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask, Tensor source) -> Tensor"), DataMovement, DATA, Some(index::masked_scatter)),
+    op("aten::masked_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask, Tensor source) -> Tensor"), DataMovement, DATA, Some(rearrange::masked_scatter)),
     op("aten::as_strided_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"), DataMovement, DATA, Some(rearrange::as_strided_copy)),
     op("aten::empty", &["memory_format", "out"], OUT, Some("(SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(rearrange::empty)),
     op("dim_order_ops::_empty_dim_order", DEFAULT_OUT, OUT, Some("(int[] size, *, int[]? dim_order=None) -> Tensor"), Other, NONE, Some(rearrange::empty)),

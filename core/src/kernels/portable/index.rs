@@ -1,32 +1,16 @@
 //! ExecuTorch's portable kernels that index with tensors or scatter into a copy: `gather`,
-//! `index.Tensor`, `scatter` / `scatter_add`, `slice_scatter`, `diagonal_copy`, `topk`, and the
-//! `max` / `min` over a dim with their indices.
+//! `index.Tensor`, `index_put`, `scatter` / `scatter_add`, `slice_scatter`, `diagonal_copy`,
+//! `topk`, and the `max` / `min` over a dim with their indices.
 
 use crate::kernels::cmsis::ops::out_of;
 use crate::kernels::ctx::Ctx;
-use crate::kernels::layout::broadcast_shape;
+use crate::kernels::layout::{broadcast_shape, broadcasts_to, for_each_index as each_index};
 use crate::kernels::value::{Buf, RValue};
 use crate::kernels::RuntimeError;
 
 type R = Result<(), RuntimeError>;
 
 use crate::kernels::layout::row_major_strides as strides;
-
-/// Visits every index of `shape` in row-major order.
-fn each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
-    let n: usize = shape.iter().product();
-    let mut index = vec![0usize; shape.len()];
-    for _ in 0..n {
-        f(&index);
-        for d in (0..shape.len()).rev() {
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
-}
 
 /// An index value against a dim of `len` (negative counts from the end).
 fn wrap(ctx: &Ctx<'_>, i: f64, len: usize) -> Result<usize, RuntimeError> {
@@ -222,14 +206,7 @@ fn index_put_values(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(Vec<usize>, Bu
     let values = ctx.shared(args, 2)?;
     let accumulate = ctx.bool(args, 3)?;
     let (shape, positions) = indexed_positions(ctx, args, &input.shape)?;
-    let fits = values.shape.len() <= shape.len()
-        && values
-            .shape
-            .iter()
-            .rev()
-            .zip(shape.iter().rev())
-            .all(|(&a, &b)| a == b || a == 1);
-    if !fits {
+    if !broadcasts_to(&values.shape, &shape) {
         return Err(ctx.bad(format!(
             "values {:?} do not broadcast to {shape:?}",
             values.shape
@@ -310,44 +287,6 @@ pub fn scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 /// `aten::scatter.value_out(self, dim, index, value, out)`: `value` at every index.
 pub fn scatter_value(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     scatter_into(ctx, args, false)
-}
-
-/// `aten::masked_scatter.out(self, mask, source, out)`: `self` with the elements of `source`,
-/// in order, wherever the mask (broadcast to `self`) is true.
-pub fn masked_scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
-    let input = ctx.shared(args, 0)?;
-    let mask = ctx.shared(args, 1)?;
-    let source = ctx.shared(args, 2)?;
-    let fits = mask.shape.len() <= input.shape.len()
-        && mask
-            .shape
-            .iter()
-            .rev()
-            .zip(input.shape.iter().rev())
-            .all(|(&a, &b)| a == b || a == 1);
-    if !fits {
-        return Err(ctx.bad(format!(
-            "mask {:?} does not broadcast to {:?}",
-            mask.shape, input.shape
-        )));
-    }
-    ctx.charge(&[input.buf.len()])?;
-    let m = mask.buf.to_f64();
-    let map = crate::kernels::layout::broadcast_index(&mask.shape, &input.shape);
-    let src = source.buf.to_f64();
-    let mut out = input.buf.to_f64();
-    let mut next = 0usize;
-    for (x, &k) in out.iter_mut().zip(&map) {
-        if m.get(k).is_some_and(|&b| b != 0.0) {
-            *x = *src
-                .get(next)
-                .ok_or_else(|| ctx.bad("the source has fewer elements than the mask selects"))?;
-            next += 1;
-        }
-    }
-    let o = out_of(ctx, args)?;
-    let like = ctx.out_like(o)?;
-    ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &out))
 }
 
 /// `aten::scatter_add.out(self, dim, index, src, out)`.

@@ -311,12 +311,7 @@ pub fn copy(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let buf = ctx.tensor(args, 0)?.buf.clone();
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
-    let like = ctx.out_like(o)?;
-    let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&buf) {
-        buf
-    } else {
-        Buf::from_f64_like(&like, &buf.to_f64())
-    };
+    let buf = buf.into_like(&ctx.out_like(o)?);
     ctx.write(o, shape, buf)
 }
 

@@ -5,19 +5,15 @@
 //! `masked_select`, `repeat_interleave`), which resize their out tensor within its plan.
 
 use super::out_of;
+use super::shape::gather_by;
 use crate::kernels::ctx::Ctx;
-use crate::kernels::value::HostTensor;
+use crate::kernels::layout::{
+    broadcast_index, broadcasts_to, for_each_index, row_major_strides as strides,
+};
+use crate::kernels::value::{Buf, HostTensor, RValue};
 use crate::kernels::RuntimeError;
 
 type R = Result<(), RuntimeError>;
-
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1usize; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1].saturating_mul(shape[d + 1]);
-    }
-    s
-}
 
 /// Writes `out` (of `shape`) with the element of `src` that `source_of` names for each out
 /// index (a multi-index into `src`).
@@ -31,26 +27,32 @@ fn gather_into(
     let n = ctx.out_len(&shape)?;
     ctx.charge(&[n])?;
     let st = strides(&src.shape);
-    let mut sources = Vec::with_capacity(n);
-    let mut index = vec![0usize; shape.len()];
     let mut from = vec![0usize; src.shape.len()];
-    for _ in 0..n {
-        source_of(&index, &mut from);
+    let sources = gather_by(&shape, |i| {
+        source_of(i, &mut from);
         let at: usize = from.iter().zip(&st).map(|(i, s)| i * s).sum();
-        if at >= src.buf.len() {
-            return Err(ctx.bad("an index points outside the input"));
-        }
-        sources.push(at);
-        for d in (0..shape.len()).rev() {
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
+        (at < src.buf.len()).then_some(at)
+    })
+    .ok_or_else(|| ctx.bad("an index points outside the input"))?;
     let buf = src.buf.gather(&sources);
     ctx.write(out, shape, buf)
+}
+
+/// The mask (argument 1), broadcast to `shape`: per element, whether it is set.
+fn mask_over(ctx: &Ctx<'_>, args: &[usize], shape: &[usize]) -> Result<Vec<bool>, RuntimeError> {
+    let mask = ctx.shared(args, 1)?;
+    if !broadcasts_to(&mask.shape, shape) {
+        return Err(ctx.bad(format!(
+            "mask {:?} does not broadcast to {shape:?}",
+            mask.shape
+        )));
+    }
+    ctx.charge(&[shape.iter().product()])?;
+    let m = mask.buf.to_f64();
+    Ok(broadcast_index(&mask.shape, shape)
+        .into_iter()
+        .map(|k| m.get(k).is_some_and(|&b| b != 0.0))
+        .collect())
 }
 
 /// `[…, C, H, W]` as its three last dims, checked.
@@ -261,31 +263,20 @@ pub fn select_scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let (st, sst) = (strides(&input.shape), strides(&src.shape));
     let mut out = input.buf.to_f64();
     let values = src.buf.to_f64();
-    let mut idx = vec![0usize; src.shape.len()];
-    for _ in 0..values.len() {
-        let mut e = 0usize;
-        let mut at = 0usize;
-        for (dd, &s) in st.iter().enumerate() {
-            let i = if dd == d {
-                index as usize
-            } else {
-                e += 1;
-                idx[e - 1]
-            };
-            at += i * s;
-        }
+    for_each_index(&src.shape, |idx| {
+        // src's index with `index` put back at `d`
+        let at: usize = (0..st.len())
+            .map(|dd| match dd.cmp(&d) {
+                std::cmp::Ordering::Less => idx[dd],
+                std::cmp::Ordering::Equal => index as usize,
+                std::cmp::Ordering::Greater => idx[dd - 1],
+            } * st[dd])
+            .sum();
         let from: usize = idx.iter().zip(&sst).map(|(a, b)| a * b).sum();
         if let (Some(t), Some(&v)) = (out.get_mut(at), values.get(from)) {
             *t = v;
         }
-        for k in (0..idx.len()).rev() {
-            idx[k] += 1;
-            if idx[k] < src.shape[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
-    }
+    });
     ctx.write_values(o, &out)
 }
 
@@ -293,32 +284,33 @@ pub fn select_scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 /// mask, broadcast to its shape, is true.
 pub fn masked_fill(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let input = ctx.shared(args, 0)?;
-    let mask = ctx.shared(args, 1)?;
     let value = ctx.double(args, 2)?;
-    let fits = mask.shape.len() <= input.shape.len()
-        && mask
-            .shape
-            .iter()
-            .rev()
-            .zip(input.shape.iter().rev())
-            .all(|(&a, &b)| a == b || a == 1);
-    if !fits {
-        return Err(ctx.bad(format!(
-            "mask {:?} does not broadcast to {:?}",
-            mask.shape, input.shape
-        )));
-    }
-    ctx.charge(&[input.buf.len()])?;
-    let m = mask.buf.to_f64();
-    let sources = crate::kernels::layout::broadcast_index(&mask.shape, &input.shape);
+    let mask = mask_over(ctx, args, &input.shape)?;
     let mut out = input.buf.to_f64();
-    for (x, &s) in out.iter_mut().zip(&sources) {
-        if m.get(s).is_some_and(|&b| b != 0.0) {
-            *x = value;
-        }
+    for (x, _) in out.iter_mut().zip(&mask).filter(|(_, &m)| m) {
+        *x = value;
     }
     let o = out_of(ctx, args)?;
     ctx.write_values(o, &out)
+}
+
+/// `aten::masked_scatter.out(self, mask, source, out)`: `self` with the elements of `source`,
+/// in order, wherever the mask (broadcast to `self`) is true.
+pub fn masked_scatter(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    let source = ctx.shared(args, 2)?;
+    let mask = mask_over(ctx, args, &input.shape)?;
+    let src = source.buf.to_f64();
+    let mut out = input.buf.to_f64();
+    let mut next = src.iter();
+    for (x, _) in out.iter_mut().zip(&mask).filter(|(_, &m)| m) {
+        *x = *next
+            .next()
+            .ok_or_else(|| ctx.bad("the source has fewer elements than the mask selects"))?;
+    }
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &out))
 }
 
 /// `aten::as_strided_copy.out(self, size, stride, storage_offset?, out)`: element `i` of the
@@ -328,7 +320,7 @@ pub fn as_strided_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let size = ctx.ints(args, 1)?;
     let stride = ctx.ints(args, 2)?;
     let offset = match ctx.values.get(ctx.arg(args, 3)?) {
-        Some(crate::kernels::value::RValue::None) => 0,
+        Some(RValue::None) => 0,
         _ => ctx.int(args, 3)?,
     };
     if size.len() != stride.len() || size.iter().chain(&stride).any(|&v| v < 0) || offset < 0 {
@@ -338,25 +330,16 @@ pub fn as_strided_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let stride: Vec<usize> = stride.iter().map(|&v| v as usize).collect();
     let n = ctx.out_len(&shape)?;
     ctx.charge(&[n])?;
-    let mut sources = Vec::with_capacity(n);
-    let mut index = vec![0usize; shape.len()];
-    for _ in 0..n {
+    let sources = gather_by(&shape, |index| {
         let at = offset as usize + index.iter().zip(&stride).map(|(i, s)| i * s).sum::<usize>();
-        if at >= input.buf.len() {
-            return Err(ctx.bad(format!(
-                "a stride reaches element {at} of {}",
-                input.buf.len()
-            )));
-        }
-        sources.push(at);
-        for d in (0..shape.len()).rev() {
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
+        (at < input.buf.len()).then_some(at)
+    })
+    .ok_or_else(|| {
+        ctx.bad(format!(
+            "a stride reaches past the input's {} elements",
+            input.buf.len()
+        ))
+    })?;
     let o = out_of(ctx, args)?;
     let buf = input.buf.gather(&sources);
     ctx.write(o, shape, buf)
@@ -379,27 +362,21 @@ pub fn nonzero(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.charge(&[input.buf.len()])?;
     let x = input.buf.to_f64();
     let rank = input.shape.len();
-    let mut index = vec![0usize; rank];
     let mut out = Vec::new();
-    for &v in &x {
-        if v != 0.0 {
+    let mut k = 0;
+    for_each_index(&input.shape, |index| {
+        if x.get(k).is_some_and(|&v| v != 0.0) {
             out.extend(index.iter().map(|&i| i as f64));
         }
-        for d in (0..rank).rev() {
-            index[d] += 1;
-            if index[d] < input.shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
+        k += 1;
+    });
     let count = out.len() / rank.max(1);
     let o = out_of(ctx, args)?;
     // the portable kernel writes the indices row after row into the out tensor's memory, whatever
     // its dim order; PyTorch gives `nonzero` a column-major out tensor, so an exported program
     // reads that memory transposed, and so does etscope
     let order = ctx.dim_order(o, 2);
-    let buf = crate::kernels::value::Buf::F64(out);
+    let buf = Buf::F64(out);
     let buf = if rank > 0 && order.len() == 2 && order[0] == 1 {
         crate::kernels::layout::permute_buf(&buf, &[rank, count], &[1, 0])
     } else {
@@ -422,8 +399,8 @@ pub fn masked_select(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
         })?;
     let n: usize = shape.iter().product();
     ctx.charge(&[n])?;
-    let xi = crate::kernels::layout::broadcast_index(&input.shape, &shape);
-    let mi = crate::kernels::layout::broadcast_index(&mask.shape, &shape);
+    let xi = broadcast_index(&input.shape, &shape);
+    let mi = broadcast_index(&mask.shape, &shape);
     let m = mask.buf.to_f64();
     let sources: Vec<usize> = xi
         .iter()
@@ -452,5 +429,5 @@ pub fn repeat_interleave(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     }
     let o = out_of(ctx, args)?;
     let n = out.len();
-    ctx.write_resized(o, vec![n], crate::kernels::value::Buf::F64(out))
+    ctx.write_resized(o, vec![n], Buf::F64(out))
 }

@@ -14,7 +14,10 @@ type R = Result<(), RuntimeError>;
 use crate::kernels::layout::row_major_strides as strides;
 
 /// Calls `f(out_index) -> source offset` for every element of `shape` in row-major order.
-fn gather_by(shape: &[usize], mut f: impl FnMut(&[usize]) -> Option<usize>) -> Option<Vec<usize>> {
+pub(super) fn gather_by(
+    shape: &[usize],
+    mut f: impl FnMut(&[usize]) -> Option<usize>,
+) -> Option<Vec<usize>> {
     let n: usize = shape.iter().product();
     let mut index = vec![0usize; shape.len()];
     let mut out = Vec::with_capacity(n);
@@ -350,14 +353,7 @@ pub fn expand_copy(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let input = ctx.shared(args, 0)?;
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
-    let fits = input.shape.len() <= shape.len()
-        && input
-            .shape
-            .iter()
-            .rev()
-            .zip(shape.iter().rev())
-            .all(|(&a, &b)| a == b || a == 1);
-    if !fits {
+    if !crate::kernels::layout::broadcasts_to(&input.shape, &shape) {
         return Err(ctx.bad(format!("{:?} does not expand to {shape:?}", input.shape)));
     }
     ctx.charge(&[shape.iter().product()])?;
@@ -374,14 +370,7 @@ fn broadcast_into(
 ) -> Result<(Vec<usize>, Buf), RuntimeError> {
     let src = ctx.shared(args, k)?;
     let shape = ctx.out_shape(target)?;
-    let fits = src.shape.len() <= shape.len()
-        && src
-            .shape
-            .iter()
-            .rev()
-            .zip(shape.iter().rev())
-            .all(|(&a, &b)| a == b || a == 1);
-    if !fits {
+    if !crate::kernels::layout::broadcasts_to(&src.shape, &shape) {
         return Err(ctx.bad(format!("{:?} does not broadcast to {shape:?}", src.shape)));
     }
     ctx.charge(&[shape.iter().product()])?;
@@ -389,13 +378,7 @@ fn broadcast_into(
     if sources.iter().any(|&s| s >= src.buf.len()) {
         return Err(ctx.bad("an index points outside the source"));
     }
-    let gathered = src.buf.gather(&sources);
-    let like = ctx.out_like(target)?;
-    let buf = if std::mem::discriminant(&like) == std::mem::discriminant(&gathered) {
-        gathered
-    } else {
-        Buf::from_f64_like(&like, &gathered.to_f64())
-    };
+    let buf = src.buf.gather(&sources).into_like(&ctx.out_like(target)?);
     Ok((shape, buf))
 }
 
