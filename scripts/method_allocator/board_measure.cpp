@@ -16,11 +16,12 @@
 #include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/runtime.h>
 
+#include "counting.h"
+
 using executorch::extension::BufferDataLoader;
 using executorch::runtime::Error;
 using executorch::runtime::HierarchicalAllocator;
 using executorch::runtime::Kernel;
-using executorch::runtime::MemoryAllocator;
 using executorch::runtime::MemoryManager;
 using executorch::runtime::Program;
 using executorch::runtime::Span;
@@ -49,26 +50,6 @@ void say(const char* s) { semihost(0x04, s); }
   }
 }
 
-class Counting : public MemoryAllocator {
- public:
-  Counting(uint32_t size, uint8_t* base) : MemoryAllocator(size, base), base_(base) {}
-  void* allocate(size_t size, size_t alignment) override {
-    void* p = MemoryAllocator::allocate(size, alignment);
-    if (p != nullptr) {
-      size_t end = static_cast<uint8_t*>(p) - base_ + size;
-      if (end > high_) high_ = end;
-    }
-    return p;
-  }
-  size_t high() const { return high_; }
-
- private:
-  uint8_t* base_;
-  size_t high_ = 0;
-};
-
-void noop(executorch::runtime::KernelRuntimeContext&, Span<executorch::runtime::EValue*>) {}
-
 uint8_t* const kProgram = reinterpret_cast<uint8_t*>(0x60000000);
 char* const kOperators = reinterpret_cast<char*>(0x60F00000);
 const uint32_t* const kProgramSize = reinterpret_cast<const uint32_t*>(0x60FFFFF0);
@@ -92,8 +73,8 @@ size_t load(Program& program, const char* name, bool with_temp, size_t* temp_hig
     next += (size + 15) & ~size_t(15);
   }
   HierarchicalAllocator planned({spans, n});
-  Counting method_allocator(kMethodPoolSize, kMethodPool);
-  Counting temp_allocator(kTempPoolSize, kTempPool);
+  etscope_measure::CountingAllocator method_allocator(kMethodPoolSize, kMethodPool);
+  etscope_measure::CountingAllocator temp_allocator(kTempPoolSize, kTempPool);
   MemoryManager memory(&method_allocator, &planned, with_temp ? &temp_allocator : nullptr);
   auto method = program.load_method(name, &memory);
   if (!method.ok()) {
@@ -110,15 +91,7 @@ size_t load(Program& program, const char* name, bool with_temp, size_t* temp_hig
 
 int main() {
   executorch::runtime::runtime_init();
-  size_t count = 0;
-  for (char* p = kOperators; *p != '\0' && count < 256;) {
-    char* end = std::strchr(p, ',');
-    kernels[count++] = Kernel(p, noop);
-    if (end == nullptr) break;
-    *end = '\0';
-    p = end + 1;
-  }
-  if (count > 0 && executorch::runtime::register_kernels(Span<const Kernel>(kernels, count)) != Error::Ok) stop(2);
+  if (etscope_measure::register_noop_kernels(kOperators, kernels, 256) != Error::Ok) stop(2);
   BufferDataLoader loader(kProgram, *kProgramSize);
   auto program = Program::load(&loader, Program::Verification::Minimal);
   if (!program.ok()) stop(1);

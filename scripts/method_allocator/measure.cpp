@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <string>
 #include <vector>
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
@@ -21,41 +20,35 @@
 #include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/runtime.h>
 
+#include "counting.h"
+
 using executorch::extension::BufferDataLoader;
 using executorch::runtime::Error;
 using executorch::runtime::HierarchicalAllocator;
 using executorch::runtime::Kernel;
-using executorch::runtime::MemoryAllocator;
 using executorch::runtime::MemoryManager;
 using executorch::runtime::Program;
 using executorch::runtime::Span;
 
 namespace {
 
-// A bump allocator over a 16-byte-aligned buffer that logs every request.
-class Logging : public MemoryAllocator {
+// A counting allocator over a 16-byte-aligned buffer that logs every request.
+class Logging : public etscope_measure::CountingAllocator {
  public:
-  Logging(char tag, uint32_t size, uint8_t* base) : MemoryAllocator(size, base), tag_(tag), base_(base) {}
-  void* allocate(size_t size, size_t alignment) override {
-    void* p = MemoryAllocator::allocate(size, alignment);
-    size_t end = p == nullptr ? 0 : static_cast<uint8_t*>(p) - base_ + size;
-    if (end > high_) high_ = end;
-    std::printf("%c %zu %zu %zu\n", tag_, size, alignment, end);
-    return p;
-  }
+  Logging(char tag, uint32_t size, uint8_t* base) : CountingAllocator(size, base), tag_(tag) {}
   void reset() override {
-    MemoryAllocator::reset();
+    CountingAllocator::reset();
     std::printf("%c reset\n", tag_);
   }
-  size_t high() const { return high_; }
+
+ protected:
+  void requested(size_t size, size_t alignment, size_t end) override {
+    std::printf("%c %zu %zu %zu\n", tag_, size, alignment, end);
+  }
 
  private:
   char tag_;
-  uint8_t* base_;
-  size_t high_ = 0;
 };
-
-void noop(executorch::runtime::KernelRuntimeContext&, executorch::runtime::Span<executorch::runtime::EValue*>) {}
 
 }  // namespace
 
@@ -80,22 +73,10 @@ int main(int argc, char** argv) {
   auto meta = program->method_meta(name);
   if (!meta.ok()) return 1;
   // every operator the plan names, as a kernel that does nothing
-  static std::vector<std::string> names;
-  static std::vector<Kernel> kernels;
   const char* ops_env = std::getenv("ETSCOPE_OPERATORS");
-  if (ops_env != nullptr) {
-    std::string all(ops_env);
-    size_t start = 0;
-    while (start < all.size()) {
-      size_t end = all.find(',', start);
-      if (end == std::string::npos) end = all.size();
-      names.push_back(all.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  for (auto& n : names) kernels.emplace_back(n.c_str(), noop);
-  if (!kernels.empty() &&
-      executorch::runtime::register_kernels(Span<const Kernel>(kernels.data(), kernels.size())) != Error::Ok) {
+  static std::vector<char> names(ops_env ? ops_env : "", ops_env ? ops_env + std::strlen(ops_env) + 1 : nullptr);
+  static Kernel kernels[256];
+  if (!names.empty() && etscope_measure::register_noop_kernels(names.data(), kernels, 256) != Error::Ok) {
     std::fprintf(stderr, "registering kernels failed\n");
     return 1;
   }
