@@ -53,16 +53,7 @@ pub fn run(
         }
     }
     let npu = etscope_core::formats::ethos_u::delegates(&program, index);
-    let npu_scratch: u64 = npu
-        .iter()
-        .filter_map(|(_, v)| v.as_ref().ok())
-        .map(|v| {
-            u64::from(v.scratch_bytes.unwrap_or(0)) + u64::from(v.fast_scratch_bytes.unwrap_or(0))
-        })
-        .sum();
-    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let budget =
-        etscope_core::plan::budget::ram_budget(&program, index, file_bytes, &plan, npu_scratch);
+    let budget = etscope_core::plan::budget::ram_budget(&program, index, &plan);
     let mut listed: Vec<&etscope_core::plan::Arena> = plan.arenas.iter().collect();
     listed.sort_by_key(|a| (a.tensors.is_empty(), a.memory_id));
     listed.truncate(super::MAX_LISTED_ARENAS);

@@ -81,6 +81,8 @@ pub struct DocView {
     /// Every planner's placement of the plan's tensors per arena (Memory tab), computed when
     /// first shown.
     pub replan: Option<Vec<etscope_core::plan::alternatives::ArenaAlternatives>>,
+    /// The program's whole RAM budget (Memory tab), computed with `replan`.
+    pub budget: Option<etscope_core::plan::budget::RamBudget>,
     /// The planner drawn beside the program's own plan (`best`: the smallest).
     pub compare_plan: String,
     /// "Lower for": the choices and a running lowering.
@@ -128,6 +130,7 @@ impl DocView {
             sources: DocSources::default(),
             diff_error: None,
             replan: None,
+            budget: None,
             compare_plan: "best".into(),
             lowering: lowering::LoweringState::default(),
         }

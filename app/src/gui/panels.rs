@@ -724,15 +724,26 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         .selected()
         .and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n))
         .and_then(|n| n.instruction_id);
-    // every planner's placement of the same tensors, computed once per document
+    // every planner's placement of the same tensors and the RAM budget, computed once per
+    // document
     if dv.replan.is_none() {
         if let (Some(plan), Some(graph)) = (dv.doc.memory.as_ref(), dv.doc.pte_graph()) {
             dv.replan = Some(etscope_core::plan::alternatives::alternatives(graph, plan));
+            dv.budget = dv
+                .doc
+                .program
+                .as_ref()
+                .and_then(|p| etscope_core::plan::budget::ram_budget(p, 0, plan));
         }
     }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
-    let (doc, states, replan, compare) =
-        (&dv.doc, &mut dv.memory, &dv.replan, &mut dv.compare_plan);
+    let (doc, states, replan, compare, budget) = (
+        &dv.doc,
+        &mut dv.memory,
+        &dv.replan,
+        &mut dv.compare_plan,
+        &dv.budget,
+    );
     let Some(plan) = doc.memory.as_ref() else {
         ui.label("Open a .pte to see its memory plan.");
         return;
@@ -757,8 +768,10 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             plan.findings.len() - MAX_SHOWN
         ));
     }
+    if let Some(b) = budget {
+        budget_ui(ui, b);
+    }
     if let Some(program) = doc.program.as_ref() {
-        budget_ui(ui, program, plan);
         for (i, v) in etscope_core::formats::ethos_u::delegates(program, 0) {
             ui.label(match v {
                 Ok(v) => format!(
@@ -1018,27 +1031,7 @@ fn plan_comparison_ui(
 }
 
 /// The program's whole RAM on a 32-bit Arm core as one bar, a segment per part, and its flash.
-fn budget_ui(
-    ui: &mut egui::Ui,
-    program: &etscope_core::formats::pte::Program,
-    plan: &etscope_core::plan::MemoryPlan,
-) {
-    let npu_scratch: u64 = etscope_core::formats::ethos_u::delegates(program, 0)
-        .iter()
-        .filter_map(|(_, v)| v.as_ref().ok())
-        .map(|v| {
-            u64::from(v.scratch_bytes.unwrap_or(0)) + u64::from(v.fast_scratch_bytes.unwrap_or(0))
-        })
-        .sum();
-    let Some(b) = etscope_core::plan::budget::ram_budget(
-        program,
-        0,
-        program.bytes().len() as u64,
-        plan,
-        npu_scratch,
-    ) else {
-        return;
-    };
+fn budget_ui(ui: &mut egui::Ui, b: &etscope_core::plan::budget::RamBudget) {
     let parts = [
         ("planned arenas", b.planned, Color32::from_rgb(70, 130, 200)),
         (

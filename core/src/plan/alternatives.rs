@@ -362,8 +362,11 @@ fn add_reordered(graph: &Graph, plan: &MemoryPlan, arenas: &mut [ArenaAlternativ
         .map(|a| a.best().map_or(0, |b| b.peak))
         .fold(0u64, u64::saturating_add);
     let mut best: Option<(u64, Vec<AlgorithmPlan>)> = None;
+    let Some(chain) = reorder::Chain::of(graph) else {
+        return;
+    };
     for rule in reorder::Rule::ALL {
-        let Some(order) = reorder::order(graph, rule) else {
+        let Some(order) = chain.order(rule) else {
             return;
         };
         if order.iter().enumerate().all(|(i, &k)| i == k) {

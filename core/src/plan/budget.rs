@@ -264,16 +264,22 @@ pub struct RamBudget {
     pub method: MethodAllocation,
 }
 
-/// The RAM budget of plan `plan_index` of `program` (`bytes` long) on a 32-bit Arm target;
-/// `npu_scratch` is what its Ethos-U delegates ask the application for.
+/// The RAM budget of plan `plan_index` of `program` (whose memory plan is `plan`) on a 32-bit
+/// Arm target; its Ethos-U delegates' scratch is what their command streams ask the
+/// application for.
 pub fn ram_budget(
     program: &Program,
     plan_index: usize,
-    bytes: u64,
     plan: &super::MemoryPlan,
-    npu_scratch: u64,
 ) -> Option<RamBudget> {
     let method = method_allocation(program, plan_index, &ARM32)?;
+    let npu_scratch = crate::formats::ethos_u::delegates(program, plan_index)
+        .iter()
+        .filter_map(|(_, v)| v.as_ref().ok())
+        .map(|v| {
+            u64::from(v.scratch_bytes.unwrap_or(0)) + u64::from(v.fast_scratch_bytes.unwrap_or(0))
+        })
+        .fold(0u64, u64::saturating_add);
     let planned: u64 = program
         .plans
         .get(plan_index)?
@@ -318,7 +324,7 @@ pub fn ram_budget(
         method_allocator: method.method_allocator,
         temp_allocator: method.temp_allocator,
         scratch: npu_scratch,
-        flash: bytes,
+        flash: program.bytes().len() as u64,
         planned_scratch,
         total_ram,
         method,

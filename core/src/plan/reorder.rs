@@ -107,149 +107,158 @@ impl Rule {
     }
 }
 
-/// A topological order of `graph`'s chain (new position → original instruction) by `rule`;
-/// `None` when the chain cannot be reordered.
-pub fn order(graph: &Graph, rule: Rule) -> Option<Vec<usize>> {
-    let acc = accesses(graph)?;
-    let preds = predecessors(&acc);
-    let n = acc.len();
-    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (k, ps) in preds.iter().enumerate() {
-        for &p in ps {
-            succs[p].push(k);
-        }
-    }
-    let planned = |v: ValueId| {
-        graph
-            .values
-            .get(v)
-            .is_some_and(|x| x.storage == Storage::Planned && x.placement.is_some())
-    };
-    let size = |v: ValueId| align(graph.values[v].placement.map_or(0, |p| p.size));
-    let outputs: std::collections::HashSet<ValueId> = graph
-        .outputs
-        .iter()
-        .map(|&v| super::root_of(graph, v))
-        .collect();
-    // remaining accesses per storage
-    let mut remaining: HashMap<ValueId, usize> = HashMap::new();
-    for a in &acc {
-        let mut seen: Vec<ValueId> = a
-            .reads
+/// A chain ready to be ordered, prepared once for every rule: per instruction the planned
+/// storages it touches and the instructions that must come before it.
+pub struct Chain<'g> {
+    graph: &'g Graph,
+    storages: Vec<Vec<ValueId>>,
+    preds: Vec<Vec<usize>>,
+}
+
+impl<'g> Chain<'g> {
+    /// `graph`'s chain; `None` when it is not a plain sequence of calls.
+    pub fn of(graph: &'g Graph) -> Option<Chain<'g>> {
+        let acc = accesses(graph)?;
+        let preds = predecessors(&acc);
+        let planned = |v: &ValueId| {
+            graph
+                .values
+                .get(*v)
+                .is_some_and(|x| x.storage == Storage::Planned && x.placement.is_some())
+        };
+        let storages = acc
             .iter()
-            .chain(&a.writes)
-            .copied()
-            .filter(|&v| planned(v))
+            .map(|a| {
+                let mut s: Vec<ValueId> = a
+                    .reads
+                    .iter()
+                    .chain(&a.writes)
+                    .copied()
+                    .filter(planned)
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            })
             .collect();
-        seen.sort_unstable();
-        seen.dedup();
-        for v in seen {
-            *remaining.entry(v).or_insert(0) += 1;
-        }
+        Some(Chain {
+            graph,
+            storages,
+            preds,
+        })
     }
-    let mut live: std::collections::HashSet<ValueId> = graph
-        .inputs
-        .iter()
-        .map(|&v| super::root_of(graph, v))
-        .collect();
-    let storages = |a: &Access| {
-        let mut s: Vec<ValueId> = a
-            .reads
-            .iter()
-            .chain(&a.writes)
-            .copied()
-            .filter(|&v| planned(v))
-            .collect();
-        s.sort_unstable();
-        s.dedup();
-        s
-    };
-    let key = |k: usize,
-               live: &std::collections::HashSet<ValueId>,
-               remaining: &HashMap<ValueId, usize>,
-               ready_at: usize| {
-        let (mut new, mut freed) = (0u64, 0u64);
-        for v in storages(&acc[k]) {
-            if !live.contains(&v) {
-                new = new.saturating_add(size(v));
-            }
-            if remaining.get(&v) == Some(&1) && !outputs.contains(&v) {
-                freed = freed.saturating_add(size(v));
+
+    /// A topological order of the chain (new position → original instruction) by `rule`.
+    pub fn order(&self, rule: Rule) -> Option<Vec<usize>> {
+        let graph = self.graph;
+        let n = self.storages.len();
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (k, ps) in self.preds.iter().enumerate() {
+            for &p in ps {
+                succs[p].push(k);
             }
         }
-        let net = i128::from(new) - i128::from(freed);
-        match rule {
-            Rule::FewestNewBytes => (i128::from(new), net, 0, k),
-            Rule::MostFreed => (net, i128::from(new), 0, k),
-            Rule::BranchFirst => (0, 0, usize::MAX - ready_at, k),
+        let size = |v: ValueId| align(graph.values[v].placement.map_or(0, |p| p.size));
+        let outputs: std::collections::HashSet<ValueId> = graph
+            .outputs
+            .iter()
+            .map(|&v| super::root_of(graph, v))
+            .collect();
+        // remaining accesses per storage, and who makes them (to re-key the last one when the
+        // count drops to 1)
+        let mut remaining: HashMap<ValueId, usize> = HashMap::new();
+        let mut accessors: HashMap<ValueId, Vec<usize>> = HashMap::new();
+        for (k, st) in self.storages.iter().enumerate() {
+            for &v in st {
+                *remaining.entry(v).or_insert(0) += 1;
+                accessors.entry(v).or_default().push(k);
+            }
         }
-    };
-    let mut indegree: Vec<usize> = preds.iter().map(Vec::len).collect();
-    let mut ready_at: Vec<usize> = vec![0; n];
-    let mut keys: HashMap<usize, (i128, i128, usize, usize)> = HashMap::new();
-    let mut ready: BTreeSet<(i128, i128, usize, usize)> = BTreeSet::new();
-    let mut tick = 0usize;
-    for (k, &d) in indegree.iter().enumerate() {
-        if d == 0 {
-            let kk = key(k, &live, &remaining, tick);
-            keys.insert(k, kk);
-            ready.insert(kk);
-        }
-    }
-    // who still accesses a storage (to re-key the last one when its count drops to 1)
-    let mut accessors: HashMap<ValueId, Vec<usize>> = HashMap::new();
-    for (k, a) in acc.iter().enumerate() {
-        for v in storages(a) {
-            accessors.entry(v).or_default().push(k);
-        }
-    }
-    let mut done = vec![false; n];
-    let mut out = Vec::with_capacity(n);
-    while let Some(first) = ready.pop_first() {
-        let k = first.3;
-        keys.remove(&k);
-        done[k] = true;
-        out.push(k);
-        tick += 1;
-        let mut touched: Vec<usize> = Vec::new();
-        for v in storages(&acc[k]) {
-            live.insert(v);
-            if let Some(r) = remaining.get_mut(&v) {
-                *r = r.saturating_sub(1);
-                if *r <= 1 {
-                    touched.extend(
-                        accessors
-                            .get(&v)
-                            .into_iter()
-                            .flatten()
-                            .copied()
-                            .filter(|&j| !done[j]),
-                    );
+        let mut live: std::collections::HashSet<ValueId> = graph
+            .inputs
+            .iter()
+            .map(|&v| super::root_of(graph, v))
+            .collect();
+        let key = |k: usize,
+                   live: &std::collections::HashSet<ValueId>,
+                   remaining: &HashMap<ValueId, usize>,
+                   ready_at: usize| {
+            let (mut new, mut freed) = (0u64, 0u64);
+            for &v in &self.storages[k] {
+                if !live.contains(&v) {
+                    new = new.saturating_add(size(v));
+                }
+                if remaining.get(&v) == Some(&1) && !outputs.contains(&v) {
+                    freed = freed.saturating_add(size(v));
                 }
             }
-        }
-        for &s in &succs[k] {
-            indegree[s] -= 1;
-            if indegree[s] == 0 {
-                ready_at[s] = tick;
-                touched.push(s);
+            let net = i128::from(new) - i128::from(freed);
+            match rule {
+                Rule::FewestNewBytes => (i128::from(new), net, 0, k),
+                Rule::MostFreed => (net, i128::from(new), 0, k),
+                Rule::BranchFirst => (0, 0, usize::MAX - ready_at, k),
+            }
+        };
+        let mut indegree: Vec<usize> = self.preds.iter().map(Vec::len).collect();
+        let mut ready_at: Vec<usize> = vec![0; n];
+        let mut keys: HashMap<usize, (i128, i128, usize, usize)> = HashMap::new();
+        let mut ready: BTreeSet<(i128, i128, usize, usize)> = BTreeSet::new();
+        let mut tick = 0usize;
+        for (k, &d) in indegree.iter().enumerate() {
+            if d == 0 {
+                let kk = key(k, &live, &remaining, tick);
+                keys.insert(k, kk);
+                ready.insert(kk);
             }
         }
-        touched.sort_unstable();
-        touched.dedup();
-        for j in touched {
-            if indegree[j] != 0 || done[j] {
-                continue;
+        let mut done = vec![false; n];
+        let mut out = Vec::with_capacity(n);
+        while let Some(first) = ready.pop_first() {
+            let k = first.3;
+            keys.remove(&k);
+            done[k] = true;
+            out.push(k);
+            tick += 1;
+            let mut touched: Vec<usize> = Vec::new();
+            for &v in &self.storages[k] {
+                live.insert(v);
+                if let Some(r) = remaining.get_mut(&v) {
+                    *r = r.saturating_sub(1);
+                    if *r <= 1 {
+                        touched.extend(
+                            accessors
+                                .get(&v)
+                                .into_iter()
+                                .flatten()
+                                .copied()
+                                .filter(|&j| !done[j]),
+                        );
+                    }
+                }
             }
-            if let Some(old) = keys.remove(&j) {
-                ready.remove(&old);
+            for &s in &succs[k] {
+                indegree[s] -= 1;
+                if indegree[s] == 0 {
+                    ready_at[s] = tick;
+                    touched.push(s);
+                }
             }
-            let kk = key(j, &live, &remaining, ready_at[j]);
-            keys.insert(j, kk);
-            ready.insert(kk);
+            touched.sort_unstable();
+            touched.dedup();
+            for j in touched {
+                if indegree[j] != 0 || done[j] {
+                    continue;
+                }
+                if let Some(old) = keys.remove(&j) {
+                    ready.remove(&old);
+                }
+                let kk = key(j, &live, &remaining, ready_at[j]);
+                keys.insert(j, kk);
+                ready.insert(kk);
+            }
         }
+        (out.len() == n).then_some(out)
     }
-    (out.len() == n).then_some(out)
 }
 
 /// `graph` with its instructions in `order` (new position → original instruction): every

@@ -56,7 +56,7 @@ pub fn pte(data: &[u8]) {
                         picks.push((a.memory_id, b));
                     }
                 }
-                let _ = etscope_core::plan::budget::ram_budget(p, 0, data.len() as u64, plan, 0);
+                let _ = etscope_core::plan::budget::ram_budget(p, 0, plan);
                 if let Ok(bytes) = write_program(data, 0, &picks) {
                     let _ = Program::parse(bytes);
                 }
