@@ -2,7 +2,7 @@
 //! input scaling, LUT activations.
 
 use crate::dtype::ScalarType;
-use crate::ir::{ArgData, Node};
+use crate::ir::{ArgData, Node, ValueId};
 use crate::tensor::TensorData;
 
 use super::super::edit::{add_constant, bool_arg, int_arg, op_name, tensor_arg};
@@ -15,6 +15,50 @@ pub(super) const SOFTMAX_INPUT_INTEGER_BITS: i64 = 5;
 
 /// `SHIFT_INT8`: the headroom of the add kernel's operands.
 pub(super) const SHIFT_INT8: i64 = 20;
+
+/// A binary element-wise call's two operands, the quantization of each, and its output's.
+struct Binary<'q> {
+    a: ValueId,
+    b: ValueId,
+    qa: &'q QuantArgs,
+    qb: &'q QuantArgs,
+    out: &'q QuantArgs,
+}
+
+fn binary<'q>(node: &Node, q: &'q NodeQParams) -> Result<Binary<'q>, LowerError> {
+    let (qa, qb, out) = (
+        input_q(node, q, 0)?,
+        input_q(node, q, 1)?,
+        output_q(node, q)?,
+    );
+    Ok(Binary {
+        a: tensor_arg(node, 0).ok_or_else(|| bad(node, "no first operand"))?,
+        b: tensor_arg(node, 1).ok_or_else(|| bad(node, "no second operand"))?,
+        qa,
+        qb,
+        out,
+    })
+}
+
+/// `quantized_mul` and `quantized_div`: both operands with their zero points, the output's zero
+/// point, then the call's own requantization arguments.
+fn mul_div(
+    m: &mut Module,
+    node: &Node,
+    op: &Binary<'_>,
+    target: &str,
+    tail: Vec<ArgData>,
+) -> Replacement {
+    let mut args = vec![
+        ArgData::Tensor(op.a),
+        ArgData::Int(op.qa.zp()),
+        ArgData::Tensor(op.b),
+        ArgData::Int(op.qb.zp()),
+        ArgData::Int(op.out.zp()),
+    ];
+    args.extend(tail);
+    single(m, node, target, args, None)
+}
 
 pub(super) fn activation(
     m: &mut Module,
@@ -97,11 +141,8 @@ pub(super) fn add(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replac
         }
     };
     let is_sub = op_name(node) == "aten::sub";
-    let (q1, q2, outq) = (
-        input_q(node, q, 0)?,
-        input_q(node, q, 1)?,
-        output_q(node, q)?,
-    );
+    let op = binary(node, q)?;
+    let (q1, q2, outq) = (op.qa, op.qb, op.out);
     let coefficient = if is_sub { -alpha } else { alpha };
     let s1 = q1.scale();
     let s2 = coefficient.unsigned_abs() as f64 * q2.scale();
@@ -128,14 +169,12 @@ pub(super) fn add(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replac
             ));
         }
     }
-    let a = tensor_arg(node, 0).ok_or_else(|| bad(node, "no first operand"))?;
-    let b = tensor_arg(node, 1).ok_or_else(|| bad(node, "no second operand"))?;
     let args = vec![
-        ArgData::Tensor(a),
+        ArgData::Tensor(op.a),
         ArgData::Int(q1.zp()),
         ArgData::Int(m1),
         ArgData::Int(sh1),
-        ArgData::Tensor(b),
+        ArgData::Tensor(op.b),
         ArgData::Int(q2.zp()),
         ArgData::Int(m2),
         ArgData::Int(sh2),
@@ -149,43 +188,16 @@ pub(super) fn add(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replac
 }
 
 pub(super) fn mul(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replacement, LowerError> {
-    let (q1, q2, outq) = (
-        input_q(node, q, 0)?,
-        input_q(node, q, 1)?,
-        output_q(node, q)?,
-    );
-    let (mo, sho) = quantize_multiplier(q1.scale() * q2.scale() / outq.scale());
-    let a = tensor_arg(node, 0).ok_or_else(|| bad(node, "no first operand"))?;
-    let b = tensor_arg(node, 1).ok_or_else(|| bad(node, "no second operand"))?;
-    let args = vec![
-        ArgData::Tensor(a),
-        ArgData::Int(q1.zp()),
-        ArgData::Tensor(b),
-        ArgData::Int(q2.zp()),
-        ArgData::Int(outq.zp()),
-        ArgData::Int(mo),
-        ArgData::Int(sho),
-    ];
-    Ok(single(m, node, "cortex_m::quantized_mul", args, None))
+    let op = binary(node, q)?;
+    let (mo, sho) = quantize_multiplier(op.qa.scale() * op.qb.scale() / op.out.scale());
+    let tail = vec![ArgData::Int(mo), ArgData::Int(sho)];
+    Ok(mul_div(m, node, &op, "cortex_m::quantized_mul", tail))
 }
 
 pub(super) fn div(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replacement, LowerError> {
-    let (q1, q2, outq) = (
-        input_q(node, q, 0)?,
-        input_q(node, q, 1)?,
-        output_q(node, q)?,
-    );
+    let op = binary(node, q)?;
     // no fixed-point division in CMSIS-NN: the kernel divides in float by this scale
-    let effective_scale = q1.scale() / (q2.scale() * outq.scale());
-    let a = tensor_arg(node, 0).ok_or_else(|| bad(node, "no first operand"))?;
-    let b = tensor_arg(node, 1).ok_or_else(|| bad(node, "no second operand"))?;
-    let args = vec![
-        ArgData::Tensor(a),
-        ArgData::Int(q1.zp()),
-        ArgData::Tensor(b),
-        ArgData::Int(q2.zp()),
-        ArgData::Int(outq.zp()),
-        ArgData::Float(effective_scale),
-    ];
-    Ok(single(m, node, "cortex_m::quantized_div", args, None))
+    let effective_scale = op.qa.scale() / (op.qb.scale() * op.out.scale());
+    let tail = vec![ArgData::Float(effective_scale)];
+    Ok(mul_div(m, node, &op, "cortex_m::quantized_div", tail))
 }
