@@ -36,6 +36,14 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../board/firmware/kernels.h"),
     ),
     (
+        "firmware/image.h",
+        include_str!("../../board/firmware/image.h"),
+    ),
+    (
+        "firmware/portable.c",
+        include_str!("../../board/firmware/portable.c"),
+    ),
+    (
         "lib/etscope_trace.c",
         include_str!("../../board/lib/etscope_trace.c"),
     ),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../lib/etscope_trace.h"
+#include "image.h"
 #include "kernels.h"
 
 #define IMAGE_BASE 0x60000000u
@@ -14,30 +15,17 @@
 #define RTT_BYTES (256u * 1024u)
 #define TICK_HZ 32000000u /* mps3-an547 processor clock; with -icount it is virtual time */
 
-enum { V_NONE = 0, V_INT = 1, V_DOUBLE = 2, V_BOOL = 3, V_INT_LIST = 4, V_TENSOR = 5 };
-enum { ST_FLOAT = 6, ST_CHAR = 1, ST_SHORT = 2 };
 enum {
   OP_QUANTIZE = 1, OP_DEQUANTIZE, OP_CONV_NHWC, OP_DW_NHWC, OP_CONV, OP_DW, OP_LINEAR,
   OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER,
   OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM, OP_DIV, OP_BATCH_MATMUL,
-  OP_TRANSPOSE_CONV_NHWC, OP_TRANSPOSE_CONV, OP_HARDTANH
+  OP_TRANSPOSE_CONV_NHWC, OP_TRANSPOSE_CONV, OP_HARDTANH, OP_FIRST_PORTABLE
 };
-
-typedef struct {
-  uint8_t kind, dtype, rank, mem;
-  uint32_t off;
-  union {
-    int64_t i;
-    double d;
-    struct { uint32_t nbytes, sizes_off, order_off, numel; } t;
-  } u;
-  uint32_t reserved[2];
-} value_rec;
 
 typedef struct { uint32_t op, nargs, args_off; } instr_rec;
 
 static char rtt_buffer[RTT_BYTES];
-static const uint8_t *image;
+const uint8_t *image;
 static uint8_t *arena_base[256];
 static const char *error_text;
 /* int32 accumulators for the kernels that need them (transpose convolution), in DDR after the
@@ -87,26 +75,39 @@ static uint64_t ticks(void) {
 static const value_rec *values;
 static uint32_t n_values;
 
-static const value_rec *val(const uint32_t *args, uint32_t nargs, uint32_t k) {
-  if (k >= nargs || args[k] >= n_values) return 0;
-  return &values[args[k]];
+const value_rec *value_at(uint32_t v) { return v < n_values ? &values[v] : 0; }
+
+const value_rec *val(const uint32_t *args, uint32_t nargs, uint32_t k) {
+  if (k >= nargs) return 0;
+  return value_at(args[k]);
 }
 
-static void *tensor_data(const value_rec *v) {
+/* ---- per-instruction work memory: the DDR after the arenas and the accumulators ---- */
+static uint8_t *scratch_base, *scratch_at, *scratch_end;
+
+void *scratch(uint32_t bytes) {
+  uintptr_t at = ((uintptr_t)scratch_at + 7u) & ~(uintptr_t)7u;
+  if (bytes > (uintptr_t)scratch_end - at) return 0;
+  scratch_at = (uint8_t *)(at + bytes);
+  return (void *)at;
+}
+
+void *tensor_data(const value_rec *v) {
   if (!v || v->kind != V_TENSOR) return 0;
   if (v->mem == 0) return (void *)(image + v->off);
   if (v->mem == 255) return 0;
   return arena_base[v->mem] + v->off;
 }
 
-static const int32_t *sizes_of(const value_rec *v) { return (const int32_t *)(image + v->u.t.sizes_off); }
-static const uint32_t *order_of(const value_rec *v) { return (const uint32_t *)(image + v->u.t.order_off); }
+const int32_t *sizes_of(const value_rec *v) { return (const int32_t *)(image + v->u.t.sizes_off); }
+const uint32_t *order_of(const value_rec *v) { return (const uint32_t *)(image + v->u.t.order_off); }
 
-static int64_t ival(const value_rec *v) { return v && (v->kind == V_INT || v->kind == V_BOOL) ? v->u.i : 0; }
-static double dval(const value_rec *v) { return v && v->kind == V_DOUBLE ? v->u.d : 0.0; }
-/* a Scalar argument: a double, or an int (hardtanh's bounds of a relu6) */
-static double scalar(const value_rec *v) { return v && v->kind == V_INT ? (double)v->u.i : dval(v); }
-static const int64_t *list(const value_rec *v, uint32_t *n) {
+int64_t ival(const value_rec *v) { return v && (v->kind == V_INT || v->kind == V_BOOL) ? v->u.i : 0; }
+double dval(const value_rec *v) { return v && v->kind == V_DOUBLE ? v->u.d : 0.0; }
+double scalar(const value_rec *v) {
+  return v && (v->kind == V_INT || v->kind == V_BOOL) ? (double)v->u.i : dval(v);
+}
+const int64_t *list(const value_rec *v, uint32_t *n) {
   if (!v || v->kind != V_INT_LIST) {
     *n = 0;
     return 0;
@@ -133,11 +134,11 @@ static int nhwc_dims(const value_rec *t, int nchw, int32_t d[4]) {
   return 0;
 }
 
-static const value_rec *out_of(const uint32_t *args, uint32_t nargs) {
+const value_rec *out_of(const uint32_t *args, uint32_t nargs) {
   return nargs >= 2 ? val(args, nargs, nargs - 2) : 0;
 }
 
-static int fail(const char *what) {
+int fail(const char *what) {
   error_text = what;
   return -1;
 }
@@ -341,6 +342,7 @@ static int run_min_max(const uint32_t *a, uint32_t n, int max) {
 }
 
 static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
+  if (op >= OP_FIRST_PORTABLE) return run_portable(op, a, n);
   const value_rec *x = val(a, n, 0), *o = out_of(a, n);
   if (!x || x->kind != V_TENSOR || !o || o->kind != V_TENSOR) return fail("input or out is not a tensor");
   void *src = tensor_data(x), *dst = tensor_data(o);
@@ -533,8 +535,15 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
   }
 }
 
+/* Sends what the host runtime captures for a call: the returned tensor (the last argument), or
+ * the first tensor of a returned list. */
 static void send_output(uint32_t instr, const uint32_t *a, uint32_t n) {
   const value_rec *o = n >= 1 ? val(a, n, n - 1) : 0;
+  if (o && o->kind == V_TENSOR_LIST && o->off > 0) {
+    uint32_t first;
+    memcpy(&first, image + o->u.t.sizes_off, 4);
+    o = value_at(first);
+  }
   if (!o || o->kind != V_TENSOR) o = out_of(a, n);
   if (!o || o->kind != V_TENSOR) return;
   uint8_t order[8];
@@ -552,9 +561,9 @@ int main(void) {
   if (ring == 0u || ring > RTT_BYTES) ring = RTT_BYTES;
   etscope_trace_init(rtt_buffer, ring, (flags & 2u) ? ETSCOPE_DROP : ETSCOPE_BLOCK);
   clock_start();
-  if (memcmp(image, "ETSB", 4) != 0 || rd32(4) != 1u) {
+  if (memcmp(image, "ETSB", 4) != 0 || rd32(4) != 2u) {
     etscope_trace_target_info("cortex-m55", TICK_HZ, 0, "forward", 0);
-    etscope_trace_log("error: no board image v1 at 0x60000000");
+    etscope_trace_log("error: no board image v2 at 0x60000000");
     g_board_state = 3;
     return 1;
   }
@@ -583,6 +592,8 @@ int main(void) {
     uintptr_t room = end > at ? (end - at) / 4u : 0u;
     g_work = (int32_t *)at;
     g_work_len = (int32_t)(room < (4u << 20) ? room : (4u << 20));
+    scratch_base = (uint8_t *)(g_work + g_work_len);
+    scratch_end = (uint8_t *)end;
   }
 
   etscope_trace_target_info(rd32(60) == 0 ? "cortex-m55" : "cortex-m4", TICK_HZ, program_id, "forward", runs);
@@ -598,6 +609,7 @@ int main(void) {
       const instr_rec *ins = &instrs[k];
       const uint32_t *args = (const uint32_t *)(image + ins->args_off);
       uint32_t op = ins->op < n_ops ? ops[ins->op] : 0u;
+      scratch_at = scratch_base;
       uint64_t t0 = ticks();
       int rc = stream_only ? 0 : run_instruction(op, args, ins->nargs);
       uint64_t t1 = ticks();

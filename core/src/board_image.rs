@@ -4,7 +4,7 @@
 //! values, planned tensors at their arena offsets. Constants and inputs are copied into the
 //! image; intermediate tensors live in arenas the firmware allocates from the plan's sizes.
 //!
-//! Layout (version 1; every offset is from the image start, every record 4-byte aligned):
+//! Layout (version 2; every offset is from the image start, every record 4-byte aligned):
 //!
 //! | offset | field |
 //! |---|---|
@@ -21,8 +21,9 @@
 //! A value record: u8 kind, u8 scalar type, u8 rank, u8 memory (0 = constant in the image,
 //! 1..=254 = arena, 255 = none), u32 offset (tensor data; list: count), then for scalars an
 //! i64/f64 at 8, for tensors u32 byte count at 8, u32 sizes offset at 12 (i32 each), u32
-//! dim-order offset at 16 (u32 each), u32 element count at 20; for int lists u32 items offset at
-//! 12 (i64 each).
+//! dim-order offset at 16 (u32 each), u32 element count at 20; for lists (int: i64 items,
+//! double: f64 items, tensor: u32 value indices) and strings (bytes) the count at 4 and the items
+//! offset at 12.
 
 use thiserror::Error;
 
@@ -31,7 +32,7 @@ use crate::formats::pte::{EValue, Instruction, Program};
 use crate::tensor::TensorData;
 
 /// Image format version the firmware checks.
-pub const BOARD_IMAGE_VERSION: u32 = 1;
+pub const BOARD_IMAGE_VERSION: u32 = 2;
 const HEADER_BYTES: usize = 96;
 const VALUE_BYTES: usize = 32;
 /// Largest image (and arena total) the emulated board holds: its DDR window minus firmware use.
@@ -66,6 +67,59 @@ pub enum OpCode {
     TransposeConvNhwc = 23,
     TransposeConv = 24,
     Hardtanh = 25,
+    // the portable (aten) operators: board/firmware/portable.c
+    Add = 26,
+    Sub = 27,
+    Mul = 28,
+    Div = 29,
+    AtenMaximum = 30,
+    AtenMinimum = 31,
+    Relu = 32,
+    Sigmoid = 33,
+    Tanh = 34,
+    Neg = 35,
+    Abs = 36,
+    Exp = 37,
+    Log = 38,
+    Sqrt = 39,
+    Rsqrt = 40,
+    Reciprocal = 41,
+    Gelu = 42,
+    LeakyRelu = 43,
+    Clamp = 44,
+    Copy = 45,
+    PermuteCopy = 46,
+    ExpandCopy = 47,
+    SliceCopy = 48,
+    SelectCopy = 49,
+    TCopy = 50,
+    TransposeCopy = 51,
+    Cat = 52,
+    SplitWithSizesCopy = 53,
+    AvgPool2d = 54,
+    MaxPool2dWithIndices = 55,
+    UpsampleNearest2d = 56,
+    UpsampleBilinear2d = 57,
+    FloatSoftmax = 58,
+    LogSoftmax = 59,
+    Mean = 60,
+    Sum = 61,
+    Amax = 62,
+    Addmm = 63,
+    Mm = 64,
+    Bmm = 65,
+    AtenLinear = 66,
+    Convolution = 67,
+    Embedding = 68,
+    LayerNorm = 69,
+    Full = 70,
+    Eq = 71,
+    Ne = 72,
+    Lt = 73,
+    Le = 74,
+    Gt = 75,
+    Ge = 76,
+    Where = 77,
 }
 
 impl OpCode {
@@ -83,37 +137,89 @@ impl OpCode {
 
     /// The operator of an image code.
     fn from_code(code: u32) -> Option<OpCode> {
-        use OpCode::*;
-        [
-            Quantize,
-            Dequantize,
-            ConvNhwc,
-            DepthwiseNhwc,
-            Conv,
-            Depthwise,
-            Linear,
-            AvgPoolNhwc,
-            AvgPool,
-            MaxPoolNhwc,
-            MaxPool,
-            Softmax,
-            Transpose,
-            Pad,
-            CloneDimOrder,
-            QuantizedAdd,
-            QuantizedMul,
-            QuantizedActivation,
-            Minimum,
-            Maximum,
-            QuantizedDiv,
-            QuantizedBatchMatmul,
-            TransposeConvNhwc,
-            TransposeConv,
-            Hardtanh,
-        ]
-        .into_iter()
-        .find(|op| *op as u32 == code)
+        Self::ALL.iter().copied().find(|op| *op as u32 == code)
     }
+
+    /// Every code, in order.
+    const ALL: &'static [OpCode] = &[
+        OpCode::Quantize,
+        OpCode::Dequantize,
+        OpCode::ConvNhwc,
+        OpCode::DepthwiseNhwc,
+        OpCode::Conv,
+        OpCode::Depthwise,
+        OpCode::Linear,
+        OpCode::AvgPoolNhwc,
+        OpCode::AvgPool,
+        OpCode::MaxPoolNhwc,
+        OpCode::MaxPool,
+        OpCode::Softmax,
+        OpCode::Transpose,
+        OpCode::Pad,
+        OpCode::CloneDimOrder,
+        OpCode::QuantizedAdd,
+        OpCode::QuantizedMul,
+        OpCode::QuantizedActivation,
+        OpCode::Minimum,
+        OpCode::Maximum,
+        OpCode::QuantizedDiv,
+        OpCode::QuantizedBatchMatmul,
+        OpCode::TransposeConvNhwc,
+        OpCode::TransposeConv,
+        OpCode::Hardtanh,
+        OpCode::Add,
+        OpCode::Sub,
+        OpCode::Mul,
+        OpCode::Div,
+        OpCode::AtenMaximum,
+        OpCode::AtenMinimum,
+        OpCode::Relu,
+        OpCode::Sigmoid,
+        OpCode::Tanh,
+        OpCode::Neg,
+        OpCode::Abs,
+        OpCode::Exp,
+        OpCode::Log,
+        OpCode::Sqrt,
+        OpCode::Rsqrt,
+        OpCode::Reciprocal,
+        OpCode::Gelu,
+        OpCode::LeakyRelu,
+        OpCode::Clamp,
+        OpCode::Copy,
+        OpCode::PermuteCopy,
+        OpCode::ExpandCopy,
+        OpCode::SliceCopy,
+        OpCode::SelectCopy,
+        OpCode::TCopy,
+        OpCode::TransposeCopy,
+        OpCode::Cat,
+        OpCode::SplitWithSizesCopy,
+        OpCode::AvgPool2d,
+        OpCode::MaxPool2dWithIndices,
+        OpCode::UpsampleNearest2d,
+        OpCode::UpsampleBilinear2d,
+        OpCode::FloatSoftmax,
+        OpCode::LogSoftmax,
+        OpCode::Mean,
+        OpCode::Sum,
+        OpCode::Amax,
+        OpCode::Addmm,
+        OpCode::Mm,
+        OpCode::Bmm,
+        OpCode::AtenLinear,
+        OpCode::Convolution,
+        OpCode::Embedding,
+        OpCode::LayerNorm,
+        OpCode::Full,
+        OpCode::Eq,
+        OpCode::Ne,
+        OpCode::Lt,
+        OpCode::Le,
+        OpCode::Gt,
+        OpCode::Ge,
+        OpCode::Where,
+    ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
     pub fn supported() -> Vec<String> {
@@ -135,8 +241,14 @@ pub enum ValueKind {
     Bool = 3,
     IntList = 4,
     Tensor = 5,
-    /// A kind no supported kernel reads (strings, tensor lists); present so indices line up.
+    /// A kind no supported kernel reads (bool lists); present so indices line up.
     Other = 6,
+    /// Value indices (u32 each; `u32::MAX` for an absent optional tensor).
+    TensorList = 7,
+    /// f64 items (`upsample_*.vec`'s scale factors).
+    DoubleList = 8,
+    /// UTF-8 bytes (`gelu`'s `approximate`).
+    String = 9,
 }
 
 /// Why a program cannot become a board image.
@@ -362,11 +474,32 @@ pub fn build(
                     ));
                 }
             }
-            EValue::String(_)
-            | EValue::DoubleList(_)
-            | EValue::BoolList(_)
-            | EValue::TensorList(_)
-            | EValue::OptionalTensorList(_) => rec[0] = ValueKind::Other as u8,
+            EValue::TensorList(items) | EValue::OptionalTensorList(items) => {
+                let indices = items.iter().map(|&i| {
+                    u32::try_from(i)
+                        .ok()
+                        .filter(|&i| (i as usize) < plan.values.len())
+                        .unwrap_or(u32::MAX)
+                });
+                let at = w.append(&le_u32s(indices), 4)?;
+                rec[0] = ValueKind::TensorList as u8;
+                rec[4..8].copy_from_slice(&(items.len() as u32).to_le_bytes());
+                rec[12..16].copy_from_slice(&at.to_le_bytes());
+            }
+            EValue::DoubleList(items) => {
+                let bytes: Vec<u8> = items.iter().flat_map(|d| d.to_le_bytes()).collect();
+                let at = w.append(&bytes, 8)?;
+                rec[0] = ValueKind::DoubleList as u8;
+                rec[4..8].copy_from_slice(&(items.len() as u32).to_le_bytes());
+                rec[12..16].copy_from_slice(&at.to_le_bytes());
+            }
+            EValue::String(text) => {
+                let at = w.append(text.as_bytes(), 4)?;
+                rec[0] = ValueKind::String as u8;
+                rec[4..8].copy_from_slice(&(text.len() as u32).to_le_bytes());
+                rec[12..16].copy_from_slice(&at.to_le_bytes());
+            }
+            EValue::BoolList(_) => rec[0] = ValueKind::Other as u8,
         }
     }
     for (vi, rec) in records.iter().enumerate() {
@@ -506,6 +639,12 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
                     .and_then(|&v| plan.values.get(v))
                     .and_then(|v| v.as_tensor())
                     .map(|t| t.scalar_type);
+                if let Some(held) = unheld_type(plan, code, args) {
+                    return Err(BoardImageError::Unsupported {
+                        instruction: i,
+                        op: format!("{op} on {held} tensors"),
+                    });
+                }
                 if dtype.is_some_and(|d| {
                     !matches!(d, crate::ScalarType::Char | crate::ScalarType::Short)
                 }) {
@@ -527,6 +666,36 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
         }
     }
     Ok(())
+}
+
+/// A tensor type among the arguments of a portable operator that the firmware's kernels do not
+/// hold (half, bfloat16, quantized and bit types), by name.
+fn unheld_type(plan: &crate::formats::pte::ExecutionPlan, code: OpCode, args: &[usize]) -> Option<String> {
+    use crate::ScalarType as S;
+    if (code as u32) < OpCode::Add as u32 {
+        return None;
+    }
+    let tensor_type = |v: usize| plan.values.get(v).and_then(|v| v.as_tensor()).map(|t| t.scalar_type);
+    let mut types = Vec::new();
+    for &a in args {
+        match plan.values.get(a) {
+            Some(EValue::TensorList(items) | EValue::OptionalTensorList(items)) => types.extend(
+                items
+                    .iter()
+                    .filter_map(|&i| usize::try_from(i).ok().and_then(tensor_type)),
+            ),
+            _ => types.extend(tensor_type(a)),
+        }
+    }
+    types
+        .into_iter()
+        .find(|t| {
+            !matches!(
+                t,
+                S::Byte | S::Char | S::Short | S::Int | S::Long | S::Float | S::Double | S::Bool
+            )
+        })
+        .map(|t| t.name().to_string())
 }
 
 /// The zero input of every plan input (when the user gives none).

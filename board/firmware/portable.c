@@ -1,0 +1,1026 @@
+/* The portable (aten) operators Cortex-M programs keep, as etscope's host runtime computes them
+ * (core/src/kernels/portable): elementwise arithmetic, comparisons and activations, copies and
+ * views, concatenation and splitting, pooling, upsampling, softmax, reductions, matrix products,
+ * convolution, embedding and layer norm. Every kernel reads its tensors in logical (row-major)
+ * order whatever their dim order, computes in the host's types and order of operations (float32
+ * where the host rounds to float32, double elsewhere) and writes its out tensor in that tensor's
+ * dim order, so each output equals the host's bit for bit. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "image.h"
+
+/* codes of board_image::OpCode */
+enum {
+  P_ADD = 26, P_SUB, P_MUL, P_DIV, P_MAXIMUM, P_MINIMUM, P_RELU, P_SIGMOID, P_TANH, P_NEG, P_ABS,
+  P_EXP, P_LOG, P_SQRT, P_RSQRT, P_RECIPROCAL, P_GELU, P_LEAKY_RELU, P_CLAMP, P_COPY, P_PERMUTE,
+  P_EXPAND, P_SLICE, P_SELECT, P_T, P_TRANSPOSE, P_CAT, P_SPLIT_WITH_SIZES, P_AVG_POOL,
+  P_MAX_POOL_INDICES, P_UPSAMPLE_NEAREST, P_UPSAMPLE_BILINEAR, P_SOFTMAX, P_LOG_SOFTMAX, P_MEAN,
+  P_SUM, P_AMAX, P_ADDMM, P_MM, P_BMM, P_LINEAR, P_CONVOLUTION, P_EMBEDDING, P_LAYER_NORM, P_FULL,
+  P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_WHERE
+};
+
+/* ---- tensors in logical order ---- */
+
+typedef struct {
+  uint8_t *p;
+  uint8_t dt;
+  uint32_t rank, numel;
+  int32_t size[8];
+  int64_t stride[8]; /* elements, per logical dim, from the dim order */
+} tview;
+
+static uint32_t dt_size(uint8_t dt) {
+  switch (dt) {
+    case ST_BYTE: case ST_CHAR: case ST_BOOL: return 1;
+    case ST_SHORT: return 2;
+    case ST_INT: case ST_FLOAT: return 4;
+    case ST_LONG: case ST_DOUBLE: return 8;
+    default: return 0;
+  }
+}
+
+static int view_of(const value_rec *v, tview *t) {
+  if (!v || v->kind != V_TENSOR || v->rank > 8 || dt_size(v->dtype) == 0)
+    return fail("portable: a tensor argument of a type the board does not hold");
+  const int32_t *s = sizes_of(v);
+  const uint32_t *o = order_of(v);
+  t->p = (uint8_t *)tensor_data(v);
+  t->dt = v->dtype;
+  t->rank = v->rank;
+  int64_t st = 1;
+  for (int32_t m = (int32_t)v->rank - 1; m >= 0; m--) {
+    uint32_t d = o[m];
+    if (d >= v->rank || s[d] < 0) return fail("portable: a dim order or size out of range");
+    t->stride[d] = st;
+    st *= s[d];
+  }
+  for (uint32_t d = 0; d < v->rank; d++) t->size[d] = s[d];
+  t->numel = (uint32_t)st;
+  if ((uint64_t)st * dt_size(v->dtype) > v->u.t.nbytes || (st > 0 && !t->p))
+    return fail("portable: a tensor larger than its storage");
+  return 0;
+}
+
+static double get(const tview *t, int64_t at) {
+  switch (t->dt) {
+    case ST_BYTE: return (double)t->p[at];
+    case ST_CHAR: return (double)((const int8_t *)t->p)[at];
+    case ST_BOOL: return t->p[at] != 0 ? 1.0 : 0.0;
+    case ST_SHORT: return (double)((const int16_t *)t->p)[at];
+    case ST_INT: return (double)((const int32_t *)t->p)[at];
+    case ST_LONG: return (double)((const int64_t *)t->p)[at];
+    case ST_FLOAT: return (double)((const float *)t->p)[at];
+    default: return ((const double *)t->p)[at];
+  }
+}
+
+/* Rust's `as` from f64: toward zero, saturating, NaN to 0 (the host's `Buf::from_f64_like`) */
+static double toward_zero(double x, double lo, double hi) {
+  if (x != x) return 0.0;
+  x = trunc(x);
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+static void put(tview *t, int64_t at, double x) {
+  switch (t->dt) {
+    case ST_BYTE: t->p[at] = (uint8_t)toward_zero(x, 0.0, 255.0); break;
+    case ST_CHAR: ((int8_t *)t->p)[at] = (int8_t)toward_zero(x, -128.0, 127.0); break;
+    case ST_BOOL: t->p[at] = x != 0.0; break;
+    case ST_SHORT: ((int16_t *)t->p)[at] = (int16_t)toward_zero(x, -32768.0, 32767.0); break;
+    case ST_INT: ((int32_t *)t->p)[at] = (int32_t)toward_zero(x, -2147483648.0, 2147483647.0); break;
+    case ST_LONG:
+      ((int64_t *)t->p)[at] = x >= 9223372036854775808.0 ? INT64_MAX
+                              : (int64_t)toward_zero(x, -9223372036854775808.0, 9223372036854774784.0);
+      break;
+    case ST_FLOAT: ((float *)t->p)[at] = (float)x; break;
+    default: ((double *)t->p)[at] = x;
+  }
+}
+
+/* Moves an odometer over `size` one step, keeping `off` the storage offset. */
+static void step(const tview *t, uint32_t *idx, int64_t *off) {
+  for (int32_t d = (int32_t)t->rank - 1; d >= 0; d--) {
+    idx[d]++;
+    *off += t->stride[d];
+    if (idx[d] < (uint32_t)t->size[d]) return;
+    *off -= t->stride[d] * t->size[d];
+    idx[d] = 0;
+  }
+}
+
+static double *new_values(uint32_t n) {
+  double *v = (double *)scratch(n * 8u + 8u);
+  if (!v) fail("portable: larger than the board's work memory");
+  return v;
+}
+
+/* The elements of a tensor argument in logical order, as doubles. */
+static double *load(const value_rec *v, tview *t) {
+  if (view_of(v, t)) return 0;
+  double *out = new_values(t->numel);
+  if (!out) return 0;
+  uint32_t idx[8] = {0};
+  int64_t off = 0;
+  for (uint32_t i = 0; i < t->numel; i++) {
+    out[i] = get(t, off);
+    step(t, idx, &off);
+  }
+  return out;
+}
+
+/* Writes `vals` (logical order) into the out tensor in its type and dim order. */
+static int store(const value_rec *v, const double *vals, uint32_t count) {
+  tview t;
+  if (view_of(v, &t)) return -1;
+  if (t.numel != count) return fail("portable: the result does not fill the out tensor");
+  uint32_t idx[8] = {0};
+  int64_t off = 0;
+  for (uint32_t i = 0; i < t.numel; i++) {
+    put(&t, off, vals[i]);
+    step(&t, idx, &off);
+  }
+  return 0;
+}
+
+static int is_float(const tview *t) { return t->dt == ST_FLOAT; }
+
+/* Logical strides of `in` broadcast to `out` (0 along broadcast dims, right-aligned), or -1. */
+static int broadcast_strides(const tview *in, const tview *out, int64_t *st) {
+  if (in->rank > out->rank) return -1;
+  int64_t s = 1;
+  for (int32_t d = (int32_t)out->rank - 1; d >= 0; d--) {
+    int32_t k = d - (int32_t)(out->rank - in->rank);
+    if (k < 0) {
+      st[d] = 0;
+      continue;
+    }
+    int32_t n = in->size[k];
+    if (n != out->size[d] && n != 1) return -1;
+    st[d] = n == 1 ? 0 : s;
+    s *= n;
+  }
+  return 0;
+}
+
+/* Flat logical indices of `in` for every element of `out` (broadcasting). */
+static uint32_t *broadcast_index(const tview *in, const tview *out) {
+  int64_t st[8];
+  if (broadcast_strides(in, out, st)) {
+    fail("portable: operands do not broadcast to the out tensor");
+    return 0;
+  }
+  uint32_t *ix = (uint32_t *)scratch(out->numel * 4u + 4u);
+  if (!ix) {
+    fail("portable: larger than the board's work memory");
+    return 0;
+  }
+  uint32_t idx[8] = {0};
+  int64_t at = 0;
+  for (uint32_t i = 0; i < out->numel; i++) {
+    ix[i] = (uint32_t)at;
+    for (int32_t d = (int32_t)out->rank - 1; d >= 0; d--) {
+      idx[d]++;
+      at += st[d];
+      if (idx[d] < (uint32_t)out->size[d]) break;
+      at -= st[d] * out->size[d];
+      idx[d] = 0;
+    }
+  }
+  return ix;
+}
+
+static int dim_of(int64_t d, uint32_t rank, uint32_t *out) {
+  int64_t r = d < 0 ? d + (int64_t)rank : d;
+  if (r < 0 || r >= (int64_t)(rank ? rank : 1)) return fail("portable: a dim out of range");
+  *out = (uint32_t)r;
+  return 0;
+}
+
+static uint32_t product(const int32_t *s, uint32_t from, uint32_t to) {
+  uint32_t p = 1;
+  for (uint32_t d = from; d < to; d++) p *= (uint32_t)s[d];
+  return p;
+}
+
+/* A scalar operand as a 0-d tensor of doubles (the host's `operand`). */
+typedef struct {
+  tview t;
+  double *v;
+  double one;
+} operand;
+
+static int operand_of(const value_rec *v, operand *o) {
+  if (v && v->kind == V_TENSOR) {
+    o->v = load(v, &o->t);
+    return o->v ? 0 : -1;
+  }
+  if (!v || (v->kind != V_INT && v->kind != V_DOUBLE && v->kind != V_BOOL))
+    return fail("portable: an operand is neither a tensor nor a scalar");
+  o->one = scalar(v);
+  o->v = &o->one;
+  o->t.rank = 0;
+  o->t.numel = 1;
+  o->t.dt = ST_DOUBLE;
+  return 0;
+}
+
+/* ---- elementwise ---- */
+
+static double apply(uint32_t op, double p, double q) {
+  switch (op) {
+    case P_ADD: return p + q;
+    case P_SUB: return p - q;
+    case P_MUL: return p * q;
+    case P_DIV: return p / q;
+    case P_MAXIMUM: return fmax(p, q);
+    case P_MINIMUM: return fmin(p, q);
+    case P_EQ: return p == q;
+    case P_NE: return p != q;
+    case P_LT: return p < q;
+    case P_LE: return p <= q;
+    case P_GT: return p > q;
+    default: return p >= q;
+  }
+}
+
+/* add/sub (with alpha), mul, div, maximum, minimum and the comparisons, broadcasting: float32
+ * operands give float32 results; anything else is computed in double and cast to the out type. */
+static int binary(uint32_t op, const uint32_t *a, uint32_t n) {
+  operand x, y;
+  tview o;
+  if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
+    return -1;
+  int compare = op >= P_EQ;
+  double alpha = !compare && (op == P_ADD || op == P_SUB) && n >= 5 ? scalar(val(a, n, 2)) : 1.0;
+  uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
+  double *r = iy ? new_values(o.numel) : 0;
+  if (!r) return -1;
+  int f32 = !compare && is_float(&o) && (is_float(&x.t) || is_float(&y.t));
+  for (uint32_t i = 0; i < o.numel; i++) {
+    double p = x.v[ix[i]], q = y.v[iy[i]];
+    if (f32)
+      r[i] = (double)(float)apply(op, (double)(float)p, (double)(float)(alpha * q));
+    else
+      r[i] = apply(op, p, alpha * q);
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* aten::where.self_out(condition, self, other, out) */
+static int where_op(const uint32_t *a, uint32_t n) {
+  tview c, x, y, o;
+  double *cv = load(val(a, n, 0), &c), *xv = cv ? load(val(a, n, 1), &x) : 0;
+  double *yv = xv ? load(val(a, n, 2), &y) : 0;
+  if (!yv || view_of(out_of(a, n), &o)) return -1;
+  uint32_t *ci = broadcast_index(&c, &o), *xi = ci ? broadcast_index(&x, &o) : 0;
+  uint32_t *yi = xi ? broadcast_index(&y, &o) : 0;
+  double *r = yi ? new_values(o.numel) : 0;
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) r[i] = cv[ci[i]] != 0.0 ? xv[xi[i]] : yv[yi[i]];
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* The host's erf (core/src/kernels/math.rs): a series below 2.5, a continued fraction above. */
+static double host_erf(double x) {
+  double ax = fabs(x), r;
+  if (ax < 2.5) {
+    double sum = ax, term = ax, x2 = ax * ax;
+    for (int k = 1; k <= 80; k++) {
+      double nk = (double)k;
+      term *= -x2 / nk;
+      double add = term / (2.0 * nk + 1.0);
+      sum += add;
+      if (fabs(add) <= 1e-17 * fabs(sum)) break;
+    }
+    r = sum * 2.0 / sqrt(3.141592653589793);
+  } else {
+    double f = 0.0;
+    for (int k = 59; k >= 1; k--) f = ((double)k / 2.0) / (ax + f);
+    double erfc_v = exp(-ax * ax) / sqrt(3.141592653589793) / (ax + f);
+    r = 1.0 - erfc_v;
+  }
+  return x < 0.0 ? -r : r;
+}
+
+static int is_string(const value_rec *v, const char *s) {
+  uint32_t len = (uint32_t)strlen(s);
+  return v && v->kind == V_STRING && v->off == len && memcmp(image + v->u.t.sizes_off, s, len) == 0;
+}
+
+/* One-input elementwise operators. relu, sigmoid and tanh compute in float32 on float32 tensors
+ * (the host's `portable::unary`); the others in double, cast to the out type. */
+static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  const value_rec *o = out_of(a, n);
+  if (op == P_RELU || op == P_SIGMOID || op == P_TANH || op == P_GELU) {
+    if (!is_float(&x)) return fail("relu/sigmoid/tanh/gelu: float tensors only");
+    int tanh_gelu = op == P_GELU && is_string(val(a, n, 1), "tanh");
+    for (uint32_t i = 0; i < x.numel; i++) {
+      float f = (float)v[i];
+      switch (op) {
+        case P_RELU: v[i] = f != f ? 0.0f : fmaxf(f, 0.0f); break;
+        case P_SIGMOID: v[i] = 1.0f / (1.0f + expf(-f)); break;
+        case P_TANH: v[i] = tanhf(f); break;
+        default: {
+          double d = (double)f, y;
+          if (tanh_gelu) {
+            double c = sqrt(2.0 / 3.141592653589793);
+            y = 0.5 * d * (1.0 + tanh(c * (d + 0.044715 * (d * d * d))));
+          } else {
+            y = 0.5 * d * (1.0 + host_erf(d / 1.4142135623730951));
+          }
+          v[i] = (float)y;
+        }
+      }
+    }
+    return store(o, v, x.numel);
+  }
+  double slope = op == P_LEAKY_RELU ? scalar(val(a, n, 1)) : 0.0;
+  const value_rec *lo_v = val(a, n, 1), *hi_v = val(a, n, 2);
+  int has_lo = op == P_CLAMP && lo_v && lo_v->kind != V_NONE;
+  int has_hi = op == P_CLAMP && hi_v && hi_v->kind != V_NONE;
+  double lo = has_lo ? scalar(lo_v) : 0.0, hi = has_hi ? scalar(hi_v) : 0.0;
+  if (has_lo && has_hi && lo > hi) return fail("clamp: min above max");
+  for (uint32_t i = 0; i < x.numel; i++) {
+    double d = v[i];
+    switch (op) {
+      case P_NEG: d = -d; break;
+      case P_ABS: d = fabs(d); break;
+      case P_EXP: d = exp(d); break;
+      case P_LOG: d = log(d); break;
+      case P_SQRT: d = sqrt(d); break;
+      case P_RSQRT: d = 1.0 / sqrt(d); break;
+      case P_RECIPROCAL: d = 1.0 / d; break;
+      case P_LEAKY_RELU: d = d > 0.0 ? d : d * slope; break;
+      default:
+        if (has_lo) d = fmax(d, lo);
+        if (has_hi) d = fmin(d, hi);
+    }
+    v[i] = d;
+  }
+  return store(o, v, x.numel);
+}
+
+/* ---- data movement ---- */
+
+/* Copies: the same elements in the out tensor's shape, dim order and type. */
+static int copy_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  return v ? store(out_of(a, n), v, x.numel) : -1;
+}
+
+/* out[i] = in[src(i)] where src permutes the logical dims: out dim k is in dim perm[k]. */
+static int permuted(const uint32_t *a, uint32_t n, const uint32_t *perm) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  if (o.rank != x.rank || o.numel != x.numel) return fail("permute: the out tensor does not fit");
+  int64_t contig[8], s = 1;
+  for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+    contig[d] = s;
+    s *= x.size[d];
+  }
+  for (uint32_t k = 0; k < x.rank; k++)
+    if (o.size[k] != x.size[perm[k]]) return fail("permute: the out tensor does not fit");
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t from = 0;
+    for (uint32_t k = 0; k < o.rank; k++) from += (int64_t)idx[k] * contig[perm[k]];
+    r[i] = v[from];
+    for (int32_t k = (int32_t)o.rank - 1; k >= 0; k--) {
+      if (++idx[k] < (uint32_t)o.size[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+static int permute_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  const value_rec *x = val(a, n, 0);
+  if (!x || x->kind != V_TENSOR) return fail("permute: not a tensor");
+  uint32_t rank = x->rank, perm[8], seen = 0;
+  for (uint32_t k = 0; k < rank; k++) perm[k] = k;
+  if (op == P_PERMUTE) {
+    uint32_t np;
+    const int64_t *p = list(val(a, n, 1), &np);
+    if (np != rank) return fail("permute_copy: the permutation does not fit");
+    for (uint32_t k = 0; k < rank; k++) {
+      if (dim_of(p[k], rank, &perm[k])) return -1;
+      if (seen & (1u << perm[k])) return fail("permute_copy: not a permutation");
+      seen |= 1u << perm[k];
+    }
+  } else if (op == P_T) {
+    if (rank == 2) {
+      perm[0] = 1;
+      perm[1] = 0;
+    }
+  } else {
+    uint32_t d0 = 0, d1 = 0;
+    if (dim_of(ival(val(a, n, 1)), rank, &d0) || dim_of(ival(val(a, n, 2)), rank, &d1)) return -1;
+    perm[d0] = d1;
+    perm[d1] = d0;
+  }
+  return permuted(a, n, perm);
+}
+
+static int expand_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  uint32_t *ix = broadcast_index(&x, &o);
+  double *r = ix ? new_values(o.numel) : 0;
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) r[i] = v[ix[i]];
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* slice_copy.Tensor_out(self, dim, start?, end?, step) and select_copy.int_out(self, dim, index):
+ * the picked entries of `dim` in order. */
+static int slice_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t dim = 0;
+  if (!v || x.rank == 0 || dim_of(ival(val(a, n, 1)), x.rank, &dim)) return v ? fail("slice: of a scalar") : -1;
+  int64_t size = x.size[dim], start, end, stride = 1;
+  if (op == P_SELECT) {
+    start = ival(val(a, n, 2));
+    if (start < 0) start += size;
+    if (start < 0 || start >= size) return fail("select_copy: index out of range");
+    end = start + 1;
+  } else {
+    const value_rec *s = val(a, n, 2), *e = val(a, n, 3);
+    start = s && s->kind != V_NONE ? (int64_t)scalar(s) : 0;
+    end = e && e->kind != V_NONE ? (int64_t)scalar(e) : size;
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    start = start < 0 ? 0 : start > size ? size : start;
+    end = end < 0 ? 0 : end > size ? size : end;
+    stride = ival(val(a, n, 4));
+    if (stride <= 0) return fail("slice_copy: step must be positive");
+  }
+  uint32_t outer = product(x.size, 0, dim), inner = product(x.size, dim + 1, x.rank), count = 0;
+  double *r = new_values(x.numel);
+  if (!r) return -1;
+  for (uint32_t o = 0; o < outer; o++)
+    for (int64_t k = start; k < end; k += stride)
+      for (uint32_t i = 0; i < inner; i++) r[count++] = v[((int64_t)o * size + k) * inner + i];
+  return store(out_of(a, n), r, count);
+}
+
+/* cat.out(tensors[], dim, out); empty 1-D tensors take no part. */
+static int cat_op(const uint32_t *a, uint32_t n) {
+  const value_rec *l = val(a, n, 0);
+  tview o;
+  if (!l || l->kind != V_TENSOR_LIST || view_of(out_of(a, n), &o)) return l ? -1 : fail("cat: no tensor list");
+  const uint32_t *items = (const uint32_t *)(image + l->u.t.sizes_off);
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t dim = 0, outer = 0, count = 0, parts = 0;
+  tview t[64];
+  double *tv[64];
+  for (uint32_t k = 0; k < l->off; k++) {
+    const value_rec *v = value_at(items[k]);
+    if (!v || v->kind != V_TENSOR) return fail("cat: a list entry is not a tensor");
+    if (v->rank == 1 && sizes_of(v)[0] == 0) continue;
+    if (parts == 64) return fail("cat: more than 64 tensors");
+    tv[parts] = load(v, &t[parts]);
+    if (!tv[parts]) return -1;
+    parts++;
+  }
+  if (parts == 0) return store(out_of(a, n), r, 0);
+  if (dim_of(ival(val(a, n, 1)), t[0].rank, &dim)) return -1;
+  outer = product(t[0].size, 0, dim);
+  for (uint32_t p = 0; p < parts; p++) {
+    if (t[p].rank != t[0].rank) return fail("cat: tensors of different ranks");
+    for (uint32_t d = 0; d < t[0].rank; d++)
+      if (d != dim && t[p].size[d] != t[0].size[d]) return fail("cat: sizes differ outside dim");
+  }
+  for (uint32_t q = 0; q < outer; q++)
+    for (uint32_t p = 0; p < parts; p++) {
+      uint32_t chunk = product(t[p].size, dim, t[p].rank);
+      if (count + chunk > o.numel) return fail("cat: larger than the out tensor");
+      memcpy(r + count, tv[p] + (uint64_t)q * chunk, chunk * 8u);
+      count += chunk;
+    }
+  return store(out_of(a, n), r, count);
+}
+
+/* split_with_sizes_copy.out(self, split_sizes, dim, out[]) */
+static int split_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t dim = 0, ns = 0;
+  if (!v || dim_of(ival(val(a, n, 2)), x.rank, &dim)) return -1;
+  const int64_t *sizes = list(val(a, n, 1), &ns);
+  const value_rec *l = n >= 2 ? val(a, n, n - 2) : 0;
+  if (!l || l->kind != V_TENSOR_LIST || l->off != ns) return fail("split_with_sizes_copy: outputs do not match the sizes");
+  const uint32_t *items = (const uint32_t *)(image + l->u.t.sizes_off);
+  uint32_t outer = product(x.size, 0, dim), inner = product(x.size, dim + 1, x.rank);
+  int64_t at = 0;
+  for (uint32_t k = 0; k < ns; k++) {
+    if (sizes[k] < 0 || at + sizes[k] > x.size[dim]) return fail("split_with_sizes_copy: sizes exceed the dim");
+    double *r = new_values(outer * (uint32_t)sizes[k] * inner);
+    if (!r) return -1;
+    uint32_t count = 0;
+    for (uint32_t o = 0; o < outer; o++)
+      for (int64_t j = at; j < at + sizes[k]; j++)
+        for (uint32_t i = 0; i < inner; i++) r[count++] = v[((int64_t)o * x.size[dim] + j) * inner + i];
+    if (store(value_at(items[k]), r, count)) return -1;
+    at += sizes[k];
+  }
+  if (at != x.size[dim]) return fail("split_with_sizes_copy: sizes do not cover the dim");
+  return 0;
+}
+
+static int full_op(const uint32_t *a, uint32_t n) {
+  tview o;
+  if (view_of(out_of(a, n), &o)) return -1;
+  double *r = new_values(o.numel), value = scalar(val(a, n, 1));
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) r[i] = value;
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* embedding.out(weight[rows, dim], indices, ...): rows of the weight by index */
+static int embedding_op(const uint32_t *a, uint32_t n) {
+  tview w, ix;
+  double *wv = load(val(a, n, 0), &w), *iv = wv ? load(val(a, n, 1), &ix) : 0;
+  if (!iv) return -1;
+  if (w.rank != 2) return fail("embedding: the weight is not 2-D");
+  uint32_t rows = (uint32_t)w.size[0], dim = (uint32_t)w.size[1];
+  double *r = new_values(ix.numel * dim);
+  if (!r) return -1;
+  for (uint32_t k = 0; k < ix.numel; k++) {
+    int64_t i = (int64_t)iv[k];
+    if (i < 0) i += rows;
+    if (i < 0 || i >= (int64_t)rows) return fail("embedding: an index out of range");
+    memcpy(r + (uint64_t)k * dim, wv + (uint64_t)i * dim, dim * 8u);
+  }
+  return store(out_of(a, n), r, ix.numel * dim);
+}
+
+/* ---- pooling and upsampling ---- */
+
+static uint32_t window(const value_rec *v, uint32_t i, uint32_t dflt) {
+  uint32_t nl;
+  const int64_t *l = list(v, &nl);
+  if (nl == 0) return dflt;
+  int64_t x = nl > i ? l[i] : l[0];
+  return x < 0 ? 0u : (uint32_t)x;
+}
+
+/* avg_pool2d.out(self, kernel, stride, padding, ceil_mode, count_include_pad, divisor?, out),
+ * float32 sums in window order. */
+static int avg_pool_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  if (x.rank != 4 || o.rank != 4 || !is_float(&x)) return fail("avg_pool2d: 4-D float tensors");
+  uint32_t kh = window(val(a, n, 1), 0, 1), kw = window(val(a, n, 1), 1, 1);
+  uint32_t nst;
+  list(val(a, n, 2), &nst);
+  uint32_t sh = nst ? window(val(a, n, 2), 0, kh) : kh, sw = nst ? window(val(a, n, 2), 1, kw) : kw;
+  if (sh == 0) sh = 1;
+  if (sw == 0) sw = 1;
+  int32_t ph = (int32_t)window(val(a, n, 3), 0, 0), pw = (int32_t)window(val(a, n, 3), 1, 0);
+  int include_pad = ival(val(a, n, 5)) != 0;
+  const value_rec *dv = val(a, n, 6);
+  int has_div = dv && dv->kind == V_INT;
+  float divisor = has_div ? (float)dv->u.i : 0.0f;
+  int32_t h = x.size[2], w = x.size[3], oh = o.size[2], ow = o.size[3];
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t planes = (uint32_t)(x.size[0] * x.size[1]), k = 0;
+  for (uint32_t p = 0; p < planes; p++)
+    for (int32_t y = 0; y < oh; y++)
+      for (int32_t xo = 0; xo < ow; xo++) {
+        int32_t y0 = y * (int32_t)sh - ph, x0 = xo * (int32_t)sw - pw;
+        int32_t y1 = y0 + (int32_t)kh < h + ph ? y0 + (int32_t)kh : h + ph;
+        int32_t x1 = x0 + (int32_t)kw < w + pw ? x0 + (int32_t)kw : w + pw;
+        float pool = (float)((y1 - y0) * (x1 - x0));
+        int32_t ys = y0 > 0 ? y0 : 0, xs = x0 > 0 ? x0 : 0, ye = y1 < h ? y1 : h, xe = x1 < w ? x1 : w;
+        float sum = 0.0f;
+        for (int32_t iy = ys; iy < ye; iy++)
+          for (int32_t ix = xs; ix < xe; ix++) sum += (float)v[((int64_t)p * h + iy) * w + ix];
+        float count = has_div ? divisor : include_pad ? pool : (float)((ye - ys) * (xe - xs));
+        r[k++] = (double)(sum / count);
+      }
+  return store(out_of(a, n), r, k);
+}
+
+/* max_pool2d_with_indices.out(self, kernel, stride, padding, dilation, ceil_mode, out, indices) */
+static int max_pool_op(const uint32_t *a, uint32_t n) {
+  tview x, o, oi;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(val(a, n, 6), &o) || view_of(val(a, n, 7), &oi)) return -1;
+  if ((x.rank != 3 && x.rank != 4) || o.rank != x.rank) return fail("max_pool2d: 3-D or 4-D tensors");
+  uint32_t kh = window(val(a, n, 1), 0, 1), kw = window(val(a, n, 1), 1, 1);
+  uint32_t sh = window(val(a, n, 2), 0, kh), sw = window(val(a, n, 2), 1, kw);
+  if (sh == 0) sh = 1;
+  if (sw == 0) sw = 1;
+  int32_t ph = (int32_t)window(val(a, n, 3), 0, 0), pw = (int32_t)window(val(a, n, 3), 1, 0);
+  uint32_t dh = window(val(a, n, 4), 0, 1), dw = window(val(a, n, 4), 1, 1);
+  if (dh == 0) dh = 1;
+  if (dw == 0) dw = 1;
+  uint32_t r_ = x.rank;
+  int32_t h = x.size[r_ - 2], w = x.size[r_ - 1], oh = o.size[r_ - 2], ow = o.size[r_ - 1];
+  uint32_t planes = product(x.size, 0, r_ - 2);
+  if (product(o.size, 0, r_ - 2) != planes) return fail("max_pool2d: the planes change");
+  double *vals = new_values(o.numel), *idx = new_values(o.numel);
+  if (!vals || !idx) return -1;
+  uint32_t k = 0;
+  for (uint32_t p = 0; p < planes; p++)
+    for (int32_t y = 0; y < oh; y++)
+      for (int32_t xo = 0; xo < ow; xo++) {
+        int found = 0;
+        double best = -INFINITY;
+        int64_t at_best = 0;
+        for (uint32_t ky = 0; ky < kh; ky++) {
+          int32_t iy = y * (int32_t)sh + (int32_t)(ky * dh) - ph;
+          if (iy < 0 || iy >= h) continue;
+          for (uint32_t kx = 0; kx < kw; kx++) {
+            int32_t ix = xo * (int32_t)sw + (int32_t)(kx * dw) - pw;
+            if (ix < 0 || ix >= w) continue;
+            int64_t at = (int64_t)iy * w + ix;
+            double e = v[(int64_t)p * h * w + at];
+            if (!found || e > best || e != e) {
+              best = e;
+              at_best = at;
+              found = 1;
+            }
+          }
+        }
+        vals[k] = best;
+        idx[k++] = (double)at_best;
+      }
+  if (store(val(a, n, 6), vals, k)) return -1;
+  return store(val(a, n, 7), idx, k);
+}
+
+static int double_pair(const value_rec *v, double *p0, double *p1) {
+  if (!v || v->kind != V_DOUBLE_LIST || v->off != 2) return 0;
+  const double *d = (const double *)(image + v->u.t.sizes_off);
+  *p0 = d[0];
+  *p1 = d[1];
+  return 1;
+}
+
+/* upsample_nearest2d.vec_out(self, output_size?, scale_factors?, out): source row
+ * floor(y * scale) in float32, scale = 1 / factor or in / out */
+static int nearest_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  if (x.rank != 4 || o.rank != 4 || x.size[0] != o.size[0] || x.size[1] != o.size[1] || o.size[2] == 0 || o.size[3] == 0)
+    return fail("upsample_nearest2d: 4-D tensors of the same planes");
+  int32_t h = x.size[2], w = x.size[3], oh = o.size[2], ow = o.size[3];
+  double f0, f1, dsh = (double)h / (double)oh, dsw = (double)w / (double)ow;
+  if (double_pair(val(a, n, 2), &f0, &f1)) {
+    dsh = 1.0 / f0;
+    dsw = 1.0 / f1;
+  }
+  float sh = (float)dsh, sw = (float)dsw;
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t planes = (uint32_t)(x.size[0] * x.size[1]), k = 0;
+  for (uint32_t p = 0; p < planes; p++)
+    for (int32_t y = 0; y < oh; y++) {
+      float fy = floorf((float)y * sh);
+      int64_t sy = fy < 0.0f ? 0 : (int64_t)fy;
+      if (sy > h - 1) sy = h - 1;
+      for (int32_t xo = 0; xo < ow; xo++) {
+        float fx = floorf((float)xo * sw);
+        int64_t sx = fx < 0.0f ? 0 : (int64_t)fx;
+        if (sx > w - 1) sx = w - 1;
+        r[k++] = v[((int64_t)p * h + sy) * w + sx];
+      }
+    }
+  return store(out_of(a, n), r, k);
+}
+
+/* upsample_bilinear2d.vec_out(self, output_size?, align_corners, scale_factors?, out), in float32
+ * as the host computes it */
+static int bilinear_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  if (x.rank != 4 || o.rank != 4 || o.size[2] == 0 || o.size[3] == 0) return fail("upsample_bilinear2d: 4-D tensors");
+  int align = ival(val(a, n, 2)) != 0;
+  int32_t h = x.size[2], w = x.size[3], oh = o.size[2], ow = o.size[3];
+  double f0 = 0.0, f1 = 0.0;
+  int has_f = double_pair(val(a, n, 3), &f0, &f1);
+  float sc[2];
+  int32_t ins[2] = {h, w}, outs[2] = {oh, ow};
+  double fs[2] = {f0, f1};
+  for (int d = 0; d < 2; d++) {
+    if (align)
+      sc[d] = outs[d] > 1 ? ((float)ins[d] - 1.0f) / ((float)outs[d] - 1.0f) : 0.0f;
+    else if (has_f && fs[d] > 0.0)
+      sc[d] = (float)(1.0 / fs[d]);
+    else
+      sc[d] = (float)ins[d] / (float)outs[d];
+  }
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t planes = (uint32_t)(x.size[0] * x.size[1]), k = 0;
+  for (uint32_t p = 0; p < planes; p++)
+    for (int32_t y = 0; y < oh; y++) {
+      float ry = align ? (float)y * sc[0] : fmaxf(((float)y + 0.5f) * sc[0] - 0.5f, 0.0f);
+      int64_t y0 = (int64_t)ry;
+      if (y0 > h - 1) y0 = h - 1;
+      int64_t y1 = y0 + 1 > h - 1 ? h - 1 : y0 + 1;
+      float ly = ry - (float)y0;
+      for (int32_t xo = 0; xo < ow; xo++) {
+        float rx = align ? (float)xo * sc[1] : fmaxf(((float)xo + 0.5f) * sc[1] - 0.5f, 0.0f);
+        int64_t x0 = (int64_t)rx;
+        if (x0 > w - 1) x0 = w - 1;
+        int64_t x1 = x0 + 1 > w - 1 ? w - 1 : x0 + 1;
+        float lx = rx - (float)x0;
+        const double *pl = v + (int64_t)p * h * w;
+        float a00 = (float)pl[y0 * w + x0], a01 = (float)pl[y0 * w + x1];
+        float a10 = (float)pl[y1 * w + x0], a11 = (float)pl[y1 * w + x1];
+        float e = (1.0f - ly) * ((1.0f - lx) * a00 + lx * a01) + ly * ((1.0f - lx) * a10 + lx * a11);
+        r[k++] = (double)e;
+      }
+    }
+  return store(out_of(a, n), r, k);
+}
+
+/* ---- softmax and reductions ---- */
+
+static int softmax_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  if (op == P_SOFTMAX && !is_float(&x)) return fail("_softmax: float tensors only");
+  uint32_t size = x.rank ? (uint32_t)x.size[d] : 1u;
+  uint32_t inner = product(x.size, d + 1, x.rank), outer = product(x.size, 0, d);
+  double *r = new_values(x.numel);
+  if (!r) return -1;
+  for (uint32_t o = 0; o < outer; o++)
+    for (uint32_t i = 0; i < inner; i++) {
+#define AT(k) (((uint64_t)o * size + (k)) * inner + i)
+      if (op == P_SOFTMAX) {
+        float mx = -INFINITY, sum = 0.0f;
+        for (uint32_t k = 0; k < size; k++) mx = fmaxf(mx, (float)v[AT(k)]);
+        for (uint32_t k = 0; k < size; k++) {
+          float e = expf((float)v[AT(k)] - mx);
+          r[AT(k)] = e;
+          sum += e;
+        }
+        for (uint32_t k = 0; k < size; k++) r[AT(k)] = (double)((float)r[AT(k)] / sum);
+      } else {
+        double mx = -INFINITY, sum = -0.0;
+        for (uint32_t k = 0; k < size; k++) mx = fmax(mx, v[AT(k)]);
+        for (uint32_t k = 0; k < size; k++) sum += exp(v[AT(k)] - mx);
+        double ls = log(sum);
+        for (uint32_t k = 0; k < size; k++) r[AT(k)] = v[AT(k)] - mx - ls;
+      }
+#undef AT
+    }
+  return store(out_of(a, n), r, x.numel);
+}
+
+/* mean.out / sum.IntList_out / amax.out(self, dims?, keepdim, ..., out): each out element
+ * reduces its group in logical order (float32 sums on float32 input, as the host). */
+static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  uint32_t nd, mask = 0;
+  const int64_t *dims = list(val(a, n, 1), &nd);
+  for (uint32_t k = 0; k < nd; k++) {
+    uint32_t d = 0;
+    if (dim_of(dims[k], x.rank, &d)) return -1;
+    mask |= 1u << d;
+  }
+  if (nd == 0) mask = 0xFFu;
+  uint32_t groups = 1, per = 1;
+  for (uint32_t d = 0; d < x.rank; d++) {
+    if (mask & (1u << d))
+      per *= (uint32_t)x.size[d];
+    else
+      groups *= (uint32_t)x.size[d];
+  }
+  if (groups != o.numel) return fail("reduction: the out tensor does not fit");
+  int f32 = op == P_MEAN || (op == P_SUM && is_float(&x));
+  double *acc = new_values(groups);
+  if (!acc) return -1;
+  /* Rust's float sums start at -0.0 */
+  for (uint32_t g = 0; g < groups; g++) acc[g] = op == P_AMAX ? -INFINITY : -0.0;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t g = 0;
+    for (uint32_t d = 0; d < x.rank; d++)
+      if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
+    if (op == P_AMAX)
+      acc[g] = fmax(acc[g], v[i]);
+    else if (f32)
+      acc[g] = (double)((float)acc[g] + (float)v[i]);
+    else
+      acc[g] += v[i];
+    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)x.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  if (op == P_MEAN)
+    for (uint32_t g = 0; g < groups; g++) acc[g] = (double)((float)acc[g] / (float)(per ? per : 1u));
+  return store(out_of(a, n), acc, groups);
+}
+
+/* ---- matrix products, convolution, layer norm ---- */
+
+/* out[b][i][j] = sum_p a[b][i][p] * b[b][p][j] in float32 (mm: one batch) */
+static int matmul_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  uint32_t first = op == P_ADDMM ? 1u : 0u;
+  tview ta, tb;
+  double *av = load(val(a, n, first), &ta), *bv = av ? load(val(a, n, first + 1), &tb) : 0;
+  if (!bv) return -1;
+  if (!is_float(&ta) || !is_float(&tb)) return fail("mm/bmm/addmm: float tensors only");
+  uint32_t rank = op == P_BMM ? 3u : 2u;
+  if (ta.rank != rank || tb.rank != rank) return fail("mm/bmm/addmm: operands of the wrong rank");
+  uint32_t batch = rank == 3 ? (uint32_t)ta.size[0] : 1u, base = rank - 2;
+  uint32_t m = (uint32_t)ta.size[base], k = (uint32_t)ta.size[base + 1], nn = (uint32_t)tb.size[base + 1];
+  if ((uint32_t)tb.size[base] != k || (rank == 3 && (uint32_t)tb.size[0] != batch)) return fail("mm/bmm/addmm: inner sizes differ");
+  double *r = new_values(batch * m * nn);
+  if (!r) return -1;
+  for (uint32_t t = 0; t < batch; t++)
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t j = 0; j < nn; j++) {
+        float acc = 0.0f;
+        for (uint32_t p = 0; p < k; p++)
+          acc += (float)av[((uint64_t)t * m + i) * k + p] * (float)bv[((uint64_t)t * k + p) * nn + j];
+        r[((uint64_t)t * m + i) * nn + j] = acc;
+      }
+  if (op == P_ADDMM) {
+    tview tc;
+    double *cv = load(val(a, n, 0), &tc);
+    if (!cv) return -1;
+    float beta = (float)scalar(val(a, n, 3)), alpha = (float)scalar(val(a, n, 4));
+    for (uint32_t i = 0; i < m * nn; i++) {
+      float bi = tc.numel == nn ? (float)cv[i % nn] : tc.numel == m * nn ? (float)cv[i] : tc.numel ? (float)cv[0] : 0.0f;
+      r[i] = (double)(alpha * (float)r[i] + beta * bi);
+    }
+  }
+  return store(out_of(a, n), r, batch * m * nn);
+}
+
+/* linear(input, weight[out, in], bias?): float32 dot products, then the bias */
+static int linear_op(const uint32_t *a, uint32_t n) {
+  tview x, w, b;
+  double *xv = load(val(a, n, 0), &x), *wv = xv ? load(val(a, n, 1), &w) : 0;
+  if (!wv) return -1;
+  const value_rec *bvr = val(a, n, 2);
+  double *bv = bvr && bvr->kind == V_TENSOR ? load(bvr, &b) : 0;
+  if (bvr && bvr->kind == V_TENSOR && !bv) return -1;
+  if (w.rank != 2 || !is_float(&x)) return fail("linear: a 2-D weight, float tensors");
+  uint32_t outs = (uint32_t)w.size[0], ins = (uint32_t)w.size[1];
+  if (ins == 0 || x.numel % ins || (bv && b.numel != outs)) return fail("linear: sizes do not fit");
+  uint32_t rows = x.numel / ins;
+  double *r = new_values(rows * outs);
+  if (!r) return -1;
+  for (uint32_t q = 0; q < rows; q++)
+    for (uint32_t o = 0; o < outs; o++) {
+      float acc = 0.0f;
+      for (uint32_t i = 0; i < ins; i++) acc += (float)xv[(uint64_t)q * ins + i] * (float)wv[(uint64_t)o * ins + i];
+      r[(uint64_t)q * outs + o] = (double)(acc + (bv ? (float)bv[o] : 0.0f));
+    }
+  return store(out_of(a, n), r, rows * outs);
+}
+
+/* convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
+ * groups, out), 2-D or 1-D: each output starts at its bias and adds weight × input in input
+ * channel, kernel row, kernel column order, in float32. */
+static int convolution_op(const uint32_t *a, uint32_t n) {
+  tview x, w, b;
+  double *xv = load(val(a, n, 0), &x), *wv = xv ? load(val(a, n, 1), &w) : 0;
+  if (!wv) return -1;
+  const value_rec *bvr = val(a, n, 2);
+  double *bv = bvr && bvr->kind == V_TENSOR ? load(bvr, &b) : 0;
+  if (bvr && bvr->kind == V_TENSOR && !bv) return -1;
+  if (ival(val(a, n, 6))) return fail("convolution: transposed convolution is not implemented");
+  if (!is_float(&x) || !is_float(&w)) return fail("convolution: float tensors only");
+  int one_d = x.rank == 3 && w.rank == 3;
+  if (!one_d && (x.rank != 4 || w.rank != 4)) return fail("convolution: 3-D or 4-D tensors");
+  int32_t N = x.size[0], C = x.size[1], H = one_d ? 1 : x.size[2], W = x.size[one_d ? 2 : 3];
+  int32_t OC = w.size[0], ICG = w.size[1], KH = one_d ? 1 : w.size[2], KW = w.size[one_d ? 2 : 3];
+  int32_t sh = one_d ? 1 : (int32_t)window(val(a, n, 3), 0, 1), sw = (int32_t)window(val(a, n, 3), one_d ? 0 : 1, 1);
+  int32_t ph = one_d ? 0 : (int32_t)window(val(a, n, 4), 0, 0), pw = (int32_t)window(val(a, n, 4), one_d ? 0 : 1, 0);
+  int32_t dh = one_d ? 1 : (int32_t)window(val(a, n, 5), 0, 1), dw = (int32_t)window(val(a, n, 5), one_d ? 0 : 1, 1);
+  int64_t groups = ival(val(a, n, 8));
+  if (groups < 1) groups = 1;
+  if (sh == 0 || sw == 0 || (int64_t)ICG * groups != C || OC % groups || (bv && b.numel != (uint32_t)OC))
+    return fail("convolution: input, weight and groups do not fit");
+  int32_t OH = (H + 2 * ph - (dh * (KH - 1) + 1)) / sh + 1, OW = (W + 2 * pw - (dw * (KW - 1) + 1)) / sw + 1;
+  if (OH <= 0 || OW <= 0) return fail("convolution: the kernel is larger than the input");
+  int32_t OCG = OC / (int32_t)groups;
+  uint32_t total = (uint32_t)(N * OC * OH * OW), k = 0;
+  double *r = new_values(total);
+  if (!r) return -1;
+  for (int32_t bn = 0; bn < N; bn++)
+    for (int32_t o = 0; o < OC; o++) {
+      int32_t g = o / OCG;
+      for (int32_t y = 0; y < OH; y++)
+        for (int32_t xo = 0; xo < OW; xo++) {
+          float acc = bv ? (float)bv[o] : 0.0f;
+          for (int32_t ic = 0; ic < ICG; ic++) {
+            int32_t cin = g * ICG + ic;
+            const double *src = xv + ((int64_t)bn * C + cin) * H * W;
+            for (int32_t ky = 0; ky < KH; ky++) {
+              int32_t iy = y * sh + ky * dh - ph;
+              if (iy < 0 || iy >= H) continue;
+              for (int32_t kx = 0; kx < KW; kx++) {
+                int32_t ix = xo * sw + kx * dw - pw;
+                if (ix < 0 || ix >= W) continue;
+                float wt = (float)wv[(((int64_t)o * ICG + ic) * KH + ky) * KW + kx];
+                acc += wt * (float)src[(int64_t)iy * W + ix];
+              }
+            }
+          }
+          r[k++] = (double)acc;
+        }
+    }
+  return store(out_of(a, n), r, k);
+}
+
+/* native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out, mean, rstd): the
+ * statistics in double, each output rounded to float32 before the affine step */
+static int layer_norm_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 2), *br = val(a, n, 3);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0;
+  double *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  uint32_t nk;
+  const int64_t *shape = list(val(a, n, 1), &nk);
+  if (nk > x.rank || !is_float(&x)) return fail("native_layer_norm: the normalized shape does not fit");
+  for (uint32_t k = 0; k < nk; k++)
+    if (x.size[x.rank - nk + k] != shape[k]) return fail("native_layer_norm: the normalized shape does not end the input");
+  uint32_t inner = product(x.size, x.rank - nk, x.rank);
+  if (inner == 0 || (wv && tw.numel != inner) || (bv && tb.numel != inner)) return fail("native_layer_norm: weight or bias does not fit");
+  double eps = dval(val(a, n, 4));
+  uint32_t rows = x.numel / inner;
+  double *out = new_values(x.numel), *means = new_values(rows), *rstds = new_values(rows);
+  if (!out || !means || !rstds) return -1;
+  for (uint32_t q = 0; q < rows; q++) {
+    const double *row = xv + (uint64_t)q * inner;
+    double sum = -0.0, var = -0.0; /* Rust's float sums start at -0.0 */
+    for (uint32_t i = 0; i < inner; i++) sum += row[i];
+    double mean = sum / (double)inner;
+    for (uint32_t i = 0; i < inner; i++) var += (row[i] - mean) * (row[i] - mean);
+    var /= (double)inner;
+    double rstd = 1.0 / sqrt(var + eps);
+    for (uint32_t i = 0; i < inner; i++) {
+      float y = (float)((row[i] - mean) * rstd);
+      if (wv) y *= (float)wv[i];
+      if (bv) y += (float)bv[i];
+      out[(uint64_t)q * inner + i] = (double)y;
+    }
+    means[q] = (double)(float)mean;
+    rstds[q] = (double)(float)rstd;
+  }
+  if (store(val(a, n, 5), out, x.numel) || store(val(a, n, 6), means, rows)) return -1;
+  return store(val(a, n, 7), rstds, rows);
+}
+
+int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
+  switch (op) {
+    case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
+    case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+      return binary(op, a, n);
+    case P_WHERE: return where_op(a, n);
+    case P_RELU: case P_SIGMOID: case P_TANH: case P_NEG: case P_ABS: case P_EXP: case P_LOG:
+    case P_SQRT: case P_RSQRT: case P_RECIPROCAL: case P_GELU: case P_LEAKY_RELU: case P_CLAMP:
+      return unary(op, a, n);
+    case P_COPY: return copy_op(a, n);
+    case P_PERMUTE: case P_T: case P_TRANSPOSE: return permute_op(op, a, n);
+    case P_EXPAND: return expand_op(a, n);
+    case P_SLICE: case P_SELECT: return slice_op(op, a, n);
+    case P_CAT: return cat_op(a, n);
+    case P_SPLIT_WITH_SIZES: return split_op(a, n);
+    case P_FULL: return full_op(a, n);
+    case P_EMBEDDING: return embedding_op(a, n);
+    case P_AVG_POOL: return avg_pool_op(a, n);
+    case P_MAX_POOL_INDICES: return max_pool_op(a, n);
+    case P_UPSAMPLE_NEAREST: return nearest_op(a, n);
+    case P_UPSAMPLE_BILINEAR: return bilinear_op(a, n);
+    case P_SOFTMAX: case P_LOG_SOFTMAX: return softmax_op(op, a, n);
+    case P_MEAN: case P_SUM: case P_AMAX: return reduce_op(op, a, n);
+    case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
+    case P_LINEAR: return linear_op(a, n);
+    case P_CONVOLUTION: return convolution_op(a, n);
+    case P_LAYER_NORM: return layer_norm_op(a, n);
+    default: return fail("operator not implemented by the board firmware");
+  }
+}
