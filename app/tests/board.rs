@@ -562,6 +562,23 @@ const LIBM_OPERATORS: &[&str] = &[
     "aten::gelu",
     "aten::_softmax",
     "aten::_log_softmax",
+    "aten::expm1",
+    "aten::log2",
+    "aten::log10",
+    "aten::log1p",
+    "aten::sin",
+    "aten::cos",
+    "aten::tan",
+    "aten::asin",
+    "aten::acos",
+    "aten::atan",
+    "aten::sinh",
+    "aten::cosh",
+    "aten::asinh",
+    "aten::acosh",
+    "aten::atanh",
+    "aten::atan2",
+    "aten::pow",
 ];
 
 fn floats(t: &TensorData) -> Vec<f32> {

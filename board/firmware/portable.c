@@ -18,7 +18,14 @@ enum {
   P_EXPAND, P_SLICE, P_SELECT, P_T, P_TRANSPOSE, P_CAT, P_SPLIT_WITH_SIZES, P_AVG_POOL,
   P_MAX_POOL_INDICES, P_UPSAMPLE_NEAREST, P_UPSAMPLE_BILINEAR, P_SOFTMAX, P_LOG_SOFTMAX, P_MEAN,
   P_SUM, P_AMAX, P_ADDMM, P_MM, P_BMM, P_LINEAR, P_CONVOLUTION, P_EMBEDDING, P_LAYER_NORM, P_FULL,
-  P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_WHERE
+  P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_WHERE,
+  /* one input, computed in double (the host's `math::unary`) */
+  P_EXPM1, P_LOG2, P_LOG10, P_LOG1P, P_SIN, P_COS, P_TAN, P_ASIN, P_ACOS, P_ATAN, P_SINH, P_COSH,
+  P_ASINH, P_ACOSH, P_ATANH, P_ERF, P_FLOOR, P_CEIL, P_ROUND, P_TRUNC, P_SIGN, P_BITWISE_NOT,
+  P_ISNAN, P_ISINF, P_LOGICAL_NOT,
+  /* two inputs, computed in double, float32 operands for a float32 out (`math::binary`) */
+  P_ATAN2, P_POW, P_FMOD, P_REMAINDER, P_LOGICAL_AND, P_LOGICAL_OR, P_LOGICAL_XOR, P_BITWISE_AND,
+  P_BITWISE_OR, P_BITWISE_XOR
 };
 
 /* ---- tensors in logical order ---- */
@@ -363,6 +370,88 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
     v[i] = d;
   }
   return store(o, v, x.numel);
+}
+
+/* Python's round: halves to even (the host's `round_half_even`) */
+static double round_half_even(double x) {
+  double r = round(x);
+  return fabs(x - trunc(x)) == 0.5 ? 2.0 * round(x / 2.0) : r;
+}
+
+static double math1(uint32_t op, double x) {
+  switch (op) {
+    case P_EXPM1: return expm1(x);
+    case P_LOG2: return log2(x);
+    case P_LOG10: return log10(x);
+    case P_LOG1P: return log1p(x);
+    case P_SIN: return sin(x);
+    case P_COS: return cos(x);
+    case P_TAN: return tan(x);
+    case P_ASIN: return asin(x);
+    case P_ACOS: return acos(x);
+    case P_ATAN: return atan(x);
+    case P_SINH: return sinh(x);
+    case P_COSH: return cosh(x);
+    case P_ASINH: return asinh(x);
+    case P_ACOSH: return acosh(x);
+    case P_ATANH: return atanh(x);
+    case P_ERF: return host_erf(x);
+    case P_FLOOR: return floor(x);
+    case P_CEIL: return ceil(x);
+    case P_ROUND: return round_half_even(x);
+    case P_TRUNC: return trunc(x);
+    case P_SIGN: return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
+    case P_BITWISE_NOT: return -x - 1.0;
+    case P_ISNAN: return x != x;
+    case P_ISINF: return isinf(x) ? 1.0 : 0.0;
+    default: return x == 0.0; /* logical_not */
+  }
+}
+
+static int math_unary(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  for (uint32_t i = 0; i < x.numel; i++) v[i] = math1(op, v[i]);
+  return store(out_of(a, n), v, x.numel);
+}
+
+/* bitwise operators on integers held in doubles, and Python's remainder */
+static double bits(double p, double q, uint32_t op) {
+  int64_t x = (int64_t)toward_zero(p, -9223372036854775808.0, 9223372036854774784.0);
+  int64_t y = (int64_t)toward_zero(q, -9223372036854775808.0, 9223372036854774784.0);
+  return (double)(op == P_BITWISE_AND ? (x & y) : op == P_BITWISE_OR ? (x | y) : (x ^ y));
+}
+
+static double math2(uint32_t op, double p, double q) {
+  switch (op) {
+    case P_ATAN2: return atan2(p, q);
+    case P_POW: return pow(p, q);
+    case P_FMOD: return fmod(p, q);
+    case P_REMAINDER: {
+      double r = fmod(p, q);
+      return r != 0.0 && ((r < 0.0) != (q < 0.0)) ? r + q : r;
+    }
+    case P_LOGICAL_AND: return p != 0.0 && q != 0.0;
+    case P_LOGICAL_OR: return p != 0.0 || q != 0.0;
+    case P_LOGICAL_XOR: return (p != 0.0) != (q != 0.0);
+    default: return bits(p, q, op);
+  }
+}
+
+static int math_binary(uint32_t op, const uint32_t *a, uint32_t n) {
+  operand x, y;
+  tview o;
+  if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
+    return -1;
+  uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
+  double *r = iy ? new_values(o.numel) : 0;
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) {
+    double p = x.v[ix[i]], q = y.v[iy[i]];
+    r[i] = is_float(&o) ? (double)(float)math2(op, (double)(float)p, (double)(float)q) : math2(op, p, q);
+  }
+  return store(out_of(a, n), r, o.numel);
 }
 
 /* ---- data movement ---- */
@@ -1021,6 +1110,9 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);
     case P_LAYER_NORM: return layer_norm_op(a, n);
-    default: return fail("operator not implemented by the board firmware");
+    default:
+      if (op >= P_EXPM1 && op <= P_LOGICAL_NOT) return math_unary(op, a, n);
+      if (op >= P_ATAN2 && op <= P_BITWISE_XOR) return math_binary(op, a, n);
+      return fail("operator not implemented by the board firmware");
   }
 }
