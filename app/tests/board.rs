@@ -500,7 +500,10 @@ fn equals_the_host_on_the_board(
     // of such an operator on, float outputs are compared within 1e-5 of the tensor's largest
     // magnitude; everything before it, and every integer output, bit for bit.
     let plan = &program.plans[0];
-    let op_of = |i: i64| match usize::try_from(i).ok().and_then(|i| plan.main_instructions().get(i)) {
+    let op_of = |i: i64| match usize::try_from(i)
+        .ok()
+        .and_then(|i| plan.main_instructions().get(i))
+    {
         Some(Instruction::KernelCall { op_index, .. }) => plan
             .operators
             .get(*op_index)
@@ -508,9 +511,8 @@ fn equals_the_host_on_the_board(
             .unwrap_or_default(),
         _ => String::new(),
     };
-    let libm_at = (0..plan.main_instructions().len() as i64).find(|&i| {
-        LIBM_OPERATORS.contains(&op_of(i).as_str())
-    });
+    let libm_at = (0..plan.main_instructions().len() as i64)
+        .find(|&i| LIBM_OPERATORS.contains(&op_of(i).as_str()));
     let mut near = 0;
     for d in &device {
         let h = host
@@ -533,7 +535,10 @@ fn equals_the_host_on_the_board(
         );
         let (a, b) = (floats(&d.tensor), floats(&want));
         let scale = b.iter().fold(1f32, |m, v| m.max(v.abs()));
-        let worst = a.iter().zip(&b).fold(0f32, |m, (x, y)| m.max((x - y).abs()));
+        let worst = a
+            .iter()
+            .zip(&b)
+            .fold(0f32, |m, (x, y)| m.max((x - y).abs()));
         assert!(
             a.len() == b.len() && worst <= 1e-5 * scale,
             "{name}: instruction {} ({}) differs by {worst} (scale {scale})",

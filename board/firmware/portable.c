@@ -25,7 +25,10 @@ enum {
   P_ISNAN, P_ISINF, P_LOGICAL_NOT,
   /* two inputs, computed in double, float32 operands for a float32 out (`math::binary`) */
   P_ATAN2, P_POW, P_FMOD, P_REMAINDER, P_LOGICAL_AND, P_LOGICAL_OR, P_LOGICAL_XOR, P_BITWISE_AND,
-  P_BITWISE_OR, P_BITWISE_XOR
+  P_BITWISE_OR, P_BITWISE_XOR,
+  /* more reductions (`_ALL`: over every element), adaptive pooling, padding and gathers */
+  P_AMIN, P_ARGMAX, P_ARGMIN, P_ANY, P_ANY_ALL, P_PROD, P_PROD_ALL, P_MAX_ALL, P_MIN_ALL,
+  P_ADAPTIVE_AVG_POOL, P_CONSTANT_PAD, P_FLIP, P_INDEX_SELECT
 };
 
 /* ---- tensors in logical order ---- */
@@ -878,20 +881,31 @@ static int softmax_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, x.numel);
 }
 
-/* mean.out / sum.IntList_out / amax.out(self, dims?, keepdim, ..., out): each out element
- * reduces its group in logical order (float32 sums on float32 input, as the host). */
+/* mean.out / sum.IntList_out / amax.out / amin.out / argmax.out / argmin.out / any / prod and
+ * the whole-tensor `_ALL` forms: each out element reduces its group in logical order (float32
+ * sums on float32 input; NaN-propagating extremes; the first index of an extreme, a NaN
+ * winning), as the host's `reduction` does. */
 static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x, o;
   double *v = load(val(a, n, 0), &x);
   if (!v || view_of(out_of(a, n), &o)) return -1;
-  uint32_t nd, mask = 0;
-  const int64_t *dims = list(val(a, n, 1), &nd);
-  for (uint32_t k = 0; k < nd; k++) {
+  int whole = op == P_ANY_ALL || op == P_PROD_ALL || op == P_MAX_ALL || op == P_MIN_ALL;
+  uint32_t mask = 0;
+  const value_rec *dv = whole ? 0 : val(a, n, 1);
+  if (dv && dv->kind == V_INT) {
     uint32_t d = 0;
-    if (dim_of(dims[k], x.rank, &d)) return -1;
-    mask |= 1u << d;
+    if (dim_of(dv->u.i, x.rank, &d)) return -1;
+    mask = 1u << d;
+  } else {
+    uint32_t nd = 0;
+    const int64_t *dims = list(dv, &nd);
+    for (uint32_t k = 0; k < nd; k++) {
+      uint32_t d = 0;
+      if (dim_of(dims[k], x.rank, &d)) return -1;
+      mask |= 1u << d;
+    }
   }
-  if (nd == 0) mask = 0xFFu;
+  if (mask == 0) mask = 0xFFu;
   uint32_t groups = 1, per = 1;
   for (uint32_t d = 0; d < x.rank; d++) {
     if (mask & (1u << d))
@@ -901,21 +915,50 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   }
   if (groups != o.numel) return fail("reduction: the out tensor does not fit");
   int f32 = op == P_MEAN || (op == P_SUM && is_float(&x));
-  double *acc = new_values(groups);
-  if (!acc) return -1;
-  /* Rust's float sums start at -0.0 */
-  for (uint32_t g = 0; g < groups; g++) acc[g] = op == P_AMAX ? -INFINITY : -0.0;
+  int arg = op == P_ARGMAX || op == P_ARGMIN;
+  double *acc = new_values(groups), *best_at = arg ? new_values(groups) : 0;
+  uint32_t *seen = arg ? (uint32_t *)scratch(groups * 4u + 4u) : 0;
+  if (!acc || (arg && (!best_at || !seen))) return arg && acc ? fail("reduction: larger than the board's work memory") : -1;
+  for (uint32_t g = 0; g < groups; g++) {
+    switch (op) {
+      case P_AMAX: case P_MAX_ALL: acc[g] = -INFINITY; break;
+      case P_AMIN: case P_MIN_ALL: acc[g] = INFINITY; break;
+      case P_PROD: case P_PROD_ALL: acc[g] = 1.0; break;
+      default: acc[g] = -0.0; /* Rust's float sums start at -0.0 */
+    }
+    if (arg) {
+      best_at[g] = 0.0;
+      seen[g] = 0;
+    }
+  }
   uint32_t idx[8] = {0};
   for (uint32_t i = 0; i < x.numel; i++) {
     uint32_t g = 0;
     for (uint32_t d = 0; d < x.rank; d++)
       if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
-    if (op == P_AMAX)
-      acc[g] = fmax(acc[g], v[i]);
-    else if (f32)
-      acc[g] = (double)((float)acc[g] + (float)v[i]);
-    else
-      acc[g] += v[i];
+    double e = v[i];
+    switch (op) {
+      case P_AMAX: acc[g] = fmax(acc[g], e); break;
+      case P_MAX_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmax(acc[g], e); break;
+      case P_AMIN: case P_MIN_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmin(acc[g], e); break;
+      case P_PROD: case P_PROD_ALL: acc[g] *= e; break;
+      case P_ANY: case P_ANY_ALL: acc[g] = acc[g] != 0.0 || e != 0.0 ? 1.0 : 0.0; break;
+      case P_ARGMAX: case P_ARGMIN: {
+        uint32_t k = seen[g]++;
+        if (k == 0) {
+          acc[g] = e;
+        } else if (acc[g] == acc[g] && (e != e || (op == P_ARGMAX ? e > acc[g] : e < acc[g]))) {
+          acc[g] = e;
+          best_at[g] = (double)k;
+        }
+        break;
+      }
+      default:
+        if (f32)
+          acc[g] = (double)((float)acc[g] + (float)e);
+        else
+          acc[g] += e;
+    }
     for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
       if (++idx[d] < (uint32_t)x.size[d]) break;
       idx[d] = 0;
@@ -923,7 +966,123 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   }
   if (op == P_MEAN)
     for (uint32_t g = 0; g < groups; g++) acc[g] = (double)((float)acc[g] / (float)(per ? per : 1u));
-  return store(out_of(a, n), acc, groups);
+  if (op == P_ANY || op == P_ANY_ALL)
+    for (uint32_t g = 0; g < groups; g++) acc[g] = acc[g] != 0.0 ? 1.0 : 0.0;
+  return store(out_of(a, n), arg ? best_at : acc, groups);
+}
+
+/* _adaptive_avg_pool2d.out(self, output_size, out): window [floor(i*H/oh), ceil((i+1)*H/oh)),
+ * float32 sums */
+static int adaptive_pool_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  if (x.rank < 3 || o.rank != x.rank) return fail("adaptive pooling of 3-D or 4-D tensors");
+  uint32_t r = x.rank, h = (uint32_t)x.size[r - 2], w = (uint32_t)x.size[r - 1];
+  uint32_t oh = (uint32_t)o.size[r - 2], ow = (uint32_t)o.size[r - 1], planes = product(x.size, 0, r - 2), k = 0;
+  if (oh == 0 || ow == 0) return fail("adaptive pooling to an empty size");
+  double *out = new_values(o.numel);
+  if (!out) return -1;
+  for (uint32_t p = 0; p < planes; p++)
+    for (uint32_t y = 0; y < oh; y++)
+      for (uint32_t xo = 0; xo < ow; xo++) {
+        uint32_t y0 = y * h / oh, y1 = ((y + 1) * h + oh - 1) / oh, x0 = xo * w / ow, x1 = ((xo + 1) * w + ow - 1) / ow;
+        float sum = 0.0f;
+        for (uint32_t iy = y0; iy < y1; iy++)
+          for (uint32_t ix = x0; ix < x1; ix++) sum += (float)v[((uint64_t)p * h + iy) * w + ix];
+        uint32_t cnt = (y1 - y0) * (x1 - x0);
+        if (k >= o.numel) return fail("adaptive pooling: larger than the out tensor");
+        out[k++] = (double)(sum / (float)(cnt ? cnt : 1u));
+      }
+  return store(out_of(a, n), out, k);
+}
+
+/* constant_pad_nd.out(self, pad, value, out): pad pairs from the last dim backwards */
+static int constant_pad_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  uint32_t np;
+  const int64_t *pad = list(val(a, n, 1), &np);
+  int64_t before[8] = {0}, contig[8], s = 1;
+  if (o.rank != x.rank || (np + 1) / 2 > x.rank) return fail("constant_pad_nd: more padding than dims");
+  for (uint32_t k = 0; k < np; k += 2) before[x.rank - 1 - k / 2] = pad[k];
+  for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+    contig[d] = s;
+    s *= x.size[d];
+  }
+  double value = scalar(val(a, n, 2)), *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t at = 0;
+    int inside = 1;
+    for (uint32_t d = 0; d < x.rank && inside; d++) {
+      int64_t src = (int64_t)idx[d] - before[d];
+      if (src < 0 || src >= x.size[d]) inside = 0;
+      at += src * contig[d];
+    }
+    r[i] = inside ? v[at] : value;
+    for (int32_t d = (int32_t)o.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)o.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* flip.out(self, dims, out) */
+static int flip_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  uint32_t nd, flipped = 0;
+  const int64_t *dims = list(val(a, n, 1), &nd);
+  for (uint32_t k = 0; k < nd; k++) {
+    uint32_t d = 0;
+    if (dim_of(dims[k], x.rank, &d)) return -1;
+    flipped |= 1u << d;
+  }
+  int64_t contig[8], s = 1;
+  for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+    contig[d] = s;
+    s *= x.size[d];
+  }
+  double *r = new_values(x.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x.numel; i++) {
+    int64_t at = 0;
+    for (uint32_t d = 0; d < x.rank; d++)
+      at += (int64_t)((flipped & (1u << d)) ? (uint32_t)x.size[d] - 1u - idx[d] : idx[d]) * contig[d];
+    r[i] = v[at];
+    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)x.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), r, x.numel);
+}
+
+/* index_select.out(self, dim, index, out) */
+static int index_select_op(const uint32_t *a, uint32_t n) {
+  tview x, ix;
+  double *v = load(val(a, n, 0), &x), *iv = v ? load(val(a, n, 2), &ix) : 0;
+  uint32_t d = 0;
+  if (!iv || dim_of(ival(val(a, n, 1)), x.rank ? x.rank : 1u, &d)) return -1;
+  uint32_t len = x.rank ? (uint32_t)x.size[d] : 1u;
+  uint32_t outer = x.rank ? product(x.size, 0, d) : 1u, inner = x.rank ? product(x.size, d + 1, x.rank) : 1u;
+  double *r = new_values(outer * ix.numel * inner);
+  if (!r) return -1;
+  uint32_t k = 0;
+  for (uint32_t o = 0; o < outer; o++)
+    for (uint32_t j = 0; j < ix.numel; j++) {
+      int64_t i = (int64_t)iv[j];
+      if (i < 0) i += len;
+      if (i < 0 || i >= (int64_t)len) return fail("index_select: an index out of range");
+      for (uint32_t q = 0; q < inner; q++) r[k++] = v[((uint64_t)o * len + (uint64_t)i) * inner + q];
+    }
+  return store(out_of(a, n), r, k);
 }
 
 /* ---- matrix products, convolution, layer norm ---- */
@@ -1105,7 +1264,13 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_UPSAMPLE_NEAREST: return nearest_op(a, n);
     case P_UPSAMPLE_BILINEAR: return bilinear_op(a, n);
     case P_SOFTMAX: case P_LOG_SOFTMAX: return softmax_op(op, a, n);
-    case P_MEAN: case P_SUM: case P_AMAX: return reduce_op(op, a, n);
+    case P_MEAN: case P_SUM: case P_AMAX: case P_AMIN: case P_ARGMAX: case P_ARGMIN: case P_ANY:
+    case P_ANY_ALL: case P_PROD: case P_PROD_ALL: case P_MAX_ALL: case P_MIN_ALL:
+      return reduce_op(op, a, n);
+    case P_ADAPTIVE_AVG_POOL: return adaptive_pool_op(a, n);
+    case P_CONSTANT_PAD: return constant_pad_op(a, n);
+    case P_FLIP: return flip_op(a, n);
+    case P_INDEX_SELECT: return index_select_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

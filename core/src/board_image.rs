@@ -155,6 +155,19 @@ pub enum OpCode {
     BitwiseAnd = 110,
     BitwiseOr = 111,
     BitwiseXor = 112,
+    Amin = 113,
+    Argmax = 114,
+    Argmin = 115,
+    Any = 116,
+    AnyAll = 117,
+    Prod = 118,
+    ProdAll = 119,
+    MaxAll = 120,
+    MinAll = 121,
+    AdaptiveAvgPool2d = 122,
+    ConstantPadNd = 123,
+    Flip = 124,
+    IndexSelect = 125,
 }
 
 impl OpCode {
@@ -289,6 +302,19 @@ impl OpCode {
         OpCode::BitwiseAnd,
         OpCode::BitwiseOr,
         OpCode::BitwiseXor,
+        OpCode::Amin,
+        OpCode::Argmax,
+        OpCode::Argmin,
+        OpCode::Any,
+        OpCode::AnyAll,
+        OpCode::Prod,
+        OpCode::ProdAll,
+        OpCode::MaxAll,
+        OpCode::MinAll,
+        OpCode::AdaptiveAvgPool2d,
+        OpCode::ConstantPadNd,
+        OpCode::Flip,
+        OpCode::IndexSelect,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
@@ -324,7 +350,7 @@ pub enum ValueKind {
 /// Why a program cannot become a board image.
 #[derive(Debug, Error)]
 pub enum BoardImageError {
-    #[error("instruction {instruction} calls {op}, which the board firmware does not implement (it runs: {})", OpCode::supported().join(", "))]
+    #[error("instruction {instruction} calls {op}, which the board firmware does not implement (it runs {} operators, listed in docs/compatibility.md; the host runs this program with `etscope run`)", OpCode::supported().len())]
     Unsupported { instruction: usize, op: String },
     #[error("instruction {instruction} is a {kind}; the board firmware runs kernel calls only")]
     NotAKernelCall {
@@ -740,12 +766,21 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
 
 /// A tensor type among the arguments of a portable operator that the firmware's kernels do not
 /// hold (half, bfloat16, quantized and bit types), by name.
-fn unheld_type(plan: &crate::formats::pte::ExecutionPlan, code: OpCode, args: &[usize]) -> Option<String> {
+fn unheld_type(
+    plan: &crate::formats::pte::ExecutionPlan,
+    code: OpCode,
+    args: &[usize],
+) -> Option<String> {
     use crate::ScalarType as S;
     if (code as u32) < OpCode::Add as u32 {
         return None;
     }
-    let tensor_type = |v: usize| plan.values.get(v).and_then(|v| v.as_tensor()).map(|t| t.scalar_type);
+    let tensor_type = |v: usize| {
+        plan.values
+            .get(v)
+            .and_then(|v| v.as_tensor())
+            .map(|t| t.scalar_type)
+    };
     let mut types = Vec::new();
     for &a in args {
         match plan.values.get(a) {

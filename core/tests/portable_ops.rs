@@ -135,3 +135,50 @@ fn the_documented_portable_coverage_is_the_registrys() {
         );
     }
 }
+
+/// `docs/compatibility.md` lists, under "On the emulated board", exactly the operators the
+/// registry says the board firmware runs (`OpDef::board`), with their count.
+#[test]
+fn the_documented_board_operators_are_the_registrys() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/compatibility.md"),
+    )
+    .expect("docs/compatibility.md");
+    let section = doc
+        .split("\n## On the emulated board")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("an \"On the emulated board\" section");
+    let table = section
+        .split("Portable operators the board does not run yet")
+        .next()
+        .unwrap_or(section);
+    let on_board: Vec<&str> = etscope_core::ops::all()
+        .iter()
+        .filter(|d| d.board.is_some())
+        .map(|d| d.name)
+        .collect();
+    let portable: std::collections::BTreeSet<&str> = on_board
+        .iter()
+        .copied()
+        .filter(|n| !n.starts_with("cortex_m::"))
+        .collect();
+    for name in &portable {
+        assert!(
+            table.contains(&format!("`{name}`")),
+            "the board section should list `{name}`"
+        );
+    }
+    let listed = table.matches("`aten::").count() + table.matches("`dim_order_ops::").count();
+    assert_eq!(
+        listed,
+        portable.len(),
+        "the board section lists operators the board does not run"
+    );
+    assert!(table.contains(&format!("**{} portable operators**", portable.len())));
+    let cortex_m = on_board
+        .iter()
+        .filter(|n| n.starts_with("cortex_m::"))
+        .count();
+    assert!(table.contains(&format!("**All {cortex_m} `cortex_m::` operators**")));
+}
