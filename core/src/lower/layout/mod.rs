@@ -2,30 +2,38 @@
 //! them, squeezes as views, and view/permute chains canonicalised so inverse permutes between
 //! NHWC ops cancel and permutes that only move unit dims become views.
 //!
-//! - [`ConvertConv1dToConv2d`] — refuses an annotated 1-D convolution (not implemented yet)
+//! - [`ConvertConv1dToConv2d`] — ConvertConv1dToConv2dPass
 //! - [`ChannelsLastVariants`] — CortexMReplaceOpsWithChannelsLastVariants
 //! - [`SqueezeToView`] — ReplaceSqueezeAndUnsqueezeWithViewPass
-//! - [`Canonicalize`] — CortexMCanonicalizeViewCopyPermutePass (fusing, without the view/permute
-//!   swaps: a chain that would need one is refused)
-//! - [`RemovePermutesAroundElementwise`] — refuses permutes around an element-wise op (not
-//!   implemented yet)
+//! - [`Canonicalize`] — CortexMCanonicalizeViewCopyPermutePass (fusing, sinking unit-dim views,
+//!   swapping views and permutes by [`view_map::ViewMap`])
+//! - [`RemovePermutesAroundElementwise`] — RemovePermutesAroundElementwiseOps
 //! - [`ValidateExplicitLayout`] — ValidateCortexMExplicitLayoutPass
 
 mod canonicalize;
+mod elementwise_permutes;
 mod variants;
+mod view_map;
 
 pub use canonicalize::Canonicalize;
+pub use elementwise_permutes::RemovePermutesAroundElementwise;
 pub use variants::ChannelsLastVariants;
 
-use crate::ir::{ArgData, NodeKind};
+use crate::ir::{ArgData, Storage};
 
-use super::edit::{fail, op_name, tensor_arg};
+use super::edit::{
+    fail, ints_arg, make_node, meta, new_tensor, op_name, replace_in_node, set_nodes, tensor_arg,
+    unique_name,
+};
 use super::{LowerError, LowerPass, Module, Options};
 
 /// The layout permute the explicit flow inserts.
 pub const LAYOUT_PERMUTE: &str = "channels_last::permute_copy";
 
-/// ConvertConv1dToConv2dPass.
+/// ConvertConv1dToConv2dPass: a 1-D convolution whose weight is a constant `[O, I, K]` becomes a
+/// 2-D one of unit height — the weight reshaped to `[O, I, 1, K]` in place, the input unsqueezed
+/// at dim 2 before it, its output squeezed at dim 2 after it, stride, padding, dilation and
+/// output padding given their unit height first.
 pub struct ConvertConv1dToConv2d;
 
 impl LowerPass for ConvertConv1dToConv2d {
@@ -33,21 +41,87 @@ impl LowerPass for ConvertConv1dToConv2d {
         "ConvertConv1dToConv2dPass"
     }
 
-    fn run(&self, m: Module, _: &Options) -> Result<(Module, bool), LowerError> {
-        for n in &m.graph.nodes {
-            let conv1d = op_name(n) == "aten::convolution"
-                && tensor_arg(n, 1).is_some_and(|w| m.graph.values[w].shape.len() == 3);
-            if conv1d {
-                return Err(fail(
-                    self.name(),
-                    format!(
-                        "{}: turning a 1-D convolution into a 2-D one is not implemented in etscope yet",
-                        n.name
-                    ),
-                ));
+    fn run(&self, mut m: Module, _: &Options) -> Result<(Module, bool), LowerError> {
+        let old = std::mem::take(&mut m.graph.nodes);
+        m.graph.nodes = old.clone();
+        let mut nodes = Vec::with_capacity(old.len() + 4);
+        let mut changed = false;
+        for mut node in old {
+            let weight = tensor_arg(&node, 1).filter(|&w| {
+                m.graph.values[w].shape.len() == 3 && m.constants.contains_key(&w)
+            });
+            let conv1d = op_name(&node) == "aten::convolution"
+                && node.args.len() == 9
+                && ints_arg(&node, 3).is_some_and(|s| s.len() == 1);
+            let (Some(w), Some(x), Some(&out), true) =
+                (weight, tensor_arg(&node, 0), node.outputs.first(), conv1d)
+            else {
+                nodes.push(node);
+                continue;
+            };
+            let unit_height = |shape: &[i64]| {
+                let mut s = shape.to_vec();
+                s.insert(2.min(s.len()), 1);
+                s
+            };
+            // the weight, reshaped in place (its data is the same row-major bytes)
+            m.graph.values[w].shape = unit_height(&m.graph.values[w].shape);
+            m.graph.values[w].dim_order = Vec::new();
+            m.graph.values[w].logical_order = Some((0..4).collect());
+            if let Some(data) = m.constants.get_mut(&w) {
+                data.shape.insert(2, 1);
             }
+            let (x_dtype, x_shape) = meta(&m.graph, x);
+            let (o_dtype, o_shape) = meta(&m.graph, out);
+            let x_name = unique_name(&m.graph, "aten_unsqueeze_copy_default");
+            let x2 = new_tensor(
+                &mut m.graph,
+                &x_name,
+                x_dtype.unwrap_or(crate::ScalarType::Float),
+                unit_height(&x_shape),
+                Vec::new(),
+                Storage::Unplanned,
+            );
+            let unsqueeze = make_node(
+                &x_name,
+                "aten::unsqueeze_copy",
+                "default",
+                vec![ArgData::Tensor(x), ArgData::Int(2)],
+                vec![x2],
+            );
+            let y_name = unique_name(&m.graph, &format!("{}_2d", node.name));
+            let y2 = new_tensor(
+                &mut m.graph,
+                &y_name,
+                o_dtype.unwrap_or(crate::ScalarType::Float),
+                unit_height(&o_shape),
+                Vec::new(),
+                Storage::Unplanned,
+            );
+            let squeeze = make_node(
+                &unique_name(&m.graph, "aten_squeeze_copy_dim"),
+                "aten::squeeze_copy",
+                "dim",
+                vec![ArgData::Tensor(y2), ArgData::Int(2)],
+                vec![out],
+            );
+            replace_in_node(&mut node, x, x2);
+            for (k, first) in [(3, 1), (4, 0), (5, 1), (7, 0)] {
+                if let Some(v) = ints_arg(&node, k) {
+                    let mut list = vec![Some(first)];
+                    list.extend(v.into_iter().map(Some));
+                    node.args[k].data = ArgData::Ints(list);
+                }
+            }
+            node.outputs = vec![y2];
+            m.graph.values[out].dim_order = Vec::new();
+            nodes.push(unsqueeze);
+            nodes.push(node);
+            nodes.push(squeeze);
+            changed = true;
         }
-        Ok((m, false))
+        set_nodes(&mut m.graph, nodes);
+        Ok((m, changed))
     }
 }
 
@@ -84,42 +158,6 @@ impl LowerPass for SqueezeToView {
             changed = true;
         }
         Ok((m, changed))
-    }
-}
-
-/// RemovePermutesAroundElementwiseOps: moving permutes across element-wise ops is not
-/// implemented yet; a graph that has one there is refused, every other passes unchanged.
-pub struct RemovePermutesAroundElementwise;
-
-impl LowerPass for RemovePermutesAroundElementwise {
-    fn name(&self) -> &'static str {
-        "RemovePermutesAroundElementwiseOps"
-    }
-
-    fn run(&self, m: Module, _: &Options) -> Result<(Module, bool), LowerError> {
-        let permute = |v: usize| {
-            m.graph.values[v].producer.is_some_and(|p| {
-                matches!(
-                    op_name(&m.graph.nodes[p]),
-                    LAYOUT_PERMUTE | "aten::permute_copy"
-                )
-            })
-        };
-        for n in &m.graph.nodes {
-            let elementwise = n.kind == NodeKind::Operator
-                && n.def().is_some_and(|d| d.traits.elementwise)
-                && n.inputs.len() >= 2;
-            if elementwise && n.inputs.iter().any(|&v| permute(v)) {
-                return Err(fail(
-                    self.name(),
-                    format!(
-                        "{}: moving layout permutes across an element-wise op is not implemented in etscope yet",
-                        n.name
-                    ),
-                ));
-            }
-        }
-        Ok((m, false))
     }
 }
 
