@@ -389,18 +389,24 @@ fn every_reference_etrecord_of_both_flows_lowers_to_executorchs_program() {
 #[test]
 fn the_made_models_lower_to_executorchs_programs() {
     let dir = common::fixtures().join("models");
-    let mut checked = 0;
+    let (mut default, mut explicit) = (0, 0);
     for entry in std::fs::read_dir(&dir).expect("models") {
-        let etr = entry
-            .expect("entry")
-            .path()
-            .join("model_int8_cortex_m55_default.etrecord");
+        let path = entry.expect("entry").path();
+        let etr = path.join("model_int8_cortex_m55_default.etrecord");
         if etr.exists() {
             check_against_executorch(&etr, Cpu::M55);
-            checked += 1;
+            default += 1;
+        }
+        // the explicit-layout flow: 1-D convolutions turned 2-D, views and permutes
+        // canonicalised, permutes around element-wise regions (a residual add) removed
+        let etr = path.join("model_int8_cortex_m55_explicit.etrecord");
+        if etr.exists() {
+            check_flow_against_executorch(&etr, Cpu::M55, Flow::Explicit);
+            explicit += 1;
         }
     }
-    assert!(checked >= 3, "only {checked} models");
+    assert!(default >= 3, "only {default} models");
+    assert!(explicit >= 4, "only {explicit} explicit-flow models");
 }
 
 /// Every pass stage runs (its annotations put back as Q/DQ), and the first pass that changes

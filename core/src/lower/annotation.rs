@@ -169,6 +169,32 @@ pub(super) fn pattern_accepts(g: &Graph, n: &Node, flow: super::Flow) -> bool {
     }
 }
 
+/// Whether the values `n` writes are quantized again with `want` — by quantizes among its
+/// readers, or further on through shared-qparams ops — and by no quantize of other parameters.
+fn requantized<K: PartialEq>(
+    g: &Graph,
+    n: &Node,
+    want: &K,
+    qparams: &dyn Fn(&Node) -> K,
+    depth: usize,
+) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    let readers: Vec<&Node> = n
+        .outputs
+        .iter()
+        .flat_map(|&o| g.values[o].consumers.iter().map(|&c| &g.nodes[c]))
+        .collect();
+    let quantizes: Vec<&&Node> = readers.iter().filter(|c| is_q(c)).collect();
+    if !quantizes.is_empty() {
+        return quantizes.iter().all(|q| qparams(q) == *want);
+    }
+    readers.iter().any(|r| {
+        SHARED_QPARAMS_OPS.contains(&op_name(r)) && requantized(g, r, want, qparams, depth + 1)
+    })
+}
+
 /// Whether the quantizer annotated `n` (see the module doc): a pattern op next to a
 /// dequantize or quantize; a shared-qparams op whose first input is dequantized or written by
 /// an annotated op (`quantized`: the values annotated ops wrote so far). A 1-D convolution (a
@@ -201,15 +227,11 @@ pub(super) fn annotated(
                 int_arg(node, 2),
             )
         };
+        // ... and only if its region is quantized again after it (directly, or after more
+        // shared-qparams ops): one whose output goes on in float (a permute before an
+        // unquantized linear) was not annotated, and its dequantize stays
         let want = qparams(dq);
-        return n.outputs.iter().all(|&o| {
-            g.values[o]
-                .consumers
-                .iter()
-                .map(|&c| &g.nodes[c])
-                .filter(|c| is_q(c))
-                .all(|q| qparams(q) == want)
-        });
+        return requantized(g, n, &want, &qparams, 0);
     }
     if !QUANTIZED_OPS.contains(&op_name(n)) || !pattern_accepts(g, n, flow) {
         return false;
