@@ -710,6 +710,60 @@ fn the_program_is_handed_over_before_its_etrecord_and_etdump_are_attached() {
     );
 }
 
+/// What the loader keeps of an ETRecord once its stages are built: names and maps, not the
+/// exported graphs (freed at once: tens of MB for a large program); lowering and running a
+/// stage read the file again and get every graph, equal to parsing it afresh. The program's
+/// pass stages, left out while a preview is on screen, are added once the window has the
+/// document.
+#[test]
+fn an_etrecords_graphs_are_released_once_built_and_read_again_when_needed() {
+    let paths = [tiny("model_fp32.pte"), tiny("model_fp32.etrecord")];
+    let (docs, errors) = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, &|_| {});
+    assert!(errors.is_empty(), "{errors:?}");
+    let doc = &docs[0];
+    let held = doc.etrecord.as_ref().expect("attached");
+    assert!(held.graphs_released);
+    assert!(held.stages.iter().all(|s| s.graph.nodes.is_empty()));
+    assert!(doc.can_lower(), "the stage names are kept");
+    let whole = doc
+        .whole_etrecord()
+        .expect("an ETRecord")
+        .expect("read again");
+    let fresh = etscope_core::formats::etrecord::ETRecord::parse(
+        &std::fs::read(tiny("model_fp32.etrecord")).expect("fixture"),
+    )
+    .expect("parses");
+    assert_eq!(whole.stages, fresh.stages);
+    assert!(whole.stages.iter().all(|s| !s.graph.nodes.is_empty()));
+    // the preview was shown: the pass stages come after, in the window
+    assert!(doc.pass_stages_deferred);
+    assert!(doc.stages.iter().all(|s| s.pass.is_none()));
+    let mut harness = app_with(&["model_fp32.pte", "model_fp32.etrecord"]);
+    step_while(
+        &mut harness,
+        |app| app.docs.iter().any(|d| d.pass_job.is_some()),
+        50,
+        "the pass stages did not arrive",
+    );
+    let app = harness.state();
+    assert!(!app.docs[0].doc.pass_stages_deferred);
+    assert_eq!(app.docs[0].views.len(), app.docs[0].doc.stages.len());
+    // the same pass stages as a program opened with them computed at once
+    let passes = |d: &etscope_viewer::document::Document| -> Vec<(String, usize)> {
+        d.stages
+            .iter()
+            .filter(|s| s.pass.is_some())
+            .map(|s| (s.name.clone(), s.graph.nodes.len()))
+            .collect()
+    };
+    let at_once = etscope_viewer::document::Document::from_program_bytes(
+        "model_fp32.pte",
+        std::fs::read(tiny("model_fp32.pte")).expect("fixture"),
+    )
+    .expect("opens");
+    assert_eq!(passes(&app.docs[0].doc), passes(&at_once));
+}
+
 #[test]
 fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
     let previews = std::cell::Cell::new(0);

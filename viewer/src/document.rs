@@ -263,6 +263,23 @@ pub struct Document {
     /// The unit of the profile's times when its source declares one (a capture whose target
     /// announced its tick rate); `None`: the ETDump says nothing, the user's rate applies.
     pub declared_time: Option<DeclaredTime>,
+    /// Reads the ETRecord again, whole, when its stage graphs were released once the stages
+    /// were built (see [`Document::attach_etrecord_reader_releasing`]).
+    pub etrecord_reload: Option<EtrecordReload>,
+    /// The program's pass stages are left to the caller ([`pass_stage_views`] off the UI
+    /// thread, then [`Document::set_pass_stages`]): set by the loader's constructors so that
+    /// the copies of a large graph they take are not made while the load is at its peak.
+    pub pass_stages_deferred: bool,
+}
+
+/// Reads a document's ETRecord again from where it came from.
+#[derive(Clone)]
+pub struct EtrecordReload(pub std::sync::Arc<dyn Fn() -> Result<ETRecord, String> + Send + Sync>);
+
+impl std::fmt::Debug for EtrecordReload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EtrecordReload")
+    }
 }
 
 /// A time unit a source declares for its profile.
@@ -284,9 +301,37 @@ impl DeclaredTime {
     }
 }
 
+/// The output of every pass of [`etscope_core::passes::program_passes`] that changes the
+/// program's `graph`, as stages (whose runs the diff compares with the program's). A graph a
+/// pass cannot take (the check fails) gets none.
+pub fn pass_stage_views(graph: Graph) -> Vec<StageView> {
+    let Ok(stages) =
+        etscope_core::passes::run_pipeline(graph, &etscope_core::passes::program_passes())
+    else {
+        return Vec::new();
+    };
+    stages
+        .into_iter()
+        .filter_map(|st| {
+            let g = st.graph?;
+            let mut view = StageView::new(st.pass, g);
+            view.pass = Some(st.pass);
+            Some(view)
+        })
+        .collect()
+}
+
 impl Document {
     /// A document for a program (`.pte` or `.bpte` bytes).
     pub fn from_program_bytes(name: &str, bytes: Vec<u8>) -> Result<Document, OpenError> {
+        Document::from_program_bytes_with(name, bytes, true)
+    }
+
+    fn from_program_bytes_with(
+        name: &str,
+        bytes: Vec<u8>,
+        passes: bool,
+    ) -> Result<Document, OpenError> {
         let read = |source| OpenError::Read {
             name: name.to_string(),
             source,
@@ -320,8 +365,30 @@ impl Document {
         doc.stages.push(StageView::new("pte", graph));
         doc.pte_stage = Some(0);
         doc.program = Some(program);
-        doc.add_pass_stages();
+        if passes {
+            doc.add_pass_stages();
+        }
         Ok(doc)
+    }
+
+    /// [`Document::from_program_bytes`] without the pass stages: `pass_stages_deferred` is set
+    /// and the caller adds them when it can ([`pass_stage_views`], [`Document::set_pass_stages`]).
+    pub fn from_program_bytes_deferring_passes(
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Document, OpenError> {
+        let mut doc = Document::from_program_bytes_with(name, bytes, false)?;
+        doc.pass_stages_deferred = true;
+        Ok(doc)
+    }
+
+    /// The program's pass stages, replacing any earlier ones (from [`pass_stage_views`] of
+    /// [`Document::pte_graph`] computed elsewhere).
+    pub fn set_pass_stages(&mut self, views: Vec<StageView>) {
+        self.stages.retain(|s| s.pass.is_none());
+        self.stages.extend(views);
+        self.pass_stages_deferred = false;
+        self.revision += 1;
     }
 
     /// Adds the stages of a lowering (see [`LoweringStage::views`]), replacing an earlier
@@ -352,23 +419,13 @@ impl Document {
     /// Lists, after the program, the output of every pass of [`passes::program_passes`] that
     /// changes the program's graph (stages whose runs the diff compares with the program's).
     /// A graph a pass cannot take (the check fails) gets no pass stages.
-    fn add_pass_stages(&mut self) {
-        self.stages.retain(|s| s.pass.is_none());
-        let Some(graph) = self.pte_graph().cloned() else {
-            return;
-        };
-        let Ok(stages) =
-            etscope_core::passes::run_pipeline(graph, &etscope_core::passes::program_passes())
-        else {
-            return;
-        };
-        for st in stages {
-            if let Some(g) = st.graph {
-                let mut view = StageView::new(st.pass, g);
-                view.pass = Some(st.pass);
-                self.stages.push(view);
-            }
-        }
+    pub fn add_pass_stages(&mut self) {
+        let views = self
+            .pte_graph()
+            .cloned()
+            .map(pass_stage_views)
+            .unwrap_or_default();
+        self.set_pass_stages(views);
     }
 
     /// A document holding only an ETRecord's stages (no program opened).
@@ -473,7 +530,67 @@ impl Document {
         Ok(())
     }
 
+    /// As [`Document::attach_etrecord_reader`], but each stage's exported graph is freed as
+    /// soon as its stage is built (tens of MB for a large program, the loader's peak) and
+    /// `reload` reads the ETRecord again for the work that needs it whole (lowering, running
+    /// a stage): [`Document::whole_etrecord`].
+    pub fn attach_etrecord_reader_releasing(
+        &mut self,
+        name: &str,
+        reader: impl std::io::Read + std::io::Seek,
+        reload: EtrecordReload,
+    ) -> Result<(), OpenError> {
+        let rec = ETRecord::parse_reader(reader).map_err(|source| OpenError::Read {
+            name: name.to_string(),
+            source,
+        })?;
+        self.revision += 1;
+        self.attach_etrecord_as(name, rec, true)?;
+        self.etrecord_reload = Some(reload);
+        self.files.push(name.to_string());
+        Ok(())
+    }
+
+    /// The ETRecord with its stage graphs, for work that runs or lowers them: the one held, or
+    /// (when its graphs were released) read again. `None` without an ETRecord.
+    pub fn whole_etrecord(&self) -> Option<Result<ETRecord, String>> {
+        let rec = self.etrecord.as_ref()?;
+        if !rec.graphs_released {
+            return Some(Ok(rec.clone()));
+        }
+        Some(match &self.etrecord_reload {
+            Some(reload) => (reload.0)(),
+            None => Err("the ETRecord's graphs were released and it cannot be read again".into()),
+        })
+    }
+
+    /// A closure giving [`Document::whole_etrecord`] that can run on a worker thread (where the
+    /// file is read again, if it must be).
+    pub fn whole_etrecord_later(
+        &self,
+    ) -> Option<impl FnOnce() -> Result<ETRecord, String> + Send + 'static> {
+        let rec = self.etrecord.as_ref()?;
+        let held = (!rec.graphs_released).then(|| rec.clone());
+        let reload = self.etrecord_reload.clone();
+        Some(move || match (held, reload) {
+            (Some(r), _) => Ok(r),
+            (None, Some(reload)) => (reload.0)(),
+            (None, None) => {
+                Err("the ETRecord's graphs were released and it cannot be read again".into())
+            }
+        })
+    }
+
     fn attach_etrecord(&mut self, name: &str, rec: ETRecord) -> Result<(), OpenError> {
+        self.attach_etrecord_as(name, rec, false)
+    }
+
+    fn attach_etrecord_as(
+        &mut self,
+        name: &str,
+        mut rec: ETRecord,
+        release: bool,
+    ) -> Result<(), OpenError> {
         let method = self
             .pte_graph()
             .map(|g| g.method.clone())
@@ -493,14 +610,20 @@ impl Document {
         }
         let pte_view = self.pte_stage.map(|i| self.stages.remove(i));
         self.stages.clear();
-        for st in &rec.stages {
+        for st in &mut rec.stages {
             let graph = graph_from_export(
                 &st.graph,
                 &stage_short_name(&st.name),
                 st.name.split('/').nth(1).unwrap_or("forward"),
             );
+            if release {
+                st.graph = Default::default();
+            }
             self.stages
                 .push(StageView::new(&stage_short_name(&st.name), graph));
+        }
+        if release {
+            rec.release_graphs();
         }
         if let Some(mut v) = pte_view {
             // instructions inherit the module stack of the edge-stage node with their debug handle
@@ -514,7 +637,11 @@ impl Document {
         }
         self.etrecord = Some(rec);
         // the passes see the program with its debug handles and module paths
-        self.add_pass_stages();
+        if self.pass_stages_deferred {
+            self.stages.retain(|s| s.pass.is_none());
+        } else {
+            self.add_pass_stages();
+        }
         Ok(())
     }
 

@@ -131,7 +131,7 @@ pub fn load_in_phases(
     for (p, b) in files {
         if is_program(&b) {
             progress(format!("building the graph of {}", display_name(&p)));
-            match Document::from_program_bytes(&display_name(&p), b) {
+            match Document::from_program_bytes_deferring_passes(&display_name(&p), b) {
                 Ok(d) => docs.push(d),
                 Err(e) => errors.push(format!("{}: {}", p.display(), strip_name(&e.to_string()))),
             }
@@ -173,7 +173,26 @@ pub fn load_in_phases(
         for d in candidates {
             let result = if FileKind::detect(&b) == Some(FileKind::Etrecord) {
                 match std::fs::File::open(&p) {
-                    Ok(f) => d.attach_etrecord_reader(&name, std::io::BufReader::new(f)),
+                    Ok(f) => {
+                        // its graphs are freed once the stages are built; lowering and running a
+                        // stage read the file again
+                        let path = p.clone();
+                        let reload = etscope_viewer::document::EtrecordReload(std::sync::Arc::new(
+                            move || {
+                                let f = std::fs::File::open(&path)
+                                    .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+                                etscope_core::formats::etrecord::ETRecord::parse_reader(
+                                    std::io::BufReader::new(f),
+                                )
+                                .map_err(|e| format!("{}: {e}", path.display()))
+                            },
+                        ));
+                        d.attach_etrecord_reader_releasing(
+                            &name,
+                            std::io::BufReader::new(f),
+                            reload,
+                        )
+                    }
                     Err(e) => {
                         last_err = Some(format!("{name}: cannot read: {e}"));
                         break;
@@ -209,6 +228,14 @@ pub fn load_in_phases(
                 });
                 errors.push(format!("{}: {why}", p.display()));
             }
+        }
+    }
+    // without a preview on screen the pass stages cost no more here than later: added now;
+    // with one, the window adds them once the preview is gone (`pass_stages_deferred`)
+    if !(had_new && slow) {
+        for d in docs.iter_mut().filter(|d| d.pass_stages_deferred) {
+            progress(format!("running the passes on {}", d.title));
+            d.add_pass_stages();
         }
     }
     if let Some(t) = target {

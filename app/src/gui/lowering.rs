@@ -55,7 +55,7 @@ impl Default for LoweringState {
 
 /// Starts lowering the document's ETRecord for `options` in a worker.
 pub fn start(dv: &mut DocView, options: Options) {
-    let Some(etr) = dv.doc.etrecord.clone() else {
+    let Some(whole_etrecord) = dv.doc.whole_etrecord_later() else {
         dv.lowering.error = Some("no ETRecord is open with this program".into());
         return;
     };
@@ -66,6 +66,7 @@ pub fn start(dv: &mut DocView, options: Options) {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let result = (|| {
+            let etr = whole_etrecord()?;
             let module = Module::from_etrecord(&etr, None).map_err(|e| e.to_string())?;
             let edge = module.clone();
             let stages = etscope_core::lower::lower(module, &options).map_err(|e| e.to_string())?;

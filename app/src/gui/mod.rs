@@ -87,6 +87,28 @@ pub struct DocView {
     pub compare_plan: String,
     /// "Lower for": the choices and a running lowering.
     pub lowering: lowering::LoweringState,
+    /// The program's pass stages being computed after a load (see
+    /// `Document::pass_stages_deferred`).
+    pub pass_job: Option<std::sync::mpsc::Receiver<Vec<etscope_viewer::document::StageView>>>,
+}
+
+/// Computes a loaded document's deferred pass stages in a worker (the load's peak is over by
+/// then: the preview it replaced is gone).
+fn start_pass_stages(dv: &mut DocView, ctx: &egui::Context) {
+    if !dv.doc.pass_stages_deferred {
+        return;
+    }
+    let Some(graph) = dv.doc.pte_graph().cloned() else {
+        dv.doc.pass_stages_deferred = false;
+        return;
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(etscope_viewer::document::pass_stage_views(graph));
+        ctx.request_repaint();
+    });
+    dv.pass_job = Some(rx);
 }
 
 /// The files of one document by origin, so a file found beside the program can be removed
@@ -133,6 +155,7 @@ impl DocView {
             budget: None,
             compare_plan: "best".into(),
             lowering: lowering::LoweringState::default(),
+            pass_job: None,
         }
     }
 
@@ -402,7 +425,7 @@ impl EtscopeApp {
     }
 
     /// Applies finished loads.
-    fn poll_job(&mut self) {
+    fn poll_job(&mut self, ctx: &egui::Context) {
         let Some(job) = &mut self.job else { return };
         let mut done = None;
         loop {
@@ -460,6 +483,7 @@ impl EtscopeApp {
             for d in documents {
                 let mut dv = DocView::new(d);
                 dv.sources = sources.belonging_to(&dv.doc);
+                start_pass_stages(&mut dv, ctx);
                 self.docs.push(dv);
             }
             if self.docs.len() > first_new {
@@ -479,9 +503,30 @@ impl EtscopeApp {
         }
     }
 
-    /// Applies command-line view options once the first documents are in.
+    /// Adds the pass stages computed after a load.
+    fn poll_pass_jobs(&mut self) {
+        for dv in &mut self.docs {
+            let Some(rx) = &dv.pass_job else { continue };
+            match rx.try_recv() {
+                Ok(views) => {
+                    dv.doc.set_pass_stages(views);
+                    dv.views
+                        .resize_with(dv.doc.stages.len(), GraphView::default);
+                    dv.pass_job = None;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => dv.pass_job = None,
+            }
+        }
+    }
+
+    /// Applies command-line view options once the first documents are in (their pass stages
+    /// too: a stage named on the command line may be one).
     fn apply_start(&mut self, ctx: &egui::Context) {
-        if self.start_applied || self.job.is_some() {
+        if self.start_applied
+            || self.job.is_some()
+            || self.docs.iter().any(|d| d.pass_job.is_some())
+        {
             return;
         }
         self.start_applied = true;
@@ -806,8 +851,8 @@ impl EtscopeApp {
         let side_of = |doc: &etscope_viewer::document::Document| -> Result<Side, String> {
             let program = doc.program.clone().ok_or("no program")?;
             let rec = doc
-                .etrecord
-                .clone()
+                .whole_etrecord()
+                .transpose()?
                 .map(|r| (r, format!("ETRecord of {}", doc.title)));
             Ok((doc.title.clone(), program, rec))
         };
@@ -870,7 +915,7 @@ impl EtscopeApp {
             }
             DiffTarget::Stage(si) => {
                 let view = dv.doc.stages.get(si).ok_or("no such stage")?;
-                let rec = dv.doc.etrecord.clone().ok_or("no ETRecord is open")?;
+                let rec = dv.doc.whole_etrecord().ok_or("no ETRecord is open")??;
                 let export = format!("ETRecord of {}", dv.doc.title);
                 (Other::Stage(view.name.clone(), rec, export), view.clone())
             }
@@ -987,7 +1032,8 @@ impl EtscopeApp {
     /// One frame: draws everything into `ui` and applies what the user did.
     pub fn frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        self.poll_job();
+        self.poll_job(&ctx);
+        self.poll_pass_jobs();
         self.poll_diff();
         for dv in &mut self.docs {
             lowering::poll(dv);

@@ -72,6 +72,9 @@ pub struct ETRecord {
     /// through [`crate::formats::torch_save`].
     #[serde(skip)]
     pub archives: BTreeMap<String, Vec<u8>>,
+    /// Whether [`ETRecord::release_graphs`] emptied the stages' graphs (names kept).
+    #[serde(skip)]
+    pub graphs_released: bool,
 }
 
 fn zip_err(e: impl std::fmt::Display) -> Error {
@@ -108,6 +111,15 @@ impl<R: Read> Read for Counted<R> {
 }
 
 impl ETRecord {
+    /// Empties every stage's graph, keeping its name, the maps and the weights: for a caller
+    /// that built what it needs from the graphs and can read the file again for the rest.
+    pub fn release_graphs(&mut self) {
+        for s in &mut self.stages {
+            s.graph = ExportedGraph::default();
+        }
+        self.graphs_released = true;
+    }
+
     /// Parses an ETRecord zip held in memory.
     pub fn parse(bytes: &[u8]) -> Result<ETRecord> {
         Self::parse_reader(Cursor::new(bytes))
@@ -197,6 +209,7 @@ impl ETRecord {
         }
         stages.sort_by_key(|s| stage_rank(&s.name));
         Ok(ETRecord {
+            graphs_released: false,
             entries,
             stages,
             debug_handle_map: json_maps

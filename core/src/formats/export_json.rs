@@ -119,7 +119,7 @@ pub enum InputKind {
 }
 
 /// An exported program's graph.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ExportedGraph {
     pub inputs: Vec<(String, InputKind)>,
     pub outputs: Vec<String>,

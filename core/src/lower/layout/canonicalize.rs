@@ -112,9 +112,13 @@ fn permute_view_swap(g: &Graph, permute: NodeId, view: NodeId) -> Option<(Vec<i6
     let rank = input_shape(g, permute).len();
     let dims = normalize_permutation(&ints_arg(&g.nodes[permute], 1)?, rank)?;
     let map = ViewMap::new(&output_shape(g, permute), &output_shape(g, view));
-    let order = map.map_permutation(&inverse(&dims).iter().map(|&d| d as i64).collect::<Vec<_>>())?;
+    let order =
+        map.map_permutation(&inverse(&dims).iter().map(|&d| d as i64).collect::<Vec<_>>())?;
     let shape = order.iter().map(|&a| map.target()[a]).collect();
-    Some((shape, inverse(&order).into_iter().map(|d| d as i64).collect()))
+    Some((
+        shape,
+        inverse(&order).into_iter().map(|d| d as i64).collect(),
+    ))
 }
 
 /// The arguments of `op1` and `op2` swapped, when they are a view and a permute that can be.

@@ -136,7 +136,10 @@ fn int_at(g: &Graph, n: NodeId, k: usize) -> Option<i64> {
 }
 
 fn bool_at(g: &Graph, n: NodeId, k: usize) -> bool {
-    matches!(g.nodes[n].args.get(k).map(|a| &a.data), Some(ArgData::Bool(true)))
+    matches!(
+        g.nodes[n].args.get(k).map(|a| &a.data),
+        Some(ArgData::Bool(true))
+    )
 }
 
 fn permutable(g: &Graph, n: NodeId) -> bool {
@@ -155,8 +158,14 @@ fn permutable(g: &Graph, n: NodeId) -> bool {
             constant && ints_arg(node, 1).is_some_and(|p| p.len() % 2 == 0)
         }
         "aten::mean" | "aten::sum" => bool_at(g, n, 2),
-        "aten::add" | "aten::mul" | "aten::sub" | "aten::hardtanh" | "aten::clamp"
-        | "aten::cat" | "aten::slice_copy" | "quantized_decomposed::quantize_per_tensor"
+        "aten::add"
+        | "aten::mul"
+        | "aten::sub"
+        | "aten::hardtanh"
+        | "aten::clamp"
+        | "aten::cat"
+        | "aten::slice_copy"
+        | "quantized_decomposed::quantize_per_tensor"
         | "quantized_decomposed::dequantize_per_tensor" => true,
         _ => squeeze_unsqueeze_view(g, n) || node.def().is_some_and(|d| d.traits.elementwise),
     }
@@ -164,7 +173,8 @@ fn permutable(g: &Graph, n: NodeId) -> bool {
 
 /// Whether dropping the layout at a sink view is safe for everything downstream of it.
 fn sink_users_layout_invariant(g: &Graph, sink: NodeId) -> bool {
-    let mut frontier: Vec<(NodeId, NodeId)> = users(g, sink).into_iter().map(|u| (u, sink)).collect();
+    let mut frontier: Vec<(NodeId, NodeId)> =
+        users(g, sink).into_iter().map(|u| (u, sink)).collect();
     if feeds_output(g, sink) {
         // the graph's output reads it: nothing further depends on its layout there
     }
@@ -177,9 +187,10 @@ fn sink_users_layout_invariant(g: &Graph, sink: NodeId) -> bool {
             continue;
         }
         let produced_by = |v: ValueId| g.values[v].producer;
-        let other_inputs_scalar = g.nodes[n].inputs.iter().all(|&v| {
-            produced_by(v) == Some(producer) || numel(g, v) == 1
-        });
+        let other_inputs_scalar = g.nodes[n]
+            .inputs
+            .iter()
+            .all(|&v| produced_by(v) == Some(producer) || numel(g, v) == 1);
         if !other_inputs_scalar || !permutable(g, n) {
             return false;
         }
@@ -197,7 +208,10 @@ fn adapt_across_view(g: &Graph, perm: &[usize], n: NodeId) -> Option<Perm> {
     if o.len() > i.len() {
         let mut p: Vec<usize> = perm.to_vec();
         for index in extra_ones(o, i)? {
-            p = p.into_iter().map(|x| if x >= index { x + 1 } else { x }).collect();
+            p = p
+                .into_iter()
+                .map(|x| if x >= index { x + 1 } else { x })
+                .collect();
             p.insert(index, index);
         }
         return Some(p);
@@ -248,7 +262,9 @@ impl Finder<'_> {
         if processed.contains(&n) || !permutable(g, n) {
             return false;
         }
-        if !squeeze_unsqueeze_view(g, n) && out_shape(g, n).is_some_and(|s| s.len() != cur_start.len()) {
+        if !squeeze_unsqueeze_view(g, n)
+            && out_shape(g, n).is_some_and(|s| s.len() != cur_start.len())
+        {
             return false;
         }
         sg.nodes.insert(n);
@@ -318,7 +334,10 @@ impl Finder<'_> {
 /// Python's index of `perm` by a possibly negative `i`.
 fn pick(perm: &[usize], i: i64) -> Option<i64> {
     let k = if i < 0 { i + perm.len() as i64 } else { i };
-    usize::try_from(k).ok().and_then(|k| perm.get(k)).map(|&d| d as i64)
+    usize::try_from(k)
+        .ok()
+        .and_then(|k| perm.get(k))
+        .map(|&d| d as i64)
 }
 
 fn set_arg(g: &mut Graph, n: NodeId, k: usize, data: ArgData) {
@@ -360,15 +379,21 @@ fn update_dims(g: &mut Graph, n: NodeId, start: &[usize]) {
             }
             let inv = inverse(start);
             let remapped: Vec<[i64; 2]> = (0..rank).map(|d| pairs[inv[d]]).collect();
-            let mut out: Vec<i64> = remapped.iter().rev().flat_map(|p| p.iter().copied()).collect();
+            let mut out: Vec<i64> = remapped
+                .iter()
+                .rev()
+                .flat_map(|p| p.iter().copied())
+                .collect();
             while out.len() > 2 && out[out.len() - 2..] == [0, 0] {
                 out.truncate(out.len() - 2);
             }
             set_arg(g, n, 1, ints(out));
         }
         "aten::view_copy" | "aten::view" => {
-            let (Some(i), Some(o)) = (in_shape(g, n).map(<[i64]>::to_vec), out_shape(g, n).map(<[i64]>::to_vec))
-            else {
+            let (Some(i), Some(o)) = (
+                in_shape(g, n).map(<[i64]>::to_vec),
+                out_shape(g, n).map(<[i64]>::to_vec),
+            ) else {
                 return;
             };
             if start.len() != i.len() {
@@ -377,14 +402,18 @@ fn update_dims(g: &mut Graph, n: NodeId, start: &[usize]) {
             let inv = inverse(start);
             let unpermuted: Vec<i64> = (0..i.len()).map(|k| i[inv[k]]).collect();
             let shape = if o.len() > i.len() {
-                let Some(pos) = extra_ones(&o, &i) else { return };
+                let Some(pos) = extra_ones(&o, &i) else {
+                    return;
+                };
                 let mut s = unpermuted;
                 for p in pos {
                     s.insert(p, 1);
                 }
                 s
             } else if i.len() > o.len() {
-                let Some(pos) = extra_ones(&i, &o) else { return };
+                let Some(pos) = extra_ones(&i, &o) else {
+                    return;
+                };
                 if pos.last().is_some_and(|&l| l >= start.len()) {
                     return;
                 }
@@ -457,24 +486,39 @@ fn apply(m: &mut Module, sg: &Subgraph, added: &mut Vec<(NodeId, crate::ir::Node
         }
     }
     for &n in &sg.nodes {
-        let start = sg.node_start.get(&n).cloned().unwrap_or_else(|| sg.start.clone());
+        let start = sg
+            .node_start
+            .get(&n)
+            .cloned()
+            .unwrap_or_else(|| sg.start.clone());
         update_dims(g, n, &start);
     }
     // incoming permutes skipped
     for &(p, n) in &sg.edges_in {
-        let (Some(&po), Some(src)) = (g.nodes[p].outputs.first(), super::super::edit::tensor_arg(&g.nodes[p], 0)) else {
+        let (Some(&po), Some(src)) = (
+            g.nodes[p].outputs.first(),
+            super::super::edit::tensor_arg(&g.nodes[p], 0),
+        ) else {
             continue;
         };
         super::super::edit::replace_in_node(&mut g.nodes[n], po, src);
     }
     // constants get a compensating permute (or a view, when of lower rank)
     for &(c, n) in &sg.constant_edges_in {
-        let end = sg.node_end.get(&n).cloned().unwrap_or_else(|| sg.end.clone());
+        let end = sg
+            .node_end
+            .get(&n)
+            .cloned()
+            .unwrap_or_else(|| sg.end.clone());
         let shape = g.values[c].shape.clone();
         let dtype = g.values[c].dtype.unwrap_or(crate::ScalarType::Float);
         let (op, arg, new_shape) = if shape.len() == end.len() {
             let s: Vec<i64> = end.iter().map(|&d| shape[d]).collect();
-            ("aten::permute_copy", end.iter().map(|&d| d as i64).collect::<Vec<_>>(), s)
+            (
+                "aten::permute_copy",
+                end.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+                s,
+            )
         } else if shape.len() < end.len() {
             let mut padded = vec![1i64; end.len() - shape.len()];
             padded.extend(&shape);
@@ -484,14 +528,31 @@ fn apply(m: &mut Module, sg: &Subgraph, added: &mut Vec<(NodeId, crate::ir::Node
         } else {
             continue;
         };
-        let name = unique_name(g, if op == "aten::permute_copy" { "aten_permute_copy_default" } else { "aten_view_copy_default" });
+        let name = unique_name(
+            g,
+            if op == "aten::permute_copy" {
+                "aten_permute_copy_default"
+            } else {
+                "aten_view_copy_default"
+            },
+        );
         let v = new_tensor(g, &name, dtype, new_shape, Vec::new(), Storage::Unplanned);
-        added.push((n, make_node(&name, op, "default", vec![ArgData::Tensor(c), ints(arg)], vec![v])));
+        added.push((
+            n,
+            make_node(
+                &name,
+                op,
+                "default",
+                vec![ArgData::Tensor(c), ints(arg)],
+                vec![v],
+            ),
+        ));
         super::super::edit::replace_in_node(&mut g.nodes[n], c, v);
     }
     // outgoing permutes skipped: their readers read the region's value
     for &(n, p) in &sg.edges_out {
-        let (Some(&po), Some(&no)) = (g.nodes[p].outputs.first(), g.nodes[n].outputs.first()) else {
+        let (Some(&po), Some(&no)) = (g.nodes[p].outputs.first(), g.nodes[n].outputs.first())
+        else {
             continue;
         };
         super::super::edit::replace_uses(g, po, no);
@@ -504,7 +565,11 @@ fn apply(m: &mut Module, sg: &Subgraph, added: &mut Vec<(NodeId, crate::ir::Node
         if is_view(g, n) {
             continue;
         }
-        let start = sg.node_start.get(&n).cloned().unwrap_or_else(|| sg.start.clone());
+        let start = sg
+            .node_start
+            .get(&n)
+            .cloned()
+            .unwrap_or_else(|| sg.start.clone());
         if let Some(&o) = g.nodes[n].outputs.first() {
             let s = g.values[o].shape.clone();
             if s.len() == start.len() {

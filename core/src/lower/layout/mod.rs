@@ -47,9 +47,8 @@ impl LowerPass for ConvertConv1dToConv2d {
         let mut nodes = Vec::with_capacity(old.len() + 4);
         let mut changed = false;
         for mut node in old {
-            let weight = tensor_arg(&node, 1).filter(|&w| {
-                m.graph.values[w].shape.len() == 3 && m.constants.contains_key(&w)
-            });
+            let weight = tensor_arg(&node, 1)
+                .filter(|&w| m.graph.values[w].shape.len() == 3 && m.constants.contains_key(&w));
             let conv1d = op_name(&node) == "aten::convolution"
                 && node.args.len() == 9
                 && ints_arg(&node, 3).is_some_and(|s| s.len() == 1);

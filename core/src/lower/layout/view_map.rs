@@ -195,7 +195,11 @@ fn map_dims(
 }
 
 /// The next axis of `perm` from `index` that belongs to a group, with that group.
-fn next_group(perm: &[usize], axis_to_groups: &[Vec<usize>], mut index: usize) -> (usize, Option<usize>) {
+fn next_group(
+    perm: &[usize],
+    axis_to_groups: &[Vec<usize>],
+    mut index: usize,
+) -> (usize, Option<usize>) {
     while index < perm.len() {
         match axis_to_groups[perm[index]].as_slice() {
             [] => index += 1,
@@ -286,7 +290,11 @@ impl ViewMap {
         let g = self.groups.as_ref()?;
         let source_perm = normalize_permutation(source_perm, self.source.len())?;
         let target_perm = extend_with_singletons(
-            &map_dims(&source_perm, &g.source_axis_to_groups, &g.group_to_target_axes),
+            &map_dims(
+                &source_perm,
+                &g.source_axis_to_groups,
+                &g.group_to_target_axes,
+            ),
             &self.target,
         )?;
         self.matching_blocks(&source_perm, &target_perm)
@@ -299,7 +307,11 @@ impl ViewMap {
         let g = self.groups.as_ref()?;
         let target_perm = normalize_permutation(target_perm, self.target.len())?;
         let source_perm = extend_with_singletons(
-            &map_dims(&target_perm, &g.target_axis_to_groups, &g.group_to_source_axes),
+            &map_dims(
+                &target_perm,
+                &g.target_axis_to_groups,
+                &g.group_to_source_axes,
+            ),
             &self.source,
         )?;
         self.matching_blocks(&source_perm, &target_perm)
@@ -326,7 +338,10 @@ mod tests {
         // view [1, 3, 11] -> [1, 3, 1, 11], then permute [0, 2, 3, 1]: the permute at the
         // lower rank is [0, 2, 1]
         let m = ViewMap::new(&[1, 3, 11], &[1, 3, 1, 11]);
-        assert_eq!(m.map_permutation_inverse(&[0, 2, 3, 1]), Some(vec![0, 2, 1]));
+        assert_eq!(
+            m.map_permutation_inverse(&[0, 2, 3, 1]),
+            Some(vec![0, 2, 1])
+        );
     }
 
     #[test]
