@@ -685,29 +685,47 @@ fn the_program_is_handed_over_before_its_etrecord_and_etdump_are_attached() {
         tiny("model_fp32.etrecord"),
         tiny("etdump.etdp"),
     ];
-    let (docs, errors) = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, &|d| {
-        previews.borrow_mut().push(d)
-    });
+    let show = |d| previews.borrow_mut().push(d);
+    let loaded = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, Some(&show));
+    let mut errors = loaded.errors;
     assert!(errors.is_empty(), "{errors:?}");
-    let previews = previews.into_inner();
+    let mut previews = previews.into_inner();
     assert_eq!(previews.len(), 1, "one preview, sent once");
-    let preview = &previews[0];
-    assert_eq!(preview.len(), 1);
+    // the program went to the window (moved, not copied): the loader keeps no document
+    assert!(loaded.documents.is_empty());
+    let mut shown = previews.remove(0);
+    assert_eq!(shown.len(), 1);
     // the preview is the program alone, graph laid out, nothing attached yet
-    assert_eq!(preview[0].stages.len(), 1);
-    assert!(preview[0].etrecord.is_none() && preview[0].etdump.is_none());
-    assert!(!preview[0].stages[0].graph.nodes.is_empty());
-    // the final document has the ETRecord's stages and the ETDump's profile
-    assert_eq!(docs.len(), 1);
-    assert!(docs[0].stages.len() > 1, "ETRecord stages attached");
-    assert!(docs[0].etdump.is_some() && docs[0].profile.is_some());
+    assert_eq!(shown[0].stages.len(), 1);
+    assert!(shown[0].etrecord.is_none() && shown[0].etdump.is_none());
+    let nodes = shown[0].stages[0].graph.nodes.len();
+    assert!(nodes > 0);
+    // what was read meanwhile attaches to the shown document: the ETRecord's stages and the
+    // ETDump's profile
+    assert_eq!(loaded.pending.len(), 2);
+    etscope::gui::loader::attach_pending(&mut shown, loaded.pending, &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    let doc = &shown[0];
+    assert!(doc.stages.len() > 1, "ETRecord stages attached");
+    assert!(doc.etdump.is_some() && doc.profile.is_some());
     assert_eq!(
-        docs[0].stages[docs[0].pte_stage.expect("program stage")]
+        doc.stages[doc.pte_stage.expect("program stage")]
             .graph
             .nodes
             .len(),
-        preview[0].stages[0].graph.nodes.len()
+        nodes
     );
+    assert!(doc.files.iter().any(|f| f == "model_fp32.etrecord"));
+    // and the same document as a load without a preview makes
+    let (plain, _) = etscope::gui::loader::load(&paths, None, &|_| {});
+    let names = |d: &etscope_viewer::document::Document| -> Vec<String> {
+        d.stages
+            .iter()
+            .filter(|s| s.pass.is_none())
+            .map(|s| format!("{} {}", s.name, s.graph.nodes.len()))
+            .collect()
+    };
+    assert_eq!(names(doc), names(&plain[0]));
 }
 
 /// What the loader keeps of an ETRecord once its stages are built: names and maps, not the
@@ -718,11 +736,16 @@ fn the_program_is_handed_over_before_its_etrecord_and_etdump_are_attached() {
 #[test]
 fn an_etrecords_graphs_are_released_once_built_and_read_again_when_needed() {
     let paths = [tiny("model_fp32.pte"), tiny("model_fp32.etrecord")];
-    let (docs, errors) = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, &|_| {});
+    let shown = std::cell::RefCell::new(Vec::new());
+    let show = |d| shown.borrow_mut().push(d);
+    let loaded = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, Some(&show));
+    let mut errors = loaded.errors;
+    let mut docs = shown.into_inner().remove(0);
+    etscope::gui::loader::attach_pending(&mut docs, loaded.pending, &mut errors);
     assert!(errors.is_empty(), "{errors:?}");
     let doc = &docs[0];
     let held = doc.etrecord.as_ref().expect("attached");
-    assert!(held.graphs_released);
+    assert!(held.released);
     assert!(held.stages.iter().all(|s| s.graph.nodes.is_empty()));
     assert!(doc.can_lower(), "the stage names are kept");
     let whole = doc
@@ -767,13 +790,16 @@ fn an_etrecords_graphs_are_released_once_built_and_read_again_when_needed() {
 #[test]
 fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
     let previews = std::cell::Cell::new(0);
-    let (docs, _) =
-        etscope::gui::loader::load_in_phases(&[tiny("model_fp32.pte")], None, &|_| {}, &|_| {
-            previews.set(previews.get() + 1)
-        });
-    assert_eq!((docs.len(), previews.get()), (1, 0));
+    let count = |_| previews.set(previews.get() + 1);
+    let loaded = etscope::gui::loader::load_in_phases(
+        &[tiny("model_fp32.pte")],
+        None,
+        &|_| {},
+        Some(&count),
+    );
+    assert_eq!((loaded.documents.len(), previews.get()), (1, 0));
     // an ETDump and its debug buffer attach at once: no second copy of the program either
-    let (docs, errors) = etscope::gui::loader::load_in_phases(
+    let loaded = etscope::gui::loader::load_in_phases(
         &[
             tiny("model_fp32.pte"),
             tiny("etdump.etdp"),
@@ -781,8 +807,9 @@ fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
         ],
         None,
         &|_| {},
-        &|_| previews.set(previews.get() + 1),
+        Some(&count),
     );
+    let (docs, errors) = (loaded.documents, loaded.errors);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!((docs.len(), previews.get()), (1, 0));
     assert!(docs[0].etdump.is_some());

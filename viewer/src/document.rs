@@ -321,6 +321,48 @@ pub fn pass_stage_views(graph: Graph) -> Vec<StageView> {
         .collect()
 }
 
+/// An ETRecord with its stages built (IR graph, layout, labels per stage), not yet attached to
+/// a document: [`prepare_etrecord`] on a loader thread, [`Document::attach_prepared_etrecord`]
+/// on the document on screen.
+#[derive(Debug)]
+pub struct PreparedEtrecord {
+    name: String,
+    rec: ETRecord,
+    stages: Vec<StageView>,
+}
+
+impl PreparedEtrecord {
+    /// The file's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Builds every stage of `rec` (its exported graphs freed one by one as they are built when
+/// `release`; the record then says so).
+pub fn prepare_etrecord(name: &str, mut rec: ETRecord, release: bool) -> PreparedEtrecord {
+    let mut stages = Vec::with_capacity(rec.stages.len());
+    for st in &mut rec.stages {
+        let graph = graph_from_export(
+            &st.graph,
+            &stage_short_name(&st.name),
+            st.name.split('/').nth(1).unwrap_or("forward"),
+        );
+        if release {
+            st.graph = Default::default();
+        }
+        stages.push(StageView::new(&stage_short_name(&st.name), graph));
+    }
+    if release {
+        rec.release_bulk();
+    }
+    PreparedEtrecord {
+        name: name.to_string(),
+        rec,
+        stages,
+    }
+}
+
 impl Document {
     /// A document for a program (`.pte` or `.bpte` bytes).
     pub fn from_program_bytes(name: &str, bytes: Vec<u8>) -> Result<Document, OpenError> {
@@ -555,7 +597,7 @@ impl Document {
     /// (when its graphs were released) read again. `None` without an ETRecord.
     pub fn whole_etrecord(&self) -> Option<Result<ETRecord, String>> {
         let rec = self.etrecord.as_ref()?;
-        if !rec.graphs_released {
+        if !rec.released {
             return Some(Ok(rec.clone()));
         }
         Some(match &self.etrecord_reload {
@@ -570,7 +612,7 @@ impl Document {
         &self,
     ) -> Option<impl FnOnce() -> Result<ETRecord, String> + Send + 'static> {
         let rec = self.etrecord.as_ref()?;
-        let held = (!rec.graphs_released).then(|| rec.clone());
+        let held = (!rec.released).then(|| rec.clone());
         let reload = self.etrecord_reload.clone();
         Some(move || match (held, reload) {
             (Some(r), _) => Ok(r),
@@ -588,43 +630,65 @@ impl Document {
     fn attach_etrecord_as(
         &mut self,
         name: &str,
-        mut rec: ETRecord,
+        rec: ETRecord,
         release: bool,
     ) -> Result<(), OpenError> {
-        let method = self
-            .pte_graph()
-            .map(|g| g.method.clone())
-            .unwrap_or_else(|| "forward".into());
+        self.check_etrecord(name, &rec)?;
+        let prepared = prepare_etrecord(name, rec, release);
+        self.apply_prepared_etrecord(prepared);
+        Ok(())
+    }
+
+    /// Whether an ETRecord belongs to this document's program (ExecuTorch's identity checks).
+    fn check_etrecord(&self, name: &str, rec: &ETRecord) -> Result<(), OpenError> {
         if let Some(plan) = self.program.as_ref().and_then(|p| p.plans.first()) {
-            etscope_core::analysis::identity::check_etrecord(plan, &rec).map_err(|e| {
+            etscope_core::analysis::identity::check_etrecord(plan, rec).map_err(|e| {
                 OpenError::Mismatch {
                     name: name.into(),
                     detail: e.to_string(),
                 }
             })?;
         }
+        Ok(())
+    }
+
+    /// Attaches an ETRecord whose stages were built elsewhere ([`prepare_etrecord`], on a
+    /// loader thread while this document was on screen), checking first that it belongs to
+    /// this program; `reload` reads it again when its graphs were released.
+    pub fn attach_prepared_etrecord(
+        &mut self,
+        prepared: PreparedEtrecord,
+        reload: Option<EtrecordReload>,
+    ) -> Result<(), OpenError> {
+        self.check_etrecord(&prepared.name, &prepared.rec)?;
+        self.revision += 1;
+        let name = prepared.name.clone();
+        self.apply_prepared_etrecord(prepared);
+        if reload.is_some() {
+            self.etrecord_reload = reload;
+        }
+        self.files.push(name);
+        Ok(())
+    }
+
+    /// Whether [`Document::attach_prepared_etrecord`] would take it (the identity checks alone).
+    pub fn accepts_etrecord(&self, prepared: &PreparedEtrecord) -> Result<(), OpenError> {
+        self.check_etrecord(&prepared.name, &prepared.rec)
+    }
+
+    fn apply_prepared_etrecord(&mut self, prepared: PreparedEtrecord) {
+        let PreparedEtrecord { rec, stages, .. } = prepared;
+        let method = self
+            .pte_graph()
+            .map(|g| g.method.clone())
+            .unwrap_or_else(|| "forward".into());
         if let Some(pte) = self.pte_stage {
             if let Some(map) = rec.debug_handle_map.get(&method) {
                 self.stages[pte].graph.attach_debug_handles(map);
             }
         }
         let pte_view = self.pte_stage.map(|i| self.stages.remove(i));
-        self.stages.clear();
-        for st in &mut rec.stages {
-            let graph = graph_from_export(
-                &st.graph,
-                &stage_short_name(&st.name),
-                st.name.split('/').nth(1).unwrap_or("forward"),
-            );
-            if release {
-                st.graph = Default::default();
-            }
-            self.stages
-                .push(StageView::new(&stage_short_name(&st.name), graph));
-        }
-        if release {
-            rec.release_graphs();
-        }
+        self.stages = stages;
         if let Some(mut v) = pte_view {
             // instructions inherit the module stack of the edge-stage node with their debug handle
             if let Some(edge) = self.stages.iter().find(|s| s.name == "edge") {
@@ -642,7 +706,6 @@ impl Document {
         } else {
             self.add_pass_stages();
         }
-        Ok(())
     }
 
     fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {

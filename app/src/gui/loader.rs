@@ -7,7 +7,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::thread;
 
 use etscope_core::formats::kind::FileKind;
-use etscope_viewer::document::Document;
+use etscope_viewer::document::{prepare_etrecord, Document, EtrecordReload, PreparedEtrecord};
 
 /// Messages from a load job.
 pub enum LoadMessage {
@@ -15,12 +15,35 @@ pub enum LoadMessage {
     /// The batch's programs, read and laid out, before anything else is attached: the window
     /// draws them at once; `Done` replaces them.
     Preview(Vec<Document>),
-    /// The job's documents (new ones, and the target handed in, updated), and one error line per
-    /// file that could not be used.
+    /// The job's documents (new ones, and the target handed in, updated), the files read and
+    /// prepared for the previewed documents (the window attaches them: [`attach_pending`]),
+    /// and one error line per file that could not be used.
     Done {
         documents: Vec<Document>,
+        pending: Vec<Pending>,
         errors: Vec<String>,
     },
+}
+
+/// A file read and prepared on the loader's thread for a document the window already shows
+/// (a preview): attached there by [`attach_pending`], so the program is never copied.
+pub enum Pending {
+    /// An ETRecord with its stages built (its exported graphs released) and how to read it
+    /// again.
+    Etrecord {
+        path: PathBuf,
+        prepared: PreparedEtrecord,
+        reload: EtrecordReload,
+    },
+    /// An ETDump or a debug buffer (both attach at once).
+    File { path: PathBuf, bytes: Vec<u8> },
+}
+
+/// What a load made.
+pub struct Loaded {
+    pub documents: Vec<Document>,
+    pub pending: Vec<Pending>,
+    pub errors: Vec<String>,
 }
 
 /// A running load.
@@ -56,33 +79,35 @@ pub fn start(
         // a panic (a bug) is reported as an error naming the files, never a window stuck on
         // "opening…"
         let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let show = |docs| send(LoadMessage::Preview(docs));
             load_in_phases(
                 &job_paths,
                 target,
                 &|s| send(LoadMessage::Progress(s)),
-                &|docs| {
-                    if preview {
-                        send(LoadMessage::Preview(docs))
-                    }
-                },
+                preview.then_some(&show as &dyn Fn(Vec<Document>)),
             )
         }));
-        let (documents, errors) = loaded.unwrap_or_else(|panic| {
+        let loaded = loaded.unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<String>()
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("unknown panic");
             let names: Vec<String> = job_paths.iter().map(|p| display_name(p)).collect();
-            (
-                Vec::new(),
-                vec![format!(
+            Loaded {
+                documents: Vec::new(),
+                pending: Vec::new(),
+                errors: vec![format!(
                     "{}: opening failed inside etscope ({what}); this is a bug, please report it with the file",
                     names.join(", ")
                 )],
-            )
+            }
         });
-        send(LoadMessage::Done { documents, errors });
+        send(LoadMessage::Done {
+            documents: loaded.documents,
+            pending: loaded.pending,
+            errors: loaded.errors,
+        });
     });
     LoadJob {
         rx,
@@ -97,7 +122,8 @@ pub fn load(
     target: Option<Document>,
     progress: &dyn Fn(String),
 ) -> (Vec<Document>, Vec<String>) {
-    load_in_phases(paths, target, progress, &|_| {})
+    let loaded = load_in_phases(paths, target, progress, None);
+    (loaded.documents, loaded.errors)
 }
 
 /// [`load`], handing the batch's programs to `preview` as soon as they are laid out, before
@@ -107,8 +133,8 @@ pub fn load_in_phases(
     paths: &[PathBuf],
     target: Option<Document>,
     progress: &dyn Fn(String),
-    preview: &dyn Fn(Vec<Document>),
-) -> (Vec<Document>, Vec<String>) {
+    preview: Option<&dyn Fn(Vec<Document>)>,
+) -> Loaded {
     let mut errors = Vec::new();
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for p in paths {
@@ -146,9 +172,6 @@ pub fn load_in_phases(
     let slow = rest
         .iter()
         .any(|(_, b)| FileKind::detect(b) == Some(FileKind::Etrecord));
-    if had_new && slow {
-        preview(docs.clone());
-    }
     let mut target = target;
     // ETRecords first (stages), then ETDumps, then debug buffers.
     rest.sort_by_key(|(_, b)| match FileKind::detect(b) {
@@ -156,6 +179,44 @@ pub fn load_in_phases(
         Some(FileKind::Etdump) => 1,
         _ => 2,
     });
+    if let Some(show) = preview.filter(|_| had_new && slow) {
+        // the programs go to the window (moved, not copied); the rest is read and prepared here
+        // and attached there
+        show(docs);
+        let mut pending = Vec::new();
+        for (p, b) in rest {
+            let name = display_name(&p);
+            if FileKind::detect(&b) != Some(FileKind::Etrecord) {
+                pending.push(Pending::File { path: p, bytes: b });
+                continue;
+            }
+            progress(format!("reading the stages of {name}"));
+            let read = std::fs::File::open(&p)
+                .map_err(|e| format!("cannot read: {e}"))
+                .and_then(|f| {
+                    etscope_core::formats::etrecord::ETRecord::parse_reader(
+                        std::io::BufReader::new(f),
+                    )
+                    .map_err(|e| e.to_string())
+                });
+            match read {
+                Ok(rec) => {
+                    progress(format!("building the stages of {name}"));
+                    pending.push(Pending::Etrecord {
+                        prepared: prepare_etrecord(&name, rec, true),
+                        reload: reload_from(&p),
+                        path: p,
+                    });
+                }
+                Err(e) => errors.push(format!("{}: {}", p.display(), strip_name(&e))),
+            }
+        }
+        return Loaded {
+            documents: Vec::new(),
+            pending,
+            errors,
+        };
+    }
     for (p, b) in rest {
         let name = display_name(&p);
         progress(format!("attaching {name}"));
@@ -176,21 +237,10 @@ pub fn load_in_phases(
                     Ok(f) => {
                         // its graphs are freed once the stages are built; lowering and running a
                         // stage read the file again
-                        let path = p.clone();
-                        let reload = etscope_viewer::document::EtrecordReload(std::sync::Arc::new(
-                            move || {
-                                let f = std::fs::File::open(&path)
-                                    .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-                                etscope_core::formats::etrecord::ETRecord::parse_reader(
-                                    std::io::BufReader::new(f),
-                                )
-                                .map_err(|e| format!("{}: {e}", path.display()))
-                            },
-                        ));
                         d.attach_etrecord_reader_releasing(
                             &name,
                             std::io::BufReader::new(f),
-                            reload,
+                            reload_from(&p),
                         )
                     }
                     Err(e) => {
@@ -241,7 +291,80 @@ pub fn load_in_phases(
     if let Some(t) = target {
         docs.insert(0, t);
     }
-    (docs, errors)
+    Loaded {
+        documents: docs,
+        pending: Vec::new(),
+        errors,
+    }
+}
+
+/// Reads the ETRecord at `path` again, whole.
+fn reload_from(path: &Path) -> EtrecordReload {
+    let path = path.to_path_buf();
+    EtrecordReload(std::sync::Arc::new(move || {
+        let f = std::fs::File::open(&path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        etscope_core::formats::etrecord::ETRecord::parse_reader(std::io::BufReader::new(f))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }))
+}
+
+/// Attaches what a load prepared for the previewed `docs` (on the window's thread): each file
+/// to the document whose program it belongs to, the one of the same name first; one error line
+/// per file no document takes.
+pub fn attach_pending(docs: &mut [Document], pending: Vec<Pending>, errors: &mut Vec<String>) {
+    let stem = |n: &str| n.rsplit_once('.').map_or(n, |(s, _)| s).to_string();
+    for item in pending {
+        let path = match &item {
+            Pending::Etrecord { path, .. } | Pending::File { path, .. } => path.clone(),
+        };
+        let name = display_name(&path);
+        let own = stem(&name);
+        let mut order: Vec<usize> = (0..docs.len()).collect();
+        order.sort_by_key(|&i| stem(&docs[i].title) != own);
+        let mut last_err = None;
+        let mut attached = false;
+        match item {
+            Pending::Etrecord {
+                prepared, reload, ..
+            } => {
+                let taker =
+                    order
+                        .iter()
+                        .copied()
+                        .find(|&i| match docs[i].accepts_etrecord(&prepared) {
+                            Ok(()) => true,
+                            Err(e) => {
+                                last_err = Some(e.to_string());
+                                false
+                            }
+                        });
+                if let Some(i) = taker {
+                    match docs[i].attach_prepared_etrecord(prepared, Some(reload)) {
+                        Ok(()) => attached = true,
+                        Err(e) => last_err = Some(e.to_string()),
+                    }
+                }
+            }
+            Pending::File { bytes, .. } => {
+                for &i in &order {
+                    match docs[i].attach(&name, &bytes) {
+                        Ok(()) => {
+                            attached = true;
+                            break;
+                        }
+                        Err(e) => last_err = Some(e.to_string()),
+                    }
+                }
+            }
+        }
+        if !attached {
+            let why = last_err.map(|e| strip_name(&e)).unwrap_or_else(|| {
+                "no program is open to attach it to; open its .pte first".into()
+            });
+            errors.push(format!("{}: {why}", path.display()));
+        }
+    }
 }
 
 /// Whether `p` starts like a zip archive (an ETRecord).

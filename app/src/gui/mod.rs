@@ -442,11 +442,16 @@ impl EtscopeApp {
                         self.active = first;
                     }
                 }
-                Ok(LoadMessage::Done { documents, errors }) => done = Some((documents, errors)),
+                Ok(LoadMessage::Done {
+                    documents,
+                    pending,
+                    errors,
+                }) => done = Some((documents, pending, errors)),
                 Err(std::sync::mpsc::TryRecvError::Empty) => break,
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => {
                     if done.is_none() {
                         done = Some((
+                            Vec::new(),
                             Vec::new(),
                             vec!["opening stopped unexpectedly (the loader thread ended)".into()],
                         ));
@@ -455,7 +460,19 @@ impl EtscopeApp {
                 }
             }
         }
-        if let Some((documents, errors)) = done {
+        if let Some((mut documents, pending, mut errors)) = done {
+            if !pending.is_empty() {
+                // the files read for the previews are attached to them here, not to a copy
+                let mut shown: Vec<Document> = self
+                    .docs
+                    .iter_mut()
+                    .filter(|dv| dv.preview)
+                    .map(|dv| std::mem::take(&mut dv.doc))
+                    .collect();
+                loader::attach_pending(&mut shown, pending, &mut errors);
+                shown.append(&mut documents);
+                documents = shown;
+            }
             let sources = std::mem::take(&mut self.loading_sources);
             // a file found by name that does not fit is skipped, the program kept
             self.messages.extend(errors.into_iter().map(|e| {

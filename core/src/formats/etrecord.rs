@@ -72,9 +72,10 @@ pub struct ETRecord {
     /// through [`crate::formats::torch_save`].
     #[serde(skip)]
     pub archives: BTreeMap<String, Vec<u8>>,
-    /// Whether [`ETRecord::release_graphs`] emptied the stages' graphs (names kept).
+    /// Whether [`ETRecord::release_bulk`] emptied the stages' graphs and dropped the weights
+    /// (names and maps kept).
     #[serde(skip)]
-    pub graphs_released: bool,
+    pub released: bool,
 }
 
 fn zip_err(e: impl std::fmt::Display) -> Error {
@@ -111,13 +112,15 @@ impl<R: Read> Read for Counted<R> {
 }
 
 impl ETRecord {
-    /// Empties every stage's graph, keeping its name, the maps and the weights: for a caller
-    /// that built what it needs from the graphs and can read the file again for the rest.
-    pub fn release_graphs(&mut self) {
+    /// Empties every stage's graph and drops the weights (`torch.save` archives), keeping the
+    /// stage names and the maps: for a caller that built what it needs from the graphs and can
+    /// read the file again for the rest.
+    pub fn release_bulk(&mut self) {
         for s in &mut self.stages {
             s.graph = ExportedGraph::default();
         }
-        self.graphs_released = true;
+        self.archives.clear();
+        self.released = true;
     }
 
     /// Parses an ETRecord zip held in memory.
@@ -209,7 +212,7 @@ impl ETRecord {
         }
         stages.sort_by_key(|s| stage_rank(&s.name));
         Ok(ETRecord {
-            graphs_released: false,
+            released: false,
             entries,
             stages,
             debug_handle_map: json_maps
