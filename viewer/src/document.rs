@@ -207,7 +207,9 @@ fn label_width(label: &str) -> f32 {
 
 impl StageView {
     /// Lays out a graph for display.
-    pub fn new(name: &str, graph: Graph) -> StageView {
+    pub fn new(name: &str, mut graph: Graph) -> StageView {
+        // a stage lives as long as its document: the slack of building it is given back
+        graph.shrink_to_fit();
         let labels: Vec<String> = graph
             .nodes
             .iter()

@@ -538,6 +538,25 @@ impl Graph {
     }
 
     /// Derives each value's producer from the nodes' outputs, then consumers and edges.
+    /// Gives back the spare capacity building left in the graph's vectors (a large graph's
+    /// node, value and edge lists grow by doubling: up to half of them unused).
+    pub fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.values.shrink_to_fit();
+        self.edges.shrink_to_fit();
+        for n in &mut self.nodes {
+            n.args.shrink_to_fit();
+            n.inputs.shrink_to_fit();
+            n.outputs.shrink_to_fit();
+            n.debug_handles.shrink_to_fit();
+            n.module_stack.shrink_to_fit();
+        }
+        for v in &mut self.values {
+            v.consumers.shrink_to_fit();
+            v.shape.shrink_to_fit();
+        }
+    }
+
     pub fn relink(&mut self) {
         for v in &mut self.values {
             v.producer = None;
