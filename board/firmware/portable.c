@@ -28,7 +28,11 @@ enum {
   P_BITWISE_OR, P_BITWISE_XOR,
   /* more reductions (`_ALL`: over every element), adaptive pooling, padding and gathers */
   P_AMIN, P_ARGMAX, P_ARGMIN, P_ANY, P_ANY_ALL, P_PROD, P_PROD_ALL, P_MAX_ALL, P_MIN_ALL,
-  P_ADAPTIVE_AVG_POOL, P_CONSTANT_PAD, P_FLIP, P_INDEX_SELECT
+  P_ADAPTIVE_AVG_POOL, P_CONSTANT_PAD, P_FLIP, P_INDEX_SELECT,
+  /* running sums, variances, more activations, fills and rearrangements */
+  P_CUMSUM, P_VAR_CORRECTION, P_VAR_UNBIASED, P_ELU, P_GLU, P_FILL, P_ZEROS, P_ONES, P_ARANGE,
+  P_REPEAT, P_ROLL, P_STACK, P_TRIL, P_UNBIND, P_RSUB, P_FLOOR_DIVIDE, P_MEAN_ALL,
+  P_SCALAR_TENSOR, P_FILL_TENSOR
 };
 
 /* ---- tensors in logical order ---- */
@@ -1242,6 +1246,337 @@ static int layer_norm_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 7), rstds, rows);
 }
 
+/* ---- running sums, variances, activations, fills, rearrangements ---- */
+
+/* cumsum.out(self, dim, dtype?, out): float32 running sums on float32, else double */
+static int cumsum_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 1)), x.rank ? x.rank : 1u, &d)) return -1;
+  uint32_t len = x.rank ? (uint32_t)x.size[d] : 1u;
+  uint32_t inner = x.rank ? product(x.size, d + 1, x.rank) : 1u, outer = x.rank ? product(x.size, 0, d) : 1u;
+  for (uint32_t o = 0; o < outer; o++)
+    for (uint32_t i = 0; i < inner; i++) {
+      double acc = 0.0;
+      float acc32 = 0.0f;
+      for (uint32_t k = 0; k < len; k++) {
+        uint64_t at = ((uint64_t)o * len + k) * inner + i;
+        if (is_float(&x)) {
+          acc32 += (float)v[at];
+          v[at] = (double)acc32;
+        } else {
+          acc += v[at];
+          v[at] = acc;
+        }
+      }
+    }
+  return store(out_of(a, n), v, x.numel);
+}
+
+/* var.correction_out(self, dim?, correction?, keepdim, out) and var.out(self, dim?, unbiased,
+ * keepdim, out): sum((x - mean)^2) / (n - correction) per group, in double */
+static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  double c;
+  if (op == P_VAR_CORRECTION) {
+    const value_rec *cv = val(a, n, 2);
+    c = cv && cv->kind != V_NONE ? scalar(cv) : 1.0;
+  } else {
+    c = ival(val(a, n, 2)) ? 1.0 : 0.0;
+  }
+  uint32_t nd = 0, mask = 0;
+  const int64_t *dims = list(val(a, n, 1), &nd);
+  for (uint32_t k = 0; k < nd; k++) {
+    uint32_t d = 0;
+    if (dim_of(dims[k], x.rank, &d)) return -1;
+    mask |= 1u << d;
+  }
+  if (mask == 0) mask = 0xFFu;
+  uint32_t groups = 1, per = 1;
+  for (uint32_t d = 0; d < x.rank; d++) {
+    if (mask & (1u << d))
+      per *= (uint32_t)x.size[d];
+    else
+      groups *= (uint32_t)x.size[d];
+  }
+  if (groups != o.numel) return fail("var: the out tensor does not fit");
+  double *sum = new_values(groups), *ss = new_values(groups);
+  uint32_t *gi = (uint32_t *)scratch(x.numel * 4u + 4u);
+  if (!sum || !ss || !gi) return fail("var: larger than the board's work memory");
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t g = 0;
+    for (uint32_t d = 0; d < x.rank; d++)
+      if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
+    gi[i] = g;
+    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)x.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  for (uint32_t g = 0; g < groups; g++) sum[g] = ss[g] = -0.0; /* Rust's float sums */
+  for (uint32_t i = 0; i < x.numel; i++) sum[gi[i]] += v[i];
+  double nn = (double)per;
+  for (uint32_t g = 0; g < groups; g++) sum[g] = sum[g] / (nn > 1.0 ? nn : 1.0);
+  for (uint32_t i = 0; i < x.numel; i++) {
+    double dlt = v[i] - sum[gi[i]];
+    ss[gi[i]] += dlt * dlt;
+  }
+  double den = nn - c > 0.0 ? nn - c : 0.0;
+  for (uint32_t g = 0; g < groups; g++) ss[g] = ss[g] / den;
+  return store(out_of(a, n), ss, groups);
+}
+
+/* glu.out(self, dim, out): first half / (1 + exp(-second half)), in double */
+static int glu_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  uint32_t size = (uint32_t)x.size[d];
+  if (size % 2) return fail("glu: a dim of odd size");
+  uint32_t half = size / 2, outer = product(x.size, 0, d), inner = product(x.size, d + 1, x.rank), k = 0;
+  double *r = new_values(x.numel / 2u);
+  if (!r) return -1;
+  for (uint32_t o = 0; o < outer; o++)
+    for (uint32_t j = 0; j < half; j++)
+      for (uint32_t i = 0; i < inner; i++) {
+        double p = v[((uint64_t)o * size + j) * inner + i], q = v[((uint64_t)o * size + half + j) * inner + i];
+        r[k++] = p / (1.0 + exp(-q));
+      }
+  return store(out_of(a, n), r, k);
+}
+
+/* fill.Scalar_out / fill.Tensor_out / zeros.out / ones.out / scalar_tensor.out: one value
+ * everywhere */
+static int fill_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview o;
+  if (view_of(out_of(a, n), &o)) return -1;
+  double value = 0.0;
+  if (op == P_ONES) value = 1.0;
+  if (op == P_FILL) value = scalar(val(a, n, 1));
+  if (op == P_SCALAR_TENSOR) value = scalar(val(a, n, 0));
+  if (op == P_FILL_TENSOR) {
+    tview t;
+    double *tv = load(val(a, n, 1), &t);
+    if (!tv) return -1;
+    if (t.numel == 0) return fail("fill: the value is an empty tensor");
+    value = tv[0];
+  }
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) r[i] = value;
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* arange.start_out(start, end, step, out) and arange.out(end, out): start + i * step */
+static int arange_op(const uint32_t *a, uint32_t n) {
+  tview o;
+  if (view_of(out_of(a, n), &o)) return -1;
+  double start = 0.0, end, stp = 1.0;
+  if (n >= 5) {
+    start = scalar(val(a, n, 0));
+    end = scalar(val(a, n, 1));
+    stp = scalar(val(a, n, 2));
+  } else {
+    end = scalar(val(a, n, 0));
+  }
+  if (!isfinite(start) || !isfinite(end) || !isfinite(stp) || stp == 0.0) return fail("arange: no finite length");
+  double len = ceil((end - start) / stp);
+  if (len < 0.0) len = 0.0;
+  if (len != (double)o.numel) return fail("arange: the out tensor does not hold it");
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) r[i] = start + (double)i * stp;
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* repeat.out(self, repeats, out): tiled, leading repeats adding dims */
+static int repeat_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  uint32_t nr;
+  list(val(a, n, 1), &nr);
+  if (nr < x.rank || o.rank != nr || nr > 8) return fail("repeat: the repeats do not fit");
+  int32_t in_shape[8];
+  int64_t st[8], s = 1;
+  uint32_t lead = nr - x.rank;
+  for (uint32_t d = 0; d < nr; d++) in_shape[d] = d < lead ? 1 : x.size[d - lead];
+  for (int32_t d = (int32_t)nr - 1; d >= 0; d--) {
+    st[d] = s;
+    s *= in_shape[d];
+  }
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t at = 0;
+    for (uint32_t d = 0; d < nr; d++) at += (int64_t)(idx[d] % (uint32_t)(in_shape[d] ? in_shape[d] : 1)) * st[d];
+    r[i] = v[at];
+    for (int32_t d = (int32_t)nr - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)o.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+static int64_t rem_euclid(int64_t a, int64_t m) {
+  if (m <= 0) return 0;
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+/* roll.out(self, shifts, dims, out): no dims rolls the flattened tensor */
+static int roll_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  uint32_t ns, nd;
+  const int64_t *shifts = list(val(a, n, 1), &ns), *dims = list(val(a, n, 2), &nd);
+  double *r = new_values(x.numel);
+  if (!r) return -1;
+  if (nd == 0) {
+    int64_t sft = rem_euclid(ns ? shifts[0] : 0, x.numel ? x.numel : 1);
+    for (uint32_t i = 0; i < x.numel; i++) r[i] = v[((int64_t)i + x.numel - sft) % (x.numel ? x.numel : 1)];
+    return store(out_of(a, n), r, x.numel);
+  }
+  int64_t by[8] = {0}, st[8], s = 1;
+  for (uint32_t k = 0; k < ns && k < nd; k++) {
+    uint32_t d = 0;
+    if (dim_of(dims[k], x.rank, &d)) return -1;
+    by[d] += shifts[k];
+  }
+  for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+    st[d] = s;
+    s *= x.size[d];
+  }
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x.numel; i++) {
+    int64_t at = 0;
+    for (uint32_t d = 0; d < x.rank; d++) at += rem_euclid((int64_t)idx[d] - by[d], x.size[d]) * st[d];
+    r[i] = v[at];
+    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)x.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), r, x.numel);
+}
+
+/* stack.out(tensors, dim, out): equal shapes joined along a new dim */
+static int stack_op(const uint32_t *a, uint32_t n) {
+  const value_rec *l = val(a, n, 0);
+  tview o;
+  if (!l || l->kind != V_TENSOR_LIST || l->off == 0 || l->off > 64) return fail("stack: 1 to 64 tensors");
+  if (view_of(out_of(a, n), &o)) return -1;
+  const uint32_t *items = (const uint32_t *)(image + l->u.t.sizes_off);
+  tview t[64];
+  double *tv[64];
+  for (uint32_t k = 0; k < l->off; k++) {
+    tv[k] = load(value_at(items[k]), &t[k]);
+    if (!tv[k]) return -1;
+    if (t[k].rank != t[0].rank || memcmp(t[k].size, t[0].size, 4u * t[0].rank)) return fail("stack: tensors of different shapes");
+  }
+  uint32_t d = 0;
+  if (dim_of(ival(val(a, n, 1)), t[0].rank + 1u, &d)) return -1;
+  uint32_t outer = product(t[0].size, 0, d), inner = product(t[0].size, d, t[0].rank), c = 0;
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  for (uint32_t q = 0; q < outer; q++)
+    for (uint32_t k = 0; k < l->off; k++)
+      for (uint32_t i = 0; i < inner; i++) {
+        if (c >= o.numel) return fail("stack: larger than the out tensor");
+        r[c++] = tv[k][(uint64_t)q * inner + i];
+      }
+  return store(out_of(a, n), r, c);
+}
+
+/* tril.out(self, diagonal, out): zero above the diagonal of the last two dims */
+static int tril_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  if (x.rank < 2) return fail("tril: fewer than 2 dims");
+  int64_t diag = ival(val(a, n, 1));
+  uint32_t rows = (uint32_t)x.size[x.rank - 2], cols = (uint32_t)x.size[x.rank - 1];
+  for (uint32_t i = 0; i < x.numel && cols && rows; i++) {
+    int64_t rr = (int64_t)((i / cols) % rows), cc = (int64_t)(i % cols);
+    if (cc - rr > diag) v[i] = 0.0;
+  }
+  return store(out_of(a, n), v, x.numel);
+}
+
+/* unbind_copy.int_out(self, dim, out[]): each entry of dim a tensor of its own */
+static int unbind_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  const value_rec *l = n >= 2 ? val(a, n, n - 2) : 0;
+  if (!l || l->kind != V_TENSOR_LIST || l->off != (uint32_t)x.size[d]) return fail("unbind_copy: outputs do not match the dim");
+  const uint32_t *items = (const uint32_t *)(image + l->u.t.sizes_off);
+  uint32_t outer = product(x.size, 0, d), inner = product(x.size, d + 1, x.rank), len = (uint32_t)x.size[d];
+  for (uint32_t k = 0; k < len; k++) {
+    double *r = new_values(outer * inner);
+    if (!r) return -1;
+    uint32_t c = 0;
+    for (uint32_t o = 0; o < outer; o++)
+      for (uint32_t i = 0; i < inner; i++) r[c++] = v[((uint64_t)o * len + k) * inner + i];
+    if (store(value_at(items[k]), r, c)) return -1;
+  }
+  return 0;
+}
+
+/* rsub.Scalar_out(self, other, alpha, out): other - alpha * self; floor_divide.out: floor(a / b);
+ * both as the host's `math::binary` (float32 operands for a float32 out) */
+static int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  operand x, y;
+  tview o;
+  if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
+    return -1;
+  double alpha = op == P_RSUB ? scalar(val(a, n, 2)) : 1.0;
+  uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
+  double *r = iy ? new_values(o.numel) : 0;
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) {
+    double p = x.v[ix[i]], q = y.v[iy[i]];
+    if (is_float(&o)) {
+      p = (double)(float)p;
+      q = (double)(float)q;
+    }
+    double e = op == P_RSUB ? q - alpha * p : floor(p / q);
+    r[i] = is_float(&o) ? (double)(float)e : e;
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* mean.dtype_out(self, dtype?, out): every element, float32 sum */
+static int mean_all_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  float s = -0.0f;
+  for (uint32_t i = 0; i < x.numel; i++) s += (float)v[i];
+  double m = (double)(s / (float)(x.numel ? x.numel : 1u));
+  return store(out_of(a, n), &m, 1);
+}
+
+/* elu.out(self, alpha, scale, input_scale, out), in double */
+static int elu_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  double alpha = scalar(val(a, n, 1)), scale = scalar(val(a, n, 2)), in_scale = scalar(val(a, n, 3));
+  for (uint32_t i = 0; i < x.numel; i++)
+    v[i] = v[i] > 0.0 ? scale * v[i] : scale * alpha * (exp(v[i] * in_scale) - 1.0);
+  return store(out_of(a, n), v, x.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -1271,6 +1606,20 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_CONSTANT_PAD: return constant_pad_op(a, n);
     case P_FLIP: return flip_op(a, n);
     case P_INDEX_SELECT: return index_select_op(a, n);
+    case P_CUMSUM: return cumsum_op(a, n);
+    case P_VAR_CORRECTION: case P_VAR_UNBIASED: return var_op(op, a, n);
+    case P_ELU: return elu_op(a, n);
+    case P_GLU: return glu_op(a, n);
+    case P_FILL: case P_ZEROS: case P_ONES: case P_SCALAR_TENSOR: case P_FILL_TENSOR:
+      return fill_op(op, a, n);
+    case P_ARANGE: return arange_op(a, n);
+    case P_REPEAT: return repeat_op(a, n);
+    case P_ROLL: return roll_op(a, n);
+    case P_STACK: return stack_op(a, n);
+    case P_TRIL: return tril_op(a, n);
+    case P_UNBIND: return unbind_op(a, n);
+    case P_RSUB: case P_FLOOR_DIVIDE: return rsub_floor_op(op, a, n);
+    case P_MEAN_ALL: return mean_all_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);
