@@ -32,7 +32,9 @@ enum {
   /* running sums, variances, more activations, fills and rearrangements */
   P_CUMSUM, P_VAR_CORRECTION, P_VAR_UNBIASED, P_ELU, P_GLU, P_FILL, P_ZEROS, P_ONES, P_ARANGE,
   P_REPEAT, P_ROLL, P_STACK, P_TRIL, P_UNBIND, P_RSUB, P_FLOOR_DIVIDE, P_MEAN_ALL,
-  P_SCALAR_TENSOR, P_FILL_TENSOR
+  P_SCALAR_TENSOR, P_FILL_TENSOR,
+  /* advanced indexing and copies, in place too (state a program keeps between calls) */
+  P_INDEX, P_INDEX_PUT, P_INDEX_PUT_INPLACE, P_COPY_INPLACE, P_COPY_OUT
 };
 
 /* ---- tensors in logical order ---- */
@@ -1577,6 +1579,168 @@ static int elu_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), v, x.numel);
 }
 
+/* ---- advanced indexing and copies into existing tensors ---- */
+
+/* A tensor view of a shape alone (for broadcasting indices against it). */
+static void shape_view(tview *t, const int32_t *size, uint32_t rank) {
+  memset(t, 0, sizeof *t);
+  t->rank = rank;
+  t->numel = 1;
+  for (uint32_t d = 0; d < rank; d++) {
+    t->size[d] = size[d];
+    t->numel *= (uint32_t)size[d];
+  }
+}
+
+/* Advanced indexing of a tensor of `x`'s shape by the optional index tensors of `list` (broadcast
+ * together; an absent entry keeps its dim), as the host's `indexed_positions`: the result's
+ * shape and, per result element, its flat (logical) position in `x`. */
+static int indexed_positions(const tview *x, const value_rec *l, tview *out, uint32_t **positions) {
+  if (!l || l->kind != V_TENSOR_LIST) return fail("index: the indices are not a tensor list");
+  const uint32_t *items = (const uint32_t *)(image + l->u.t.sizes_off);
+  uint32_t rank = x->rank, nt = 0, dims[8];
+  if (l->off > rank) return fail("index: more indices than dims");
+  tview it[8];
+  double *iv[8];
+  for (uint32_t d = 0; d < l->off; d++) {
+    if (items[d] == 0xFFFFFFFFu) continue;
+    const value_rec *v = value_at(items[d]);
+    if (!v || v->kind != V_TENSOR) continue;
+    iv[nt] = load(v, &it[nt]);
+    if (!iv[nt]) return -1;
+    dims[nt++] = d;
+  }
+  if (nt == 0) return fail("index: no index tensor");
+  uint32_t first = dims[0], last = dims[nt - 1];
+  int consecutive = nt == last - first + 1;
+  int32_t b[8];
+  uint32_t brank = 0;
+  for (uint32_t k = 0; k < nt; k++) { /* broadcast the index shapes, right-aligned */
+    uint32_t r = it[k].rank > brank ? it[k].rank : brank;
+    if (r > 8) return fail("index: indices of more than 8 dims");
+    int32_t nb[8];
+    for (uint32_t q = 0; q < r; q++) {
+      int32_t a1 = q + brank >= r ? b[q + brank - r] : 1;
+      int32_t a2 = q + it[k].rank >= r ? it[k].size[q + it[k].rank - r] : 1;
+      if (a1 != a2 && a1 != 1 && a2 != 1) return fail("index: index tensors do not broadcast");
+      nb[q] = a1 == 1 ? a2 : a1;
+    }
+    memcpy(b, nb, sizeof(int32_t) * r);
+    brank = r;
+  }
+  uint32_t before[8], after[8], nbefore = 0, nafter = 0;
+  for (uint32_t d = 0; d < rank; d++) {
+    int indexed = 0;
+    for (uint32_t k = 0; k < nt; k++) indexed |= dims[k] == d;
+    if (indexed) continue;
+    if (consecutive && d < first)
+      before[nbefore++] = d;
+    else
+      after[nafter++] = d;
+  }
+  int32_t oshape[8];
+  uint32_t orank = nbefore + brank + nafter;
+  if (orank > 8) return fail("index: a result of more than 8 dims");
+  for (uint32_t k = 0; k < nbefore; k++) oshape[k] = x->size[before[k]];
+  for (uint32_t k = 0; k < brank; k++) oshape[nbefore + k] = b[k];
+  for (uint32_t k = 0; k < nafter; k++) oshape[nbefore + brank + k] = x->size[after[k]];
+  shape_view(out, oshape, orank);
+  tview bt;
+  shape_view(&bt, b, brank);
+  uint32_t *map[8];
+  for (uint32_t k = 0; k < nt; k++) {
+    map[k] = broadcast_index(&it[k], &bt);
+    if (!map[k]) return -1;
+  }
+  int64_t st[8], bst[8], s = 1;
+  for (int32_t d = (int32_t)rank - 1; d >= 0; d--) {
+    st[d] = s;
+    s *= x->size[d];
+  }
+  s = 1;
+  for (int32_t d = (int32_t)brank - 1; d >= 0; d--) {
+    bst[d] = s;
+    s *= b[d];
+  }
+  uint32_t *pos = (uint32_t *)scratch(out->numel * 4u + 4u);
+  if (!pos) return fail("index: larger than the board's work memory");
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < out->numel; i++) {
+    int64_t flat_b = 0, at = 0;
+    for (uint32_t k = 0; k < brank; k++) flat_b += (int64_t)idx[nbefore + k] * bst[k];
+    for (uint32_t k = 0; k < nbefore; k++) at += (int64_t)idx[k] * st[before[k]];
+    for (uint32_t k = 0; k < nafter; k++) at += (int64_t)idx[nbefore + brank + k] * st[after[k]];
+    for (uint32_t k = 0; k < nt; k++) {
+      int64_t len = x->size[dims[k]], c = (int64_t)iv[k][map[k][flat_b]];
+      if (c < 0) c += len;
+      if (c < 0 || c >= len) return fail("index: an index out of range");
+      at += c * st[dims[k]];
+    }
+    pos[i] = (uint32_t)at;
+    for (int32_t d = (int32_t)orank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)out->size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  *positions = pos;
+  return 0;
+}
+
+/* index.Tensor_out(self, indices, out) */
+static int index_op(const uint32_t *a, uint32_t n) {
+  tview x, shape;
+  uint32_t *pos;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || indexed_positions(&x, val(a, n, 1), &shape, &pos)) return -1;
+  double *r = new_values(shape.numel);
+  if (!r) return -1;
+  for (uint32_t i = 0; i < shape.numel; i++) r[i] = v[pos[i]];
+  return store(out_of(a, n), r, shape.numel);
+}
+
+/* Stores `vals` into argument `k` and into the returned value (the last argument) when that is
+ * another tensor: what an in-place call writes. */
+static int store_in_place(const uint32_t *a, uint32_t n, uint32_t k, const double *vals, uint32_t count) {
+  if (store(val(a, n, k), vals, count)) return -1;
+  const value_rec *ret = n >= 1 ? val(a, n, n - 1) : 0;
+  if (ret && ret != val(a, n, k) && ret->kind == V_TENSOR) return store(ret, vals, count);
+  return 0;
+}
+
+/* index_put.out(self, indices, values, accumulate, out) and index_put_(self, indices, values,
+ * accumulate): `values` broadcast to the indexed shape written (or added) where self[indices]
+ * reads */
+static int index_put_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, shape, vt;
+  uint32_t *pos;
+  double *v = load(val(a, n, 0), &x), *vals = v ? load(val(a, n, 2), &vt) : 0;
+  if (!vals || indexed_positions(&x, val(a, n, 1), &shape, &pos)) return -1;
+  uint32_t *map = broadcast_index(&vt, &shape);
+  if (!map) return -1;
+  int accumulate = ival(val(a, n, 3)) != 0;
+  for (uint32_t k = 0; k < shape.numel; k++) {
+    if (pos[k] >= x.numel) continue;
+    v[pos[k]] = accumulate ? v[pos[k]] + vals[map[k]] : vals[map[k]];
+  }
+  if (op == P_INDEX_PUT) return store(out_of(a, n), v, x.numel);
+  return store_in_place(a, n, 0, v, x.numel);
+}
+
+/* copy_(self, src, non_blocking) in place and copy.out(self, src, non_blocking, out): `src`
+ * broadcast to self's (the out tensor's) shape, converted to its type */
+static int copy_into_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview src, dst;
+  double *v = load(val(a, n, 1), &src);
+  const value_rec *target = op == P_COPY_INPLACE ? val(a, n, 0) : out_of(a, n);
+  if (!v || view_of(target, &dst)) return -1;
+  uint32_t *map = broadcast_index(&src, &dst);
+  double *r = map ? new_values(dst.numel) : 0;
+  if (!r) return -1;
+  for (uint32_t i = 0; i < dst.numel; i++) r[i] = v[map[i]];
+  if (op == P_COPY_OUT) return store(target, r, dst.numel);
+  return store_in_place(a, n, 0, r, dst.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -1620,6 +1784,9 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_UNBIND: return unbind_op(a, n);
     case P_RSUB: case P_FLOOR_DIVIDE: return rsub_floor_op(op, a, n);
     case P_MEAN_ALL: return mean_all_op(a, n);
+    case P_INDEX: return index_op(a, n);
+    case P_INDEX_PUT: case P_INDEX_PUT_INPLACE: return index_put_op(op, a, n);
+    case P_COPY_INPLACE: case P_COPY_OUT: return copy_into_op(op, a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

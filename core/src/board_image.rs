@@ -187,6 +187,11 @@ pub enum OpCode {
     MeanAll = 142,
     ScalarTensor = 143,
     FillTensor = 144,
+    Index = 145,
+    IndexPut = 146,
+    IndexPutInPlace = 147,
+    CopyInPlace = 148,
+    CopyOut = 149,
 }
 
 impl OpCode {
@@ -353,6 +358,11 @@ impl OpCode {
         OpCode::MeanAll,
         OpCode::ScalarTensor,
         OpCode::FillTensor,
+        OpCode::Index,
+        OpCode::IndexPut,
+        OpCode::IndexPutInPlace,
+        OpCode::CopyInPlace,
+        OpCode::CopyOut,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
