@@ -34,7 +34,9 @@ enum {
   P_REPEAT, P_ROLL, P_STACK, P_TRIL, P_UNBIND, P_RSUB, P_FLOOR_DIVIDE, P_MEAN_ALL,
   P_SCALAR_TENSOR, P_FILL_TENSOR,
   /* advanced indexing and copies, in place too (state a program keeps between calls) */
-  P_INDEX, P_INDEX_PUT, P_INDEX_PUT_INPLACE, P_COPY_INPLACE, P_COPY_OUT
+  P_INDEX, P_INDEX_PUT, P_INDEX_PUT_INPLACE, P_COPY_INPLACE, P_COPY_OUT,
+  /* executorch_prim::et_view: the image places the view on its input's storage */
+  P_ET_VIEW
 };
 
 /* ---- tensors in logical order ---- */
@@ -1787,6 +1789,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_INDEX: return index_op(a, n);
     case P_INDEX_PUT: case P_INDEX_PUT_INPLACE: return index_put_op(op, a, n);
     case P_COPY_INPLACE: case P_COPY_OUT: return copy_into_op(op, a, n);
+    case P_ET_VIEW: return 0;
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -192,6 +192,9 @@ pub enum OpCode {
     IndexPutInPlace = 147,
     CopyInPlace = 148,
     CopyOut = 149,
+    /// `executorch_prim::et_view`: the view shares its input's storage (the image gives it the
+    /// input's place), so the call does nothing.
+    EtView = 150,
 }
 
 impl OpCode {
@@ -363,6 +366,7 @@ impl OpCode {
         OpCode::IndexPutInPlace,
         OpCode::CopyInPlace,
         OpCode::CopyOut,
+        OpCode::EtView,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
@@ -522,6 +526,17 @@ pub fn build(
     w.buf[0..4].copy_from_slice(b"ETSB");
     w.put_u32(4, BOARD_IMAGE_VERSION);
 
+    // a view of a dynamic-shape program (`et_view`) has no storage of its own: it reads its
+    // input's, so its record takes the input's place
+    let mut view_of: std::collections::BTreeMap<usize, usize> = Default::default();
+    for ins in instructions {
+        if let Instruction::KernelCall { op_index, args } = ins {
+            let is_view = ops.get(*op_index).copied() == Some(OpCode::EtView as u32);
+            if let (true, Some(&input), Some(&out)) = (is_view, args.first(), args.get(2)) {
+                view_of.insert(out, input);
+            }
+        }
+    }
     // values: the table first (fixed size), then the data each record points at
     let values_at = w.append(&vec![0u8; plan.values.len() * VALUE_BYTES], 8)? as usize;
     let mut records = vec![[0u8; VALUE_BYTES]; plan.values.len()];
@@ -612,6 +627,8 @@ pub fn build(
                     rec[4..8].copy_from_slice(&offset.to_le_bytes());
                 } else if t.nbytes == 0 {
                     rec[3] = 255;
+                } else if view_of.contains_key(&vi) {
+                    // placed below, once its input's record is written
                 } else {
                     return Err(verr(
                         "a tensor with data but no planned memory (dynamic or unplanned)".into(),
@@ -645,6 +662,25 @@ pub fn build(
             }
             EValue::BoolList(_) => rec[0] = ValueKind::Other as u8,
         }
+    }
+    for (&view, &input) in &view_of {
+        let (Some(from), true) = (records.get(input).copied(), view < records.len()) else {
+            continue;
+        };
+        let nbytes = u32::from_le_bytes([
+            records[view][8],
+            records[view][9],
+            records[view][10],
+            records[view][11],
+        ]);
+        let input_bytes = u32::from_le_bytes([from[8], from[9], from[10], from[11]]);
+        if from[0] != ValueKind::Tensor as u8 || nbytes > input_bytes {
+            return Err(BoardImageError::Value {
+                value: view,
+                detail: format!("a view of value {input}, which holds fewer bytes"),
+            });
+        }
+        records[view][3..8].copy_from_slice(&from[3..8]);
     }
     for (vi, rec) in records.iter().enumerate() {
         let at = values_at + vi * VALUE_BYTES;

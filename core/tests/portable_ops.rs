@@ -169,7 +169,9 @@ fn the_documented_board_operators_are_the_registrys() {
             "the board section should list `{name}`"
         );
     }
-    let listed = table.matches("`aten::").count() + table.matches("`dim_order_ops::").count();
+    let listed = table.matches("`aten::").count()
+        + table.matches("`dim_order_ops::").count()
+        + table.matches("`executorch_prim::").count();
     assert_eq!(
         listed,
         portable.len(),
