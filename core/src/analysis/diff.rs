@@ -682,7 +682,10 @@ fn aligned(
             to_model_order(&xa, &a.shape, oa),
             to_model_order(&xb, &b.shape, ob),
         ) {
-            if sa == sb {
+            // equal, or equal but for unit dims (a 1-D convolution computed as a 2-D one of
+            // height 1): the same elements in the same order
+            let squeezed = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+            if sa == sb || (ma.len() == mb.len() && squeezed(&sa) == squeezed(&sb)) {
                 return Ok((ma, mb, sa));
             }
         }
