@@ -16,7 +16,7 @@ use etscope_core::formats::npy::read_npy;
 use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{Runtime, Target};
 
-const MODELS: [&str; 4] = ["audio_gru", "unet", "transformer", "embedder"];
+const MODELS: [&str; 5] = ["audio_gru", "unet", "transformer", "embedder", "resnet"];
 
 fn dir(name: &str) -> PathBuf {
     common::fixtures().join("models").join(name)
