@@ -1,8 +1,9 @@
 //! Models the reference set lacks, made by ExecuTorch 1.5.1's exporter
 //! (`tests/fixtures/tools/make_models.py`): a 1-D convolutional audio model with a GRU, a U-Net
-//! with upsampling and concatenation, a transformer block, an embedding model. Each fp32 program
-//! runs on the host within 1e-5 of ExecuTorch's runtime; each Cortex-M program (default flow,
-//! M55) runs, shows no divergence against its fp32 program, and a negated op is found.
+//! with upsampling and concatenation, a transformer block, an embedding model, a residual
+//! network. Each fp32 program runs on the host within 1e-5 of ExecuTorch's runtime; each
+//! Cortex-M program (default and explicit-layout flow, M55) runs, shows no divergence against its
+//! fp32 program, and a negated op is found.
 
 mod common;
 
