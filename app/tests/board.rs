@@ -918,3 +918,99 @@ fn portable_operators_run_on_the_board_equal_to_the_host() {
     );
     assert!(ran >= 40, "{ran} portable programs ran on the board");
 }
+
+/// A program's state carries over from one inference to the next on the board as it does on the
+/// host (`Runtime::run_calls`) and in ExecuTorch's runtime: the recurrent cell whose mutable
+/// buffer is written back with `copy_`, run three times, every output of every run equal to the
+/// host's call of the same number (floats after `tanhf` within 1e-5, as newlib and glibc round),
+/// and the runs differ from each other.
+#[test]
+fn a_programs_state_carries_over_between_runs_on_the_board_as_on_the_host() {
+    if !tools::available(
+        "a_programs_state_carries_over_between_runs_on_the_board_as_on_the_host",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/programs/mutable_state");
+    let program =
+        Program::parse(std::fs::read(dir.join("model.pte")).expect("pte")).expect("program");
+    let inputs = npy_inputs(&dir, &["input_0.npy".to_string()]);
+    let runs = 3;
+    let host = Runtime::new(&program, 0, Target::for_program(&program, 0))
+        .expect("prepares")
+        .run_calls(
+            &vec![inputs.clone(); runs],
+            etscope_core::runtime::RunOptions {
+                capture: true,
+                ..Default::default()
+            },
+        )
+        .expect("host calls");
+    let image = board_image::build(
+        &program,
+        0,
+        &inputs,
+        &BoardOptions {
+            runs: runs as u32,
+            intermediates: true,
+            ..BoardOptions::default()
+        },
+    )
+    .expect("image")
+    .bytes;
+    let (_qemu, gdb, cb) = start(&image);
+    let out = out_dir("state");
+    let raw = out.join("capture.etsw");
+    let mut source = TargetSource::new(Box::new(gdb), Locate::Address(cb));
+    let mut recorder = Recorder::new(Some(&raw)).expect("raw file");
+    record_until(
+        &mut recorder,
+        &mut source,
+        Some(runs as u64),
+        Duration::from_millis(1),
+        Duration::from_secs(60),
+        |_| true,
+    )
+    .expect("records");
+    let saved = save_capture(&raw, &program, "state", &out.join("capture.etdp")).expect("saved");
+    let buffer = std::fs::read(out.join("capture.bin")).expect("debug buffer");
+    let device = captured_tensors(&saved.etdump, &buffer).expect("tensors resolve");
+    let mut per_run = vec![0; runs];
+    for d in &device {
+        let h = host[d.run]
+            .captured
+            .iter()
+            .find(|c| c.instruction_id == Some(d.instruction_id as usize))
+            .expect("the host ran the instruction");
+        let want = h.tensors[0].to_data();
+        if d.tensor != want {
+            let (a, b) = (floats(&d.tensor), floats(&want));
+            let worst = a
+                .iter()
+                .zip(&b)
+                .fold(0f32, |m, (x, y)| m.max((x - y).abs()));
+            assert!(
+                worst <= 1e-5,
+                "run {} instruction {}: differs by {worst}",
+                d.run,
+                d.instruction_id
+            );
+        }
+        per_run[d.run] += 1;
+    }
+    assert!(
+        per_run.iter().all(|&n| n > 0),
+        "every run sent its outputs: {per_run:?}"
+    );
+    let outputs: Vec<Vec<f32>> = host
+        .iter()
+        .map(|r| floats(&r.outputs[0].to_data()))
+        .collect();
+    assert!(
+        outputs[0] != outputs[1] && outputs[1] != outputs[2],
+        "the state moves on"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}

@@ -1345,3 +1345,45 @@ fn plan_lists_every_planner_and_writes_the_best_plan() {
     assert_eq!(bad.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `run --calls N` calls the method N times, state carried over: the second call of a program
+/// with a mutable buffer gives what ExecuTorch's runtime gave for its second call.
+#[test]
+fn run_calls_carry_a_programs_state_to_the_next_call() {
+    let dir = fixture("programs/mutable_state");
+    let out = std::env::temp_dir().join(format!("etscope-calls-{}", std::process::id()));
+    let run = etscope(&[
+        "run",
+        p(&dir.join("model.pte")),
+        "--input",
+        p(&dir.join("input_0.npy")),
+        "--calls",
+        "2",
+        "--dump",
+        p(&out),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let read = |f: &Path| {
+        etscope_core::formats::npy::read_npy(&std::fs::read(f).expect("npy"))
+            .expect("npy")
+            .to_f64()
+            .expect("floats")
+    };
+    let got = read(&out.join("output_0.npy"));
+    let want = read(&dir.join("output_second_call.npy"));
+    let first = read(&dir.join("output_0.npy"));
+    assert_eq!(got.len(), want.len());
+    assert!(
+        got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-5),
+        "{got:?} vs {want:?}"
+    );
+    assert!(
+        got.iter().zip(&first).any(|(a, b)| (a - b).abs() > 1e-3),
+        "the state moved on"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}

@@ -369,3 +369,51 @@ fn inline_constants_of_a_realigned_program_lie_inside_the_file() {
         }
     }
 }
+
+/// A method called again starts from the memory the last call left, as ExecuTorch's runtime
+/// executes a loaded method: the second call of a program with state (a mutable buffer written
+/// back with `copy_`, a cache updated with `index_put_`) gives what ExecuTorch's runtime gave for
+/// its second call of the same inputs.
+#[test]
+fn a_second_call_starts_from_the_state_the_first_left() {
+    for (name, differ) in [("mutable_state", true), ("kv_cache", false)] {
+        let dir = programs().join(name);
+        let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+        let inputs: Vec<TensorData> = numbered(&dir, "input").iter().map(|p| npy(p)).collect();
+        let runtime = Runtime::new(&program, 0, Target::default()).expect("prepares");
+        let calls = runtime
+            .run_calls(&[inputs.clone(), inputs.clone()], Default::default())
+            .expect("runs twice");
+        let (first, second) = (calls[0].outputs[0].to_data(), calls[1].outputs[0].to_data());
+        assert_matches(
+            &format!("{name} first call"),
+            &first,
+            &npy(&dir.join("output_0.npy")),
+        );
+        assert_matches(
+            &format!("{name} second call"),
+            &second,
+            &npy(&dir.join("output_second_call.npy")),
+        );
+        assert_eq!(
+            first != second,
+            differ,
+            "{name}: the calls differ as ExecuTorch's do"
+        );
+        // in arenas too: the arenas keep the state
+        let in_arenas = runtime
+            .run_calls(
+                &[inputs.clone(), inputs],
+                etscope_core::runtime::RunOptions {
+                    in_arenas: true,
+                    ..Default::default()
+                },
+            )
+            .expect("runs twice in arenas");
+        assert_matches(
+            &format!("{name} second call in arenas"),
+            &in_arenas[1].outputs[0].to_data(),
+            &npy(&dir.join("output_second_call.npy")),
+        );
+    }
+}

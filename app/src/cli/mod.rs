@@ -250,6 +250,12 @@ pub enum Command {
         /// against corrupted sizes; raise it for a large program on a large machine).
         #[arg(long, value_name = "MIB", default_value_t = 512)]
         max_memory: u64,
+        /// Call the method N times with the same inputs, each call starting from the memory the
+        /// last one left (as ExecuTorch's runtime executes a loaded method: a program's state —
+        /// a mutable buffer, a KV cache — carries over); the last call's outputs are shown and
+        /// written.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        calls: u32,
         #[arg(long)]
         json: bool,
     },
@@ -415,6 +421,7 @@ pub fn run(command: Command) -> Result<()> {
             device,
             in_arenas,
             max_memory,
+            calls,
             json,
         } => run::run(
             &run::RunSource::parse(source.as_deref(), pte.as_deref()),
@@ -425,6 +432,7 @@ pub fn run(command: Command) -> Result<()> {
                 device,
                 in_arenas,
                 max_bytes: max_memory.saturating_mul(1 << 20),
+                calls,
             },
             json,
         ),

@@ -124,6 +124,8 @@ pub struct RunChoices {
     pub in_arenas: bool,
     /// The preparation budget (`--max-memory`).
     pub max_bytes: u64,
+    /// Calls of the method in a row, memory carried over (`--calls`).
+    pub calls: u32,
 }
 
 /// The prepared runtime of `source` and the static device notes of a program.
@@ -205,9 +207,12 @@ pub fn run(
         in_arenas,
         ..RunOptions::default()
     };
+    let calls = vec![tensors; choices.calls.max(1) as usize];
     let result = runtime
-        .run_with(&tensors, options)
-        .with_context(|| label.clone())?;
+        .run_calls(&calls, options)
+        .with_context(|| label.clone())?
+        .pop()
+        .ok_or_else(|| anyhow!("{label}: no call ran"))?;
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
@@ -247,6 +252,7 @@ pub fn run(
         return super::print_json(&json!({
             "outputs": rows,
             "instructions": result.captured.len(),
+            "calls": choices.calls.max(1),
             "device": format!("{:?}", runtime.device()),
             "device_notes": notes,
         }));

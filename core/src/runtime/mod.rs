@@ -63,6 +63,12 @@ pub struct RunOptions {
     pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
+/// A loaded method's memory between calls: its value table and, for arena runs, its arenas.
+struct CallState {
+    values: Vec<RValue>,
+    arenas: Option<Vec<Vec<u8>>>,
+}
+
 /// The most bytes a run's non-constant tensors may take together on the host.
 pub const MAX_PREPARED_BYTES: u64 = 512 << 20;
 
@@ -292,28 +298,78 @@ impl Runtime {
         inputs: &[TensorData],
         options: RunOptions,
     ) -> Result<RunResult, RuntimeError> {
+        let mut state = self.fresh_state(&options);
+        self.run_call(&mut state, inputs, &options)
+    }
+
+    /// Executes the method once per entry of `calls` (each its inputs), as ExecuTorch's runtime
+    /// executes a loaded method again and again: what the program's memory holds at the end of
+    /// a call is where the next one starts, so state the program keeps between calls (a mutable
+    /// buffer written back with `copy_`, a KV cache updated with `index_put_`) carries over.
+    pub fn run_calls(
+        &self,
+        calls: &[Vec<TensorData>],
+        options: RunOptions,
+    ) -> Result<Vec<RunResult>, RuntimeError> {
+        let mut state = self.fresh_state(&options);
+        calls
+            .iter()
+            .map(|inputs| self.run_call(&mut state, inputs, &options))
+            .collect()
+    }
+
+    /// The memory of a method just loaded: the initial values, zeroed arenas.
+    fn fresh_state(&self, options: &RunOptions) -> CallState {
+        CallState {
+            values: self.initial.clone(),
+            arenas: options.in_arenas.then(|| {
+                self.arena_sizes
+                    .iter()
+                    .map(|&s| vec![0u8; s as usize])
+                    .collect()
+            }),
+        }
+    }
+
+    /// One call from `state`, leaving the memory as the call leaves it.
+    fn run_call(
+        &self,
+        state: &mut CallState,
+        inputs: &[TensorData],
+        options: &RunOptions,
+    ) -> Result<RunResult, RuntimeError> {
         let work = Work::new(
             options.work_budget.unwrap_or(DEFAULT_WORK_BUDGET),
             options.cancel.clone(),
         );
-        let mut arenas: Option<Vec<Vec<u8>>> = options.in_arenas.then(|| {
-            self.arena_sizes
-                .iter()
-                .map(|&s| vec![0u8; s as usize])
-                .collect()
-        });
-        let mut values = self.initial.clone();
-        self.bind_inputs(&mut values, inputs)?;
-        if let Some(a) = &mut arenas {
-            self.store(a, &values, &self.inputs)?;
+        // the body works on owned memory, handed back to `state` whatever the call's end
+        let mut values = std::mem::take(&mut state.values);
+        let mut arenas = state.arenas.take();
+        let result = self.execute(&mut values, &mut arenas, inputs, options, &work);
+        state.values = values;
+        state.arenas = arenas;
+        result
+    }
+
+    fn execute(
+        &self,
+        values: &mut Vec<RValue>,
+        arenas: &mut Option<Vec<Vec<u8>>>,
+        inputs: &[TensorData],
+        options: &RunOptions,
+        work: &Work,
+    ) -> Result<RunResult, RuntimeError> {
+        self.bind_inputs(values, inputs)?;
+        if let Some(a) = arenas.as_mut() {
+            self.store(a, values, &self.inputs)?;
         }
         let mut captured = Vec::new();
         let mut pc = 0usize;
         let mut executed: u64 = 0;
         while let Some(step) = self.steps.get(pc) {
-            self.resolve_views(&mut values, &step.reads);
-            if let Some(a) = &arenas {
-                self.load(a, &mut values, &step.reads)?;
+            self.resolve_views(values, &step.reads);
+            if let Some(a) = arenas.as_ref() {
+                self.load(a, values, &step.reads)?;
             }
             if work.cancelled() {
                 return Err(RuntimeError::Cancelled {
@@ -332,7 +388,7 @@ impl Runtime {
             match &step.action {
                 Action::Kernel(kernel) => {
                     let mut ctx = Ctx {
-                        values: &mut values,
+                        values: values,
                         op: &step.op,
                         instruction: step.position,
                         device: self.device,
@@ -369,8 +425,8 @@ impl Runtime {
                 }
                 Action::Nothing => {}
             }
-            if let Some(a) = &mut arenas {
-                self.store(a, &values, &step.writes)?;
+            if let Some(a) = arenas.as_mut() {
+                self.store(a, values, &step.writes)?;
             }
             if options.capture && !step.writes.is_empty() {
                 let tensors = step
@@ -389,9 +445,9 @@ impl Runtime {
             }
             pc = next;
         }
-        self.resolve_views(&mut values, &self.outputs);
-        if let Some(a) = &arenas {
-            self.load(a, &mut values, &self.outputs)?;
+        self.resolve_views(values, &self.outputs);
+        if let Some(a) = arenas.as_ref() {
+            self.load(a, values, &self.outputs)?;
         }
         let outputs = self
             .outputs
