@@ -388,12 +388,12 @@ impl Runtime {
             match &step.action {
                 Action::Kernel(kernel) => {
                     let mut ctx = Ctx {
-                        values: values,
+                        values,
                         op: &step.op,
                         instruction: step.position,
                         device: self.device,
                         dim_orders: &self.dim_orders,
-                        work: &work,
+                        work,
                     };
                     kernel(&mut ctx, &step.slots)?;
                 }
