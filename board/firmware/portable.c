@@ -36,7 +36,9 @@ enum {
   /* advanced indexing and copies, in place too (state a program keeps between calls) */
   P_INDEX, P_INDEX_PUT, P_INDEX_PUT_INPLACE, P_COPY_INPLACE, P_COPY_OUT,
   /* executorch_prim::et_view: the image places the view on its input's storage */
-  P_ET_VIEW
+  P_ET_VIEW,
+  /* gathers and scatters along a dim, diagonals, rounding division, masked fill */
+  P_GATHER, P_SCATTER, P_SCATTER_ADD, P_SCATTER_VALUE, P_DIAGONAL, P_DIV_MODE, P_MASKED_FILL
 };
 
 /* ---- tensors in logical order ---- */
@@ -1743,6 +1745,175 @@ static int copy_into_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store_in_place(a, n, 0, r, dst.numel);
 }
 
+/* ---- gathers and scatters along a dim ---- */
+
+static int wrap_index(double i, int32_t len, int64_t *out) {
+  int64_t j = (int64_t)i;
+  if (j < 0) j += len;
+  if (j < 0 || j >= len) return fail("an index out of range");
+  *out = j;
+  return 0;
+}
+
+/* gather.out(self, dim, index, sparse_grad, out): out[..i..] = self[..index[..i..]..] */
+static int gather_op(const uint32_t *a, uint32_t n) {
+  tview x, ix;
+  double *v = load(val(a, n, 0), &x), *iv = v ? load(val(a, n, 2), &ix) : 0;
+  uint32_t d = 0;
+  if (!iv || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  if (ix.rank != x.rank) return fail("gather: index and self ranks differ");
+  int64_t st[8], s = 1;
+  for (int32_t e = (int32_t)x.rank - 1; e >= 0; e--) {
+    st[e] = s;
+    s *= x.size[e];
+  }
+  double *r = new_values(ix.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t k = 0; k < ix.numel; k++) {
+    int64_t at = 0;
+    for (uint32_t e = 0; e < x.rank; e++) {
+      int64_t c = idx[e];
+      if (e == d && wrap_index(iv[k], x.size[d], &c)) return -1;
+      at += c * st[e];
+    }
+    if (at >= (int64_t)x.numel) return fail("gather: reads outside the input");
+    r[k] = v[at];
+    for (int32_t e = (int32_t)ix.rank - 1; e >= 0; e--) {
+      if (++idx[e] < (uint32_t)ix.size[e]) break;
+      idx[e] = 0;
+    }
+  }
+  return store(out_of(a, n), r, ix.numel);
+}
+
+/* scatter.src_out / scatter.value_out / scatter_add.out(self, dim, index, src|value, out) */
+static int scatter_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, ix, sv;
+  double *v = load(val(a, n, 0), &x), *iv = v ? load(val(a, n, 2), &ix) : 0;
+  uint32_t d = 0;
+  if (!iv || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  const value_rec *srcv = val(a, n, 3);
+  double *src = 0, value = 0.0;
+  int64_t sst[8] = {0};
+  if (srcv && srcv->kind == V_TENSOR) {
+    src = load(srcv, &sv);
+    if (!src) return -1;
+    int64_t s = 1;
+    for (int32_t e = (int32_t)sv.rank - 1; e >= 0; e--) {
+      sst[e] = s;
+      s *= sv.size[e];
+    }
+  } else {
+    value = scalar(srcv);
+  }
+  int64_t st[8], s = 1;
+  for (int32_t e = (int32_t)x.rank - 1; e >= 0; e--) {
+    st[e] = s;
+    s *= x.size[e];
+  }
+  uint32_t idx[8] = {0};
+  for (uint32_t k = 0; k < ix.numel; k++) {
+    int64_t at = 0, from = 0;
+    for (uint32_t e = 0; e < ix.rank; e++) {
+      int64_t c = idx[e];
+      if (e == d && wrap_index(iv[k], x.size[d], &c)) return -1;
+      at += c * (e < x.rank ? st[e] : 0);
+      from += (int64_t)idx[e] * (src && e < sv.rank ? sst[e] : 0);
+    }
+    double sval = src ? (from < (int64_t)sv.numel ? src[from] : NAN) : value;
+    if (at < (int64_t)x.numel && (!src || from < (int64_t)sv.numel))
+      v[at] = op == P_SCATTER_ADD ? v[at] + sval : sval;
+    for (int32_t e = (int32_t)ix.rank - 1; e >= 0; e--) {
+      if (++idx[e] < (uint32_t)ix.size[e]) break;
+      idx[e] = 0;
+    }
+  }
+  return store(out_of(a, n), v, x.numel);
+}
+
+/* diagonal_copy.out(self, offset, dim1, dim2, out) */
+static int diagonal_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d1 = 0, d2 = 0;
+  if (!v || dim_of(ival(val(a, n, 2)), x.rank, &d1) || dim_of(ival(val(a, n, 3)), x.rank, &d2)) return -1;
+  int64_t offset = ival(val(a, n, 1));
+  int64_t r0 = offset >= 0 ? 0 : -offset, c0 = offset >= 0 ? offset : 0;
+  int64_t n1 = x.size[d1] - r0, n2 = x.size[d2] - c0;
+  if (n1 < 0) n1 = 0;
+  if (n2 < 0) n2 = 0;
+  int64_t len = n1 < n2 ? n1 : n2;
+  int64_t st[8], s = 1;
+  for (int32_t e = (int32_t)x.rank - 1; e >= 0; e--) {
+    st[e] = s;
+    s *= x.size[e];
+  }
+  uint32_t kept[8], nk = 0;
+  int32_t shape[8];
+  for (uint32_t e = 0; e < x.rank; e++)
+    if (e != d1 && e != d2) {
+      kept[nk] = e;
+      shape[nk++] = x.size[e];
+    }
+  shape[nk] = (int32_t)len;
+  tview out;
+  shape_view(&out, shape, nk + 1);
+  double *r = new_values(out.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < out.numel; i++) {
+    int64_t k = idx[nk], at = (r0 + k) * st[d1] + (c0 + k) * st[d2];
+    for (uint32_t e = 0; e < nk; e++) at += (int64_t)idx[e] * st[kept[e]];
+    r[i] = v[at];
+    for (int32_t e = (int32_t)nk; e >= 0; e--) {
+      if (++idx[e] < (uint32_t)out.size[e]) break;
+      idx[e] = 0;
+    }
+  }
+  return store(out_of(a, n), r, out.numel);
+}
+
+/* div.out_mode(self, other, rounding_mode, out): "trunc" or "floor" rounds the quotient, none
+ * is true division (the host's `math::binary`) */
+static int div_mode_op(const uint32_t *a, uint32_t n) {
+  operand x, y;
+  tview o;
+  if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
+    return -1;
+  const value_rec *m = val(a, n, 2);
+  int trunc_mode = is_string(m, "trunc"), floor_mode = is_string(m, "floor");
+  if (m && m->kind == V_STRING && !trunc_mode && !floor_mode && m->off != 0) return fail("div: an unknown rounding mode");
+  uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
+  double *r = iy ? new_values(o.numel) : 0;
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) {
+    double p = x.v[ix[i]], q = y.v[iy[i]];
+    if (is_float(&o)) {
+      p = (double)(float)p;
+      q = (double)(float)q;
+    }
+    double e = p / q;
+    if (trunc_mode) e = trunc(e);
+    if (floor_mode) e = floor(e);
+    r[i] = is_float(&o) ? (double)(float)e : e;
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* masked_fill.Scalar_out(self, mask, value, out): value wherever the broadcast mask is set */
+static int masked_fill_op(const uint32_t *a, uint32_t n) {
+  tview x, m;
+  double *v = load(val(a, n, 0), &x), *mv = v ? load(val(a, n, 1), &m) : 0;
+  if (!mv) return -1;
+  uint32_t *ix = broadcast_index(&m, &x);
+  if (!ix) return -1;
+  double value = scalar(val(a, n, 2));
+  for (uint32_t i = 0; i < x.numel; i++)
+    if (mv[ix[i]] != 0.0) v[i] = value;
+  return store(out_of(a, n), v, x.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -1790,6 +1961,11 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_INDEX_PUT: case P_INDEX_PUT_INPLACE: return index_put_op(op, a, n);
     case P_COPY_INPLACE: case P_COPY_OUT: return copy_into_op(op, a, n);
     case P_ET_VIEW: return 0;
+    case P_GATHER: return gather_op(a, n);
+    case P_SCATTER: case P_SCATTER_ADD: case P_SCATTER_VALUE: return scatter_op(op, a, n);
+    case P_DIAGONAL: return diagonal_op(a, n);
+    case P_DIV_MODE: return div_mode_op(a, n);
+    case P_MASKED_FILL: return masked_fill_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -195,6 +195,13 @@ pub enum OpCode {
     /// `executorch_prim::et_view`: the view shares its input's storage (the image gives it the
     /// input's place), so the call does nothing.
     EtView = 150,
+    Gather = 151,
+    Scatter = 152,
+    ScatterAdd = 153,
+    ScatterValue = 154,
+    DiagonalCopy = 155,
+    DivMode = 156,
+    MaskedFill = 157,
 }
 
 impl OpCode {
@@ -367,6 +374,13 @@ impl OpCode {
         OpCode::CopyInPlace,
         OpCode::CopyOut,
         OpCode::EtView,
+        OpCode::Gather,
+        OpCode::Scatter,
+        OpCode::ScatterAdd,
+        OpCode::ScatterValue,
+        OpCode::DiagonalCopy,
+        OpCode::DivMode,
+        OpCode::MaskedFill,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
