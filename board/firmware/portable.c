@@ -38,7 +38,10 @@ enum {
   /* executorch_prim::et_view: the image places the view on its input's storage */
   P_ET_VIEW,
   /* gathers and scatters along a dim, diagonals, rounding division, masked fill */
-  P_GATHER, P_SCATTER, P_SCATTER_ADD, P_SCATTER_VALUE, P_DIAGONAL, P_DIV_MODE, P_MASKED_FILL
+  P_GATHER, P_SCATTER, P_SCATTER_ADD, P_SCATTER_VALUE, P_DIAGONAL, P_DIV_MODE, P_MASKED_FILL,
+  /* pixel shuffles, reflection and replication padding, per-line extremes, variance and mean */
+  P_PIXEL_SHUFFLE, P_PIXEL_UNSHUFFLE, P_REFLECTION_PAD1D, P_REFLECTION_PAD2D, P_REFLECTION_PAD3D,
+  P_REPLICATION_PAD1D, P_REPLICATION_PAD2D, P_REPLICATION_PAD3D, P_MAX_DIM, P_MIN_DIM, P_VAR_MEAN
 };
 
 /* ---- tensors in logical order ---- */
@@ -1914,6 +1917,172 @@ static int masked_fill_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), v, x.numel);
 }
 
+/* ---- pixel shuffles, padding modes, per-line extremes ---- */
+
+/* pixel_shuffle.out(self, r, out): [..., C*r*r, H, W] -> [..., C, H*r, W*r]; pixel_unshuffle the
+ * inverse */
+static int pixel_shuffle_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  int64_t r = ival(val(a, n, 1));
+  uint32_t rank = x.rank;
+  if (r <= 0 || rank < 3 || o.rank != rank || o.numel != x.numel) return fail("pixel shuffle: sizes do not fit");
+  int64_t st[8], s = 1;
+  for (int32_t d = (int32_t)rank - 1; d >= 0; d--) {
+    st[d] = s;
+    s *= x.size[d];
+  }
+  double *out = new_values(o.numel);
+  if (!out) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t from[8];
+    for (uint32_t d = 0; d + 3 < rank; d++) from[d] = idx[d];
+    int64_t oc = idx[rank - 3], oh = idx[rank - 2], ow = idx[rank - 1];
+    if (op == P_PIXEL_SHUFFLE) {
+      from[rank - 3] = oc * r * r + (oh % r) * r + ow % r;
+      from[rank - 2] = oh / r;
+      from[rank - 1] = ow / r;
+    } else {
+      from[rank - 3] = oc / (r * r);
+      from[rank - 2] = oh * r + (oc % (r * r)) / r;
+      from[rank - 1] = ow * r + oc % r;
+    }
+    int64_t at = 0;
+    for (uint32_t d = 0; d < rank; d++) {
+      if (from[d] < 0 || from[d] >= x.size[d]) return fail("pixel shuffle: reads outside the input");
+      at += from[d] * st[d];
+    }
+    out[i] = v[at];
+    for (int32_t d = (int32_t)rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)o.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), out, o.numel);
+}
+
+/* reflection_pad{1,2,3}d / replication_pad{1,2,3}d.out(self, padding, out): the last k dims */
+static int pad_mode_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  int reflect = op <= P_REFLECTION_PAD3D;
+  uint32_t k = reflect ? op - P_REFLECTION_PAD1D + 1 : op - P_REPLICATION_PAD1D + 1, np;
+  const int64_t *pad = list(val(a, n, 1), &np);
+  if (np != 2 * k || x.rank < k || o.rank != x.rank) return fail("pad: padding does not fit the dims");
+  int64_t before[8] = {0};
+  for (uint32_t j = 0; j < k; j++) {
+    uint32_t d = x.rank - 1 - j;
+    int64_t b = pad[2 * j], e = pad[2 * j + 1], len = x.size[d];
+    if (b < 0 || e < 0 || len == 0 || (reflect && (b >= len || e >= len))) return fail("pad: padding larger than the dim");
+    if (o.size[d] != len + b + e) return fail("pad: the out tensor does not fit");
+    before[d] = b;
+  }
+  int64_t st[8], s = 1;
+  for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+    st[d] = s;
+    s *= x.size[d];
+  }
+  double *out = new_values(o.numel);
+  if (!out) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t at = 0;
+    for (uint32_t d = 0; d < x.rank; d++) {
+      int64_t len = x.size[d], p = (int64_t)idx[d] - before[d], src = p;
+      if (d + k >= x.rank) {
+        if (reflect)
+          src = p < 0 ? -p : p >= len ? 2 * (len - 1) - p : p;
+        src = src < 0 ? 0 : src > len - 1 ? len - 1 : src;
+      }
+      at += src * st[d];
+    }
+    out[i] = v[at];
+    for (int32_t d = (int32_t)o.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)o.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), out, o.numel);
+}
+
+/* max.dim_max / min.dim_min(self, dim, keepdim, values, indices): each line's extreme and its
+ * first index (a NaN wins) */
+static int extreme_dim_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  uint32_t outer = product(x.size, 0, d), len = (uint32_t)x.size[d], inner = product(x.size, d + 1, x.rank), c = 0;
+  double *vals = new_values(outer * inner), *idxs = new_values(outer * inner);
+  if (!vals || !idxs) return -1;
+  for (uint32_t o = 0; o < outer; o++)
+    for (uint32_t i = 0; i < inner; i++) {
+      uint32_t best = 0;
+      for (uint32_t k = 0; k < len; k++) {
+        double e = v[((uint64_t)o * len + k) * inner + i], b = v[((uint64_t)o * len + best) * inner + i];
+        if (b != b) break;
+        if (e != e || (op == P_MAX_DIM ? e > b : e < b)) best = k;
+      }
+      vals[c] = len ? v[((uint64_t)o * len + best) * inner + i] : 0.0;
+      idxs[c++] = (double)best;
+    }
+  if (store(val(a, n, 3), vals, c)) return -1;
+  return store(val(a, n, 4), idxs, c);
+}
+
+/* var_mean.correction_out(self, dim?, correction?, keepdim, var, mean) */
+static int var_mean_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  const value_rec *cv = val(a, n, 2);
+  double c = cv && cv->kind != V_NONE ? scalar(cv) : 1.0;
+  uint32_t nd = 0, mask = 0;
+  const int64_t *dims = list(val(a, n, 1), &nd);
+  for (uint32_t k = 0; k < nd; k++) {
+    uint32_t d = 0;
+    if (dim_of(dims[k], x.rank, &d)) return -1;
+    mask |= 1u << d;
+  }
+  if (mask == 0) mask = 0xFFu;
+  uint32_t groups = 1, per = 1;
+  for (uint32_t d = 0; d < x.rank; d++) {
+    if (mask & (1u << d))
+      per *= (uint32_t)x.size[d];
+    else
+      groups *= (uint32_t)x.size[d];
+  }
+  double *mean = new_values(groups), *ss = new_values(groups);
+  uint32_t *gi = (uint32_t *)scratch(x.numel * 4u + 4u);
+  if (!mean || !ss || !gi) return fail("var_mean: larger than the board's work memory");
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t g = 0;
+    for (uint32_t d = 0; d < x.rank; d++)
+      if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
+    gi[i] = g;
+    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)x.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  for (uint32_t g = 0; g < groups; g++) mean[g] = ss[g] = -0.0;
+  for (uint32_t i = 0; i < x.numel; i++) mean[gi[i]] += v[i];
+  double nn = (double)per;
+  for (uint32_t g = 0; g < groups; g++) mean[g] = mean[g] / (nn > 1.0 ? nn : 1.0);
+  for (uint32_t i = 0; i < x.numel; i++) {
+    double dlt = v[i] - mean[gi[i]];
+    ss[gi[i]] += dlt * dlt;
+  }
+  double den = nn - c > 0.0 ? nn - c : 0.0;
+  for (uint32_t g = 0; g < groups; g++) ss[g] = ss[g] / den;
+  if (store(val(a, n, 4), ss, groups)) return -1;
+  return store(val(a, n, 5), mean, groups);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -1966,6 +2135,12 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_DIAGONAL: return diagonal_op(a, n);
     case P_DIV_MODE: return div_mode_op(a, n);
     case P_MASKED_FILL: return masked_fill_op(a, n);
+    case P_PIXEL_SHUFFLE: case P_PIXEL_UNSHUFFLE: return pixel_shuffle_op(op, a, n);
+    case P_REFLECTION_PAD1D: case P_REFLECTION_PAD2D: case P_REFLECTION_PAD3D:
+    case P_REPLICATION_PAD1D: case P_REPLICATION_PAD2D: case P_REPLICATION_PAD3D:
+      return pad_mode_op(op, a, n);
+    case P_MAX_DIM: case P_MIN_DIM: return extreme_dim_op(op, a, n);
+    case P_VAR_MEAN: return var_mean_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -202,6 +202,17 @@ pub enum OpCode {
     DiagonalCopy = 155,
     DivMode = 156,
     MaskedFill = 157,
+    PixelShuffle = 158,
+    PixelUnshuffle = 159,
+    ReflectionPad1d = 160,
+    ReflectionPad2d = 161,
+    ReflectionPad3d = 162,
+    ReplicationPad1d = 163,
+    ReplicationPad2d = 164,
+    ReplicationPad3d = 165,
+    MaxDim = 166,
+    MinDim = 167,
+    VarMean = 168,
 }
 
 impl OpCode {
@@ -381,6 +392,17 @@ impl OpCode {
         OpCode::DiagonalCopy,
         OpCode::DivMode,
         OpCode::MaskedFill,
+        OpCode::PixelShuffle,
+        OpCode::PixelUnshuffle,
+        OpCode::ReflectionPad1d,
+        OpCode::ReflectionPad2d,
+        OpCode::ReflectionPad3d,
+        OpCode::ReplicationPad1d,
+        OpCode::ReplicationPad2d,
+        OpCode::ReplicationPad3d,
+        OpCode::MaxDim,
+        OpCode::MinDim,
+        OpCode::VarMean,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
