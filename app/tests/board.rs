@@ -584,6 +584,7 @@ const LIBM_OPERATORS: &[&str] = &[
     "aten::atanh",
     "aten::atan2",
     "aten::pow",
+    "aten::logit",
 ];
 
 fn floats(t: &TensorData) -> Vec<f32> {

@@ -614,13 +614,13 @@ fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
 
 #[test]
 fn board_run_names_the_operator_the_firmware_lacks() {
-    // a group norm: a portable operator the board firmware does not implement
-    let pte = fixture("portable_ops/group_norm/model.pte");
+    // a grid sampler: a portable operator the board firmware does not implement
+    let pte = fixture("portable_ops/kept_grid_sample_bilinear/model.pte");
     let out = etscope(&["board", "run", p(&pte), "-o", "/tmp/never.etdp"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("group_norm/model.pte"), "{err}");
-    assert!(err.contains("aten::native_group_norm.out"), "{err}");
+    assert!(err.contains("kept_grid_sample_bilinear/model.pte"), "{err}");
+    assert!(err.contains("aten::grid_sampler_2d.out"), "{err}");
     assert!(err.contains("docs/compatibility.md"), "{err}");
 }
 

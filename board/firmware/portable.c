@@ -41,7 +41,9 @@ enum {
   P_GATHER, P_SCATTER, P_SCATTER_ADD, P_SCATTER_VALUE, P_DIAGONAL, P_DIV_MODE, P_MASKED_FILL,
   /* pixel shuffles, reflection and replication padding, per-line extremes, variance and mean */
   P_PIXEL_SHUFFLE, P_PIXEL_UNSHUFFLE, P_REFLECTION_PAD1D, P_REFLECTION_PAD2D, P_REFLECTION_PAD3D,
-  P_REPLICATION_PAD1D, P_REPLICATION_PAD2D, P_REPLICATION_PAD3D, P_MAX_DIM, P_MIN_DIM, P_VAR_MEAN
+  P_REPLICATION_PAD1D, P_REPLICATION_PAD2D, P_REPLICATION_PAD3D, P_MAX_DIM, P_MIN_DIM, P_VAR_MEAN,
+  /* tensor bounds, narrowing, scatters into a dim, group norm, logit */
+  P_CLAMP_TENSOR, P_NARROW, P_SELECT_SCATTER, P_SLICE_SCATTER, P_GROUP_NORM, P_LOGIT
 };
 
 /* ---- tensors in logical order ---- */
@@ -2083,6 +2085,156 @@ static int var_mean_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 5), mean, groups);
 }
 
+/* clamp.Tensor_out(self, min?, max?, out): bounds as tensors, all broadcast */
+static int clamp_tensor_op(const uint32_t *a, uint32_t n) {
+  tview x, lo, hi, o;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv || view_of(out_of(a, n), &o)) return -1;
+  const value_rec *lr = val(a, n, 1), *hr = val(a, n, 2);
+  double *lv = lr && lr->kind == V_TENSOR ? load(lr, &lo) : 0, *hv = hr && hr->kind == V_TENSOR ? load(hr, &hi) : 0;
+  if ((lr && lr->kind == V_TENSOR && !lv) || (hr && hr->kind == V_TENSOR && !hv)) return -1;
+  uint32_t *ix = broadcast_index(&x, &o), *il = lv ? broadcast_index(&lo, &o) : 0, *ih = hv ? broadcast_index(&hi, &o) : 0;
+  if (!ix || (lv && !il) || (hv && !ih)) return -1;
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  for (uint32_t i = 0; i < o.numel; i++) {
+    double v = xv[ix[i]];
+    if (lv && v == v) v = fmax(v, lv[il[i]]);
+    if (hv && v == v) v = fmin(v, hv[ih[i]]);
+    r[i] = v;
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* narrow_copy.out(self, dim, start, length, out) */
+static int narrow_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
+  int64_t len = x.size[d], start = ival(val(a, n, 2)), length = ival(val(a, n, 3));
+  if (start < 0) start += len;
+  if (start < 0 || length < 0 || start + length > len) return fail("narrow_copy: outside the dim");
+  uint32_t outer = product(x.size, 0, d), inner = product(x.size, d + 1, x.rank), c = 0;
+  double *r = new_values(outer * (uint32_t)length * inner);
+  if (!r) return -1;
+  for (uint32_t o = 0; o < outer; o++)
+    for (int64_t k = start; k < start + length; k++)
+      for (uint32_t i = 0; i < inner; i++) r[c++] = v[((int64_t)o * len + k) * inner + i];
+  return store(out_of(a, n), r, c);
+}
+
+/* select_scatter.out(self, src, dim, index, out) and slice_scatter.out(self, src, dim, start?,
+ * end?, step, out): self with src written into the picked entries of dim */
+static int scatter_dim_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, sv;
+  double *v = load(val(a, n, 0), &x), *src = v ? load(val(a, n, 1), &sv) : 0;
+  uint32_t d = 0;
+  if (!src || dim_of(ival(val(a, n, 2)), x.rank, &d)) return -1;
+  int64_t len = x.size[d], start, stp = 1, count;
+  if (op == P_SELECT_SCATTER) {
+    start = ival(val(a, n, 3));
+    if (start < 0) start += len;
+    if (start < 0 || start >= len || sv.rank + 1 != x.rank) return fail("select_scatter: src or index does not fit");
+    count = 1;
+  } else {
+    const value_rec *sr = val(a, n, 3), *er = val(a, n, 4);
+    start = sr && sr->kind != V_NONE ? ival(sr) : 0;
+    int64_t end = er && er->kind != V_NONE ? ival(er) : len;
+    if (start < 0) start += len;
+    if (end < 0) end += len;
+    start = start < 0 ? 0 : start > len ? len : start;
+    end = end < 0 ? 0 : end > len ? len : end;
+    stp = ival(val(a, n, 5));
+    if (stp < 1) stp = 1;
+    count = ((end - start > 0 ? end - start : 0) + stp - 1) / stp;
+    if (sv.rank != x.rank || sv.size[d] != count) return fail("slice_scatter: src does not fit the slice");
+  }
+  uint32_t outer = product(x.size, 0, d), inner = product(x.size, d + 1, x.rank), c = 0;
+  for (uint32_t o = 0; o < outer; o++)
+    for (int64_t k = 0; k < count; k++)
+      for (uint32_t i = 0; i < inner; i++) {
+        if (c >= sv.numel) return fail("scatter: src does not fit");
+        v[((int64_t)o * len + start + k * stp) * inner + i] = src[c++];
+      }
+  return store(out_of(a, n), v, x.numel);
+}
+
+/* native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out, mean, rstd), in the
+ * host's float32 steps */
+static int group_norm_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  int64_t N = ival(val(a, n, 3)), C = ival(val(a, n, 4)), HW = ival(val(a, n, 5)), G = ival(val(a, n, 6));
+  if (N < 0) N = 0;
+  if (C < 0) C = 0;
+  if (HW < 0) HW = 0;
+  if (G < 1) G = 1;
+  float eps = (float)dval(val(a, n, 7));
+  if (C % G || (uint64_t)(N * C * HW) != x.numel) return fail("group_norm: sizes do not fit the input");
+  int64_t cg = C / G, count = cg * HW;
+  double *out = new_values(x.numel), *means = new_values((uint32_t)(N * G)), *rstds = new_values((uint32_t)(N * G));
+  if (!out || !means || !rstds) return -1;
+  uint32_t q = 0;
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t g = 0; g < G; g++) {
+      int64_t base = (b * C + g * cg) * HW;
+      float sum = 0.0f;
+      double sq = 0.0;
+      for (int64_t k = 0; k < count; k++) {
+        float f = (float)xv[base + k];
+        sum = sum + f;
+        sq = sq + (double)(f * f);
+      }
+      float nn = (float)(count > 0 ? count : 1), mean = sum / nn, var = (float)sq / nn - mean * mean;
+      float rstd = (float)(1.0 / (double)sqrtf(var + eps));
+      means[q] = mean;
+      rstds[q++] = rstd;
+      for (int64_t ch = 0; ch < cg; ch++) {
+        int64_t channel = g * cg + ch, at0 = base + ch * HW;
+        if (!wv && !bv) {
+          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(((float)xv[at0 + k] - mean) * rstd);
+        } else {
+          float w = wv ? (float)wv[channel] : 1.0f, bb = bv ? (float)bv[channel] : 0.0f;
+          float scale = rstd * w, shift = -scale * mean + bb;
+          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(scale * (float)xv[at0 + k] + shift);
+        }
+      }
+    }
+  if (store(val(a, n, 8), out, x.numel) || store(val(a, n, 9), means, q)) return -1;
+  return store(val(a, n, 10), rstds, q);
+}
+
+/* logit.out(self, eps?, out): log(x / (1 - x)), x clamped to [eps, 1 - eps]; float32 steps on
+ * float32 */
+static int logit_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  const value_rec *er = val(a, n, 1);
+  int has_eps = er && er->kind != V_NONE;
+  double e = has_eps ? scalar(er) : 0.0;
+  for (uint32_t i = 0; i < x.numel; i++) {
+    if (is_float(&x)) {
+      float f = (float)v[i];
+      if (has_eps) {
+        float lo = (float)e, hi = 1.0f - (float)e;
+        f = f < lo ? lo : f > hi ? hi : f;
+      }
+      v[i] = (double)logf(f / (1.0f - f));
+    } else {
+      double d = v[i];
+      if (has_eps) d = d < e ? e : d > 1.0 - e ? 1.0 - e : d;
+      v[i] = log(d / (1.0 - d));
+    }
+  }
+  return store(out_of(a, n), v, x.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2141,6 +2293,11 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
       return pad_mode_op(op, a, n);
     case P_MAX_DIM: case P_MIN_DIM: return extreme_dim_op(op, a, n);
     case P_VAR_MEAN: return var_mean_op(a, n);
+    case P_CLAMP_TENSOR: return clamp_tensor_op(a, n);
+    case P_NARROW: return narrow_op(a, n);
+    case P_SELECT_SCATTER: case P_SLICE_SCATTER: return scatter_dim_op(op, a, n);
+    case P_GROUP_NORM: return group_norm_op(a, n);
+    case P_LOGIT: return logit_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -213,6 +213,12 @@ pub enum OpCode {
     MaxDim = 166,
     MinDim = 167,
     VarMean = 168,
+    ClampTensor = 169,
+    NarrowCopy = 170,
+    SelectScatter = 171,
+    SliceScatter = 172,
+    GroupNorm = 173,
+    Logit = 174,
 }
 
 impl OpCode {
@@ -403,6 +409,12 @@ impl OpCode {
         OpCode::MaxDim,
         OpCode::MinDim,
         OpCode::VarMean,
+        OpCode::ClampTensor,
+        OpCode::NarrowCopy,
+        OpCode::SelectScatter,
+        OpCode::SliceScatter,
+        OpCode::GroupNorm,
+        OpCode::Logit,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
