@@ -43,7 +43,9 @@ enum {
   P_PIXEL_SHUFFLE, P_PIXEL_UNSHUFFLE, P_REFLECTION_PAD1D, P_REFLECTION_PAD2D, P_REFLECTION_PAD3D,
   P_REPLICATION_PAD1D, P_REPLICATION_PAD2D, P_REPLICATION_PAD3D, P_MAX_DIM, P_MIN_DIM, P_VAR_MEAN,
   /* tensor bounds, narrowing, scatters into a dim, group norm, logit */
-  P_CLAMP_TENSOR, P_NARROW, P_SELECT_SCATTER, P_SLICE_SCATTER, P_GROUP_NORM, P_LOGIT
+  P_CLAMP_TENSOR, P_NARROW, P_SELECT_SCATTER, P_SLICE_SCATTER, P_GROUP_NORM, P_LOGIT,
+  /* shifts, a scalar's powers, windows, strided views, empty tensors */
+  P_SHIFT_LEFT, P_SHIFT_RIGHT, P_POW_SCALAR, P_UNFOLD, P_AS_STRIDED, P_EMPTY
 };
 
 /* ---- tensors in logical order ---- */
@@ -453,6 +455,12 @@ static double math2(uint32_t op, double p, double q) {
     case P_LOGICAL_AND: return p != 0.0 && q != 0.0;
     case P_LOGICAL_OR: return p != 0.0 || q != 0.0;
     case P_LOGICAL_XOR: return (p != 0.0) != (q != 0.0);
+    case P_SHIFT_LEFT: case P_SHIFT_RIGHT: {
+      int64_t x = (int64_t)toward_zero(p, -9223372036854775808.0, 9223372036854774784.0);
+      int64_t y = (int64_t)toward_zero(q, -9223372036854775808.0, 9223372036854774784.0);
+      if (y < 0 || y >= 64) return op == P_SHIFT_LEFT ? 0.0 : (x < 0 ? -1.0 : 0.0);
+      return op == P_SHIFT_LEFT ? (double)(int64_t)((uint64_t)x << y) : (double)(x >> y);
+    }
     default: return bits(p, q, op);
   }
 }
@@ -2235,6 +2243,79 @@ static int logit_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), v, x.numel);
 }
 
+/* pow.Scalar_out(self: Scalar, exponent, out): float32 powf on a float32 out */
+static int pow_scalar_op(const uint32_t *a, uint32_t n) {
+  tview e;
+  double *v = load(val(a, n, 1), &e);
+  tview o;
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  double base = scalar(val(a, n, 0));
+  for (uint32_t i = 0; i < e.numel; i++)
+    v[i] = is_float(&o) ? (double)powf((float)base, (float)v[i]) : pow(base, v[i]);
+  return store(out_of(a, n), v, e.numel);
+}
+
+/* unfold_copy.out(self, dimension, size, step, out): every window as a new last dim */
+static int unfold_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || view_of(out_of(a, n), &o) || dim_of(ival(val(a, n, 1)), x.rank ? x.rank : 1u, &d)) return -1;
+  int64_t size = ival(val(a, n, 2)), stp = ival(val(a, n, 3));
+  if (size < 0 || stp <= 0 || (x.rank && size > x.size[d]) || o.rank != x.rank + 1) return fail("unfold_copy: the window does not fit");
+  int64_t st[8], s = 1;
+  for (int32_t e = (int32_t)x.rank - 1; e >= 0; e--) {
+    st[e] = s;
+    s *= x.size[e];
+  }
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t at = 0;
+    for (uint32_t e = 0; e < x.rank; e++) {
+      int64_t c = idx[e];
+      if (e == d) c = (int64_t)idx[e] * stp + idx[x.rank];
+      at += c * st[e];
+    }
+    if (at >= (int64_t)x.numel) return fail("unfold_copy: reads outside the input");
+    r[i] = v[at];
+    for (int32_t e = (int32_t)o.rank - 1; e >= 0; e--) {
+      if (++idx[e] < (uint32_t)o.size[e]) break;
+      idx[e] = 0;
+    }
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
+/* as_strided_copy.out(self, size, stride, storage_offset?, out): over the logical elements */
+static int as_strided_op(const uint32_t *a, uint32_t n) {
+  tview x, o;
+  double *v = load(val(a, n, 0), &x);
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  uint32_t nsz, nst;
+  const int64_t *size = list(val(a, n, 1), &nsz), *stride = list(val(a, n, 2), &nst);
+  const value_rec *ov = val(a, n, 3);
+  int64_t offset = ov && ov->kind == V_INT ? ov->u.i : 0;
+  if (nsz != nst || nsz != o.rank || offset < 0) return fail("as_strided_copy: sizes and strides do not fit");
+  for (uint32_t d = 0; d < nsz; d++)
+    if (size[d] < 0 || stride[d] < 0 || size[d] != o.size[d]) return fail("as_strided_copy: sizes and strides do not fit");
+  double *r = new_values(o.numel);
+  if (!r) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < o.numel; i++) {
+    int64_t at = offset;
+    for (uint32_t d = 0; d < nsz; d++) at += (int64_t)idx[d] * stride[d];
+    if (at >= (int64_t)x.numel) return fail("as_strided_copy: a stride reaches past the input");
+    r[i] = v[at];
+    for (int32_t d = (int32_t)o.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)o.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return store(out_of(a, n), r, o.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2298,6 +2379,11 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_SELECT_SCATTER: case P_SLICE_SCATTER: return scatter_dim_op(op, a, n);
     case P_GROUP_NORM: return group_norm_op(a, n);
     case P_LOGIT: return logit_op(a, n);
+    case P_SHIFT_LEFT: case P_SHIFT_RIGHT: return math_binary(op, a, n);
+    case P_POW_SCALAR: return pow_scalar_op(a, n);
+    case P_UNFOLD: return unfold_op(a, n);
+    case P_AS_STRIDED: return as_strided_op(a, n);
+    case P_EMPTY: return fill_op(P_ZEROS, a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -219,6 +219,12 @@ pub enum OpCode {
     SliceScatter = 172,
     GroupNorm = 173,
     Logit = 174,
+    BitwiseLeftShift = 175,
+    BitwiseRightShift = 176,
+    PowScalar = 177,
+    UnfoldCopy = 178,
+    AsStridedCopy = 179,
+    Empty = 180,
 }
 
 impl OpCode {
@@ -415,6 +421,12 @@ impl OpCode {
         OpCode::SliceScatter,
         OpCode::GroupNorm,
         OpCode::Logit,
+        OpCode::BitwiseLeftShift,
+        OpCode::BitwiseRightShift,
+        OpCode::PowScalar,
+        OpCode::UnfoldCopy,
+        OpCode::AsStridedCopy,
+        OpCode::Empty,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
