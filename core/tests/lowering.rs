@@ -463,12 +463,6 @@ fn numeric_attribution_names_the_pass_that_brings_in_integer_arithmetic() {
     }
 }
 
-/// The one case whose program etscope does not write as ExecuTorch does: `to_executorch`
-/// puts a `_to_dim_order_copy` to contiguous before an average pool left in float over a
-/// channels-last tensor (a divisor override keeps it off CMSIS-NN), and etscope's writer does
-/// not insert dim-order conversions yet.
-const WRITER_GAP: &[&str] = &["quantized_avg_pool2d__divisor_override_k2__default"];
-
 /// Every case of the Cortex-M backend's per-operator programs — default flow for the M55
 /// (Helium) and the M4 (DSP), explicit-layout flow for the M55 (ETRecords made by
 /// `tests/fixtures/tools/make_op_etrecords.py` from the reference generator's models) — lowers
@@ -507,9 +501,7 @@ fn every_operator_case_lowers_to_executorchs_program() {
             refused.push(stem);
             continue;
         }
-        if !WRITER_GAP.iter().any(|g| stem.starts_with(g)) {
-            check_flow_against_executorch(path, cpu, flow);
-        }
+        check_flow_against_executorch(path, cpu, flow);
         *equal.entry((flow.name(), cpu.name())).or_insert(0) += 1;
     }
     assert_eq!(equal.get(&("default", "m55")), Some(&87), "{equal:?}");

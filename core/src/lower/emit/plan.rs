@@ -75,8 +75,102 @@ fn nbytes(g: &Graph, v: ValueId) -> Result<u64, LowerError> {
     })
 }
 
+/// ExecuTorch's LegalizePortableDimOrderPass (run by `to_executorch`): the portable kernels of
+/// average pooling, `expand_copy`, `mean.dim` and `sum.dim_IntList` take their first input in
+/// the default dim order, so one over a tensor in another (the default flow's channels-last
+/// activations left in float) gets a `_to_dim_order_copy` to contiguous before it.
+fn legalize_portable_dim_order(graph: &mut Graph) {
+    use crate::ir::ArgData;
+    let needs_default = |n: &crate::ir::Node| {
+        matches!(
+            (n.def().map(|d| d.name), n.overload.as_str()),
+            (
+                Some("aten::avg_pool2d" | "aten::_adaptive_avg_pool2d" | "aten::expand_copy"),
+                "out"
+            ) | (Some("aten::mean"), "out")
+                | (Some("aten::sum"), "IntList_out")
+        )
+    };
+    let old = std::mem::take(&mut graph.nodes);
+    graph.nodes = old.clone();
+    let mut nodes = Vec::with_capacity(old.len() + 2);
+    for mut node in old {
+        let input = super::super::edit::tensor_arg(&node, 0);
+        let default_order = |v: ValueId| {
+            let d = &graph.values[v].dim_order;
+            d.iter().enumerate().all(|(i, &o)| usize::from(o) == i)
+        };
+        match input {
+            Some(x)
+                if node.kind == NodeKind::Operator && needs_default(&node) && !default_order(x) =>
+            {
+                let (dtype, shape) = super::super::edit::meta(graph, x);
+                let rank = shape.len();
+                let name = super::super::edit::unique_name(
+                    graph,
+                    "dim_order_ops__to_dim_order_copy_default",
+                );
+                let copy = super::super::edit::new_tensor(
+                    graph,
+                    &name,
+                    dtype.unwrap_or(crate::ScalarType::Float),
+                    shape,
+                    (0..rank as u8).collect(),
+                    Storage::Unplanned,
+                );
+                let dims = ArgData::Ints((0..rank as i64).map(Some).collect());
+                let call = super::super::edit::make_node(
+                    &name,
+                    "dim_order_ops::_to_dim_order_copy",
+                    "out",
+                    vec![
+                        ArgData::Tensor(x),
+                        ArgData::Bool(false),
+                        dims,
+                        ArgData::Tensor(copy),
+                        ArgData::Tensor(copy),
+                    ],
+                    vec![copy],
+                );
+                super::super::edit::replace_in_node(&mut node, x, copy);
+                nodes.push(call);
+                nodes.push(node);
+            }
+            _ => nodes.push(node),
+        }
+    }
+    super::super::edit::set_nodes(graph, nodes);
+    // to_executorch traces the graph again: the op now reads a contiguous tensor and writes one,
+    // and so do the element-wise and (de)quantizing calls after it
+    let mut changed: std::collections::HashSet<ValueId> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.def().map(|d| d.name) == Some("dim_order_ops::_to_dim_order_copy"))
+        .flat_map(|n| n.outputs.clone())
+        .collect();
+    for i in 0..graph.nodes.len() {
+        let n = &graph.nodes[i];
+        let Some(&x) = n.inputs.first() else { continue };
+        let follows = n
+            .def()
+            .is_some_and(|d| d.traits.elementwise || d.traits.quantizes || d.traits.dequantizes)
+            || needs_default(n);
+        if !changed.contains(&x) || !follows || n.outputs.len() != 1 {
+            continue;
+        }
+        let o = n.outputs[0];
+        if graph.values[o].shape.len() == graph.values[x].shape.len()
+            && graph.values[o].dim_order != graph.values[x].dim_order
+        {
+            graph.values[o].dim_order = graph.values[x].dim_order.clone();
+            changed.insert(o);
+        }
+    }
+}
+
 pub(super) fn layout(module: &Module) -> Result<Layout, LowerError> {
     let mut graph = run_checked(module.graph.clone(), &OutVariants)?;
+    legalize_portable_dim_order(&mut graph);
     // to_executorch traces the graph again: a max pool's indices come out in its values' layout
     for i in 0..graph.nodes.len() {
         let n = &graph.nodes[i];
