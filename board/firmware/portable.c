@@ -45,7 +45,9 @@ enum {
   /* tensor bounds, narrowing, scatters into a dim, group norm, logit */
   P_CLAMP_TENSOR, P_NARROW, P_SELECT_SCATTER, P_SLICE_SCATTER, P_GROUP_NORM, P_LOGIT,
   /* shifts, a scalar's powers, windows, strided views, empty tensors */
-  P_SHIFT_LEFT, P_SHIFT_RIGHT, P_POW_SCALAR, P_UNFOLD, P_AS_STRIDED, P_EMPTY
+  P_SHIFT_LEFT, P_SHIFT_RIGHT, P_POW_SCALAR, P_UNFOLD, P_AS_STRIDED, P_EMPTY,
+  /* the k largest or smallest of each line */
+  P_TOPK
 };
 
 /* ---- tensors in logical order ---- */
@@ -2316,6 +2318,53 @@ static int as_strided_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, o.numel);
 }
 
+/* Rust's f64::total_cmp as an integer key: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN */
+static int64_t total_key(double x) {
+  int64_t k;
+  memcpy(&k, &x, 8);
+  k ^= (int64_t)(((uint64_t)(k >> 63)) >> 1);
+  return k;
+}
+
+/* topk.values(self, k, dim, largest, sorted, values, indices): each line's k largest (or
+ * smallest), in order, ties by their index */
+static int topk_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  uint32_t d = 0;
+  if (!v || dim_of(ival(val(a, n, 2)), x.rank, &d)) return -1;
+  int64_t k = ival(val(a, n, 1));
+  int largest = ival(val(a, n, 3)) != 0;
+  uint32_t outer = product(x.size, 0, d), len = (uint32_t)x.size[d], inner = product(x.size, d + 1, x.rank);
+  if (k < 0 || k > (int64_t)len) return fail("topk: k is more than the dim");
+  double *vals = new_values(outer * (uint32_t)k * inner), *idxs = new_values(outer * (uint32_t)k * inner);
+  uint32_t *order = (uint32_t *)scratch(len * 4u + 4u);
+  if (!vals || !idxs || !order) return fail("topk: larger than the board's work memory");
+  for (uint32_t o = 0; o < outer; o++)
+    for (uint32_t i = 0; i < inner; i++) {
+      for (uint32_t j = 0; j < len; j++) { /* insertion sort: stable, ties keep index order */
+        uint32_t p = j;
+        int64_t kj = total_key(v[((uint64_t)o * len + j) * inner + i]);
+        while (p > 0) {
+          int64_t kp = total_key(v[((uint64_t)o * len + order[p - 1]) * inner + i]);
+          int before = largest ? kj > kp : kj < kp;
+          if (!before) break;
+          order[p] = order[p - 1];
+          p--;
+        }
+        order[p] = j;
+      }
+      for (int64_t r = 0; r < k; r++) {
+        uint64_t at = ((uint64_t)o * (uint64_t)k + (uint64_t)r) * inner + i;
+        vals[at] = v[((uint64_t)o * len + order[r]) * inner + i];
+        idxs[at] = (double)order[r];
+      }
+    }
+  uint32_t total = outer * (uint32_t)k * inner;
+  if (store(val(a, n, 5), vals, total)) return -1;
+  return store(val(a, n, 6), idxs, total);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2384,6 +2433,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_UNFOLD: return unfold_op(a, n);
     case P_AS_STRIDED: return as_strided_op(a, n);
     case P_EMPTY: return fill_op(P_ZEROS, a, n);
+    case P_TOPK: return topk_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -225,6 +225,7 @@ pub enum OpCode {
     UnfoldCopy = 178,
     AsStridedCopy = 179,
     Empty = 180,
+    Topk = 181,
 }
 
 impl OpCode {
@@ -427,6 +428,7 @@ impl OpCode {
         OpCode::UnfoldCopy,
         OpCode::AsStridedCopy,
         OpCode::Empty,
+        OpCode::Topk,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.

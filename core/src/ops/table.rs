@@ -416,7 +416,7 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::var_mean", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"), Other, FLOAT_ONLY, Some(nn::var_mean)), 168),
     on_board(op("aten::max", &["dim", "dim_max"], &["dim_max"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::max_dim)), 166),
     on_board(op("aten::min", &["dim", "dim_min"], &["dim_min"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::min_dim)), 167),
-    op("aten::topk", &["default", "values"], &["values"], Some("(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::topk)),
+    on_board(op("aten::topk", &["default", "values"], &["values"], Some("(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::topk)), 181),
     on_board(laid(op("aten::gather", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"), DataMovement, DATA, Some(index::gather)), LayoutRule::Reset), 151),
     on_board(laid(op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor?[] indices) -> Tensor"), DataMovement, DATA, Some(index::index_tensor)), LayoutRule::Reset), 145),
     on_board(op("aten::scatter", &["src", "src_out"], &["src_out"], Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter)), 152),
