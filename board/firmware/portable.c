@@ -47,7 +47,9 @@ enum {
   /* shifts, a scalar's powers, windows, strided views, empty tensors */
   P_SHIFT_LEFT, P_SHIFT_RIGHT, P_POW_SCALAR, P_UNFOLD, P_AS_STRIDED, P_EMPTY,
   /* the k largest or smallest of each line */
-  P_TOPK
+  P_TOPK,
+  /* outputs whose size is known only at run time, and a masked scatter */
+  P_NONZERO, P_MASKED_SELECT, P_REPEAT_INTERLEAVE, P_MASKED_SCATTER
 };
 
 /* ---- tensors in logical order ---- */
@@ -2365,6 +2367,116 @@ static int topk_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 6), idxs, total);
 }
 
+/* ---- outputs whose size is known only at run time ---- */
+
+/* Gives the out tensor `o` the sizes a call computed (at most what it was planned for: its
+ * first size is kept in the record's spare word) and writes `vals` into its memory row after
+ * row, as the portable kernels write whatever the dim order. */
+static int write_resized(const value_rec *o, uint32_t rank, const int32_t *sizes, const double *vals, uint32_t count) {
+  if (!o || o->kind != V_TENSOR || o->rank != rank || dt_size(o->dtype) == 0) return fail("resize: the out tensor does not fit");
+  value_rec *w = (value_rec *)o;
+  if (w->reserved[1] == 0) { /* first resize: remember the planned capacity */
+    w->reserved[0] = w->u.t.nbytes;
+    w->reserved[1] = 1;
+  }
+  uint64_t need = (uint64_t)count * dt_size(o->dtype);
+  if (need > w->reserved[0]) return fail("resize: more elements than the out tensor was planned for");
+  int32_t *s = (int32_t *)sizes_of(o);
+  for (uint32_t d = 0; d < rank; d++) s[d] = sizes[d];
+  w->u.t.numel = count;
+  w->u.t.nbytes = (uint32_t)need;
+  tview t;
+  memset(&t, 0, sizeof t);
+  t.p = (uint8_t *)tensor_data(o);
+  t.dt = o->dtype;
+  if (count && !t.p) return fail("resize: the out tensor has no memory");
+  for (uint32_t i = 0; i < count; i++) put(&t, i, vals[i]);
+  return 0;
+}
+
+/* nonzero.out(self, out): the multi-index of every non-zero element, [count, rank] int64 */
+static int nonzero_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  double *r = new_values(x.numel * (x.rank ? x.rank : 1u));
+  if (!r) return -1;
+  uint32_t idx[8] = {0}, c = 0, count = 0;
+  for (uint32_t i = 0; i < x.numel; i++) {
+    if (v[i] != 0.0) {
+      for (uint32_t d = 0; d < x.rank; d++) r[c++] = idx[d];
+      count++;
+    }
+    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
+      if (++idx[d] < (uint32_t)x.size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  int32_t sizes[2] = {(int32_t)count, (int32_t)x.rank};
+  return write_resized(out_of(a, n), 2, sizes, r, c);
+}
+
+/* masked_select.out(self, mask, out): the elements where the mask (both broadcast) is set */
+static int masked_select_op(const uint32_t *a, uint32_t n) {
+  tview x, m;
+  double *v = load(val(a, n, 0), &x), *mv = v ? load(val(a, n, 1), &m) : 0;
+  if (!mv) return -1;
+  /* the common shape, right-aligned */
+  uint32_t rank = x.rank > m.rank ? x.rank : m.rank;
+  int32_t shape[8];
+  for (uint32_t d = 0; d < rank; d++) {
+    int32_t a1 = d + x.rank >= rank ? x.size[d + x.rank - rank] : 1, a2 = d + m.rank >= rank ? m.size[d + m.rank - rank] : 1;
+    if (a1 != a2 && a1 != 1 && a2 != 1) return fail("masked_select: the mask does not broadcast");
+    shape[d] = a1 == 1 ? a2 : a1;
+  }
+  tview common;
+  shape_view(&common, shape, rank);
+  uint32_t *xi = broadcast_index(&x, &common), *mi = xi ? broadcast_index(&m, &common) : 0;
+  double *r = mi ? new_values(common.numel) : 0;
+  if (!r) return -1;
+  uint32_t c = 0;
+  for (uint32_t i = 0; i < common.numel; i++)
+    if (mv[mi[i]] != 0.0) r[c++] = v[xi[i]];
+  int32_t size = (int32_t)c;
+  return write_resized(out_of(a, n), 1, &size, r, c);
+}
+
+/* repeat_interleave.Tensor_out(repeats, output_size?, out): index i repeated repeats[i] times */
+static int repeat_interleave_op(const uint32_t *a, uint32_t n) {
+  tview rt;
+  double *rv = load(val(a, n, 0), &rt);
+  if (!rv) return -1;
+  double total = 0.0;
+  for (uint32_t i = 0; i < rt.numel; i++) {
+    if (rv[i] < 0.0) return fail("repeat_interleave: negative repeats");
+    total += rv[i];
+  }
+  if (total > 16777216.0) return fail("repeat_interleave: too many repeats");
+  double *r = new_values((uint32_t)total);
+  if (!r) return -1;
+  uint32_t c = 0;
+  for (uint32_t i = 0; i < rt.numel; i++)
+    for (uint32_t k = 0; k < (uint32_t)rv[i]; k++) r[c++] = (double)i;
+  int32_t size = (int32_t)c;
+  return write_resized(out_of(a, n), 1, &size, r, c);
+}
+
+/* masked_scatter.out(self, mask, source, out): source's elements in order where the mask is set */
+static int masked_scatter_op(const uint32_t *a, uint32_t n) {
+  tview x, m, src;
+  double *v = load(val(a, n, 0), &x), *mv = v ? load(val(a, n, 1), &m) : 0, *sv = mv ? load(val(a, n, 2), &src) : 0;
+  if (!sv) return -1;
+  uint32_t *mi = broadcast_index(&m, &x);
+  if (!mi) return -1;
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < x.numel; i++)
+    if (mv[mi[i]] != 0.0) {
+      if (next >= src.numel) return fail("masked_scatter: the source has fewer elements than the mask selects");
+      v[i] = sv[next++];
+    }
+  return store(out_of(a, n), v, x.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2434,6 +2546,10 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_AS_STRIDED: return as_strided_op(a, n);
     case P_EMPTY: return fill_op(P_ZEROS, a, n);
     case P_TOPK: return topk_op(a, n);
+    case P_NONZERO: return nonzero_op(a, n);
+    case P_MASKED_SELECT: return masked_select_op(a, n);
+    case P_REPEAT_INTERLEAVE: return repeat_interleave_op(a, n);
+    case P_MASKED_SCATTER: return masked_scatter_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -226,6 +226,10 @@ pub enum OpCode {
     AsStridedCopy = 179,
     Empty = 180,
     Topk = 181,
+    Nonzero = 182,
+    MaskedSelect = 183,
+    RepeatInterleave = 184,
+    MaskedScatter = 185,
 }
 
 impl OpCode {
@@ -429,6 +433,10 @@ impl OpCode {
         OpCode::AsStridedCopy,
         OpCode::Empty,
         OpCode::Topk,
+        OpCode::Nonzero,
+        OpCode::MaskedSelect,
+        OpCode::RepeatInterleave,
+        OpCode::MaskedScatter,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
