@@ -585,6 +585,8 @@ const LIBM_OPERATORS: &[&str] = &[
     "aten::atan2",
     "aten::pow",
     "aten::logit",
+    "aten::_cdist_forward",
+    "aten::_pdist_forward",
 ];
 
 fn floats(t: &TensorData) -> Vec<f32> {

@@ -49,7 +49,9 @@ enum {
   /* the k largest or smallest of each line */
   P_TOPK,
   /* outputs whose size is known only at run time, and a masked scatter */
-  P_NONZERO, P_MASKED_SELECT, P_REPEAT_INTERLEAVE, P_MASKED_SCATTER
+  P_NONZERO, P_MASKED_SELECT, P_REPEAT_INTERLEAVE, P_MASKED_SCATTER,
+  /* distances between rows */
+  P_CDIST, P_PDIST
 };
 
 /* ---- tensors in logical order ---- */
@@ -2477,6 +2479,62 @@ static int masked_scatter_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), v, x.numel);
 }
 
+/* The p-norm distance of two rows in float32 steps (p = 0 counts differences, infinity takes the
+ * largest), as the host's `p_distance`; sums start at -0.0 as Rust's do. */
+static double p_distance(const double *x, const double *y, uint32_t m, double p) {
+  float acc = -0.0f;
+  if (isinf(p)) acc = 0.0f;
+  for (uint32_t k = 0; k < m; k++) {
+    float d = fabsf((float)x[k] - (float)y[k]);
+    if (p == 0.0)
+      acc += d != 0.0f ? 1.0f : 0.0f;
+    else if (isinf(p))
+      acc = fmaxf(acc, d);
+    else if (p == 1.0)
+      acc += d;
+    else if (p == 2.0)
+      acc += d * d;
+    else
+      acc += powf(d, (float)p);
+  }
+  if (p == 2.0) acc = sqrtf(acc);
+  else if (p != 0.0 && p != 1.0 && !isinf(p)) acc = powf(acc, 1.0f / (float)p);
+  return (double)acc;
+}
+
+/* _cdist_forward.out(x1[..., P, M], x2[..., R, M], p, compute_mode?, out) and
+ * _pdist_forward.out(self[N, M], p, out): distances of rows */
+static int distance_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, y;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  if (op == P_PDIST) {
+    if (x.rank != 2) return fail("pdist: a 2-D tensor");
+    uint32_t rows = (uint32_t)x.size[0], m = (uint32_t)x.size[1], c = 0;
+    double p = scalar(val(a, n, 1));
+    double *r = new_values(rows * (rows ? rows - 1 : 0) / 2 + 1);
+    if (!r) return -1;
+    for (uint32_t i = 0; i < rows; i++)
+      for (uint32_t j = i + 1; j < rows; j++) r[c++] = p_distance(xv + (uint64_t)i * m, xv + (uint64_t)j * m, m, p);
+    return store(out_of(a, n), r, c);
+  }
+  double *yv = load(val(a, n, 1), &y);
+  if (!yv) return -1;
+  if (x.rank < 2 || y.rank != x.rank || x.size[x.rank - 1] != y.size[y.rank - 1] ||
+      memcmp(x.size, y.size, 4u * (x.rank - 2)))
+    return fail("cdist: the shapes do not fit");
+  uint32_t pn = (uint32_t)x.size[x.rank - 2], rn = (uint32_t)y.size[y.rank - 2], m = (uint32_t)x.size[x.rank - 1];
+  uint32_t batches = product(x.size, 0, x.rank - 2), c = 0;
+  double p = scalar(val(a, n, 2));
+  double *r = new_values(batches * pn * rn);
+  if (!r) return -1;
+  for (uint32_t b = 0; b < batches; b++)
+    for (uint32_t i = 0; i < pn; i++)
+      for (uint32_t j = 0; j < rn; j++)
+        r[c++] = p_distance(xv + ((uint64_t)b * pn + i) * m, yv + ((uint64_t)b * rn + j) * m, m, p);
+  return store(out_of(a, n), r, c);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2550,6 +2608,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_MASKED_SELECT: return masked_select_op(a, n);
     case P_REPEAT_INTERLEAVE: return repeat_interleave_op(a, n);
     case P_MASKED_SCATTER: return masked_scatter_op(a, n);
+    case P_CDIST: case P_PDIST: return distance_op(op, a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

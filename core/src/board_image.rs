@@ -230,6 +230,8 @@ pub enum OpCode {
     MaskedSelect = 183,
     RepeatInterleave = 184,
     MaskedScatter = 185,
+    CdistForward = 186,
+    PdistForward = 187,
 }
 
 impl OpCode {
@@ -437,6 +439,8 @@ impl OpCode {
         OpCode::MaskedSelect,
         OpCode::RepeatInterleave,
         OpCode::MaskedScatter,
+        OpCode::CdistForward,
+        OpCode::PdistForward,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
