@@ -52,6 +52,11 @@ fn compare_with_the_device_capture(harness: &mut Harness<'static, EtscopeApp>) {
     harness.run_steps(3);
 }
 
+/// Whether the app is still loading: files, or a program's pass stages computed after a preview.
+fn loading(app: &EtscopeApp) -> bool {
+    app.job.is_some() || app.docs.iter().any(|d| d.pass_job.is_some())
+}
+
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
     app_with_paths(files.iter().map(|f| tiny(f)).collect())
 }
@@ -66,12 +71,8 @@ fn app_with_paths(files: Vec<std::path::PathBuf>) -> Harness<'static, EtscopeApp
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1500.0, 950.0))
         .build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
-    step_while(
-        &mut harness,
-        |app| app.job.is_some(),
-        30,
-        "loading did not finish",
-    );
+    // loaded: the files, and the program's pass stages computed after a preview
+    step_while(&mut harness, loading, 30, "loading did not finish");
     harness.run_steps(3);
     harness
 }
@@ -481,12 +482,7 @@ fn a_hostile_file_then_a_good_one_in_the_same_window() {
     harness.state_mut().open(vec![h("arenas_100k.pte")], &ctx);
     // (the whole sequence below is bounded from here too)
     let started = Instant::now();
-    step_while(
-        &mut harness,
-        |app| app.job.is_some(),
-        30,
-        "loading did not finish",
-    );
+    step_while(&mut harness, loading, 30, "loading did not finish");
     // the Memory tab of 100,000 arenas draws (a frame's cost is the graph_frame benchmark's)
     harness.state_mut().tab = etscope::gui::Tab::Memory;
     harness.run_steps(3);
@@ -875,12 +871,7 @@ fn a_program_opened_alone_brings_the_files_beside_it_and_each_can_be_removed() {
         .expect("remove")
         .click();
     harness.run_steps(2);
-    step_while(
-        &mut harness,
-        |app| app.job.is_some(),
-        30,
-        "reopening did not finish",
-    );
+    step_while(&mut harness, loading, 30, "reopening did not finish");
     harness.run_steps(3);
     let app = harness.state();
     assert_eq!(app.docs.len(), 1);
@@ -942,12 +933,7 @@ fn the_diff_tab_says_why_it_cannot_compare() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1500.0, 950.0))
         .build_ui_state(|ui, app: &mut EtscopeApp| app.frame(ui), app);
-    step_while(
-        &mut harness,
-        |app| app.job.is_some(),
-        30,
-        "loading did not finish",
-    );
+    step_while(&mut harness, loading, 30, "loading did not finish");
     harness.run_steps(3);
     harness.state_mut().active = 0;
     harness.run_steps(2);
