@@ -51,7 +51,9 @@ enum {
   /* outputs whose size is known only at run time, and a masked scatter */
   P_NONZERO, P_MASKED_SELECT, P_REPEAT_INTERLEAVE, P_MASKED_SCATTER,
   /* distances between rows */
-  P_CDIST, P_PDIST
+  P_CDIST, P_PDIST,
+  /* sampling at a grid of normalised coordinates */
+  P_GRID_SAMPLER
 };
 
 /* ---- tensors in logical order ---- */
@@ -2535,6 +2537,89 @@ static int distance_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, c);
 }
 
+/* Rust's `as i64` from f32: toward zero, saturating, NaN to 0 */
+static int64_t f32_to_i64(float f) {
+  if (f != f) return 0;
+  if (f >= 9.2233720e18f) return INT64_MAX;
+  if (f <= -9.2233720e18f) return INT64_MIN;
+  return (int64_t)f;
+}
+
+/* grid_sampler_2d's source coordinate of a normalised grid value, in float32 as the host's
+ * `grid_source`: unnormalised, then clipped (border) or reflected and clipped */
+static float grid_source(float coord, int32_t size, int64_t padding, int align) {
+  float nn = (float)size;
+  float c = align ? ((coord + 1.0f) / 2.0f) * (nn - 1.0f) : ((coord + 1.0f) * nn - 1.0f) / 2.0f;
+  if (padding == 1) return fminf(fmaxf(c, 0.0f), nn - 1.0f);
+  if (padding == 2) {
+    int64_t lo = align ? 0 : -1, hi = align ? 2 * ((int64_t)size - 1) : 2 * (int64_t)size - 1;
+    float r;
+    if (lo == hi) {
+      r = 0.0f;
+    } else {
+      float mn = (float)lo / 2.0f, span = (float)(hi - lo) / 2.0f;
+      float a = fabsf(c - mn), extra = fmodf(a, span);
+      int64_t flips = f32_to_i64(floorf(a / span));
+      r = flips % 2 == 0 ? extra + mn : span - extra + mn;
+    }
+    return fminf(fmaxf(r, 0.0f), nn - 1.0f);
+  }
+  return c;
+}
+
+/* grid_sampler_2d.out(input[N, C, H, W], grid[N, Ho, Wo, 2], mode, padding, align_corners, out):
+ * bilinear (0) or nearest (1), zeros (0), border (1) or reflection (2) outside */
+static int grid_sampler_op(const uint32_t *a, uint32_t n) {
+  tview x, g;
+  double *xv = load(val(a, n, 0), &x), *gv = xv ? load(val(a, n, 1), &g) : 0;
+  if (!gv) return -1;
+  int64_t mode = ival(val(a, n, 2)), padding = ival(val(a, n, 3));
+  int align = ival(val(a, n, 4)) != 0;
+  if (x.rank != 4 || g.rank != 4 || g.size[0] != x.size[0] || g.size[3] != 2 || padding < 0 || padding > 2 || (mode != 0 && mode != 1))
+    return fail("grid_sampler_2d: shapes or modes it does not take");
+  int32_t N = x.size[0], C = x.size[1], H = x.size[2], W = x.size[3], OH = g.size[1], OW = g.size[2];
+  double *r = new_values((uint32_t)(N * C * OH * OW));
+  if (!r) return -1;
+  uint32_t k = 0;
+#define AT(b, ch, yy, xx) ((float)xv[(((int64_t)(b) * C + (ch)) * H + (yy)) * W + (xx)])
+#define INSIDE(yy, xx) ((yy) >= 0 && (yy) < H && (xx) >= 0 && (xx) < W)
+#define CLIP(v, size) ((v) < 0 ? 0 : (v) > (size) - 1 ? (size) - 1 : (v))
+  for (int32_t b = 0; b < N; b++)
+    for (int32_t ch = 0; ch < C; ch++)
+      for (int32_t yo = 0; yo < OH; yo++)
+        for (int32_t xo = 0; xo < OW; xo++) {
+          int64_t gi = (((int64_t)b * OH + yo) * OW + xo) * 2;
+          float ix = grid_source((float)gv[gi], W, padding, align), iy = grid_source((float)gv[gi + 1], H, padding, align);
+          float v;
+          if (mode == 1) {
+            int64_t xn = f32_to_i64(rintf(ix)), yn = f32_to_i64(rintf(iy));
+            if (padding == 0)
+              v = INSIDE(yn, xn) ? AT(b, ch, yn, xn) : 0.0f;
+            else
+              v = AT(b, ch, CLIP(yn, (int64_t)H), CLIP(xn, (int64_t)W));
+          } else {
+            int64_t x0 = f32_to_i64(floorf(ix)), y0 = f32_to_i64(floorf(iy)), x1 = x0 + 1, y1 = y0 + 1;
+            int64_t ys[4] = {y0, y0, y1, y1}, xs[4] = {x0, x1, x0, x1};
+            float wts[4] = {((float)x1 - ix) * ((float)y1 - iy), (ix - (float)x0) * ((float)y1 - iy),
+                            ((float)x1 - ix) * (iy - (float)y0), (ix - (float)x0) * (iy - (float)y0)};
+            float acc = 0.0f;
+            for (int q = 0; q < 4; q++) {
+              if (padding == 0) {
+                if (INSIDE(ys[q], xs[q])) acc += AT(b, ch, ys[q], xs[q]) * wts[q];
+              } else {
+                acc = acc + AT(b, ch, CLIP(ys[q], (int64_t)H), CLIP(xs[q], (int64_t)W)) * wts[q];
+              }
+            }
+            v = acc;
+          }
+          r[k++] = (double)v;
+        }
+#undef AT
+#undef INSIDE
+#undef CLIP
+  return store(out_of(a, n), r, k);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2609,6 +2694,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_REPEAT_INTERLEAVE: return repeat_interleave_op(a, n);
     case P_MASKED_SCATTER: return masked_scatter_op(a, n);
     case P_CDIST: case P_PDIST: return distance_op(op, a, n);
+    case P_GRID_SAMPLER: return grid_sampler_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -232,6 +232,7 @@ pub enum OpCode {
     MaskedScatter = 185,
     CdistForward = 186,
     PdistForward = 187,
+    GridSampler2d = 188,
 }
 
 impl OpCode {
@@ -441,6 +442,7 @@ impl OpCode {
         OpCode::MaskedScatter,
         OpCode::CdistForward,
         OpCode::PdistForward,
+        OpCode::GridSampler2d,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.

@@ -432,7 +432,7 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::nonzero", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(rearrange::nonzero)), 182),
     on_board(op("aten::masked_select", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask) -> Tensor"), DataMovement, DATA, Some(rearrange::masked_select)), 183),
     on_board(op("aten::repeat_interleave", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor repeats, *, SymInt? output_size=None) -> Tensor"), DataMovement, DATA, Some(rearrange::repeat_interleave)), 184),
-    op("aten::grid_sampler_2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"), Other, FLOAT_ONLY, Some(nn::grid_sampler_2d)),
+    on_board(op("aten::grid_sampler_2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"), Other, FLOAT_ONLY, Some(nn::grid_sampler_2d)), 188),
     on_board(op("aten::_cdist_forward", DEFAULT_OUT, OUT, Some("(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"), Other, FLOAT_ONLY, Some(nn::cdist)), 186),
     on_board(op("aten::_pdist_forward", DEFAULT_OUT, OUT, Some("(Tensor self, float p=2) -> Tensor"), Other, FLOAT_ONLY, Some(nn::pdist)), 187),
     on_board(op("aten::select_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(rearrange::select_scatter)), 171),
