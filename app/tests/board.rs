@@ -883,6 +883,28 @@ fn portable_operators_run_on_the_board_equal_to_the_host() {
             models += 1;
         }
     }
+    // the reference set's fp32 programs too, when `../shared/reference` is there (batch norm,
+    // float convolutions)
+    let shared = root.join("../../../shared/reference");
+    for m in [
+        "tiny_conv_relu_linear",
+        "ds_cnn_kws",
+        "mobilenet_v1_025_vww",
+    ] {
+        let pte = shared.join(m).join("model_fp32.pte");
+        if !pte.exists() {
+            continue;
+        }
+        let program = Program::parse(std::fs::read(&pte).expect("pte")).expect("program");
+        let name = pte.display().to_string();
+        compared += equals_the_host_on_the_board(
+            &name,
+            &program,
+            &npy_inputs(&shared.join(m), &["input.npy".to_string()]),
+        )
+        .unwrap_or_else(|| panic!("{name}: every reference fp32 program runs on the board"));
+        models += 1;
+    }
     assert!(models >= 9, "{models} model programs");
     let (mut ran, mut refused) = (0, Vec::new());
     for dir in sorted_dirs("programs")

@@ -614,13 +614,14 @@ fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
 
 #[test]
 fn board_run_names_the_operator_the_firmware_lacks() {
-    // anti-aliased upsampling: a portable operator the board firmware does not implement
-    let pte = fixture("portable_ops/kept_upsample_aa_up/model.pte");
+    // a standalone hardswish left on int8 codes: an operator the board firmware does not
+    // implement
+    let pte = fixture("programs/cortex_m_hardswish/model.pte");
     let out = etscope(&["board", "run", p(&pte), "-o", "/tmp/never.etdp"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("kept_upsample_aa_up/model.pte"), "{err}");
-    assert!(err.contains("aten::_upsample_bilinear2d_aa.out"), "{err}");
+    assert!(err.contains("cortex_m_hardswish/model.pte"), "{err}");
+    assert!(err.contains("aten::hardswish.out"), "{err}");
     assert!(err.contains("docs/compatibility.md"), "{err}");
 }
 

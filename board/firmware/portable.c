@@ -53,7 +53,11 @@ enum {
   /* distances between rows */
   P_CDIST, P_PDIST,
   /* sampling at a grid of normalised coordinates */
-  P_GRID_SAMPLER
+  P_GRID_SAMPLER,
+  /* antialiased bilinear resizing */
+  P_UPSAMPLE_AA,
+  /* equal splits, inference batch norm */
+  P_SPLIT_COPY, P_BATCH_NORM
 };
 
 /* ---- tensors in logical order ---- */
@@ -635,13 +639,26 @@ static int cat_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, count);
 }
 
-/* split_with_sizes_copy.out(self, split_sizes, dim, out[]) */
+/* split_with_sizes_copy.out(self, split_sizes, dim, out[]) and split_copy.Tensor_out(self,
+ * split_size, dim, out[]) (equal parts, the last one shorter) */
 static int split_op(const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
   uint32_t dim = 0, ns = 0;
   if (!v || dim_of(ival(val(a, n, 2)), x.rank, &dim)) return -1;
-  const int64_t *sizes = list(val(a, n, 1), &ns);
+  const value_rec *sv = val(a, n, 1);
+  int64_t equal[64];
+  const int64_t *sizes;
+  if (sv && sv->kind == V_INT) {
+    int64_t each = sv->u.i < 1 ? 1 : sv->u.i, total = x.size[dim];
+    for (int64_t at = 0; at < total; at += each) {
+      if (ns == 64) return fail("split_copy: more than 64 parts");
+      equal[ns++] = each < total - at ? each : total - at;
+    }
+    sizes = equal;
+  } else {
+    sizes = list(sv, &ns);
+  }
   const value_rec *l = n >= 2 ? val(a, n, n - 2) : 0;
   if (!l || l->kind != V_TENSOR_LIST || l->off != ns) return fail("split_with_sizes_copy: outputs do not match the sizes");
   const uint32_t *items = (const uint32_t *)(image + l->u.t.sizes_off);
@@ -2620,6 +2637,104 @@ static int grid_sampler_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, k);
 }
 
+/* One output index's window of _upsample_bilinear2d_aa: the first input index and `*count`
+ * normalised triangle-filter weights (at most `size`), in float32 as the host's `aa_weights`. */
+static uint32_t aa_weights(uint32_t out_index, float scale, uint32_t size, float *w, uint32_t *count) {
+  float center = scale * ((float)out_index + 0.5f);
+  float support = scale >= 1.0f ? scale : 1.0f, invscale = scale >= 1.0f ? 1.0f / scale : 1.0f;
+  int64_t lo = f32_to_i64(center - support + 0.5f), hi = f32_to_i64(center + support + 0.5f);
+  if (lo < 0) lo = 0;
+  if (hi > (int64_t)size) hi = size;
+  float total = 0.0f;
+  for (int64_t x = lo; x < hi; x++) {
+    float f = fabsf(((float)x - center + 0.5f) * invscale);
+    total += f < 1.0f ? 1.0f - f : 0.0f;
+  }
+  if (hi <= lo || total <= 0.0f) {
+    int64_t i = f32_to_i64(center);
+    if (i > (int64_t)size - 1) i = (int64_t)size - 1;
+    if (i < 0) i = 0;
+    w[0] = 1.0f;
+    *count = 1;
+    return (uint32_t)i;
+  }
+  uint32_t c = 0;
+  for (int64_t x = lo; x < hi; x++) {
+    float f = fabsf(((float)x - center + 0.5f) * invscale);
+    w[c++] = (f < 1.0f ? 1.0f - f : 0.0f) / total;
+  }
+  *count = c;
+  return (uint32_t)lo;
+}
+
+/* _upsample_bilinear2d_aa.out(self, output_size, align_corners, scales_h?, scales_w?, out) */
+static int upsample_aa_op(const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  uint32_t ns;
+  const int64_t *size = list(val(a, n, 1), &ns);
+  if (x.rank != 4 || ns != 2 || size[0] <= 0 || size[1] <= 0) return fail("upsample_bilinear2d_aa: a 4-D input and an output size");
+  int align = ival(val(a, n, 2)) != 0;
+  const value_rec *shr = val(a, n, 3), *swr = val(a, n, 4);
+  int given = shr && shr->kind != V_NONE && swr && swr->kind != V_NONE;
+  uint32_t H = (uint32_t)x.size[2], W = (uint32_t)x.size[3], OH = (uint32_t)size[0], OW = (uint32_t)size[1];
+  uint32_t ins[2] = {H, W}, outs[2] = {OH, OW};
+  double gs[2] = {given ? scalar(shr) : 0.0, given ? scalar(swr) : 0.0};
+  float sc[2];
+  for (int d = 0; d < 2; d++) {
+    if (align)
+      sc[d] = outs[d] > 1 ? (float)((double)(ins[d] - 1) / (double)(outs[d] - 1)) : 0.0f;
+    else
+      sc[d] = (float)(1.0 / (given ? gs[d] : (double)outs[d] / (double)ins[d]));
+  }
+  float *wy = (float *)scratch(4u * H + 4u), *wx = (float *)scratch(4u * W + 4u);
+  uint32_t planes = (uint32_t)(x.size[0] * x.size[1]), k = 0;
+  double *r = new_values(planes * OH * OW);
+  if (!wy || !wx || !r) return fail("upsample_bilinear2d_aa: larger than the board's work memory");
+  for (uint32_t p = 0; p < planes; p++) {
+    const double *plane = v + (uint64_t)p * H * W;
+    for (uint32_t yo = 0; yo < OH; yo++) {
+      uint32_t ny, y0 = aa_weights(yo, sc[0], H, wy, &ny);
+      for (uint32_t xo = 0; xo < OW; xo++) {
+        uint32_t nx, x0 = aa_weights(xo, sc[1], W, wx, &nx);
+        float acc = 0.0f;
+        for (uint32_t dy = 0; dy < ny; dy++)
+          for (uint32_t dx = 0; dx < nx; dx++)
+            acc += (float)plane[(uint64_t)(y0 + dy) * W + x0 + dx] * wy[dy] * wx[dx];
+        r[k++] = (double)acc;
+      }
+    }
+  }
+  return store(out_of(a, n), r, k);
+}
+
+/* _native_batch_norm_legit_no_training.out(input, weight?, bias?, mean, var, momentum, eps, out,
+ * save_mean, save_invstd): per channel (x - mean) / sqrt(var + eps), scaled and shifted, in
+ * float32 as the host */
+static int batch_norm_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb, tm, tv;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  double *mv = load(val(a, n, 3), &tm), *vv = mv ? load(val(a, n, 4), &tv) : 0;
+  if (!vv || (wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with channels");
+  uint32_t c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
+  if (tm.numel != c || tv.numel != c || (wv && tw.numel != c) || (bv && tb.numel != c)) return fail("batch norm: statistics do not match the channels");
+  float eps = (float)dval(val(a, n, 6));
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t ch = (i / (inner ? inner : 1u)) % c;
+    float inv = 1.0f / sqrtf((float)vv[ch] + eps);
+    float y = ((float)xv[i] - (float)mv[ch]) * inv;
+    if (wv) y *= (float)wv[ch];
+    if (bv) y += (float)bv[ch];
+    xv[i] = (double)y;
+  }
+  return store(val(a, n, 7), xv, x.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2695,6 +2810,9 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_MASKED_SCATTER: return masked_scatter_op(a, n);
     case P_CDIST: case P_PDIST: return distance_op(op, a, n);
     case P_GRID_SAMPLER: return grid_sampler_op(a, n);
+    case P_UPSAMPLE_AA: return upsample_aa_op(a, n);
+    case P_SPLIT_COPY: return split_op(a, n);
+    case P_BATCH_NORM: return batch_norm_op(a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

@@ -233,6 +233,9 @@ pub enum OpCode {
     CdistForward = 186,
     PdistForward = 187,
     GridSampler2d = 188,
+    UpsampleBilinear2dAa = 189,
+    SplitCopy = 190,
+    BatchNorm = 191,
 }
 
 impl OpCode {
@@ -443,6 +446,9 @@ impl OpCode {
         OpCode::CdistForward,
         OpCode::PdistForward,
         OpCode::GridSampler2d,
+        OpCode::UpsampleBilinear2dAa,
+        OpCode::SplitCopy,
+        OpCode::BatchNorm,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
