@@ -57,7 +57,9 @@ enum {
   /* antialiased bilinear resizing */
   P_UPSAMPLE_AA,
   /* equal splits, inference batch norm */
-  P_SPLIT_COPY, P_BATCH_NORM
+  P_SPLIT_COPY, P_BATCH_NORM,
+  /* quantized_decomposed quantize and dequantize (portable Q/DQ programs) */
+  P_QD_QUANTIZE, P_QD_DEQUANTIZE, P_QD_DEQUANTIZE_CHANNEL
 };
 
 /* ---- tensors in logical order ---- */
@@ -2735,6 +2737,51 @@ static int batch_norm_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 7), xv, x.numel);
 }
 
+/* quantized_decomposed::quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max,
+ * dtype, out): zero_point + nearbyint(x * (1/scale)) in float, clamped, as the host's
+ * `quantize_value`; dequantize_per_tensor / _per_channel: (q - zero_point) * scale in double */
+static int qd_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  if (op == P_QD_QUANTIZE) {
+    if (!is_float(&x)) return fail("quantize_per_tensor: a float input");
+    float inv = 1.0f / (float)dval(val(a, n, 1));
+    int64_t zp = (int32_t)ival(val(a, n, 2)), lo = (int32_t)ival(val(a, n, 3)), hi = (int32_t)ival(val(a, n, 4));
+    if (lo > hi) return fail("quantize_per_tensor: quant_min above quant_max");
+    for (uint32_t i = 0; i < x.numel; i++) {
+      float q = rintf(inv * (float)v[i]);
+      int64_t qi = q != q ? 0 : q >= 2147483647.0f ? 2147483647 : q <= -2147483648.0f ? -2147483647 - 1 : (int64_t)q;
+      int64_t r = zp + qi;
+      r = r > 2147483647 ? 2147483647 : r < -2147483647 - 1 ? -2147483647 - 1 : r;
+      v[i] = (double)(r < lo ? lo : r > hi ? hi : r);
+    }
+    return store(out_of(a, n), v, x.numel);
+  }
+  if (x.dt != ST_CHAR && x.dt != ST_BYTE && x.dt != ST_SHORT && x.dt != ST_INT) return fail("dequantize: an integer input");
+  if (op == P_QD_DEQUANTIZE) {
+    double scale = dval(val(a, n, 1)), zp = (double)(int32_t)ival(val(a, n, 2));
+    for (uint32_t i = 0; i < x.numel; i++) v[i] = (double)(float)((v[i] - zp) * scale);
+    return store(out_of(a, n), v, x.numel);
+  }
+  tview ts, tz;
+  double *sv = load(val(a, n, 1), &ts);
+  if (!sv) return -1;
+  const value_rec *zr = val(a, n, 2);
+  double *zv = zr && zr->kind == V_TENSOR ? load(zr, &tz) : 0;
+  if (zr && zr->kind == V_TENSOR && !zv) return -1;
+  uint32_t axis = 0;
+  if (dim_of(ival(val(a, n, 3)), x.rank, &axis)) return -1;
+  uint32_t channels = (uint32_t)x.size[axis], inner = product(x.size, axis + 1, x.rank);
+  if (ts.numel != channels || (zv && tz.numel != channels)) return fail("dequantize_per_channel: scales do not match the channels");
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t c = (i / (inner ? inner : 1u)) % channels;
+    double zp = zv ? (double)(int32_t)(int64_t)zv[c] : 0.0;
+    v[i] = (double)(float)((v[i] - zp) * sv[c]);
+  }
+  return store(out_of(a, n), v, x.numel);
+}
+
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
     case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
@@ -2813,6 +2860,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case P_UPSAMPLE_AA: return upsample_aa_op(a, n);
     case P_SPLIT_COPY: return split_op(a, n);
     case P_BATCH_NORM: return batch_norm_op(a, n);
+    case P_QD_QUANTIZE: case P_QD_DEQUANTIZE: case P_QD_DEQUANTIZE_CHANNEL: return qd_op(op, a, n);
     case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
     case P_LINEAR: return linear_op(a, n);
     case P_CONVOLUTION: return convolution_op(a, n);

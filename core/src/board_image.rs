@@ -236,6 +236,9 @@ pub enum OpCode {
     UpsampleBilinear2dAa = 189,
     SplitCopy = 190,
     BatchNorm = 191,
+    QdQuantize = 192,
+    QdDequantize = 193,
+    QdDequantizePerChannel = 194,
 }
 
 impl OpCode {
@@ -449,6 +452,9 @@ impl OpCode {
         OpCode::UpsampleBilinear2dAa,
         OpCode::SplitCopy,
         OpCode::BatchNorm,
+        OpCode::QdQuantize,
+        OpCode::QdDequantize,
+        OpCode::QdDequantizePerChannel,
     ];
 
     /// Every operator the firmware runs (for messages and docs), from the registry.
