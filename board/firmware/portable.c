@@ -72,6 +72,14 @@ typedef struct {
   int64_t stride[8]; /* elements, per logical dim, from the dim order */
 } tview;
 
+/* Steps a logical index through `x` in row-major order */
+static void next_index(const tview *x, uint32_t idx[8]) {
+  for (int32_t d = (int32_t)x->rank - 1; d >= 0; d--) {
+    if (++idx[d] < (uint32_t)x->size[d]) break;
+    idx[d] = 0;
+  }
+}
+
 static uint32_t dt_size(uint8_t dt) {
   switch (dt) {
     case ST_BYTE: case ST_CHAR: case ST_BOOL: return 1;
@@ -523,10 +531,7 @@ static int permuted(const uint32_t *a, uint32_t n, const uint32_t *perm) {
     int64_t from = 0;
     for (uint32_t k = 0; k < o.rank; k++) from += (int64_t)idx[k] * contig[perm[k]];
     r[i] = v[from];
-    for (int32_t k = (int32_t)o.rank - 1; k >= 0; k--) {
-      if (++idx[k] < (uint32_t)o.size[k]) break;
-      idx[k] = 0;
-    }
+    next_index(&o, idx);
   }
   return store(out_of(a, n), r, o.numel);
 }
@@ -931,6 +936,65 @@ static int softmax_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, x.numel);
 }
 
+/* The dims a reduction folds (all of them when none is named) as a bit mask, with the number
+ * of kept groups and the elements in each; -1 on a dim out of range. */
+static int reduced_dims(const int64_t *dims, uint32_t nd, const tview *x, uint32_t *mask, uint32_t *groups,
+                        uint32_t *per) {
+  uint32_t m = 0, g = 1, e = 1;
+  for (uint32_t k = 0; k < nd; k++) {
+    uint32_t d = 0;
+    if (dim_of(dims[k], x->rank, &d)) return -1;
+    m |= 1u << d;
+  }
+  if (m == 0) m = 0xFFu;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    if (m & (1u << d))
+      e *= (uint32_t)x->size[d];
+    else
+      g *= (uint32_t)x->size[d];
+  }
+  *mask = m;
+  *groups = g;
+  *per = e;
+  return 0;
+}
+
+/* The kept group of each element of `x` in logical order, for a reduction over `mask` */
+static uint32_t group_of(const tview *x, uint32_t mask, const uint32_t idx[8]) {
+  uint32_t g = 0;
+  for (uint32_t d = 0; d < x->rank; d++)
+    if (!(mask & (1u << d))) g = g * (uint32_t)x->size[d] + idx[d];
+  return g;
+}
+
+/* Per-group mean and sum((x - mean)^2) / (n - correction) over the dims in `mask`, in double
+ * with Rust's -0.0 float sums, as the host's var and var_mean do; -1 when the work memory is
+ * too small. */
+static int group_variance(const double *v, const tview *x, uint32_t mask, uint32_t groups, uint32_t per, double c,
+                          double **mean_out, double **var_out) {
+  double *mean = new_values(groups), *ss = new_values(groups);
+  uint32_t *gi = (uint32_t *)scratch(x->numel * 4u + 4u);
+  if (!mean || !ss || !gi) return -1;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x->numel; i++) {
+    gi[i] = group_of(x, mask, idx);
+    next_index(x, idx);
+  }
+  for (uint32_t g = 0; g < groups; g++) mean[g] = ss[g] = -0.0;
+  for (uint32_t i = 0; i < x->numel; i++) mean[gi[i]] += v[i];
+  double nn = (double)per;
+  for (uint32_t g = 0; g < groups; g++) mean[g] = mean[g] / (nn > 1.0 ? nn : 1.0);
+  for (uint32_t i = 0; i < x->numel; i++) {
+    double dlt = v[i] - mean[gi[i]];
+    ss[gi[i]] += dlt * dlt;
+  }
+  double den = nn - c > 0.0 ? nn - c : 0.0;
+  for (uint32_t g = 0; g < groups; g++) ss[g] = ss[g] / den;
+  *mean_out = mean;
+  *var_out = ss;
+  return 0;
+}
+
 /* mean.out / sum.IntList_out / amax.out / amin.out / argmax.out / argmin.out / any / prod and
  * the whole-tensor `_ALL` forms: each out element reduces its group in logical order (float32
  * sums on float32 input; NaN-propagating extremes; the first index of an extreme, a NaN
@@ -940,29 +1004,16 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   double *v = load(val(a, n, 0), &x);
   if (!v || view_of(out_of(a, n), &o)) return -1;
   int whole = op == P_ANY_ALL || op == P_PROD_ALL || op == P_MAX_ALL || op == P_MIN_ALL;
-  uint32_t mask = 0;
   const value_rec *dv = whole ? 0 : val(a, n, 1);
+  uint32_t nd = 0, mask = 0, groups = 1, per = 1;
+  const int64_t *dims = 0;
   if (dv && dv->kind == V_INT) {
-    uint32_t d = 0;
-    if (dim_of(dv->u.i, x.rank, &d)) return -1;
-    mask = 1u << d;
+    dims = &dv->u.i;
+    nd = 1;
   } else {
-    uint32_t nd = 0;
-    const int64_t *dims = list(dv, &nd);
-    for (uint32_t k = 0; k < nd; k++) {
-      uint32_t d = 0;
-      if (dim_of(dims[k], x.rank, &d)) return -1;
-      mask |= 1u << d;
-    }
+    dims = list(dv, &nd);
   }
-  if (mask == 0) mask = 0xFFu;
-  uint32_t groups = 1, per = 1;
-  for (uint32_t d = 0; d < x.rank; d++) {
-    if (mask & (1u << d))
-      per *= (uint32_t)x.size[d];
-    else
-      groups *= (uint32_t)x.size[d];
-  }
+  if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
   if (groups != o.numel) return fail("reduction: the out tensor does not fit");
   int f32 = op == P_MEAN || (op == P_SUM && is_float(&x));
   int arg = op == P_ARGMAX || op == P_ARGMIN;
@@ -982,10 +1033,8 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
     }
   }
   uint32_t idx[8] = {0};
-  for (uint32_t i = 0; i < x.numel; i++) {
-    uint32_t g = 0;
-    for (uint32_t d = 0; d < x.rank; d++)
-      if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
+  for (uint32_t i = 0; i < x.numel; i++, next_index(&x, idx)) {
+    uint32_t g = group_of(&x, mask, idx);
     double e = v[i];
     switch (op) {
       case P_AMAX: acc[g] = fmax(acc[g], e); break;
@@ -1008,10 +1057,6 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
           acc[g] = (double)((float)acc[g] + (float)e);
         else
           acc[g] += e;
-    }
-    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)x.size[d]) break;
-      idx[d] = 0;
     }
   }
   if (op == P_MEAN)
@@ -1073,10 +1118,7 @@ static int constant_pad_op(const uint32_t *a, uint32_t n) {
       at += src * contig[d];
     }
     r[i] = inside ? v[at] : value;
-    for (int32_t d = (int32_t)o.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)o.size[d]) break;
-      idx[d] = 0;
-    }
+    next_index(&o, idx);
   }
   return store(out_of(a, n), r, o.numel);
 }
@@ -1106,10 +1148,7 @@ static int flip_op(const uint32_t *a, uint32_t n) {
     for (uint32_t d = 0; d < x.rank; d++)
       at += (int64_t)((flipped & (1u << d)) ? (uint32_t)x.size[d] - 1u - idx[d] : idx[d]) * contig[d];
     r[i] = v[at];
-    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)x.size[d]) break;
-      idx[d] = 0;
-    }
+    next_index(&x, idx);
   }
   return store(out_of(a, n), r, x.numel);
 }
@@ -1333,47 +1372,13 @@ static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   } else {
     c = ival(val(a, n, 2)) ? 1.0 : 0.0;
   }
-  uint32_t nd = 0, mask = 0;
+  uint32_t nd = 0, mask = 0, groups = 1, per = 1;
   const int64_t *dims = list(val(a, n, 1), &nd);
-  for (uint32_t k = 0; k < nd; k++) {
-    uint32_t d = 0;
-    if (dim_of(dims[k], x.rank, &d)) return -1;
-    mask |= 1u << d;
-  }
-  if (mask == 0) mask = 0xFFu;
-  uint32_t groups = 1, per = 1;
-  for (uint32_t d = 0; d < x.rank; d++) {
-    if (mask & (1u << d))
-      per *= (uint32_t)x.size[d];
-    else
-      groups *= (uint32_t)x.size[d];
-  }
+  if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
   if (groups != o.numel) return fail("var: the out tensor does not fit");
-  double *sum = new_values(groups), *ss = new_values(groups);
-  uint32_t *gi = (uint32_t *)scratch(x.numel * 4u + 4u);
-  if (!sum || !ss || !gi) return fail("var: larger than the board's work memory");
-  uint32_t idx[8] = {0};
-  for (uint32_t i = 0; i < x.numel; i++) {
-    uint32_t g = 0;
-    for (uint32_t d = 0; d < x.rank; d++)
-      if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
-    gi[i] = g;
-    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)x.size[d]) break;
-      idx[d] = 0;
-    }
-  }
-  for (uint32_t g = 0; g < groups; g++) sum[g] = ss[g] = -0.0; /* Rust's float sums */
-  for (uint32_t i = 0; i < x.numel; i++) sum[gi[i]] += v[i];
-  double nn = (double)per;
-  for (uint32_t g = 0; g < groups; g++) sum[g] = sum[g] / (nn > 1.0 ? nn : 1.0);
-  for (uint32_t i = 0; i < x.numel; i++) {
-    double dlt = v[i] - sum[gi[i]];
-    ss[gi[i]] += dlt * dlt;
-  }
-  double den = nn - c > 0.0 ? nn - c : 0.0;
-  for (uint32_t g = 0; g < groups; g++) ss[g] = ss[g] / den;
-  return store(out_of(a, n), ss, groups);
+  double *mean = 0, *var = 0;
+  if (group_variance(v, &x, mask, groups, per, c, &mean, &var)) return fail("var: larger than the board's work memory");
+  return store(out_of(a, n), var, groups);
 }
 
 /* glu.out(self, dim, out): first half / (1 + exp(-second half)), in double */
@@ -1506,10 +1511,7 @@ static int roll_op(const uint32_t *a, uint32_t n) {
     int64_t at = 0;
     for (uint32_t d = 0; d < x.rank; d++) at += rem_euclid((int64_t)idx[d] - by[d], x.size[d]) * st[d];
     r[i] = v[at];
-    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)x.size[d]) break;
-      idx[d] = 0;
-    }
+    next_index(&x, idx);
   }
   return store(out_of(a, n), r, x.numel);
 }
@@ -1819,10 +1821,7 @@ static int gather_op(const uint32_t *a, uint32_t n) {
     }
     if (at >= (int64_t)x.numel) return fail("gather: reads outside the input");
     r[k] = v[at];
-    for (int32_t e = (int32_t)ix.rank - 1; e >= 0; e--) {
-      if (++idx[e] < (uint32_t)ix.size[e]) break;
-      idx[e] = 0;
-    }
+    next_index(&ix, idx);
   }
   return store(out_of(a, n), r, ix.numel);
 }
@@ -1864,10 +1863,7 @@ static int scatter_op(uint32_t op, const uint32_t *a, uint32_t n) {
     double sval = src ? (from < (int64_t)sv.numel ? src[from] : NAN) : value;
     if (at < (int64_t)x.numel && (!src || from < (int64_t)sv.numel))
       v[at] = op == P_SCATTER_ADD ? v[at] + sval : sval;
-    for (int32_t e = (int32_t)ix.rank - 1; e >= 0; e--) {
-      if (++idx[e] < (uint32_t)ix.size[e]) break;
-      idx[e] = 0;
-    }
+    next_index(&ix, idx);
   }
   return store(out_of(a, n), v, x.numel);
 }
@@ -2037,10 +2033,7 @@ static int pad_mode_op(uint32_t op, const uint32_t *a, uint32_t n) {
       at += src * st[d];
     }
     out[i] = v[at];
-    for (int32_t d = (int32_t)o.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)o.size[d]) break;
-      idx[d] = 0;
-    }
+    next_index(&o, idx);
   }
   return store(out_of(a, n), out, o.numel);
 }
@@ -2077,46 +2070,13 @@ static int var_mean_op(const uint32_t *a, uint32_t n) {
   if (!v) return -1;
   const value_rec *cv = val(a, n, 2);
   double c = cv && cv->kind != V_NONE ? scalar(cv) : 1.0;
-  uint32_t nd = 0, mask = 0;
+  uint32_t nd = 0, mask = 0, groups = 1, per = 1;
   const int64_t *dims = list(val(a, n, 1), &nd);
-  for (uint32_t k = 0; k < nd; k++) {
-    uint32_t d = 0;
-    if (dim_of(dims[k], x.rank, &d)) return -1;
-    mask |= 1u << d;
-  }
-  if (mask == 0) mask = 0xFFu;
-  uint32_t groups = 1, per = 1;
-  for (uint32_t d = 0; d < x.rank; d++) {
-    if (mask & (1u << d))
-      per *= (uint32_t)x.size[d];
-    else
-      groups *= (uint32_t)x.size[d];
-  }
-  double *mean = new_values(groups), *ss = new_values(groups);
-  uint32_t *gi = (uint32_t *)scratch(x.numel * 4u + 4u);
-  if (!mean || !ss || !gi) return fail("var_mean: larger than the board's work memory");
-  uint32_t idx[8] = {0};
-  for (uint32_t i = 0; i < x.numel; i++) {
-    uint32_t g = 0;
-    for (uint32_t d = 0; d < x.rank; d++)
-      if (!(mask & (1u << d))) g = g * (uint32_t)x.size[d] + idx[d];
-    gi[i] = g;
-    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)x.size[d]) break;
-      idx[d] = 0;
-    }
-  }
-  for (uint32_t g = 0; g < groups; g++) mean[g] = ss[g] = -0.0;
-  for (uint32_t i = 0; i < x.numel; i++) mean[gi[i]] += v[i];
-  double nn = (double)per;
-  for (uint32_t g = 0; g < groups; g++) mean[g] = mean[g] / (nn > 1.0 ? nn : 1.0);
-  for (uint32_t i = 0; i < x.numel; i++) {
-    double dlt = v[i] - mean[gi[i]];
-    ss[gi[i]] += dlt * dlt;
-  }
-  double den = nn - c > 0.0 ? nn - c : 0.0;
-  for (uint32_t g = 0; g < groups; g++) ss[g] = ss[g] / den;
-  if (store(val(a, n, 4), ss, groups)) return -1;
+  if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
+  double *mean = 0, *var = 0;
+  if (group_variance(v, &x, mask, groups, per, c, &mean, &var))
+    return fail("var_mean: larger than the board's work memory");
+  if (store(val(a, n, 4), var, groups)) return -1;
   return store(val(a, n, 5), mean, groups);
 }
 
@@ -2307,10 +2267,7 @@ static int unfold_op(const uint32_t *a, uint32_t n) {
     }
     if (at >= (int64_t)x.numel) return fail("unfold_copy: reads outside the input");
     r[i] = v[at];
-    for (int32_t e = (int32_t)o.rank - 1; e >= 0; e--) {
-      if (++idx[e] < (uint32_t)o.size[e]) break;
-      idx[e] = 0;
-    }
+    next_index(&o, idx);
   }
   return store(out_of(a, n), r, o.numel);
 }
@@ -2335,10 +2292,7 @@ static int as_strided_op(const uint32_t *a, uint32_t n) {
     for (uint32_t d = 0; d < nsz; d++) at += (int64_t)idx[d] * stride[d];
     if (at >= (int64_t)x.numel) return fail("as_strided_copy: a stride reaches past the input");
     r[i] = v[at];
-    for (int32_t d = (int32_t)o.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)o.size[d]) break;
-      idx[d] = 0;
-    }
+    next_index(&o, idx);
   }
   return store(out_of(a, n), r, o.numel);
 }
@@ -2430,10 +2384,7 @@ static int nonzero_op(const uint32_t *a, uint32_t n) {
       for (uint32_t d = 0; d < x.rank; d++) r[c++] = idx[d];
       count++;
     }
-    for (int32_t d = (int32_t)x.rank - 1; d >= 0; d--) {
-      if (++idx[d] < (uint32_t)x.size[d]) break;
-      idx[d] = 0;
-    }
+    next_index(&x, idx);
   }
   int32_t sizes[2] = {(int32_t)count, (int32_t)x.rank};
   return write_resized(out_of(a, n), 2, sizes, r, c);
