@@ -558,26 +558,10 @@ impl Document {
         Ok(())
     }
 
-    /// Attaches an ETRecord read from a seekable reader (a file), without holding it in memory.
-    pub fn attach_etrecord_reader(
-        &mut self,
-        name: &str,
-        reader: impl std::io::Read + std::io::Seek,
-    ) -> Result<(), OpenError> {
-        let rec = ETRecord::parse_reader(reader).map_err(|source| OpenError::Read {
-            name: name.to_string(),
-            source,
-        })?;
-        self.revision += 1;
-        self.attach_etrecord(name, rec)?;
-        self.files.push(name.to_string());
-        Ok(())
-    }
-
-    /// As [`Document::attach_etrecord_reader`], but each stage's exported graph is freed as
-    /// soon as its stage is built (tens of MB for a large program, the loader's peak) and
-    /// `reload` reads the ETRecord again for the work that needs it whole (lowering, running
-    /// a stage): [`Document::whole_etrecord`].
+    /// Attaches an ETRecord read from a seekable reader (a file), without holding the file in
+    /// memory. Each stage's exported graph is freed as soon as its stage is built (tens of MB
+    /// for a large program, the loader's peak) and `reload` reads the ETRecord again for the
+    /// work that needs it whole (lowering, running a stage): [`Document::whole_etrecord`].
     pub fn attach_etrecord_reader_releasing(
         &mut self,
         name: &str,
