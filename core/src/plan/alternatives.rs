@@ -9,6 +9,7 @@
 //! and has the same element size, element count and dim order. The two then form one storage
 //! item from the input's first use to the output's last, at one offset.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
@@ -435,17 +436,19 @@ fn add_reordered(graph: &Graph, plan: &MemoryPlan, arenas: &mut [ArenaAlternativ
     }
 }
 
+/// `plan` with the lifetimes of the chain order `alg` assumes (itself when `alg` keeps
+/// ExecuTorch's order).
+fn under_order_of<'p>(plan: &'p MemoryPlan, alg: &AlgorithmPlan) -> Cow<'p, MemoryPlan> {
+    match &alg.order {
+        Some(order) => Cow::Owned(reorder::relifed(plan, order)),
+        None => Cow::Borrowed(plan),
+    }
+}
+
 /// What is wrong with `alg` as a placement of arena `memory_id` of `plan`, under the lifetimes
 /// of the chain order it assumes.
 pub fn check_in(plan: &MemoryPlan, memory_id: u32, alg: &AlgorithmPlan) -> Vec<Finding> {
-    let reordered;
-    let plan = match &alg.order {
-        Some(order) => {
-            reordered = reorder::relifed(plan, order);
-            &reordered
-        }
-        None => plan,
-    };
+    let plan = under_order_of(plan, alg);
     match plan.arenas.iter().find(|a| a.memory_id == memory_id) {
         Some(arena) => check(arena, alg),
         None => vec![Finding::UnknownArena {
@@ -523,14 +526,7 @@ pub fn write_program(
 /// chain order `alg` assumes (time is then that order's instruction index): the same declared
 /// size (so both draw on the same axes), `alg`'s peak.
 pub fn moved(plan: &MemoryPlan, memory_id: u32, alg: &AlgorithmPlan) -> Option<Arena> {
-    let reordered;
-    let plan = match &alg.order {
-        Some(order) => {
-            reordered = reorder::relifed(plan, order);
-            &reordered
-        }
-        None => plan,
-    };
+    let plan = under_order_of(plan, alg);
     let arena = plan.arenas.iter().find(|a| a.memory_id == memory_id)?;
     let at: HashMap<ValueId, u64> = alg.tensors.iter().map(|t| (t.value, t.offset)).collect();
     let mut out = arena.clone();
