@@ -212,3 +212,84 @@ fn cortex_m_graph_carries_quantization_and_dim_order() {
                 && g.values[v].producer.is_none()
         ));
 }
+
+/// Reading an ETRecord releasing as it goes hands every stage's graph over once, equal to the
+/// whole read's, and keeps no graph and no weights; nodes of one module or one source line share
+/// one copy of their module stack and stack trace.
+#[test]
+fn a_releasing_read_hands_over_every_stage_and_nodes_share_their_metadata() {
+    let mut checked = 0;
+    for path in [
+        common::fixtures().join("models/unet/model_fp32.etrecord"),
+        common::fixtures().join("lowering/ds_cnn_kws_m55_explicit.etrecord"),
+    ] {
+        let bytes = common::read(&path);
+        let whole = ETRecord::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            !whole.released && !whole.archives.is_empty(),
+            "{}",
+            path.display()
+        );
+        let mut handed = Vec::new();
+        let released =
+            ETRecord::parse_reader_releasing(std::io::Cursor::new(&bytes), &mut |name, g| {
+                handed.push((name.to_string(), g))
+            })
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(released.released && released.archives.is_empty());
+        assert_eq!(released.entries, whole.entries);
+        assert_eq!(released.debug_handle_map, whole.debug_handle_map);
+        assert_eq!(released.stages.len(), whole.stages.len());
+        for st in &released.stages {
+            assert!(
+                st.graph.nodes.is_empty(),
+                "{}: {} kept its graph",
+                path.display(),
+                st.name
+            );
+            let (_, g) = handed
+                .iter()
+                .find(|(n, _)| *n == st.name)
+                .unwrap_or_else(|| panic!("{}: {} never handed over", path.display(), st.name));
+            let full = whole.stage(&st.name).expect("same stages");
+            assert_eq!(*g, full.graph, "{}: {}", path.display(), st.name);
+        }
+        assert_eq!(handed.len(), whole.stages.len());
+        // shared metadata: as many module-stack allocations as distinct stacks
+        for st in &whole.stages {
+            let nodes = &st.graph.nodes;
+            let distinct: std::collections::HashSet<_> =
+                nodes.iter().map(|n| n.module_stack.clone()).collect();
+            let allocations: std::collections::HashSet<usize> = nodes
+                .iter()
+                .filter(|n| !n.module_stack.is_empty())
+                .map(|n| n.module_stack.as_ptr() as usize)
+                .collect();
+            let non_empty = distinct.iter().filter(|m| !m.is_empty()).count();
+            assert_eq!(
+                allocations.len(),
+                non_empty,
+                "{}: {}",
+                path.display(),
+                st.name
+            );
+            let traces: std::collections::HashSet<&str> = nodes
+                .iter()
+                .filter_map(|n| n.stack_trace.as_deref())
+                .collect();
+            let trace_allocations: std::collections::HashSet<usize> = nodes
+                .iter()
+                .filter_map(|n| n.stack_trace.as_ref().map(|t| t.as_ptr() as usize))
+                .collect();
+            assert_eq!(trace_allocations.len(), traces.len());
+            assert!(
+                non_empty > 0 && non_empty < nodes.len(),
+                "{}: {}",
+                path.display(),
+                st.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4);
+}

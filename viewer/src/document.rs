@@ -303,6 +303,12 @@ impl DeclaredTime {
     }
 }
 
+/// Whether a pass of [`etscope_core::passes::program_passes`] may change `graph`: when none
+/// does, there are no pass stages and the program's graph need not be copied to learn it.
+pub fn program_passes_may_change(graph: &Graph) -> bool {
+    etscope_core::passes::any_may_change(graph, &etscope_core::passes::program_passes())
+}
+
 /// The output of every pass of [`etscope_core::passes::program_passes`] that changes the
 /// program's `graph`, as stages (whose runs the diff compares with the program's). A graph a
 /// pass cannot take (the check fails) gets none.
@@ -340,29 +346,59 @@ impl PreparedEtrecord {
     }
 }
 
-/// Builds every stage of `rec` (its exported graphs freed one by one as they are built when
-/// `release`; the record then says so).
-pub fn prepare_etrecord(name: &str, mut rec: ETRecord, release: bool) -> PreparedEtrecord {
-    let mut stages = Vec::with_capacity(rec.stages.len());
-    for st in &mut rec.stages {
-        let graph = graph_from_export(
-            &st.graph,
-            &stage_short_name(&st.name),
-            st.name.split('/').nth(1).unwrap_or("forward"),
-        );
-        if release {
-            st.graph = Default::default();
-        }
-        stages.push(StageView::new(&stage_short_name(&st.name), graph));
-    }
-    if release {
-        rec.release_bulk();
-    }
+/// Builds every stage of `rec` (held whole: see [`prepare_etrecord_reader`] for a file read
+/// releasing its graphs as the stages are built).
+pub fn prepare_etrecord(name: &str, rec: ETRecord) -> PreparedEtrecord {
+    let stages = rec
+        .stages
+        .iter()
+        .map(|st| {
+            let graph = graph_from_export(
+                &st.graph,
+                &stage_short_name(&st.name),
+                st.name.split('/').nth(1).unwrap_or("forward"),
+            );
+            StageView::new(&stage_short_name(&st.name), graph)
+        })
+        .collect();
     PreparedEtrecord {
         name: name.to_string(),
         rec,
         stages,
     }
+}
+
+/// [`prepare_etrecord`] from a seekable reader (a file), releasing as it reads: each stage is
+/// built as soon as its exported graph is read and the graph freed at once, the weights are not
+/// kept (the record says it was released; [`Document::whole_etrecord`] reads the file again).
+pub fn prepare_etrecord_reader(
+    name: &str,
+    reader: impl std::io::Read + std::io::Seek,
+) -> Result<PreparedEtrecord, OpenError> {
+    let mut built: Vec<(String, StageView)> = Vec::new();
+    let rec = ETRecord::parse_reader_releasing(reader, &mut |entry, graph| {
+        let short = stage_short_name(entry);
+        let method = entry.split('/').nth(1).unwrap_or("forward");
+        let ir = graph_from_export(&graph, &short, method);
+        drop(graph);
+        built.push((entry.to_string(), StageView::new(&short, ir)));
+    })
+    .map_err(|source| OpenError::Read {
+        name: name.to_string(),
+        source,
+    })?;
+    // in the record's stage order (exported, edge, ...), not the archive's
+    let mut stages = Vec::with_capacity(built.len());
+    for st in &rec.stages {
+        if let Some(i) = built.iter().position(|(entry, _)| *entry == st.name) {
+            stages.push(built.swap_remove(i).1);
+        }
+    }
+    Ok(PreparedEtrecord {
+        name: name.to_string(),
+        rec,
+        stages,
+    })
 }
 
 impl Document {
@@ -466,6 +502,7 @@ impl Document {
     pub fn add_pass_stages(&mut self) {
         let views = self
             .pte_graph()
+            .filter(|g| program_passes_may_change(g))
             .cloned()
             .map(pass_stage_views)
             .unwrap_or_default();
@@ -568,12 +605,10 @@ impl Document {
         reader: impl std::io::Read + std::io::Seek,
         reload: EtrecordReload,
     ) -> Result<(), OpenError> {
-        let rec = ETRecord::parse_reader(reader).map_err(|source| OpenError::Read {
-            name: name.to_string(),
-            source,
-        })?;
+        let prepared = prepare_etrecord_reader(name, reader)?;
+        self.check_etrecord(name, &prepared.rec)?;
         self.revision += 1;
-        self.attach_etrecord_as(name, rec, true)?;
+        self.apply_prepared_etrecord(prepared);
         self.etrecord_reload = Some(reload);
         self.files.push(name.to_string());
         Ok(())
@@ -610,17 +645,8 @@ impl Document {
     }
 
     fn attach_etrecord(&mut self, name: &str, rec: ETRecord) -> Result<(), OpenError> {
-        self.attach_etrecord_as(name, rec, false)
-    }
-
-    fn attach_etrecord_as(
-        &mut self,
-        name: &str,
-        rec: ETRecord,
-        release: bool,
-    ) -> Result<(), OpenError> {
         self.check_etrecord(name, &rec)?;
-        let prepared = prepare_etrecord(name, rec, release);
+        let prepared = prepare_etrecord(name, rec);
         self.apply_prepared_etrecord(prepared);
         Ok(())
     }

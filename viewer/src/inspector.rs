@@ -232,7 +232,7 @@ pub fn inspector_ui(
         CollapsingHeader::new("stack trace")
             .default_open(false)
             .show(ui, |ui| {
-                ui.monospace(st);
+                ui.monospace(&**st);
             });
     }
     action

@@ -386,3 +386,63 @@ fn selecting_in_one_stage_pane_selects_the_matched_nodes_in_the_other() {
     harness.run();
     harness.get_by_label_contains("changed");
 }
+
+/// An ETRecord attached from its file, releasing its graphs as the stages are built, gives the
+/// document the same stages, in the same order, as the ETRecord held whole; the lowering and the
+/// stage runs read it again ([`Document::whole_etrecord`]).
+#[test]
+fn an_etrecord_read_releasing_gives_the_stages_of_one_held_whole() {
+    let held = doc(&[
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+    ]);
+    let mut streamed = Document::from_program_bytes(
+        "model_int8_cortex_m55.pte",
+        read(&tiny("model_int8_cortex_m55.pte")),
+    )
+    .expect("program");
+    let path = tiny("model_int8_cortex_m55.etrecord");
+    let reload_path = path.clone();
+    streamed
+        .attach_etrecord_reader_releasing(
+            "model_int8_cortex_m55.etrecord",
+            std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
+            etscope_viewer::document::EtrecordReload(std::sync::Arc::new(move || {
+                etscope_core::formats::etrecord::ETRecord::parse(&read(&reload_path))
+                    .map_err(|e| e.to_string())
+            })),
+        )
+        .expect("attaches");
+    let shape = |d: &Document| -> Vec<(String, usize, usize)> {
+        d.stages
+            .iter()
+            .map(|s| (s.name.clone(), s.graph.nodes.len(), s.graph.edges.len()))
+            .collect()
+    };
+    assert!(held.stages.len() >= 3);
+    assert_eq!(shape(&streamed), shape(&held));
+    for (a, b) in streamed.stages.iter().zip(&held.stages) {
+        assert_eq!(a.graph, b.graph, "stage {}", a.name);
+        assert_eq!(a.labels, b.labels, "stage {}", a.name);
+    }
+    let rec = streamed.etrecord.as_ref().expect("record");
+    assert!(rec.released && rec.stages.iter().all(|s| s.graph.nodes.is_empty()));
+    let whole = streamed
+        .whole_etrecord()
+        .expect("has one")
+        .expect("read again");
+    assert_eq!(
+        whole
+            .stages
+            .iter()
+            .map(|s| s.graph.nodes.len())
+            .collect::<Vec<_>>(),
+        held.etrecord
+            .as_ref()
+            .expect("held")
+            .stages
+            .iter()
+            .map(|s| s.graph.nodes.len())
+            .collect::<Vec<_>>()
+    );
+}

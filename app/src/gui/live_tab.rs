@@ -292,7 +292,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.separator();
     ui.horizontal(|ui| {
         if session.running() {
-            ui.spinner();
+            super::panels::busy(ui);
             let label = if session.paused {
                 "▶ Resume"
             } else {

@@ -7,7 +7,9 @@ use std::sync::mpsc::{channel, Receiver};
 use std::thread;
 
 use etscope_core::formats::kind::FileKind;
-use etscope_viewer::document::{prepare_etrecord, Document, EtrecordReload, PreparedEtrecord};
+use etscope_viewer::document::{
+    prepare_etrecord_reader, Document, EtrecordReload, PreparedEtrecord,
+};
 
 /// Messages from a load job.
 pub enum LoadMessage {
@@ -190,24 +192,19 @@ pub fn load_in_phases(
                 pending.push(Pending::File { path: p, bytes: b });
                 continue;
             }
-            progress(format!("reading the stages of {name}"));
-            let read = std::fs::File::open(&p)
+            progress(format!("reading and building the stages of {name}"));
+            let prepared = std::fs::File::open(&p)
                 .map_err(|e| format!("cannot read: {e}"))
                 .and_then(|f| {
-                    etscope_core::formats::etrecord::ETRecord::parse_reader(
-                        std::io::BufReader::new(f),
-                    )
-                    .map_err(|e| e.to_string())
+                    prepare_etrecord_reader(&name, std::io::BufReader::new(f))
+                        .map_err(|e| e.to_string())
                 });
-            match read {
-                Ok(rec) => {
-                    progress(format!("building the stages of {name}"));
-                    pending.push(Pending::Etrecord {
-                        prepared: prepare_etrecord(&name, rec, true),
-                        reload: reload_from(&p),
-                        path: p,
-                    });
-                }
+            match prepared {
+                Ok(prepared) => pending.push(Pending::Etrecord {
+                    prepared,
+                    reload: reload_from(&p),
+                    path: p,
+                }),
                 Err(e) => errors.push(format!("{}: {}", p.display(), strip_name(&e))),
             }
         }

@@ -177,7 +177,7 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
             });
         match &dv.lowering.job {
             Some(job) => {
-                ui.spinner();
+                super::panels::busy(ui);
                 ui.weak(format!(
                     "lowering for {}… {:.1} s",
                     job.options.cpu.name(),

@@ -98,7 +98,13 @@ fn start_pass_stages(dv: &mut DocView, ctx: &egui::Context) {
     if !dv.doc.pass_stages_deferred {
         return;
     }
-    let Some(graph) = dv.doc.pte_graph().cloned() else {
+    // most programs have nothing a pass changes: then no copy of their graph is made
+    let Some(graph) = dv
+        .doc
+        .pte_graph()
+        .filter(|g| etscope_viewer::document::program_passes_may_change(g))
+        .cloned()
+    else {
         dv.doc.pass_stages_deferred = false;
         return;
     };
@@ -1090,7 +1096,7 @@ impl EtscopeApp {
                 self.timings_reported.attached = true;
                 let files: usize = self.docs.iter().map(|dv| dv.doc.files.len()).sum();
                 let resident = resident_mb()
-                    .map(|mb| format!(", {mb:.0} MB resident"))
+                    .map(|(now, peak)| format!(", {now:.0} MB resident (peak {peak:.0} MB)"))
                     .unwrap_or_default();
                 eprintln!(
                     "etscope: all {files} files attached and drawn after {ms:.0} ms{resident}"
@@ -1118,11 +1124,14 @@ impl DocSources {
     }
 }
 
-/// The process's resident memory now (Linux; `None` elsewhere).
-fn resident_mb() -> Option<f64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: f64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096.0 / 1e6)
+/// The process's resident memory now and its peak so far, in MB (Linux; `None` elsewhere).
+fn resident_mb() -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = |key: &str| -> Option<f64> {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some((kb("VmRSS:")? * 1024.0 / 1e6, kb("VmHWM:")? * 1024.0 / 1e6))
 }
 
 /// Opens the window and runs until it closes.

@@ -310,7 +310,7 @@ pub fn ticks_per_us(app: &EtscopeApp) -> Option<f64> {
 fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         if let Some(job) = &app.job {
-            ui.spinner();
+            busy(ui);
             ui.label(&job.progress);
         } else if let Some(dv) = app.docs.get(app.active) {
             let g = &dv.doc.stages[dv.stage].graph;
@@ -346,7 +346,7 @@ fn welcome(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if let Some(job) = &app.job {
             ui.add_space(12.0);
             ui.horizontal(|ui| {
-                ui.spinner();
+                busy(ui);
                 ui.label(&job.progress);
             });
         }
@@ -422,7 +422,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if dv.preview {
         if let Some(job) = &app.job {
             ui.horizontal(|ui| {
-                ui.spinner();
+                busy(ui);
                 ui.weak(&job.progress);
             });
         }
@@ -639,7 +639,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if let Some(job) = &app.diff_job {
         ui.horizontal(|ui| {
-            ui.spinner();
+            busy(ui);
             ui.label(format!(
                 "comparing on a worker thread… {:.1} s (both programs run on the input, every intermediate tensor compared)",
                 job.started.elapsed().as_secs_f32()
@@ -1082,4 +1082,34 @@ fn budget_ui(ui: &mut egui::Ui, b: &etscope_core::plan::budget::RamBudget) {
             ui.label(format!("· not counted: {n}"));
         }
     });
+}
+
+/// How often [`busy`] moves: five steps a second.
+const BUSY_STEP: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// A busy indicator that moves five times a second instead of every frame (egui's spinner asks
+/// for the next frame at once: behind it the whole window, a graph of tens of thousands of nodes
+/// included, was drawn continuously while a load ran, taking CPU and memory from the load).
+pub fn busy(ui: &mut egui::Ui) {
+    let size = ui.style().spacing.interact_size.y;
+    let (rect, response) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+    response.widget_info(|| egui::WidgetInfo::new(egui::WidgetType::ProgressIndicator));
+    if !ui.is_rect_visible(rect) {
+        return;
+    }
+    ui.ctx().request_repaint_after(BUSY_STEP);
+    let step = (ui.input(|i| i.time) / BUSY_STEP.as_secs_f64()).floor();
+    let start = step * std::f64::consts::TAU / 8.0;
+    let radius = rect.height() / 2.0 - 2.0;
+    let points: Vec<egui::Pos2> = (0..=12)
+        .map(|i| {
+            let angle = start + f64::from(i) / 12.0 * 1.5 * std::f64::consts::PI;
+            let (sin, cos) = angle.sin_cos();
+            rect.center() + radius * egui::vec2(cos as f32, sin as f32)
+        })
+        .collect();
+    ui.painter().add(egui::Shape::line(
+        points,
+        egui::Stroke::new(3.0, ui.visuals().strong_text_color()),
+    ));
 }

@@ -72,11 +72,14 @@ pub struct ETRecord {
     /// through [`crate::formats::torch_save`].
     #[serde(skip)]
     pub archives: BTreeMap<String, Vec<u8>>,
-    /// Whether [`ETRecord::release_bulk`] emptied the stages' graphs and dropped the weights
-    /// (names and maps kept).
+    /// Whether it was read by [`ETRecord::parse_reader_releasing`]: no stage graphs and no
+    /// weights (names and maps kept).
     #[serde(skip)]
     pub released: bool,
 }
+
+/// Takes each stage's graph (entry name, graph) as [`ETRecord::parse_reader_releasing`] reads it.
+pub type StageSink<'a> = dyn FnMut(&str, ExportedGraph) + 'a;
 
 fn zip_err(e: impl std::fmt::Display) -> Error {
     Error::Zip(e.to_string())
@@ -112,17 +115,6 @@ impl<R: Read> Read for Counted<R> {
 }
 
 impl ETRecord {
-    /// Empties every stage's graph and drops the weights (`torch.save` archives), keeping the
-    /// stage names and the maps: for a caller that built what it needs from the graphs and can
-    /// read the file again for the rest.
-    pub fn release_bulk(&mut self) {
-        for s in &mut self.stages {
-            s.graph = ExportedGraph::default();
-        }
-        self.archives.clear();
-        self.released = true;
-    }
-
     /// Parses an ETRecord zip held in memory.
     pub fn parse(bytes: &[u8]) -> Result<ETRecord> {
         Self::parse_reader(Cursor::new(bytes))
@@ -131,6 +123,24 @@ impl ETRecord {
     /// Parses an ETRecord zip from a seekable reader (a file: the archive is never held in
     /// memory whole).
     pub fn parse_reader(reader: impl Read + std::io::Seek) -> Result<ETRecord> {
+        Self::parse_entries(reader, None)
+    }
+
+    /// [`ETRecord::parse_reader`] for a caller that builds what it needs from each stage's
+    /// graph and reads the file again for the rest: every stage's graph goes to `each_stage`
+    /// (entry name, graph) as soon as it is read, so at most one exists at a time; the record
+    /// keeps the stage names and maps, no graphs and no weights (it says so: `released`).
+    pub fn parse_reader_releasing(
+        reader: impl Read + std::io::Seek,
+        each_stage: &mut StageSink<'_>,
+    ) -> Result<ETRecord> {
+        Self::parse_entries(reader, Some(each_stage))
+    }
+
+    fn parse_entries(
+        reader: impl Read + std::io::Seek,
+        mut each_stage: Option<&mut StageSink<'_>>,
+    ) -> Result<ETRecord> {
         let mut zip = zip::ZipArchive::new(reader).map_err(zip_err)?;
         if zip.index_for_name("ETRECORD_V0").is_none() {
             return Err(Error::WrongIdentifier {
@@ -190,9 +200,18 @@ impl ETRecord {
             let kind = if name == "ETRECORD_V0" {
                 EntryKind::Marker
             } else if data.starts_with(b"PK\x03\x04") || data.first() == Some(&0x80) {
-                archives.insert(name.clone(), data);
+                if each_stage.is_none() {
+                    archives.insert(name.clone(), data);
+                }
                 EntryKind::Pickle
             } else if let Some(graph) = parsed {
+                let graph = match each_stage.as_mut() {
+                    Some(each) => {
+                        each(&name, graph);
+                        ExportedGraph::default()
+                    }
+                    None => graph,
+                };
                 stages.push(Stage {
                     graph,
                     name: name.clone(),
@@ -212,7 +231,7 @@ impl ETRecord {
         }
         stages.sort_by_key(|s| stage_rank(&s.name));
         Ok(ETRecord {
-            released: false,
+            released: each_stage.is_some(),
             entries,
             stages,
             debug_handle_map: json_maps

@@ -2,7 +2,7 @@
 //! nodes with targets, arguments, outputs and metadata (debug handles, stack traces,
 //! `nn_module_stack`), tensor metadata and the input signature.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -76,10 +76,56 @@ impl ExportArg {
 }
 
 /// One frame of `nn_module_stack`: the module's qualified name and its class.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct ModuleFrame {
     pub path: String,
     pub class: String,
+}
+
+/// A node's `nn_module_stack`, outermost module first. Nodes of one module carry the same stack,
+/// so a graph's nodes share one copy of each (see [`SharedMetadata`]).
+pub type ModuleStack = std::sync::Arc<[ModuleFrame]>;
+
+/// One copy of each distinct stack trace and module stack of a graph, handed to every node that
+/// carries it: a model's nodes repeat a few source lines and modules thousands of times (the
+/// 60 MB `stress_large` ETRecord: 27,300 nodes, 8 MB of traces and 8 MB of module stacks as
+/// copies).
+#[derive(Debug, Default)]
+pub struct SharedMetadata {
+    traces: std::collections::HashSet<std::sync::Arc<str>>,
+    modules: std::collections::HashSet<ModuleStack>,
+    raw_modules: HashMap<String, ModuleStack>,
+}
+
+impl SharedMetadata {
+    /// The shared copy of a stack trace.
+    pub fn trace(&mut self, text: &str) -> std::sync::Arc<str> {
+        if let Some(t) = self.traces.get(text) {
+            return t.clone();
+        }
+        let t: std::sync::Arc<str> = text.into();
+        self.traces.insert(t.clone());
+        t
+    }
+
+    /// The shared module stack of raw `nn_module_stack` metadata (`key,path,class;...`; stacks
+    /// that differ only in their keys are one).
+    pub fn module_stack(&mut self, raw: &str) -> ModuleStack {
+        if let Some(m) = self.raw_modules.get(raw) {
+            return m.clone();
+        }
+        let frames = parse_module_stack(raw);
+        let m = match self.modules.get(&frames[..]) {
+            Some(m) => m.clone(),
+            None => {
+                let m: ModuleStack = frames.into();
+                self.modules.insert(m.clone());
+                m
+            }
+        };
+        self.raw_modules.insert(raw.to_string(), m.clone());
+        m
+    }
 }
 
 /// A graph node of an exported program.
@@ -92,8 +138,8 @@ pub struct ExportNode {
     pub args: Vec<(String, ExportArg)>,
     pub outputs: Vec<String>,
     pub debug_handles: Vec<u32>,
-    pub stack_trace: Option<String>,
-    pub module_stack: Vec<ModuleFrame>,
+    pub stack_trace: Option<std::sync::Arc<str>>,
+    pub module_stack: ModuleStack,
 }
 
 /// Shape and dtype of a named tensor.
@@ -156,15 +202,144 @@ struct DocJson {
 struct GraphModuleJson {
     graph: Option<GraphJson>,
     #[serde(default)]
-    signature: Value,
+    signature: Option<SignatureJson>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct SignatureJson {
+    input_specs: EachOf<InputSpec>,
+}
+
+/// A JSON list read element by element, each element converted as soon as it is read: only one
+/// element's JSON tree exists at a time (a program with thousands of weights has as many graph
+/// inputs and input specs, which as JSON trees took more memory than the graph built from
+/// them). Anything but a list reads as empty.
+struct EachOf<T>(Vec<T>);
+
+impl<T> Default for EachOf<T> {
+    fn default() -> Self {
+        EachOf(Vec::new())
+    }
+}
+
+/// What [`EachOf`] keeps of one list element (`None`: nothing).
+trait FromElement: Sized {
+    fn from_element(v: &Value) -> Option<Self>;
+}
+
+impl<'de, T: FromElement> serde::Deserialize<'de> for EachOf<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: FromElement> serde::de::Visitor<'de> for Visit<T> {
+            type Value = EachOf<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<EachOf<T>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = seq.next_element::<Value>()? {
+                    out.extend(T::from_element(&v));
+                }
+                Ok(EachOf(out))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<EachOf<T>, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(EachOf::default())
+            }
+            fn visit_unit<E>(self) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+            fn visit_none<E>(self) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+            fn visit_str<E>(self, _: &str) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<EachOf<T>, E> {
+                Ok(EachOf::default())
+            }
+        }
+        d.deserialize_any(Visit(std::marker::PhantomData))
+    }
+}
+
+/// A graph input's tensor name.
+struct InputName(String);
+
+impl FromElement for InputName {
+    fn from_element(v: &Value) -> Option<Self> {
+        let name = v.pointer("/as_tensor/name").and_then(Value::as_str)?;
+        Some(InputName(name.to_string()))
+    }
+}
+
+/// A graph output's tensor names.
+struct OutputNames(Vec<String>);
+
+impl FromElement for OutputNames {
+    fn from_element(v: &Value) -> Option<Self> {
+        Some(OutputNames(output_names(v)))
+    }
+}
+
+/// One input spec of the signature: the input's name, what it is, and for weights the
+/// state-dict / constants key it is bound to.
+struct InputSpec {
+    name: String,
+    kind: InputKind,
+    target: Option<String>,
+}
+
+impl FromElement for InputSpec {
+    fn from_element(spec: &Value) -> Option<Self> {
+        let (kind, body) = union_member(spec)?;
+        let (kind, target_key) = match kind.as_str() {
+            "user_input" => (InputKind::UserInput, ""),
+            "parameter" => (InputKind::Parameter, "parameter_name"),
+            "buffer" => (InputKind::Buffer, "buffer_name"),
+            "tensor_constant" => (InputKind::TensorConstant, "tensor_constant_name"),
+            _ => (InputKind::Other, ""),
+        };
+        let name = body
+            .pointer("/arg/name")
+            .or_else(|| body.pointer("/arg/as_tensor/name"))
+            .and_then(Value::as_str)?;
+        Some(InputSpec {
+            name: name.to_string(),
+            kind,
+            target: body
+                .get(target_key)
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
 }
 
 #[derive(serde::Deserialize)]
 struct GraphJson {
     #[serde(default)]
-    inputs: Value,
+    inputs: EachOf<InputName>,
     #[serde(default)]
-    outputs: Value,
+    outputs: EachOf<OutputNames>,
     nodes: Option<NodesJson>,
     #[serde(default)]
     tensor_values: TensorValuesJson,
@@ -187,8 +362,9 @@ impl<'de> serde::Deserialize<'de> for NodesJson {
                 mut seq: A,
             ) -> std::result::Result<NodesJson, A::Error> {
                 let mut out = Vec::new();
+                let mut shared = SharedMetadata::default();
                 while let Some(n) = seq.next_element::<NodeJson>()? {
-                    out.push(parse_node(n));
+                    out.push(parse_node(n, &mut shared));
                 }
                 Ok(NodesJson(out))
             }
@@ -284,27 +460,30 @@ impl ExportedGraph {
             ),
         };
         let tensors = graph.tensor_values.0;
-        let (kinds, input_targets) = input_kinds(gm.signature.pointer("/input_specs"));
+        let specs = gm.signature.unwrap_or_default().input_specs.0;
+        let mut kinds = BTreeMap::new();
+        let mut input_targets = BTreeMap::new();
+        for spec in specs {
+            if let Some(t) = spec.target {
+                input_targets.insert(spec.name.clone(), t);
+            }
+            kinds.insert(spec.name, spec.kind);
+        }
         let inputs = graph
             .inputs
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|i| i.pointer("/as_tensor/name").and_then(Value::as_str))
-                    .map(|n| {
-                        (
-                            n.to_string(),
-                            kinds.get(n).copied().unwrap_or(InputKind::UserInput),
-                        )
-                    })
-                    .collect()
+            .0
+            .into_iter()
+            .map(|InputName(n)| {
+                let kind = kinds.get(&n).copied().unwrap_or(InputKind::UserInput);
+                (n, kind)
             })
-            .unwrap_or_default();
+            .collect();
         let outputs = graph
             .outputs
-            .as_array()
-            .map(|a| a.iter().flat_map(output_names).collect())
-            .unwrap_or_default();
+            .0
+            .into_iter()
+            .flat_map(|OutputNames(n)| n)
+            .collect();
         let nodes = graph
             .nodes
             .ok_or_else(|| json_err(entry, "no graph.nodes"))?
@@ -360,34 +539,6 @@ pub fn dim_order_of_strides(strides: &[i64]) -> Vec<u8> {
     } else {
         order
     }
-}
-
-fn input_kinds(specs: Option<&Value>) -> (BTreeMap<String, InputKind>, BTreeMap<String, String>) {
-    let mut out = BTreeMap::new();
-    let mut targets = BTreeMap::new();
-    for spec in specs.and_then(Value::as_array).into_iter().flatten() {
-        let Some((kind, body)) = union_member(spec) else {
-            continue;
-        };
-        let (k, target_key) = match kind.as_str() {
-            "user_input" => (InputKind::UserInput, ""),
-            "parameter" => (InputKind::Parameter, "parameter_name"),
-            "buffer" => (InputKind::Buffer, "buffer_name"),
-            "tensor_constant" => (InputKind::TensorConstant, "tensor_constant_name"),
-            _ => (InputKind::Other, ""),
-        };
-        if let Some(name) = body
-            .pointer("/arg/name")
-            .or_else(|| body.pointer("/arg/as_tensor/name"))
-            .and_then(Value::as_str)
-        {
-            out.insert(name.to_string(), k);
-            if let Some(t) = body.get(target_key).and_then(Value::as_str) {
-                targets.insert(name.to_string(), t.to_string());
-            }
-        }
-    }
-    (out, targets)
 }
 
 fn output_names(v: &Value) -> Vec<String> {
@@ -513,7 +664,7 @@ pub fn parse_module_stack(s: &str) -> Vec<ModuleFrame> {
         .collect()
 }
 
-fn parse_node(n: NodeJson) -> ExportNode {
+fn parse_node(n: NodeJson, shared: &mut SharedMetadata) -> ExportNode {
     let meta = &n.metadata;
     let args = n
         .inputs
@@ -546,12 +697,12 @@ fn parse_node(n: NodeJson) -> ExportNode {
             .stack_trace
             .as_ref()
             .and_then(Value::as_str)
-            .map(str::to_string),
+            .map(|t| shared.trace(t)),
         module_stack: meta
             .nn_module_stack
             .as_ref()
             .and_then(Value::as_str)
-            .map(parse_module_stack)
+            .map(|m| shared.module_stack(m))
             .unwrap_or_default(),
     }
 }

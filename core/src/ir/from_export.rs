@@ -29,8 +29,10 @@ pub fn split_target(target: &str) -> (String, String) {
 
 /// Builds the IR graph of one stage.
 pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph {
-    let mut ids: HashMap<String, ValueId> = HashMap::new();
-    let mut values: Vec<ValueInfo> = Vec::new();
+    // sized up front: a stage graph lives as long as its document, and growing these by doubling
+    // (then shrinking) held up to three times their size at once
+    let mut ids: HashMap<String, ValueId> = HashMap::with_capacity(g.tensors.len());
+    let mut values: Vec<ValueInfo> = Vec::with_capacity(g.tensors.len().saturating_add(16));
     let mut value_id = |name: &str, values: &mut Vec<ValueInfo>| -> ValueId {
         if let Some(&id) = ids.get(name) {
             return id;
@@ -64,7 +66,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
         ids.insert(name.to_string(), id);
         id
     };
-    let mut nodes = Vec::new();
+    let mut nodes = Vec::with_capacity(g.nodes.len().saturating_add(2));
     let mut user_inputs = Vec::new();
     for (name, kind) in &g.inputs {
         let id = value_id(name, &mut values);

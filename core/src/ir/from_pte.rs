@@ -58,7 +58,7 @@ fn build(plan: &ExecutionPlan) -> Graph {
                     .join("\n")
             });
         let mut node = instruction_node(plan, id, iid, ins, &defined);
-        node.stack_trace = stack;
+        node.stack_trace = stack.map(std::sync::Arc::from);
         for &o in &node.outputs {
             defined[o] = true;
             values[o].producer = Some(id);

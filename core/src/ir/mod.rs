@@ -19,7 +19,7 @@ pub use check::CheckError;
 use serde::Serialize;
 
 use crate::dtype::ScalarType;
-use crate::formats::export_json::ModuleFrame;
+use crate::formats::export_json::ModuleStack;
 
 /// Index into [`Graph::nodes`].
 pub type NodeId = usize;
@@ -161,8 +161,10 @@ pub struct Node {
     pub kind: NodeKind,
     pub instruction_id: Option<usize>,
     pub debug_handles: Vec<u32>,
-    pub stack_trace: Option<String>,
-    pub module_stack: Vec<ModuleFrame>,
+    /// Shared with every node of the graph that carries the same trace.
+    pub stack_trace: Option<std::sync::Arc<str>>,
+    /// Shared with every node of the same module ([`ModuleStack`]).
+    pub module_stack: ModuleStack,
     pub args: Vec<Arg>,
     /// Tensor values read (constants included).
     pub inputs: Vec<ValueId>,
@@ -201,7 +203,7 @@ impl Node {
             instruction_id: None,
             debug_handles: Vec::new(),
             stack_trace: None,
-            module_stack: Vec::new(),
+            module_stack: ModuleStack::default(),
             args: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
@@ -549,7 +551,6 @@ impl Graph {
             n.inputs.shrink_to_fit();
             n.outputs.shrink_to_fit();
             n.debug_handles.shrink_to_fit();
-            n.module_stack.shrink_to_fit();
         }
         for v in &mut self.values {
             v.consumers.shrink_to_fit();

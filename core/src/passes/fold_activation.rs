@@ -15,6 +15,10 @@ impl Pass for FoldActivation {
         "fold_activation"
     }
 
+    fn may_change(&self, graph: &Graph) -> bool {
+        (0..graph.nodes.len()).any(|relu| foldable(graph, relu).is_some())
+    }
+
     fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
         let mut removed = Vec::new();
         for relu in 0..graph.nodes.len() {

@@ -43,6 +43,18 @@ pub trait Pass {
     fn name(&self) -> &'static str;
     /// The rewritten graph.
     fn run(&self, graph: Graph) -> Result<Rewritten, PassError>;
+    /// Whether the pass may change `graph`, told without copying it (a caller that would copy
+    /// a large graph only to learn that nothing changes asks first); `true` unless the pass
+    /// knows better.
+    fn may_change(&self, _graph: &Graph) -> bool {
+        true
+    }
+}
+
+/// Whether any of `passes` may change `graph` ([`Pass::may_change`]): when none does, their
+/// pipeline's stages are all unchanged and need not be run.
+pub fn any_may_change(graph: &Graph, passes: &[&dyn Pass]) -> bool {
+    passes.iter().any(|p| p.may_change(graph))
 }
 
 /// The passes etscope applies to a program's graph on its own (each a stage where it changes
