@@ -15,7 +15,7 @@ export XDG_DATA_HOME
 display=:95
 Xvfb $display -screen 0 1600x1000x24 >/dev/null 2>&1 &
 xvfb=$!
-trap 'kill $xvfb 2>/dev/null || true' EXIT
+trap 'kill $xvfb 2>/dev/null; wait $xvfb 2>/dev/null || true' EXIT
 sleep 1
 export DISPLAY=$display LIBGL_ALWAYS_SOFTWARE=1
 measure() { # label, files...

@@ -62,10 +62,13 @@ fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
 }
 
 fn app_with_paths(files: Vec<std::path::PathBuf>) -> Harness<'static, EtscopeApp> {
-    let start = StartOptions {
+    app_starting(StartOptions {
         files,
         ..StartOptions::default()
-    };
+    })
+}
+
+fn app_starting(start: StartOptions) -> Harness<'static, EtscopeApp> {
     let ctx = egui::Context::default();
     let app = EtscopeApp::new(&ctx, None, start);
     let mut harness = Harness::builder()
@@ -682,7 +685,13 @@ fn the_program_is_handed_over_before_its_etrecord_and_etdump_are_attached() {
         tiny("etdump.etdp"),
     ];
     let show = |d| previews.borrow_mut().push(d);
-    let loaded = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, Some(&show));
+    let loaded = etscope::gui::loader::load_in_phases(
+        &paths,
+        None,
+        &|_| {},
+        Some(&show),
+        etscope_viewer::document::EAGER_STAGE_NODES,
+    );
     let mut errors = loaded.errors;
     assert!(errors.is_empty(), "{errors:?}");
     let mut previews = previews.into_inner();
@@ -734,7 +743,13 @@ fn an_etrecords_graphs_are_released_once_built_and_read_again_when_needed() {
     let paths = [tiny("model_fp32.pte"), tiny("model_fp32.etrecord")];
     let shown = std::cell::RefCell::new(Vec::new());
     let show = |d| shown.borrow_mut().push(d);
-    let loaded = etscope::gui::loader::load_in_phases(&paths, None, &|_| {}, Some(&show));
+    let loaded = etscope::gui::loader::load_in_phases(
+        &paths,
+        None,
+        &|_| {},
+        Some(&show),
+        etscope_viewer::document::EAGER_STAGE_NODES,
+    );
     let mut errors = loaded.errors;
     let mut docs = shown.into_inner().remove(0);
     etscope::gui::loader::attach_pending(&mut docs, loaded.pending, &mut errors);
@@ -792,6 +807,7 @@ fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
         None,
         &|_| {},
         Some(&count),
+        etscope_viewer::document::EAGER_STAGE_NODES,
     );
     assert_eq!((loaded.documents.len(), previews.get()), (1, 0));
     // an ETDump and its debug buffer attach at once: no second copy of the program either
@@ -804,6 +820,7 @@ fn a_program_alone_has_no_preview_and_the_preview_gives_way_to_one_document() {
         None,
         &|_| {},
         Some(&count),
+        etscope_viewer::document::EAGER_STAGE_NODES,
     );
     let (docs, errors) = (loaded.documents, loaded.errors);
     assert!(errors.is_empty(), "{errors:?}");
@@ -1067,4 +1084,48 @@ fn lower_for_adds_every_pass_as_a_stage_and_the_last_equals_the_program() {
             );
         }
     }
+}
+
+/// A stage above the eager size waits in the Stages list ("built when shown"); shown, it is
+/// built on a worker and drawn, equal to the stage an eager load builds.
+#[test]
+fn a_large_stage_is_built_when_first_shown() {
+    let files = vec![
+        tiny("model_int8_cortex_m55.pte"),
+        tiny("model_int8_cortex_m55.etrecord"),
+    ];
+    let eager = app_with_paths(files.clone());
+    let mut harness = app_starting(StartOptions {
+        files,
+        eager_stage_nodes: Some(0),
+        ..StartOptions::default()
+    });
+    let stage_of = |app: &EtscopeApp| {
+        let dv = &app.docs[app.active];
+        dv.doc
+            .stages
+            .iter()
+            .position(|s| s.name == "exported")
+            .expect("an exported stage")
+    };
+    let i = stage_of(harness.state());
+    assert!(harness.state().docs[0].doc.stages[i].unbuilt.is_some());
+    harness.get_by_label("exported  (built when shown)").click();
+    harness.run_steps(2);
+    step_while(
+        &mut harness,
+        |app| app.docs[app.active].stage_build.is_some(),
+        30,
+        "the stage was not built",
+    );
+    harness.run_steps(3);
+    let app = harness.state();
+    let dv = &app.docs[app.active];
+    assert_eq!(dv.stage, i);
+    let built = &dv.doc.stages[i];
+    assert!(built.unbuilt.is_none());
+    let whole = &eager.state().docs[0].doc.stages[stage_of(eager.state())];
+    assert_eq!(built.graph, whole.graph);
+    harness.get_by_label(&format!("exported  ({} ops)", whole.graph.op_count()));
+    assert!(app.messages.is_empty(), "{:?}", app.messages);
 }

@@ -9,6 +9,7 @@ use etscope_core::formats::bundled::BundledProgram;
 use etscope_core::formats::debug_buffer::{captured_tensors, CapturedTensor};
 use etscope_core::formats::etdump::ETDump;
 use etscope_core::formats::etrecord::{stage_short_name, ETRecord};
+use etscope_core::formats::export_json::ExportedGraph;
 use etscope_core::formats::kind::FileKind;
 use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_export::graph_from_export;
@@ -50,6 +51,10 @@ pub struct StageView {
     pub pass: Option<&'static str>,
     /// For a stage of etscope's own lowering of the ETRecord's edge graph: which.
     pub lowering: Option<LoweringStage>,
+    /// A stage not built yet: the ETRecord entry it is built from when first shown
+    /// ([`Document::stage_builder`]); its graph is empty until then. Large stages of an ETRecord
+    /// read from its file wait like this (see [`EAGER_STAGE_NODES`]).
+    pub unbuilt: Option<String>,
 }
 
 /// One pass of etscope's Cortex-M lowering, as a stage.
@@ -233,6 +238,7 @@ impl StageView {
             modules,
             pass: None,
             lowering: None,
+            unbuilt: None,
         }
     }
 }
@@ -274,9 +280,16 @@ pub struct Document {
     pub pass_stages_deferred: bool,
 }
 
-/// Reads a document's ETRecord again from where it came from.
+/// Reads a document's ETRecord again from where it came from: whole, or one stage's graph.
 #[derive(Clone)]
-pub struct EtrecordReload(pub std::sync::Arc<dyn Fn() -> Result<ETRecord, String> + Send + Sync>);
+pub struct EtrecordReload {
+    pub whole: std::sync::Arc<dyn Fn() -> Result<ETRecord, String> + Send + Sync>,
+    /// The exported graph of one stage (an entry name of [`ETRecord::stages`]).
+    pub stage: std::sync::Arc<ReadStage>,
+}
+
+/// Reads one stage's exported graph by its ETRecord entry name.
+pub type ReadStage = dyn Fn(&str) -> Result<ExportedGraph, String> + Send + Sync;
 
 impl std::fmt::Debug for EtrecordReload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -352,14 +365,7 @@ pub fn prepare_etrecord(name: &str, rec: ETRecord) -> PreparedEtrecord {
     let stages = rec
         .stages
         .iter()
-        .map(|st| {
-            let graph = graph_from_export(
-                &st.graph,
-                &stage_short_name(&st.name),
-                st.name.split('/').nth(1).unwrap_or("forward"),
-            );
-            StageView::new(&stage_short_name(&st.name), graph)
-        })
+        .map(|st| build_stage(&st.name, &st.graph))
         .collect();
     PreparedEtrecord {
         name: name.to_string(),
@@ -368,20 +374,43 @@ pub fn prepare_etrecord(name: &str, rec: ETRecord) -> PreparedEtrecord {
     }
 }
 
+/// Stages of an ETRecord read from its file with more nodes than this are built when first
+/// shown, not when the file is attached (the edge stage excepted: the program takes its module
+/// paths from it). A stage of a large model costs tens of MB as a laid-out graph, and most are
+/// never looked at.
+pub const EAGER_STAGE_NODES: usize = 5_000;
+
+/// A stage of an ETRecord as the viewer shows it: its IR graph, laid out.
+pub fn build_stage(entry: &str, graph: &ExportedGraph) -> StageView {
+    let short = stage_short_name(entry);
+    let method = entry.split('/').nth(1).unwrap_or("forward");
+    StageView::new(&short, graph_from_export(graph, &short, method))
+}
+
 /// [`prepare_etrecord`] from a seekable reader (a file), releasing as it reads: each stage is
 /// built as soon as its exported graph is read and the graph freed at once, the weights are not
 /// kept (the record says it was released; [`Document::whole_etrecord`] reads the file again).
+/// A stage with more than `eager_nodes` nodes other than the edge stage is left unbuilt
+/// ([`StageView::unbuilt`], [`EAGER_STAGE_NODES`]).
 pub fn prepare_etrecord_reader(
     name: &str,
     reader: impl std::io::Read + std::io::Seek,
+    eager_nodes: usize,
 ) -> Result<PreparedEtrecord, OpenError> {
     let mut built: Vec<(String, StageView)> = Vec::new();
     let rec = ETRecord::parse_reader_releasing(reader, &mut |entry, graph| {
         let short = stage_short_name(entry);
-        let method = entry.split('/').nth(1).unwrap_or("forward");
-        let ir = graph_from_export(&graph, &short, method);
+        let view = if short == "edge" || graph.nodes.len() <= eager_nodes {
+            build_stage(entry, &graph)
+        } else {
+            let method = entry.split('/').nth(1).unwrap_or("forward");
+            let empty = graph_from_export(&ExportedGraph::default(), &short, method);
+            let mut view = StageView::new(&short, empty);
+            view.unbuilt = Some(entry.to_string());
+            view
+        };
         drop(graph);
-        built.push((entry.to_string(), StageView::new(&short, ir)));
+        built.push((entry.to_string(), view));
     })
     .map_err(|source| OpenError::Read {
         name: name.to_string(),
@@ -604,14 +633,51 @@ impl Document {
         name: &str,
         reader: impl std::io::Read + std::io::Seek,
         reload: EtrecordReload,
+        eager_nodes: usize,
     ) -> Result<(), OpenError> {
-        let prepared = prepare_etrecord_reader(name, reader)?;
+        let prepared = prepare_etrecord_reader(name, reader, eager_nodes)?;
         self.check_etrecord(name, &prepared.rec)?;
         self.revision += 1;
         self.apply_prepared_etrecord(prepared);
         self.etrecord_reload = Some(reload);
         self.files.push(name.to_string());
         Ok(())
+    }
+
+    /// Builds stage `i` if it waits to be built ([`StageView::unbuilt`]): the ETRecord entry and
+    /// a closure that can run on a worker thread (the stage's graph is read from the ETRecord's
+    /// file again); hand its result to [`Document::set_built_stage`]. `None` when the stage is
+    /// built or cannot be.
+    #[allow(clippy::type_complexity)]
+    pub fn stage_builder(
+        &self,
+        i: usize,
+    ) -> Option<(
+        String,
+        impl FnOnce() -> Result<StageView, String> + Send + 'static,
+    )> {
+        let entry = self.stages.get(i)?.unbuilt.clone()?;
+        let read = self.etrecord_reload.as_ref()?.stage.clone();
+        let job_entry = entry.clone();
+        Some((entry, move || {
+            let graph = read(&job_entry)?;
+            Ok(build_stage(&job_entry, &graph))
+        }))
+    }
+
+    /// Puts a stage built by [`Document::stage_builder`] for ETRecord `entry` in place of its
+    /// placeholder (found by entry: the stages may have changed meanwhile). Whether it was taken.
+    pub fn set_built_stage(&mut self, entry: &str, view: StageView) -> bool {
+        let Some(slot) = self
+            .stages
+            .iter_mut()
+            .find(|s| s.unbuilt.as_deref() == Some(entry))
+        else {
+            return false;
+        };
+        *slot = view;
+        self.revision += 1;
+        true
     }
 
     /// The ETRecord with its stage graphs, for work that runs or lowers them: the one held, or
@@ -622,7 +688,7 @@ impl Document {
             return Some(Ok(rec.clone()));
         }
         Some(match &self.etrecord_reload {
-            Some(reload) => (reload.0)(),
+            Some(reload) => (reload.whole)(),
             None => Err("the ETRecord's graphs were released and it cannot be read again".into()),
         })
     }
@@ -637,7 +703,7 @@ impl Document {
         let reload = self.etrecord_reload.clone();
         Some(move || match (held, reload) {
             (Some(r), _) => Ok(r),
-            (None, Some(reload)) => (reload.0)(),
+            (None, Some(reload)) => (reload.whole)(),
             (None, None) => {
                 Err("the ETRecord's graphs were released and it cannot be read again".into())
             }

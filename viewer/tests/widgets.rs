@@ -407,10 +407,8 @@ fn an_etrecord_read_releasing_gives_the_stages_of_one_held_whole() {
         .attach_etrecord_reader_releasing(
             "model_int8_cortex_m55.etrecord",
             std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
-            etscope_viewer::document::EtrecordReload(std::sync::Arc::new(move || {
-                etscope_core::formats::etrecord::ETRecord::parse(&read(&reload_path))
-                    .map_err(|e| e.to_string())
-            })),
+            reload_of(&reload_path),
+            etscope_viewer::document::EAGER_STAGE_NODES,
         )
         .expect("attaches");
     let shape = |d: &Document| -> Vec<(String, usize, usize)> {
@@ -445,4 +443,81 @@ fn an_etrecord_read_releasing_gives_the_stages_of_one_held_whole() {
             .map(|s| s.graph.nodes.len())
             .collect::<Vec<_>>()
     );
+}
+
+/// Reads the ETRecord at `path` again (whole, or one stage), as the app's loader does.
+fn reload_of(path: &Path) -> etscope_viewer::document::EtrecordReload {
+    let (whole, stage) = (path.to_path_buf(), path.to_path_buf());
+    etscope_viewer::document::EtrecordReload {
+        whole: std::sync::Arc::new(move || {
+            etscope_core::formats::etrecord::ETRecord::parse(&read(&whole))
+                .map_err(|e| e.to_string())
+        }),
+        stage: std::sync::Arc::new(move |entry| {
+            etscope_core::formats::etrecord::ETRecord::read_stage(
+                std::io::Cursor::new(read(&stage)),
+                entry,
+            )
+            .map_err(|e| e.to_string())
+        }),
+    }
+}
+
+/// With every stage above the eager size, the stages other than the edge stage wait: an empty
+/// graph that says which ETRecord entry it is built from; built on demand (the stage's entry
+/// alone read again), each equals the stage of the ETRecord held whole.
+#[test]
+fn large_stages_wait_until_shown_and_then_equal_the_whole_read() {
+    let held = doc(&[
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+    ]);
+    let mut lazy = Document::from_program_bytes(
+        "model_int8_cortex_m55.pte",
+        read(&tiny("model_int8_cortex_m55.pte")),
+    )
+    .expect("program");
+    let path = tiny("model_int8_cortex_m55.etrecord");
+    lazy.attach_etrecord_reader_releasing(
+        "model_int8_cortex_m55.etrecord",
+        std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
+        reload_of(&path),
+        0,
+    )
+    .expect("attaches");
+    let waiting: Vec<usize> = (0..lazy.stages.len())
+        .filter(|&i| lazy.stages[i].unbuilt.is_some())
+        .collect();
+    assert!(waiting.len() >= 2, "{waiting:?}");
+    for s in &lazy.stages {
+        // the edge stage (the program's module paths come from it) and the program are built
+        if s.name == "edge" || s.name == "pte" {
+            assert!(s.unbuilt.is_none() && s.graph.op_count() > 0, "{}", s.name);
+        }
+    }
+    // the program took the edge stage's module paths as with the whole read
+    let modules = |d: &Document| {
+        d.pte_graph().map(|g| {
+            g.nodes
+                .iter()
+                .map(|n| n.module_stack.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(modules(&lazy), modules(&held));
+    for i in waiting {
+        assert_eq!(lazy.stages[i].graph.op_count(), 0);
+        let (entry, build) = lazy.stage_builder(i).expect("a builder");
+        let view = build().expect("builds");
+        assert!(lazy.set_built_stage(&entry, view));
+        assert!(lazy.stage_builder(i).is_none(), "built once");
+        let whole = held
+            .stages
+            .iter()
+            .find(|s| s.name == lazy.stages[i].name)
+            .expect("same stage");
+        assert_eq!(lazy.stages[i].graph, whole.graph, "{}", whole.name);
+        assert_eq!(lazy.stages[i].labels, whole.labels);
+    }
+    assert!(lazy.stages.iter().all(|s| s.unbuilt.is_none()));
 }

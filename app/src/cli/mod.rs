@@ -61,6 +61,11 @@ pub struct Cli {
     /// beside a program by its name.
     #[arg(long)]
     pub no_siblings: bool,
+    /// ETRecord stages (other than the edge stage) with more nodes than this are built when
+    /// first shown, not when the file is opened (default 5000: a large model's stages cost tens
+    /// of MB each).
+    #[arg(long, value_name = "NODES")]
+    pub eager_stage_nodes: Option<usize>,
     /// Window size in points, WIDTHxHEIGHT (default 1500x950).
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<[f32; 2]>,
@@ -108,6 +113,7 @@ impl Cli {
                 no_preview: self.no_preview,
                 size: self.size,
                 no_siblings: self.no_siblings,
+                eager_stage_nodes: self.eager_stage_nodes,
             }),
         }
     }

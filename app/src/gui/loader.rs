@@ -34,7 +34,7 @@ pub enum Pending {
     /// again.
     Etrecord {
         path: PathBuf,
-        prepared: PreparedEtrecord,
+        prepared: Box<PreparedEtrecord>,
         reload: EtrecordReload,
     },
     /// An ETDump or a debug buffer (both attach at once).
@@ -62,13 +62,22 @@ pub fn display_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
+/// How a load in the window goes.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadPolicy {
+    /// Send the batch's programs as soon as they are laid out (before ETRecords attach).
+    pub preview: bool,
+    /// ETRecord stages with more nodes are built when first shown
+    /// ([`etscope_viewer::document::EAGER_STAGE_NODES`]).
+    pub eager_stage_nodes: usize,
+}
+
 /// Starts loading `paths`; files that are not programs attach to a program of the same batch,
-/// else to `target` (the active document, moved into the job and handed back). With `preview`,
-/// the batch's programs are sent as soon as they are laid out.
+/// else to `target` (the active document, moved into the job and handed back).
 pub fn start(
     paths: Vec<PathBuf>,
     target: Option<Document>,
-    preview: bool,
+    policy: LoadPolicy,
     ctx: eframe::egui::Context,
 ) -> LoadJob {
     let (tx, rx) = channel();
@@ -86,7 +95,8 @@ pub fn start(
                 &job_paths,
                 target,
                 &|s| send(LoadMessage::Progress(s)),
-                preview.then_some(&show as &dyn Fn(Vec<Document>)),
+                policy.preview.then_some(&show as &dyn Fn(Vec<Document>)),
+                policy.eager_stage_nodes,
             )
         }));
         let loaded = loaded.unwrap_or_else(|panic| {
@@ -124,18 +134,26 @@ pub fn load(
     target: Option<Document>,
     progress: &dyn Fn(String),
 ) -> (Vec<Document>, Vec<String>) {
-    let loaded = load_in_phases(paths, target, progress, None);
+    let loaded = load_in_phases(
+        paths,
+        target,
+        progress,
+        None,
+        etscope_viewer::document::EAGER_STAGE_NODES,
+    );
     (loaded.documents, loaded.errors)
 }
 
 /// [`load`], handing the batch's programs to `preview` as soon as they are laid out, before
 /// ETRecords, ETDumps and debug buffers are attached (only when an ETRecord is among them: the
-/// others attach at once).
+/// others attach at once). ETRecord stages with more than `eager_stage_nodes` nodes are built
+/// when first shown.
 pub fn load_in_phases(
     paths: &[PathBuf],
     target: Option<Document>,
     progress: &dyn Fn(String),
     preview: Option<&dyn Fn(Vec<Document>)>,
+    eager_stage_nodes: usize,
 ) -> Loaded {
     let mut errors = Vec::new();
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
@@ -196,12 +214,12 @@ pub fn load_in_phases(
             let prepared = std::fs::File::open(&p)
                 .map_err(|e| format!("cannot read: {e}"))
                 .and_then(|f| {
-                    prepare_etrecord_reader(&name, std::io::BufReader::new(f))
+                    prepare_etrecord_reader(&name, std::io::BufReader::new(f), eager_stage_nodes)
                         .map_err(|e| e.to_string())
                 });
             match prepared {
                 Ok(prepared) => pending.push(Pending::Etrecord {
-                    prepared,
+                    prepared: Box::new(prepared),
                     reload: reload_from(&p),
                     path: p,
                 }),
@@ -238,6 +256,7 @@ pub fn load_in_phases(
                             &name,
                             std::io::BufReader::new(f),
                             reload_from(&p),
+                            eager_stage_nodes,
                         )
                     }
                     Err(e) => {
@@ -295,15 +314,24 @@ pub fn load_in_phases(
     }
 }
 
-/// Reads the ETRecord at `path` again, whole.
+/// Reads the ETRecord at `path` again: whole, or one stage's graph.
 fn reload_from(path: &Path) -> EtrecordReload {
-    let path = path.to_path_buf();
-    EtrecordReload(std::sync::Arc::new(move || {
-        let f = std::fs::File::open(&path)
-            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        etscope_core::formats::etrecord::ETRecord::parse_reader(std::io::BufReader::new(f))
-            .map_err(|e| format!("{}: {e}", path.display()))
-    }))
+    let open = |path: &Path| {
+        std::fs::File::open(path)
+            .map(std::io::BufReader::new)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))
+    };
+    let (whole_path, stage_path) = (path.to_path_buf(), path.to_path_buf());
+    EtrecordReload {
+        whole: std::sync::Arc::new(move || {
+            etscope_core::formats::etrecord::ETRecord::parse_reader(open(&whole_path)?)
+                .map_err(|e| format!("{}: {e}", whole_path.display()))
+        }),
+        stage: std::sync::Arc::new(move |entry| {
+            etscope_core::formats::etrecord::ETRecord::read_stage(open(&stage_path)?, entry)
+                .map_err(|e| format!("{}: {e}", stage_path.display()))
+        }),
+    }
 }
 
 /// Attaches what a load prepared for the previewed `docs` (on the window's thread): each file
@@ -337,7 +365,7 @@ pub fn attach_pending(docs: &mut [Document], pending: Vec<Pending>, errors: &mut
                             }
                         });
                 if let Some(i) = taker {
-                    match docs[i].attach_prepared_etrecord(prepared, Some(reload)) {
+                    match docs[i].attach_prepared_etrecord(*prepared, Some(reload)) {
                         Ok(()) => attached = true,
                         Err(e) => last_err = Some(e.to_string()),
                     }

@@ -90,6 +90,32 @@ pub struct DocView {
     /// The program's pass stages being computed after a load (see
     /// `Document::pass_stages_deferred`).
     pub pass_job: Option<std::sync::mpsc::Receiver<Vec<etscope_viewer::document::StageView>>>,
+    /// A stage being built because it is shown (see `StageView::unbuilt`): its ETRecord entry
+    /// and the worker's result.
+    pub stage_build: Option<StageBuild>,
+}
+
+/// A stage built on a worker thread: the ETRecord entry and the result.
+pub struct StageBuild {
+    pub entry: String,
+    pub rx: std::sync::mpsc::Receiver<Result<etscope_viewer::document::StageView, String>>,
+}
+
+/// Starts building the shown stage of `dv` when it waits to be built and nothing builds yet.
+fn start_stage_build(dv: &mut DocView, ctx: &egui::Context) {
+    if dv.stage_build.is_some() {
+        return;
+    }
+    let Some((entry, build)) = dv.doc.stage_builder(dv.stage) else {
+        return;
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(build());
+        ctx.request_repaint();
+    });
+    dv.stage_build = Some(StageBuild { entry, rx });
 }
 
 /// Computes a loaded document's deferred pass stages in a worker (the load's peak is over by
@@ -158,6 +184,7 @@ impl DocView {
             sources: DocSources::default(),
             diff_error: None,
             replan: None,
+            stage_build: None,
             budget: None,
             compare_plan: "best".into(),
             lowering: lowering::LoweringState::default(),
@@ -294,6 +321,9 @@ pub struct StartOptions {
     pub size: Option<[f32; 2]>,
     /// `--no-siblings`: open only the files given.
     pub no_siblings: bool,
+    /// ETRecord stages with more nodes are built when first shown (`None`:
+    /// `etscope_viewer::document::EAGER_STAGE_NODES`).
+    pub eager_stage_nodes: Option<usize>,
 }
 
 /// What a comparison's worker sends back.
@@ -425,7 +455,13 @@ impl EtscopeApp {
         self.job = Some(loader::start(
             batch,
             target,
-            !self.start.no_preview,
+            loader::LoadPolicy {
+                preview: !self.start.no_preview,
+                eager_stage_nodes: self
+                    .start
+                    .eager_stage_nodes
+                    .unwrap_or(etscope_viewer::document::EAGER_STAGE_NODES),
+            },
             ctx.clone(),
         ));
     }
@@ -523,6 +559,52 @@ impl EtscopeApp {
                 }
             }
             self.job = None;
+        }
+    }
+
+    /// Starts building the shown stage when it waits to be built, and puts built stages in
+    /// place (a failure is a message; the stage stays unbuilt).
+    fn poll_stage_builds(&mut self, ctx: &egui::Context) {
+        if let Some(dv) = self.docs.get_mut(self.active) {
+            start_stage_build(dv, ctx);
+        }
+        for dv in &mut self.docs {
+            let Some(job) = &dv.stage_build else { continue };
+            match job.rx.try_recv() {
+                Ok(result) => {
+                    let entry = job.entry.clone();
+                    dv.stage_build = None;
+                    match result {
+                        Ok(view) => {
+                            if let Some(i) = dv
+                                .doc
+                                .stages
+                                .iter()
+                                .position(|s| s.unbuilt.as_deref() == Some(entry.as_str()))
+                            {
+                                if dv.doc.set_built_stage(&entry, view) {
+                                    dv.views[i] = GraphView::default();
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            // shown once; the stage says it is not built
+                            self.messages
+                                .push(format!("building the stage {entry}: {e}"));
+                            if let Some(s) = dv
+                                .doc
+                                .stages
+                                .iter_mut()
+                                .find(|s| s.unbuilt.as_deref() == Some(entry.as_str()))
+                            {
+                                s.unbuilt = None;
+                            }
+                        }
+                    }
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => dv.stage_build = None,
+            }
         }
     }
 
@@ -1057,6 +1139,7 @@ impl EtscopeApp {
         let ctx = ui.ctx().clone();
         self.poll_job(&ctx);
         self.poll_pass_jobs();
+        self.poll_stage_builds(&ctx);
         self.poll_diff();
         for dv in &mut self.docs {
             lowering::poll(dv);

@@ -126,7 +126,17 @@ fn side_by_side_bar(dv: &mut DocView, ui: &mut egui::Ui) {
                     pick = Some(None);
                 }
                 for (j, st) in dv.doc.stages.iter().enumerate() {
-                    if j != dv.stage && ui.selectable_label(false, &st.name).clicked() {
+                    if j == dv.stage {
+                        continue;
+                    }
+                    // a stage not built yet has nothing to match: shown once, it is built
+                    let label = ui
+                        .add_enabled(
+                            st.unbuilt.is_none(),
+                            egui::Button::selectable(false, &st.name),
+                        )
+                        .on_disabled_hover_text("not built yet: show this stage once to build it");
+                    if label.clicked() {
                         pick = Some(Some(j));
                     }
                 }
@@ -383,9 +393,13 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             }
             continue;
         }
-        let label = match st.pass {
-            Some(pass) => format!("pte + {pass}  ({} ops)", st.graph.op_count()),
-            None => format!("{}  ({} ops)", st.name, st.graph.op_count()),
+        let label = match (st.pass, &st.unbuilt) {
+            (Some(pass), _) => format!("pte + {pass}  ({} ops)", st.graph.op_count()),
+            (None, Some(_)) if dv.stage_build.is_some() && dv.stage == i => {
+                format!("{}  (building…)", st.name)
+            }
+            (None, Some(_)) => format!("{}  (built when shown)", st.name),
+            (None, None) => format!("{}  ({} ops)", st.name, st.graph.op_count()),
         };
         if ui.selectable_label(dv.stage == i, label).clicked() {
             switch = Some(i);
@@ -552,6 +566,19 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 return;
             }
             let stage_index = dv.stage;
+            if dv.doc.stages[stage_index].unbuilt.is_some() {
+                ui.add_space(24.0);
+                ui.horizontal(|ui| {
+                    if dv.stage_build.is_some() {
+                        busy(ui);
+                    }
+                    ui.label(format!(
+                        "Building the stage {} from the ETRecord (large stages are built when first shown)…",
+                        dv.doc.stages[stage_index].name
+                    ));
+                });
+                return;
+            }
             // the overlay is cached per stage and document revision: borrowed, not rebuilt
             dv.heat_overlay();
             let overlay = if dv.heat && Some(stage_index) == dv.doc.pte_stage {

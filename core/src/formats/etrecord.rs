@@ -137,6 +137,25 @@ impl ETRecord {
         Self::parse_entries(reader, Some(each_stage))
     }
 
+    /// Reads one stage's exported graph (`entry`: a name from [`ETRecord::stages`]) from the
+    /// ETRecord zip, reading no other entry: building a stage on demand after a releasing read.
+    pub fn read_stage(reader: impl Read + std::io::Seek, entry: &str) -> Result<ExportedGraph> {
+        let mut zip = zip::ZipArchive::new(reader).map_err(zip_err)?;
+        let f = zip
+            .by_name(entry)
+            .map_err(|e| Error::Zip(format!("entry {entry}: {e}")))?;
+        if f.size() > MAX_ENTRY_BYTES {
+            return Err(Error::TooLarge {
+                what: format!("ETRecord entry {entry}"),
+                claimed: f.size().into(),
+                limit: MAX_ENTRY_BYTES,
+            });
+        }
+        // at most the limit, whatever the header claims
+        let bounded = std::io::BufReader::with_capacity(64 << 10, f.take(MAX_ENTRY_BYTES));
+        ExportedGraph::parse_reader(bounded, entry)
+    }
+
     fn parse_entries(
         reader: impl Read + std::io::Seek,
         mut each_stage: Option<&mut StageSink<'_>>,
