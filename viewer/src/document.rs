@@ -350,6 +350,9 @@ pub struct PreparedEtrecord {
     name: String,
     rec: ETRecord,
     stages: Vec<StageView>,
+    /// The edge stage's module stacks by debug handle, when the edge stage waits to be built
+    /// (the program takes its module paths from them).
+    edge_modules: Option<etscope_core::ir::ModulesByHandle>,
 }
 
 impl PreparedEtrecord {
@@ -371,12 +374,14 @@ pub fn prepare_etrecord(name: &str, rec: ETRecord) -> PreparedEtrecord {
         name: name.to_string(),
         rec,
         stages,
+        edge_modules: None,
     }
 }
 
 /// Stages of an ETRecord read from its file with more nodes than this are built when first
-/// shown, not when the file is attached (the edge stage excepted: the program takes its module
-/// paths from it). A stage of a large model costs tens of MB as a laid-out graph, and most are
+/// shown, not when the file is attached (an edge stage that quantizes excepted: the program
+/// takes its quantization parameters from it; its module paths are taken from any edge graph
+/// as it is read). A stage of a large model costs tens of MB as a laid-out graph, and most are
 /// never looked at.
 pub const EAGER_STAGE_NODES: usize = 5_000;
 
@@ -390,19 +395,31 @@ pub fn build_stage(entry: &str, graph: &ExportedGraph) -> StageView {
 /// [`prepare_etrecord`] from a seekable reader (a file), releasing as it reads: each stage is
 /// built as soon as its exported graph is read and the graph freed at once, the weights are not
 /// kept (the record says it was released; [`Document::whole_etrecord`] reads the file again).
-/// A stage with more than `eager_nodes` nodes other than the edge stage is left unbuilt
-/// ([`StageView::unbuilt`], [`EAGER_STAGE_NODES`]).
+/// A stage with more than `eager_nodes` nodes is left unbuilt ([`StageView::unbuilt`],
+/// [`EAGER_STAGE_NODES`]), unless it is an edge stage that quantizes.
 pub fn prepare_etrecord_reader(
     name: &str,
     reader: impl std::io::Read + std::io::Seek,
     eager_nodes: usize,
 ) -> Result<PreparedEtrecord, OpenError> {
     let mut built: Vec<(String, StageView)> = Vec::new();
+    let mut edge_modules = None;
     let rec = ETRecord::parse_reader_releasing(reader, &mut |entry, graph| {
         let short = stage_short_name(entry);
-        let view = if short == "edge" || graph.nodes.len() <= eager_nodes {
+        // the program takes its module paths from the edge stage, and its quantization
+        // parameters when the edge graph quantizes: then the edge stage is built at once
+        let edge = short == "edge";
+        let view = if graph.nodes.len() <= eager_nodes || (edge && quantizes(&graph)) {
             build_stage(entry, &graph)
         } else {
+            if edge {
+                edge_modules = Some(etscope_core::ir::modules_by_handle(
+                    graph
+                        .nodes
+                        .iter()
+                        .map(|n| (n.debug_handles.as_slice(), &n.module_stack)),
+                ));
+            }
             let method = entry.split('/').nth(1).unwrap_or("forward");
             let empty = graph_from_export(&ExportedGraph::default(), &short, method);
             let mut view = StageView::new(&short, empty);
@@ -427,7 +444,13 @@ pub fn prepare_etrecord_reader(
         name: name.to_string(),
         rec,
         stages,
+        edge_modules,
     })
+}
+
+/// Whether an exported graph quantizes (Q/DQ or Cortex-M quantized operators).
+fn quantizes(graph: &ExportedGraph) -> bool {
+    graph.nodes.iter().any(|n| n.target.contains("quantize"))
 }
 
 impl Document {
@@ -755,7 +778,12 @@ impl Document {
     }
 
     fn apply_prepared_etrecord(&mut self, prepared: PreparedEtrecord) {
-        let PreparedEtrecord { rec, stages, .. } = prepared;
+        let PreparedEtrecord {
+            rec,
+            stages,
+            edge_modules,
+            ..
+        } = prepared;
         let method = self
             .pte_graph()
             .map(|g| g.method.clone())
@@ -769,9 +797,17 @@ impl Document {
         self.stages = stages;
         if let Some(mut v) = pte_view {
             // instructions inherit the module stack of the edge-stage node with their debug handle
-            if let Some(edge) = self.stages.iter().find(|s| s.name == "edge") {
+            let edge = self
+                .stages
+                .iter()
+                .find(|s| s.name == "edge" && s.unbuilt.is_none());
+            if let Some(edge) = edge {
                 v.graph.inherit_module_stacks(&edge.graph);
                 v.graph.inherit_quant(&edge.graph);
+                v.modules = module_groups(&v.graph, &v.layout);
+            } else if let Some(by_handle) = &edge_modules {
+                // an edge graph that does not quantize, waiting to be built: its module paths
+                v.graph.inherit_module_stacks_by_handle(by_handle);
                 v.modules = module_groups(&v.graph, &v.layout);
             }
             self.stages.push(v);

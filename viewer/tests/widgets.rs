@@ -521,3 +521,56 @@ fn large_stages_wait_until_shown_and_then_equal_the_whole_read() {
     }
     assert!(lazy.stages.iter().all(|s| s.unbuilt.is_none()));
 }
+
+/// A large edge graph that does not quantize waits to be built too: the program takes its
+/// module paths from the edge graph as it is read, equal to those an eager load gives it.
+#[test]
+fn a_float_edge_stage_waits_and_the_program_keeps_its_module_paths() {
+    let held = doc(&["model_fp32.pte", "model_fp32.etrecord"]);
+    let mut lazy = Document::from_program_bytes("model_fp32.pte", read(&tiny("model_fp32.pte")))
+        .expect("program");
+    let path = tiny("model_fp32.etrecord");
+    lazy.attach_etrecord_reader_releasing(
+        "model_fp32.etrecord",
+        std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
+        reload_of(&path),
+        0,
+    )
+    .expect("attaches");
+    let edge = lazy
+        .stages
+        .iter()
+        .position(|s| s.name == "edge")
+        .expect("edge stage");
+    assert!(lazy.stages[edge].unbuilt.is_some());
+    let modules = |d: &Document| {
+        d.pte_graph()
+            .map(|g| {
+                g.nodes
+                    .iter()
+                    .map(|n| n.module_stack.clone())
+                    .collect::<Vec<_>>()
+            })
+            .expect("program graph")
+    };
+    let (a, b) = (modules(&lazy), modules(&held));
+    assert!(
+        b.iter().any(|m| !m.is_empty()),
+        "the fixture has module paths"
+    );
+    assert_eq!(a, b);
+    let groups = |d: &Document| {
+        d.pte_stage.map(|i| {
+            d.stages[i]
+                .modules
+                .iter()
+                .map(|m| m.path.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(groups(&lazy), groups(&held));
+    let (entry, build) = lazy.stage_builder(edge).expect("a builder");
+    assert!(lazy.set_built_stage(&entry, build().expect("builds")));
+    let whole = held.stages.iter().find(|s| s.name == "edge").expect("edge");
+    assert_eq!(lazy.stages[edge].graph, whole.graph);
+}

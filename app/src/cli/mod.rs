@@ -61,9 +61,9 @@ pub struct Cli {
     /// beside a program by its name.
     #[arg(long)]
     pub no_siblings: bool,
-    /// ETRecord stages (other than the edge stage) with more nodes than this are built when
-    /// first shown, not when the file is opened (default 5000: a large model's stages cost tens
-    /// of MB each).
+    /// ETRecord stages with more nodes than this are built when first shown, not when the file
+    /// is opened (default 5000: a large model's stages cost tens of MB each; an edge stage that
+    /// quantizes is always built, the program takes its quantization parameters from it).
     #[arg(long, value_name = "NODES")]
     pub eager_stage_nodes: Option<usize>,
     /// Window size in points, WIDTHxHEIGHT (default 1500x950).

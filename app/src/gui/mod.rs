@@ -892,8 +892,13 @@ impl EtscopeApp {
             }
         }
         if let ScreenshotState::Waiting(n) = self.screenshot_state {
-            if self.diff_job.is_some() || self.live.as_ref().is_some_and(|(_, l)| l.running()) {
-                // a comparison or a live capture is still running: the picture waits for it
+            let building = self.docs.iter().any(|d| d.stage_build.is_some());
+            if self.diff_job.is_some()
+                || building
+                || self.live.as_ref().is_some_and(|(_, l)| l.running())
+            {
+                // a comparison, a stage being built or a live capture is still running: the
+                // picture waits for it
                 ctx.request_repaint();
             } else if n == 0 {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));

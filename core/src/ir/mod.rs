@@ -363,6 +363,23 @@ pub struct Edge {
     pub value: ValueId,
 }
 
+/// Debug handle → the module stack of the first node (in graph order) that carries the handle
+/// and a module stack.
+pub type ModulesByHandle = std::collections::HashMap<u32, ModuleStack>;
+
+/// [`ModulesByHandle`] of nodes given as (debug handles, module stack), in graph order.
+pub fn modules_by_handle<'a>(
+    nodes: impl Iterator<Item = (&'a [u32], &'a ModuleStack)>,
+) -> ModulesByHandle {
+    let mut map = ModulesByHandle::new();
+    for (handles, stack) in nodes.filter(|(_, s)| !s.is_empty()) {
+        for &h in handles {
+            map.entry(h).or_insert_with(|| stack.clone());
+        }
+    }
+    map
+}
+
 /// One stage's graph.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Graph {
@@ -431,15 +448,23 @@ impl Graph {
     /// Gives each node the module stack of the first node of `from` (another stage of the same
     /// export, e.g. the ETRecord's edge graph) that shares one of its debug handles.
     pub fn inherit_module_stacks(&mut self, from: &Graph) {
+        let by_handle = modules_by_handle(
+            from.nodes
+                .iter()
+                .map(|n| (n.debug_handles.as_slice(), &n.module_stack)),
+        );
+        self.inherit_module_stacks_by_handle(&by_handle);
+    }
+
+    /// [`Graph::inherit_module_stacks`] from a map made once ([`modules_by_handle`]), e.g. from
+    /// a stage's exported graph that is not built into a graph of its own.
+    pub fn inherit_module_stacks_by_handle(&mut self, by_handle: &ModulesByHandle) {
         for n in &mut self.nodes {
             if !n.module_stack.is_empty() {
                 continue;
             }
-            if let Some(src) = n.debug_handles.iter().find_map(|&h| {
-                from.nodes_with_handle(h)
-                    .find(|m| !m.module_stack.is_empty())
-            }) {
-                n.module_stack = src.module_stack.clone();
+            if let Some(stack) = n.debug_handles.iter().find_map(|h| by_handle.get(h)) {
+                n.module_stack = stack.clone();
             }
         }
     }
