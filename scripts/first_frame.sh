@@ -33,7 +33,7 @@ measure() { # label, flags, files...
     all+=("$(grep -o 'attached and drawn after [0-9]*' /tmp/etscope-ff.txt | grep -o '[0-9]*$')")
     rss+=("$(($(tail -1 /tmp/etscope-ff-rss.txt) / 1024))")
   done
-  printf '%-34s %-8s first graph %5s ms   all attached %5s ms   peak %4s MB\n' "$label" \
+  printf '%-34s %-8s first graph %5s ms   all attached %5s ms   peak %4s MiB\n' "$label" \
     "${flags:-now}" "$(printf '%s\n' "${first[@]}" | median)" \
     "$(printf '%s\n' "${all[@]}" | median)" "$(printf '%s\n' "${rss[@]}" | median)"
 }
