@@ -32,6 +32,7 @@ PROGRAMS = [
     ("tests/fixtures/models/unet/model_fp32.pte", "tests/fixtures/models/unet/input.npy"),
     ("tests/fixtures/models/transformer/model_fp32.pte", "tests/fixtures/models/transformer/input.npy"),
     ("tests/fixtures/models/audio_gru/model_fp32.pte", "tests/fixtures/models/audio_gru/input.npy"),
+    ("tests/fixtures/models/inception/model_fp32.pte", "tests/fixtures/models/inception/input.npy"),
     # state carried from call to call: both calls must agree
     ("tests/fixtures/programs/mutable_state/model.pte", "tests/fixtures/programs/mutable_state/input_0.npy"),
     ("tests/fixtures/programs/kv_cache/model.pte", "tests/fixtures/programs/kv_cache/input_0.npy+tests/fixtures/programs/kv_cache/input_1.npy"),

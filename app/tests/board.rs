@@ -766,6 +766,7 @@ fn re_planned_programs_run_on_the_board_equal_to_the_host() {
         "models/resnet",
         "models/unet",
         "models/audio_gru",
+        "models/inception",
         "tiny_conv_relu_linear",
     ] {
         programs.push((

@@ -17,7 +17,14 @@ use etscope_core::formats::npy::read_npy;
 use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{Runtime, Target};
 
-const MODELS: [&str; 5] = ["audio_gru", "unet", "transformer", "embedder", "resnet"];
+const MODELS: [&str; 6] = [
+    "audio_gru",
+    "unet",
+    "transformer",
+    "embedder",
+    "resnet",
+    "inception",
+];
 
 fn dir(name: &str) -> PathBuf {
     common::fixtures().join("models").join(name)

@@ -6,7 +6,7 @@
 //! source): a reader after the writer, a writer after the readers and the writer before it. A
 //! chain with control flow (jumps, moves, frees) is left in its order. Orders are built by list
 //! scheduling with a few rules for which ready instruction goes next (fewest new bytes, most
-//! bytes freed, the branch just started); each is judged by what best fit then needs.
+//! bytes freed, the branch just started, largest new bytes); each is judged by what best fit then needs.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -93,16 +93,26 @@ pub enum Rule {
     MostFreed,
     /// The instruction made ready last (finish the branch at hand), then most freed.
     BranchFirst,
+    /// Most bytes it newly needs first, then most it frees: at a fork, the branch with the
+    /// largest intermediate starts while the fewest other branch outputs are alive (the order
+    /// that minimises a tree's peak puts the costliest subtree first).
+    LargestFirst,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 3] = [Rule::FewestNewBytes, Rule::MostFreed, Rule::BranchFirst];
+    pub const ALL: [Rule; 4] = [
+        Rule::FewestNewBytes,
+        Rule::MostFreed,
+        Rule::BranchFirst,
+        Rule::LargestFirst,
+    ];
 
     pub fn describe(self) -> &'static str {
         match self {
             Rule::FewestNewBytes => "fewest new bytes first",
             Rule::MostFreed => "most bytes freed first",
             Rule::BranchFirst => "finish the branch at hand first",
+            Rule::LargestFirst => "largest new bytes first",
         }
     }
 }
@@ -197,6 +207,7 @@ impl<'g> Chain<'g> {
                 Rule::FewestNewBytes => (i128::from(new), net, 0, k),
                 Rule::MostFreed => (net, i128::from(new), 0, k),
                 Rule::BranchFirst => (0, 0, usize::MAX - ready_at, k),
+                Rule::LargestFirst => (-i128::from(new), net, 0, k),
             }
         };
         let mut indegree: Vec<usize> = self.preds.iter().map(Vec::len).collect();
