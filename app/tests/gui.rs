@@ -1129,3 +1129,50 @@ fn a_large_stage_is_built_when_first_shown() {
     harness.get_by_label(&format!("exported  ({} ops)", whole.graph.op_count()));
     assert!(app.messages.is_empty(), "{:?}", app.messages);
 }
+
+/// An ETRecord that vanishes before a waiting stage is shown: the stage cannot be built, the
+/// window says so (naming the file) and stays usable; the stage is not retried every frame.
+#[test]
+fn a_waiting_stage_whose_etrecord_vanished_is_reported() {
+    let dir = std::env::temp_dir().join(format!("etscope-gui-vanished-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for f in [
+        "model_int8_cortex_m55.pte",
+        "model_int8_cortex_m55.etrecord",
+    ] {
+        std::fs::copy(tiny(f), dir.join(f)).expect("copy");
+    }
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            dir.join("model_int8_cortex_m55.pte"),
+            dir.join("model_int8_cortex_m55.etrecord"),
+        ],
+        eager_stage_nodes: Some(0),
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    std::fs::remove_file(dir.join("model_int8_cortex_m55.etrecord")).expect("remove");
+    harness.get_by_label("exported  (built when shown)").click();
+    harness.run_steps(2);
+    step_while(
+        &mut harness,
+        |app| app.docs[app.active].stage_build.is_some(),
+        30,
+        "the build did not end",
+    );
+    harness.run_steps(3);
+    let app = harness.state();
+    assert!(
+        app.messages
+            .iter()
+            .any(|m| m.contains("building the stage exported")
+                && m.contains("model_int8_cortex_m55.etrecord")),
+        "{:?}",
+        app.messages
+    );
+    assert!(app.docs[app.active].stage_build.is_none());
+    // the program is still there to look at
+    harness.get_by_label("pte  (6 ops)").click();
+    harness.run_steps(2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
