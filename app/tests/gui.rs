@@ -1171,6 +1171,7 @@ fn a_waiting_stage_whose_etrecord_vanished_is_reported() {
         app.messages
     );
     assert!(app.docs[app.active].stage_build.is_none());
+    harness.get_by_label("exported  (could not be built)");
     // the program is still there to look at
     harness.get_by_label("pte  (6 ops)").click();
     harness.run_steps(2);

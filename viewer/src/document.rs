@@ -288,6 +288,9 @@ pub struct EtrecordReload {
     pub stage: std::sync::Arc<ReadStage>,
 }
 
+/// Building a stage that waits ([`Document::stage_builder`]), on any thread.
+pub type StageBuildWork = Box<dyn FnOnce() -> Result<StageView, String> + Send>;
+
 /// Reads one stage's exported graph by its ETRecord entry name.
 pub type ReadStage = dyn Fn(&str) -> Result<ExportedGraph, String> + Send + Sync;
 
@@ -420,11 +423,7 @@ pub fn prepare_etrecord_reader(
                         .map(|n| (n.debug_handles.as_slice(), &n.module_stack)),
                 ));
             }
-            let method = entry.split('/').nth(1).unwrap_or("forward");
-            let empty = graph_from_export(&ExportedGraph::default(), &short, method);
-            let mut view = StageView::new(&short, empty);
-            view.unbuilt = Some(entry.to_string());
-            view
+            waiting_stage(entry)
         };
         drop(graph);
         built.push((entry.to_string(), view));
@@ -446,6 +445,13 @@ pub fn prepare_etrecord_reader(
         stages,
         edge_modules,
     })
+}
+
+/// A stage that waits to be built from ETRecord `entry`: an empty graph of its name.
+fn waiting_stage(entry: &str) -> StageView {
+    let mut view = build_stage(entry, &ExportedGraph::default());
+    view.unbuilt = Some(entry.to_string());
+    view
 }
 
 /// Whether an exported graph quantizes (Q/DQ or Cortex-M quantized operators).
@@ -668,24 +674,20 @@ impl Document {
     }
 
     /// Builds stage `i` if it waits to be built ([`StageView::unbuilt`]): the ETRecord entry and
-    /// a closure that can run on a worker thread (the stage's graph is read from the ETRecord's
+    /// the work, which can run on a worker thread (the stage's graph is read from the ETRecord's
     /// file again); hand its result to [`Document::set_built_stage`]. `None` when the stage is
     /// built or cannot be.
-    #[allow(clippy::type_complexity)]
-    pub fn stage_builder(
-        &self,
-        i: usize,
-    ) -> Option<(
-        String,
-        impl FnOnce() -> Result<StageView, String> + Send + 'static,
-    )> {
+    pub fn stage_builder(&self, i: usize) -> Option<(String, StageBuildWork)> {
         let entry = self.stages.get(i)?.unbuilt.clone()?;
         let read = self.etrecord_reload.as_ref()?.stage.clone();
         let job_entry = entry.clone();
-        Some((entry, move || {
-            let graph = read(&job_entry)?;
-            Ok(build_stage(&job_entry, &graph))
-        }))
+        Some((
+            entry,
+            Box::new(move || {
+                let graph = read(&job_entry)?;
+                Ok(build_stage(&job_entry, &graph))
+            }),
+        ))
     }
 
     /// Puts a stage built by [`Document::stage_builder`] for ETRecord `entry` in place of its

@@ -93,6 +93,8 @@ pub struct DocView {
     /// A stage being built because it is shown (see `StageView::unbuilt`): its ETRecord entry
     /// and the worker's result.
     pub stage_build: Option<StageBuild>,
+    /// ETRecord entries whose stage could not be built (said once; not tried again).
+    pub stage_build_failed: Vec<String>,
 }
 
 /// A stage built on a worker thread: the ETRecord entry and the result.
@@ -109,6 +111,9 @@ fn start_stage_build(dv: &mut DocView, ctx: &egui::Context) {
     let Some((entry, build)) = dv.doc.stage_builder(dv.stage) else {
         return;
     };
+    if dv.stage_build_failed.contains(&entry) {
+        return;
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     let ctx = ctx.clone();
     std::thread::spawn(move || {
@@ -185,6 +190,7 @@ impl DocView {
             diff_error: None,
             replan: None,
             stage_build: None,
+            stage_build_failed: Vec::new(),
             budget: None,
             compare_plan: "best".into(),
             lowering: lowering::LoweringState::default(),
@@ -588,17 +594,10 @@ impl EtscopeApp {
                             }
                         }
                         Err(e) => {
-                            // shown once; the stage says it is not built
+                            // said once; the stage stays unbuilt and says it could not be built
                             self.messages
                                 .push(format!("building the stage {entry}: {e}"));
-                            if let Some(s) = dv
-                                .doc
-                                .stages
-                                .iter_mut()
-                                .find(|s| s.unbuilt.as_deref() == Some(entry.as_str()))
-                            {
-                                s.unbuilt = None;
-                            }
+                            dv.stage_build_failed.push(entry);
                         }
                     }
                 }

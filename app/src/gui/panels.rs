@@ -395,6 +395,9 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         let label = match (st.pass, &st.unbuilt) {
             (Some(pass), _) => format!("pte + {pass}  ({} ops)", st.graph.op_count()),
+            (None, Some(entry)) if dv.stage_build_failed.contains(entry) => {
+                format!("{}  (could not be built)", st.name)
+            }
             (None, Some(_)) if dv.stage_build.is_some() && dv.stage == i => {
                 format!("{}  (building…)", st.name)
             }
@@ -569,12 +572,24 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             if dv.doc.stages[stage_index].unbuilt.is_some() {
                 ui.add_space(24.0);
                 ui.horizontal(|ui| {
+                    let stage = &dv.doc.stages[stage_index];
+                    let failed = stage
+                        .unbuilt
+                        .as_ref()
+                        .is_some_and(|e| dv.stage_build_failed.contains(e));
+                    if failed {
+                        ui.label(format!(
+                            "The stage {} could not be built (the message says why); the other stages are there.",
+                            stage.name
+                        ));
+                        return;
+                    }
                     if dv.stage_build.is_some() {
                         busy(ui);
                     }
                     ui.label(format!(
                         "Building the stage {} from the ETRecord (large stages are built when first shown)…",
-                        dv.doc.stages[stage_index].name
+                        stage.name
                     ));
                 });
                 return;
