@@ -291,8 +291,9 @@ pub struct EtrecordReload {
 /// Building a stage that waits ([`Document::stage_builder`]), on any thread.
 pub type StageBuildWork = Box<dyn FnOnce() -> Result<StageView, String> + Send>;
 
-/// Reads one stage's exported graph by its ETRecord entry name.
-pub type ReadStage = dyn Fn(&str) -> Result<ExportedGraph, String> + Send + Sync;
+/// Reads one stage's exported graph by its ETRecord entry name, refusing an entry whose size is
+/// not the one given (the size it had when the file was opened: the file changed since).
+pub type ReadStage = dyn Fn(&str, Option<u64>) -> Result<ExportedGraph, String> + Send + Sync;
 
 impl std::fmt::Debug for EtrecordReload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -445,6 +446,27 @@ pub fn prepare_etrecord_reader(
         stages,
         edge_modules,
     })
+}
+
+/// An ETRecord read again, refused when its entries (names and sizes) are not the ones read
+/// when it was opened: the file changed since.
+fn same_record(
+    read: Result<ETRecord, String>,
+    entries: &[etscope_core::formats::etrecord::Entry],
+) -> Result<ETRecord, String> {
+    let rec = read?;
+    let names = |es: &[etscope_core::formats::etrecord::Entry]| {
+        es.iter()
+            .map(|e| (e.name.clone(), e.size))
+            .collect::<Vec<_>>()
+    };
+    if names(&rec.entries) != names(entries) {
+        return Err(
+            "the ETRecord file changed since it was opened (its entries differ); open it again"
+                .into(),
+        );
+    }
+    Ok(rec)
 }
 
 /// A stage that waits to be built from ETRecord `entry`: an empty graph of its name.
@@ -680,11 +702,16 @@ impl Document {
     pub fn stage_builder(&self, i: usize) -> Option<(String, StageBuildWork)> {
         let entry = self.stages.get(i)?.unbuilt.clone()?;
         let read = self.etrecord_reload.as_ref()?.stage.clone();
+        let size = self
+            .etrecord
+            .as_ref()
+            .and_then(|r| r.entries.iter().find(|e| e.name == entry))
+            .map(|e| e.size);
         let job_entry = entry.clone();
         Some((
             entry,
             Box::new(move || {
-                let graph = read(&job_entry)?;
+                let graph = read(&job_entry, size)?;
                 Ok(build_stage(&job_entry, &graph))
             }),
         ))
@@ -713,7 +740,7 @@ impl Document {
             return Some(Ok(rec.clone()));
         }
         Some(match &self.etrecord_reload {
-            Some(reload) => (reload.whole)(),
+            Some(reload) => same_record((reload.whole)(), &rec.entries),
             None => Err("the ETRecord's graphs were released and it cannot be read again".into()),
         })
     }
@@ -726,9 +753,10 @@ impl Document {
         let rec = self.etrecord.as_ref()?;
         let held = (!rec.released).then(|| rec.clone());
         let reload = self.etrecord_reload.clone();
+        let entries = rec.entries.clone();
         Some(move || match (held, reload) {
             (Some(r), _) => Ok(r),
-            (None, Some(reload)) => (reload.whole)(),
+            (None, Some(reload)) => same_record((reload.whole)(), &entries),
             (None, None) => {
                 Err("the ETRecord's graphs were released and it cannot be read again".into())
             }

@@ -453,10 +453,11 @@ fn reload_of(path: &Path) -> etscope_viewer::document::EtrecordReload {
             etscope_core::formats::etrecord::ETRecord::parse(&read(&whole))
                 .map_err(|e| e.to_string())
         }),
-        stage: std::sync::Arc::new(move |entry| {
+        stage: std::sync::Arc::new(move |entry, size| {
             etscope_core::formats::etrecord::ETRecord::read_stage(
                 std::io::Cursor::new(read(&stage)),
                 entry,
+                size,
             )
             .map_err(|e| e.to_string())
         }),
@@ -573,4 +574,36 @@ fn a_float_edge_stage_waits_and_the_program_keeps_its_module_paths() {
     assert!(lazy.set_built_stage(&entry, build().expect("builds")));
     let whole = held.stages.iter().find(|s| s.name == "edge").expect("edge");
     assert_eq!(lazy.stages[edge].graph, whole.graph);
+}
+
+/// An ETRecord file replaced by another after it was opened: building a waiting stage and
+/// reading the record again are refused (the file changed), never a stage of another program.
+#[test]
+fn a_replaced_etrecord_file_is_refused_when_read_again() {
+    let dir = std::env::temp_dir().join(format!("etscope-viewer-replaced-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("model.etrecord");
+    std::fs::copy(tiny("model_int8_cortex_m55.etrecord"), &path).expect("copy");
+    let mut d = Document::from_program_bytes(
+        "model_int8_cortex_m55.pte",
+        read(&tiny("model_int8_cortex_m55.pte")),
+    )
+    .expect("program");
+    d.attach_etrecord_reader_releasing(
+        "model.etrecord",
+        std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
+        reload_of(&path),
+        0,
+    )
+    .expect("attaches");
+    std::fs::copy(tiny("model_fp32.etrecord"), &path).expect("replace");
+    let waiting = (0..d.stages.len())
+        .find(|&i| d.stages[i].unbuilt.is_some())
+        .expect("a waiting stage");
+    let (_, build) = d.stage_builder(waiting).expect("a builder");
+    let err = build().expect_err("refused");
+    assert!(err.contains("changed"), "{err}");
+    let err = d.whole_etrecord().expect("has one").expect_err("refused");
+    assert!(err.contains("changed"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

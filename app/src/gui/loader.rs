@@ -327,8 +327,8 @@ fn reload_from(path: &Path) -> EtrecordReload {
             etscope_core::formats::etrecord::ETRecord::parse_reader(open(&whole_path)?)
                 .map_err(|e| format!("{}: {e}", whole_path.display()))
         }),
-        stage: std::sync::Arc::new(move |entry| {
-            etscope_core::formats::etrecord::ETRecord::read_stage(open(&stage_path)?, entry)
+        stage: std::sync::Arc::new(move |entry, size| {
+            etscope_core::formats::etrecord::ETRecord::read_stage(open(&stage_path)?, entry, size)
                 .map_err(|e| format!("{}: {e}", stage_path.display()))
         }),
     }

@@ -139,11 +139,26 @@ impl ETRecord {
 
     /// Reads one stage's exported graph (`entry`: a name from [`ETRecord::stages`]) from the
     /// ETRecord zip, reading no other entry: building a stage on demand after a releasing read.
-    pub fn read_stage(reader: impl Read + std::io::Seek, entry: &str) -> Result<ExportedGraph> {
+    /// With `expected_size` (the entry's size when the file was first read), an entry of another
+    /// size is refused: the file changed since.
+    pub fn read_stage(
+        reader: impl Read + std::io::Seek,
+        entry: &str,
+        expected_size: Option<u64>,
+    ) -> Result<ExportedGraph> {
         let mut zip = zip::ZipArchive::new(reader).map_err(zip_err)?;
         let f = zip
             .by_name(entry)
             .map_err(|e| Error::Zip(format!("entry {entry}: {e}")))?;
+        if let Some(expected) = expected_size.filter(|&e| e != f.size()) {
+            return Err(Error::invalid(
+                format!("ETRecord entry {entry}"),
+                format!(
+                    "{} bytes now, {expected} when the file was opened: the file changed since; open it again",
+                    f.size()
+                ),
+            ));
+        }
         if f.size() > MAX_ENTRY_BYTES {
             return Err(Error::TooLarge {
                 what: format!("ETRecord entry {entry}"),
