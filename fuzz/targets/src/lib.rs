@@ -105,10 +105,22 @@ pub fn bpte(data: &[u8]) {
     }
 }
 
-/// An ETRecord archive: its JSON programs, pickled weights and every stage's IR and layout.
+/// An ETRecord archive: its JSON programs, pickled weights and every stage's IR and layout;
+/// read releasing as the window reads a file (every stage waiting), then each stage read again
+/// from its own entry as the window builds a stage when it is shown.
 pub fn etrecord(data: &[u8]) {
-    if ETRecord::parse(data).is_ok() {
+    if let Ok(rec) = ETRecord::parse(data) {
         let _ = Document::from_etrecord_bytes("fuzz.etrecord", data);
+        let _ = etscope_viewer::document::prepare_etrecord_reader(
+            "fuzz.etrecord",
+            std::io::Cursor::new(data),
+            0,
+        );
+        for st in &rec.stages {
+            if let Ok(g) = ETRecord::read_stage(std::io::Cursor::new(data), &st.name, None) {
+                let _ = etscope_viewer::document::build_stage(&st.name, &g);
+            }
+        }
     }
 }
 
