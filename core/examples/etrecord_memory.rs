@@ -1,5 +1,7 @@
 //! Peak and current resident memory while an ETRecord is read and its stages become IR graphs
-//! (Linux: /proc/self/status). `cargo run --release -p etscope-core --example etrecord_memory -- FILE`
+//! (Linux: /proc/self/status), and each IR graph's heap by field (nodes, values, arguments,
+//! shared module stacks and traces counted once): where a large model's stage memory goes.
+//! `cargo run --release -p etscope-core --example etrecord_memory -- FILE`
 
 fn rss() -> String {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
