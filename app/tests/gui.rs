@@ -1086,6 +1086,20 @@ fn lower_for_adds_every_pass_as_a_stage_and_the_last_equals_the_program() {
     }
 }
 
+/// Clicks the waiting "exported" stage in the Stages list and steps until its build has ended
+/// (built or failed) and the result is drawn.
+fn show_the_waiting_exported_stage(harness: &mut Harness<'static, EtscopeApp>) {
+    harness.get_by_label("exported  (built when shown)").click();
+    harness.run_steps(2);
+    step_while(
+        harness,
+        |app| app.docs[app.active].stage_build.is_some(),
+        30,
+        "the stage's build did not end",
+    );
+    harness.run_steps(3);
+}
+
 /// A stage above the eager size waits in the Stages list ("built when shown"); shown, it is
 /// built on a worker and drawn, equal to the stage an eager load builds.
 #[test]
@@ -1110,15 +1124,7 @@ fn a_large_stage_is_built_when_first_shown() {
     };
     let i = stage_of(harness.state());
     assert!(harness.state().docs[0].doc.stages[i].unbuilt.is_some());
-    harness.get_by_label("exported  (built when shown)").click();
-    harness.run_steps(2);
-    step_while(
-        &mut harness,
-        |app| app.docs[app.active].stage_build.is_some(),
-        30,
-        "the stage was not built",
-    );
-    harness.run_steps(3);
+    show_the_waiting_exported_stage(&mut harness);
     let app = harness.state();
     let dv = &app.docs[app.active];
     assert_eq!(dv.stage, i);
@@ -1152,15 +1158,7 @@ fn a_waiting_stage_whose_etrecord_vanished_is_reported() {
         ..StartOptions::default()
     });
     std::fs::remove_file(dir.join("model_int8_cortex_m55.etrecord")).expect("remove");
-    harness.get_by_label("exported  (built when shown)").click();
-    harness.run_steps(2);
-    step_while(
-        &mut harness,
-        |app| app.docs[app.active].stage_build.is_some(),
-        30,
-        "the build did not end",
-    );
-    harness.run_steps(3);
+    show_the_waiting_exported_stage(&mut harness);
     let app = harness.state();
     assert!(
         app.messages

@@ -223,14 +223,7 @@ fn runnable_programs() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
             vec![fx.join("tiny_conv_relu_linear/input.npy")],
         ));
     }
-    for m in [
-        "audio_gru",
-        "unet",
-        "transformer",
-        "embedder",
-        "resnet",
-        "inception",
-    ] {
+    for m in common::MADE_MODELS {
         for v in ["model_fp32", "model_int8_cortex_m55_default"] {
             programs.push((
                 fx.join(format!("models/{m}/{v}.pte")),

@@ -17,22 +17,13 @@ use etscope_core::formats::npy::read_npy;
 use etscope_core::formats::pte::Program;
 use etscope_core::runtime::{Runtime, Target};
 
-const MODELS: [&str; 6] = [
-    "audio_gru",
-    "unet",
-    "transformer",
-    "embedder",
-    "resnet",
-    "inception",
-];
-
 fn dir(name: &str) -> PathBuf {
     common::fixtures().join("models").join(name)
 }
 
 #[test]
 fn fp32_programs_compute_what_executorchs_runtime_computes() {
-    for name in MODELS {
+    for name in common::MADE_MODELS {
         let d = dir(name);
         let program = Program::parse(common::read(&d.join("model_fp32.pte"))).expect("program");
         let input = read_npy(&common::read(&d.join("input.npy"))).expect("input");
@@ -58,7 +49,7 @@ fn fp32_programs_compute_what_executorchs_runtime_computes() {
 #[test]
 fn cortex_m_programs_show_no_divergence_and_a_negated_op_is_found() {
     let mut checked = 0;
-    for name in MODELS {
+    for name in common::MADE_MODELS {
         let d = dir(name);
         // both flows: the explicit one's `_nhwc` operators compute in NHWC between layout
         // permutes, and the diff reads each tensor's layout from the program

@@ -687,12 +687,7 @@ impl Document {
         eager_nodes: usize,
     ) -> Result<(), OpenError> {
         let prepared = prepare_etrecord_reader(name, reader, eager_nodes)?;
-        self.check_etrecord(name, &prepared.rec)?;
-        self.revision += 1;
-        self.apply_prepared_etrecord(prepared);
-        self.etrecord_reload = Some(reload);
-        self.files.push(name.to_string());
-        Ok(())
+        self.attach_prepared_etrecord(prepared, Some(reload))
     }
 
     /// Builds stage `i` if it waits to be built ([`StageView::unbuilt`]): the ETRecord entry and
@@ -718,18 +713,16 @@ impl Document {
     }
 
     /// Puts a stage built by [`Document::stage_builder`] for ETRecord `entry` in place of its
-    /// placeholder (found by entry: the stages may have changed meanwhile). Whether it was taken.
-    pub fn set_built_stage(&mut self, entry: &str, view: StageView) -> bool {
-        let Some(slot) = self
+    /// placeholder (found by entry: the stages may have changed meanwhile). The stage's index,
+    /// when it was taken.
+    pub fn set_built_stage(&mut self, entry: &str, view: StageView) -> Option<usize> {
+        let i = self
             .stages
-            .iter_mut()
-            .find(|s| s.unbuilt.as_deref() == Some(entry))
-        else {
-            return false;
-        };
-        *slot = view;
+            .iter()
+            .position(|s| s.unbuilt.as_deref() == Some(entry))?;
+        self.stages[i] = view;
         self.revision += 1;
-        true
+        Some(i)
     }
 
     /// The ETRecord with its stage graphs, for work that runs or lowers them: the one held, or

@@ -396,21 +396,11 @@ fn an_etrecord_read_releasing_gives_the_stages_of_one_held_whole() {
         "model_int8_cortex_m55.pte",
         "model_int8_cortex_m55.etrecord",
     ]);
-    let mut streamed = Document::from_program_bytes(
+    let streamed = with_etrecord_file(
         "model_int8_cortex_m55.pte",
-        read(&tiny("model_int8_cortex_m55.pte")),
-    )
-    .expect("program");
-    let path = tiny("model_int8_cortex_m55.etrecord");
-    let reload_path = path.clone();
-    streamed
-        .attach_etrecord_reader_releasing(
-            "model_int8_cortex_m55.etrecord",
-            std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
-            reload_of(&reload_path),
-            etscope_viewer::document::EAGER_STAGE_NODES,
-        )
-        .expect("attaches");
+        &tiny("model_int8_cortex_m55.etrecord"),
+        etscope_viewer::document::EAGER_STAGE_NODES,
+    );
     let shape = |d: &Document| -> Vec<(String, usize, usize)> {
         d.stages
             .iter()
@@ -445,6 +435,24 @@ fn an_etrecord_read_releasing_gives_the_stages_of_one_held_whole() {
     );
 }
 
+/// The tiny fixture program `pte` with the ETRecord at `etrecord` attached from its file as the
+/// window attaches one (releasing as it reads; stages above `eager_nodes` nodes wait).
+fn with_etrecord_file(pte: &str, etrecord: &Path, eager_nodes: usize) -> Document {
+    let mut d = Document::from_program_bytes(pte, read(&tiny(pte))).expect("program");
+    let name = etrecord
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .expect("a file name");
+    d.attach_etrecord_reader_releasing(
+        &name,
+        std::io::BufReader::new(std::fs::File::open(etrecord).expect("file")),
+        reload_of(etrecord),
+        eager_nodes,
+    )
+    .expect("attaches");
+    d
+}
+
 /// Reads the ETRecord at `path` again (whole, or one stage), as the app's loader does.
 fn reload_of(path: &Path) -> etscope_viewer::document::EtrecordReload {
     let (whole, stage) = (path.to_path_buf(), path.to_path_buf());
@@ -473,19 +481,11 @@ fn large_stages_wait_until_shown_and_then_equal_the_whole_read() {
         "model_int8_cortex_m55.pte",
         "model_int8_cortex_m55.etrecord",
     ]);
-    let mut lazy = Document::from_program_bytes(
+    let mut lazy = with_etrecord_file(
         "model_int8_cortex_m55.pte",
-        read(&tiny("model_int8_cortex_m55.pte")),
-    )
-    .expect("program");
-    let path = tiny("model_int8_cortex_m55.etrecord");
-    lazy.attach_etrecord_reader_releasing(
-        "model_int8_cortex_m55.etrecord",
-        std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
-        reload_of(&path),
+        &tiny("model_int8_cortex_m55.etrecord"),
         0,
-    )
-    .expect("attaches");
+    );
     let waiting: Vec<usize> = (0..lazy.stages.len())
         .filter(|&i| lazy.stages[i].unbuilt.is_some())
         .collect();
@@ -510,7 +510,7 @@ fn large_stages_wait_until_shown_and_then_equal_the_whole_read() {
         assert_eq!(lazy.stages[i].graph.op_count(), 0);
         let (entry, build) = lazy.stage_builder(i).expect("a builder");
         let view = build().expect("builds");
-        assert!(lazy.set_built_stage(&entry, view));
+        assert_eq!(lazy.set_built_stage(&entry, view), Some(i));
         assert!(lazy.stage_builder(i).is_none(), "built once");
         let whole = held
             .stages
@@ -528,16 +528,7 @@ fn large_stages_wait_until_shown_and_then_equal_the_whole_read() {
 #[test]
 fn a_float_edge_stage_waits_and_the_program_keeps_its_module_paths() {
     let held = doc(&["model_fp32.pte", "model_fp32.etrecord"]);
-    let mut lazy = Document::from_program_bytes("model_fp32.pte", read(&tiny("model_fp32.pte")))
-        .expect("program");
-    let path = tiny("model_fp32.etrecord");
-    lazy.attach_etrecord_reader_releasing(
-        "model_fp32.etrecord",
-        std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
-        reload_of(&path),
-        0,
-    )
-    .expect("attaches");
+    let mut lazy = with_etrecord_file("model_fp32.pte", &tiny("model_fp32.etrecord"), 0);
     let edge = lazy
         .stages
         .iter()
@@ -571,7 +562,10 @@ fn a_float_edge_stage_waits_and_the_program_keeps_its_module_paths() {
     };
     assert_eq!(groups(&lazy), groups(&held));
     let (entry, build) = lazy.stage_builder(edge).expect("a builder");
-    assert!(lazy.set_built_stage(&entry, build().expect("builds")));
+    assert_eq!(
+        lazy.set_built_stage(&entry, build().expect("builds")),
+        Some(edge)
+    );
     let whole = held.stages.iter().find(|s| s.name == "edge").expect("edge");
     assert_eq!(lazy.stages[edge].graph, whole.graph);
 }
@@ -584,18 +578,7 @@ fn a_replaced_etrecord_file_is_refused_when_read_again() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("model.etrecord");
     std::fs::copy(tiny("model_int8_cortex_m55.etrecord"), &path).expect("copy");
-    let mut d = Document::from_program_bytes(
-        "model_int8_cortex_m55.pte",
-        read(&tiny("model_int8_cortex_m55.pte")),
-    )
-    .expect("program");
-    d.attach_etrecord_reader_releasing(
-        "model.etrecord",
-        std::io::BufReader::new(std::fs::File::open(&path).expect("file")),
-        reload_of(&path),
-        0,
-    )
-    .expect("attaches");
+    let d = with_etrecord_file("model_int8_cortex_m55.pte", &path, 0);
     std::fs::copy(tiny("model_fp32.etrecord"), &path).expect("replace");
     let waiting = (0..d.stages.len())
         .find(|&i| d.stages[i].unbuilt.is_some())

@@ -582,15 +582,8 @@ impl EtscopeApp {
                     dv.stage_build = None;
                     match result {
                         Ok(view) => {
-                            if let Some(i) = dv
-                                .doc
-                                .stages
-                                .iter()
-                                .position(|s| s.unbuilt.as_deref() == Some(entry.as_str()))
-                            {
-                                if dv.doc.set_built_stage(&entry, view) {
-                                    dv.views[i] = GraphView::default();
-                                }
+                            if let Some(i) = dv.doc.set_built_stage(&entry, view) {
+                                dv.views[i] = GraphView::default();
                             }
                         }
                         Err(e) => {

@@ -4,6 +4,17 @@
 
 use std::path::{Path, PathBuf};
 
+/// The models made with ExecuTorch's exporter for what the reference set lacks
+/// (`tests/fixtures/models/<name>/`, `tests/fixtures/tools/make_models.py`).
+pub const MADE_MODELS: [&str; 6] = [
+    "audio_gru",
+    "unet",
+    "transformer",
+    "embedder",
+    "resnet",
+    "inception",
+];
+
 /// `tests/fixtures/` at the workspace root.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
