@@ -1175,3 +1175,30 @@ fn a_waiting_stage_whose_etrecord_vanished_is_reported() {
     harness.run_steps(2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program opened with an ETRecord that cannot be read (damaged inside): the program stays on
+/// screen and the ETRecord is one error line naming it (the preview was dropped with it before).
+#[test]
+fn a_program_with_a_damaged_etrecord_stays_and_the_etrecord_is_named() {
+    let dir = std::env::temp_dir().join(format!("etscope-gui-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::copy(tiny("model_int8_cortex_m55.pte"), dir.join("model.pte")).expect("copy");
+    let mut bytes = std::fs::read(tiny("model_int8_cortex_m55.etrecord")).expect("etrecord");
+    let at = bytes.len() / 3;
+    bytes[at..at + 200].fill(b'x');
+    std::fs::write(dir.join("model.etrecord"), &bytes).expect("write");
+    let harness = app_starting(StartOptions {
+        files: vec![dir.join("model.pte"), dir.join("model.etrecord")],
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    let app = harness.state();
+    assert_eq!(app.docs.len(), 1, "the program stays");
+    assert!(app.docs[0].doc.program.is_some() && app.docs[0].doc.etrecord.is_none());
+    assert!(
+        app.messages.iter().any(|m| m.contains("model.etrecord")),
+        "{:?}",
+        app.messages
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

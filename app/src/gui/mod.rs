@@ -509,8 +509,10 @@ impl EtscopeApp {
             }
         }
         if let Some((mut documents, pending, mut errors)) = done {
-            if !pending.is_empty() {
-                // the files read for the previews are attached to them here, not to a copy
+            if self.docs.iter().any(|dv| dv.preview) {
+                // the previews are the job's programs: the files read for them are attached to
+                // them here, not to a copy, and they stay when none could be (an ETRecord that
+                // failed to read is an error line, never the program gone)
                 let mut shown: Vec<Document> = self
                     .docs
                     .iter_mut()
