@@ -1388,3 +1388,98 @@ fn run_calls_carry_a_programs_state_to_the_next_call() {
     );
     let _ = std::fs::remove_dir_all(out);
 }
+
+fn training(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/training")
+        .join(name)
+}
+
+#[test]
+fn run_picks_forward_by_default_and_any_method_by_name() {
+    let dir = training("xor_external");
+    let pte = dir.join("model.pte");
+    let (x, label) = (dir.join("input_0.npy"), dir.join("input_1.npy"));
+    // forward, although the training metadata methods sort before it; its .ptd found beside it
+    let out = json(&[
+        "run",
+        p(&pte),
+        "--input",
+        p(&x),
+        "--input",
+        p(&label),
+        "--json",
+    ]);
+    let rows = out["outputs"].as_array().expect("outputs");
+    assert_eq!(rows.len(), 10, "{out}");
+    let loss: f64 = {
+        let want = etscope_core::formats::npy::read_npy(
+            &std::fs::read(dir.join("call_0_output_0.npy")).expect("npy"),
+        )
+        .expect("npy");
+        want.to_f64().expect("numeric")[0]
+    };
+    let got = rows[0]["stats"]["mean"].as_f64().expect("mean");
+    assert!(
+        (got - loss).abs() <= 1e-6 * (1.0 + loss.abs()),
+        "{got} vs {loss}"
+    );
+    // a metadata method returns the parameters' names
+    let out = json(&[
+        "run",
+        p(&pte),
+        "--method",
+        "__et_training_fqn_forward",
+        "--json",
+    ]);
+    let texts: Vec<&str> = out["outputs"]
+        .as_array()
+        .expect("outputs")
+        .iter()
+        .map(|r| r["text"].as_str().expect("a text output"))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "linear.weight",
+            "linear.bias",
+            "linear2.weight",
+            "linear2.bias"
+        ]
+    );
+    let table = etscope(&["run", p(&pte), "--method", "__et_training_fqn_forward"]);
+    assert!(table.status.success());
+    assert!(String::from_utf8_lossy(&table.stdout).contains("\"linear2.bias\""));
+    // an unknown method is named with the ones there are
+    let bad = etscope(&["run", p(&pte), "--method", "backward"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("\"backward\"") && err.contains("__et_training_parameters_index_forward"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_training_program_whose_backward_etscope_lacks_is_refused_naming_the_operator() {
+    let dir = training("conv");
+    let out = etscope(&[
+        "run",
+        p(&dir.join("model.pte")),
+        "--input",
+        p(&dir.join("input_0.npy")),
+        "--input",
+        p(&dir.join("input_1.npy")),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("aten::convolution_backward") && err.contains("model.pte"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no output may be printed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -503,6 +503,9 @@ pub enum BoardImageError {
     Input { index: usize, detail: String },
     #[error("the program has no plan {0}")]
     NoPlan(usize),
+    /// A program feature the firmware does not implement (see [`crate::runtime::support`]).
+    #[error("the program uses {0}, which the board firmware does not implement; it is refused rather than run on a guess")]
+    Feature(String),
     #[error("the image would take {0} bytes, more than the board's {MAX_BOARD_BYTES}")]
     TooLarge(usize),
 }
@@ -887,6 +890,20 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
         .plans
         .get(plan_index)
         .ok_or(BoardImageError::NoPlan(plan_index))?;
+    if let Some(feature) = crate::runtime::support::unimplemented_feature(plan) {
+        return Err(BoardImageError::Feature(feature));
+    }
+    // the firmware's arenas start at zero: a planned tensor the program gives initial data
+    // (a training program's parameters, a buffer's initial state) would start wrong
+    if let Some(v) = plan
+        .values
+        .iter()
+        .position(|v| v.as_tensor().is_some_and(|t| t.has_initial_data()))
+    {
+        return Err(BoardImageError::Feature(format!(
+            "a planned tensor with initial data (value {v})"
+        )));
+    }
     for (i, ins) in plan.main_instructions().iter().enumerate() {
         match ins {
             Instruction::KernelCall { op_index, args } => {
@@ -1001,5 +1018,18 @@ mod tests {
         let data = [0u8, 1, 2, 3];
         let out = to_storage_order(&data, 1, &[1, 2, 1, 2], &[0, 2, 3, 1]);
         assert_eq!(out, vec![0, 2, 1, 3]);
+    }
+
+    #[test]
+    fn a_planned_tensor_with_initial_data_is_refused_for_the_board() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/training/initialized_buffer/model.pte"
+        );
+        let program = Program::parse(std::fs::read(path).expect("fixture")).expect("parses");
+        let err = check_supported(&program, program.default_plan_index())
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains("planned tensor with initial data"), "{err}");
     }
 }

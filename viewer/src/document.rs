@@ -510,9 +510,11 @@ impl Document {
                 })
             }
         };
-        let graph = graph_from_plan(&program, 0).ok_or_else(|| OpenError::Mismatch {
-            name: name.into(),
-            detail: "the program has no execution plan".into(),
+        let graph = graph_from_plan(&program, program.default_plan_index()).ok_or_else(|| {
+            OpenError::Mismatch {
+                name: name.into(),
+                detail: "the program has no execution plan".into(),
+            }
         })?;
         let memory = derive(&graph);
         let mut doc = Document {
@@ -643,7 +645,7 @@ impl Document {
                 if let Some(want) = self
                     .program
                     .as_ref()
-                    .and_then(|p| p.plans.first())
+                    .and_then(|p| p.default_plan())
                     .and_then(|pl| pl.inputs.first().and_then(|&i| pl.tensor(i)))
                 {
                     let shape: Vec<usize> = want.sizes.iter().map(|&s| s.max(0) as usize).collect();
@@ -765,7 +767,7 @@ impl Document {
 
     /// Whether an ETRecord belongs to this document's program (ExecuTorch's identity checks).
     fn check_etrecord(&self, name: &str, rec: &ETRecord) -> Result<(), OpenError> {
-        if let Some(plan) = self.program.as_ref().and_then(|p| p.plans.first()) {
+        if let Some(plan) = self.program.as_ref().and_then(|p| p.default_plan()) {
             etscope_core::analysis::identity::check_etrecord(plan, rec).map_err(|e| {
                 OpenError::Mismatch {
                     name: name.into(),
@@ -846,7 +848,7 @@ impl Document {
     }
 
     fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {
-        let plan = self.program.as_ref().and_then(|p| p.plans.first());
+        let plan = self.program.as_ref().and_then(|p| p.default_plan());
         if let Some(plan) = plan {
             etscope_core::analysis::identity::check_etdump(plan, &dump).map_err(|e| {
                 OpenError::Mismatch {

@@ -143,7 +143,7 @@ pub fn inspector_ui(
                 ui.end_row();
             }
         });
-    if let (Some(iid), Some(plan)) = (n.instruction_id, program.and_then(|p| p.plans.first())) {
+    if let (Some(iid), Some(plan)) = (n.instruction_id, program.and_then(|p| p.default_plan())) {
         let device = device
             .or_else(|| program.map(|p| etscope_core::runtime::Device::for_program(p, 0)))
             .unwrap_or_default();
@@ -158,7 +158,7 @@ pub fn inspector_ui(
         }
     }
     if let (Some(d), Some(p)) = (n.delegate, program) {
-        if let Some(del) = p.plans.first().and_then(|plan| plan.delegates.get(d)) {
+        if let Some(del) = p.default_plan().and_then(|plan| plan.delegates.get(d)) {
             CollapsingHeader::new("delegate")
                 .default_open(true)
                 .show(ui, |ui| {

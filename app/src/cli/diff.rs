@@ -52,7 +52,7 @@ fn program_and_record(
     // a neighbour found by name that cannot be read, or belongs to another program, is a
     // warning: the program is compared without it
     let rec = load::etrecord(&sibling).and_then(|rec| {
-        if let Some(plan) = program.plans.first() {
+        if let Some(plan) = program.default_plan() {
             load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
         }
         Ok(rec)
@@ -101,7 +101,7 @@ fn source(
             let graph = program_graph(&program, rec.as_ref().map(|(r, _)| r))
                 .ok_or_else(|| anyhow!("{}: no execution plan", pte.display()))?;
             let dump = load::etdump(d)?;
-            if let Some(plan) = program.plans.first() {
+            if let Some(plan) = program.default_plan() {
                 load::ensure_etdump_fits(plan, &dump, d, pte)?;
             }
             let buf = load::bytes(b)?;

@@ -244,6 +244,7 @@ pub enum Command {
         /// instructions, `node_<id>.npy` for a stage's nodes) here.
         #[arg(long)]
         dump: Option<PathBuf>,
+        /// The method to run, by name (default: `forward`, else the program's first method).
         #[arg(long)]
         method: Option<String>,
         #[command(flatten)]
@@ -552,7 +553,10 @@ fn pick_plan<'a>(
 ) -> Result<(usize, &'a etscope_core::formats::pte::ExecutionPlan)> {
     let found = match method {
         Some(m) => program.plans.iter().enumerate().find(|(_, p)| p.name == m),
-        None => program.plans.iter().enumerate().next(),
+        None => {
+            let i = program.default_plan_index();
+            program.plans.get(i).map(|p| (i, p))
+        }
     };
     found.ok_or_else(|| {
         let names: Vec<&str> = program.plans.iter().map(|p| p.name.as_str()).collect();

@@ -120,7 +120,7 @@ pub fn open_target(args: &TargetArgs) -> Result<TargetSource> {
 }
 
 fn live_table(recorder: &Recorder, program: &Program, clear: bool) {
-    let Some(plan) = program.plans.first() else {
+    let Some(plan) = program.default_plan() else {
         return;
     };
     let (dump, _) = recorder.live().to_etdump(plan);

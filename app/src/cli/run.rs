@@ -245,7 +245,11 @@ pub fn run(
         .enumerate()
         .map(|(k, o)| {
             let d = o.to_data();
-            json!({"output": k, "dtype": d.dtype.short_name(), "shape": d.shape, "stats": d.stats().ok()})
+            match result.texts.get(k).cloned().flatten() {
+                // a string the method returns (a training program's parameter names)
+                Some(text) => json!({"output": k, "dtype": "str", "shape": [], "text": text}),
+                None => json!({"output": k, "dtype": d.dtype.short_name(), "shape": d.shape, "stats": d.stats().ok()}),
+            }
         })
         .collect();
     if as_json {
@@ -261,6 +265,17 @@ pub fn run(
     for r in &rows {
         let s = &r["stats"];
         let num = |k: &str| s[k].as_f64().map(|x| format!("{x:.6}")).unwrap_or_default();
+        if let Some(text) = r["text"].as_str() {
+            t.row(vec![
+                r["output"].to_string(),
+                "str".into(),
+                format!("{text:?}"),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+            continue;
+        }
         t.row(vec![
             r["output"].to_string(),
             r["dtype"].as_str().unwrap_or("").into(),

@@ -20,7 +20,7 @@ pub fn run(
     let d = load::etdump(etdump)?;
     let buf = load::bytes(buffer)?;
     let program = pte.map(load::program).transpose()?;
-    let plan = program.as_ref().and_then(|p| p.plans.first());
+    let plan = program.as_ref().and_then(|p| p.default_plan());
     if let (Some(plan), Some(pte)) = (plan, pte) {
         load::ensure_etdump_fits(plan, &d, etdump, pte)?;
     }

@@ -178,7 +178,7 @@ fn locate(elf: Option<&PathBuf>) -> Result<Locate, String> {
 }
 
 fn snapshot(recorder: &Recorder, program: &Program) -> Option<LiveSnapshot> {
-    let plan = program.plans.first()?;
+    let plan = program.default_plan()?;
     let (etdump, debug_buffer) = recorder.live().to_etdump(plan);
     let profile = profile(&etdump, Some(plan));
     let captured = if debug_buffer.is_empty() {

@@ -25,10 +25,10 @@ pub enum SourceError {
     Run(String),
 }
 
-/// Plan 0's graph, with `etrecord`'s debug handles, and the module paths and quantization
+/// The default plan's graph ([`Program::default_plan_index`]), with `etrecord`'s debug handles, and the module paths and quantization
 /// parameters of its `edge` stage, where given.
 pub fn program_graph(program: &Program, etrecord: Option<&ETRecord>) -> Option<Graph> {
-    let mut graph = graph_from_plan(program, 0)?;
+    let mut graph = graph_from_plan(program, program.default_plan_index())?;
     if let Some(rec) = etrecord {
         if let Some(map) = rec.debug_handle_map.get(&graph.method) {
             graph.attach_debug_handles(map);

@@ -19,9 +19,9 @@ pub struct Weighted {
     pub sums: Option<Range<usize>>,
 }
 
-/// The weighted instructions of plan 0, in order.
+/// The weighted instructions of the default plan, in order.
 pub fn weighted(program: &Program) -> Vec<Weighted> {
-    let Some(plan) = program.plans.first() else {
+    let Some(plan) = program.default_plan() else {
         return Vec::new();
     };
     let base = program.bytes().as_ptr() as usize;
@@ -80,14 +80,18 @@ pub fn break_op(program: &Program, instruction: usize) -> Result<Vec<u8>> {
             )
         })?;
     // float weights flip their sign bit, integer ones are negated
-    let float = program.plans[0]
+    // `weighted` found the instruction, so the program has its default plan
+    let plan = program
+        .default_plan()
+        .ok_or_else(|| Error::invalid("fault injection", "the program has no execution plan"))?;
+    let float = plan
         .main_instructions()
         .get(instruction)
         .and_then(|ins| match ins {
             Instruction::KernelCall { args, .. } => args.get(1),
             _ => None,
         })
-        .and_then(|&a| program.plans[0].values.get(a))
+        .and_then(|&a| plan.values.get(a))
         .is_some_and(
             |v| matches!(v, EValue::Tensor(t) if t.scalar_type == crate::ScalarType::Float),
         );

@@ -8,6 +8,10 @@ pub enum RuntimeError {
     /// The program uses an operator this runtime does not implement.
     #[error("instruction {instruction}: operator {op} is not implemented by etscope's runtime")]
     UnsupportedOp { op: String, instruction: usize },
+    /// The program uses a feature of the format this runtime does not implement: refused
+    /// before the run rather than run on a guess.
+    #[error("method {method}: the program uses {feature}, which etscope's runtime does not implement; it is refused rather than run on a guess")]
+    Unimplemented { method: String, feature: String },
     /// A delegate blob can only run on its backend.
     #[error("instruction {instruction}: delegate {backend} cannot run on the host (its blob is backend code)")]
     Delegate { backend: String, instruction: usize },

@@ -289,11 +289,14 @@ pub fn program_differences(
     b: &crate::formats::pte::Program,
 ) -> Vec<String> {
     use crate::ir::from_pte::graph_from_plan;
-    let (Some(ga), Some(gb)) = (graph_from_plan(a, 0), graph_from_plan(b, 0)) else {
+    let (Some(ga), Some(gb)) = (
+        graph_from_plan(a, a.default_plan_index()),
+        graph_from_plan(b, b.default_plan_index()),
+    ) else {
         return vec!["a program has no execution plan".into()];
     };
-    let ca = |v: ValueId| program_constant(a, 0, v);
-    let cb = |v: ValueId| program_constant(b, 0, v);
+    let ca = |v: ValueId| program_constant(a, a.default_plan_index(), v);
+    let cb = |v: ValueId| program_constant(b, b.default_plan_index(), v);
     differences(
         &Side {
             graph: &ga,

@@ -13,6 +13,7 @@
 
 mod prepare;
 pub mod stage;
+pub mod support;
 pub mod verify;
 
 use std::sync::Arc;
@@ -43,7 +44,12 @@ pub struct Captured {
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub struct RunResult {
+    /// The method's outputs in order; a string output is its UTF-8 bytes (a `uint8` vector),
+    /// with the text in [`RunResult::texts`].
     pub outputs: Vec<HostTensor>,
+    /// Per output, its text when the method returns a string (a training program's
+    /// `__et_training_fqn_*` methods return parameter names).
+    pub texts: Vec<Option<String>>,
     /// Per executed node, when capture was requested.
     pub captured: Vec<Captured>,
 }
@@ -124,6 +130,8 @@ pub struct Runtime {
     /// Arena placement of each planned tensor value (views share their source's).
     placements: Vec<Option<Placement>>,
     arena_sizes: Vec<u64>,
+    /// Planned tensors that start from the program's data (stored into fresh arenas).
+    seeded: Vec<usize>,
 }
 
 fn program_err(e: impl std::fmt::Display) -> RuntimeError {
@@ -298,8 +306,23 @@ impl Runtime {
         inputs: &[TensorData],
         options: RunOptions,
     ) -> Result<RunResult, RuntimeError> {
-        let mut state = self.fresh_state(&options);
-        self.run_call(&mut state, inputs, &options)
+        self.run_keeping_state(inputs, &options).0
+    }
+
+    /// [`Runtime::run_with`]'s whole body: one call from a freshly loaded method, handing back
+    /// the memory the call leaves (what the tests look into).
+    fn run_keeping_state(
+        &self,
+        inputs: &[TensorData],
+        options: &RunOptions,
+    ) -> (Result<RunResult, RuntimeError>, Option<CallState>) {
+        match self.fresh_state(options) {
+            Ok(mut state) => {
+                let result = self.run_call(&mut state, inputs, options);
+                (result, Some(state))
+            }
+            Err(e) => (Err(e), None),
+        }
     }
 
     /// Executes the method once per entry of `calls` (each its inputs), as ExecuTorch's runtime
@@ -311,24 +334,29 @@ impl Runtime {
         calls: &[Vec<TensorData>],
         options: RunOptions,
     ) -> Result<Vec<RunResult>, RuntimeError> {
-        let mut state = self.fresh_state(&options);
+        let mut state = self.fresh_state(&options)?;
         calls
             .iter()
             .map(|inputs| self.run_call(&mut state, inputs, &options))
             .collect()
     }
 
-    /// The memory of a method just loaded: the initial values, zeroed arenas.
-    fn fresh_state(&self, options: &RunOptions) -> CallState {
-        CallState {
-            values: self.initial.clone(),
-            arenas: options.in_arenas.then(|| {
-                self.arena_sizes
-                    .iter()
-                    .map(|&s| vec![0u8; s as usize])
-                    .collect()
-            }),
-        }
+    /// The memory of a method just loaded: the initial values; for arena runs, arenas that are
+    /// zero but for the planned tensors the program gives initial data.
+    fn fresh_state(&self, options: &RunOptions) -> Result<CallState, RuntimeError> {
+        let values = self.initial.clone();
+        let arenas = if options.in_arenas {
+            let mut arenas: Vec<Vec<u8>> = self
+                .arena_sizes
+                .iter()
+                .map(|&s| vec![0u8; s as usize])
+                .collect();
+            self.store(&mut arenas, &values, &self.seeded)?;
+            Some(arenas)
+        } else {
+            None
+        };
+        Ok(CallState { values, arenas })
     }
 
     /// One call from `state`, leaving the memory as the call leaves it.
@@ -454,7 +482,19 @@ impl Runtime {
             .iter()
             .map(|&o| output_tensor(o, &values[o]))
             .collect::<Result<_, _>>()?;
-        Ok(RunResult { outputs, captured })
+        let texts = self
+            .outputs
+            .iter()
+            .map(|&o| match &values[o] {
+                RValue::String(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok(RunResult {
+            outputs,
+            texts,
+            captured,
+        })
     }
 
     fn arena_range(
@@ -560,7 +600,8 @@ impl Runtime {
 }
 
 /// A method output as a tensor: scalars (ints, floats, bools) as 0-d tensors and int lists as
-/// 1-d ones, as ExecuTorch's Python bindings hand them back as numbers.
+/// 1-d ones, as ExecuTorch's Python bindings hand them back as numbers; a string as its UTF-8
+/// bytes.
 fn output_tensor(o: usize, v: &RValue) -> Result<HostTensor, RuntimeError> {
     use crate::ScalarType;
     let scalar = |dtype: ScalarType, buf: Buf| HostTensor {
@@ -577,6 +618,11 @@ fn output_tensor(o: usize, v: &RValue) -> Result<HostTensor, RuntimeError> {
             dtype: ScalarType::Long,
             shape: vec![items.len()],
             buf: Buf::I64(items.clone()),
+        },
+        RValue::String(text) => HostTensor {
+            dtype: ScalarType::Byte,
+            shape: vec![text.len()],
+            buf: Buf::U8(text.as_bytes().to_vec()),
         },
         other => {
             return Err(program_err(format!(
@@ -601,15 +647,17 @@ mod tests {
 
     #[test]
     fn a_run_shares_the_prepared_constants_instead_of_copying_them() {
-        let bytes = std::fs::read(concat!(
+        let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32.pte"
-        ))
-        .expect("fixture");
+            "/../tests/fixtures/tiny_conv_relu_linear"
+        );
+        let bytes = std::fs::read(format!("{dir}/model_fp32.pte")).expect("fixture");
         let program = Program::parse(bytes).expect("parses");
         let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
-        // what run_with starts from
-        let values = rt.initial.clone();
+        let input = crate::formats::npy::read_npy(
+            &std::fs::read(format!("{dir}/input.npy")).expect("input"),
+        )
+        .expect("npy");
         let constants: Vec<usize> = rt
             .graph
             .values
@@ -618,12 +666,36 @@ mod tests {
             .map(|v| v.id)
             .collect();
         assert!(constants.len() >= 4, "{constants:?}");
-        for c in constants {
-            match (&rt.initial[c], &values[c]) {
-                (RValue::Tensor(a), RValue::Tensor(b)) => {
-                    assert!(Arc::ptr_eq(a, b), "constant {c} was copied")
+        for in_arenas in [false, true] {
+            let options = RunOptions {
+                in_arenas,
+                ..RunOptions::default()
+            };
+            // the memory run_with's call leaves behind
+            let (result, state) = rt.run_keeping_state(std::slice::from_ref(&input), &options);
+            result.expect("runs");
+            let state = state.expect("a state");
+            for &c in &constants {
+                match (&rt.initial[c], &state.values[c]) {
+                    (RValue::Tensor(a), RValue::Tensor(b)) => {
+                        assert!(Arc::ptr_eq(a, b), "constant {c} was copied")
+                    }
+                    other => panic!("constant {c}: {other:?}"),
                 }
-                other => panic!("constant {c}: {other:?}"),
+            }
+            // and a value the run writes is not shared with the prepared table
+            let written = rt
+                .steps
+                .iter()
+                .flat_map(|s| s.writes.iter())
+                .next()
+                .copied();
+            let written = written.expect("a step writes");
+            match (&rt.initial[written], &state.values[written]) {
+                (RValue::Tensor(a), RValue::Tensor(b)) => {
+                    assert!(!Arc::ptr_eq(a, b), "value {written} was never written")
+                }
+                other => panic!("value {written}: {other:?}"),
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use super::value::{Buf, HostTensor, RValue};
 use super::{program_err, Action, Runtime, Step, MAX_PREPARED_BYTES};
-use crate::formats::pte::{EValue, Program};
+use crate::formats::pte::{EValue, Program, Tensor};
 use crate::ir::from_pte::graph_from_plan;
 use crate::ir::{ArgData, Graph, NodeKind, ValueInfo};
 use crate::kernels::{element_count, CmsisNn, Device, RuntimeError, Target, MAX_TENSOR_ELEMENTS};
@@ -30,35 +30,66 @@ pub(super) fn program_graph(
     target: Target,
     max_bytes: u64,
 ) -> Result<Runtime, RuntimeError> {
+    super::support::check_plan(program, plan_index)?;
     let plan = program
         .plans
         .get(plan_index)
         .ok_or_else(|| program_err(format!("no plan {plan_index}")))?;
+    let tensor_of = |v: &ValueInfo| match plan.values.get(v.id) {
+        Some(EValue::Tensor(t)) => Ok(t),
+        _ => Err(program_err(format!("value {} is not a tensor", v.id))),
+    };
     let constant = |v: &ValueInfo| -> Result<HostTensor, RuntimeError> {
-        let Some(EValue::Tensor(t)) = plan.values.get(v.id) else {
-            return Err(program_err(format!("value {} is not a tensor", v.id)));
-        };
-        let bytes = program.constant_bytes(t).map_err(program_err)?;
-        let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
-        let elem = t.scalar_type.element_size().unwrap_or(1);
-        let logical = undo_dim_order(&shape, &t.dim_order, elem, bytes).map_err(program_err)?;
-        let buf = Buf::from_le_bytes(t.scalar_type, &logical).ok_or_else(|| {
-            program_err(format!(
-                "constants of {} are not supported",
-                t.scalar_type.name()
-            ))
-        })?;
-        Ok(HostTensor {
-            dtype: t.scalar_type,
-            shape,
-            buf,
-        })
+        let t = tensor_of(v)?;
+        decode(t, program.constant_bytes(t).map_err(program_err)?)
+    };
+    // a planned tensor the program gives initial data starts from it, as ExecuTorch's runtime
+    // copies it into the arena when it loads the method; the others start at zero
+    let initial_data = |v: &ValueInfo| -> Result<Option<HostTensor>, RuntimeError> {
+        let t = tensor_of(v)?;
+        if !t.has_initial_data() {
+            return Ok(None);
+        }
+        let bytes = program
+            .initial_bytes(t)
+            .map_err(|e| program_err(format!("value {}: its initial data: {e}", v.id)))?;
+        decode(t, bytes).map(Some)
     };
     let device = Device {
         target,
         cmsis_nn: CmsisNn::default(),
     };
-    graph_with_plan(graph, &constant, device, plan_index, max_bytes)
+    let sources = Sources {
+        constant: &constant,
+        initial_data: &initial_data,
+    };
+    graph_with_plan(graph, sources, device, plan_index, max_bytes)
+}
+
+/// A tensor's bytes as the program stores them (in its `dim_order`), as a host tensor.
+fn decode(t: &Tensor, bytes: &[u8]) -> Result<HostTensor, RuntimeError> {
+    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
+    let elem = t.scalar_type.element_size().unwrap_or(1);
+    let logical = undo_dim_order(&shape, &t.dim_order, elem, bytes).map_err(program_err)?;
+    let buf = Buf::from_le_bytes(t.scalar_type, &logical).ok_or_else(|| {
+        program_err(format!(
+            "tensors of {} stored in the program are not supported",
+            t.scalar_type.name()
+        ))
+    })?;
+    Ok(HostTensor {
+        dtype: t.scalar_type,
+        shape,
+        buf,
+    })
+}
+
+/// Where the data a method starts with comes from.
+struct Sources<'a> {
+    /// A constant tensor's value.
+    constant: &'a dyn Fn(&ValueInfo) -> Result<HostTensor, RuntimeError>,
+    /// A planned tensor's initial value, when it has one (else it starts at zero).
+    initial_data: &'a dyn Fn(&ValueInfo) -> Result<Option<HostTensor>, RuntimeError>,
 }
 
 /// The storage order of a tensor value: its `dim_order` when it is a permutation of its dims
@@ -120,12 +151,16 @@ pub(super) fn graph(
     device: Device,
     plan_index: usize,
 ) -> Result<Runtime, RuntimeError> {
-    graph_with_plan(graph, constant, device, plan_index, MAX_PREPARED_BYTES)
+    let sources = Sources {
+        constant,
+        initial_data: &|_| Ok(None),
+    };
+    graph_with_plan(graph, sources, device, plan_index, MAX_PREPARED_BYTES)
 }
 
 fn graph_with_plan(
     graph: Graph,
-    constant: &dyn Fn(&ValueInfo) -> Result<HostTensor, RuntimeError>,
+    sources: Sources<'_>,
     device: Device,
     plan_index: usize,
     max_bytes: u64,
@@ -134,6 +169,7 @@ fn graph_with_plan(
     let mut initial = Vec::with_capacity(n);
     let mut dim_orders = Vec::with_capacity(n);
     let mut prepared: u64 = 0;
+    let mut seeded = Vec::new();
     for v in &graph.values {
         if !v.is_tensor() {
             dim_orders.push(Vec::new());
@@ -142,7 +178,7 @@ fn graph_with_plan(
         }
         dim_orders.push(storage_order(v)?);
         if v.storage == crate::ir::Storage::Constant {
-            initial.push(RValue::tensor(constant(v)?));
+            initial.push(RValue::tensor((sources.constant)(v)?));
             continue;
         }
         // every non-constant tensor is allocated here: their sum is bounded, not only each one
@@ -159,7 +195,17 @@ fn graph_with_plan(
                 value: v.id,
             });
         }
-        let t = zeros(v)?;
+        let t = match (v.storage == crate::ir::Storage::Planned)
+            .then(|| (sources.initial_data)(v))
+            .transpose()?
+            .flatten()
+        {
+            Some(t) => {
+                seeded.push(v.id);
+                t
+            }
+            None => zeros(v)?,
+        };
         initial.push(RValue::tensor(t));
     }
     let mut steps = Vec::new();
@@ -271,5 +317,6 @@ fn graph_with_plan(
         alias_of,
         placements,
         arena_sizes,
+        seeded,
     })
 }

@@ -29,8 +29,8 @@ pub enum Verdict {
     Passed,
     /// Ran; some output differs from the expected one.
     Differs,
-    /// The host cannot run the program: an operator etscope does not implement, or a delegate
-    /// whose blob only its backend runs. Says nothing about the program's correctness.
+    /// The host cannot run the program: an operator or a program feature etscope does not
+    /// implement, or a delegate whose blob only its backend runs. Says nothing about the program's correctness.
     CannotRun,
     /// The program or the test case is inconsistent (bad arguments, inputs that do not fit).
     Error,
@@ -86,14 +86,20 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
                 .collect();
             let run = match &runtime {
                 Ok(rt) => rt.run(&inputs, false),
+                Err(RuntimeError::Unimplemented { method, feature }) => {
+                    Err(RuntimeError::Unimplemented {
+                        method: method.clone(),
+                        feature: feature.clone(),
+                    })
+                }
                 Err(e) => Err(RuntimeError::Program(e.to_string())),
             };
             match run {
                 Err(e) => {
                     result.verdict = match e {
-                        RuntimeError::UnsupportedOp { .. } | RuntimeError::Delegate { .. } => {
-                            Verdict::CannotRun
-                        }
+                        RuntimeError::UnsupportedOp { .. }
+                        | RuntimeError::Delegate { .. }
+                        | RuntimeError::Unimplemented { .. } => Verdict::CannotRun,
                         _ => Verdict::Error,
                     };
                     result.error = Some(e.to_string());

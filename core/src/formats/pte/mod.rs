@@ -66,6 +66,9 @@ pub struct ExtraTensorInfo {
     pub fully_qualified_name: Option<String>,
     /// 0 = SEGMENT, 1 = EXTERNAL.
     pub location: i8,
+    /// 0 = CPU, 1 = CUDA: the device the tensor's memory is on.
+    pub device_type: i8,
+    pub device_index: i8,
 }
 
 /// A tensor value of an execution plan.
@@ -101,6 +104,13 @@ impl Tensor {
             .as_ref()
             .filter(|e| e.location == 1)
             .and_then(|e| e.fully_qualified_name.as_deref())
+    }
+
+    /// Whether the tensor is planned and starts with data from the file: ExecuTorch's runtime
+    /// copies that data into the arena when it loads the method (a training program's
+    /// parameters, a mutable buffer with its initial state, mutable weights in a `.ptd`).
+    pub fn has_initial_data(&self) -> bool {
+        self.allocation.is_some() && (self.data_buffer_idx > 0 || self.external_key().is_some())
     }
 
     /// Sizes as `i64` for generic code.
@@ -421,6 +431,25 @@ impl Program {
         )
     }
 
+    /// The plan a tool runs when no method is named: `forward`, as ExecuTorch's `Module` runs,
+    /// else the first (a training program's `__et_training_*` plans sort before its `forward`).
+    pub fn default_plan_index(&self) -> usize {
+        self.plans
+            .iter()
+            .position(|p| p.name == "forward")
+            .unwrap_or(0)
+    }
+
+    /// The plan a tool runs when no method is named ([`Program::default_plan_index`]).
+    pub fn default_plan(&self) -> Option<&ExecutionPlan> {
+        self.plans.get(self.default_plan_index())
+    }
+
+    /// The plan named `method`.
+    pub fn plan_index(&self, method: &str) -> Option<usize> {
+        self.plans.iter().position(|p| p.name == method)
+    }
+
     /// The data of a constant tensor, from the constant segment (or the deprecated inline buffer).
     pub fn constant_bytes(&self, tensor: &Tensor) -> Result<&[u8]> {
         if let Some(key) = tensor.external_key() {
@@ -460,6 +489,39 @@ impl Program {
         })?;
         let data = &self.bytes[range.clone()];
         slice_of(data, 0, tensor.nbytes, &format!("inline constant {idx}"))
+    }
+
+    /// The data a planned tensor starts with when its method is loaded
+    /// ([`Tensor::has_initial_data`]), as ExecuTorch's `getTensorDataPtr` finds it: from the
+    /// `.ptd` under its fully qualified name when it is stored externally, else at
+    /// `mutable_data_segments[0].offsets[data_buffer_idx]` (the runtime always reads the first
+    /// mutable data segment, whatever `mutable_data_segments_idx` says).
+    pub fn initial_bytes(&self, tensor: &Tensor) -> Result<&[u8]> {
+        if !tensor.has_initial_data() {
+            return Err(Error::invalid(
+                "planned tensor",
+                "has no initial data (no data_buffer_idx and not external)",
+            ));
+        }
+        if tensor.external_key().is_some() {
+            return self.constant_bytes(tensor);
+        }
+        let idx = tensor.data_buffer_idx as usize;
+        let segment = self.mutable_data_segments.first().ok_or_else(|| {
+            Error::invalid(
+                "planned tensor with initial data",
+                "the program has no mutable_data_segments",
+            )
+        })?;
+        let off = *segment.offsets.get(idx).ok_or_else(|| {
+            Error::out_of_range(
+                "data_buffer_idx (mutable_data_segments[0])",
+                idx as i64,
+                segment.offsets.len(),
+            )
+        })?;
+        let seg = self.segment_bytes(segment.segment_index as usize)?;
+        slice_of(seg, off, tensor.nbytes, &format!("mutable data {idx}"))
     }
 
     /// The processed blob of a delegate.

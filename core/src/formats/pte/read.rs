@@ -492,6 +492,8 @@ fn read_tensor(t: &fb::Tensor<'_>, vi: usize) -> Result<Tensor> {
         mutable_data_segments_idx: e.mutable_data_segments_idx(),
         fully_qualified_name: e.fully_qualified_name().map(str::to_string),
         location: e.location().0,
+        device_type: e.device_type().0,
+        device_index: e.device_index(),
     });
     Ok(Tensor {
         scalar_type,
