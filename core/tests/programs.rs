@@ -94,6 +94,41 @@ fn portable_kernel_programs_match_executorchs_runtime() {
 }
 
 #[test]
+fn control_flow_takes_the_branch_executorchs_runtime_takes() {
+    // `torch.cond` as ExecuTorch emits it (tools/make_control_flow.py): jumps, one of them to
+    // the end of the chain, and moves of each branch's result into the output
+    for name in [
+        "cond_taken",
+        "cond_not_taken",
+        "cond_nested_taken",
+        "cond_nested_not_taken",
+    ] {
+        let dir = programs().join(name);
+        let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+        let kinds: Vec<&str> = program.plans[0]
+            .main_instructions()
+            .iter()
+            .map(|i| i.kind())
+            .collect();
+        assert!(
+            kinds.contains(&"JumpFalseCall") && kinds.contains(&"MoveCall"),
+            "{name}"
+        );
+        let inputs: Vec<TensorData> = numbered(&dir, "input").iter().map(|p| npy(p)).collect();
+        let outputs = run_method(&program, "forward", &inputs);
+        assert_matches(name, &outputs[0], &npy(&dir.join("output_0.npy")));
+    }
+    // the branches' outputs differ, so taking the wrong one cannot pass
+    let a = npy(&programs().join("cond_taken/output_0.npy"))
+        .to_f64()
+        .unwrap();
+    let b = npy(&programs().join("cond_not_taken/output_0.npy"))
+        .to_f64()
+        .unwrap();
+    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() > 0.1));
+}
+
+#[test]
 fn every_method_of_a_multi_method_program_runs() {
     let dir = programs().join("two_methods");
     let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");

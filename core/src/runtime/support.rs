@@ -60,6 +60,16 @@ pub fn unimplemented_feature(plan: &ExecutionPlan) -> Option<String> {
             "an instruction without arguments (instruction {i}; ExecuTorch refuses it: \"Unknown instruction\")"
         ));
     }
+    if let Some(d) = plan
+        .non_const_buffer_devices
+        .iter()
+        .find(|d| d.device_type != DEVICE_CPU)
+    {
+        return Some(format!(
+            "a memory-planned arena on device type {} index {} (arena {}; etscope runs on host memory only)",
+            d.device_type, d.device_index, d.buffer_idx
+        ));
+    }
     for (i, v) in plan.values.iter().enumerate() {
         if let Some(f) = value_feature(v) {
             return Some(format!("value {i}: {f}"));
@@ -196,6 +206,18 @@ mod tests {
             .push(Instruction::Empty);
         let err = check_plan(&program, 0).expect_err("empty").to_string();
         assert!(err.contains("Unknown instruction"), "{err}");
+        program.plans[0]
+            .non_const_buffer_devices
+            .push(crate::formats::pte::BufferDevice {
+                buffer_idx: 1,
+                device_type: 1,
+                device_index: 0,
+            });
+        let err = check_plan(&program, 0)
+            .expect_err("on a device")
+            .to_string();
+        assert!(err.contains("arena 1"), "{err}");
+        program.plans[0].non_const_buffer_devices.clear();
         program.plans[0].values.push(EValue::Unset);
         program.plans[0].chains[0].instructions.pop();
         let err = check_plan(&program, 0).expect_err("unset").to_string();

@@ -296,6 +296,18 @@ pub struct ExecutionPlan {
     pub delegates: Vec<Delegate>,
     /// Arena sizes; entry 0 is reserved, arena `memory_id` has size `non_const_buffer_sizes[memory_id]`.
     pub non_const_buffer_sizes: Vec<i64>,
+    /// The device of each arena not on the host (`non_const_buffer_device`; absent: all CPU).
+    pub non_const_buffer_devices: Vec<BufferDevice>,
+}
+
+/// `NonConstBufferDevice`: the device one memory-planned arena lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BufferDevice {
+    /// Index into `non_const_buffer_sizes`.
+    pub buffer_idx: i32,
+    /// 0 = CPU, 1 = CUDA.
+    pub device_type: i8,
+    pub device_index: i8,
 }
 
 impl ExecutionPlan {

@@ -337,6 +337,16 @@ fn read_plan(
             .non_const_buffer_sizes()
             .map(|v| v.iter().collect())
             .unwrap_or_default(),
+        non_const_buffer_devices: plan
+            .non_const_buffer_device()
+            .into_iter()
+            .flatten()
+            .map(|d| BufferDevice {
+                buffer_idx: d.buffer_idx(),
+                device_type: d.device_type().0,
+                device_index: d.device_index(),
+            })
+            .collect(),
         name,
         values,
         chains,
@@ -604,9 +614,11 @@ fn read_chain(
                     .ok_or_else(|| Error::invalid(w("instr_args"), "missing JumpFalseCall"))?;
                 Instruction::JumpFalseCall {
                     cond_value_index: val(j.cond_value_index(), "cond_value_index")?,
+                    // the chain's length itself ends the chain, as ExecuTorch's runtime
+                    // takes it (the emitter jumps there past a `cond`'s last branch)
                     destination_instruction: index(
                         j.destination_instruction().into(),
-                        n_instr,
+                        n_instr.saturating_add(1),
                         || w("destination_instruction"),
                     )?,
                 }
