@@ -164,6 +164,41 @@ fn external_weights_come_from_the_ptd_and_a_missing_one_is_named() {
 }
 
 #[test]
+fn a_ptd_whose_tensor_layout_is_not_the_programs_is_refused_naming_the_tensor() {
+    // ExecuTorch's validateTensorLayout: scalar type, sizes and dim order must agree
+    let dir = programs().join("external_weights");
+    let ptd = FlatTensorFile::parse(common::read(&dir.join("model.ptd"))).expect("ptd parses");
+    for change in 0..3 {
+        let mut program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
+        let t = program.plans[0]
+            .values
+            .iter_mut()
+            .find_map(|v| match v {
+                etscope_core::formats::pte::EValue::Tensor(t)
+                    if t.external_key() == Some("fc.weight") =>
+                {
+                    Some(t)
+                }
+                _ => None,
+            })
+            .expect("fc.weight");
+        match change {
+            0 => t.scalar_type = etscope_core::ScalarType::Int,
+            1 => t.sizes.reverse(),
+            _ => t.dim_order.reverse(),
+        }
+        let err = program
+            .attach_external_data(Arc::new(ptd.clone()))
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            err.contains("\"fc.weight\"") && err.contains("in the .ptd"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn a_ptd_is_refused_by_a_program_that_does_not_use_it() {
     let ptd = FlatTensorFile::parse(common::read(&programs().join("external_weights/model.ptd")))
         .expect("ptd parses");

@@ -108,6 +108,12 @@ fn value_feature(v: &EValue) -> Option<String> {
             t.scalar_type.name()
         ));
     }
+    if crate::kernels::value::Buf::zeros(t.scalar_type, 0).is_none() {
+        return Some(format!(
+            "a tensor of scalar type {} (the host runtime holds bool, 8- to 64-bit integers, float and double)",
+            t.scalar_type.name()
+        ));
+    }
     if let Some(e) = &t.extra {
         if e.device_type != DEVICE_CPU {
             return Some(format!(
@@ -169,6 +175,7 @@ mod tests {
         assert!(refusal(|t| t.storage_offset = 4).contains("storage_offset 4"));
         assert!(refusal(|t| t.shape_dynamism = DYNAMIC_UNBOUND).contains("DYNAMIC_UNBOUND"));
         assert!(refusal(|t| t.scalar_type = ScalarType::Unknown(40)).contains("UNKNOWN(40)"));
+        assert!(refusal(|t| t.scalar_type = ScalarType::Half).contains("scalar type HALF"));
         let on_device = |t: &mut crate::formats::pte::Tensor| {
             t.extra = Some(ExtraTensorInfo {
                 mutable_data_segments_idx: 0,
@@ -206,6 +213,7 @@ mod tests {
             .push(Instruction::Empty);
         let err = check_plan(&program, 0).expect_err("empty").to_string();
         assert!(err.contains("Unknown instruction"), "{err}");
+        program.plans[0].chains[0].instructions.pop();
         program.plans[0]
             .non_const_buffer_devices
             .push(crate::formats::pte::BufferDevice {
@@ -219,7 +227,6 @@ mod tests {
         assert!(err.contains("arena 1"), "{err}");
         program.plans[0].non_const_buffer_devices.clear();
         program.plans[0].values.push(EValue::Unset);
-        program.plans[0].chains[0].instructions.pop();
         let err = check_plan(&program, 0).expect_err("unset").to_string();
         assert!(err.contains("without a type"), "{err}");
     }

@@ -4,6 +4,8 @@
 
 use crate::formats::bundled::{BundledProgram, BundledValue};
 use crate::runtime::{Runtime, RuntimeError, Target};
+use crate::tensor::TensorData;
+use crate::ScalarType;
 
 /// The tolerances a case is judged with.
 #[derive(Debug, Clone, Copy)]
@@ -73,15 +75,31 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
                 mismatched: 0,
                 error: None,
             };
+            // the host runtime binds tensor inputs only: a scalar input is refused by name
+            let scalar_input = case
+                .inputs
+                .iter()
+                .position(|v| !matches!(v, BundledValue::Tensor(_)));
+            if let Some(k) = scalar_input {
+                let (verdict, what) = match &case.inputs[k] {
+                    BundledValue::Unset => (Verdict::Error, "a value without a type"),
+                    BundledValue::Int(_) => (Verdict::CannotRun, "an int"),
+                    BundledValue::Bool(_) => (Verdict::CannotRun, "a bool"),
+                    _ => (Verdict::CannotRun, "a double"),
+                };
+                result.verdict = verdict;
+                result.error = Some(format!(
+                    "input {k} is {what}: etscope's runtime takes tensor inputs only"
+                ));
+                out.push(result);
+                continue;
+            }
             let inputs: Vec<_> = case
                 .inputs
                 .iter()
-                .filter_map(|v| {
-                    if let BundledValue::Tensor(t) = v {
-                        Some(t.clone())
-                    } else {
-                        None
-                    }
+                .filter_map(|v| match v {
+                    BundledValue::Tensor(t) => Some(t.clone()),
+                    _ => None,
                 })
                 .collect();
             let run = match &runtime {
@@ -105,21 +123,21 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
                     result.error = Some(e.to_string());
                 }
                 Ok(run) => {
-                    let expected: Vec<_> = case
-                        .expected_outputs
-                        .iter()
-                        .filter_map(|v| {
-                            if let BundledValue::Tensor(t) = v {
-                                Some(t)
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    // a scalar the method returns is compared in the form the run gives it
+                    let expected: Vec<Option<TensorData>> =
+                        case.expected_outputs.iter().map(expected_value).collect();
+                    let Some(expected) = expected.into_iter().collect::<Option<Vec<_>>>() else {
+                        result.verdict = Verdict::Error;
+                        result.error = Some("an expected output has no type".into());
+                        out.push(result);
+                        continue;
+                    };
                     let mut ok = run.outputs.len() == expected.len();
                     for (got, want) in run.outputs.iter().zip(&expected) {
                         let got = got.to_data();
-                        if got.shape != want.shape {
+                        if got.shape != want.shape
+                            || got.dtype.is_integer() != want.dtype.is_integer()
+                        {
                             ok = false;
                             continue;
                         }
@@ -147,4 +165,71 @@ pub fn verify(bundled: &BundledProgram, target: Target, tol: Tolerance) -> Vec<C
         }
     }
     out
+}
+
+/// An expected output as the run gives it: a tensor, or a scalar as a 0-d tensor (ints as
+/// int64, doubles as float64, bools as bool), as [`crate::runtime::RunResult`] holds a method's
+/// scalar outputs; `None` for a value without a type.
+fn expected_value(v: &BundledValue) -> Option<TensorData> {
+    let scalar = |dtype: ScalarType, bytes: Vec<u8>| TensorData {
+        dtype,
+        shape: Vec::new(),
+        bytes,
+    };
+    Some(match v {
+        BundledValue::Tensor(t) => t.clone(),
+        BundledValue::Int(i) => scalar(ScalarType::Long, i.to_le_bytes().to_vec()),
+        BundledValue::Double(d) => scalar(ScalarType::Double, d.to_le_bytes().to_vec()),
+        BundledValue::Bool(b) => scalar(ScalarType::Bool, vec![u8::from(*b)]),
+        BundledValue::Unset => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundled() -> BundledProgram {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/tiny_conv_relu_linear/model_fp32.bpte"
+        );
+        BundledProgram::parse(&std::fs::read(path).expect("fixture")).expect("parses")
+    }
+
+    #[test]
+    fn the_shipped_cases_pass() {
+        let results = verify(&bundled(), Target::default(), Tolerance::default());
+        assert!(!results.is_empty());
+        assert!(
+            results.iter().all(|r| r.verdict == Verdict::Passed),
+            "{results:?}"
+        );
+    }
+
+    #[test]
+    fn a_scalar_input_cannot_run_and_a_scalar_output_is_compared_not_skipped() {
+        let mut b = bundled();
+        b.suites[0].test_cases[0].inputs.push(BundledValue::Int(3));
+        let r = &verify(&b, Target::default(), Tolerance::default())[0];
+        assert_eq!(r.verdict, Verdict::CannotRun, "{r:?}");
+        assert!(
+            r.error
+                .as_deref()
+                .unwrap_or("")
+                .contains("input 1 is an int"),
+            "{r:?}"
+        );
+        // an expected int the method does not return makes the case differ: it is not dropped
+        let mut b = bundled();
+        b.suites[0].test_cases[0]
+            .expected_outputs
+            .push(BundledValue::Int(3));
+        let r = &verify(&b, Target::default(), Tolerance::default())[0];
+        assert_eq!(r.verdict, Verdict::Differs, "{r:?}");
+        assert_eq!(
+            expected_value(&BundledValue::Double(2.5)).map(|t| t.to_f64().unwrap()),
+            Some(vec![2.5])
+        );
+    }
 }

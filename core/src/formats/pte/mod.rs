@@ -403,6 +403,31 @@ impl Program {
                         format!("has no tensor {key:?}: it belongs to another program"),
                     )
                 })?;
+                // ExecuTorch's `validateTensorLayout`: the .ptd's layout is the program's
+                if let Some(layout) = data
+                    .entries
+                    .iter()
+                    .find(|e| e.key == key)
+                    .and_then(|e| e.layout.as_ref())
+                {
+                    if layout.scalar_type != t.scalar_type
+                        || layout.sizes != t.sizes
+                        || layout.dim_order != t.dim_order
+                    {
+                        return Err(Error::invalid(
+                            "external data",
+                            format!(
+                                "tensor {key:?} is {}{:?} (dim order {:?}) in the .ptd, the program's is {}{:?} (dim order {:?})",
+                                layout.scalar_type.short_name(),
+                                layout.sizes,
+                                layout.dim_order,
+                                t.scalar_type.short_name(),
+                                t.sizes,
+                                t.dim_order
+                            ),
+                        ));
+                    }
+                }
                 if (blob.len() as u64) < t.nbytes {
                     return Err(Error::invalid(
                         "external data",
