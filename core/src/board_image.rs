@@ -890,7 +890,7 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
         .plans
         .get(plan_index)
         .ok_or(BoardImageError::NoPlan(plan_index))?;
-    if let Some(feature) = crate::runtime::support::unimplemented_feature(plan) {
+    if let Some(feature) = crate::formats::pte::features::unimplemented_feature(plan) {
         return Err(BoardImageError::Feature(feature));
     }
     // the firmware's arenas start at zero: a planned tensor the program gives initial data

@@ -9,6 +9,7 @@
 //! (operator, value, list item, delegate, chain instruction, constant offset, segment), so code
 //! holding one may index `values[i]` for any `i` it found inside the program.
 
+pub mod features;
 mod read;
 pub mod write_plan;
 
