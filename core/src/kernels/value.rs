@@ -226,3 +226,63 @@ impl RValue {
         RValue::Tensor(std::sync::Arc::new(t))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_the_host_holds_round_trips_its_bytes() {
+        use ScalarType::*;
+        for (dtype, bytes) in [
+            (Byte, vec![0u8, 200, 255]),
+            (Char, vec![0, 0x80, 0x7f]),
+            (QUInt8, vec![1, 2, 3]),
+            (QInt8, vec![0xff, 0x01, 0x80]),
+            (Short, (-3i16..3).flat_map(|x| x.to_le_bytes()).collect()),
+            (Int, (-3i32..3).flat_map(|x| x.to_le_bytes()).collect()),
+            (QInt32, (-3i32..3).flat_map(|x| x.to_le_bytes()).collect()),
+            (
+                Long,
+                [i64::MIN, 0, i64::MAX]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
+            ),
+            (
+                Float,
+                [-1.5f32, 0.0, f32::MAX]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
+            ),
+            (
+                Double,
+                [-1.5f64, 1e300]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
+            ),
+            (Bool, vec![0, 1, 1]),
+        ] {
+            let buf = Buf::from_le_bytes(dtype, &bytes).expect("held");
+            assert_eq!(buf.to_le_bytes(), bytes, "{dtype:?}");
+            assert!(Buf::zeros(dtype, 2).is_some(), "{dtype:?}");
+        }
+        for dtype in [
+            Half,
+            BFloat16,
+            QUInt4x2,
+            Bits16,
+            Float8E4M3FN,
+            UInt16,
+            UInt32,
+            UInt64,
+        ] {
+            assert!(
+                Buf::zeros(dtype, 2).is_none(),
+                "{dtype:?} is not held and must be refused"
+            );
+        }
+    }
+}
