@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:?seconds per target}
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(pte run etdump bpte etrecord npy torch_save wire)
+[ ${#targets[@]} -gt 0 ] || targets=(pte run etdump bpte etrecord npy torch_save wire lower)
 work=${FUZZ_WORK:-/tmp/etscope-fuzz}
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t" "$work/artifacts/$t"

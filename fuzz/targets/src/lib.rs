@@ -27,6 +27,7 @@ pub const TARGETS: &[(&str, FuzzTarget)] = &[
     ("npy", npy),
     ("torch_save", torch_save),
     ("wire", wire),
+    ("lower", lower),
 ];
 
 /// A program as the window opens it: parse, IR of plan 0, layout, module groups, memory plan;
@@ -160,4 +161,140 @@ pub fn wire(data: &[u8]) {
             let _ = captured_tensors(&d, &buf);
         }
     });
+}
+
+/// The edge stages `lower` starts from: ExecuTorch's own quantized graphs of one operator each
+/// (`tests/fixtures/lowering/ops`), covering every Cortex-M pass's pattern.
+const LOWER_SEEDS: &[&[u8]] = &[
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_conv2d__dw_k3_p1_c6_n2__explicit__m55.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_conv2d__k3_c3to4_relu6_functional__default__m55.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_linear__in16_out10_bias__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_add__relu_1x5x4x3__explicit__m55.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_avg_pool2d__divisor_override_k2__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/softmax__dim1_2x5x3__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_transpose_conv2d__k2_s2_c3to5_relu__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_batch_matmul__bmm_2x3x5_2x5x4__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/pad__hw_1201_1x3x4x5__explicit__m55.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_max_pool2d__k2_ceil_c4__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_mul__channel_broadcast_1x5x3x4_1x5x1x1__default__m4.etrecord"),
+    include_bytes!("../../../tests/fixtures/lowering/ops/quantized_div__broadcast_2x5_1x5__default__m4.etrecord"),
+];
+
+/// The edge modules of [`LOWER_SEEDS`], read once.
+fn lower_seeds() -> &'static [etscope_core::lower::Module] {
+    static SEEDS: std::sync::OnceLock<Vec<etscope_core::lower::Module>> =
+        std::sync::OnceLock::new();
+    SEEDS.get_or_init(|| {
+        LOWER_SEEDS
+            .iter()
+            .filter_map(|b| ETRecord::parse(b).ok())
+            .filter_map(|r| etscope_core::lower::Module::from_etrecord(&r, None).ok())
+            .collect()
+    })
+}
+
+/// `etscope lower` on an edge graph the input edits: byte 0 picks a seed graph, byte 1 the
+/// flow and core; then each 8-byte record edits one literal argument (an int, an int list's
+/// item, a float, a bool), a value's size, or a constant's size. Every pass of the lowering runs,
+/// then the emitted program is read back and run on the host: none may panic, whatever the
+/// arguments say (a group count of 0, a negative stride, sizes that disagree with the data).
+pub fn lower(data: &[u8]) {
+    use etscope_core::ir::ArgData;
+    use etscope_core::lower::{Cpu, Flow, Options};
+    let seeds = lower_seeds();
+    let (Some(&pick), Some(&how)) = (data.first(), data.get(1)) else {
+        return;
+    };
+    let Some(seed) = seeds.get(usize::from(pick) % seeds.len().max(1)) else {
+        return;
+    };
+    let mut module = seed.clone();
+    for edit in data[2..].chunks_exact(8).take(16) {
+        let value = i64::from(i32::from_le_bytes([edit[4], edit[5], edit[6], edit[7]]));
+        let (what, at, item) = (
+            edit[0] % 4,
+            usize::from(u16::from_le_bytes([edit[1], edit[2]])),
+            usize::from(edit[3]),
+        );
+        match what {
+            0 | 1 => {
+                let nodes = module.graph.nodes.len().max(1);
+                let Some(node) = module.graph.nodes.get_mut(at % nodes) else {
+                    continue;
+                };
+                let args = node.args.len();
+                if args == 0 {
+                    continue;
+                }
+                let arg = &mut node.args[item % args];
+                match &mut arg.data {
+                    ArgData::Int(i) => *i = value,
+                    ArgData::Ints(v) if !v.is_empty() => {
+                        let n = v.len();
+                        v[(item / 8) % n] = Some(value);
+                    }
+                    ArgData::Ints(v) => v.push(Some(value)),
+                    ArgData::Float(f) => *f = value as f64 / 256.0,
+                    ArgData::Bool(b) => *b = value & 1 == 1,
+                    ArgData::None if what == 1 => arg.data = ArgData::Int(value),
+                    _ => {}
+                }
+            }
+            2 => {
+                let values = module.graph.values.len().max(1);
+                if let Some(v) = module.graph.values.get_mut(at % values) {
+                    if v.shape.is_empty() {
+                        v.shape.push(value);
+                    } else {
+                        let n = v.shape.len();
+                        v.shape[item % n] = value;
+                    }
+                }
+            }
+            _ => {
+                let keys: Vec<_> = module.constants.keys().copied().collect();
+                if keys.is_empty() {
+                    continue;
+                }
+                if let Some(c) = module.constants.get_mut(&keys[at % keys.len()]) {
+                    if c.shape.is_empty() {
+                        c.shape.push(value.unsigned_abs() as usize % 64);
+                    } else {
+                        let n = c.shape.len();
+                        c.shape[item % n] = value.unsigned_abs() as usize % 64;
+                    }
+                }
+            }
+        }
+    }
+    let options = Options {
+        flow: if how & 1 == 0 {
+            Flow::Default
+        } else {
+            Flow::Explicit
+        },
+        cpu: [Cpu::M55, Cpu::M4, Cpu::M0, Cpu::M85][usize::from(how >> 1) % 4],
+    };
+    let Ok(stages) = etscope_core::lower::lower(module, &options) else {
+        return;
+    };
+    let Some(last) = stages.last() else {
+        return;
+    };
+    let Ok(bytes) = etscope_core::lower::emit::program(&last.module, &options) else {
+        return;
+    };
+    let Ok(program) = Program::parse(bytes) else {
+        return;
+    };
+    if let Ok(rt) = Runtime::new(&program, 0, Target::CortexM55) {
+        let inputs = board_image::zero_inputs(&program, 0);
+        let _ = rt.run_with(
+            &inputs,
+            RunOptions {
+                work_budget: Some(1 << 24),
+                ..RunOptions::default()
+            },
+        );
+    }
 }

@@ -33,8 +33,28 @@ pub(super) fn convolution(
         .constant(weight)
         .ok_or_else(|| bad(node, "its weight is not a constant"))?
         .clone();
-    let (c_out, c_in_per_group) = (w.shape[0] as i64, *w.shape.get(1).unwrap_or(&1) as i64);
-    let in_channels = c_in_per_group * groups;
+    let [c_out, c_in_per_group, _, _] = w.shape[..] else {
+        return Err(bad(
+            node,
+            &format!(
+                "its weight has sizes {:?}, not [out, in/groups, kh, kw]",
+                w.shape
+            ),
+        ));
+    };
+    let (c_out, c_in_per_group) = (c_out as i64, c_in_per_group as i64);
+    // what aten::convolution itself requires (a group count of 0 divided by zero here)
+    if groups < 1 || c_out % groups != 0 || c_in_per_group < 1 {
+        return Err(bad(
+            node,
+            &format!(
+                "{groups} groups of {c_out} output and {c_in_per_group} input channels each is no convolution"
+            ),
+        ));
+    }
+    let in_channels = c_in_per_group
+        .checked_mul(groups)
+        .ok_or_else(|| bad(node, "its channel count overflows"))?;
     let depthwise = in_channels == groups && c_out % in_channels == 0;
     let out = *node.outputs.first().ok_or_else(|| bad(node, "no output"))?;
     let out_shape = meta(&m.graph, out).1;
