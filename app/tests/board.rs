@@ -362,8 +362,8 @@ fn a_full_buffer_in_drop_mode_is_counted_and_the_stream_resumes() {
 }
 
 /// The ExecuTorch adapter (`board/executorch`) compiles for a Cortex-M55 against the runtime
-/// headers the `executorch` wheel ships (downloaded without dependencies, no PyTorch), so it
-/// follows ExecuTorch's real `EventTracer` and `DataSinkBase` interfaces.
+/// headers the `executorch` wheel ships (`scripts/fetch_executorch_headers.sh` puts them in the
+/// cache), so it follows ExecuTorch's real `EventTracer` and `DataSinkBase` interfaces.
 #[test]
 fn the_executorch_adapter_compiles_against_the_wheel_headers() {
     if !tools::available(
@@ -378,39 +378,14 @@ fn the_executorch_adapter_compiles_against_the_wheel_headers() {
         .unwrap_or_else(std::env::temp_dir)
         .join("executorch-1.5.1-headers");
     let include = cache.join("executorch/include");
-    if !include
-        .join("executorch/runtime/core/event_tracer.h")
-        .is_file()
-    {
-        let wheels = cache.join("wheel");
-        let status = std::process::Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "executorch==1.5.1",
-                "-d",
-            ])
-            .arg(&wheels)
-            .status()
-            .expect("python3 -m pip runs");
-        assert!(status.success(), "downloading the executorch wheel failed");
-        let wheel = std::fs::read_dir(&wheels)
-            .expect("wheel dir")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "whl"))
-            .expect("a wheel");
-        let script = "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\n\
-                      z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith('executorch/include/')])";
-        let status = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(&wheel)
-            .arg(&cache)
-            .status()
-            .expect("python3 runs");
-        assert!(status.success(), "extracting the headers failed");
+    // the headers come from scripts/fetch_executorch_headers.sh (.ci/run calls it): the test
+    // command itself makes no network request
+    if !tools::prepared(
+        "the_executorch_adapter_compiles_against_the_wheel_headers",
+        &include.join("executorch/runtime/core/event_tracer.h"),
+        "scripts/fetch_executorch_headers.sh",
+    ) {
+        return;
     }
     let src =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../board/executorch/etscope_event_tracer.cpp");

@@ -87,3 +87,20 @@ pub fn available(test: &str, tools: &[Tool]) -> bool {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// Whether `file`, which `script` prepares before the tests (`.ci/run` runs it), is in place;
+/// skips `test` with a notice naming the script, or panics when tools are required.
+pub fn prepared(test: &str, file: &std::path::Path, script: &str) -> bool {
+    if file.is_file() {
+        return true;
+    }
+    let what = format!("{test} needs {} (run {script} first)", file.display());
+    if required() {
+        panic!("{what}; ETSCOPE_REQUIRE_TOOLS is set, so a missing file fails the test");
+    }
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("note: skipping {what}\n").as_bytes(),
+    );
+    false
+}
