@@ -1202,3 +1202,37 @@ fn a_program_with_a_damaged_etrecord_stays_and_the_etrecord_is_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_method_list_shows_forward_first_and_switches_to_any_other_method() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/training/xor");
+    let mut harness = app_with_paths(vec![dir.join("model.pte")]);
+    {
+        let app = harness.state();
+        assert!(app.messages.is_empty(), "{:?}", app.messages);
+        let dv = &app.docs[0];
+        assert_eq!(dv.doc.plan().map(|p| p.name.as_str()), Some("forward"));
+    }
+    // the menu bar's method list names the method shown; picking another shows its graph
+    harness.get_by_value("forward").click();
+    harness.run_steps(2);
+    harness.get_by_label("__et_training_fqn_forward").click();
+    harness.run_steps(3);
+    let app = harness.state();
+    let dv = &app.docs[0];
+    assert_eq!(
+        dv.doc.plan().map(|p| p.name.as_str()),
+        Some("__et_training_fqn_forward")
+    );
+    assert_eq!(
+        dv.doc.pte_graph().map(|g| g.method.as_str()),
+        Some("__et_training_fqn_forward")
+    );
+    // a method of four strings and no instructions: input and output nodes only
+    assert_eq!(dv.doc.pte_graph().map(|g| g.nodes.len()), Some(2));
+    assert!(
+        app.messages.iter().any(|m| m.contains("showing method")),
+        "{:?}",
+        app.messages
+    );
+}

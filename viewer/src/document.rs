@@ -254,6 +254,10 @@ pub struct Document {
     /// Names of the files that make up this document.
     pub files: Vec<String>,
     pub program: Option<Program>,
+    /// The program's method this document shows (its `pte` stage, memory plan and runs):
+    /// `forward` when the program has one, else its first; another through
+    /// [`Document::with_method`].
+    pub plan_index: usize,
     /// Index in `stages` of the `.pte` stage.
     pub pte_stage: Option<usize>,
     pub stages: Vec<StageView>,
@@ -510,11 +514,22 @@ impl Document {
                 })
             }
         };
-        let graph = graph_from_plan(&program, program.default_plan_index()).ok_or_else(|| {
-            OpenError::Mismatch {
-                name: name.into(),
-                detail: "the program has no execution plan".into(),
-            }
+        let plan_index = program.default_plan_index();
+        Document::from_program(name, program, cases, passes, plan_index)
+    }
+
+    /// A document of `program`'s method `plan_index` (its graph, memory plan and, with
+    /// `passes`, its pass stages).
+    fn from_program(
+        name: &str,
+        program: Program,
+        cases: usize,
+        passes: bool,
+        plan_index: usize,
+    ) -> Result<Document, OpenError> {
+        let graph = graph_from_plan(&program, plan_index).ok_or_else(|| OpenError::Mismatch {
+            name: name.into(),
+            detail: format!("the program has no execution plan {plan_index}"),
         })?;
         let memory = derive(&graph);
         let mut doc = Document {
@@ -522,6 +537,7 @@ impl Document {
             files: vec![name.to_string()],
             memory: Some(memory),
             bundled_test_cases: cases,
+            plan_index,
             ..Document::default()
         };
         doc.stages.push(StageView::new("pte", graph));
@@ -531,6 +547,38 @@ impl Document {
             doc.add_pass_stages();
         }
         Ok(doc)
+    }
+
+    /// The same program showing its method `method` instead: a new document, since what is
+    /// attached to this one (an ETDump, captures, an ETRecord's debug handles) belongs to the
+    /// method it shows.
+    pub fn with_method(&self, method: &str) -> Result<Document, OpenError> {
+        let program = self.program.as_ref().ok_or_else(|| OpenError::Mismatch {
+            name: self.title.clone(),
+            detail: "no program is open".into(),
+        })?;
+        let plan_index = program
+            .plan_index(method)
+            .ok_or_else(|| OpenError::Mismatch {
+                name: self.title.clone(),
+                detail: format!("the program has no method {method:?}"),
+            })?;
+        let mut doc = Document::from_program(
+            &self.title,
+            program.clone(),
+            self.bundled_test_cases,
+            true,
+            plan_index,
+        )?;
+        doc.files = self.files.clone();
+        Ok(doc)
+    }
+
+    /// The execution plan of the method this document shows.
+    pub fn plan(&self) -> Option<&etscope_core::formats::pte::ExecutionPlan> {
+        self.program
+            .as_ref()
+            .and_then(|p| p.plans.get(self.plan_index))
     }
 
     /// [`Document::from_program_bytes`] without the pass stages: `pass_stages_deferred` is set
@@ -643,9 +691,7 @@ impl Document {
                 // an input for host runs (and diffs)
                 let t = etscope_core::formats::npy::read_npy(bytes).map_err(read)?;
                 if let Some(want) = self
-                    .program
-                    .as_ref()
-                    .and_then(|p| p.default_plan())
+                    .plan()
                     .and_then(|pl| pl.inputs.first().and_then(|&i| pl.tensor(i)))
                 {
                     let shape: Vec<usize> = want.sizes.iter().map(|&s| s.max(0) as usize).collect();
@@ -767,7 +813,7 @@ impl Document {
 
     /// Whether an ETRecord belongs to this document's program (ExecuTorch's identity checks).
     fn check_etrecord(&self, name: &str, rec: &ETRecord) -> Result<(), OpenError> {
-        if let Some(plan) = self.program.as_ref().and_then(|p| p.default_plan()) {
+        if let Some(plan) = self.plan() {
             etscope_core::analysis::identity::check_etrecord(plan, rec).map_err(|e| {
                 OpenError::Mismatch {
                     name: name.into(),
@@ -848,7 +894,7 @@ impl Document {
     }
 
     fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {
-        let plan = self.program.as_ref().and_then(|p| p.default_plan());
+        let plan = self.plan();
         if let Some(plan) = plan {
             etscope_core::analysis::identity::check_etdump(plan, &dump).map_err(|e| {
                 OpenError::Mismatch {

@@ -143,9 +143,15 @@ pub fn inspector_ui(
                 ui.end_row();
             }
         });
-    if let (Some(iid), Some(plan)) = (n.instruction_id, program.and_then(|p| p.default_plan())) {
+    // the plan this graph is of (the method the window shows)
+    let plan_index = program.and_then(|p| p.plan_index(&graph.method));
+    let plan = program.zip(plan_index).and_then(|(p, i)| p.plans.get(i));
+    if let (Some(iid), Some(plan)) = (n.instruction_id, plan) {
         let device = device
-            .or_else(|| program.map(|p| etscope_core::runtime::Device::for_program(p, 0)))
+            .or_else(|| {
+                program
+                    .map(|p| etscope_core::runtime::Device::for_program(p, plan_index.unwrap_or(0)))
+            })
             .unwrap_or_default();
         if let Some(note) = etscope_core::analysis::device_notes::note_for(plan, iid, device) {
             ui.colored_label(
@@ -158,7 +164,7 @@ pub fn inspector_ui(
         }
     }
     if let (Some(d), Some(p)) = (n.delegate, program) {
-        if let Some(del) = p.default_plan().and_then(|plan| plan.delegates.get(d)) {
+        if let Some(del) = plan.and_then(|plan| plan.delegates.get(d)) {
             CollapsingHeader::new("delegate")
                 .default_open(true)
                 .show(ui, |ui| {

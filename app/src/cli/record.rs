@@ -297,7 +297,10 @@ fn board_inputs(
     match input {
         Some(p) => Ok(vec![etscope_core::formats::npy::read_npy(&load::bytes(p)?)
             .with_context(|| p.display().to_string())?]),
-        None => Ok(board_image::zero_inputs(program, 0)),
+        None => Ok(board_image::zero_inputs(
+            program,
+            program.default_plan_index(),
+        )),
     }
 }
 
@@ -309,15 +312,20 @@ pub fn image_of(
     runs: u32,
     intermediates: bool,
 ) -> Result<Vec<u8>> {
-    let target = etscope_core::runtime::Target::for_program(program, 0);
+    let target = etscope_core::runtime::Target::for_program(program, program.default_plan_index());
     let options = BoardOptions {
         runs,
         intermediates,
         scalar_core: !target.has_helium(),
         ..BoardOptions::default()
     };
-    let image = board_image::build(program, 0, &board_inputs(program, input)?, &options)
-        .with_context(|| format!("{}: cannot run on the emulated board", pte.display()))?;
+    let image = board_image::build(
+        program,
+        program.default_plan_index(),
+        &board_inputs(program, input)?,
+        &options,
+    )
+    .with_context(|| format!("{}: cannot run on the emulated board", pte.display()))?;
     Ok(image.bytes)
 }
 

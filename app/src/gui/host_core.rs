@@ -30,7 +30,7 @@ impl HostChoice {
         Device {
             target: self
                 .target
-                .unwrap_or_else(|| Target::for_program(program, 0)),
+                .unwrap_or_else(|| Target::for_program(program, program.default_plan_index())),
             cmsis_nn: self.cmsis_nn,
         }
     }
@@ -39,7 +39,7 @@ impl HostChoice {
     /// CMSIS-NN version.
     pub fn ui(&mut self, ui: &mut egui::Ui, program: Option<&Program>) {
         ui.label("host runs as");
-        let own = program.map(|p| Target::for_program(p, 0).name());
+        let own = program.map(|p| Target::for_program(p, p.default_plan_index()).name());
         let label = |t: Option<Target>| match (t, own) {
             (Some(t), _) => t.name().to_string(),
             (None, Some(o)) => format!("the program's own core: {o}"),

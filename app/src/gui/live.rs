@@ -223,15 +223,24 @@ fn worker(
         } => {
             let inputs = match input {
                 Some(t) => vec![t],
-                None => board_image::zero_inputs(program, 0),
+                None => board_image::zero_inputs(program, program.default_plan_index()),
             };
             let options = BoardOptions {
                 runs: *runs,
                 intermediates: *intermediates,
-                scalar_core: !etscope_core::runtime::Target::for_program(program, 0).has_helium(),
+                scalar_core: !etscope_core::runtime::Target::for_program(
+                    program,
+                    program.default_plan_index(),
+                )
+                .has_helium(),
                 ..BoardOptions::default()
             };
-            let image = match board_image::build(program, 0, &inputs, &options) {
+            let image = match board_image::build(
+                program,
+                program.default_plan_index(),
+                &inputs,
+                &options,
+            ) {
                 Ok(i) => i,
                 Err(e) => {
                     return fail(format!("{pte_name}: cannot run on the emulated board: {e}"))

@@ -289,6 +289,11 @@ pub enum Command {
         path: PathBuf,
     },
     Export(panels::ExportKind),
+    /// Show another method of a document's program (the method list in the menu bar).
+    SelectMethod {
+        doc: usize,
+        method: String,
+    },
 }
 
 /// Keyboard shortcuts, as Help lists them (Ctrl is Cmd on macOS).
@@ -841,6 +846,7 @@ impl EtscopeApp {
                         self.open_declining(given, declined, ctx);
                     }
                 }
+                Command::SelectMethod { doc, method } => self.select_method(doc, &method),
                 Command::Export(kind) => panels::export(self, kind, ctx),
                 Command::Compare(target) => {
                     let result = self.compare(target);
@@ -924,6 +930,31 @@ impl EtscopeApp {
 
     /// Runs the comparison of the active document against `target` (host runs on the
     /// document's input array).
+    /// Replaces document `doc` by its program's method `method` (what was attached to the
+    /// method shown before is not carried over: it belongs to that method).
+    pub fn select_method(&mut self, doc: usize, method: &str) {
+        if matches!(&self.live, Some((d, _)) if *d == doc) {
+            self.messages
+                .push("stop the live session before showing another method".into());
+            return;
+        }
+        let Some(dv) = self.docs.get(doc) else {
+            return;
+        };
+        match dv.doc.with_method(method) {
+            Ok(new) => {
+                let sources = dv.sources.clone();
+                let mut view = DocView::new(new);
+                view.sources = sources;
+                self.docs[doc] = view;
+                self.messages.push(format!(
+                    "showing method {method:?}; attached ETRecords and ETDumps belong to the method shown before and were not carried over"
+                ));
+            }
+            Err(e) => self.messages.push(e.to_string()),
+        }
+    }
+
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
         use etscope_core::analysis::diff::{diff, Source, Threshold};
         use etscope_core::analysis::diff_sources::{
@@ -954,6 +985,14 @@ impl EtscopeApp {
         );
         let side_of = |doc: &etscope_viewer::document::Document| -> Result<Side, String> {
             let program = doc.program.clone().ok_or("no program")?;
+            // host runs diff the default method; another shown here would be compared with it
+            let shown = doc.plan().map(|p| p.name.clone()).unwrap_or_default();
+            if doc.plan_index != program.default_plan_index() {
+                return Err(format!(
+                    "Diff runs the program's {:?} method; this window shows {shown:?} (pick it in the method list to compare)",
+                    program.default_plan().map_or("", |p| p.name.as_str())
+                ));
+            }
             let rec = doc
                 .whole_etrecord()
                 .transpose()?

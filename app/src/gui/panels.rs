@@ -192,6 +192,44 @@ pub fn draw(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     egui::CentralPanel::default().show(ui, |ui| central(app, ui));
 }
 
+/// The methods of the active document's program, when it has more than one: picking one shows
+/// it (its graph, memory plan and host runs).
+fn method_picker(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    let Some(dv) = app.docs.get(app.active) else {
+        return;
+    };
+    let Some(program) = dv.doc.program.as_ref().filter(|p| p.plans.len() > 1) else {
+        return;
+    };
+    let shown = dv.doc.plan().map(|p| p.name.clone()).unwrap_or_default();
+    let mut picked = None;
+    ui.label("method");
+    egui::ComboBox::from_id_salt("method")
+        .selected_text(shown.as_str())
+        .show_ui(ui, |ui| {
+            for plan in &program.plans {
+                if ui
+                    .selectable_label(plan.name == shown, plan.name.as_str())
+                    .clicked()
+                    && plan.name != shown
+                {
+                    picked = Some(plan.name.clone());
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "the program's methods: the graph, memory plan and host runs are of the one shown",
+        );
+    if let Some(method) = picked {
+        app.commands.push(Command::SelectMethod {
+            doc: app.active,
+            method,
+        });
+    }
+    ui.separator();
+}
+
 fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
@@ -274,6 +312,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             ui.selectable_value(&mut app.tab, tab, label);
         }
         ui.separator();
+        method_picker(app, ui);
         let declared = app
             .docs
             .get(app.active)
@@ -771,11 +810,10 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
     if dv.replan.is_none() {
         if let (Some(plan), Some(graph)) = (dv.doc.memory.as_ref(), dv.doc.pte_graph()) {
             dv.replan = Some(etscope_core::plan::alternatives::alternatives(graph, plan));
-            dv.budget = dv
-                .doc
-                .program
-                .as_ref()
-                .and_then(|p| etscope_core::plan::budget::ram_budget(p, 0, plan));
+            dv.budget =
+                dv.doc.program.as_ref().and_then(|p| {
+                    etscope_core::plan::budget::ram_budget(p, dv.doc.plan_index, plan)
+                });
         }
     }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written

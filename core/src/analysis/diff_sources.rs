@@ -70,8 +70,10 @@ pub fn program_source_cancellable(
         cancel,
         ..crate::runtime::RunOptions::default()
     };
-    let device = device.unwrap_or_else(|| Device::for_program(program, 0));
-    let run = Runtime::new(program, 0, device.target)
+    // the plan whose graph `program_graph` built
+    let plan = program.default_plan_index();
+    let device = device.unwrap_or_else(|| Device::for_program(program, plan));
+    let run = Runtime::new(program, plan, device.target)
         .and_then(|mut rt| {
             rt.set_cmsis_nn(device.cmsis_nn);
             rt.run_with(inputs, options)
@@ -84,7 +86,7 @@ pub fn program_source_cancellable(
     })
 }
 
-/// `graph` — a pass's rewrite of plan 0 of `program` (a stage of [`crate::passes`]) — run on
+/// `graph` — a pass's rewrite of the default plan of `program` (a stage of [`crate::passes`]) — run on
 /// `inputs` with the program's constants on `device`, every node's outputs captured; it is
 /// matched with its program instruction by instruction.
 pub fn rewrite_source(
@@ -100,12 +102,17 @@ pub fn rewrite_source(
         cancel,
         ..crate::runtime::RunOptions::default()
     };
-    let run = Runtime::with_graph(program, 0, graph.clone(), device.target)
-        .and_then(|mut rt| {
-            rt.set_cmsis_nn(device.cmsis_nn);
-            rt.run_with(inputs, options)
-        })
-        .map_err(|e| SourceError::Run(e.to_string()))?;
+    let run = Runtime::with_graph(
+        program,
+        program.default_plan_index(),
+        graph.clone(),
+        device.target,
+    )
+    .and_then(|mut rt| {
+        rt.set_cmsis_nn(device.cmsis_nn);
+        rt.run_with(inputs, options)
+    })
+    .map_err(|e| SourceError::Run(e.to_string()))?;
     Ok(Source::from_run(label, graph, &run))
 }
 
