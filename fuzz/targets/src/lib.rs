@@ -195,7 +195,7 @@ fn lower_seeds() -> &'static [etscope_core::lower::Module] {
 
 /// `etscope lower` on an edge graph the input edits: byte 0 picks a seed graph, byte 1 the
 /// flow and core; then each 8-byte record edits one literal argument (an int, an int list's
-/// item, a float, a bool), a value's size, or a constant's size. Every pass of the lowering runs,
+/// item, a float, a bool), a value's size, or a constant's size (its data resized with it). Every pass of the lowering runs,
 /// then the emitted program is read back and run on the host: none may panic, whatever the
 /// arguments say (a group count of 0, a negative stride, sizes that disagree with the data).
 pub fn lower(data: &[u8]) {
@@ -256,6 +256,8 @@ pub fn lower(data: &[u8]) {
                 if keys.is_empty() {
                     continue;
                 }
+                // a weight of another size, its data resized with it (as a real state dict
+                // holds it: sizes and bytes agree)
                 if let Some(c) = module.constants.get_mut(&keys[at % keys.len()]) {
                     if c.shape.is_empty() {
                         c.shape.push(value.unsigned_abs() as usize % 64);
@@ -263,6 +265,9 @@ pub fn lower(data: &[u8]) {
                         let n = c.shape.len();
                         c.shape[item % n] = value.unsigned_abs() as usize % 64;
                     }
+                    let elem = c.dtype.element_size().unwrap_or(1);
+                    let count: usize = c.shape.iter().product();
+                    c.bytes.resize(count * elem, 0);
                 }
             }
         }

@@ -38,8 +38,19 @@ pub(super) fn linear(
         let w = m
             .constant(weight)
             .ok_or_else(|| bad(node, "its weight is not a constant"))?;
-        let (out_f, in_f) = (w.shape[0], *w.shape.get(1).unwrap_or(&1));
+        let [out_f, in_f] = w.shape[..] else {
+            return Err(bad(
+                node,
+                &format!("its weight has sizes {:?}, not [out, in]", w.shape),
+            ));
+        };
         let wv = ints_of(w)?;
+        if Some(wv.len()) != out_f.checked_mul(in_f) {
+            return Err(bad(
+                node,
+                &format!("its weight holds {} values, not {out_f}×{in_f}", wv.len()),
+            ));
+        }
         let b = match bias {
             Some(b) => Some(ints_of(
                 m.constant(b)
@@ -47,6 +58,12 @@ pub(super) fn linear(
             )?),
             None => None,
         };
+        if let Some(b) = b.as_ref().filter(|b| b.len() != out_f) {
+            return Err(bad(
+                node,
+                &format!("its bias holds {} values for {out_f} outputs", b.len()),
+            ));
+        }
         let input_offset = -inq.zp();
         let weight_offset = -wq.zp();
         let sums: Vec<i64> = (0..out_f)
