@@ -493,3 +493,132 @@ fn layout_comes_from_the_program_when_shapes_cannot_tell() {
         );
     }
 }
+
+#[test]
+fn the_last_row_always_compares_the_program_outputs() {
+    let producer = |g: &etscope_core::ir::Graph| {
+        let mut v = g.outputs[0];
+        while let Some(src) = g.values[v].alias_of {
+            v = src;
+        }
+        g.values[v].producer.expect("an output producer")
+    };
+    let mut checked = 0;
+    // the reference models, and the made ones whose heads the matching splits (the U-Net's
+    // sigmoid is a LUT after the convolution on the int8 side)
+    let made = common::MADE_MODELS
+        .iter()
+        .map(|m| common::fixtures().join("models").join(m));
+    for model in common::models().into_iter().chain(made) {
+        let a = host(&model, "model_fp32");
+        for variant in [
+            "model_int8_cortex_m55",
+            "model_int8_qdq_portable",
+            "model_int8_cortex_m55_default",
+            "model_int8_cortex_m55_explicit",
+        ] {
+            if !model.join(format!("{variant}.pte")).exists() {
+                continue;
+            }
+            let b = host(&model, variant);
+            let report = diff(&a, &b, Threshold::default()).expect("comparable");
+            let last = report.rows.last().expect("rows");
+            assert_eq!(
+                (last.a_nodes.iter().max(), last.b_nodes.iter().max()),
+                (Some(&producer(&a.graph)), Some(&producer(&b.graph))),
+                "{} {variant}: the last row is {last:?}",
+                model.display()
+            );
+            let m = last.metrics.expect("the outputs are compared");
+            // correct programs: their outputs are close (the U-Net's is 58 dB from fp32)
+            assert!(
+                m.snr_db > 20.0 && m.cosine > 0.99,
+                "{} {variant}: {m:?}",
+                model.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+}
+
+/// A model made to stress the matching (`tools/make_models.py unet_heads`): activations and
+/// batch norms as modules of their own (`nn.Sequential(conv, bn, relu)`), a residual add, a
+/// float upsample and concatenation between quantized regions, and a sigmoid the int8 program
+/// computes as a lookup table. In both flows the correct program shows no divergence, its last
+/// row is the outputs, and every weighted op broken on purpose is found at that op.
+#[test]
+fn activations_as_modules_and_a_lut_head_are_matched_like_with_like_in_both_flows() {
+    let model = common::fixtures().join("models/unet_heads");
+    let a = host(&model, "model_fp32");
+    for variant in [
+        "model_int8_cortex_m55_default",
+        "model_int8_cortex_m55_explicit",
+    ] {
+        let b = host(&model, variant);
+        let report = diff(&a, &b, Threshold::default()).expect("comparable");
+        assert_eq!(
+            report.first_divergence,
+            None,
+            "{variant}: {:?}",
+            report.first_divergence.map(|i| &report.rows[i])
+        );
+        // the LUT sigmoid is matched with the float sigmoid, not with the convolution before it
+        let last = report.rows.last().expect("rows");
+        assert!(
+            last.a_ops.iter().any(|o| o.contains("sigmoid"))
+                && last
+                    .b_ops
+                    .iter()
+                    .any(|o| o.contains("quantized_activation")),
+            "{variant}: {last:?}"
+        );
+        // every fused convolution sits in a group whose fp32 side ends at its ReLU
+        for row in &report.rows {
+            if row.b_ops.iter().any(|o| o.contains("quantized_conv2d"))
+                && row.a_ops.iter().any(|o| o.contains("batch_norm"))
+            {
+                assert!(
+                    row.a_ops.iter().any(|o| o.contains("relu")),
+                    "{variant}: {row:?}"
+                );
+            }
+        }
+        let bytes = common::read(&model.join(format!("{variant}.pte")));
+        let program = Program::parse(bytes).expect("program");
+        let ops = etscope_core::analysis::fault::weighted(&program);
+        assert!(ops.len() >= 4, "{variant}: {} weighted ops", ops.len());
+        for op in &ops {
+            let broken =
+                etscope_core::analysis::fault::break_op(&program, op.instruction).expect("breaks");
+            let b = host_bytes(&model, variant, broken);
+            let report = diff(&a, &b, Threshold::default()).expect("comparable");
+            let first = report.first_divergence.unwrap_or_else(|| {
+                let rows: Vec<String> = report
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{:?} {:?} {:?} {:?} in {:?}",
+                            r.b_instructions,
+                            r.a_ops,
+                            r.b_ops,
+                            r.metrics.map(|m| (m.snr_db, m.cosine)),
+                            r.snr_in_db
+                        )
+                    })
+                    .collect();
+                panic!(
+                    "{variant}: op {} broken, nothing found: {rows:#?}",
+                    op.instruction
+                )
+            });
+            assert!(
+                report.rows[first].b_instructions.contains(&op.instruction),
+                "{variant}: broke instruction {}, first divergence at {:?}",
+                op.instruction,
+                report.rows[first].b_instructions
+            );
+        }
+    }
+}

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{npy, numbered};
+use common::{assert_matches, npy, numbered};
 use std::sync::Arc;
 
 use etscope_core::formats::bundled::BundledProgram;
@@ -19,25 +19,6 @@ use etscope_core::tensor::TensorData;
 
 fn programs() -> PathBuf {
     common::fixtures().join("programs")
-}
-
-/// `got` equals ExecuTorch's output: exactly for integer and bool tensors, within float32
-/// rounding of a different summation order for floats.
-fn assert_matches(label: &str, got: &TensorData, want: &TensorData) {
-    assert_eq!(
-        (got.dtype, &got.shape),
-        (want.dtype, &want.shape),
-        "{label}"
-    );
-    let (g, w) = (
-        got.to_f64().expect("numeric"),
-        want.to_f64().expect("numeric"),
-    );
-    let float = matches!(want.dtype, etscope_core::ScalarType::Float);
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        let tol = if float { 1e-6 * (1.0 + b.abs()) } else { 0.0 };
-        assert!((a - b).abs() <= tol, "{label}: element {i}: {a} vs {b}");
-    }
 }
 
 fn run_method(program: &Program, method: &str, inputs: &[TensorData]) -> Vec<TensorData> {
@@ -86,7 +67,7 @@ fn portable_kernel_programs_match_executorchs_runtime() {
         let want = numbered(&dir, "output");
         assert_eq!(outputs.len(), want.len(), "{name}");
         for (k, (got, w)) in outputs.iter().zip(&want).enumerate() {
-            assert_matches(&format!("{name} output {k}"), got, &npy(w));
+            assert_matches(&format!("{name} output {k}"), got, &npy(w), 1e-6);
             checked += 1;
         }
     }
@@ -116,7 +97,7 @@ fn control_flow_takes_the_branch_executorchs_runtime_takes() {
         );
         let inputs: Vec<TensorData> = numbered(&dir, "input").iter().map(|p| npy(p)).collect();
         let outputs = run_method(&program, "forward", &inputs);
-        assert_matches(name, &outputs[0], &npy(&dir.join("output_0.npy")));
+        assert_matches(name, &outputs[0], &npy(&dir.join("output_0.npy")), 1e-6);
     }
     // the branches' outputs differ, so taking the wrong one cannot pass
     let a = npy(&programs().join("cond_taken/output_0.npy"))
@@ -138,7 +119,7 @@ fn every_method_of_a_multi_method_program_runs() {
     for method in names {
         let out = run_method(&program, method, std::slice::from_ref(&x));
         let want = npy(&dir.join(format!("output_{method}.npy")));
-        assert_matches(method, &out[0], &want);
+        assert_matches(method, &out[0], &want, 1e-6);
     }
 }
 
@@ -160,7 +141,12 @@ fn external_weights_come_from_the_ptd_and_a_missing_one_is_named() {
         .expect("attaches");
     let x = npy(&dir.join("input_0.npy"));
     let out = run_method(&program, "forward", &[x]);
-    assert_matches("external weights", &out[0], &npy(&dir.join("output_0.npy")));
+    assert_matches(
+        "external weights",
+        &out[0],
+        &npy(&dir.join("output_0.npy")),
+        1e-6,
+    );
 }
 
 #[test]
@@ -397,7 +383,12 @@ fn an_empty_vector_aligned_to_four_only_is_read_as_the_runtime_reads_it() {
     let program = Program::parse(bytes.clone()).expect("parses as ExecuTorch loads it");
     let outputs = run_method(&program, "forward", &[npy(&dir.join("input_0.npy"))]);
     assert_eq!(outputs.len(), 1);
-    assert_matches("0-d output", &outputs[0], &npy(&dir.join("output_0.npy")));
+    assert_matches(
+        "0-d output",
+        &outputs[0],
+        &npy(&dir.join("output_0.npy")),
+        1e-6,
+    );
     assert_eq!(outputs[0].to_f64().expect("numeric"), vec![3.0]);
 
     // only an *empty* vector is re-pointed: give it one element and the error stands
@@ -459,11 +450,13 @@ fn a_second_call_starts_from_the_state_the_first_left() {
             &format!("{name} first call"),
             &first,
             &npy(&dir.join("output_0.npy")),
+            1e-6,
         );
         assert_matches(
             &format!("{name} second call"),
             &second,
             &npy(&dir.join("output_second_call.npy")),
+            1e-6,
         );
         assert_eq!(
             first != second,
@@ -484,6 +477,7 @@ fn a_second_call_starts_from_the_state_the_first_left() {
             &format!("{name} second call in arenas"),
             &in_arenas[1].outputs[0].to_data(),
             &npy(&dir.join("output_second_call.npy")),
+            1e-6,
         );
     }
 }

@@ -12,7 +12,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{npy, numbered};
+use common::{assert_matches, npy, numbered};
 use etscope_core::formats::flat_tensor::FlatTensorFile;
 use etscope_core::formats::pte::{EValue, Program};
 use etscope_core::runtime::{RunOptions, RunResult, Runtime, RuntimeError, Target};
@@ -38,25 +38,6 @@ fn program_of(dir: &Path) -> Program {
             .expect("attaches");
     }
     program
-}
-
-/// Float outputs within float32 rounding of another summation order (ExecuTorch's portable
-/// kernels and etscope's sum in different orders), integer ones exactly.
-fn assert_matches(label: &str, got: &TensorData, want: &TensorData) {
-    assert_eq!(
-        (got.dtype, &got.shape),
-        (want.dtype, &want.shape),
-        "{label}"
-    );
-    let (g, w) = (
-        got.to_f64().expect("numeric"),
-        want.to_f64().expect("numeric"),
-    );
-    let float = matches!(want.dtype, etscope_core::ScalarType::Float);
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        let tol = if float { 2e-6 * (1.0 + b.abs()) } else { 0.0 };
-        assert!((a - b).abs() <= tol, "{label}: element {i}: {a} vs {b}");
-    }
 }
 
 fn forward_calls(
@@ -129,6 +110,7 @@ fn every_output_of_every_call_matches_executorchs_runtime_or_the_program_is_refu
                                 &format!("{label}: call {c} output {k}"),
                                 &got.to_data(),
                                 &npy(w),
+                                2e-6,
                             );
                         }
                     }

@@ -306,6 +306,7 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
             note,
         });
     }
+    output_rows(a, b, &mut rows);
     carried_in(&b.graph, &mut rows);
     let first_divergence = rows.iter().position(|r| r.diverges(&threshold));
     Ok(DiffReport {
@@ -316,6 +317,85 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         rows,
         first_divergence,
     })
+}
+
+/// The node writing program output `k` of `g`, and the position of that output among the
+/// node's out tensors (what its capture holds); `None` for an output that is an input.
+fn output_producer(g: &Graph, k: usize) -> Option<(NodeId, usize)> {
+    let v = *g.outputs.get(k)?;
+    // a view's storage is its source's: the node that wrote the source wrote the output
+    let mut v = v;
+    for _ in 0..64 {
+        match g.values.get(v).and_then(|x| x.alias_of) {
+            Some(src) => v = src,
+            None => break,
+        }
+    }
+    let node = g.values.get(v)?.producer?;
+    let n = g.nodes.get(node)?;
+    if !matches!(n.kind, NodeKind::Operator | NodeKind::Delegate) {
+        return None;
+    }
+    let at = n.outputs.iter().position(|&o| o == v).unwrap_or(0);
+    Some((node, at))
+}
+
+/// Whatever the matching found, the report ends with the programs' outputs compared with each
+/// other (one row per output both sides have), unless the last matched group already ends at
+/// them: a divergence a group boundary hides (a fused activation on one side, a LUT head on the
+/// other) cannot leave the outputs unjudged.
+fn output_rows(a: &Source, b: &Source, rows: &mut Vec<Row>) {
+    let n = a.graph.outputs.len().min(b.graph.outputs.len());
+    for k in 0..n {
+        let (Some((pa, ia)), Some((pb, ib))) =
+            (output_producer(&a.graph, k), output_producer(&b.graph, k))
+        else {
+            continue;
+        };
+        let covered = rows
+            .iter()
+            .any(|r| r.a_nodes.iter().max() == Some(&pa) && r.b_nodes.iter().max() == Some(&pb));
+        if covered {
+            continue;
+        }
+        let ta = a
+            .tensors
+            .get(&pa)
+            .and_then(|v| v.get(ia).or_else(|| v.first()));
+        let tb = b
+            .tensors
+            .get(&pb)
+            .and_then(|v| v.get(ib).or_else(|| v.first()));
+        let (metrics, note) = match (ta, tb) {
+            (Some(x), Some(y)) => match compare(&a.graph, pa, x, &b.graph, pb, y) {
+                Ok(m) => (Some(m), None),
+                Err(why) => (None, Some(why)),
+            },
+            _ => (None, Some("an output was not captured".to_string())),
+        };
+        let op =
+            |g: &Graph, n: NodeId| g.nodes.get(n).map(|x| x.qualified_op()).unwrap_or_default();
+        let instr = |g: &Graph, n: NodeId| {
+            g.nodes
+                .get(n)
+                .and_then(|x| x.instruction_id)
+                .into_iter()
+                .collect()
+        };
+        rows.push(Row {
+            module: vec![format!("program output {k}")],
+            a_ops: vec![op(&a.graph, pa)],
+            b_ops: vec![op(&b.graph, pb)],
+            handles: Vec::new(),
+            a_instructions: instr(&a.graph, pa),
+            b_instructions: instr(&b.graph, pb),
+            a_nodes: vec![pa],
+            b_nodes: vec![pb],
+            metrics,
+            snr_in_db: None,
+            note,
+        });
+    }
 }
 
 /// The distinct innermost module paths of `nodes`, in node order; `None` when none has one.
@@ -518,10 +598,22 @@ fn absorb_fused(a: &Graph, b: &Graph, mut groups: Vec<Group>) -> Vec<Group> {
             let [next] = consumers.into_iter().collect::<Vec<_>>()[..] else {
                 return;
             };
-            let absorbable = g
-                .nodes
-                .get(next)
-                .is_some_and(|n| matches!(n.kind, NodeKind::Operator) && !covered.contains(&next));
+            // only what computes from the group alone (an activation, a batch norm, a Q/DQ):
+            // an op that also reads another branch (a residual add, a concatenation) would
+            // mix that branch into the group's quantity
+            let from_group_only = |n: &crate::ir::Node| {
+                n.inputs.iter().all(|&v| {
+                    g.values.get(v).is_some_and(|val| {
+                        val.storage == crate::ir::Storage::Constant
+                            || val.producer.is_some_and(|p| nodes.contains(&p))
+                    })
+                })
+            };
+            let absorbable = g.nodes.get(next).is_some_and(|n| {
+                matches!(n.kind, NodeKind::Operator)
+                    && !covered.contains(&next)
+                    && from_group_only(n)
+            });
             if !absorbable {
                 return;
             }

@@ -31,28 +31,48 @@ pub fn quant_args_of(m: &Module, n: &Node) -> Option<QuantArgs> {
     if n.overload != "default" {
         return None;
     }
-    if op_name(n).ends_with("_per_channel") {
+    let args = if op_name(n).ends_with("_per_channel") {
         // (input, scales, zero_points, axis, quant_min, quant_max, dtype)
         let scales = super::edit::tensor_arg(n, 1).and_then(|v| m.constant(v))?;
         let zps = super::edit::tensor_arg(n, 2).and_then(|v| m.constant(v))?;
         let zero_points = zps.to_f64().ok()?.into_iter().map(|z| z as i64).collect();
-        return Some(QuantArgs {
+        QuantArgs {
             scales: scales.to_f64().ok()?,
             zero_points,
             axis: Some(int_arg(n, 3)?),
             qmin: int_arg(n, 4)?,
             qmax: int_arg(n, 5)?,
             dtype: dtype(6)?,
-        });
+        }
+    } else {
+        QuantArgs {
+            scales: vec![float_arg(n, 1)?],
+            zero_points: vec![int_arg(n, 2)?],
+            axis: None,
+            qmin: int_arg(n, 3)?,
+            qmax: int_arg(n, 4)?,
+            dtype: dtype(5)?,
+        }
+    };
+    Some(args)
+}
+
+/// What is wrong with parameters no quantizer writes (ExecuTorch's `quantize_per_tensor`
+/// checks `quant_min <= quant_max`; a scale must be finite and positive), naming `node`.
+fn invalid(node: &str, q: &QuantArgs) -> Option<String> {
+    if q.qmin > q.qmax {
+        return Some(format!(
+            "{node}: quant_min {} > quant_max {}",
+            q.qmin, q.qmax
+        ));
     }
-    Some(QuantArgs {
-        scales: vec![float_arg(n, 1)?],
-        zero_points: vec![int_arg(n, 2)?],
-        axis: None,
-        qmin: int_arg(n, 3)?,
-        qmax: int_arg(n, 4)?,
-        dtype: dtype(5)?,
-    })
+    if q.scales.is_empty() || q.scales.iter().any(|s| !s.is_finite() || *s <= 0.0) {
+        return Some(format!(
+            "{node}: scales {:?} are not finite and positive",
+            q.scales
+        ));
+    }
+    None
 }
 
 impl LowerPass for FoldAndAnnotateQParams {
@@ -88,6 +108,9 @@ impl LowerPass for FoldAndAnnotateQParams {
                         continue;
                     };
                     if let Some(args) = quant_args_of(&m, p) {
+                        if let Some(why) = invalid(&p.name, &args) {
+                            return Err(super::edit::fail(self.name(), why));
+                        }
                         if let Some(prev) = &q {
                             if prev.dtype != args.dtype {
                                 return Err(super::edit::fail(
@@ -150,6 +173,9 @@ impl LowerPass for FoldAndAnnotateQParams {
                 let Some(q) = quant_args_of(&m, &m.graph.nodes[u]) else {
                     continue;
                 };
+                if let Some(why) = invalid(&m.graph.nodes[u].name, &q) {
+                    return Err(super::edit::fail(self.name(), why));
+                }
                 if !partial_binary {
                     if let (Some(o), Some(&q_out)) = (out, m.graph.nodes[u].outputs.first()) {
                         replace_uses(&mut m.graph, q_out, o);

@@ -247,6 +247,10 @@ fn from_items(
 /// Every planner on every arena of `plan` (derived from `graph`) that holds tensors.
 pub fn alternatives(graph: &Graph, plan: &MemoryPlan) -> Vec<ArenaAlternatives> {
     let et = executorch::plan(graph, plan);
+    let control_flow = graph
+        .nodes
+        .iter()
+        .any(|n| n.kind == crate::ir::NodeKind::JumpFalse);
     let pairs = in_place_pairs(graph, plan);
     let mut out = Vec::new();
     for arena in plan.arenas.iter().filter(|a| !a.tensors.is_empty()) {
@@ -267,7 +271,15 @@ pub fn alternatives(graph: &Graph, plan: &MemoryPlan) -> Vec<ArenaAlternatives> 
             algorithms.push(AlgorithmPlan {
                 name: "executorch",
                 peak: p.size,
-                detail: format!("{} shared objects", p.shared_objects.len()),
+                detail: if control_flow {
+                    // ExecuTorch plans the graph of each `cond` branch on its own
+                    format!(
+                        "{} shared objects; the greedy over the whole chain, not ExecuTorch's plan of a program with control flow",
+                        p.shared_objects.len()
+                    )
+                } else {
+                    format!("{} shared objects", p.shared_objects.len())
+                },
                 tensors: placements(graph, arena, &p.offsets),
                 shares: Vec::new(),
                 order: None,

@@ -119,3 +119,28 @@ pub fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
         .take_while(|p| p.exists())
         .collect()
 }
+
+/// `got` equals ExecuTorch's output: exactly for integer and bool tensors, and for floats
+/// within `rel` (relative to 1 + |want|: float32 rounding of another summation order).
+#[allow(dead_code)]
+pub fn assert_matches(
+    label: &str,
+    got: &etscope_core::tensor::TensorData,
+    want: &etscope_core::tensor::TensorData,
+    rel: f64,
+) {
+    assert_eq!(
+        (got.dtype, &got.shape),
+        (want.dtype, &want.shape),
+        "{label}"
+    );
+    let (g, w) = (
+        got.to_f64().expect("numeric"),
+        want.to_f64().expect("numeric"),
+    );
+    let float = matches!(want.dtype, etscope_core::ScalarType::Float);
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let tol = if float { rel * (1.0 + b.abs()) } else { 0.0 };
+        assert!((a - b).abs() <= tol, "{label}: element {i}: {a} vs {b}");
+    }
+}
