@@ -509,3 +509,88 @@ fn every_operator_case_lowers_to_executorchs_program() {
     assert_eq!(equal.get(&("explicit", "m55")), Some(&83), "{equal:?}");
     assert!(refused.is_empty(), "{refused:?}");
 }
+
+/// The edge module of one operator's ETRecord (`tests/fixtures/lowering/ops`).
+fn op_module(name: &str) -> Module {
+    let path = fixtures().join("ops").join(format!("{name}.etrecord"));
+    let rec = ETRecord::parse(&std::fs::read(&path).expect("etrecord")).expect("parses");
+    Module::from_etrecord(&rec, None).expect("edge")
+}
+
+/// The lowering's error for `m` (a panic, short, if it lowers).
+fn refusal(m: Module) -> String {
+    match lower::lower(
+        m,
+        &Options {
+            flow: Flow::Default,
+            cpu: Cpu::M55,
+        },
+    ) {
+        Ok(stages) => panic!("lowered through {} passes", stages.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn arguments_and_weights_no_exporter_writes_are_errors_naming_the_node() {
+    use etscope_core::ir::ArgData;
+    let conv = "quantized_conv2d__k3_c3to4_relu6_functional__default__m55";
+    let options = Options {
+        flow: Flow::Default,
+        cpu: Cpu::M55,
+    };
+    assert!(
+        lower::lower(op_module(conv), &options).is_ok(),
+        "the program as exported lowers"
+    );
+    // a convolution of 0 groups (it divided by zero)
+    let mut m = op_module(conv);
+    let node = m
+        .graph
+        .nodes
+        .iter_mut()
+        .find(|n| n.op.ends_with("convolution"))
+        .expect("a convolution");
+    node.args[8].data = ArgData::Int(0);
+    let err = refusal(m);
+    assert!(err.contains("0 groups"), "{err}");
+    // a 0-d weight
+    let mut m = op_module(conv);
+    let w = m
+        .graph
+        .nodes
+        .iter()
+        .find(|n| n.op.ends_with("convolution"))
+        .and_then(|n| n.args[1].value)
+        .expect("weight");
+    // the weight reaches the convolution through its dequantize: the constant behind it
+    let dq = m.graph.values[w].producer.expect("the weight's dequantize");
+    let key = m.graph.nodes[dq].args[0].value.expect("the int8 weight");
+    let c = m.constants.get_mut(&key).expect("constant");
+    c.shape.clear();
+    c.bytes.truncate(c.dtype.element_size().unwrap_or(1));
+    let err = refusal(m);
+    assert!(err.contains("weight"), "{err}");
+    // a linear whose weight holds fewer values than its sizes say
+    let linear = "quantized_linear__in16_out10_bias__default__m4";
+    let mut m = op_module(linear);
+    for c in m.constants.values_mut() {
+        if c.shape.len() == 2 {
+            c.shape[1] += 1;
+        }
+    }
+    let err = refusal(m);
+    assert!(err.contains("weight"), "{err}");
+    // quantization parameters no quantizer writes
+    let mut m = op_module(conv);
+    let q = m
+        .graph
+        .nodes
+        .iter_mut()
+        .find(|n| n.op.contains("quantize_per_tensor"))
+        .expect("a quantize");
+    q.args[3].data = ArgData::Int(127);
+    q.args[4].data = ArgData::Int(-128);
+    let err = refusal(m);
+    assert!(err.contains("quant_min 127 > quant_max -128"), "{err}");
+}

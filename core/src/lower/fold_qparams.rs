@@ -81,6 +81,17 @@ impl LowerPass for FoldAndAnnotateQParams {
     }
 
     fn run(&self, mut m: Module, options: &Options) -> Result<(Module, bool), LowerError> {
+        // every quantize and dequantize of the graph, whatever it feeds
+        for n in &m.graph.nodes {
+            let q_or_dq = super::annotation::is_q(n) || super::annotation::is_dq(n);
+            if let Some(why) = q_or_dq
+                .then(|| quant_args_of(&m, n))
+                .flatten()
+                .and_then(|q| invalid(&n.name, &q))
+            {
+                return Err(super::edit::fail(self.name(), why));
+            }
+        }
         let mut removed: Vec<usize> = Vec::new();
         let mut changed = false;
         let mut quantized = std::collections::HashSet::new();
