@@ -310,6 +310,23 @@ pub struct LoweredStage {
 /// Lowers `module` (an `edge` stage) pass by pass, checking the graph after each; returns every
 /// pass's output, in order.
 pub fn lower(module: Module, options: &Options) -> Result<Vec<LoweredStage>, LowerError> {
+    // sizes no model has are refused before any pass does arithmetic on them
+    for v in &module.graph.values {
+        let dims: Option<Vec<usize>> = v.shape.iter().map(|&d| usize::try_from(d).ok()).collect();
+        let fits = dims
+            .as_deref()
+            .and_then(crate::kernels::element_count)
+            .is_some_and(|n| n <= crate::kernels::MAX_TENSOR_ELEMENTS);
+        if !fits {
+            return Err(PassError::Failed {
+                pass: "read",
+                detail: format!(
+                    "value {} has sizes {:?}, which no tensor has",
+                    v.name, v.shape
+                ),
+            });
+        }
+    }
     let mut out = Vec::new();
     let mut current = module;
     for (k, pass) in pass_list(options.flow)?.into_iter().enumerate() {

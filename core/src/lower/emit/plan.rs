@@ -17,7 +17,7 @@ use super::err;
 pub(super) const TENSOR_ALIGN: u64 = 16;
 
 pub(super) fn align(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
+    x.div_ceil(a).saturating_mul(a)
 }
 
 /// A call of the program.
@@ -253,16 +253,24 @@ pub(super) fn layout(module: &Module) -> Result<Layout, LowerError> {
         let mut offset = 0u64;
         loop {
             let clash = placed.iter().find(|&&(o, z, ps, pe)| {
-                ps <= e && s <= pe && offset < o + z && o < offset + size.max(1)
+                ps <= e
+                    && s <= pe
+                    && offset < o.saturating_add(z)
+                    && o < offset.saturating_add(size.max(1))
             });
             match clash {
-                Some(&(o, z, _, _)) => offset = align(o + z, TENSOR_ALIGN),
+                Some(&(o, z, _, _)) => offset = align(o.saturating_add(z), TENSOR_ALIGN),
                 None => break,
             }
         }
         placed.push((offset, size, s, e));
         offsets.insert(v, offset);
-        arena = arena.max(align(offset + size, TENSOR_ALIGN));
+        arena = arena.max(align(offset.saturating_add(size), TENSOR_ALIGN));
+    }
+    if arena > u64::from(u32::MAX) {
+        return Err(err(format!(
+            "the planned tensors need an arena of {arena} bytes, more than a 32-bit core addresses"
+        )));
     }
     Ok(Layout {
         graph,

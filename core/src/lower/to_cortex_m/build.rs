@@ -146,13 +146,24 @@ pub(super) fn permuted(t: &TensorData, perm: &[usize]) -> Result<TensorData, Low
     })
 }
 
+/// The most a stride, padding, dilation or kernel size may be: far beyond any model, small
+/// enough that the window arithmetic of the passes cannot overflow.
+const MAX_WINDOW: i64 = 1 << 16;
+
 pub(super) fn pair(node: &Node, k: usize, default: [i64; 2]) -> Result<[i64; 2], LowerError> {
-    match ints_arg(node, k) {
-        None if node.args.get(k).is_none() => Ok(default),
-        Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
-        Some(v) if v.len() == 1 => Ok([v[0], v[0]]),
-        _ => Err(bad(node, &format!("argument {k} is not an int pair"))),
+    let p = match ints_arg(node, k) {
+        None if node.args.get(k).is_none() => default,
+        Some(v) if v.len() == 2 => [v[0], v[1]],
+        Some(v) if v.len() == 1 => [v[0], v[0]],
+        _ => return Err(bad(node, &format!("argument {k} is not an int pair"))),
+    };
+    if p.iter().any(|x| !(-MAX_WINDOW..=MAX_WINDOW).contains(x)) {
+        return Err(bad(
+            node,
+            &format!("argument {k} is {p:?}, beyond any window (|x| <= {MAX_WINDOW})"),
+        ));
     }
+    Ok(p)
 }
 
 pub(super) fn ints(v: &[i64]) -> ArgData {
