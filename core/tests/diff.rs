@@ -34,6 +34,16 @@ fn host_bytes(model: &Path, variant: &str, bytes: Vec<u8>) -> Source {
     program_source(variant, &program, Some((&rec, variant)), &[input]).expect("runs")
 }
 
+/// A correct program's report: no group is a divergence (the row that would be, if any).
+fn assert_no_divergence(label: &str, report: &etscope_core::analysis::diff::DiffReport) {
+    assert_eq!(
+        report.first_divergence,
+        None,
+        "{label}: {:?}",
+        report.first_divergence.map(|i| &report.rows[i])
+    );
+}
+
 #[test]
 fn host_runs_equal_what_executorch_captured_on_the_same_program() {
     for model in common::models() {
@@ -255,13 +265,7 @@ fn correct_programs_show_no_divergence_and_every_fused_op_is_matched() {
         for variant in ["model_int8_cortex_m55", "model_int8_qdq_portable"] {
             let b = host(&model, variant);
             let report = diff(&a, &b, Threshold::default()).expect("comparable");
-            assert_eq!(
-                report.first_divergence,
-                None,
-                "{} {variant}: {:?}",
-                model.display(),
-                report.first_divergence.map(|i| &report.rows[i])
-            );
+            assert_no_divergence(&format!("{} {variant}", model.display()), &report);
             // every quantized compute op sits in a matched group that compares one quantity:
             // the fp32 side ends where the fused op ends (conv + batch norm + relu)
             for row in &report.rows {
@@ -557,12 +561,7 @@ fn activations_as_modules_and_a_lut_head_are_matched_like_with_like_in_both_flow
     ] {
         let b = host(&model, variant);
         let report = diff(&a, &b, Threshold::default()).expect("comparable");
-        assert_eq!(
-            report.first_divergence,
-            None,
-            "{variant}: {:?}",
-            report.first_divergence.map(|i| &report.rows[i])
-        );
+        assert_no_divergence(variant, &report);
         // the LUT sigmoid is matched with the float sigmoid, not with the convolution before it
         let last = report.rows.last().expect("rows");
         assert!(
