@@ -510,6 +510,10 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
     let reverse_path =
         stride.0 <= 2 && stride.1 <= 2 && input.dims[3] > REVERSE_TCOL_EFFICIENT_THRESHOLD;
     ctx.charge(&[input.dims.iter().product(), wd[0], wd[1], wd[2]])?;
+    // the rolling buffer also writes out and resets `stride` rows of the output width per
+    // input row, whatever the kernel: a huge stride is that much work
+    let row_width = od[2].saturating_mul(oc).max(1);
+    ctx.charge(&[input.dims[0], input.dims[1], stride.0.max(1), row_width, 2])?;
     let tc = TransposeConv {
         x: &input.data,
         in_dims: input.dims,
