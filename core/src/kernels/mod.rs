@@ -17,6 +17,7 @@ pub mod ctx;
 pub mod device;
 pub mod error;
 pub mod layout;
+pub mod libm;
 pub mod math;
 pub mod portable;
 pub mod quantized;
