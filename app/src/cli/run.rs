@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use etscope_core::formats::pte::Program;
+use etscope_core::kernels::libm::Libm;
 use etscope_core::runtime::{CmsisNn, Device, RunOptions, Runtime, Target};
 use serde_json::json;
 
@@ -28,6 +29,11 @@ pub struct DeviceChoice {
     /// ExecuTorch 1.5.1, default) or `4a8f5b5d` (transpose convolution fixed).
     #[arg(long)]
     pub cmsis_nn: Option<String>,
+    /// Whose C library the float kernels' `expf`, `tanhf`, `powf`, ... are: `newlib` (default:
+    /// the Arm GNU toolchain's, what the device computes; a function the host does not model is
+    /// refused, naming it) or `glibc` (the host's own: what ExecuTorch's x86 runtime computes).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Libm::NAMES))]
+    pub libm: Option<String>,
 }
 
 impl DeviceChoice {
@@ -42,7 +48,16 @@ impl DeviceChoice {
             })?,
             None => CmsisNn::default(),
         };
-        Ok(Device { target, cmsis_nn })
+        let libm = self
+            .libm
+            .as_deref()
+            .and_then(Libm::parse)
+            .unwrap_or_default();
+        Ok(Device {
+            target,
+            cmsis_nn,
+            libm,
+        })
     }
 
     /// The core the user chose, if any.
@@ -72,6 +87,11 @@ impl DeviceChoice {
                 anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
             })?;
         }
+        device.libm = self
+            .libm
+            .as_deref()
+            .and_then(Libm::parse)
+            .unwrap_or_default();
         Ok(device)
     }
 }
@@ -115,6 +135,7 @@ fn prepare_within(
     let device = choice.device(program, index)?;
     let mut runtime = Runtime::with_budget(program, index, device.target, max_bytes)?;
     runtime.set_cmsis_nn(device.cmsis_nn);
+    runtime.set_libm(device.libm);
     Ok(runtime)
 }
 

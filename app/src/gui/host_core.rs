@@ -1,8 +1,9 @@
 //! Which core and CMSIS-NN version the window's host runs model (the CLI's `--target` and
-//! `--cmsis-nn`): used by Diff's host runs and the inspector's device notes.
+//! `--cmsis-nn`, `--libm`): used by Diff's host runs and the inspector's device notes.
 
 use eframe::egui;
 use etscope_core::formats::pte::Program;
+use etscope_core::kernels::libm::Libm;
 use etscope_core::runtime::{CmsisNn, Device, Target};
 
 /// The user's choice; `target: None` is each program's own core.
@@ -10,6 +11,7 @@ use etscope_core::runtime::{CmsisNn, Device, Target};
 pub struct HostChoice {
     pub target: Option<Target>,
     pub cmsis_nn: CmsisNn,
+    pub libm: Libm,
 }
 
 const TARGETS: [Option<Target>; 4] = [
@@ -32,6 +34,7 @@ impl HostChoice {
                 .target
                 .unwrap_or_else(|| Target::for_program(program, program.default_plan_index())),
             cmsis_nn: self.cmsis_nn,
+            libm: self.libm,
         }
     }
 
@@ -67,5 +70,18 @@ impl HostChoice {
                     ui.selectable_value(&mut self.cmsis_nn, v, name);
                 }
             });
+        ui.label("C library");
+        egui::ComboBox::from_id_salt("host-libm")
+            .selected_text(self.libm.name())
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut self.libm, Libm::Newlib, "newlib (the device)");
+                ui.selectable_value(
+                    &mut self.libm,
+                    Libm::Glibc,
+                    "glibc (ExecuTorch's x86 runtime)",
+                );
+            })
+            .response
+            .on_hover_text("whose expf, tanhf, powf, ... the host's float kernels compute");
     }
 }

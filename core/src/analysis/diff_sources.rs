@@ -76,6 +76,8 @@ pub fn program_source_cancellable(
     let run = Runtime::new(program, plan, device.target)
         .and_then(|mut rt| {
             rt.set_cmsis_nn(device.cmsis_nn);
+            rt.set_libm(device.libm);
+            rt.set_libm(device.libm);
             rt.run_with(inputs, options)
         })
         .map_err(|e| SourceError::Run(e.to_string()))?;
@@ -110,6 +112,7 @@ pub fn rewrite_source(
     )
     .and_then(|mut rt| {
         rt.set_cmsis_nn(device.cmsis_nn);
+        rt.set_libm(device.libm);
         rt.run_with(inputs, options)
     })
     .map_err(|e| SourceError::Run(e.to_string()))?;

@@ -2,6 +2,7 @@
 //! errors that name the operator and instruction.
 
 use super::layout;
+use super::libm::{Binary, Function, Unmodelled};
 use super::value::{Buf, HostTensor, RValue};
 use super::{Device, RuntimeError};
 
@@ -31,6 +32,47 @@ pub struct Stored {
 }
 
 impl Ctx<'_> {
+    /// The device's single-precision `function`, or the error naming it when the host does not
+    /// model the device's C library there.
+    pub fn libm_f32(&self, function: Function) -> Result<fn(f32) -> f32, RuntimeError> {
+        self.device
+            .libm
+            .f32_fn(function)
+            .map_err(|reason| self.unmodelled(reason))
+    }
+
+    /// The device's double-precision `function`.
+    pub fn libm_f64(&self, function: Function) -> Result<fn(f64) -> f64, RuntimeError> {
+        self.device
+            .libm
+            .f64_fn(function)
+            .map_err(|reason| self.unmodelled(reason))
+    }
+
+    /// The device's single-precision two-argument `function`.
+    pub fn libm_f32_binary(&self, function: Binary) -> Result<fn(f32, f32) -> f32, RuntimeError> {
+        self.device
+            .libm
+            .f32_binary_fn(function)
+            .map_err(|reason| self.unmodelled(reason))
+    }
+
+    /// The device's double-precision two-argument `function`.
+    pub fn libm_f64_binary(&self, function: Binary) -> Result<fn(f64, f64) -> f64, RuntimeError> {
+        self.device
+            .libm
+            .f64_binary_fn(function)
+            .map_err(|reason| self.unmodelled(reason))
+    }
+
+    fn unmodelled(&self, reason: Unmodelled) -> RuntimeError {
+        RuntimeError::Unmodelled {
+            op: self.op.to_string(),
+            instruction: self.instruction,
+            reason,
+        }
+    }
+
     /// An error about this call's arguments.
     pub fn bad(&self, detail: impl Into<String>) -> RuntimeError {
         RuntimeError::BadArgs {

@@ -124,11 +124,14 @@ impl CmsisNn {
     }
 }
 
-/// What the device kernels model: the core and the CMSIS-NN version.
+/// What the device kernels model: the core, the CMSIS-NN version and the C library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Device {
     pub target: Target,
     pub cmsis_nn: CmsisNn,
+    /// Whose C library the float kernels' `expf`, `tanhf`, ... are (the device's newlib unless
+    /// a check against ExecuTorch's x86 runtime asks for the host's).
+    pub libm: super::libm::Libm,
 }
 
 impl Device {

@@ -13,6 +13,14 @@ pub enum RuntimeError {
     #[error("method {method}: the program uses {feature}, which etscope's runtime does not implement; it is refused rather than run on a guess")]
     Unimplemented { method: String, feature: String },
     /// A delegate blob can only run on its backend.
+    /// A float kernel would call a C library function whose results on the device the host
+    /// does not model (its last bits would be the host's).
+    #[error("instruction {instruction} ({op}): {reason}")]
+    Unmodelled {
+        op: String,
+        instruction: usize,
+        reason: crate::kernels::libm::Unmodelled,
+    },
     #[error("instruction {instruction}: delegate {backend} cannot run on the host (its blob is backend code)")]
     Delegate { backend: String, instruction: usize },
     /// The operator's arguments are not what its kernel expects.

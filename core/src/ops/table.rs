@@ -9,6 +9,7 @@ use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
 use crate::kernels::ctx::Ctx;
+use crate::kernels::libm::{Binary, Function};
 use crate::kernels::portable::{self as pt, index, math, nn, rearrange, shape, tensor};
 use crate::kernels::{quantized, RuntimeError};
 
@@ -136,10 +137,12 @@ fn relu(c: &mut Ctx<'_>, a: &[usize]) -> R {
     pt::unary(c, a, |x| x.max(0.0))
 }
 fn sigmoid(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    pt::unary(c, a, |x| 1.0 / (1.0 + (-x).exp()))
+    // ExecuTorch: `1 / (1 + exp(-x))` in float, the device's `expf`
+    let expf = c.libm_f32(Function::Exp)?;
+    pt::unary(c, a, move |x| 1.0 / (1.0 + expf(-x)))
 }
 fn tanh(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    pt::unary(c, a, f32::tanh)
+    math::unary_libm(c, a, Function::Tanh)
 }
 fn add(c: &mut Ctx<'_>, a: &[usize]) -> R {
     tensor::binary(c, a, |x, y| x + y, true)
@@ -225,33 +228,48 @@ macro_rules! unary_fns {
 unary_fns! {
     abs_k => f64::abs;
     neg_k => |x: f64| -x;
-    exp_k => f64::exp;
-    expm1_k => f64::exp_m1;
-    log_k => f64::ln;
-    log2_k => f64::log2;
-    log10_k => f64::log10;
-    log1p_k => f64::ln_1p;
-    sqrt_k => f64::sqrt;
-    rsqrt_k => |x: f64| 1.0 / x.sqrt();
     reciprocal_k => |x: f64| 1.0 / x;
-    sin_k => f64::sin;
-    cos_k => f64::cos;
-    tan_k => f64::tan;
-    asin_k => f64::asin;
-    acos_k => f64::acos;
-    atan_k => f64::atan;
-    sinh_k => f64::sinh;
-    cosh_k => f64::cosh;
-    asinh_k => f64::asinh;
-    acosh_k => f64::acosh;
-    atanh_k => f64::atanh;
-    erf_k => nn::erf;
     floor_k => f64::floor;
     ceil_k => f64::ceil;
     round_k => math::round_half_even;
     trunc_k => f64::trunc;
     sign_k => |x: f64| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x };
     bitwise_not_k => |x: f64| -x - 1.0;
+}
+
+macro_rules! libm_fns {
+    ($($name:ident => $f:ident;)*) => {
+        $(fn $name(c: &mut Ctx<'_>, a: &[usize]) -> R {
+            math::unary_libm(c, a, Function::$f)
+        })*
+    };
+}
+
+// `<math.h>` functions, the device's C library's (`crate::kernels::libm`)
+libm_fns! {
+    exp_k => Exp;
+    expm1_k => Expm1;
+    log_k => Log;
+    log2_k => Log2;
+    log10_k => Log10;
+    log1p_k => Log1p;
+    sqrt_k => Sqrt;
+    sin_k => Sin;
+    cos_k => Cos;
+    tan_k => Tan;
+    asin_k => Asin;
+    acos_k => Acos;
+    atan_k => Atan;
+    sinh_k => Sinh;
+    cosh_k => Cosh;
+    asinh_k => Asinh;
+    acosh_k => Acosh;
+    atanh_k => Atanh;
+    erf_k => Erf;
+}
+
+fn rsqrt_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    math::rsqrt(c, a)
 }
 
 fn isnan_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
@@ -264,10 +282,10 @@ fn logical_not_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
     math::predicate(c, a, |x| x == 0.0)
 }
 fn atan2_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    math::binary(c, a, f64::atan2)
+    math::binary_libm(c, a, Binary::Atan2)
 }
 fn pow_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    math::binary(c, a, f64::powf)
+    math::binary_libm(c, a, Binary::Pow)
 }
 fn fmod_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
     math::binary(c, a, |x, y| x % y)

@@ -195,6 +195,11 @@ impl Runtime {
         self.device.cmsis_nn = version;
     }
 
+    /// Whose C library the float kernels' math functions are (newlib, the device's, unless set).
+    pub fn set_libm(&mut self, libm: crate::kernels::libm::Libm) {
+        self.device.libm = libm;
+    }
+
     /// The plan this runtime executes (0 for a stage).
     pub fn plan_index(&self) -> usize {
         self.plan_index

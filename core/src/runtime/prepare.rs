@@ -6,7 +6,7 @@ use super::{program_err, Action, Runtime, Step, MAX_PREPARED_BYTES};
 use crate::formats::pte::{EValue, Program, Tensor};
 use crate::ir::from_pte::graph_from_plan;
 use crate::ir::{ArgData, Graph, NodeKind, ValueInfo};
-use crate::kernels::{element_count, CmsisNn, Device, RuntimeError, Target, MAX_TENSOR_ELEMENTS};
+use crate::kernels::{element_count, Device, RuntimeError, Target, MAX_TENSOR_ELEMENTS};
 use crate::tensor::undo_dim_order;
 use crate::ScalarType;
 
@@ -57,7 +57,7 @@ pub(super) fn program_graph(
     };
     let device = Device {
         target,
-        cmsis_nn: CmsisNn::default(),
+        ..Device::default()
     };
     let sources = Sources {
         constant: &constant,

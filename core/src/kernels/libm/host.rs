@@ -2,7 +2,7 @@
 //! machine, since it calls the same functions. Rust's `f32` methods call the C library for all
 //! but `asinh`, `acosh`, `atanh` and `erf`, which are declared here.
 
-use super::Function;
+use super::{Binary, Function};
 
 // SAFETY: these are the C99 `<math.h>` functions of the platform's C library, pure functions of
 // their argument with the C ABI the declarations give; every platform Rust's std supports has them.
@@ -17,84 +17,116 @@ extern "C" {
     fn erf(x: f64) -> f64;
 }
 
-/// `function(x)` in single precision, as the C library computes it.
-pub fn f32(function: Function, x: f32) -> f32 {
+fn asinhf_(x: f32) -> f32 {
+    // SAFETY: see the declarations.
+    unsafe { asinhf(x) }
+}
+fn acoshf_(x: f32) -> f32 {
+    // SAFETY: see the declarations.
+    unsafe { acoshf(x) }
+}
+fn atanhf_(x: f32) -> f32 {
+    // SAFETY: see the declarations.
+    unsafe { atanhf(x) }
+}
+fn erff_(x: f32) -> f32 {
+    // SAFETY: see the declarations.
+    unsafe { erff(x) }
+}
+fn asinh_(x: f64) -> f64 {
+    // SAFETY: see the declarations.
+    unsafe { asinh(x) }
+}
+fn acosh_(x: f64) -> f64 {
+    // SAFETY: see the declarations.
+    unsafe { acosh(x) }
+}
+fn atanh_(x: f64) -> f64 {
+    // SAFETY: see the declarations.
+    unsafe { atanh(x) }
+}
+fn erf_(x: f64) -> f64 {
+    // SAFETY: see the declarations.
+    unsafe { erf(x) }
+}
+
+/// The single-precision `function` of the C library.
+pub fn f32_fn(function: Function) -> fn(f32) -> f32 {
     use Function::*;
     match function {
-        Sin => x.sin(),
-        Cos => x.cos(),
-        Tan => x.tan(),
-        Asin => x.asin(),
-        Acos => x.acos(),
-        Atan => x.atan(),
-        Sinh => x.sinh(),
-        Cosh => x.cosh(),
-        Tanh => x.tanh(),
-        // SAFETY: see the declarations.
-        Asinh => unsafe { asinhf(x) },
-        // SAFETY: see the declarations.
-        Acosh => unsafe { acoshf(x) },
-        // SAFETY: see the declarations.
-        Atanh => unsafe { atanhf(x) },
-        Exp => x.exp(),
-        Exp2 => x.exp2(),
-        Expm1 => x.exp_m1(),
-        Log => x.ln(),
-        Log2 => x.log2(),
-        Log10 => x.log10(),
-        Log1p => x.ln_1p(),
-        Sqrt => x.sqrt(),
-        // SAFETY: see the declarations.
-        Erf => unsafe { erff(x) },
+        Sin => f32::sin,
+        Cos => f32::cos,
+        Tan => f32::tan,
+        Asin => f32::asin,
+        Acos => f32::acos,
+        Atan => f32::atan,
+        Sinh => f32::sinh,
+        Cosh => f32::cosh,
+        Tanh => f32::tanh,
+        Asinh => asinhf_,
+        Acosh => acoshf_,
+        Atanh => atanhf_,
+        Exp => f32::exp,
+        Exp2 => f32::exp2,
+        Expm1 => f32::exp_m1,
+        Log => f32::ln,
+        Log2 => f32::log2,
+        Log10 => f32::log10,
+        Log1p => f32::ln_1p,
+        Sqrt => f32::sqrt,
+        Erf => erff_,
     }
 }
 
-/// `function(x, y)` in single precision, as the C library computes it.
-pub fn f32_binary(function: super::Binary, x: f32, y: f32) -> f32 {
-    match function {
-        super::Binary::Pow => x.powf(y),
-        super::Binary::Atan2 => x.atan2(y),
-        super::Binary::Fmod => x % y,
-    }
-}
-
-/// `function(x)` in double precision, as the C library computes it.
-pub fn f64(function: Function, x: f64) -> f64 {
+/// The double-precision `function` of the C library.
+pub fn f64_fn(function: Function) -> fn(f64) -> f64 {
     use Function::*;
     match function {
-        Sin => x.sin(),
-        Cos => x.cos(),
-        Tan => x.tan(),
-        Asin => x.asin(),
-        Acos => x.acos(),
-        Atan => x.atan(),
-        Sinh => x.sinh(),
-        Cosh => x.cosh(),
-        Tanh => x.tanh(),
-        // SAFETY: see the declarations.
-        Asinh => unsafe { asinh(x) },
-        // SAFETY: see the declarations.
-        Acosh => unsafe { acosh(x) },
-        // SAFETY: see the declarations.
-        Atanh => unsafe { atanh(x) },
-        Exp => x.exp(),
-        Exp2 => x.exp2(),
-        Expm1 => x.exp_m1(),
-        Log => x.ln(),
-        Log2 => x.log2(),
-        Log10 => x.log10(),
-        Log1p => x.ln_1p(),
-        Sqrt => x.sqrt(),
-        // SAFETY: see the declarations.
-        Erf => unsafe { erf(x) },
+        Sin => f64::sin,
+        Cos => f64::cos,
+        Tan => f64::tan,
+        Asin => f64::asin,
+        Acos => f64::acos,
+        Atan => f64::atan,
+        Sinh => f64::sinh,
+        Cosh => f64::cosh,
+        Tanh => f64::tanh,
+        Asinh => asinh_,
+        Acosh => acosh_,
+        Atanh => atanh_,
+        Exp => f64::exp,
+        Exp2 => f64::exp2,
+        Expm1 => f64::exp_m1,
+        Log => f64::ln,
+        Log2 => f64::log2,
+        Log10 => f64::log10,
+        Log1p => f64::ln_1p,
+        Sqrt => f64::sqrt,
+        Erf => erf_,
     }
 }
 
-/// `function(x, y)` in double precision, as the C library computes it.
-pub fn f64_binary(function: super::Binary, x: f64, y: f64) -> f64 {
+fn fmodf(x: f32, y: f32) -> f32 {
+    x % y
+}
+fn fmod(x: f64, y: f64) -> f64 {
+    x % y
+}
+
+/// The single-precision two-argument `function` of the C library.
+pub fn f32_binary_fn(function: Binary) -> fn(f32, f32) -> f32 {
     match function {
-        super::Binary::Pow => x.powf(y),
-        super::Binary::Atan2 => x.atan2(y),
-        super::Binary::Fmod => x % y,
+        Binary::Pow => f32::powf,
+        Binary::Atan2 => f32::atan2,
+        Binary::Fmod => fmodf,
+    }
+}
+
+/// The double-precision two-argument `function` of the C library.
+pub fn f64_binary_fn(function: Binary) -> fn(f64, f64) -> f64 {
+    match function {
+        Binary::Pow => f64::powf,
+        Binary::Atan2 => f64::atan2,
+        Binary::Fmod => fmod,
     }
 }

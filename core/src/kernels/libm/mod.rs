@@ -45,60 +45,64 @@ impl Libm {
         }
     }
 
-    /// `function(x)` in single precision.
-    pub fn f32(self, function: Function, x: f32) -> Result<f32, Unmodelled> {
+    /// The single-precision `function`, or why it cannot be had.
+    pub fn f32_fn(self, function: Function) -> Result<fn(f32) -> f32, Unmodelled> {
         use Function::*;
         match self {
-            Libm::Glibc => Ok(host::f32(function, x)),
+            Libm::Glibc => Ok(host::f32_fn(function)),
             Libm::Newlib => match function {
-                Exp => Ok(newlib::expf(x)),
-                Exp2 => Ok(newlib::exp2f(x)),
-                Expm1 => Ok(newlib::expm1f(x)),
-                Log => Ok(newlib::logf(x)),
-                Log2 => Ok(newlib::log2f(x)),
-                Log10 => Ok(newlib::log10f(x)),
-                Tanh => Ok(newlib::tanhf(x)),
-                Sqrt => Ok(newlib::sqrtf(x)),
-                Erf => Ok(newlib::erff(x)),
+                Exp => Ok(newlib::expf),
+                Exp2 => Ok(newlib::exp2f),
+                Expm1 => Ok(newlib::expm1f),
+                Log => Ok(newlib::logf),
+                Log2 => Ok(newlib::log2f),
+                Log10 => Ok(newlib::log10f),
+                Tanh => Ok(newlib::tanhf),
+                Sqrt => Ok(newlib::sqrtf),
+                Erf => Ok(newlib::erff),
                 _ => Err(Unmodelled::new(function.c_name_f32(), self)),
             },
         }
     }
 
-    /// `function(x, y)` in single precision.
-    pub fn f32_binary(self, function: Binary, x: f32, y: f32) -> Result<f32, Unmodelled> {
+    /// `function(x)` in single precision.
+    pub fn f32(self, function: Function, x: f32) -> Result<f32, Unmodelled> {
+        self.f32_fn(function).map(|f| f(x))
+    }
+
+    /// The single-precision two-argument `function`.
+    pub fn f32_binary_fn(self, function: Binary) -> Result<fn(f32, f32) -> f32, Unmodelled> {
         match (self, function) {
-            (Libm::Glibc, _) => Ok(host::f32_binary(function, x, y)),
-            (Libm::Newlib, Binary::Pow) => Ok(newlib::powf(x, y)),
-            // fmodf is exact: the remainder is representable, every library returns it
-            (Libm::Newlib, Binary::Fmod) => Ok(if x.is_finite() && y != 0.0 && !y.is_nan() {
-                x % y
-            } else if x.is_nan() || y.is_nan() {
-                x + y
-            } else {
-                newlib::ARM_DEFAULT_NAN
-            }),
+            (Libm::Glibc, _) => Ok(host::f32_binary_fn(function)),
+            (Libm::Newlib, Binary::Pow) => Ok(newlib::powf),
+            (Libm::Newlib, Binary::Fmod) => Ok(newlib::fmodf),
             (Libm::Newlib, Binary::Atan2) => Err(Unmodelled::new("atan2f", self)),
         }
     }
 
-    /// `function(x)` in double precision (a float64 tensor, or a kernel that widens).
-    pub fn f64(self, function: Function, x: f64) -> Result<f64, Unmodelled> {
+    /// `function(x, y)` in single precision.
+    pub fn f32_binary(self, function: Binary, x: f32, y: f32) -> Result<f32, Unmodelled> {
+        self.f32_binary_fn(function).map(|f| f(x, y))
+    }
+
+    /// The double-precision `function` (a float64 tensor, or a kernel that widens).
+    pub fn f64_fn(self, function: Function) -> Result<fn(f64) -> f64, Unmodelled> {
         match (self, function) {
-            (Libm::Glibc, _) => Ok(host::f64(function, x)),
-            (Libm::Newlib, Function::Sqrt) => Ok(if x < 0.0 {
-                f64::from(newlib::ARM_DEFAULT_NAN)
-            } else {
-                x.sqrt()
-            }),
+            (Libm::Glibc, _) => Ok(host::f64_fn(function)),
+            (Libm::Newlib, Function::Sqrt) => Ok(newlib::sqrt),
             (Libm::Newlib, _) => Err(Unmodelled::new(function.c_name_f64(), self)),
         }
     }
 
-    /// `function(x, y)` in double precision.
-    pub fn f64_binary(self, function: Binary, x: f64, y: f64) -> Result<f64, Unmodelled> {
+    /// `function(x)` in double precision.
+    pub fn f64(self, function: Function, x: f64) -> Result<f64, Unmodelled> {
+        self.f64_fn(function).map(|f| f(x))
+    }
+
+    /// The double-precision two-argument `function`.
+    pub fn f64_binary_fn(self, function: Binary) -> Result<fn(f64, f64) -> f64, Unmodelled> {
         match self {
-            Libm::Glibc => Ok(host::f64_binary(function, x, y)),
+            Libm::Glibc => Ok(host::f64_binary_fn(function)),
             Libm::Newlib => Err(Unmodelled::new(function.c_name_f64(), self)),
         }
     }

@@ -7,6 +7,7 @@
 
 use crate::kernels::cmsis::ops::out_of;
 use crate::kernels::ctx::Ctx;
+use crate::kernels::libm::{Binary, Function};
 use crate::kernels::portable::tensor::{broadcast_operands, operand};
 use crate::kernels::value::Buf;
 use crate::kernels::RuntimeError;
@@ -21,6 +22,51 @@ pub fn unary(ctx: &mut Ctx<'_>, args: &[usize], f: impl Fn(f64) -> f64) -> R {
     ctx.charge(&[input.buf.len()])?;
     let values: Vec<f64> = input.buf.to_f64().into_iter().map(f).collect();
     ctx.write(o, input.shape.clone(), Buf::from_f64_like(&like, &values))
+}
+
+/// `op.out(self, out)` of a `<math.h>` function, as ExecuTorch's
+/// `unary_ufunc_realhbbf16_to_floathbf16` calls it: a float64 input through the double-precision
+/// function, any other through the single-precision one (`sinf`, `expf`, ...) on the value cast to
+/// float, both the device's C library's.
+pub fn unary_libm(ctx: &mut Ctx<'_>, args: &[usize], function: Function) -> R {
+    let input = ctx.shared(args, 0)?;
+    if matches!(input.buf, Buf::F64(_)) {
+        let f = ctx.libm_f64(function)?;
+        return unary(ctx, args, f);
+    }
+    let f = ctx.libm_f32(function)?;
+    unary(ctx, args, move |x| f64::from(f(x as f32)))
+}
+
+/// `aten::rsqrt.out(self, out)`: ExecuTorch's `1.0 / std::sqrt(x)`, the square root in the
+/// input's precision (float for all but float64) and the division in double.
+pub fn rsqrt(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let input = ctx.shared(args, 0)?;
+    if matches!(input.buf, Buf::F64(_)) {
+        let sqrt = ctx.libm_f64(Function::Sqrt)?;
+        return unary(ctx, args, move |x| 1.0 / sqrt(x));
+    }
+    let sqrt = ctx.libm_f32(Function::Sqrt)?;
+    unary(ctx, args, move |x| 1.0 / f64::from(sqrt(x as f32)))
+}
+
+/// `op.out(self, other, out)` of a two-argument `<math.h>` function (`pow`, `atan2`), broadcasting:
+/// a float32 result from the single-precision function on float32 operands, as ExecuTorch's
+/// `executorch::math::pow`/`atan2` on a float compute type; other types in double (exact for
+/// integer results, whatever the library).
+pub fn binary_libm(ctx: &mut Ctx<'_>, args: &[usize], function: Binary) -> R {
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    if matches!(like, Buf::F32(_)) {
+        let f = ctx.libm_f32_binary(function)?;
+        return binary(ctx, args, move |x, y| f64::from(f(x as f32, y as f32)));
+    }
+    let integer_result = !matches!(like, Buf::F64(_));
+    let f = match (function, integer_result) {
+        (Binary::Pow, true) => f64::powf,
+        _ => ctx.libm_f64_binary(function)?,
+    };
+    binary(ctx, args, f)
 }
 
 /// `op.out(self, out)` with a bool out tensor.
@@ -56,19 +102,27 @@ pub fn pow_scalar_base(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let exponent = ctx.shared(args, 1)?;
     let o = out_of(ctx, args)?;
     let like = ctx.out_like(o)?;
-    let float32 = matches!(like, Buf::F32(_));
-    let values: Vec<f64> = exponent
-        .buf
-        .to_f64()
-        .into_iter()
-        .map(|e| {
-            if float32 {
-                f64::from((base as f32).powf(e as f32))
-            } else {
-                base.powf(e)
-            }
-        })
-        .collect();
+    let values: Vec<f64> = if matches!(like, Buf::F32(_)) {
+        let powf = ctx.libm_f32_binary(Binary::Pow)?;
+        exponent
+            .buf
+            .to_f64()
+            .into_iter()
+            .map(|e| f64::from(powf(base as f32, e as f32)))
+            .collect()
+    } else {
+        let pow = if matches!(like, Buf::F64(_)) {
+            ctx.libm_f64_binary(Binary::Pow)?
+        } else {
+            f64::powf
+        };
+        exponent
+            .buf
+            .to_f64()
+            .into_iter()
+            .map(|e| pow(base, e))
+            .collect()
+    };
     ctx.write(
         o,
         exponent.shape.clone(),
@@ -109,12 +163,30 @@ pub fn elu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
         ctx.double(args, 2)?,
         ctx.double(args, 3)?,
     );
+    // ExecuTorch: `x <= 0 ? expm1(x · input_scale) · (alpha · scale) : x · scale` in the
+    // tensor's type
+    let input = ctx.shared(args, 0)?;
+    if matches!(input.buf, Buf::F64(_)) {
+        let expm1 = ctx.libm_f64(Function::Expm1)?;
+        let negcoef = alpha * scale;
+        return unary(ctx, args, move |x| {
+            if x <= 0.0 {
+                expm1(x * input_scale) * negcoef
+            } else {
+                x * scale
+            }
+        });
+    }
+    let expm1 = ctx.libm_f32(Function::Expm1)?;
+    let (alpha, scale, input_scale) = (alpha as f32, scale as f32, input_scale as f32);
+    let negcoef = alpha * scale;
     unary(ctx, args, move |x| {
-        if x > 0.0 {
-            scale * x
+        let x = x as f32;
+        f64::from(if x <= 0.0 {
+            expm1(x * input_scale) * negcoef
         } else {
-            scale * alpha * ((x * input_scale).exp() - 1.0)
-        }
+            x * scale
+        })
     })
 }
 
@@ -135,16 +207,36 @@ pub fn log_softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let x = input.buf.to_f64();
     let mut out = vec![0.0; x.len()];
     ctx.charge(&[outer, inner, size])?;
+    // ExecuTorch: max, Σ exp(x − max) and its log in the tensor's type (float for float32)
+    let float32 = !matches!(input.buf, Buf::F64(_));
+    let (expf, logf) = (ctx.libm_f32(Function::Exp), ctx.libm_f32(Function::Log));
+    let (exp, log) = (ctx.libm_f64(Function::Exp), ctx.libm_f64(Function::Log));
+    let f32_fns = if float32 { Some((expf?, logf?)) } else { None };
+    let f64_fns = if float32 { None } else { Some((exp?, log?)) };
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * size + k) * inner + i;
-            let max = (0..size)
-                .map(|k| x[at(k)])
-                .fold(f64::NEG_INFINITY, f64::max);
-            let sum: f64 = (0..size).map(|k| (x[at(k)] - max).exp()).sum();
-            let log_sum = sum.ln();
-            for k in 0..size {
-                out[at(k)] = x[at(k)] - max - log_sum;
+            if let Some((expf, logf)) = f32_fns {
+                let max = (0..size)
+                    .map(|k| x[at(k)] as f32)
+                    .fold(f32::NEG_INFINITY, f32::max);
+                let mut sum = 0f32;
+                for k in 0..size {
+                    sum += expf(x[at(k)] as f32 - max);
+                }
+                let log_sum = logf(sum);
+                for k in 0..size {
+                    out[at(k)] = f64::from(x[at(k)] as f32 - max - log_sum);
+                }
+            } else if let Some((exp, log)) = f64_fns {
+                let max = (0..size)
+                    .map(|k| x[at(k)])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = (0..size).map(|k| exp(x[at(k)] - max)).sum();
+                let log_sum = log(sum);
+                for k in 0..size {
+                    out[at(k)] = x[at(k)] - max - log_sum;
+                }
             }
         }
     }
@@ -238,23 +330,31 @@ pub fn shift_right(a: i64, b: i64) -> i64 {
 /// when `eps` is given.
 pub fn logit(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let eps = ctx.opt_double(args, 1)?;
-    // float32 in float32 steps, as the kernel computes (the quotient's rounding shows near 0.5)
-    let float32 = matches!(ctx.tensor(args, 0)?.buf, Buf::F32(_));
+    // ExecuTorch: `xi = (CTYPE_OUT) x`, compared with the double `eps` and `1 - eps` (assigned
+    // back rounded), then `log(xi / (1 - xi))` in the out type
+    let out = out_of(ctx, args)?;
+    if matches!(ctx.out_like(out)?, Buf::F32(_)) {
+        let logf = ctx.libm_f32(Function::Log)?;
+        return unary(ctx, args, move |x| {
+            let mut xi = x as f32;
+            if let Some(e) = eps {
+                if f64::from(xi) < e {
+                    xi = e as f32;
+                } else if f64::from(xi) > 1.0 - e {
+                    xi = (1.0 - e) as f32;
+                }
+            }
+            f64::from(logf(xi / (1.0 - xi)))
+        });
+    }
+    let log = ctx.libm_f64(Function::Log)?;
     unary(ctx, args, move |x| {
-        if float32 {
-            let x = x as f32;
-            let x = match eps {
-                Some(e) => x.clamp(e as f32, 1.0 - e as f32),
-                None => x,
-            };
-            f64::from((x / (1.0 - x)).ln())
-        } else {
-            let x = match eps {
-                Some(e) => x.clamp(e, 1.0 - e),
-                None => x,
-            };
-            (x / (1.0 - x)).ln()
-        }
+        let x = match eps {
+            Some(e) if x < e => e,
+            Some(e) if x > 1.0 - e => 1.0 - e,
+            _ => x,
+        };
+        log(x / (1.0 - x))
     })
 }
 
@@ -272,13 +372,24 @@ pub fn glu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     );
     let half = size / 2;
     let x = input.buf.to_f64();
+    // ExecuTorch: `a * (1 / (1 + exp(-b)))` in the input's floating type (float for others)
+    let float64 = matches!(input.buf, Buf::F64(_));
+    let (expf, exp) = if float64 {
+        (None, Some(ctx.libm_f64(Function::Exp)?))
+    } else {
+        (Some(ctx.libm_f32(Function::Exp)?), None)
+    };
     let mut values = Vec::with_capacity(x.len() / 2);
     for o in 0..outer {
         for k in 0..half {
             for i in 0..inner {
                 let a = x[(o * size + k) * inner + i];
                 let b = x[(o * size + half + k) * inner + i];
-                values.push(a / (1.0 + (-b).exp()));
+                values.push(match (expf, exp) {
+                    (Some(expf), _) => f64::from((a as f32) * (1.0 / (1.0 + expf(-(b as f32))))),
+                    (_, Some(exp)) => a * (1.0 / (1.0 + exp(-b))),
+                    _ => unreachable!("one of the two is set"),
+                });
             }
         }
     }

@@ -406,6 +406,7 @@ pub fn softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let inner: usize = input.shape[d + 1..].iter().product();
     let outer: usize = input.shape[..d].iter().product();
     let x = f32s(ctx, input)?;
+    let expf = ctx.libm_f32(crate::kernels::libm::Function::Exp)?;
     let mut out = vec![0f32; x.len()];
     for o in 0..outer {
         for i in 0..inner {
@@ -415,7 +416,7 @@ pub fn softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
                 .fold(f32::NEG_INFINITY, f32::max);
             let mut sum = 0f32;
             for k in 0..size {
-                let e = (x[at(k)] - max).exp();
+                let e = expf(x[at(k)] - max);
                 out[at(k)] = e;
                 sum += e;
             }

@@ -4,6 +4,7 @@
 
 use crate::kernels::cmsis::ops::out_of;
 use crate::kernels::ctx::{f32s, Ctx};
+use crate::kernels::libm::{Binary, Function};
 pub use crate::kernels::math::erf;
 use crate::kernels::value::{Buf, RValue};
 use crate::kernels::RuntimeError;
@@ -76,19 +77,38 @@ pub fn layer_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
 pub fn gelu(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
     let tanh = matches!(ctx.values.get(ctx.arg(args, 1)?), Some(RValue::String(s)) if s == "tanh");
-    let out: Vec<f32> = f32s(ctx, input)?
-        .iter()
-        .map(|&v| {
-            let x = f64::from(v);
-            let y = if tanh {
-                let c = (2.0 / std::f64::consts::PI).sqrt();
-                0.5 * x * (1.0 + (c * (x + 0.044715 * x.powi(3))).tanh())
-            } else {
-                0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))
-            };
-            y as f32
-        })
-        .collect();
+    // ExecuTorch's float kernel: `tanh`: the inner sum in float, `tanhf`, the rest in double;
+    // `none`: `0.5 * x * (1 + erf(x * M_SQRT1_2))` in double, the double-precision `erf`
+    let values = f32s(ctx, input)?;
+    let out: Vec<f32> = if tanh {
+        let tanhf = ctx.libm_f32(Function::Tanh)?;
+        let beta = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
+        let kappa = 0.044715f32;
+        values
+            .iter()
+            .map(|&x| match x {
+                f32::NEG_INFINITY => 0.0,
+                f32::INFINITY => f32::INFINITY,
+                _ => {
+                    let inner = beta * (x + kappa * (x * x * x));
+                    (0.5 * f64::from(x) * (1.0 + f64::from(tanhf(inner)))) as f32
+                }
+            })
+            .collect()
+    } else {
+        let erf = ctx.libm_f64(Function::Erf)?;
+        values
+            .iter()
+            .map(|&x| match x {
+                f32::NEG_INFINITY => 0.0,
+                f32::INFINITY => f32::INFINITY,
+                _ => {
+                    let x = f64::from(x);
+                    (0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))) as f32
+                }
+            })
+            .collect()
+    };
     let shape = input.shape.clone();
     let o = out_of(ctx, args)?;
     ctx.write(o, shape, Buf::F32(out))
@@ -574,7 +594,7 @@ pub fn mean_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 
 /// The `p`-norm distance of two float32 rows, accumulated in float32 as the portable kernel
 /// does (`p` = 0 counts differences, ∞ takes the largest).
-fn p_distance(a: &[f64], b: &[f64], p: f64) -> f64 {
+fn p_distance(a: &[f64], b: &[f64], p: f64, powf: fn(f32, f32) -> f32) -> f64 {
     let diffs = a
         .iter()
         .zip(b)
@@ -589,7 +609,7 @@ fn p_distance(a: &[f64], b: &[f64], p: f64) -> f64 {
         diffs.map(|d| d * d).sum::<f32>().sqrt()
     } else {
         let p32 = p as f32;
-        diffs.map(|d| d.powf(p32)).sum::<f32>().powf(1.0 / p32)
+        powf(diffs.map(|d| powf(d, p32)).sum::<f32>(), 1.0 / p32)
     };
     f64::from(d)
 }
@@ -610,6 +630,7 @@ pub fn cdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let batches: usize = a.shape[..ra - 2].iter().product();
     ctx.charge(&[batches, pn, rn, m])?;
     let (x, y) = (a.buf.to_f64(), b.buf.to_f64());
+    let powf = ctx.libm_f32_binary(Binary::Pow)?;
     let mut out = Vec::with_capacity(batches * pn * rn);
     for bt in 0..batches {
         for i in 0..pn {
@@ -619,6 +640,7 @@ pub fn cdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
                     row,
                     &y[(bt * rn + j) * m..(bt * rn + j + 1) * m],
                     p,
+                    powf,
                 ));
             }
         }
@@ -636,6 +658,7 @@ pub fn pdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         .map_err(|_| ctx.bad("pdist needs a 2-D tensor"))?;
     ctx.charge(&[n, n, m])?;
     let x = a.buf.to_f64();
+    let powf = ctx.libm_f32_binary(Binary::Pow)?;
     let mut out = Vec::with_capacity(n * n.saturating_sub(1) / 2);
     for i in 0..n {
         for j in i + 1..n {
@@ -643,6 +666,7 @@ pub fn pdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
                 &x[i * m..(i + 1) * m],
                 &x[j * m..(j + 1) * m],
                 p,
+                powf,
             ));
         }
     }

@@ -71,3 +71,24 @@ pub fn sqrtf(x: f32) -> f32 {
         x.sqrt()
     }
 }
+
+/// `sqrt` in double precision: correctly rounded, the Arm NaN for a negative input.
+pub fn sqrt(x: f64) -> f64 {
+    if x < 0.0 {
+        f64::from(ARM_DEFAULT_NAN)
+    } else {
+        x.sqrt()
+    }
+}
+
+/// `fmodf`: exact (the remainder is representable, every library returns it); the Arm NaN for
+/// an infinite dividend or a zero divisor.
+pub fn fmodf(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        x + y
+    } else if x.is_infinite() || y == 0.0 {
+        ARM_DEFAULT_NAN
+    } else {
+        x % y
+    }
+}
