@@ -194,6 +194,7 @@ static int store(const value_rec *v, const double *vals, uint32_t count) {
 }
 
 static int is_float(const tview *t) { return t->dt == ST_FLOAT; }
+static int is_double(const tview *t) { return t->dt == ST_DOUBLE; }
 
 /* Logical strides of `in` broadcast to `out` (0 along broadcast dims, right-aligned), or -1. */
 static int broadcast_strides(const tview *in, const tview *out, int64_t *st) {
@@ -332,34 +333,15 @@ static int where_op(const uint32_t *a, uint32_t n) {
 }
 
 /* The host's erf (core/src/kernels/math.rs): a series below 2.5, a continued fraction above. */
-static double host_erf(double x) {
-  double ax = fabs(x), r;
-  if (ax < 2.5) {
-    double sum = ax, term = ax, x2 = ax * ax;
-    for (int k = 1; k <= 80; k++) {
-      double nk = (double)k;
-      term *= -x2 / nk;
-      double add = term / (2.0 * nk + 1.0);
-      sum += add;
-      if (fabs(add) <= 1e-17 * fabs(sum)) break;
-    }
-    r = sum * 2.0 / sqrt(3.141592653589793);
-  } else {
-    double f = 0.0;
-    for (int k = 59; k >= 1; k--) f = ((double)k / 2.0) / (ax + f);
-    double erfc_v = exp(-ax * ax) / sqrt(3.141592653589793) / (ax + f);
-    r = 1.0 - erfc_v;
-  }
-  return x < 0.0 ? -r : r;
-}
-
 static int is_string(const value_rec *v, const char *s) {
   uint32_t len = (uint32_t)strlen(s);
   return v && v->kind == V_STRING && v->off == len && memcmp(image + v->u.t.sizes_off, s, len) == 0;
 }
 
-/* One-input elementwise operators. relu, sigmoid and tanh compute in float32 on float32 tensors
- * (the host's `portable::unary`); the others in double, cast to the out type. */
+/* One-input elementwise operators. relu, sigmoid, tanh and gelu compute in float32 on float32
+ * tensors (the host's `portable::unary`); exp, log, sqrt, rsqrt call the C library's
+ * single-precision function on any tensor but a float64 one, as ExecuTorch's kernels do; the
+ * rest in double, cast to the out type. */
 static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
@@ -375,12 +357,19 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
         case P_SIGMOID: v[i] = 1.0f / (1.0f + expf(-f)); break;
         case P_TANH: v[i] = tanhf(f); break;
         default: {
+          /* ExecuTorch's gelu: the tanh form's inner sum in float and tanhf, the rest in double;
+           * the exact form in double through the double-precision erf */
           double d = (double)f, y;
-          if (tanh_gelu) {
-            double c = sqrt(2.0 / 3.141592653589793);
-            y = 0.5 * d * (1.0 + tanh(c * (d + 0.044715 * (d * d * d))));
+          if (f == -INFINITY) {
+            y = 0.0;
+          } else if (f == INFINITY) {
+            y = INFINITY;
+          } else if (tanh_gelu) {
+            const float beta = (float)(1.41421356237309504880 * 1.12837916709551257390 * 0.5);
+            float inner = beta * (f + 0.044715f * (f * f * f));
+            y = 0.5 * d * (1.0 + (double)tanhf(inner));
           } else {
-            y = 0.5 * d * (1.0 + host_erf(d / 1.4142135623730951));
+            y = 0.5 * d * (1.0 + erf(d * 0.70710678118654752440));
           }
           v[i] = (float)y;
         }
@@ -394,15 +383,17 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
   int has_hi = op == P_CLAMP && hi_v && hi_v->kind != V_NONE;
   double lo = has_lo ? scalar(lo_v) : 0.0, hi = has_hi ? scalar(hi_v) : 0.0;
   if (has_lo && has_hi && lo > hi) return fail("clamp: min above max");
+  int single = !is_double(&x);
   for (uint32_t i = 0; i < x.numel; i++) {
     double d = v[i];
+    float f = (float)d;
     switch (op) {
       case P_NEG: d = -d; break;
       case P_ABS: d = fabs(d); break;
-      case P_EXP: d = exp(d); break;
-      case P_LOG: d = log(d); break;
-      case P_SQRT: d = sqrt(d); break;
-      case P_RSQRT: d = 1.0 / sqrt(d); break;
+      case P_EXP: d = single ? (double)expf(f) : exp(d); break;
+      case P_LOG: d = single ? (double)logf(f) : log(d); break;
+      case P_SQRT: d = single ? (double)sqrtf(f) : sqrt(d); break;
+      case P_RSQRT: d = 1.0 / (single ? (double)sqrtf(f) : sqrt(d)); break;
       case P_RECIPROCAL: d = 1.0 / d; break;
       case P_LEAKY_RELU: d = d > 0.0 ? d : d * slope; break;
       default:
@@ -420,24 +411,28 @@ static double round_half_even(double x) {
   return fabs(x - trunc(x)) == 0.5 ? 2.0 * round(x / 2.0) : r;
 }
 
-static double math1(uint32_t op, double x) {
+/* A <math.h> function of one element: the single-precision one (sinf, ...) on the value cast to
+ * float unless the tensor is float64, as ExecuTorch's unary_ufunc_realhbbf16_to_floathbf16. The
+ * parenthesised names call newlib's functions, not the macros its math.h defines for C. */
+static double math1(uint32_t op, double x, int single) {
+  float f = (float)x;
   switch (op) {
-    case P_EXPM1: return expm1(x);
-    case P_LOG2: return log2(x);
-    case P_LOG10: return log10(x);
-    case P_LOG1P: return log1p(x);
-    case P_SIN: return sin(x);
-    case P_COS: return cos(x);
-    case P_TAN: return tan(x);
-    case P_ASIN: return asin(x);
-    case P_ACOS: return acos(x);
-    case P_ATAN: return atan(x);
-    case P_SINH: return sinh(x);
-    case P_COSH: return cosh(x);
-    case P_ASINH: return asinh(x);
-    case P_ACOSH: return acosh(x);
-    case P_ATANH: return atanh(x);
-    case P_ERF: return host_erf(x);
+    case P_EXPM1: return single ? (double)(expm1f)(f) : expm1(x);
+    case P_LOG2: return single ? (double)(log2f)(f) : (log2)(x);
+    case P_LOG10: return single ? (double)(log10f)(f) : log10(x);
+    case P_LOG1P: return single ? (double)(log1pf)(f) : log1p(x);
+    case P_SIN: return single ? (double)(sinf)(f) : sin(x);
+    case P_COS: return single ? (double)(cosf)(f) : cos(x);
+    case P_TAN: return single ? (double)(tanf)(f) : tan(x);
+    case P_ASIN: return single ? (double)(asinf)(f) : asin(x);
+    case P_ACOS: return single ? (double)(acosf)(f) : acos(x);
+    case P_ATAN: return single ? (double)(atanf)(f) : atan(x);
+    case P_SINH: return single ? (double)(sinhf)(f) : sinh(x);
+    case P_COSH: return single ? (double)(coshf)(f) : cosh(x);
+    case P_ASINH: return single ? (double)(asinhf)(f) : asinh(x);
+    case P_ACOSH: return single ? (double)(acoshf)(f) : acosh(x);
+    case P_ATANH: return single ? (double)(atanhf)(f) : atanh(x);
+    case P_ERF: return single ? (double)(erff)(f) : erf(x);
     case P_FLOOR: return floor(x);
     case P_CEIL: return ceil(x);
     case P_ROUND: return round_half_even(x);
@@ -454,7 +449,8 @@ static int math_unary(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
   if (!v) return -1;
-  for (uint32_t i = 0; i < x.numel; i++) v[i] = math1(op, v[i]);
+  int single = !is_double(&x);
+  for (uint32_t i = 0; i < x.numel; i++) v[i] = math1(op, v[i], single);
   return store(out_of(a, n), v, x.numel);
 }
 
@@ -497,7 +493,13 @@ static int math_binary(uint32_t op, const uint32_t *a, uint32_t n) {
   if (!r) return -1;
   for (uint32_t i = 0; i < o.numel; i++) {
     double p = x.v[ix[i]], q = y.v[iy[i]];
-    r[i] = is_float(&o) ? (double)(float)math2(op, (double)(float)p, (double)(float)q) : math2(op, p, q);
+    if (is_float(&o) && (op == P_ATAN2 || op == P_POW)) {
+      /* ExecuTorch's executorch::math::atan2/pow on a float compute type: atan2f, powf */
+      float fp = (float)p, fq = (float)q;
+      r[i] = (double)(op == P_ATAN2 ? atan2f(fp, fq) : powf(fp, fq));
+    } else {
+      r[i] = is_float(&o) ? (double)(float)math2(op, (double)(float)p, (double)(float)q) : math2(op, p, q);
+    }
   }
   return store(out_of(a, n), r, o.numel);
 }
@@ -924,8 +926,15 @@ static int softmax_op(uint32_t op, const uint32_t *a, uint32_t n) {
           sum += e;
         }
         for (uint32_t k = 0; k < size; k++) r[AT(k)] = (double)((float)r[AT(k)] / sum);
+      } else if (!is_double(&x)) {
+        /* ExecuTorch: max, the sum of expf and its logf in float */
+        float mx = -INFINITY, sum = 0.0f;
+        for (uint32_t k = 0; k < size; k++) mx = fmaxf(mx, (float)v[AT(k)]);
+        for (uint32_t k = 0; k < size; k++) sum += expf((float)v[AT(k)] - mx);
+        float ls = logf(sum);
+        for (uint32_t k = 0; k < size; k++) r[AT(k)] = (double)((float)v[AT(k)] - mx - ls);
       } else {
-        double mx = -INFINITY, sum = -0.0;
+        double mx = -INFINITY, sum = 0.0;
         for (uint32_t k = 0; k < size; k++) mx = fmax(mx, v[AT(k)]);
         for (uint32_t k = 0; k < size; k++) sum += exp(v[AT(k)] - mx);
         double ls = log(sum);
@@ -1381,7 +1390,8 @@ static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), var, groups);
 }
 
-/* glu.out(self, dim, out): first half / (1 + exp(-second half)), in double */
+/* glu.out(self, dim, out): ExecuTorch's `a * (1 / (1 + exp(-b)))` in the input's floating type
+ * (float for any but float64: expf) */
 static int glu_op(const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
@@ -1396,7 +1406,12 @@ static int glu_op(const uint32_t *a, uint32_t n) {
     for (uint32_t j = 0; j < half; j++)
       for (uint32_t i = 0; i < inner; i++) {
         double p = v[((uint64_t)o * size + j) * inner + i], q = v[((uint64_t)o * size + half + j) * inner + i];
-        r[k++] = p / (1.0 + exp(-q));
+        if (is_double(&x)) {
+          r[k++] = p * (1.0 / (1.0 + exp(-q)));
+        } else {
+          float fp = (float)p, fq = (float)q;
+          r[k++] = (double)(fp * (1.0f / (1.0f + expf(-fq))));
+        }
       }
   return store(out_of(a, n), r, k);
 }
@@ -1614,14 +1629,24 @@ static int mean_all_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), &m, 1);
 }
 
-/* elu.out(self, alpha, scale, input_scale, out), in double */
+/* elu.out(self, alpha, scale, input_scale, out): ExecuTorch's
+ * `x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale` in the tensor's type */
 static int elu_op(const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
   if (!v) return -1;
   double alpha = scalar(val(a, n, 1)), scale = scalar(val(a, n, 2)), in_scale = scalar(val(a, n, 3));
-  for (uint32_t i = 0; i < x.numel; i++)
-    v[i] = v[i] > 0.0 ? scale * v[i] : scale * alpha * (exp(v[i] * in_scale) - 1.0);
+  if (is_double(&x)) {
+    double neg = alpha * scale;
+    for (uint32_t i = 0; i < x.numel; i++)
+      v[i] = v[i] <= 0.0 ? expm1(v[i] * in_scale) * neg : v[i] * scale;
+  } else {
+    float fa = (float)alpha, fs = (float)scale, fi = (float)in_scale, neg = fa * fs;
+    for (uint32_t i = 0; i < x.numel; i++) {
+      float f = (float)v[i];
+      v[i] = (double)(f <= 0.0f ? expm1f(f * fi) * neg : f * fs);
+    }
+  }
   return store(out_of(a, n), v, x.numel);
 }
 
@@ -2204,21 +2229,21 @@ static int group_norm_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 10), rstds, q);
 }
 
-/* logit.out(self, eps?, out): log(x / (1 - x)), x clamped to [eps, 1 - eps]; float32 steps on
- * float32 */
+/* logit.out(self, eps?, out): ExecuTorch's `xi = (out type) x`, compared with the double eps and
+ * 1 - eps (assigned back rounded), then log(xi / (1 - xi)) in the out type (logf for float32) */
 static int logit_op(const uint32_t *a, uint32_t n) {
-  tview x;
+  tview x, o;
   double *v = load(val(a, n, 0), &x);
-  if (!v) return -1;
+  if (!v || view_of(out_of(a, n), &o)) return -1;
   const value_rec *er = val(a, n, 1);
   int has_eps = er && er->kind != V_NONE;
   double e = has_eps ? scalar(er) : 0.0;
   for (uint32_t i = 0; i < x.numel; i++) {
-    if (is_float(&x)) {
+    if (is_float(&o)) {
       float f = (float)v[i];
       if (has_eps) {
-        float lo = (float)e, hi = 1.0f - (float)e;
-        f = f < lo ? lo : f > hi ? hi : f;
+        if ((double)f < e) f = (float)e;
+        else if ((double)f > 1.0 - e) f = (float)(1.0 - e);
       }
       v[i] = (double)logf(f / (1.0f - f));
     } else {

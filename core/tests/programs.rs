@@ -13,6 +13,7 @@ use std::sync::Arc;
 use etscope_core::formats::bundled::BundledProgram;
 use etscope_core::formats::flat_tensor::FlatTensorFile;
 use etscope_core::formats::pte::Program;
+use etscope_core::kernels::libm::Libm;
 use etscope_core::runtime::verify::{verify, Tolerance, Verdict};
 use etscope_core::runtime::{Runtime, Target};
 use etscope_core::tensor::TensorData;
@@ -27,7 +28,9 @@ fn run_method(program: &Program, method: &str, inputs: &[TensorData]) -> Vec<Ten
         .iter()
         .position(|p| p.name == method)
         .unwrap_or_else(|| panic!("no method {method}"));
-    let rt = Runtime::new(program, plan, Target::for_program(program, plan)).expect("prepares");
+    let mut rt = Runtime::new(program, plan, Target::for_program(program, plan)).expect("prepares");
+    // the expected outputs are ExecuTorch's x86 runtime's: its C library is the host's
+    rt.set_libm(Libm::Glibc);
     rt.run(inputs, false)
         .expect("runs")
         .outputs

@@ -90,6 +90,7 @@ impl Libm {
         match (self, function) {
             (Libm::Glibc, _) => Ok(host::f64_fn(function)),
             (Libm::Newlib, Function::Sqrt) => Ok(newlib::sqrt),
+            (Libm::Newlib, Function::Erf) => Ok(newlib::erf),
             (Libm::Newlib, _) => Err(Unmodelled::new(function.c_name_f64(), self)),
         }
     }

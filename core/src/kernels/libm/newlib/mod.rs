@@ -9,12 +9,13 @@
 
 mod erf;
 mod exp;
+mod exp64;
 mod expm1;
 mod log;
 mod pow;
 mod tables;
 
-pub use erf::erff;
+pub use erf::{erf, erff};
 pub use exp::{exp2f, expf};
 pub use expm1::{expm1f, tanhf};
 pub use log::{log10f, log2f, logf};
