@@ -60,6 +60,15 @@ impl Libm {
                 Tanh => Ok(newlib::tanhf),
                 Sqrt => Ok(newlib::sqrtf),
                 Erf => Ok(newlib::erff),
+                Atan => Ok(newlib::atanf),
+                Asin => Ok(newlib::asinf),
+                Acos => Ok(newlib::acosf),
+                Sinh => Ok(newlib::sinhf),
+                Cosh => Ok(newlib::coshf),
+                Asinh => Ok(newlib::asinhf),
+                Acosh => Ok(newlib::acoshf),
+                Atanh => Ok(newlib::atanhf),
+                Log1p => Ok(newlib::log1pf),
                 _ => Err(Unmodelled::new(function.c_name_f32(), self)),
             },
         }
@@ -76,7 +85,7 @@ impl Libm {
             (Libm::Glibc, _) => Ok(host::f32_binary_fn(function)),
             (Libm::Newlib, Binary::Pow) => Ok(newlib::powf),
             (Libm::Newlib, Binary::Fmod) => Ok(newlib::fmodf),
-            (Libm::Newlib, Binary::Atan2) => Err(Unmodelled::new("atan2f", self)),
+            (Libm::Newlib, Binary::Atan2) => Ok(newlib::atan2f),
         }
     }
 

@@ -11,6 +11,8 @@ mod erf;
 mod exp;
 mod exp64;
 mod expm1;
+mod hyperbolic;
+mod inverse_trig;
 mod log;
 mod pow;
 mod tables;
@@ -18,7 +20,9 @@ mod tables;
 pub use erf::{erf, erff};
 pub use exp::{exp2f, expf};
 pub use expm1::{expm1f, tanhf};
-pub use log::{log10f, log2f, logf};
+pub use inverse_trig::{acosf, asinf, atan2f, atanf};
+pub use hyperbolic::{acoshf, asinhf, atanhf, coshf, sinhf};
+pub use log::{log10f, log1pf, log2f, logf};
 pub use pow::powf;
 
 /// The NaN an Arm FPU writes for an invalid operation on numbers (`0/0`, `√−1`): positive,
