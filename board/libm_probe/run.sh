@@ -7,6 +7,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mkdir -p "${1:?output directory}" && cd "$1" && pwd)"
+sample="${2:+$(cd "$(dirname "$2")" && pwd)/$(basename "$2")}"
 arm-none-eabi-gcc -mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard -O2 -std=c99 \
   -ffreestanding -fno-tree-loop-distribute-patterns -ffp-contract=off -fno-math-errno \
   -Wall -Wextra -Werror -nostartfiles -T "$here/../firmware/link.ld" \
@@ -14,8 +15,8 @@ arm-none-eabi-gcc -mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard -O2 -std=c99 \
 cd "$out"
 timeout 600 qemu-system-arm -M mps3-an547 -nographic -monitor none -serial none \
   -semihosting-config enable=on,target=native -kernel "$out/libm_probe.elf"
-if [ $# -ge 2 ]; then
-  python3 - "$out/libm_probe.bin" "$2" <<'PY'
+if [ -n "$sample" ]; then
+  python3 - "$out/libm_probe.bin" "$sample" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
 kept, seen = [], {}

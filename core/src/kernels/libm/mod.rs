@@ -69,6 +69,8 @@ impl Libm {
                 Acosh => Ok(newlib::acoshf),
                 Atanh => Ok(newlib::atanhf),
                 Log1p => Ok(newlib::log1pf),
+                Sin => Ok(newlib::sinf),
+                Cos => Ok(newlib::cosf),
                 _ => Err(Unmodelled::new(function.c_name_f32(), self)),
             },
         }

@@ -6,8 +6,18 @@
 
 use super::ARM_DEFAULT_NAN;
 
-const ATANHI: [f32; 4] = [4.6364760399e-01, 7.8539812565e-01, 9.8279368877e-01, 1.5707962513e+00];
-const ATANLO: [f32; 4] = [5.0121582440e-09, 3.7748947079e-08, 3.4473217170e-08, 7.5497894159e-08];
+const ATANHI: [f32; 4] = [
+    4.6364760399e-01,
+    7.8539812565e-01,
+    9.8279368877e-01,
+    1.5707962513e+00,
+];
+const ATANLO: [f32; 4] = [
+    5.0121582440e-09,
+    3.7748947079e-08,
+    3.4473217170e-08,
+    7.5497894159e-08,
+];
 const AT: [f32; 11] = [
     3.3333334327e-01,
     -2.0000000298e-01,
@@ -32,7 +42,11 @@ pub fn atanf(x: f32) -> f32 {
         if ix > 0x7f80_0000 {
             return x + x;
         }
-        return if hx > 0 { ATANHI[3] + ATANLO[3] } else { -ATANHI[3] - ATANLO[3] };
+        return if hx > 0 {
+            ATANHI[3] + ATANLO[3]
+        } else {
+            -ATANHI[3] - ATANLO[3]
+        };
     }
     let mut x = x;
     let id: i32;
@@ -61,8 +75,17 @@ pub fn atanf(x: f32) -> f32 {
     }
     let z = x * x;
     let w = z * z;
-    let s1 = z * w.mul_add(w.mul_add(w.mul_add(w.mul_add(w.mul_add(AT[10], AT[8]), AT[6]), AT[4]), AT[2]), AT[0]);
-    let s2 = w * w.mul_add(w.mul_add(w.mul_add(w.mul_add(AT[9], AT[7]), AT[5]), AT[3]), AT[1]);
+    let s1 = z * w.mul_add(
+        w.mul_add(
+            w.mul_add(w.mul_add(w.mul_add(AT[10], AT[8]), AT[6]), AT[4]),
+            AT[2],
+        ),
+        AT[0],
+    );
+    let s2 = w * w.mul_add(
+        w.mul_add(w.mul_add(w.mul_add(AT[9], AT[7]), AT[5]), AT[3]),
+        AT[1],
+    );
     if id < 0 {
         return (-x).mul_add(s1 + s2, x);
     }
@@ -100,7 +123,11 @@ pub fn atan2f(y: f32, x: f32) -> f32 {
         };
     }
     if ix == 0 {
-        return if hy < 0 { -PI_O_2 - TINY } else { PI_O_2 + TINY };
+        return if hy < 0 {
+            -PI_O_2 - TINY
+        } else {
+            PI_O_2 + TINY
+        };
     }
     if ix == 0x7f80_0000 {
         return if iy == 0x7f80_0000 {
@@ -120,7 +147,11 @@ pub fn atan2f(y: f32, x: f32) -> f32 {
         };
     }
     if iy == 0x7f80_0000 {
-        return if hy < 0 { -PI_O_2 - TINY } else { PI_O_2 + TINY };
+        return if hy < 0 {
+            -PI_O_2 - TINY
+        } else {
+            PI_O_2 + TINY
+        };
     }
     let k = (iy - ix) >> 23;
     let z = if k > 60 {
@@ -138,17 +169,38 @@ pub fn atan2f(y: f32, x: f32) -> f32 {
     }
 }
 
-const PS: [f32; 6] = [1.6666667163e-01, -3.2556581497e-01, 2.0121252537e-01, -4.0055535734e-02, 7.9153501429e-04, 3.4793309169e-05];
-const QS: [f32; 4] = [-2.4033949375e+00, 2.0209457874e+00, -6.8828397989e-01, 7.7038154006e-02];
+const PS: [f32; 6] = [
+    1.6666667163e-01,
+    -3.2556581497e-01,
+    2.0121252537e-01,
+    -4.0055535734e-02,
+    7.9153501429e-04,
+    3.4793309169e-05,
+];
+const QS: [f32; 4] = [
+    -2.4033949375e+00,
+    2.0209457874e+00,
+    -6.8828397989e-01,
+    7.7038154006e-02,
+];
 
 /// `t·(pS0 + t·(… + t·pS5))`, the inner steps fused, the outer product not (it feeds a division).
 fn p_of(t: f32) -> f32 {
-    t * t.mul_add(t.mul_add(t.mul_add(t.mul_add(t.mul_add(PS[5], PS[4]), PS[3]), PS[2]), PS[1]), PS[0])
+    t * t.mul_add(
+        t.mul_add(
+            t.mul_add(t.mul_add(t.mul_add(PS[5], PS[4]), PS[3]), PS[2]),
+            PS[1],
+        ),
+        PS[0],
+    )
 }
 
 /// `1 + t·(qS1 + t·(… + t·qS4))`.
 fn q_of(t: f32) -> f32 {
-    t.mul_add(t.mul_add(t.mul_add(t.mul_add(QS[3], QS[2]), QS[1]), QS[0]), 1.0)
+    t.mul_add(
+        t.mul_add(t.mul_add(t.mul_add(QS[3], QS[2]), QS[1]), QS[0]),
+        1.0,
+    )
 }
 
 /// `asinf(x)`.

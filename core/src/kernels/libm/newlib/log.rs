@@ -134,7 +134,11 @@ pub fn log1pf(x: f32) -> f32 {
     }
     if hx < 0x3ed4_13d7 {
         if ax >= 0x3f80_0000 {
-            return if x == -1.0 { divide_by_zero(true) } else { invalid(x) };
+            return if x == -1.0 {
+                divide_by_zero(true)
+            } else {
+                invalid(x)
+            };
         }
         if ax < 0x3100_0000 {
             if TWO25 + x > 0.0 && ax < 0x2480_0000 {
@@ -190,10 +194,22 @@ pub fn log1pf(x: f32) -> f32 {
     }
     let s = f / (2.0 + f);
     let z = s * s;
-    let p = z.mul_add(z.mul_add(z.mul_add(z.mul_add(z.mul_add(z.mul_add(LP[6], LP[5]), LP[4]), LP[3]), LP[2]), LP[1]), LP[0]);
+    let p = z.mul_add(
+        z.mul_add(
+            z.mul_add(
+                z.mul_add(z.mul_add(z.mul_add(LP[6], LP[5]), LP[4]), LP[3]),
+                LP[2],
+            ),
+            LP[1],
+        ),
+        LP[0],
+    );
     let r = z * p;
     if k == 0 {
         return f - (-s).mul_add(hfsq + r, hfsq);
     }
-    kf.mul_add(LN2_HI, -((hfsq - s.mul_add(hfsq + r, kf.mul_add(LN2_LO, c))) - f))
+    kf.mul_add(
+        LN2_HI,
+        -((hfsq - s.mul_add(hfsq + r, kf.mul_add(LN2_LO, c))) - f),
+    )
 }
