@@ -378,6 +378,7 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
     return store(o, v, x.numel);
   }
   double slope = op == P_LEAKY_RELU ? scalar(val(a, n, 1)) : 0.0;
+  float slope32 = (float)slope;
   const value_rec *lo_v = val(a, n, 1), *hi_v = val(a, n, 2);
   int has_lo = op == P_CLAMP && lo_v && lo_v->kind != V_NONE;
   int has_hi = op == P_CLAMP && hi_v && hi_v->kind != V_NONE;
@@ -395,7 +396,10 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
       case P_SQRT: d = single ? (double)sqrtf(f) : sqrt(d); break;
       case P_RSQRT: d = 1.0 / (single ? (double)sqrtf(f) : sqrt(d)); break;
       case P_RECIPROCAL: d = 1.0 / d; break;
-      case P_LEAKY_RELU: d = d > 0.0 ? d : d * slope; break;
+      case P_LEAKY_RELU:
+        /* ExecuTorch: the slope cast to the tensor's type, the product in it */
+        d = is_float(&x) ? (double)(f > 0.0f ? f : f * slope32) : d > 0.0 ? d : d * slope;
+        break;
       default:
         if (has_lo) d = fmax(d, lo);
         if (has_hi) d = fmin(d, hi);
@@ -466,10 +470,6 @@ static double math2(uint32_t op, double p, double q) {
     case P_ATAN2: return atan2(p, q);
     case P_POW: return pow(p, q);
     case P_FMOD: return fmod(p, q);
-    case P_REMAINDER: {
-      double r = fmod(p, q);
-      return r != 0.0 && ((r < 0.0) != (q < 0.0)) ? r + q : r;
-    }
     case P_LOGICAL_AND: return p != 0.0 && q != 0.0;
     case P_LOGICAL_OR: return p != 0.0 || q != 0.0;
     case P_LOGICAL_XOR: return (p != 0.0) != (q != 0.0);
@@ -493,7 +493,22 @@ static int math_binary(uint32_t op, const uint32_t *a, uint32_t n) {
   if (!r) return -1;
   for (uint32_t i = 0; i < o.numel; i++) {
     double p = x.v[ix[i]], q = y.v[iy[i]];
-    if (is_float(&o) && (op == P_ATAN2 || op == P_POW)) {
+    if (op == P_REMAINDER) {
+      /* ExecuTorch's remainder_override: C's truncated % on integers (a zero divisor fails),
+       * fmod then the divisor added when the signs differ, in float32, on floats */
+      if (!is_float(&o) && !is_double(&o)) {
+        if (q == 0.0) return fail("remainder: integer division by zero");
+        r[i] = fmod(p, q);
+      } else {
+        if (is_float(&o)) {
+          p = (double)(float)p;
+          q = (double)(float)q;
+        }
+        float rem = (float)fmod(p, q);
+        if (((p < 0.0) != (q < 0.0)) && rem != 0.0f) rem = (float)((double)rem + q);
+        r[i] = (double)rem;
+      }
+    } else if (is_float(&o) && (op == P_ATAN2 || op == P_POW)) {
       /* ExecuTorch's executorch::math::atan2/pow on a float compute type: atan2f, powf */
       float fp = (float)p, fq = (float)q;
       r[i] = (double)(op == P_ATAN2 ? atan2f(fp, fq) : powf(fp, fq));
@@ -1369,7 +1384,9 @@ static int cumsum_op(const uint32_t *a, uint32_t n) {
 }
 
 /* var.correction_out(self, dim?, correction?, keepdim, out) and var.out(self, dim?, unbiased,
- * keepdim, out): sum((x - mean)^2) / (n - correction) per group, in double */
+ * keepdim, out): sum((x - mean)^2) / (n - correction) per group; for a float32 out tensor the
+ * sums and the mean in float32 and the division by the double n - correction (NaN when that is
+ * not positive), as ExecuTorch's portable kernel; in double otherwise */
 static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x, o;
   double *v = load(val(a, n, 0), &x);
@@ -1386,6 +1403,28 @@ static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
   if (groups != o.numel) return fail("var: the out tensor does not fit");
   double *mean = 0, *var = 0;
+  if (is_float(&o)) {
+    float *sum = (float *)scratch(groups * 8u + 8u);
+    uint32_t *gi = (uint32_t *)scratch(x.numel * 4u + 4u);
+    var = new_values(groups);
+    if (!sum || !gi || !var) return fail("var: larger than the board's work memory");
+    float *sum2 = sum + groups;
+    uint32_t idx[8] = {0};
+    for (uint32_t i = 0; i < x.numel; i++) {
+      gi[i] = group_of(&x, mask, idx);
+      next_index(&x, idx);
+    }
+    for (uint32_t g = 0; g < groups; g++) sum[g] = sum2[g] = 0.0f;
+    for (uint32_t i = 0; i < x.numel; i++) sum[gi[i]] += (float)v[i];
+    double den = (double)per - c;
+    for (uint32_t g = 0; g < groups; g++) sum[g] = sum[g] / (float)per;
+    for (uint32_t i = 0; i < x.numel; i++) {
+      float dlt = (float)v[i] - sum[gi[i]];
+      sum2[gi[i]] += dlt * dlt;
+    }
+    for (uint32_t g = 0; g < groups; g++) var[g] = per == 0 || den <= 0.0 ? NAN : (double)sum2[g] / den;
+    return store(out_of(a, n), var, groups);
+  }
   if (group_variance(v, &x, mask, groups, per, c, &mean, &var)) return fail("var: larger than the board's work memory");
   return store(out_of(a, n), var, groups);
 }

@@ -291,7 +291,7 @@ fn fmod_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
     math::binary(c, a, |x, y| x % y)
 }
 fn remainder_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    math::binary(c, a, math::remainder)
+    math::remainder_kernel(c, a)
 }
 fn logical_and_k(c: &mut Ctx<'_>, a: &[usize]) -> R {
     math::binary(c, a, |x, y| f64::from(u8::from(x != 0.0 && y != 0.0)))

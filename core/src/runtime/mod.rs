@@ -278,6 +278,25 @@ impl Runtime {
                     detail: "the program input is not a tensor".into(),
                 });
             };
+            let below_bound = slot.dtype == given.dtype
+                && slot.shape.len() == given.shape.len()
+                && slot.shape != given.shape
+                && slot
+                    .shape
+                    .iter()
+                    .zip(&given.shape)
+                    .all(|(planned, g)| g <= planned);
+            if below_bound {
+                // ExecuTorch resizes a dynamic-shape input within its bound and every kernel
+                // resizes its out tensor; etscope's kernels write the planned shapes
+                return Err(RuntimeError::Unimplemented {
+                    method: self.graph.method.clone(),
+                    feature: format!(
+                        "input {k} of shape {:?}, below the shape {:?} it is planned for (a dynamic-shape method run below its upper bound)",
+                        given.shape, slot.shape
+                    ),
+                });
+            }
             if slot.shape != given.shape || slot.dtype != given.dtype {
                 return Err(RuntimeError::Input {
                     index: k,

@@ -146,14 +146,35 @@ pub fn div_mode(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     binary(ctx, args, move |a, b| round(a / b))
 }
 
-/// Python's remainder: the result has the divisor's sign.
-pub fn remainder(a: f64, b: f64) -> f64 {
-    let r = a % b;
-    if r != 0.0 && (r < 0.0) != (b < 0.0) {
-        r + b
-    } else {
-        r
+/// `aten::remainder.Tensor_out` / `Scalar_out` as ExecuTorch's portable kernel computes it
+/// (`utils::remainder_override`), which is not PyTorch's for every type: integers get C's
+/// truncated `a % b` (the dividend's sign, so `-6 % 46` is -6 where PyTorch says 40; a zero
+/// divisor fails the call), floats `fmod` then the divisor added when the signs differ, all in
+/// float32 — a float64 remainder too is rounded to float32 on the way.
+pub fn remainder_kernel(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
+    let o = out_of(ctx, args)?;
+    let like = ctx.out_like(o)?;
+    if !matches!(like, Buf::F32(_) | Buf::F64(_)) {
+        let divided_by_zero = std::cell::Cell::new(false);
+        binary(ctx, args, |x, y| {
+            if y == 0.0 {
+                divided_by_zero.set(true);
+                return 0.0;
+            }
+            x % y
+        })?;
+        if divided_by_zero.get() {
+            return Err(ctx.bad("remainder: integer division by zero"));
+        }
+        return Ok(());
     }
+    binary(ctx, args, |a, b| {
+        let mut rem = (a % b) as f32;
+        if ((a < 0.0) != (b < 0.0)) && rem != 0.0 {
+            rem = (f64::from(rem) + b) as f32;
+        }
+        f64::from(rem)
+    })
 }
 
 /// `aten::elu.out(self, alpha, scale, input_scale, out)`.
@@ -193,6 +214,14 @@ pub fn elu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 /// `aten::leaky_relu.out(self, negative_slope, out)`.
 pub fn leaky_relu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let slope = ctx.double(args, 1)?;
+    // ExecuTorch: the slope cast to the tensor's type, the product in it
+    if matches!(ctx.shared(args, 0)?.buf, Buf::F32(_)) {
+        let slope = slope as f32;
+        return unary(ctx, args, move |x| {
+            let x = x as f32;
+            f64::from(if x > 0.0 { x } else { x * slope })
+        });
+    }
     unary(ctx, args, move |x| if x > 0.0 { x } else { x * slope })
 }
 
@@ -446,14 +475,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rounding_and_remainder_follow_the_portable_kernels() {
+    fn rounding_and_bits_follow_the_portable_kernels() {
         let r: Vec<f64> = [0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6]
             .iter()
             .map(|&x| round_half_even(x))
             .collect();
         assert_eq!(r, [0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0]);
-        assert_eq!(remainder(-7.0, 3.0), 2.0);
-        assert_eq!(remainder(7.0, -3.0), -2.0);
         assert_eq!(bits(6.0, 3.0, |a, b| a & b), 2.0);
     }
 }

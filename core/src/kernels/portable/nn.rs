@@ -570,16 +570,46 @@ fn correction(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<f64, RuntimeErr
     }
 }
 
+/// ExecuTorch's float32 variance: the sum, the mean and the sum of squared deviations in
+/// float32, divided by the double `n − correction` (NaN when that is not positive).
+fn var_f32(g: &[f64], correction: f64) -> f64 {
+    let denominator = g.len() as f64 - correction;
+    if g.is_empty() || denominator <= 0.0 {
+        return f64::NAN;
+    }
+    let mut sum = 0f32;
+    for &v in g {
+        sum += v as f32;
+    }
+    let mean = sum / g.len() as f32;
+    let mut sum2 = 0f32;
+    for &v in g {
+        let d = v as f32 - mean;
+        sum2 += d * d;
+    }
+    f64::from(sum2) / denominator
+}
+
+/// `var.correction_out` and `var.out` for `correction`: in float32 for a float32 out tensor,
+/// as the portable kernel computes (`var_f32`), else in double.
+fn variance(ctx: &mut Ctx<'_>, args: &[usize], c: f64) -> Result<(), RuntimeError> {
+    let out = out_of(ctx, args)?;
+    if matches!(ctx.out_like(out)?, Buf::F32(_)) {
+        return reduction(ctx, args, move |g| var_f32(g, c));
+    }
+    reduction(ctx, args, move |g| var_and_mean(g, c).0)
+}
+
 /// `aten::var.correction_out(self, dim?, correction?, keepdim, out)`.
 pub fn var(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let c = correction(ctx, args, 2)?;
-    reduction(ctx, args, move |g| var_and_mean(g, c).0)
+    variance(ctx, args, c)
 }
 
 /// `aten::var.out(self, dim?, unbiased, keepdim, out)`: Bessel's correction when `unbiased`.
 pub fn var_unbiased(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let c = if ctx.bool(args, 2)? { 1.0 } else { 0.0 };
-    reduction(ctx, args, move |g| var_and_mean(g, c).0)
+    variance(ctx, args, c)
 }
 
 /// `aten::mean.dtype_out(self, *, dtype?, out)`: the mean of every element, summed in float32

@@ -174,6 +174,9 @@ pub fn constant_pad_nd(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     }
     let o = out_of(ctx, args)?;
     let shape = ctx.out_shape(o)?;
+    // every out element walks the dims: charged before the walk (a padded size from a file can
+    // be large)
+    ctx.charge(&[shape.iter().product(), rank])?;
     let st = strides(&input.shape);
     let x = input.buf.to_f64();
     let mut values = Vec::with_capacity(shape.iter().product());
