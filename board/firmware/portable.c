@@ -284,8 +284,9 @@ static double apply(uint32_t op, double p, double q) {
     case P_SUB: return p - q;
     case P_MUL: return p * q;
     case P_DIV: return p / q;
-    case P_MAXIMUM: return fmax(p, q);
-    case P_MINIMUM: return fmin(p, q);
+    /* ExecuTorch's max_override/min_override: a NaN operand wins, else std::max/std::min */
+    case P_MAXIMUM: return p != p ? p : (q != q || p < q) ? q : p;
+    case P_MINIMUM: return p != p ? p : (q != q || q < p) ? q : p;
     case P_EQ: return p == q;
     case P_NE: return p != q;
     case P_LT: return p < q;
@@ -401,8 +402,9 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
         d = is_float(&x) ? (double)(f > 0.0f ? f : f * slope32) : d > 0.0 ? d : d * slope;
         break;
       default:
-        if (has_lo) d = fmax(d, lo);
-        if (has_hi) d = fmin(d, hi);
+        /* ExecuTorch's max_override/min_override: a NaN element stays NaN */
+        if (has_lo && d == d && d < lo) d = lo;
+        if (has_hi && d == d && hi < d) d = hi;
     }
     v[i] = d;
   }
@@ -441,7 +443,7 @@ static double math1(uint32_t op, double x, int single) {
     case P_CEIL: return ceil(x);
     case P_ROUND: return round_half_even(x);
     case P_TRUNC: return trunc(x);
-    case P_SIGN: return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
+    case P_SIGN: return x != x ? x : (double)((x > 0.0) - (x < 0.0)); /* ExecuTorch: -0 gives +0 */
     case P_BITWISE_NOT: return -x - 1.0;
     case P_ISNAN: return x != x;
     case P_ISINF: return isinf(x) ? 1.0 : 0.0;
@@ -1042,8 +1044,9 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   int f32 = op == P_MEAN || (op == P_SUM && is_float(&x));
   int arg = op == P_ARGMAX || op == P_ARGMIN;
   double *acc = new_values(groups), *best_at = arg ? new_values(groups) : 0;
-  uint32_t *seen = arg ? (uint32_t *)scratch(groups * 4u + 4u) : 0;
-  if (!acc || (arg && (!best_at || !seen))) return arg && acc ? fail("reduction: larger than the board's work memory") : -1;
+  int counted = arg || op == P_AMAX;
+  uint32_t *seen = counted ? (uint32_t *)scratch(groups * 4u + 4u) : 0;
+  if (!acc || (arg && !best_at) || (counted && !seen)) return acc ? fail("reduction: larger than the board's work memory") : -1;
   for (uint32_t g = 0; g < groups; g++) {
     switch (op) {
       case P_AMAX: case P_MAX_ALL: acc[g] = -INFINITY; break;
@@ -1051,17 +1054,17 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
       case P_PROD: case P_PROD_ALL: acc[g] = 1.0; break;
       default: acc[g] = -0.0; /* Rust's float sums start at -0.0 */
     }
-    if (arg) {
-      best_at[g] = 0.0;
-      seen[g] = 0;
-    }
+    if (arg) best_at[g] = 0.0;
+    if (counted) seen[g] = 0;
   }
   uint32_t idx[8] = {0};
   for (uint32_t i = 0; i < x.numel; i++, next_index(&x, idx)) {
     uint32_t g = group_of(&x, mask, idx);
     double e = v[i];
     switch (op) {
-      case P_AMAX: acc[g] = fmax(acc[g], e); break;
+      case P_AMAX: /* ExecuTorch: from the first element, a NaN wins, the first of equal zeros stays */
+        if (seen[g]++ == 0 || e != e || e > acc[g]) acc[g] = e;
+        break;
       case P_MAX_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmax(acc[g], e); break;
       case P_AMIN: case P_MIN_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmin(acc[g], e); break;
       case P_PROD: case P_PROD_ALL: acc[g] *= e; break;

@@ -157,10 +157,10 @@ fn div(c: &mut Ctx<'_>, a: &[usize]) -> R {
     tensor::binary(c, a, |x, y| x / y, false)
 }
 fn maximum(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    tensor::binary(c, a, f64::max, false)
+    tensor::binary(c, a, tensor::max_override, false)
 }
 fn minimum(c: &mut Ctx<'_>, a: &[usize]) -> R {
-    tensor::binary(c, a, f64::min, false)
+    tensor::binary(c, a, tensor::min_override, false)
 }
 fn eq(c: &mut Ctx<'_>, a: &[usize]) -> R {
     tensor::compare(c, a, |x, y| x == y)
@@ -233,7 +233,8 @@ unary_fns! {
     ceil_k => f64::ceil;
     round_k => math::round_half_even;
     trunc_k => f64::trunc;
-    sign_k => |x: f64| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x };
+    // ExecuTorch: `(x > 0) - (x < 0)`, a NaN kept: -0 gives +0
+    sign_k => |x: f64| if x.is_nan() { x } else { f64::from(i8::from(x > 0.0) - i8::from(x < 0.0)) };
     bitwise_not_k => |x: f64| -x - 1.0;
 }
 

@@ -132,6 +132,8 @@ pub struct Runtime {
     arena_sizes: Vec<u64>,
     /// Planned tensors that start from the program's data (stored into fresh arenas).
     seeded: Vec<usize>,
+    /// Per input, whether the program gives it a dynamic shape (within its planned bound).
+    dynamic_inputs: Vec<bool>,
 }
 
 fn program_err(e: impl std::fmt::Display) -> RuntimeError {
@@ -278,7 +280,8 @@ impl Runtime {
                     detail: "the program input is not a tensor".into(),
                 });
             };
-            let below_bound = slot.dtype == given.dtype
+            let below_bound = self.dynamic_inputs.get(k).copied().unwrap_or(false)
+                && slot.dtype == given.dtype
                 && slot.shape.len() == given.shape.len()
                 && slot.shape != given.shape
                 && slot

@@ -63,7 +63,17 @@ pub(super) fn program_graph(
         constant: &constant,
         initial_data: &initial_data,
     };
-    graph_with_plan(graph, sources, device, plan_index, max_bytes)
+    let mut runtime = graph_with_plan(graph, sources, device, plan_index, max_bytes)?;
+    runtime.dynamic_inputs = runtime
+        .inputs
+        .iter()
+        .map(|&slot| {
+            runtime.graph.values.get(slot).is_some_and(|v| {
+                matches!(plan.values.get(v.id), Some(EValue::Tensor(t)) if t.shape_dynamism != 0)
+            })
+        })
+        .collect();
+    Ok(runtime)
 }
 
 /// A tensor's bytes as the program stores them (in its `dim_order`), as a host tensor.
@@ -318,5 +328,6 @@ fn graph_with_plan(
         placements,
         arena_sizes,
         seeded,
+        dynamic_inputs: Vec::new(),
     })
 }

@@ -267,8 +267,13 @@ pub fn sum(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 
 /// `aten::amax.out(input, dims, keepdim, out)`.
 pub fn amax(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    reduction(ctx, args, |g| {
-        g.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    // ExecuTorch: from the first element, `isnan(v) || v > max ? v : max` (a NaN wins, the
+    // first of equal zeros stays)
+    reduction(ctx, args, |g| match g.split_first() {
+        Some((&first, rest)) => rest
+            .iter()
+            .fold(first, |m, &v| if v.is_nan() || v > m { v } else { m }),
+        None => f64::NEG_INFINITY,
     })
 }
 

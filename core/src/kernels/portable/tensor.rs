@@ -140,8 +140,32 @@ pub fn where_(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 
+/// ExecuTorch's `max_override`: a NaN operand wins (the first), else `std::max` (the first of
+/// equals).
+pub fn max_override(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() || a < b {
+        b
+    } else {
+        a
+    }
+}
+
+/// ExecuTorch's `min_override`: a NaN operand wins (the first), else `std::min`.
+pub fn min_override(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() || b < a {
+        b
+    } else {
+        a
+    }
+}
+
 /// `aten::clamp.out(input, min?, max?, out)` for any numeric type (int8 codes included: the
-/// Cortex-M flow leaves a standalone ReLU as a clamp on the quantized tensor).
+/// Cortex-M flow leaves a standalone ReLU as a clamp on the quantized tensor):
+/// ExecuTorch's `min_override(max_override(x, min), max)`, so a NaN element stays NaN.
 pub fn clamp(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.tensor(args, 0)?;
     let (lo, hi) = (ctx.opt_double(args, 1)?, ctx.opt_double(args, 2)?);
@@ -153,8 +177,8 @@ pub fn clamp(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         .to_f64()
         .into_iter()
         .map(|x| {
-            let x = lo.map_or(x, |l| x.max(l));
-            hi.map_or(x, |h| x.min(h))
+            let x = lo.map_or(x, |l| max_override(x, l));
+            hi.map_or(x, |h| min_override(x, h))
         })
         .collect();
     let buf = Buf::from_f64_like(&input.buf, &values);
