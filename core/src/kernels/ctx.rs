@@ -366,6 +366,7 @@ impl Ctx<'_> {
     pub fn stored(&self, args: &[usize], k: usize) -> Result<Stored, RuntimeError> {
         let t = self.tensor(args, k)?;
         let dim_order = self.dim_order(self.arg(args, k)?, t.shape.len());
+        self.charge_layout(t.buf.len(), &dim_order)?;
         Ok(Stored {
             buf: layout::to_memory(&t.buf, &t.shape, &dim_order),
             shape: t.shape.clone(),
@@ -379,6 +380,7 @@ impl Ctx<'_> {
         match self.values.get(v) {
             Some(RValue::Tensor(t)) => {
                 let dim_order = self.dim_order(v, t.shape.len());
+                self.charge_layout(t.buf.len(), &dim_order)?;
                 Ok(Stored {
                     buf: layout::to_memory(&t.buf, &t.shape, &dim_order),
                     shape: t.shape.clone(),
@@ -414,8 +416,18 @@ impl Ctx<'_> {
             )));
         }
         let order = self.dim_order(v, shape.len());
+        self.charge_layout(buf.len(), &order)?;
         let logical = layout::from_memory(&buf, &shape, &order);
         self.write(v, shape, logical)
+    }
+
+    /// The work of reordering `elements` between logical and storage order, when `dim_order`
+    /// is not the row-major one (each element walks the dims).
+    fn charge_layout(&self, elements: usize, dim_order: &[usize]) -> Result<(), RuntimeError> {
+        if layout::is_contiguous(dim_order) {
+            return Ok(());
+        }
+        self.charge(&[elements, dim_order.len()])
     }
 
     /// The declared shape of the out tensor at value `v`.

@@ -326,6 +326,7 @@ pub fn transpose(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> 
         return Err(ctx.bad(format!("transpose of a rank-{} tensor", input.shape.len())));
     }
     let perm = check_perm(ctx, &ctx.ints(args, 1)?, input.shape.len())?;
+    ctx.charge(&[input.buf.len(), input.shape.len()])?;
     let data = layout::permute(i8b(ctx, &input.buf)?, &input.shape, &perm);
     let o = out_of(ctx, args)?;
     ctx.write_stored(o, Buf::I8(data))
