@@ -1483,3 +1483,54 @@ fn a_training_program_whose_backward_etscope_lacks_is_refused_naming_the_operato
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// `--libm`: newlib's `tanf` is not modelled, so the default refuses a float `tan` naming the
+/// function and saying what to do, and prints nothing; `--libm glibc` runs it and equals
+/// ExecuTorch's x86 runtime's output bit for bit.
+#[test]
+fn run_refuses_a_c_library_function_newlib_computes_and_the_host_does_not_model() {
+    let dir = fixture("portable_ops/tan");
+    let (pte, input) = (dir.join("model.pte"), dir.join("input_0.npy"));
+    let refused = etscope(&[
+        "run",
+        pte.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("newlib's `tanf` is not modelled") && err.contains("--libm glibc"),
+        "{err}"
+    );
+    assert!(
+        refused.stdout.is_empty(),
+        "printed a result: {}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
+    let out = std::env::temp_dir().join(format!("etscope-libm-{}", std::process::id()));
+    let ran = etscope(&[
+        "run",
+        pte.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--libm",
+        "glibc",
+        "--dump",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let got = std::fs::read(out.join("output_0.npy")).expect("output written");
+    let want = std::fs::read(dir.join("output_0.npy")).expect("ExecuTorch's output");
+    let _ = std::fs::remove_dir_all(&out);
+    let data = |b: &[u8]| etscope_core::formats::npy::read_npy(b).expect("npy").bytes;
+    assert_eq!(
+        data(&got),
+        data(&want),
+        "tan with --libm glibc differs from ExecuTorch's runtime"
+    );
+}

@@ -1236,3 +1236,35 @@ fn the_method_list_shows_forward_first_and_switches_to_any_other_method() {
         app.messages
     );
 }
+
+/// Diff's "C library" picker: the device's newlib by default, ExecuTorch's x86 glibc on choice;
+/// the host runs follow it.
+#[test]
+fn the_diff_tab_picks_whose_c_library_the_host_runs_compute_with() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/portable_ops/tan");
+    let mut harness = app_with_paths(vec![dir.join("model.pte"), dir.join("input_0.npy")]);
+    harness.get_by_label("Diff").click();
+    harness.run_steps(2);
+    assert_eq!(
+        harness.state().host.libm,
+        etscope_core::kernels::libm::Libm::Newlib
+    );
+    harness.get_by_value("newlib").click();
+    harness.run_steps(2);
+    harness
+        .get_by_label("glibc (ExecuTorch's x86 runtime)")
+        .click();
+    harness.run_steps(2);
+    assert_eq!(
+        harness.state().host.libm,
+        etscope_core::kernels::libm::Libm::Glibc
+    );
+    let program = etscope_core::formats::pte::Program::parse(
+        std::fs::read(dir.join("model.pte")).expect("pte"),
+    )
+    .expect("parses");
+    assert_eq!(
+        harness.state().host.device_for(&program).libm,
+        etscope_core::kernels::libm::Libm::Glibc
+    );
+}
