@@ -1484,12 +1484,12 @@ fn a_training_program_whose_backward_etscope_lacks_is_refused_naming_the_operato
     );
 }
 
-/// `--libm`: newlib's `tanf` is not modelled, so the default refuses a float `tan` naming the
-/// function and saying what to do, and prints nothing; `--libm glibc` runs it and equals
-/// ExecuTorch's x86 runtime's output bit for bit.
+/// `--libm`: newlib's double-precision `sin` is not modelled, so the default refuses the `sin` of
+/// a float64 tensor naming the function and saying what to do, and prints nothing; `--libm glibc`
+/// runs it and equals ExecuTorch's x86 runtime's output bit for bit.
 #[test]
 fn run_refuses_a_c_library_function_newlib_computes_and_the_host_does_not_model() {
-    let dir = fixture("portable_ops/tan");
+    let dir = fixture("programs/sin_float64");
     let (pte, input) = (dir.join("model.pte"), dir.join("input_0.npy"));
     let refused = etscope(&[
         "run",
@@ -1500,7 +1500,7 @@ fn run_refuses_a_c_library_function_newlib_computes_and_the_host_does_not_model(
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        err.contains("newlib's `tanf` is not modelled") && err.contains("--libm glibc"),
+        err.contains("newlib's `sin` is not modelled") && err.contains("--libm glibc"),
         "{err}"
     );
     assert!(
@@ -1531,6 +1531,6 @@ fn run_refuses_a_c_library_function_newlib_computes_and_the_host_does_not_model(
     assert_eq!(
         data(&got),
         data(&want),
-        "tan with --libm glibc differs from ExecuTorch's runtime"
+        "sin with --libm glibc differs from ExecuTorch's runtime"
     );
 }

@@ -71,7 +71,7 @@ impl Libm {
                 Log1p => Ok(newlib::log1pf),
                 Sin => Ok(newlib::sinf),
                 Cos => Ok(newlib::cosf),
-                _ => Err(Unmodelled::new(function.c_name_f32(), self)),
+                Tan => Ok(newlib::tanf),
             },
         }
     }

@@ -20,6 +20,7 @@ mod log;
 mod pow;
 mod sincos;
 mod tables;
+mod tan;
 
 pub use erf::{erf, erff};
 pub use exp::{exp2f, expf};
@@ -29,6 +30,7 @@ pub use inverse_trig::{acosf, asinf, atan2f, atanf};
 pub use log::{log10f, log1pf, log2f, logf};
 pub use pow::powf;
 pub use sincos::{cosf, sinf};
+pub use tan::tanf;
 
 /// The NaN an Arm FPU writes for an invalid operation on numbers (`0/0`, `√−1`): positive,
 /// quiet, no payload. (An x86 FPU writes the negative one.)
