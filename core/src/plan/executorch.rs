@@ -21,7 +21,7 @@
 //! - **sizes** are rounded up to the alignment (16); the arena is the objects' total plus 64
 //!   bytes when the graph holds an XNNPACK delegate.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -143,13 +143,24 @@ fn pick(objects: &mut Vec<(u64, Vec<(Spec, u64)>)>, spec: Spec) -> (usize, u64) 
 /// each mutated buffer's write-back leaves one more spec of the buffer's size (the output node
 /// keeps the spec the in-place copy had before it was aliased onto the buffer): it is placed
 /// like any other, and takes no offset of the program's.
+///
+/// Lifetimes are counted in ExecuTorch's node numbering: the placeholders (mutable buffers,
+/// then user inputs) each at its own index first, the instructions after them, so a placeholder
+/// no instruction reads (`unread`) lives only at its own index and shares with what comes later.
 pub fn plan_arena(
     arena: &Arena,
     creation: &HashMap<ValueId, Creation>,
+    unread: &HashSet<ValueId>,
     padding: u64,
     steps: usize,
 ) -> ArenaPlan {
     let t = &arena.tensors;
+    let is_placeholder = |c: &Creation| c.0 == 0 && c.1 <= 1;
+    let mut placeholders: Vec<Creation> =
+        creation.values().copied().filter(is_placeholder).collect();
+    placeholders.sort_unstable();
+    let shift = placeholders.len();
+    let steps = steps.saturating_add(shift);
     let mut specs: Vec<(Creation, Spec)> = t
         .iter()
         .enumerate()
@@ -159,13 +170,23 @@ pub fn plan_arena(
                 .copied()
                 .unwrap_or((p.first, 4, p.value));
             let at_output = matches!(p.role, TensorRole::Output | TensorRole::State);
+            let mut first = p.first.saturating_add(shift);
+            let mut last = p.last.saturating_add(shift);
+            if is_placeholder(&c) {
+                if let Ok(at) = placeholders.binary_search(&c) {
+                    first = at;
+                    if unread.contains(&p.value) && !at_output {
+                        last = at;
+                    }
+                }
+            }
             (
                 c,
                 Spec {
                     index: i,
                     size: align(p.size, ALIGNMENT),
-                    first: p.first,
-                    last: if at_output { steps.max(p.last) } else { p.last },
+                    first,
+                    last: if at_output { steps.max(last) } else { last },
                 },
             )
         })
@@ -218,6 +239,19 @@ pub fn plan_arena(
 /// ExecuTorch's plan of every arena of `plan` (derived from `graph`), keyed by memory id.
 pub fn plan(graph: &Graph, plan: &MemoryPlan) -> BTreeMap<u32, ArenaPlan> {
     let creation = creation_order(graph);
+    // placeholders no instruction reads (an input the program ignores)
+    let read: HashSet<ValueId> = graph
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Operator | NodeKind::Delegate))
+        .flat_map(|n| n.inputs.iter().map(|&v| super::root_of(graph, v)))
+        .collect();
+    let unread: HashSet<ValueId> = graph
+        .inputs
+        .iter()
+        .map(|&v| super::root_of(graph, v))
+        .filter(|v| !read.contains(v))
+        .collect();
     let padding = if graph
         .nodes
         .iter()
@@ -233,7 +267,7 @@ pub fn plan(graph: &Graph, plan: &MemoryPlan) -> BTreeMap<u32, ArenaPlan> {
         .map(|a| {
             (
                 a.memory_id,
-                plan_arena(a, &creation, padding, plan.instruction_count),
+                plan_arena(a, &creation, &unread, padding, plan.instruction_count),
             )
         })
         .collect()
