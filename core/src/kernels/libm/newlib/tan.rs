@@ -252,18 +252,18 @@ fn rem_pio2f(x: f32) -> (i32, [f32; 2]) {
             let j = ix >> 23;
             let mut y = r - w;
             let i = j - ((y.to_bits() >> 23) & 0xff) as i32;
+            // one more Cody-Waite step with the next part of π/2: w = fn·hi is used by two
+            // subtractions, so the compiler fused it into both
+            let step = |t: f32, hi: f32, lo: f32| {
+                let r = (-fn_).mul_add(hi, t);
+                let w = fn_.mul_add(lo, -((-fn_).mul_add(hi, t - r)));
+                (r, w, r - w)
+            };
             if i > 8 {
-                // w = fn·pio2_2 is used by two subtractions: fused into both
-                let t = r;
-                r = (-fn_).mul_add(PIO2_2, t);
-                w = fn_.mul_add(PIO2_2T, -((-fn_).mul_add(PIO2_2, t - r)));
-                y = r - w;
+                (r, w, y) = step(r, PIO2_2, PIO2_2T);
                 let i = j - ((y.to_bits() >> 23) & 0xff) as i32;
                 if i > 25 {
-                    let t = r;
-                    r = (-fn_).mul_add(PIO2_3, t);
-                    w = fn_.mul_add(PIO2_3T, -((-fn_).mul_add(PIO2_3, t - r)));
-                    y = r - w;
+                    (r, w, y) = step(r, PIO2_3, PIO2_3T);
                 }
             }
             y0 = y;
