@@ -130,6 +130,8 @@ const fn noted(mut d: OpDef, rule: NoteFn) -> OpDef {
 
 const DEFAULT_OUT: &[&str] = &["default", "out"];
 const OUT: &[&str] = &["out"];
+const DEFAULT: &[&str] = &["default"];
+const NO_OUT: &[&str] = &[];
 
 use Category::*;
 
@@ -554,6 +556,15 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(noted(op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor lut) -> Tensor"), Activation, ELEMENTWISE, Some(cm::activation)), notes::unary), 18),
     on_board(noted(op("cortex_m::minimum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm_min)), notes::min_max), 19),
     on_board(noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm_max)), notes::min_max), 20),
+    // names the Cortex-M lowering matches in ExecuTorch's ATen and quantizer graphs, which no
+    // program etscope runs holds (no kernel: named here so every operator name resolves)
+    op("aten::relu_", DEFAULT, NO_OUT, None, Activation, NONE, None),
+    op("aten::hardtanh_", DEFAULT, NO_OUT, None, Activation, NONE, None),
+    op("aten::pad", DEFAULT, NO_OUT, None, DataMovement, NONE, None),
+    op("aten::matmul", DEFAULT, NO_OUT, None, Linear, NONE, None),
+    op("quantized_decomposed::quantize_per_channel", DEFAULT, NO_OUT, None, Quantize, NONE, None),
+    op("quantized_decomposed::quantize_per_token", DEFAULT, NO_OUT, None, Quantize, NONE, None),
+    op("quantized_decomposed::dequantize_per_token", DEFAULT, NO_OUT, None, Quantize, NONE, None),
 ];
 
 /// Name → the entries of that name (one per overload family).
