@@ -140,13 +140,6 @@ const NOT_PLANNED_BY_1_5: [&str; 5] = [
     "programs/cond_",
 ];
 
-/// Programs of the differential campaign that ExecuTorch 1.5.1 planned otherwise than etscope's
-/// model of its planner: each returns a tensor twice and ignores some of its inputs, and an
-/// ignored input ahead of a used one is still placed apart (the campaign found 10 such programs
-/// in the committed sample; unread placeholders living only at their own node fixed 7). An open
-/// gap, in `docs/campaign.md`.
-const PLANNER_GAPS: [&str; 3] = ["campaign/00011/", "campaign/00030/", "campaign/00461/"];
-
 /// Every `.pte` the project holds or references (about 750 plans): each planned tensor's offset
 /// and each arena's declared size as ExecuTorch 1.5.1's greedy planner, reimplemented, puts them.
 #[test]
@@ -166,7 +159,6 @@ fn executorchs_planner_reproduces_every_offset_of_every_program() {
             } else if p.extension().is_some_and(|x| x == "pte")
                 && !NOT_PLANNED_BY_1_5
                     .iter()
-                    .chain(&PLANNER_GAPS)
                     .any(|n| p.to_string_lossy().contains(n))
             {
                 files.push(p);

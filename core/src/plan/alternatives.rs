@@ -132,6 +132,19 @@ fn pairs_at(
 }
 
 /// Storage items of `arena`: one per tensor, or merged along `pairs`.
+/// A tensor's lifetime on a time axis with the binding of the inputs as step 0 and instruction
+/// `k` as step `k + 1`: every input is live from step 0, and one no instruction reads only
+/// there (its bytes may hold what an instruction makes, as ExecuTorch's planner lets them).
+fn span(t: &super::PlannedTensor) -> (usize, usize) {
+    use super::TensorRole;
+    let (first, last) = (t.first.saturating_add(1), t.last.saturating_add(1));
+    match t.role {
+        TensorRole::Input if t.consumers.is_empty() => (0, 0),
+        TensorRole::Input => (0, last),
+        _ => (first, last),
+    }
+}
+
 fn items(arena: &Arena, pairs: &[(ValueId, ValueId)]) -> Vec<Item> {
     let index: HashMap<ValueId, usize> = arena
         .tensors
@@ -165,8 +178,8 @@ fn items(arena: &Arena, pairs: &[(ValueId, ValueId)]) -> Vec<Item> {
             let ts = members.iter().map(|&i| &arena.tensors[i]);
             Item {
                 size: ts.clone().map(|t| align(t.size)).max().unwrap_or(0),
-                first: ts.clone().map(|t| t.first).min().unwrap_or(0),
-                last: ts.map(|t| t.last).max().unwrap_or(0),
+                first: ts.clone().map(|t| span(t).0).min().unwrap_or(0),
+                last: ts.map(|t| span(t).1).max().unwrap_or(0),
                 members,
             }
         })

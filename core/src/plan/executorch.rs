@@ -145,8 +145,9 @@ fn pick(objects: &mut Vec<(u64, Vec<(Spec, u64)>)>, spec: Spec) -> (usize, u64) 
 /// like any other, and takes no offset of the program's.
 ///
 /// Lifetimes are counted in ExecuTorch's node numbering: the placeholders (mutable buffers,
-/// then user inputs) each at its own index first, the instructions after them, so a placeholder
-/// no instruction reads (`unread`) lives only at its own index and shares with what comes later.
+/// then user inputs) first, the instructions after them; a placeholder no instruction reads
+/// (`unread`) lives only among the placeholders, so it shares with what the instructions make
+/// but not with another input.
 pub fn plan_arena(
     arena: &Arena,
     creation: &HashMap<ValueId, Creation>,
@@ -173,11 +174,11 @@ pub fn plan_arena(
             let mut first = p.first.saturating_add(shift);
             let mut last = p.last.saturating_add(shift);
             if is_placeholder(&c) {
-                if let Ok(at) = placeholders.binary_search(&c) {
-                    first = at;
-                    if unread.contains(&p.value) && !at_output {
-                        last = at;
-                    }
+                // every placeholder is live while the inputs are bound; one no instruction
+                // reads dies there, before the first instruction's tensors
+                first = 0;
+                if unread.contains(&p.value) && !at_output {
+                    last = shift.saturating_sub(1);
                 }
             }
             (

@@ -312,7 +312,25 @@ fn sweep(arena: &mut Arena, steps: usize, curve: bool) {
     let clamp = |t: &PlannedTensor| (t.first.min(steps - 1), t.last.min(steps - 1));
     // (step, tensor, starts?) — ends take effect at last + 1
     let mut events: Vec<(usize, usize, bool)> = Vec::with_capacity(arena.tensors.len() * 2);
+    // an input no instruction reads is live only while the inputs are bound, before the first
+    // instruction: it counts towards the inputs' bytes, not towards any instruction's
+    let unread = |t: &PlannedTensor| t.role == TensorRole::Input && t.consumers.is_empty();
+    let inputs: u64 = arena
+        .tensors
+        .iter()
+        .filter(|t| t.role == TensorRole::Input)
+        .fold(0u64, |acc, t| acc.saturating_add(t.size));
+    let unread_top = arena
+        .tensors
+        .iter()
+        .filter(|t| unread(t))
+        .map(end_of)
+        .max()
+        .unwrap_or(0);
     for (i, t) in arena.tensors.iter().enumerate() {
+        if unread(t) {
+            continue;
+        }
         let (f, l) = clamp(t);
         events.push((f, i, true));
         events.push((l + 1, i, false));
@@ -368,10 +386,16 @@ fn sweep(arena: &mut Arena, steps: usize, curve: bool) {
             arena.live_bytes.push(last);
         }
     }
+    arena.lower_bound = arena.lower_bound.max(inputs);
+    arena.peak = arena.peak.max(unread_top);
 }
 
-/// Reports pairs of tensors whose lifetimes and byte ranges both intersect.
+/// Reports pairs of tensors whose lifetimes and byte ranges both intersect. An input no
+/// instruction reads holds nothing anyone needs once the inputs are bound, so sharing its bytes
+/// with a tensor an instruction makes is no overlap (ExecuTorch's planner does it); with another
+/// input it is.
 pub(crate) fn find_overlaps(arena: &Arena, findings: &mut Vec<Finding>) {
+    let unread = |t: &PlannedTensor| t.role == TensorRole::Input && t.consumers.is_empty();
     let mut order: Vec<usize> = (0..arena.tensors.len()).collect();
     order.sort_by_key(|&i| (arena.tensors[i].first, arena.tensors[i].offset));
     let mut live: Vec<usize> = Vec::new();
@@ -382,7 +406,9 @@ pub(crate) fn find_overlaps(arena: &Arena, findings: &mut Vec<Finding>) {
             let b = &arena.tensors[j];
             let lo = a.offset.max(b.offset);
             let hi = end_of(a).min(end_of(b));
-            if lo < hi && a.size > 0 && b.size > 0 {
+            let harmless = (unread(a) && b.role != TensorRole::Input)
+                || (unread(b) && a.role != TensorRole::Input);
+            if lo < hi && a.size > 0 && b.size > 0 && !harmless {
                 let (from, to) = (a.first.max(b.first), a.last.min(b.last));
                 findings.push(Finding::Overlap {
                     memory_id: arena.memory_id,
