@@ -31,15 +31,21 @@ pub fn sinhf(x: f32) -> f32 {
         }
         return h * (t + t / (t + 1.0));
     }
+    half_exp(x, ix, h).unwrap_or(x * SHUGE)
+}
+
+/// `h·exp(|x|)` for |x| from 22 to ln(2·FLT_MAX) (past `LOG_MAX` as `(h·e^{|x|/2})·e^{|x|/2}`),
+/// the large-argument branches of `sinhf` and `coshf`; `None` beyond (overflow).
+fn half_exp(x: f32, ix: u32, h: f32) -> Option<f32> {
     if ix <= LOG_MAX {
-        return h * expf(x.abs());
+        return Some(h * expf(x.abs()));
     }
     if ix <= LOG_2MAX {
         let w = expf(0.5 * x.abs());
         let t = h * w;
-        return t * w;
+        return Some(t * w);
     }
-    x * SHUGE
+    None
 }
 
 /// `coshf(x)`.
@@ -61,15 +67,7 @@ pub fn coshf(x: f32) -> f32 {
         let t = expf(x.abs());
         return 0.5f32.mul_add(t, 0.5 / t);
     }
-    if ix <= LOG_MAX {
-        return 0.5 * expf(x.abs());
-    }
-    if ix <= LOG_2MAX {
-        let w = expf(0.5 * x.abs());
-        let t = 0.5 * w;
-        return t * w;
-    }
-    HUGE * HUGE
+    half_exp(x, ix, 0.5).unwrap_or(HUGE * HUGE)
 }
 
 /// `asinhf(x)`.
