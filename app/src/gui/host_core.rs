@@ -70,6 +70,10 @@ impl HostChoice {
                     ui.selectable_value(&mut self.cmsis_nn, v, name);
                 }
             });
+    }
+
+    /// The C library picker (a row of its own: the core and CMSIS-NN pickers fill one).
+    pub fn libm_ui(&mut self, ui: &mut egui::Ui) {
         ui.label("C library");
         egui::ComboBox::from_id_salt("host-libm")
             .selected_text(self.libm.name())

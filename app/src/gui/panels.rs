@@ -744,6 +744,9 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         app.host.ui(ui, program);
     });
+    ui.horizontal(|ui| {
+        app.host.libm_ui(ui);
+    });
     let dv = &mut app.docs[active];
     // the targets wrap onto a second line in a narrow window instead of running off its edge
     ui.horizontal_wrapped(|ui| {
