@@ -234,6 +234,15 @@ impl Binary {
             Binary::Fmod => "fmod",
         }
     }
+
+    /// The C name of the single-precision function (`powf`, …).
+    pub fn c_name_f32(self) -> &'static str {
+        match self {
+            Binary::Pow => "powf",
+            Binary::Atan2 => "atan2f",
+            Binary::Fmod => "fmodf",
+        }
+    }
 }
 
 /// A C library function the host does not compute as the modelled library does.
@@ -299,11 +308,7 @@ pub fn check_probe_records(bytes: &[u8]) -> Result<ProbeReport, ProbeError> {
             )
         } else if id < unary + Binary::ALL.len() {
             let f = Binary::ALL[id - unary];
-            let name = match f {
-                Binary::Pow => "powf",
-                Binary::Atan2 => "atan2f",
-                Binary::Fmod => "fmodf",
-            };
+            let name = f.c_name_f32();
             let y = Libm::Newlib.f32_binary(f, f32::from_bits(a as u32), f32::from_bits(b as u32));
             (name, y.map(|y| u64::from(y.to_bits())))
         } else if id == unary + Binary::ALL.len() {

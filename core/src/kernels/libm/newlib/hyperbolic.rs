@@ -4,8 +4,8 @@
 
 use super::exp::expf;
 use super::expm1::expm1f;
+use super::invalid;
 use super::log::{log1pf, logf};
-use super::ARM_DEFAULT_NAN;
 
 /// The bits of the largest `x` whose `exp(x)` is finite, and of `ln(2·FLT_MAX)`.
 const LOG_MAX: u32 = 0x42b1_7217;
@@ -101,7 +101,7 @@ pub fn asinhf(x: f32) -> f32 {
 pub fn acoshf(x: f32) -> f32 {
     let hx = x.to_bits() as i32;
     if hx < 0x3f80_0000 {
-        return if x.is_nan() { x + x } else { ARM_DEFAULT_NAN };
+        return invalid(x);
     }
     if hx >= 0x4d80_0000 {
         if hx >= 0x7f80_0000 {
@@ -125,7 +125,7 @@ pub fn atanhf(x: f32) -> f32 {
     let hx = x.to_bits() as i32;
     let ix = hx & 0x7fff_ffff;
     if ix > 0x3f80_0000 {
-        return if x.is_nan() { x + x } else { ARM_DEFAULT_NAN };
+        return invalid(x);
     }
     if ix == 0x3f80_0000 {
         return x / 0.0;

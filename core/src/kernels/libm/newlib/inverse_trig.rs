@@ -4,7 +4,7 @@
 //! (a few of their hex comments are off by one unit). Expressions of constants are folded by
 //! the compiler, each step rounded, and are not fused.
 
-use super::ARM_DEFAULT_NAN;
+use super::invalid;
 
 const ATANHI: [f32; 4] = [
     4.6364760399e-01,
@@ -214,7 +214,7 @@ pub fn asinf(x: f32) -> f32 {
         return x.mul_add(PIO2_HI, x * PIO2_LO);
     }
     if ix > 0x3f80_0000 {
-        return if x.is_nan() { x + x } else { ARM_DEFAULT_NAN };
+        return invalid(x);
     }
     if ix < 0x3f00_0000 {
         if ix < 0x3200_0000 {
@@ -261,7 +261,7 @@ pub fn acosf(x: f32) -> f32 {
         return if hx > 0 { 0.0 } else { PI + 2.0 * PIO2_LO };
     }
     if ix > 0x3f80_0000 {
-        return if x.is_nan() { x + x } else { ARM_DEFAULT_NAN };
+        return invalid(x);
     }
     if ix < 0x3f00_0000 {
         if ix <= 0x2300_0000 {

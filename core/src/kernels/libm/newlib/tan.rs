@@ -3,7 +3,7 @@
 //! over 2/π in 8-bit chunks beyond), then the tangent kernel; the products the Arm GNU toolchain
 //! fuses into additions fused here too (the reduction's chunk products are exact either way).
 
-use super::ARM_DEFAULT_NAN;
+use super::invalid;
 
 const TWO_OVER_PI: [u8; 198] = [
     0xA2, 0xF9, 0x83, 0x6E, 0x4E, 0x44, 0x15, 0x29, 0xFC, 0x27, 0x57, 0xD1, 0xF5, 0x34, 0xDD, 0xC0,
@@ -276,8 +276,7 @@ fn rem_pio2f(x: f32) -> (i32, [f32; 2]) {
         };
     }
     if ix >= 0x7f80_0000 {
-        // `x - x`: the input NaN quietened, the Arm NaN for an infinity
-        let nan = if x.is_nan() { x + x } else { ARM_DEFAULT_NAN };
+        let nan = invalid(x);
         return (0, [nan, nan]);
     }
     let e0 = (ix >> 23) - 134;
@@ -384,7 +383,7 @@ pub fn tanf(x: f32) -> f32 {
         return kernel_tanf(x, 0.0, 1);
     }
     if ix >= 0x7f80_0000 {
-        return if x.is_nan() { x + x } else { ARM_DEFAULT_NAN };
+        return invalid(x);
     }
     let (n, y) = rem_pio2f(x);
     kernel_tanf(y[0], y[1], 1 - ((n & 1) << 1))
