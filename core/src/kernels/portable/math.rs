@@ -61,12 +61,22 @@ pub fn binary_libm(ctx: &mut Ctx<'_>, args: &[usize], function: Binary) -> R {
         let f = ctx.libm_f32_binary(function)?;
         return binary(ctx, args, move |x, y| f64::from(f(x as f32, y as f32)));
     }
-    let integer_result = !matches!(like, Buf::F64(_));
-    let f = match (function, integer_result) {
-        (Binary::Pow, true) => f64::powf,
-        _ => ctx.libm_f64_binary(function)?,
-    };
+    let f = binary_f64_for(ctx, &like, function)?;
     binary(ctx, args, f)
+}
+
+/// The double-precision `function` for a result that is not float32: the device library's for
+/// a float64 one; for an integer `pow` the host's (exact whatever the library: an integer result
+/// is representable, and every `pow` returns it).
+fn binary_f64_for(
+    ctx: &Ctx<'_>,
+    like: &Buf,
+    function: Binary,
+) -> Result<fn(f64, f64) -> f64, RuntimeError> {
+    match function {
+        Binary::Pow if !matches!(like, Buf::F64(_)) => Ok(f64::powf),
+        _ => ctx.libm_f64_binary(function),
+    }
 }
 
 /// `op.out(self, out)` with a bool out tensor.
@@ -111,11 +121,7 @@ pub fn pow_scalar_base(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
             .map(|e| f64::from(powf(base as f32, e as f32)))
             .collect()
     } else {
-        let pow = if matches!(like, Buf::F64(_)) {
-            ctx.libm_f64_binary(Binary::Pow)?
-        } else {
-            f64::powf
-        };
+        let pow = binary_f64_for(ctx, &like, Binary::Pow)?;
         exponent
             .buf
             .to_f64()
@@ -238,10 +244,16 @@ pub fn log_softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.charge(&[outer, inner, size])?;
     // ExecuTorch: max, Σ exp(x − max) and its log in the tensor's type (float for float32)
     let float32 = !matches!(input.buf, Buf::F64(_));
-    let (expf, logf) = (ctx.libm_f32(Function::Exp), ctx.libm_f32(Function::Log));
-    let (exp, log) = (ctx.libm_f64(Function::Exp), ctx.libm_f64(Function::Log));
-    let f32_fns = if float32 { Some((expf?, logf?)) } else { None };
-    let f64_fns = if float32 { None } else { Some((exp?, log?)) };
+    let f32_fns = if float32 {
+        Some((ctx.libm_f32(Function::Exp)?, ctx.libm_f32(Function::Log)?))
+    } else {
+        None
+    };
+    let f64_fns = if float32 {
+        None
+    } else {
+        Some((ctx.libm_f64(Function::Exp)?, ctx.libm_f64(Function::Log)?))
+    };
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * size + k) * inner + i;
@@ -402,11 +414,12 @@ pub fn glu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let half = size / 2;
     let x = input.buf.to_f64();
     // ExecuTorch: `a * (1 / (1 + exp(-b)))` in the input's floating type (float for others)
-    let float64 = matches!(input.buf, Buf::F64(_));
-    let (expf, exp) = if float64 {
-        (None, Some(ctx.libm_f64(Function::Exp)?))
+    let gate: Box<dyn Fn(f64, f64) -> f64> = if matches!(input.buf, Buf::F64(_)) {
+        let exp = ctx.libm_f64(Function::Exp)?;
+        Box::new(move |a, b| a * (1.0 / (1.0 + exp(-b))))
     } else {
-        (Some(ctx.libm_f32(Function::Exp)?), None)
+        let expf = ctx.libm_f32(Function::Exp)?;
+        Box::new(move |a, b| f64::from((a as f32) * (1.0 / (1.0 + expf(-(b as f32))))))
     };
     let mut values = Vec::with_capacity(x.len() / 2);
     for o in 0..outer {
@@ -414,11 +427,7 @@ pub fn glu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
             for i in 0..inner {
                 let a = x[(o * size + k) * inner + i];
                 let b = x[(o * size + half + k) * inner + i];
-                values.push(match (expf, exp) {
-                    (Some(expf), _) => f64::from((a as f32) * (1.0 / (1.0 + expf(-(b as f32))))),
-                    (_, Some(exp)) => a * (1.0 / (1.0 + exp(-b))),
-                    _ => unreachable!("one of the two is set"),
-                });
+                values.push(gate(a, b));
             }
         }
     }

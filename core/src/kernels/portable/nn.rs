@@ -80,28 +80,27 @@ pub fn gelu(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     // ExecuTorch's float kernel: `tanh`: the inner sum in float, `tanhf`, the rest in double;
     // `none`: `0.5 * x * (1 + erf(x * M_SQRT1_2))` in double, the double-precision `erf`
     let values = f32s(ctx, input)?;
-    let (tanhf, erf) = if tanh {
-        (Some(ctx.libm_f32(Function::Tanh)?), None)
+    let form: Box<dyn Fn(f32) -> f32> = if tanh {
+        let tanhf = ctx.libm_f32(Function::Tanh)?;
+        let beta = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
+        let kappa = 0.044715f32;
+        Box::new(move |x| {
+            let inner = beta * (x + kappa * (x * x * x));
+            (0.5 * f64::from(x) * (1.0 + f64::from(tanhf(inner)))) as f32
+        })
     } else {
-        (None, Some(ctx.libm_f64(Function::Erf)?))
+        let erf = ctx.libm_f64(Function::Erf)?;
+        Box::new(move |x| {
+            let x = f64::from(x);
+            (0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))) as f32
+        })
     };
-    let beta = (std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5) as f32;
-    let kappa = 0.044715f32;
     let out: Vec<f32> = values
         .iter()
-        .map(|&x| match (x, tanhf, erf) {
-            (f32::NEG_INFINITY, ..) => 0.0,
-            (f32::INFINITY, ..) => f32::INFINITY,
-            (_, Some(tanhf), _) => {
-                let inner = beta * (x + kappa * (x * x * x));
-                (0.5 * f64::from(x) * (1.0 + f64::from(tanhf(inner)))) as f32
-            }
-            (_, _, Some(erf)) => {
-                let x = f64::from(x);
-                (0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))) as f32
-            }
-            // one of the two functions is set above
-            _ => f32::NAN,
+        .map(|&x| match x {
+            f32::NEG_INFINITY => 0.0,
+            f32::INFINITY => f32::INFINITY,
+            _ => form(x),
         })
         .collect();
     let shape = input.shape.clone();
