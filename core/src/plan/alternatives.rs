@@ -139,7 +139,7 @@ fn span(t: &super::PlannedTensor) -> (usize, usize) {
     use super::TensorRole;
     let (first, last) = (t.first.saturating_add(1), t.last.saturating_add(1));
     match t.role {
-        TensorRole::Input if t.consumers.is_empty() => (0, 0),
+        TensorRole::Input if t.is_unread_input() => (0, 0),
         TensorRole::Input => (0, last),
         _ => (first, last),
     }

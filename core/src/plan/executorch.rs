@@ -21,7 +21,7 @@
 //! - **sizes** are rounded up to the alignment (16); the arena is the objects' total plus 64
 //!   bytes when the graph holds an XNNPACK delegate.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -146,12 +146,11 @@ fn pick(objects: &mut Vec<(u64, Vec<(Spec, u64)>)>, spec: Spec) -> (usize, u64) 
 ///
 /// Lifetimes are counted in ExecuTorch's node numbering: the placeholders (mutable buffers,
 /// then user inputs) first, the instructions after them; a placeholder no instruction reads
-/// (`unread`) lives only among the placeholders, so it shares with what the instructions make
-/// but not with another input.
+/// ([`super::PlannedTensor::is_unread_input`]) lives only among the placeholders, so it shares
+/// with what the instructions make but not with another input.
 pub fn plan_arena(
     arena: &Arena,
     creation: &HashMap<ValueId, Creation>,
-    unread: &HashSet<ValueId>,
     padding: u64,
     steps: usize,
 ) -> ArenaPlan {
@@ -177,7 +176,7 @@ pub fn plan_arena(
                 // every placeholder is live while the inputs are bound; one no instruction
                 // reads dies there, before the first instruction's tensors
                 first = 0;
-                if unread.contains(&p.value) && !at_output {
+                if p.is_unread_input() && !at_output {
                     last = shift.saturating_sub(1);
                 }
             }
@@ -240,19 +239,6 @@ pub fn plan_arena(
 /// ExecuTorch's plan of every arena of `plan` (derived from `graph`), keyed by memory id.
 pub fn plan(graph: &Graph, plan: &MemoryPlan) -> BTreeMap<u32, ArenaPlan> {
     let creation = creation_order(graph);
-    // placeholders no instruction reads (an input the program ignores)
-    let read: HashSet<ValueId> = graph
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.kind, NodeKind::Operator | NodeKind::Delegate))
-        .flat_map(|n| n.inputs.iter().map(|&v| super::root_of(graph, v)))
-        .collect();
-    let unread: HashSet<ValueId> = graph
-        .inputs
-        .iter()
-        .map(|&v| super::root_of(graph, v))
-        .filter(|v| !read.contains(v))
-        .collect();
     let padding = if graph
         .nodes
         .iter()
@@ -268,7 +254,7 @@ pub fn plan(graph: &Graph, plan: &MemoryPlan) -> BTreeMap<u32, ArenaPlan> {
         .map(|a| {
             (
                 a.memory_id,
-                plan_arena(a, &creation, &unread, padding, plan.instruction_count),
+                plan_arena(a, &creation, padding, plan.instruction_count),
             )
         })
         .collect()

@@ -58,6 +58,15 @@ pub struct PlannedTensor {
     pub aliases: Vec<ValueId>,
 }
 
+impl PlannedTensor {
+    /// An input no instruction reads: live only while the inputs are bound (ExecuTorch's node
+    /// numbering gives such a placeholder no life among the instructions), so its bytes may
+    /// hold what an instruction makes, though not another input.
+    pub fn is_unread_input(&self) -> bool {
+        self.role == TensorRole::Input && self.consumers.is_empty()
+    }
+}
+
 /// One memory arena (`memory_id`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Arena {
@@ -314,7 +323,7 @@ fn sweep(arena: &mut Arena, steps: usize, curve: bool) {
     let mut events: Vec<(usize, usize, bool)> = Vec::with_capacity(arena.tensors.len() * 2);
     // an input no instruction reads is live only while the inputs are bound, before the first
     // instruction: it counts towards the inputs' bytes, not towards any instruction's
-    let unread = |t: &PlannedTensor| t.role == TensorRole::Input && t.consumers.is_empty();
+    let unread = PlannedTensor::is_unread_input;
     let inputs: u64 = arena
         .tensors
         .iter()
@@ -395,7 +404,7 @@ fn sweep(arena: &mut Arena, steps: usize, curve: bool) {
 /// with a tensor an instruction makes is no overlap (ExecuTorch's planner does it); with another
 /// input it is.
 pub(crate) fn find_overlaps(arena: &Arena, findings: &mut Vec<Finding>) {
-    let unread = |t: &PlannedTensor| t.role == TensorRole::Input && t.consumers.is_empty();
+    let unread = PlannedTensor::is_unread_input;
     let mut order: Vec<usize> = (0..arena.tensors.len()).collect();
     order.sort_by_key(|&i| (arena.tensors[i].first, arena.tensors[i].offset));
     let mut live: Vec<usize> = Vec::new();
