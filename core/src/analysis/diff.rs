@@ -845,9 +845,9 @@ fn exits(g: &Graph, group: &[NodeId]) -> Vec<NodeId> {
             };
             node.outputs.iter().any(|v| {
                 g.outputs.contains(v)
-                    || g.nodes
-                        .iter()
-                        .any(|u| !group.contains(&u.id) && u.inputs.contains(v))
+                    || g.values
+                        .get(*v)
+                        .is_some_and(|x| x.consumers.iter().any(|c| !group.contains(c)))
             })
         })
         .collect();
@@ -873,31 +873,19 @@ fn exits_compared(
         v
     };
     let (ea, eb) = (exits(&a.graph, an), exits(&b.graph, bn));
-    let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
-    for &x in &ea {
-        for &y in &eb {
-            pairs.push((x, y));
-        }
-    }
+    let (la, lb) = (latest(an), latest(bn));
     let same_op = |na: NodeId, nb: NodeId| op(&a.graph, na) == op(&b.graph, nb);
-    let (la, lb) = (an.iter().max().copied(), bn.iter().max().copied());
-    let eb: Vec<NodeId> = eb.into_iter().chain(lb).collect();
-    let ea: Vec<NodeId> = ea.into_iter().chain(la).collect();
-    for &y in &eb {
-        pairs.extend(
-            latest(an)
-                .into_iter()
-                .filter(|&x| same_op(x, y))
-                .map(|x| (x, y)),
-        );
+    // exits against exits; then each exit or last node of one side against the other side's
+    // nodes of its operator, latest first
+    let mut pairs: Vec<(NodeId, NodeId)> = ea
+        .iter()
+        .flat_map(|&x| eb.iter().map(move |&y| (x, y)))
+        .collect();
+    for &y in eb.iter().chain(lb.first()) {
+        pairs.extend(la.iter().filter(|&&x| same_op(x, y)).map(|&x| (x, y)));
     }
-    for &x in &ea {
-        pairs.extend(
-            latest(bn)
-                .into_iter()
-                .filter(|&y| same_op(x, y))
-                .map(|y| (x, y)),
-        );
+    for &x in ea.iter().chain(la.first()) {
+        pairs.extend(lb.iter().filter(|&&y| same_op(x, y)).map(|&y| (x, y)));
     }
     pairs.into_iter().find_map(|(na, nb)| {
         let x = a.tensors.get(&na).and_then(|v| v.first())?;
