@@ -79,49 +79,30 @@ fn same(got: &TensorData, want: &TensorData, tolerance: f64) -> Result<(), Strin
     if got.bytes == want.bytes {
         return Ok(());
     }
-    let width = match got.dtype {
-        ScalarType::Float => 4,
-        ScalarType::Double => 8,
-        _ => return Err("integer elements differ".into()),
-    };
-    for (k, (a, b)) in got
-        .bytes
-        .chunks_exact(width)
-        .zip(want.bytes.chunks_exact(width))
-        .enumerate()
-    {
-        let (x, y) = if width == 4 {
-            let f = |c: &[u8]| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-            (f(a), f(b))
-        } else {
-            let f = |c: &[u8]| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            (f(a), f(b))
-        };
+    if !matches!(got.dtype, ScalarType::Float | ScalarType::Double) {
+        return Err("integer elements differ".into());
+    }
+    let (g, w) = (floats(got), floats(want));
+    for (k, (&x, &y)) in g.iter().zip(&w).enumerate() {
         let close = tolerance > 0.0 && (x - y).abs() <= tolerance * y.abs().max(1.0);
-        if a != b && !(x.is_nan() && y.is_nan()) && !close {
+        if x.to_bits() != y.to_bits() && !(x.is_nan() && y.is_nan()) && !close {
             return Err(format!("element {k}: {x:e} where ExecuTorch has {y:e}"));
         }
     }
     Ok(())
 }
 
+/// A float tensor's elements widened to f64 (exactly: widening keeps every value and sign);
+/// empty for another dtype.
+fn floats(t: &TensorData) -> Vec<f64> {
+    match t.dtype {
+        ScalarType::Float | ScalarType::Double => t.to_f64().unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 /// Whether `got`'s largest error from `reference` (float64) is no larger than `want`'s.
 fn at_least_as_near(got: &TensorData, want: &TensorData, reference: &TensorData) -> bool {
-    let floats = |t: &TensorData| -> Vec<f64> {
-        match t.dtype {
-            ScalarType::Float => t
-                .bytes
-                .chunks_exact(4)
-                .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                .collect(),
-            ScalarType::Double => t
-                .bytes
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
     let (g, w, r) = (floats(got), floats(want), floats(reference));
     if g.is_empty() || g.len() != w.len() || g.len() != r.len() {
         return false;
