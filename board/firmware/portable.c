@@ -993,19 +993,27 @@ static uint32_t group_of(const tview *x, uint32_t mask, const uint32_t idx[8]) {
   return g;
 }
 
+/* Per element of `x`, the group (out index) it reduces into over the dims in `mask`; 0 when the
+ * work memory is too small. */
+static uint32_t *group_indices(const tview *x, uint32_t mask) {
+  uint32_t *gi = (uint32_t *)scratch(x->numel * 4u + 4u);
+  if (!gi) return 0;
+  uint32_t idx[8] = {0};
+  for (uint32_t i = 0; i < x->numel; i++) {
+    gi[i] = group_of(x, mask, idx);
+    next_index(x, idx);
+  }
+  return gi;
+}
+
 /* Per-group mean and sum((x - mean)^2) / (n - correction) over the dims in `mask`, in double
  * with Rust's -0.0 float sums, as the host's var and var_mean do; -1 when the work memory is
  * too small. */
 static int group_variance(const double *v, const tview *x, uint32_t mask, uint32_t groups, uint32_t per, double c,
                           double **mean_out, double **var_out) {
   double *mean = new_values(groups), *ss = new_values(groups);
-  uint32_t *gi = (uint32_t *)scratch(x->numel * 4u + 4u);
+  uint32_t *gi = group_indices(x, mask);
   if (!mean || !ss || !gi) return -1;
-  uint32_t idx[8] = {0};
-  for (uint32_t i = 0; i < x->numel; i++) {
-    gi[i] = group_of(x, mask, idx);
-    next_index(x, idx);
-  }
   for (uint32_t g = 0; g < groups; g++) mean[g] = ss[g] = -0.0;
   for (uint32_t i = 0; i < x->numel; i++) mean[gi[i]] += v[i];
   double nn = (double)per;
@@ -1408,15 +1416,10 @@ static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   double *mean = 0, *var = 0;
   if (is_float(&o)) {
     float *sum = (float *)scratch(groups * 8u + 8u);
-    uint32_t *gi = (uint32_t *)scratch(x.numel * 4u + 4u);
+    uint32_t *gi = group_indices(&x, mask);
     var = new_values(groups);
     if (!sum || !gi || !var) return fail("var: larger than the board's work memory");
     float *sum2 = sum + groups;
-    uint32_t idx[8] = {0};
-    for (uint32_t i = 0; i < x.numel; i++) {
-      gi[i] = group_of(&x, mask, idx);
-      next_index(&x, idx);
-    }
     for (uint32_t g = 0; g < groups; g++) sum[g] = sum2[g] = 0.0f;
     for (uint32_t i = 0; i < x.numel; i++) sum[gi[i]] += (float)v[i];
     double den = (double)per - c;
