@@ -42,6 +42,18 @@ impl DeviceChoice {
         let target = self
             .chosen_target()?
             .unwrap_or_else(|| Target::for_program(program, index));
+        self.device_on(target)
+    }
+
+    /// The device for a stage (no program to read the core from): the chosen core, else the
+    /// default (m55).
+    pub fn device_for_stage(&self) -> Result<Device> {
+        let target = self.chosen_target()?.unwrap_or_default();
+        self.device_on(target)
+    }
+
+    /// `target` with the chosen CMSIS-NN version and C library.
+    fn device_on(&self, target: Target) -> Result<Device> {
         let cmsis_nn = match &self.cmsis_nn {
             Some(name) => CmsisNn::parse(name).ok_or_else(|| {
                 anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
@@ -71,28 +83,6 @@ impl DeviceChoice {
             (None, true) => Some(Target::CortexMScalar),
             (None, false) => None,
         })
-    }
-}
-
-impl DeviceChoice {
-    /// The device for a stage (no program to read the core from): the chosen core, else the
-    /// default (m55).
-    pub fn device_for_stage(&self) -> Result<Device> {
-        let mut device = Device::default();
-        if let Some(target) = self.chosen_target()? {
-            device.target = target;
-        }
-        if let Some(name) = &self.cmsis_nn {
-            device.cmsis_nn = CmsisNn::parse(name).ok_or_else(|| {
-                anyhow!("--cmsis-nn {name}: unknown version (dbf45dbf or 4a8f5b5d)")
-            })?;
-        }
-        device.libm = self
-            .libm
-            .as_deref()
-            .and_then(Libm::parse)
-            .unwrap_or_default();
-        Ok(device)
     }
 }
 
