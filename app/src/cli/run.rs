@@ -124,8 +124,7 @@ fn prepare_within(
 ) -> Result<Runtime> {
     let device = choice.device(program, index)?;
     let mut runtime = Runtime::with_budget(program, index, device.target, max_bytes)?;
-    runtime.set_cmsis_nn(device.cmsis_nn);
-    runtime.set_libm(device.libm);
+    runtime.set_device_versions(&device);
     Ok(runtime)
 }
 

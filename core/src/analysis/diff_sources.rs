@@ -75,9 +75,7 @@ pub fn program_source_cancellable(
     let device = device.unwrap_or_else(|| Device::for_program(program, plan));
     let run = Runtime::new(program, plan, device.target)
         .and_then(|mut rt| {
-            rt.set_cmsis_nn(device.cmsis_nn);
-            rt.set_libm(device.libm);
-            rt.set_libm(device.libm);
+            rt.set_device_versions(&device);
             rt.run_with(inputs, options)
         })
         .map_err(|e| SourceError::Run(e.to_string()))?;
@@ -111,8 +109,7 @@ pub fn rewrite_source(
         device.target,
     )
     .and_then(|mut rt| {
-        rt.set_cmsis_nn(device.cmsis_nn);
-        rt.set_libm(device.libm);
+        rt.set_device_versions(&device);
         rt.run_with(inputs, options)
     })
     .map_err(|e| SourceError::Run(e.to_string()))?;

@@ -202,6 +202,13 @@ impl Runtime {
         self.device.libm = libm;
     }
 
+    /// `device`'s CMSIS-NN version and C library (the core stays the one the runtime was
+    /// prepared for).
+    pub fn set_device_versions(&mut self, device: &Device) {
+        self.set_cmsis_nn(device.cmsis_nn);
+        self.set_libm(device.libm);
+    }
+
     /// The plan this runtime executes (0 for a stage).
     pub fn plan_index(&self) -> usize {
         self.plan_index
