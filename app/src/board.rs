@@ -40,6 +40,10 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../board/firmware/image.h"),
     ),
     (
+        "firmware/opcodes.h",
+        include_str!("../../board/firmware/opcodes.h"),
+    ),
+    (
         "firmware/portable.c",
         include_str!("../../board/firmware/portable.c"),
     ),

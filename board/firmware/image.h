@@ -1,4 +1,4 @@
-/* The board image as the firmware reads it (core/src/board_image.rs writes it): value records,
+/* The board image as the firmware reads it (core/src/board_image/ writes it): value records,
  * their kinds, and the accessors every kernel uses to reach arguments. */
 #ifndef ETSCOPE_IMAGE_H
 #define ETSCOPE_IMAGE_H
@@ -45,6 +45,6 @@ int fail(const char *what);
  * (the caller fails). */
 void *scratch(uint32_t bytes);
 
-/* The portable (aten) operators the board runs: codes 26 and up of board_image::OpCode. */
+/* The portable (aten) operators the board runs: the opcodes.h kernels op_is_integer() rejects. */
 int run_portable(uint32_t op, const uint32_t *args, uint32_t nargs);
 #endif

@@ -1,4 +1,4 @@
-/* etscope emulated-board firmware: interprets a board image (core/src/board_image.rs) that QEMU
+/* etscope emulated-board firmware: interprets a board image (core/src/board_image/) that QEMU
  * loads at 0x60000000, runs it `runs` times, times every kernel call with SysTick and streams
  * the events (and, if asked, every instruction's output) over RTT with etscope_trace. */
 #include <math.h>
@@ -8,6 +8,7 @@
 #include "../lib/etscope_trace.h"
 #include "image.h"
 #include "kernels.h"
+#include "opcodes.h"
 
 #define IMAGE_BASE 0x60000000u
 /* DDR (machine RAM) from IMAGE_BASE: 2 GiB on QEMU mps3-an547; the firmware uses 512 MiB of it */
@@ -15,12 +16,6 @@
 #define RTT_BYTES (256u * 1024u)
 #define TICK_HZ 32000000u /* mps3-an547 processor clock; with -icount it is virtual time */
 
-enum {
-  OP_QUANTIZE = 1, OP_DEQUANTIZE, OP_CONV_NHWC, OP_DW_NHWC, OP_CONV, OP_DW, OP_LINEAR,
-  OP_AVG_NHWC, OP_AVG, OP_MAX_NHWC, OP_MAX, OP_SOFTMAX, OP_TRANSPOSE, OP_PAD, OP_CLONE_DIM_ORDER,
-  OP_ADD, OP_MUL, OP_ACTIVATION, OP_MINIMUM, OP_MAXIMUM, OP_DIV, OP_BATCH_MATMUL,
-  OP_TRANSPOSE_CONV_NHWC, OP_TRANSPOSE_CONV, OP_HARDTANH, OP_FIRST_PORTABLE
-};
 
 typedef struct { uint32_t op, nargs, args_off; } instr_rec;
 
@@ -342,7 +337,7 @@ static int run_min_max(const uint32_t *a, uint32_t n, int max) {
 }
 
 static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
-  if (op >= OP_FIRST_PORTABLE) return run_portable(op, a, n);
+  if (!op_is_integer(op)) return run_portable(op, a, n);
   const value_rec *x = val(a, n, 0), *o = out_of(a, n);
   if (!x || x->kind != V_TENSOR || !o || o->kind != V_TENSOR) return fail("input or out is not a tensor");
   void *src = tensor_data(x), *dst = tensor_data(o);
@@ -403,10 +398,10 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
     case OP_TRANSPOSE_CONV_NHWC: return run_transpose_conv(a, n, 0);
     case OP_TRANSPOSE_CONV: return run_transpose_conv(a, n, 1);
     case OP_CONV_NHWC: return run_conv(a, n, 0, 0);
-    case OP_DW_NHWC: return run_conv(a, n, 1, 0);
+    case OP_DEPTHWISE_NHWC: return run_conv(a, n, 1, 0);
     case OP_CONV: return run_conv(a, n, 0, 1);
-    case OP_DW: return run_conv(a, n, 1, 1);
-    case OP_ACTIVATION: {
+    case OP_DEPTHWISE: return run_conv(a, n, 1, 1);
+    case OP_QUANTIZED_ACTIVATION: {
       /* cortex_m::quantized_activation: a 256-entry lookup table indexed by x + 128 */
       const value_rec *lut = val(a, n, 1);
       if (!lut || lut->kind != V_TENSOR || lut->u.t.numel != 256 || x->dtype != ST_CHAR)
@@ -416,7 +411,7 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
       for (uint32_t i = 0; i < count; i++) out[i] = t[(uint8_t)(in[i] + 128)];
       return 0;
     }
-    case OP_DIV: {
+    case OP_QUANTIZED_DIV: {
       /* cortex_m::quantized_div: the backend's float quotient, round((a - a_zp) / (b - b_zp) *
        * scale) + out_zp, 0 for a zero divisor, clamped to the type */
       const value_rec *y = val(a, n, 2);
@@ -442,7 +437,7 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
       }
       return 0;
     }
-    case OP_BATCH_MATMUL: {
+    case OP_QUANTIZED_BATCH_MATMUL: {
       const value_rec *r = val(a, n, 2);
       if (!r || r->kind != V_TENSOR || x->rank != 3 || r->rank != 3)
         return fail("batch_matmul: 3-D int8 tensors");
@@ -456,12 +451,12 @@ static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
     }
     case OP_MINIMUM: return run_min_max(a, n, 0);
     case OP_MAXIMUM: return run_min_max(a, n, 1);
-    case OP_ADD: return run_add_mul(a, n, 0);
-    case OP_MUL: return run_add_mul(a, n, 1);
-    case OP_AVG_NHWC: return run_pool(a, n, 0, 0);
-    case OP_AVG: return run_pool(a, n, 0, 1);
-    case OP_MAX_NHWC: return run_pool(a, n, 1, 0);
-    case OP_MAX: return run_pool(a, n, 1, 1);
+    case OP_QUANTIZED_ADD: return run_add_mul(a, n, 0);
+    case OP_QUANTIZED_MUL: return run_add_mul(a, n, 1);
+    case OP_AVG_POOL_NHWC: return run_pool(a, n, 0, 0);
+    case OP_AVG_POOL: return run_pool(a, n, 0, 1);
+    case OP_MAX_POOL_NHWC: return run_pool(a, n, 1, 0);
+    case OP_MAX_POOL: return run_pool(a, n, 1, 1);
     case OP_LINEAR: {
       const value_rec *w = val(a, n, 1), *b = val(a, n, 2), *ks = val(a, n, 3);
       if (!w || w->rank != 2) return fail("linear: 2-D weights only");

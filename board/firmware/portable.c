@@ -11,56 +11,7 @@
 
 #include "image.h"
 
-/* codes of board_image::OpCode */
-enum {
-  P_ADD = 26, P_SUB, P_MUL, P_DIV, P_MAXIMUM, P_MINIMUM, P_RELU, P_SIGMOID, P_TANH, P_NEG, P_ABS,
-  P_EXP, P_LOG, P_SQRT, P_RSQRT, P_RECIPROCAL, P_GELU, P_LEAKY_RELU, P_CLAMP, P_COPY, P_PERMUTE,
-  P_EXPAND, P_SLICE, P_SELECT, P_T, P_TRANSPOSE, P_CAT, P_SPLIT_WITH_SIZES, P_AVG_POOL,
-  P_MAX_POOL_INDICES, P_UPSAMPLE_NEAREST, P_UPSAMPLE_BILINEAR, P_SOFTMAX, P_LOG_SOFTMAX, P_MEAN,
-  P_SUM, P_AMAX, P_ADDMM, P_MM, P_BMM, P_LINEAR, P_CONVOLUTION, P_EMBEDDING, P_LAYER_NORM, P_FULL,
-  P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_WHERE,
-  /* one input, computed in double (the host's `math::unary`) */
-  P_EXPM1, P_LOG2, P_LOG10, P_LOG1P, P_SIN, P_COS, P_TAN, P_ASIN, P_ACOS, P_ATAN, P_SINH, P_COSH,
-  P_ASINH, P_ACOSH, P_ATANH, P_ERF, P_FLOOR, P_CEIL, P_ROUND, P_TRUNC, P_SIGN, P_BITWISE_NOT,
-  P_ISNAN, P_ISINF, P_LOGICAL_NOT,
-  /* two inputs, computed in double, float32 operands for a float32 out (`math::binary`) */
-  P_ATAN2, P_POW, P_FMOD, P_REMAINDER, P_LOGICAL_AND, P_LOGICAL_OR, P_LOGICAL_XOR, P_BITWISE_AND,
-  P_BITWISE_OR, P_BITWISE_XOR,
-  /* more reductions (`_ALL`: over every element), adaptive pooling, padding and gathers */
-  P_AMIN, P_ARGMAX, P_ARGMIN, P_ANY, P_ANY_ALL, P_PROD, P_PROD_ALL, P_MAX_ALL, P_MIN_ALL,
-  P_ADAPTIVE_AVG_POOL, P_CONSTANT_PAD, P_FLIP, P_INDEX_SELECT,
-  /* running sums, variances, more activations, fills and rearrangements */
-  P_CUMSUM, P_VAR_CORRECTION, P_VAR_UNBIASED, P_ELU, P_GLU, P_FILL, P_ZEROS, P_ONES, P_ARANGE,
-  P_REPEAT, P_ROLL, P_STACK, P_TRIL, P_UNBIND, P_RSUB, P_FLOOR_DIVIDE, P_MEAN_ALL,
-  P_SCALAR_TENSOR, P_FILL_TENSOR,
-  /* advanced indexing and copies, in place too (state a program keeps between calls) */
-  P_INDEX, P_INDEX_PUT, P_INDEX_PUT_INPLACE, P_COPY_INPLACE, P_COPY_OUT,
-  /* executorch_prim::et_view: the image places the view on its input's storage */
-  P_ET_VIEW,
-  /* gathers and scatters along a dim, diagonals, rounding division, masked fill */
-  P_GATHER, P_SCATTER, P_SCATTER_ADD, P_SCATTER_VALUE, P_DIAGONAL, P_DIV_MODE, P_MASKED_FILL,
-  /* pixel shuffles, reflection and replication padding, per-line extremes, variance and mean */
-  P_PIXEL_SHUFFLE, P_PIXEL_UNSHUFFLE, P_REFLECTION_PAD1D, P_REFLECTION_PAD2D, P_REFLECTION_PAD3D,
-  P_REPLICATION_PAD1D, P_REPLICATION_PAD2D, P_REPLICATION_PAD3D, P_MAX_DIM, P_MIN_DIM, P_VAR_MEAN,
-  /* tensor bounds, narrowing, scatters into a dim, group norm, logit */
-  P_CLAMP_TENSOR, P_NARROW, P_SELECT_SCATTER, P_SLICE_SCATTER, P_GROUP_NORM, P_LOGIT,
-  /* shifts, a scalar's powers, windows, strided views, empty tensors */
-  P_SHIFT_LEFT, P_SHIFT_RIGHT, P_POW_SCALAR, P_UNFOLD, P_AS_STRIDED, P_EMPTY,
-  /* the k largest or smallest of each line */
-  P_TOPK,
-  /* outputs whose size is known only at run time, and a masked scatter */
-  P_NONZERO, P_MASKED_SELECT, P_REPEAT_INTERLEAVE, P_MASKED_SCATTER,
-  /* distances between rows */
-  P_CDIST, P_PDIST,
-  /* sampling at a grid of normalised coordinates */
-  P_GRID_SAMPLER,
-  /* antialiased bilinear resizing */
-  P_UPSAMPLE_AA,
-  /* equal splits, inference batch norm */
-  P_SPLIT_COPY, P_BATCH_NORM,
-  /* quantized_decomposed quantize and dequantize (portable Q/DQ programs) */
-  P_QD_QUANTIZE, P_QD_DEQUANTIZE, P_QD_DEQUANTIZE_CHANNEL
-};
+#include "opcodes.h"
 
 /* ---- tensors in logical order ---- */
 
@@ -280,18 +231,18 @@ static int operand_of(const value_rec *v, operand *o) {
 
 static double apply(uint32_t op, double p, double q) {
   switch (op) {
-    case P_ADD: return p + q;
-    case P_SUB: return p - q;
-    case P_MUL: return p * q;
-    case P_DIV: return p / q;
+    case OP_ADD: return p + q;
+    case OP_SUB: return p - q;
+    case OP_MUL: return p * q;
+    case OP_DIV: return p / q;
     /* ExecuTorch's max_override/min_override: a NaN operand wins, else std::max/std::min */
-    case P_MAXIMUM: return p != p ? p : (q != q || p < q) ? q : p;
-    case P_MINIMUM: return p != p ? p : (q != q || q < p) ? q : p;
-    case P_EQ: return p == q;
-    case P_NE: return p != q;
-    case P_LT: return p < q;
-    case P_LE: return p <= q;
-    case P_GT: return p > q;
+    case OP_ATEN_MAXIMUM: return p != p ? p : (q != q || p < q) ? q : p;
+    case OP_ATEN_MINIMUM: return p != p ? p : (q != q || q < p) ? q : p;
+    case OP_EQ: return p == q;
+    case OP_NE: return p != q;
+    case OP_LT: return p < q;
+    case OP_LE: return p <= q;
+    case OP_GT: return p > q;
     default: return p >= q;
   }
 }
@@ -303,8 +254,8 @@ static int binary(uint32_t op, const uint32_t *a, uint32_t n) {
   tview o;
   if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
     return -1;
-  int compare = op >= P_EQ;
-  double alpha = !compare && (op == P_ADD || op == P_SUB) && n >= 5 ? scalar(val(a, n, 2)) : 1.0;
+  int compare = op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
+  double alpha = !compare && (op == OP_ADD || op == OP_SUB) && n >= 5 ? scalar(val(a, n, 2)) : 1.0;
   uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
   double *r = iy ? new_values(o.numel) : 0;
   if (!r) return -1;
@@ -348,15 +299,15 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
   double *v = load(val(a, n, 0), &x);
   if (!v) return -1;
   const value_rec *o = out_of(a, n);
-  if (op == P_RELU || op == P_SIGMOID || op == P_TANH || op == P_GELU) {
+  if (op == OP_RELU || op == OP_SIGMOID || op == OP_TANH || op == OP_GELU) {
     if (!is_float(&x)) return fail("relu/sigmoid/tanh/gelu: float tensors only");
-    int tanh_gelu = op == P_GELU && is_string(val(a, n, 1), "tanh");
+    int tanh_gelu = op == OP_GELU && is_string(val(a, n, 1), "tanh");
     for (uint32_t i = 0; i < x.numel; i++) {
       float f = (float)v[i];
       switch (op) {
-        case P_RELU: v[i] = f != f ? 0.0f : fmaxf(f, 0.0f); break;
-        case P_SIGMOID: v[i] = 1.0f / (1.0f + expf(-f)); break;
-        case P_TANH: v[i] = tanhf(f); break;
+        case OP_RELU: v[i] = f != f ? 0.0f : fmaxf(f, 0.0f); break;
+        case OP_SIGMOID: v[i] = 1.0f / (1.0f + expf(-f)); break;
+        case OP_TANH: v[i] = tanhf(f); break;
         default: {
           /* ExecuTorch's gelu: the tanh form's inner sum in float and tanhf, the rest in double;
            * the exact form in double through the double-precision erf */
@@ -378,11 +329,11 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
     }
     return store(o, v, x.numel);
   }
-  double slope = op == P_LEAKY_RELU ? scalar(val(a, n, 1)) : 0.0;
+  double slope = op == OP_LEAKY_RELU ? scalar(val(a, n, 1)) : 0.0;
   float slope32 = (float)slope;
   const value_rec *lo_v = val(a, n, 1), *hi_v = val(a, n, 2);
-  int has_lo = op == P_CLAMP && lo_v && lo_v->kind != V_NONE;
-  int has_hi = op == P_CLAMP && hi_v && hi_v->kind != V_NONE;
+  int has_lo = op == OP_CLAMP && lo_v && lo_v->kind != V_NONE;
+  int has_hi = op == OP_CLAMP && hi_v && hi_v->kind != V_NONE;
   double lo = has_lo ? scalar(lo_v) : 0.0, hi = has_hi ? scalar(hi_v) : 0.0;
   if (has_lo && has_hi && lo > hi) return fail("clamp: min above max");
   int single = !is_double(&x);
@@ -390,14 +341,14 @@ static int unary(uint32_t op, const uint32_t *a, uint32_t n) {
     double d = v[i];
     float f = (float)d;
     switch (op) {
-      case P_NEG: d = -d; break;
-      case P_ABS: d = fabs(d); break;
-      case P_EXP: d = single ? (double)expf(f) : exp(d); break;
-      case P_LOG: d = single ? (double)logf(f) : log(d); break;
-      case P_SQRT: d = single ? (double)sqrtf(f) : sqrt(d); break;
-      case P_RSQRT: d = 1.0 / (single ? (double)sqrtf(f) : sqrt(d)); break;
-      case P_RECIPROCAL: d = 1.0 / d; break;
-      case P_LEAKY_RELU:
+      case OP_NEG: d = -d; break;
+      case OP_ABS: d = fabs(d); break;
+      case OP_EXP: d = single ? (double)expf(f) : exp(d); break;
+      case OP_LOG: d = single ? (double)logf(f) : log(d); break;
+      case OP_SQRT: d = single ? (double)sqrtf(f) : sqrt(d); break;
+      case OP_RSQRT: d = 1.0 / (single ? (double)sqrtf(f) : sqrt(d)); break;
+      case OP_RECIPROCAL: d = 1.0 / d; break;
+      case OP_LEAKY_RELU:
         /* ExecuTorch: the slope cast to the tensor's type, the product in it */
         d = is_float(&x) ? (double)(f > 0.0f ? f : f * slope32) : d > 0.0 ? d : d * slope;
         break;
@@ -423,30 +374,30 @@ static double round_half_even(double x) {
 static double math1(uint32_t op, double x, int single) {
   float f = (float)x;
   switch (op) {
-    case P_EXPM1: return single ? (double)(expm1f)(f) : expm1(x);
-    case P_LOG2: return single ? (double)(log2f)(f) : (log2)(x);
-    case P_LOG10: return single ? (double)(log10f)(f) : log10(x);
-    case P_LOG1P: return single ? (double)(log1pf)(f) : log1p(x);
-    case P_SIN: return single ? (double)(sinf)(f) : sin(x);
-    case P_COS: return single ? (double)(cosf)(f) : cos(x);
-    case P_TAN: return single ? (double)(tanf)(f) : tan(x);
-    case P_ASIN: return single ? (double)(asinf)(f) : asin(x);
-    case P_ACOS: return single ? (double)(acosf)(f) : acos(x);
-    case P_ATAN: return single ? (double)(atanf)(f) : atan(x);
-    case P_SINH: return single ? (double)(sinhf)(f) : sinh(x);
-    case P_COSH: return single ? (double)(coshf)(f) : cosh(x);
-    case P_ASINH: return single ? (double)(asinhf)(f) : asinh(x);
-    case P_ACOSH: return single ? (double)(acoshf)(f) : acosh(x);
-    case P_ATANH: return single ? (double)(atanhf)(f) : atanh(x);
-    case P_ERF: return single ? (double)(erff)(f) : erf(x);
-    case P_FLOOR: return floor(x);
-    case P_CEIL: return ceil(x);
-    case P_ROUND: return round_half_even(x);
-    case P_TRUNC: return trunc(x);
-    case P_SIGN: return x != x ? x : (double)((x > 0.0) - (x < 0.0)); /* ExecuTorch: -0 gives +0 */
-    case P_BITWISE_NOT: return -x - 1.0;
-    case P_ISNAN: return x != x;
-    case P_ISINF: return isinf(x) ? 1.0 : 0.0;
+    case OP_EXPM1: return single ? (double)(expm1f)(f) : expm1(x);
+    case OP_LOG2: return single ? (double)(log2f)(f) : (log2)(x);
+    case OP_LOG10: return single ? (double)(log10f)(f) : log10(x);
+    case OP_LOG1P: return single ? (double)(log1pf)(f) : log1p(x);
+    case OP_SIN: return single ? (double)(sinf)(f) : sin(x);
+    case OP_COS: return single ? (double)(cosf)(f) : cos(x);
+    case OP_TAN: return single ? (double)(tanf)(f) : tan(x);
+    case OP_ASIN: return single ? (double)(asinf)(f) : asin(x);
+    case OP_ACOS: return single ? (double)(acosf)(f) : acos(x);
+    case OP_ATAN: return single ? (double)(atanf)(f) : atan(x);
+    case OP_SINH: return single ? (double)(sinhf)(f) : sinh(x);
+    case OP_COSH: return single ? (double)(coshf)(f) : cosh(x);
+    case OP_ASINH: return single ? (double)(asinhf)(f) : asinh(x);
+    case OP_ACOSH: return single ? (double)(acoshf)(f) : acosh(x);
+    case OP_ATANH: return single ? (double)(atanhf)(f) : atanh(x);
+    case OP_ERF: return single ? (double)(erff)(f) : erf(x);
+    case OP_FLOOR: return floor(x);
+    case OP_CEIL: return ceil(x);
+    case OP_ROUND: return round_half_even(x);
+    case OP_TRUNC: return trunc(x);
+    case OP_SIGN: return x != x ? x : (double)((x > 0.0) - (x < 0.0)); /* ExecuTorch: -0 gives +0 */
+    case OP_BITWISE_NOT: return -x - 1.0;
+    case OP_ISNAN: return x != x;
+    case OP_ISINF: return isinf(x) ? 1.0 : 0.0;
     default: return x == 0.0; /* logical_not */
   }
 }
@@ -464,22 +415,22 @@ static int math_unary(uint32_t op, const uint32_t *a, uint32_t n) {
 static double bits(double p, double q, uint32_t op) {
   int64_t x = (int64_t)toward_zero(p, -9223372036854775808.0, 9223372036854774784.0);
   int64_t y = (int64_t)toward_zero(q, -9223372036854775808.0, 9223372036854774784.0);
-  return (double)(op == P_BITWISE_AND ? (x & y) : op == P_BITWISE_OR ? (x | y) : (x ^ y));
+  return (double)(op == OP_BITWISE_AND ? (x & y) : op == OP_BITWISE_OR ? (x | y) : (x ^ y));
 }
 
 static double math2(uint32_t op, double p, double q) {
   switch (op) {
-    case P_ATAN2: return atan2(p, q);
-    case P_POW: return pow(p, q);
-    case P_FMOD: return fmod(p, q);
-    case P_LOGICAL_AND: return p != 0.0 && q != 0.0;
-    case P_LOGICAL_OR: return p != 0.0 || q != 0.0;
-    case P_LOGICAL_XOR: return (p != 0.0) != (q != 0.0);
-    case P_SHIFT_LEFT: case P_SHIFT_RIGHT: {
+    case OP_ATAN2: return atan2(p, q);
+    case OP_POW: return pow(p, q);
+    case OP_FMOD: return fmod(p, q);
+    case OP_LOGICAL_AND: return p != 0.0 && q != 0.0;
+    case OP_LOGICAL_OR: return p != 0.0 || q != 0.0;
+    case OP_LOGICAL_XOR: return (p != 0.0) != (q != 0.0);
+    case OP_BITWISE_LEFT_SHIFT: case OP_BITWISE_RIGHT_SHIFT: {
       int64_t x = (int64_t)toward_zero(p, -9223372036854775808.0, 9223372036854774784.0);
       int64_t y = (int64_t)toward_zero(q, -9223372036854775808.0, 9223372036854774784.0);
-      if (y < 0 || y >= 64) return op == P_SHIFT_LEFT ? 0.0 : (x < 0 ? -1.0 : 0.0);
-      return op == P_SHIFT_LEFT ? (double)(int64_t)((uint64_t)x << y) : (double)(x >> y);
+      if (y < 0 || y >= 64) return op == OP_BITWISE_LEFT_SHIFT ? 0.0 : (x < 0 ? -1.0 : 0.0);
+      return op == OP_BITWISE_LEFT_SHIFT ? (double)(int64_t)((uint64_t)x << y) : (double)(x >> y);
     }
     default: return bits(p, q, op);
   }
@@ -495,7 +446,7 @@ static int math_binary(uint32_t op, const uint32_t *a, uint32_t n) {
   if (!r) return -1;
   for (uint32_t i = 0; i < o.numel; i++) {
     double p = x.v[ix[i]], q = y.v[iy[i]];
-    if (op == P_REMAINDER) {
+    if (op == OP_REMAINDER) {
       /* ExecuTorch's remainder_override: C's truncated % on integers (a zero divisor fails),
        * fmod then the divisor added when the signs differ, in float32, on floats */
       if (!is_float(&o) && !is_double(&o)) {
@@ -510,10 +461,10 @@ static int math_binary(uint32_t op, const uint32_t *a, uint32_t n) {
         if (((p < 0.0) != (q < 0.0)) && rem != 0.0f) rem = (float)((double)rem + q);
         r[i] = (double)rem;
       }
-    } else if (is_float(&o) && (op == P_ATAN2 || op == P_POW)) {
+    } else if (is_float(&o) && (op == OP_ATAN2 || op == OP_POW)) {
       /* ExecuTorch's executorch::math::atan2/pow on a float compute type: atan2f, powf */
       float fp = (float)p, fq = (float)q;
-      r[i] = (double)(op == P_ATAN2 ? atan2f(fp, fq) : powf(fp, fq));
+      r[i] = (double)(op == OP_ATAN2 ? atan2f(fp, fq) : powf(fp, fq));
     } else {
       r[i] = is_float(&o) ? (double)(float)math2(op, (double)(float)p, (double)(float)q) : math2(op, p, q);
     }
@@ -560,7 +511,7 @@ static int permute_op(uint32_t op, const uint32_t *a, uint32_t n) {
   if (!x || x->kind != V_TENSOR) return fail("permute: not a tensor");
   uint32_t rank = x->rank, perm[8], seen = 0;
   for (uint32_t k = 0; k < rank; k++) perm[k] = k;
-  if (op == P_PERMUTE) {
+  if (op == OP_PERMUTE_COPY) {
     uint32_t np;
     const int64_t *p = list(val(a, n, 1), &np);
     if (np != rank) return fail("permute_copy: the permutation does not fit");
@@ -569,7 +520,7 @@ static int permute_op(uint32_t op, const uint32_t *a, uint32_t n) {
       if (seen & (1u << perm[k])) return fail("permute_copy: not a permutation");
       seen |= 1u << perm[k];
     }
-  } else if (op == P_T) {
+  } else if (op == OP_T_COPY) {
     if (rank == 2) {
       perm[0] = 1;
       perm[1] = 0;
@@ -602,7 +553,7 @@ static int slice_op(uint32_t op, const uint32_t *a, uint32_t n) {
   uint32_t dim = 0;
   if (!v || x.rank == 0 || dim_of(ival(val(a, n, 1)), x.rank, &dim)) return v ? fail("slice: of a scalar") : -1;
   int64_t size = x.size[dim], start, end, stride = 1;
-  if (op == P_SELECT) {
+  if (op == OP_SELECT_COPY) {
     start = ival(val(a, n, 2));
     if (start < 0) start += size;
     if (start < 0 || start >= size) return fail("select_copy: index out of range");
@@ -926,7 +877,7 @@ static int softmax_op(uint32_t op, const uint32_t *a, uint32_t n) {
   double *v = load(val(a, n, 0), &x);
   uint32_t d = 0;
   if (!v || dim_of(ival(val(a, n, 1)), x.rank, &d)) return -1;
-  if (op == P_SOFTMAX && !is_float(&x)) return fail("_softmax: float tensors only");
+  if (op == OP_FLOAT_SOFTMAX && !is_float(&x)) return fail("_softmax: float tensors only");
   uint32_t size = x.rank ? (uint32_t)x.size[d] : 1u;
   uint32_t inner = product(x.size, d + 1, x.rank), outer = product(x.size, 0, d);
   double *r = new_values(x.numel);
@@ -934,7 +885,7 @@ static int softmax_op(uint32_t op, const uint32_t *a, uint32_t n) {
   for (uint32_t o = 0; o < outer; o++)
     for (uint32_t i = 0; i < inner; i++) {
 #define AT(k) (((uint64_t)o * size + (k)) * inner + i)
-      if (op == P_SOFTMAX) {
+      if (op == OP_FLOAT_SOFTMAX) {
         float mx = -INFINITY, sum = 0.0f;
         for (uint32_t k = 0; k < size; k++) mx = fmaxf(mx, (float)v[AT(k)]);
         for (uint32_t k = 0; k < size; k++) {
@@ -1037,7 +988,7 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x, o;
   double *v = load(val(a, n, 0), &x);
   if (!v || view_of(out_of(a, n), &o)) return -1;
-  int whole = op == P_ANY_ALL || op == P_PROD_ALL || op == P_MAX_ALL || op == P_MIN_ALL;
+  int whole = op == OP_ANY_ALL || op == OP_PROD_ALL || op == OP_MAX_ALL || op == OP_MIN_ALL;
   const value_rec *dv = whole ? 0 : val(a, n, 1);
   uint32_t nd = 0, mask = 0, groups = 1, per = 1;
   const int64_t *dims = 0;
@@ -1049,17 +1000,17 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   }
   if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
   if (groups != o.numel) return fail("reduction: the out tensor does not fit");
-  int f32 = op == P_MEAN || (op == P_SUM && is_float(&x));
-  int arg = op == P_ARGMAX || op == P_ARGMIN;
+  int f32 = op == OP_MEAN || (op == OP_SUM && is_float(&x));
+  int arg = op == OP_ARGMAX || op == OP_ARGMIN;
   double *acc = new_values(groups), *best_at = arg ? new_values(groups) : 0;
-  int counted = arg || op == P_AMAX;
+  int counted = arg || op == OP_AMAX;
   uint32_t *seen = counted ? (uint32_t *)scratch(groups * 4u + 4u) : 0;
   if (!acc || (arg && !best_at) || (counted && !seen)) return acc ? fail("reduction: larger than the board's work memory") : -1;
   for (uint32_t g = 0; g < groups; g++) {
     switch (op) {
-      case P_AMAX: case P_MAX_ALL: acc[g] = -INFINITY; break;
-      case P_AMIN: case P_MIN_ALL: acc[g] = INFINITY; break;
-      case P_PROD: case P_PROD_ALL: acc[g] = 1.0; break;
+      case OP_AMAX: case OP_MAX_ALL: acc[g] = -INFINITY; break;
+      case OP_AMIN: case OP_MIN_ALL: acc[g] = INFINITY; break;
+      case OP_PROD: case OP_PROD_ALL: acc[g] = 1.0; break;
       default: acc[g] = -0.0; /* Rust's float sums start at -0.0 */
     }
     if (arg) best_at[g] = 0.0;
@@ -1070,18 +1021,18 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
     uint32_t g = group_of(&x, mask, idx);
     double e = v[i];
     switch (op) {
-      case P_AMAX: /* ExecuTorch: from the first element, a NaN wins, the first of equal zeros stays */
+      case OP_AMAX: /* ExecuTorch: from the first element, a NaN wins, the first of equal zeros stays */
         if (seen[g]++ == 0 || e != e || e > acc[g]) acc[g] = e;
         break;
-      case P_MAX_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmax(acc[g], e); break;
-      case P_AMIN: case P_MIN_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmin(acc[g], e); break;
-      case P_PROD: case P_PROD_ALL: acc[g] *= e; break;
-      case P_ANY: case P_ANY_ALL: acc[g] = acc[g] != 0.0 || e != 0.0 ? 1.0 : 0.0; break;
-      case P_ARGMAX: case P_ARGMIN: {
+      case OP_MAX_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmax(acc[g], e); break;
+      case OP_AMIN: case OP_MIN_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmin(acc[g], e); break;
+      case OP_PROD: case OP_PROD_ALL: acc[g] *= e; break;
+      case OP_ANY: case OP_ANY_ALL: acc[g] = acc[g] != 0.0 || e != 0.0 ? 1.0 : 0.0; break;
+      case OP_ARGMAX: case OP_ARGMIN: {
         uint32_t k = seen[g]++;
         if (k == 0) {
           acc[g] = e;
-        } else if (acc[g] == acc[g] && (e != e || (op == P_ARGMAX ? e > acc[g] : e < acc[g]))) {
+        } else if (acc[g] == acc[g] && (e != e || (op == OP_ARGMAX ? e > acc[g] : e < acc[g]))) {
           acc[g] = e;
           best_at[g] = (double)k;
         }
@@ -1094,9 +1045,9 @@ static int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
           acc[g] += e;
     }
   }
-  if (op == P_MEAN)
+  if (op == OP_MEAN)
     for (uint32_t g = 0; g < groups; g++) acc[g] = (double)((float)acc[g] / (float)(per ? per : 1u));
-  if (op == P_ANY || op == P_ANY_ALL)
+  if (op == OP_ANY || op == OP_ANY_ALL)
     for (uint32_t g = 0; g < groups; g++) acc[g] = acc[g] != 0.0 ? 1.0 : 0.0;
   return store(out_of(a, n), arg ? best_at : acc, groups);
 }
@@ -1213,12 +1164,12 @@ static int index_select_op(const uint32_t *a, uint32_t n) {
 
 /* out[b][i][j] = sum_p a[b][i][p] * b[b][p][j] in float32 (mm: one batch) */
 static int matmul_op(uint32_t op, const uint32_t *a, uint32_t n) {
-  uint32_t first = op == P_ADDMM ? 1u : 0u;
+  uint32_t first = op == OP_ADDMM ? 1u : 0u;
   tview ta, tb;
   double *av = load(val(a, n, first), &ta), *bv = av ? load(val(a, n, first + 1), &tb) : 0;
   if (!bv) return -1;
   if (!is_float(&ta) || !is_float(&tb)) return fail("mm/bmm/addmm: float tensors only");
-  uint32_t rank = op == P_BMM ? 3u : 2u;
+  uint32_t rank = op == OP_BMM ? 3u : 2u;
   if (ta.rank != rank || tb.rank != rank) return fail("mm/bmm/addmm: operands of the wrong rank");
   uint32_t batch = rank == 3 ? (uint32_t)ta.size[0] : 1u, base = rank - 2;
   uint32_t m = (uint32_t)ta.size[base], k = (uint32_t)ta.size[base + 1], nn = (uint32_t)tb.size[base + 1];
@@ -1233,7 +1184,7 @@ static int matmul_op(uint32_t op, const uint32_t *a, uint32_t n) {
           acc += (float)av[((uint64_t)t * m + i) * k + p] * (float)bv[((uint64_t)t * k + p) * nn + j];
         r[((uint64_t)t * m + i) * nn + j] = acc;
       }
-  if (op == P_ADDMM) {
+  if (op == OP_ADDMM) {
     tview tc;
     double *cv = load(val(a, n, 0), &tc);
     if (!cv) return -1;
@@ -1403,7 +1354,7 @@ static int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   double *v = load(val(a, n, 0), &x);
   if (!v || view_of(out_of(a, n), &o)) return -1;
   double c;
-  if (op == P_VAR_CORRECTION) {
+  if (op == OP_VAR_CORRECTION) {
     const value_rec *cv = val(a, n, 2);
     c = cv && cv->kind != V_NONE ? scalar(cv) : 1.0;
   } else {
@@ -1467,10 +1418,10 @@ static int fill_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview o;
   if (view_of(out_of(a, n), &o)) return -1;
   double value = 0.0;
-  if (op == P_ONES) value = 1.0;
-  if (op == P_FILL) value = scalar(val(a, n, 1));
-  if (op == P_SCALAR_TENSOR) value = scalar(val(a, n, 0));
-  if (op == P_FILL_TENSOR) {
+  if (op == OP_ONES) value = 1.0;
+  if (op == OP_FILL) value = scalar(val(a, n, 1));
+  if (op == OP_SCALAR_TENSOR) value = scalar(val(a, n, 0));
+  if (op == OP_FILL_TENSOR) {
     tview t;
     double *tv = load(val(a, n, 1), &t);
     if (!tv) return -1;
@@ -1647,7 +1598,7 @@ static int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview o;
   if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
     return -1;
-  double alpha = op == P_RSUB ? scalar(val(a, n, 2)) : 1.0;
+  double alpha = op == OP_RSUB ? scalar(val(a, n, 2)) : 1.0;
   uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
   double *r = iy ? new_values(o.numel) : 0;
   if (!r) return -1;
@@ -1657,7 +1608,7 @@ static int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
       p = (double)(float)p;
       q = (double)(float)q;
     }
-    double e = op == P_RSUB ? q - alpha * p : floor(p / q);
+    double e = op == OP_RSUB ? q - alpha * p : floor(p / q);
     r[i] = is_float(&o) ? (double)(float)e : e;
   }
   return store(out_of(a, n), r, o.numel);
@@ -1838,7 +1789,7 @@ static int index_put_op(uint32_t op, const uint32_t *a, uint32_t n) {
     if (pos[k] >= x.numel) continue;
     v[pos[k]] = accumulate ? v[pos[k]] + vals[map[k]] : vals[map[k]];
   }
-  if (op == P_INDEX_PUT) return store(out_of(a, n), v, x.numel);
+  if (op == OP_INDEX_PUT) return store(out_of(a, n), v, x.numel);
   return store_in_place(a, n, 0, v, x.numel);
 }
 
@@ -1847,13 +1798,13 @@ static int index_put_op(uint32_t op, const uint32_t *a, uint32_t n) {
 static int copy_into_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview src, dst;
   double *v = load(val(a, n, 1), &src);
-  const value_rec *target = op == P_COPY_INPLACE ? val(a, n, 0) : out_of(a, n);
+  const value_rec *target = op == OP_COPY_IN_PLACE ? val(a, n, 0) : out_of(a, n);
   if (!v || view_of(target, &dst)) return -1;
   uint32_t *map = broadcast_index(&src, &dst);
   double *r = map ? new_values(dst.numel) : 0;
   if (!r) return -1;
   for (uint32_t i = 0; i < dst.numel; i++) r[i] = v[map[i]];
-  if (op == P_COPY_OUT) return store(target, r, dst.numel);
+  if (op == OP_COPY_OUT) return store(target, r, dst.numel);
   return store_in_place(a, n, 0, r, dst.numel);
 }
 
@@ -1932,7 +1883,7 @@ static int scatter_op(uint32_t op, const uint32_t *a, uint32_t n) {
     }
     double sval = src ? (from < (int64_t)sv.numel ? src[from] : NAN) : value;
     if (at < (int64_t)x.numel && (!src || from < (int64_t)sv.numel))
-      v[at] = op == P_SCATTER_ADD ? v[at] + sval : sval;
+      v[at] = op == OP_SCATTER_ADD ? v[at] + sval : sval;
     next_index(&ix, idx);
   }
   return store(out_of(a, n), v, x.numel);
@@ -2043,7 +1994,7 @@ static int pixel_shuffle_op(uint32_t op, const uint32_t *a, uint32_t n) {
     int64_t from[8];
     for (uint32_t d = 0; d + 3 < rank; d++) from[d] = idx[d];
     int64_t oc = idx[rank - 3], oh = idx[rank - 2], ow = idx[rank - 1];
-    if (op == P_PIXEL_SHUFFLE) {
+    if (op == OP_PIXEL_SHUFFLE) {
       from[rank - 3] = oc * r * r + (oh % r) * r + ow % r;
       from[rank - 2] = oh / r;
       from[rank - 1] = ow / r;
@@ -2071,8 +2022,11 @@ static int pad_mode_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x, o;
   double *v = load(val(a, n, 0), &x);
   if (!v || view_of(out_of(a, n), &o)) return -1;
-  int reflect = op <= P_REFLECTION_PAD3D;
-  uint32_t k = reflect ? op - P_REFLECTION_PAD1D + 1 : op - P_REPLICATION_PAD1D + 1, np;
+  int reflect = op == OP_REFLECTION_PAD1D || op == OP_REFLECTION_PAD2D || op == OP_REFLECTION_PAD3D;
+  uint32_t k = op == OP_REFLECTION_PAD1D || op == OP_REPLICATION_PAD1D   ? 1u
+               : op == OP_REFLECTION_PAD2D || op == OP_REPLICATION_PAD2D ? 2u
+                                                                       : 3u,
+           np;
   const int64_t *pad = list(val(a, n, 1), &np);
   if (np != 2 * k || x.rank < k || o.rank != x.rank) return fail("pad: padding does not fit the dims");
   int64_t before[8] = {0};
@@ -2124,7 +2078,7 @@ static int extreme_dim_op(uint32_t op, const uint32_t *a, uint32_t n) {
       for (uint32_t k = 0; k < len; k++) {
         double e = v[((uint64_t)o * len + k) * inner + i], b = v[((uint64_t)o * len + best) * inner + i];
         if (b != b) break;
-        if (e != e || (op == P_MAX_DIM ? e > b : e < b)) best = k;
+        if (e != e || (op == OP_MAX_DIM ? e > b : e < b)) best = k;
       }
       vals[c] = len ? v[((uint64_t)o * len + best) * inner + i] : 0.0;
       idxs[c++] = (double)best;
@@ -2197,7 +2151,7 @@ static int scatter_dim_op(uint32_t op, const uint32_t *a, uint32_t n) {
   uint32_t d = 0;
   if (!src || dim_of(ival(val(a, n, 2)), x.rank, &d)) return -1;
   int64_t len = x.size[d], start, stp = 1, count;
-  if (op == P_SELECT_SCATTER) {
+  if (op == OP_SELECT_SCATTER) {
     start = ival(val(a, n, 3));
     if (start < 0) start += len;
     if (start < 0 || start >= len || sv.rank + 1 != x.rank) return fail("select_scatter: src or index does not fit");
@@ -2550,7 +2504,7 @@ static int distance_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x, y;
   double *xv = load(val(a, n, 0), &x);
   if (!xv) return -1;
-  if (op == P_PDIST) {
+  if (op == OP_PDIST_FORWARD) {
     if (x.rank != 2) return fail("pdist: a 2-D tensor");
     uint32_t rows = (uint32_t)x.size[0], m = (uint32_t)x.size[1], c = 0;
     double p = scalar(val(a, n, 1));
@@ -2765,7 +2719,7 @@ static int qd_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
   if (!v) return -1;
-  if (op == P_QD_QUANTIZE) {
+  if (op == OP_QD_QUANTIZE) {
     if (!is_float(&x)) return fail("quantize_per_tensor: a float input");
     float inv = 1.0f / (float)dval(val(a, n, 1));
     int64_t zp = (int32_t)ival(val(a, n, 2)), lo = (int32_t)ival(val(a, n, 3)), hi = (int32_t)ival(val(a, n, 4));
@@ -2780,7 +2734,7 @@ static int qd_op(uint32_t op, const uint32_t *a, uint32_t n) {
     return store(out_of(a, n), v, x.numel);
   }
   if (x.dt != ST_CHAR && x.dt != ST_BYTE && x.dt != ST_SHORT && x.dt != ST_INT) return fail("dequantize: an integer input");
-  if (op == P_QD_DEQUANTIZE) {
+  if (op == OP_QD_DEQUANTIZE) {
     double scale = dval(val(a, n, 1)), zp = (double)(int32_t)ival(val(a, n, 2));
     for (uint32_t i = 0; i < x.numel; i++) v[i] = (double)(float)((v[i] - zp) * scale);
     return store(out_of(a, n), v, x.numel);
@@ -2805,90 +2759,96 @@ static int qd_op(uint32_t op, const uint32_t *a, uint32_t n) {
 
 int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
   switch (op) {
-    case P_ADD: case P_SUB: case P_MUL: case P_DIV: case P_MAXIMUM: case P_MINIMUM:
-    case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_ATEN_MAXIMUM: case OP_ATEN_MINIMUM:
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
       return binary(op, a, n);
-    case P_WHERE: return where_op(a, n);
-    case P_RELU: case P_SIGMOID: case P_TANH: case P_NEG: case P_ABS: case P_EXP: case P_LOG:
-    case P_SQRT: case P_RSQRT: case P_RECIPROCAL: case P_GELU: case P_LEAKY_RELU: case P_CLAMP:
+    case OP_WHERE: return where_op(a, n);
+    case OP_RELU: case OP_SIGMOID: case OP_TANH: case OP_NEG: case OP_ABS: case OP_EXP: case OP_LOG:
+    case OP_SQRT: case OP_RSQRT: case OP_RECIPROCAL: case OP_GELU: case OP_LEAKY_RELU: case OP_CLAMP:
       return unary(op, a, n);
-    case P_COPY: return copy_op(a, n);
-    case P_PERMUTE: case P_T: case P_TRANSPOSE: return permute_op(op, a, n);
-    case P_EXPAND: return expand_op(a, n);
-    case P_SLICE: case P_SELECT: return slice_op(op, a, n);
-    case P_CAT: return cat_op(a, n);
-    case P_SPLIT_WITH_SIZES: return split_op(a, n);
-    case P_FULL: return full_op(a, n);
-    case P_EMBEDDING: return embedding_op(a, n);
-    case P_AVG_POOL: return avg_pool_op(a, n);
-    case P_MAX_POOL_INDICES: return max_pool_op(a, n);
-    case P_UPSAMPLE_NEAREST: return nearest_op(a, n);
-    case P_UPSAMPLE_BILINEAR: return bilinear_op(a, n);
-    case P_SOFTMAX: case P_LOG_SOFTMAX: return softmax_op(op, a, n);
-    case P_MEAN: case P_SUM: case P_AMAX: case P_AMIN: case P_ARGMAX: case P_ARGMIN: case P_ANY:
-    case P_ANY_ALL: case P_PROD: case P_PROD_ALL: case P_MAX_ALL: case P_MIN_ALL:
+    case OP_COPY: return copy_op(a, n);
+    case OP_PERMUTE_COPY: case OP_T_COPY: case OP_TRANSPOSE_COPY: return permute_op(op, a, n);
+    case OP_EXPAND_COPY: return expand_op(a, n);
+    case OP_SLICE_COPY: case OP_SELECT_COPY: return slice_op(op, a, n);
+    case OP_CAT: return cat_op(a, n);
+    case OP_SPLIT_WITH_SIZES_COPY: return split_op(a, n);
+    case OP_FULL: return full_op(a, n);
+    case OP_EMBEDDING: return embedding_op(a, n);
+    case OP_AVG_POOL2D: return avg_pool_op(a, n);
+    case OP_MAX_POOL2D_WITH_INDICES: return max_pool_op(a, n);
+    case OP_UPSAMPLE_NEAREST2D: return nearest_op(a, n);
+    case OP_UPSAMPLE_BILINEAR2D: return bilinear_op(a, n);
+    case OP_FLOAT_SOFTMAX: case OP_LOG_SOFTMAX: return softmax_op(op, a, n);
+    case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_AMIN: case OP_ARGMAX: case OP_ARGMIN: case OP_ANY:
+    case OP_ANY_ALL: case OP_PROD: case OP_PROD_ALL: case OP_MAX_ALL: case OP_MIN_ALL:
       return reduce_op(op, a, n);
-    case P_ADAPTIVE_AVG_POOL: return adaptive_pool_op(a, n);
-    case P_CONSTANT_PAD: return constant_pad_op(a, n);
-    case P_FLIP: return flip_op(a, n);
-    case P_INDEX_SELECT: return index_select_op(a, n);
-    case P_CUMSUM: return cumsum_op(a, n);
-    case P_VAR_CORRECTION: case P_VAR_UNBIASED: return var_op(op, a, n);
-    case P_ELU: return elu_op(a, n);
-    case P_GLU: return glu_op(a, n);
-    case P_FILL: case P_ZEROS: case P_ONES: case P_SCALAR_TENSOR: case P_FILL_TENSOR:
+    case OP_ADAPTIVE_AVG_POOL2D: return adaptive_pool_op(a, n);
+    case OP_CONSTANT_PAD_ND: return constant_pad_op(a, n);
+    case OP_FLIP: return flip_op(a, n);
+    case OP_INDEX_SELECT: return index_select_op(a, n);
+    case OP_CUMSUM: return cumsum_op(a, n);
+    case OP_VAR_CORRECTION: case OP_VAR_UNBIASED: return var_op(op, a, n);
+    case OP_ELU: return elu_op(a, n);
+    case OP_GLU: return glu_op(a, n);
+    case OP_FILL: case OP_ZEROS: case OP_ONES: case OP_SCALAR_TENSOR: case OP_FILL_TENSOR:
       return fill_op(op, a, n);
-    case P_ARANGE: return arange_op(a, n);
-    case P_REPEAT: return repeat_op(a, n);
-    case P_ROLL: return roll_op(a, n);
-    case P_STACK: return stack_op(a, n);
-    case P_TRIL: return tril_op(a, n);
-    case P_UNBIND: return unbind_op(a, n);
-    case P_RSUB: case P_FLOOR_DIVIDE: return rsub_floor_op(op, a, n);
-    case P_MEAN_ALL: return mean_all_op(a, n);
-    case P_INDEX: return index_op(a, n);
-    case P_INDEX_PUT: case P_INDEX_PUT_INPLACE: return index_put_op(op, a, n);
-    case P_COPY_INPLACE: case P_COPY_OUT: return copy_into_op(op, a, n);
-    case P_ET_VIEW: return 0;
-    case P_GATHER: return gather_op(a, n);
-    case P_SCATTER: case P_SCATTER_ADD: case P_SCATTER_VALUE: return scatter_op(op, a, n);
-    case P_DIAGONAL: return diagonal_op(a, n);
-    case P_DIV_MODE: return div_mode_op(a, n);
-    case P_MASKED_FILL: return masked_fill_op(a, n);
-    case P_PIXEL_SHUFFLE: case P_PIXEL_UNSHUFFLE: return pixel_shuffle_op(op, a, n);
-    case P_REFLECTION_PAD1D: case P_REFLECTION_PAD2D: case P_REFLECTION_PAD3D:
-    case P_REPLICATION_PAD1D: case P_REPLICATION_PAD2D: case P_REPLICATION_PAD3D:
+    case OP_ARANGE: return arange_op(a, n);
+    case OP_REPEAT: return repeat_op(a, n);
+    case OP_ROLL: return roll_op(a, n);
+    case OP_STACK: return stack_op(a, n);
+    case OP_TRIL: return tril_op(a, n);
+    case OP_UNBIND_COPY: return unbind_op(a, n);
+    case OP_RSUB: case OP_FLOOR_DIVIDE: return rsub_floor_op(op, a, n);
+    case OP_MEAN_ALL: return mean_all_op(a, n);
+    case OP_INDEX: return index_op(a, n);
+    case OP_INDEX_PUT: case OP_INDEX_PUT_IN_PLACE: return index_put_op(op, a, n);
+    case OP_COPY_IN_PLACE: case OP_COPY_OUT: return copy_into_op(op, a, n);
+    case OP_ET_VIEW: return 0;
+    case OP_GATHER: return gather_op(a, n);
+    case OP_SCATTER: case OP_SCATTER_ADD: case OP_SCATTER_VALUE: return scatter_op(op, a, n);
+    case OP_DIAGONAL_COPY: return diagonal_op(a, n);
+    case OP_DIV_MODE: return div_mode_op(a, n);
+    case OP_MASKED_FILL: return masked_fill_op(a, n);
+    case OP_PIXEL_SHUFFLE: case OP_PIXEL_UNSHUFFLE: return pixel_shuffle_op(op, a, n);
+    case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REFLECTION_PAD3D:
+    case OP_REPLICATION_PAD1D: case OP_REPLICATION_PAD2D: case OP_REPLICATION_PAD3D:
       return pad_mode_op(op, a, n);
-    case P_MAX_DIM: case P_MIN_DIM: return extreme_dim_op(op, a, n);
-    case P_VAR_MEAN: return var_mean_op(a, n);
-    case P_CLAMP_TENSOR: return clamp_tensor_op(a, n);
-    case P_NARROW: return narrow_op(a, n);
-    case P_SELECT_SCATTER: case P_SLICE_SCATTER: return scatter_dim_op(op, a, n);
-    case P_GROUP_NORM: return group_norm_op(a, n);
-    case P_LOGIT: return logit_op(a, n);
-    case P_SHIFT_LEFT: case P_SHIFT_RIGHT: return math_binary(op, a, n);
-    case P_POW_SCALAR: return pow_scalar_op(a, n);
-    case P_UNFOLD: return unfold_op(a, n);
-    case P_AS_STRIDED: return as_strided_op(a, n);
-    case P_EMPTY: return fill_op(P_ZEROS, a, n);
-    case P_TOPK: return topk_op(a, n);
-    case P_NONZERO: return nonzero_op(a, n);
-    case P_MASKED_SELECT: return masked_select_op(a, n);
-    case P_REPEAT_INTERLEAVE: return repeat_interleave_op(a, n);
-    case P_MASKED_SCATTER: return masked_scatter_op(a, n);
-    case P_CDIST: case P_PDIST: return distance_op(op, a, n);
-    case P_GRID_SAMPLER: return grid_sampler_op(a, n);
-    case P_UPSAMPLE_AA: return upsample_aa_op(a, n);
-    case P_SPLIT_COPY: return split_op(a, n);
-    case P_BATCH_NORM: return batch_norm_op(a, n);
-    case P_QD_QUANTIZE: case P_QD_DEQUANTIZE: case P_QD_DEQUANTIZE_CHANNEL: return qd_op(op, a, n);
-    case P_ADDMM: case P_MM: case P_BMM: return matmul_op(op, a, n);
-    case P_LINEAR: return linear_op(a, n);
-    case P_CONVOLUTION: return convolution_op(a, n);
-    case P_LAYER_NORM: return layer_norm_op(a, n);
+    case OP_MAX_DIM: case OP_MIN_DIM: return extreme_dim_op(op, a, n);
+    case OP_VAR_MEAN: return var_mean_op(a, n);
+    case OP_CLAMP_TENSOR: return clamp_tensor_op(a, n);
+    case OP_NARROW_COPY: return narrow_op(a, n);
+    case OP_SELECT_SCATTER: case OP_SLICE_SCATTER: return scatter_dim_op(op, a, n);
+    case OP_GROUP_NORM: return group_norm_op(a, n);
+    case OP_LOGIT: return logit_op(a, n);
+    case OP_BITWISE_LEFT_SHIFT: case OP_BITWISE_RIGHT_SHIFT: return math_binary(op, a, n);
+    case OP_POW_SCALAR: return pow_scalar_op(a, n);
+    case OP_UNFOLD_COPY: return unfold_op(a, n);
+    case OP_AS_STRIDED_COPY: return as_strided_op(a, n);
+    case OP_EMPTY: return fill_op(OP_ZEROS, a, n);
+    case OP_TOPK: return topk_op(a, n);
+    case OP_NONZERO: return nonzero_op(a, n);
+    case OP_MASKED_SELECT: return masked_select_op(a, n);
+    case OP_REPEAT_INTERLEAVE: return repeat_interleave_op(a, n);
+    case OP_MASKED_SCATTER: return masked_scatter_op(a, n);
+    case OP_CDIST_FORWARD: case OP_PDIST_FORWARD: return distance_op(op, a, n);
+    case OP_GRID_SAMPLER2D: return grid_sampler_op(a, n);
+    case OP_UPSAMPLE_BILINEAR2D_AA: return upsample_aa_op(a, n);
+    case OP_SPLIT_COPY: return split_op(a, n);
+    case OP_BATCH_NORM: return batch_norm_op(a, n);
+    case OP_QD_QUANTIZE: case OP_QD_DEQUANTIZE: case OP_QD_DEQUANTIZE_PER_CHANNEL: return qd_op(op, a, n);
+    case OP_ADDMM: case OP_MM: case OP_BMM: return matmul_op(op, a, n);
+    case OP_ATEN_LINEAR: return linear_op(a, n);
+    case OP_CONVOLUTION: return convolution_op(a, n);
+    case OP_LAYER_NORM: return layer_norm_op(a, n);
+    case OP_EXPM1: case OP_LOG2: case OP_LOG10: case OP_LOG1P: case OP_SIN: case OP_COS: case OP_TAN:
+    case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_SINH: case OP_COSH: case OP_ASINH: case OP_ACOSH:
+    case OP_ATANH: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_TRUNC: case OP_SIGN:
+    case OP_BITWISE_NOT: case OP_ISNAN: case OP_ISINF: case OP_LOGICAL_NOT:
+      return math_unary(op, a, n);
+    case OP_ATAN2: case OP_POW: case OP_FMOD: case OP_REMAINDER: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
+    case OP_LOGICAL_XOR: case OP_BITWISE_AND: case OP_BITWISE_OR: case OP_BITWISE_XOR:
+      return math_binary(op, a, n);
     default:
-      if (op >= P_EXPM1 && op <= P_LOGICAL_NOT) return math_unary(op, a, n);
-      if (op >= P_ATAN2 && op <= P_BITWISE_XOR) return math_binary(op, a, n);
       return fail("operator not implemented by the board firmware");
   }
 }

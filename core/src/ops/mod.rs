@@ -70,6 +70,29 @@ pub struct Traits {
     pub dequantizes: bool,
 }
 
+/// The emulated board firmware's kernel for an operator: the code a board image stores for it
+/// and the name `board/firmware/opcodes.h` gives that code (`OP_<symbol>`). The header is
+/// generated from this table (`crate::board_image::opcodes_header`); several operators may
+/// share one kernel (every copy), and then share its code and symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardKernel {
+    pub code: u32,
+    pub symbol: &'static str,
+    pub family: BoardFamily,
+}
+
+/// Which part of the firmware computes an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoardFamily {
+    /// Integer kernels beside the dispatch (`board/firmware/main.c` over `kernels.c`: the
+    /// Cortex-M backend's in CMSIS-NN arithmetic, and the copies and clamps its programs keep on
+    /// int8/int16 codes); each checks its own dtypes.
+    Integer,
+    /// The dtype-generic portable kernels (`board/firmware/portable*.c`), which compute every
+    /// ExecuTorch dtype but the half types.
+    Portable,
+}
+
 /// One operator.
 #[derive(Debug)]
 pub struct OpDef {
@@ -87,8 +110,8 @@ pub struct OpDef {
     /// The host kernel (every dtype and core it accepts is its own business: it reads the
     /// tensors' dtypes and the device from its context).
     pub kernel: Option<KernelFn>,
-    /// The emulated board firmware's operator code, where the firmware implements it.
-    pub board: Option<u32>,
+    /// The emulated board firmware's kernel for this operator, where the firmware has one.
+    pub board: Option<BoardKernel>,
     /// Why the device computes something else at a call of this operator, where it can
     /// (ExecuTorch's kernel misreads a layout, a CMSIS-NN defect, a core's missing buffer).
     pub device_note: Option<crate::kernels::cmsis::notes::NoteFn>,

@@ -1,0 +1,60 @@
+//! `board/firmware/opcodes.h`, written from the operator registry: one `OP_<symbol> = code`
+//! per firmware kernel, with the operators that call it. The firmware names operators only
+//! through this header; `core/tests/firmware_opcodes.rs` fails when the committed header is not
+//! what this writes (and rewrites it with `ETSCOPE_WRITE_OPCODES=1`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::ops::{BoardFamily, BoardKernel};
+
+/// Every firmware kernel by code, with the operators (qualified names) that call it.
+pub fn board_kernels() -> BTreeMap<u32, (BoardKernel, Vec<&'static str>)> {
+    let mut kernels: BTreeMap<u32, (BoardKernel, Vec<&'static str>)> = BTreeMap::new();
+    for def in crate::ops::all() {
+        if let Some(k) = def.board {
+            kernels
+                .entry(k.code)
+                .or_insert((k, Vec::new()))
+                .1
+                .push(def.name);
+        }
+    }
+    kernels
+}
+
+/// The text of `board/firmware/opcodes.h`.
+pub fn opcodes_header() -> String {
+    let mut out = String::from(
+        "/* GENERATED from etscope's operator registry (core/src/ops/table.rs) by\n \
+         * core/src/board_image/opcodes.rs: do not edit. Regenerate with\n \
+         * ETSCOPE_WRITE_OPCODES=1 cargo test -p etscope-core --test firmware_opcodes\n \
+         *\n \
+         * The code a board image stores for each firmware kernel, and the operators calling it.\n \
+         * Integer kernels are dispatched in main.c, portable kernels in portable.c. */\n\
+         #ifndef ETSCOPE_OPCODES_H\n#define ETSCOPE_OPCODES_H\n\nenum {\n",
+    );
+    for (code, (kernel, names)) in board_kernels() {
+        let family = match kernel.family {
+            BoardFamily::Integer => "integer",
+            BoardFamily::Portable => "portable",
+        };
+        let _ = writeln!(
+            out,
+            "  OP_{} = {code}, /* {family}: {} */",
+            kernel.symbol,
+            names.join(", ")
+        );
+    }
+    out.push_str(
+        "};\n\n/* 1 when main.c's integer kernels run `op`, 0 when portable.c's do. */\n\
+         static inline int op_is_integer(unsigned op) {\n  switch (op) {\n",
+    );
+    for (kernel, _) in board_kernels().values() {
+        if kernel.family == BoardFamily::Integer {
+            let _ = writeln!(out, "    case OP_{}:", kernel.symbol);
+        }
+    }
+    out.push_str("      return 1;\n    default:\n      return 0;\n  }\n}\n\n#endif\n");
+    out
+}
