@@ -6,5 +6,5 @@ out="${1:-$here/firmware.elf}"
 arm-none-eabi-gcc -mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard -O2 -g -std=c99 \
   -ffreestanding -fno-tree-loop-distribute-patterns -ffp-contract=off -fno-math-errno \
   -Wall -Wextra -Werror -nostartfiles -T "$here/firmware/link.ld" \
-  "$here/firmware/startup.c" "$here/firmware/main.c" "$here/firmware/kernels.c" "$here/firmware/portable.c" \
+  "$here"/firmware/*.c \
   "$here/lib/etscope_trace.c" -lm -lc -lgcc -o "$out"

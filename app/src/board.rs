@@ -12,49 +12,38 @@ use anyhow::{bail, Context, Result};
 use etscope_profiler::elf::symbol_address;
 use etscope_profiler::transport::gdb::GdbRemote;
 
-/// The firmware's sources, as committed under `board/`.
+/// One committed file under `board/`, by its path there.
+macro_rules! board_source {
+    ($path:literal) => {
+        ($path, include_str!(concat!("../../board/", $path)))
+    };
+}
+
+/// The firmware's sources, as committed under `board/` (`board_sources_are_all_embedded` fails
+/// when a file there is missing here).
 const SOURCES: &[(&str, &str)] = &[
-    ("build.sh", include_str!("../../board/build.sh")),
-    (
-        "firmware/link.ld",
-        include_str!("../../board/firmware/link.ld"),
-    ),
-    (
-        "firmware/startup.c",
-        include_str!("../../board/firmware/startup.c"),
-    ),
-    (
-        "firmware/main.c",
-        include_str!("../../board/firmware/main.c"),
-    ),
-    (
-        "firmware/kernels.c",
-        include_str!("../../board/firmware/kernels.c"),
-    ),
-    (
-        "firmware/kernels.h",
-        include_str!("../../board/firmware/kernels.h"),
-    ),
-    (
-        "firmware/image.h",
-        include_str!("../../board/firmware/image.h"),
-    ),
-    (
-        "firmware/opcodes.h",
-        include_str!("../../board/firmware/opcodes.h"),
-    ),
-    (
-        "firmware/portable.c",
-        include_str!("../../board/firmware/portable.c"),
-    ),
-    (
-        "lib/etscope_trace.c",
-        include_str!("../../board/lib/etscope_trace.c"),
-    ),
-    (
-        "lib/etscope_trace.h",
-        include_str!("../../board/lib/etscope_trace.h"),
-    ),
+    board_source!("build.sh"),
+    board_source!("firmware/link.ld"),
+    board_source!("firmware/startup.c"),
+    board_source!("firmware/main.c"),
+    board_source!("firmware/image.h"),
+    board_source!("firmware/image.c"),
+    board_source!("firmware/opcodes.h"),
+    board_source!("firmware/integer.h"),
+    board_source!("firmware/integer.c"),
+    board_source!("firmware/kernels.h"),
+    board_source!("firmware/kernels.c"),
+    board_source!("firmware/portable.h"),
+    board_source!("firmware/portable.c"),
+    board_source!("firmware/portable_tensor.c"),
+    board_source!("firmware/portable_elementwise.c"),
+    board_source!("firmware/portable_shape.c"),
+    board_source!("firmware/portable_pool.c"),
+    board_source!("firmware/portable_reduce.c"),
+    board_source!("firmware/portable_nn.c"),
+    board_source!("firmware/portable_index.c"),
+    board_source!("lib/etscope_trace.c"),
+    board_source!("lib/etscope_trace.h"),
 ];
 
 /// Where the image is loaded (the firmware reads it there).
@@ -246,5 +235,40 @@ impl Drop for Qemu {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.workdir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SOURCES;
+
+    /// Every source the firmware build reads (`board/build.sh` compiles `firmware/*.c`) is one
+    /// the installed binary carries, so a new file under `board/` cannot be left out.
+    #[test]
+    fn board_sources_are_all_embedded() {
+        let board = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../board");
+        let mut on_disk = Vec::new();
+        for dir in ["firmware", "lib"] {
+            for entry in std::fs::read_dir(board.join(dir)).expect("board/ folder") {
+                let name = entry
+                    .expect("entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned();
+                if [".c", ".h", ".ld"].iter().any(|ext| name.ends_with(ext)) {
+                    on_disk.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+        let embedded: Vec<&str> = SOURCES.iter().map(|(name, _)| *name).collect();
+        let missing: Vec<&String> = on_disk
+            .iter()
+            .filter(|f| !embedded.contains(&f.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "board/ files the binary does not embed: {missing:?}"
+        );
+        assert!(embedded.contains(&"build.sh"));
     }
 }

@@ -3,6 +3,7 @@
 pub mod board;
 pub mod cli;
 pub mod gui;
+pub mod job;
 mod load;
 pub mod siblings;
 mod table;

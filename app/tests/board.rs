@@ -761,7 +761,7 @@ fn re_planned_programs_run_on_the_board_equal_to_the_host() {
     assert!(ran >= 20 && shared >= 20, "{ran} programs, {shared} shares");
 }
 
-/// The portable (aten) operators the firmware implements (`board/firmware/portable.c`) give the
+/// The portable (aten) operators the firmware implements (`board/firmware/portable_*.c`) give the
 /// host's outputs bit for bit on the emulated board: every fp32 and Cortex-M program of the
 /// models made with ExecuTorch's exporter (`tests/fixtures/models`: a residual network, a U-Net,
 /// a 1-D convolutional GRU, a transformer block, an embedding model), every made program of

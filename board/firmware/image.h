@@ -24,6 +24,13 @@ typedef struct {
 
 extern const uint8_t *image;
 
+/* Binds the image at `at` (its header already there): the value table, the arenas after the
+ * image, the work memory and the scratch in the rest of the `ddr_bytes` from `at`. Returns the
+ * number of values. */
+uint32_t image_bind(const uint8_t *at, uint32_t ddr_bytes);
+/* the little-endian u32 at byte `off` of the image header */
+uint32_t image_u32(uint32_t off);
+
 /* argument k of an instruction's argument list, or 0 */
 const value_rec *val(const uint32_t *args, uint32_t nargs, uint32_t k);
 /* the out argument of an out-variant call (the one before the returned value) */
@@ -38,13 +45,21 @@ double dval(const value_rec *v);
 /* a Scalar argument: a double, an int or a bool */
 double scalar(const value_rec *v);
 const int64_t *list(const value_rec *v, uint32_t *n);
+/* item i of an int list (its first item when shorter, `dflt` when empty), at least 0 */
+int64_t list_pair(const value_rec *v, uint32_t i, int64_t dflt);
+/* NHWC dims of an activation: `_nhwc` ops have logical [n,h,w,c]; default-flow ops [n,c,h,w] */
+int nhwc_dims(const value_rec *t, int nchw, int32_t d[4]);
 /* records `what` as the run's error; returns -1 */
 int fail(const char *what);
+/* the run's error, or 0 */
+const char *board_error(void);
 
 /* Work memory for one instruction (released before the next): 8-byte aligned, 0 when exhausted
  * (the caller fails). */
 void *scratch(uint32_t bytes);
+/* releases every scratch allocation (before each instruction) */
+void scratch_reset(void);
+/* the int32 accumulators of the kernels that need them; `*len` their count */
+int32_t *work_memory(int32_t *len);
 
-/* The portable (aten) operators the board runs: the opcodes.h kernels op_is_integer() rejects. */
-int run_portable(uint32_t op, const uint32_t *args, uint32_t nargs);
 #endif

@@ -1,14 +1,14 @@
 /* etscope emulated-board firmware: interprets a board image (core/src/board_image/) that QEMU
  * loads at 0x60000000, runs it `runs` times, times every kernel call with SysTick and streams
  * the events (and, if asked, every instruction's output) over RTT with etscope_trace. */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "../lib/etscope_trace.h"
 #include "image.h"
-#include "kernels.h"
+#include "integer.h"
 #include "opcodes.h"
+#include "portable.h"
 
 #define IMAGE_BASE 0x60000000u
 /* DDR (machine RAM) from IMAGE_BASE: 2 GiB on QEMU mps3-an547; the firmware uses 512 MiB of it */
@@ -20,22 +20,9 @@
 typedef struct { uint32_t op, nargs, args_off; } instr_rec;
 
 static char rtt_buffer[RTT_BYTES];
-const uint8_t *image;
-static uint8_t *arena_base[256];
-static const char *error_text;
-/* int32 accumulators for the kernels that need them (transpose convolution), in DDR after the
- * arenas */
-static int32_t *g_work;
-static int32_t g_work_len;
 
 /* Board status for a debugger: 1 = running, 2 = done, 3 = error. */
 volatile uint32_t g_board_state;
-
-static uint32_t rd32(uint32_t off) {
-  uint32_t v;
-  memcpy(&v, image + off, 4);
-  return v;
-}
 
 /* ---- time: SysTick extended to 64 bits by its wrap interrupt ---- */
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
@@ -66,468 +53,10 @@ static uint64_t ticks(void) {
   return (uint64_t)wraps * 0x01000000u + (0x00FFFFFFu - cvr);
 }
 
-/* ---- the value table ---- */
-static const value_rec *values;
-static uint32_t n_values;
-
-const value_rec *value_at(uint32_t v) { return v < n_values ? &values[v] : 0; }
-
-const value_rec *val(const uint32_t *args, uint32_t nargs, uint32_t k) {
-  if (k >= nargs) return 0;
-  return value_at(args[k]);
-}
-
-/* ---- per-instruction work memory: the DDR after the arenas and the accumulators ---- */
-static uint8_t *scratch_base, *scratch_at, *scratch_end;
-
-void *scratch(uint32_t bytes) {
-  uintptr_t at = ((uintptr_t)scratch_at + 7u) & ~(uintptr_t)7u;
-  if (bytes > (uintptr_t)scratch_end - at) return 0;
-  scratch_at = (uint8_t *)(at + bytes);
-  return (void *)at;
-}
-
-void *tensor_data(const value_rec *v) {
-  if (!v || v->kind != V_TENSOR) return 0;
-  if (v->mem == 0) return (void *)(image + v->off);
-  if (v->mem == 255) return 0;
-  return arena_base[v->mem] + v->off;
-}
-
-const int32_t *sizes_of(const value_rec *v) { return (const int32_t *)(image + v->u.t.sizes_off); }
-const uint32_t *order_of(const value_rec *v) { return (const uint32_t *)(image + v->u.t.order_off); }
-
-int64_t ival(const value_rec *v) { return v && (v->kind == V_INT || v->kind == V_BOOL) ? v->u.i : 0; }
-double dval(const value_rec *v) { return v && v->kind == V_DOUBLE ? v->u.d : 0.0; }
-double scalar(const value_rec *v) {
-  return v && (v->kind == V_INT || v->kind == V_BOOL) ? (double)v->u.i : dval(v);
-}
-const int64_t *list(const value_rec *v, uint32_t *n) {
-  if (!v || v->kind != V_INT_LIST) {
-    *n = 0;
-    return 0;
-  }
-  *n = v->off;
-  return (const int64_t *)(image + v->u.t.sizes_off);
-}
-static int64_t list_pair(const value_rec *v, uint32_t i, int64_t dflt) {
-  uint32_t n;
-  const int64_t *l = list(v, &n);
-  int64_t r = n > i ? l[i] : n > 0 ? l[0] : dflt;
-  return r < 0 ? 0 : r;
-}
-
-/* NHWC dims of an activation: `_nhwc` ops have logical [n,h,w,c]; default-flow ops [n,c,h,w]. */
-static int nhwc_dims(const value_rec *t, int nchw, int32_t d[4]) {
-  if (!t || t->kind != V_TENSOR || t->rank != 4) return -1;
-  const int32_t *s = sizes_of(t);
-  if (nchw) {
-    d[0] = s[0]; d[1] = s[2]; d[2] = s[3]; d[3] = s[1];
-  } else {
-    d[0] = s[0]; d[1] = s[1]; d[2] = s[2]; d[3] = s[3];
-  }
-  return 0;
-}
-
-const value_rec *out_of(const uint32_t *args, uint32_t nargs) {
-  return nargs >= 2 ? val(args, nargs, nargs - 2) : 0;
-}
-
-int fail(const char *what) {
-  error_text = what;
-  return -1;
-}
-
-/* Copies a tensor between two storage orders: element at logical index i of `in` (stored in
- * in_order) goes to the same logical index of `out` (stored in out_order). perm = 0 for
- * _clone_dim_order; for transpose, out logical dim k = in logical dim perm[k]. */
-static void permuted_copy(const uint8_t *src, const int32_t *in_sizes, const uint32_t *in_order,
-                          uint8_t *dst, const uint32_t *out_order, const int64_t *perm,
-                          uint32_t rank, uint32_t elem) {
-  int64_t in_stride[8], out_stride_logical[8], out_sizes[8];
-  uint32_t idx[8] = {0};
-  int64_t s = 1;
-  for (int32_t m = (int32_t)rank - 1; m >= 0; m--) { /* strides of in's logical dims */
-    in_stride[in_order[m]] = s;
-    s *= in_sizes[in_order[m]];
-  }
-  int64_t numel = s;
-  for (uint32_t k = 0; k < rank; k++) out_sizes[k] = in_sizes[perm ? perm[k] : k];
-  s = 1;
-  for (int32_t m = (int32_t)rank - 1; m >= 0; m--) {
-    out_stride_logical[out_order[m]] = s;
-    s *= out_sizes[out_order[m]];
-  }
-  for (int64_t n = 0; n < numel; n++) {
-    int64_t from = 0, to = 0;
-    for (uint32_t k = 0; k < rank; k++) {
-      from += (int64_t)idx[k] * in_stride[perm ? perm[k] : k];
-      to += (int64_t)idx[k] * out_stride_logical[k];
-    }
-    memcpy(dst + to * elem, src + from * elem, elem);
-    for (int32_t k = (int32_t)rank - 1; k >= 0; k--) {
-      if (++idx[k] < (uint32_t)out_sizes[k]) break;
-      idx[k] = 0;
-    }
-  }
-}
-
-static int run_conv(const uint32_t *a, uint32_t n, int depthwise, int nchw) {
-  int32_t in[4], od[4], wd[4];
-  uint32_t k0 = depthwise ? 1u : 0u;
-  const value_rec *x = val(a, n, 0), *w = val(a, n, 1), *b = val(a, n, 2), *o = out_of(a, n);
-  if (nhwc_dims(x, nchw, in) || nhwc_dims(o, nchw, od) || !w || w->rank != 4)
-    return fail("conv: activations and weight must be 4-D tensors");
-  memcpy(wd, sizes_of(w), sizeof wd);
-  k_window win = {(int32_t)list_pair(val(a, n, 3), 0, 1), (int32_t)list_pair(val(a, n, 3), 1, 1),
-                  (int32_t)list_pair(val(a, n, 4), 0, 0), (int32_t)list_pair(val(a, n, 4), 1, 0),
-                  (int32_t)list_pair(val(a, n, 5), 0, 1), (int32_t)list_pair(val(a, n, 5), 1, 1)};
-  int32_t dm = 0;
-  if (depthwise) {
-    dm = (int32_t)ival(val(a, n, 6));
-    if (dm < 1) dm = 1;
-  }
-  k_requant rq = {(const int32_t *)tensor_data(val(a, n, 8 + k0)),
-                  (const int32_t *)tensor_data(val(a, n, 9 + k0)), 0,
-                  (int32_t)ival(val(a, n, 7 + k0)), (int32_t)ival(val(a, n, 10 + k0)),
-                  (int32_t)ival(val(a, n, 11 + k0))};
-  if (!rq.multipliers || !rq.shifts) return fail("conv: missing multipliers or shifts");
-  k_conv_s8((const int8_t *)tensor_data(x), in, (const int8_t *)tensor_data(w), wd,
-            b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0, dm, &win,
-            (int32_t)ival(val(a, n, 6 + k0)), &rq, (int8_t *)tensor_data(o), od);
-  return 0;
-}
-
-/* cortex_m::quantized_transpose_conv2d[_nhwc]: input, weight [oc, kh, kw, ic], bias, stride,
- * padding, output_padding, dilation, input_offset, output_offset, multipliers, shifts, act_min,
- * act_max, scratch, output_scratch, out. */
-static int run_transpose_conv(const uint32_t *a, uint32_t n, int nchw) {
-  k_tconv t;
-  const value_rec *x = val(a, n, 0), *w = val(a, n, 1), *b = val(a, n, 2), *o = out_of(a, n);
-  if (nhwc_dims(x, nchw, t.in) || nhwc_dims(o, nchw, t.od) || !w || w->rank != 4)
-    return fail("transpose conv: activations and weight must be 4-D tensors");
-  memcpy(t.wd, sizes_of(w), sizeof t.wd);
-  if (t.wd[0] != t.od[3] || t.wd[3] != t.in[3]) return fail("transpose conv: channels do not match");
-  t.sh = (int32_t)list_pair(val(a, n, 3), 0, 1);
-  t.sw = (int32_t)list_pair(val(a, n, 3), 1, 1);
-  t.ph = (int32_t)list_pair(val(a, n, 4), 0, 0);
-  t.pw = (int32_t)list_pair(val(a, n, 4), 1, 0);
-  if (t.sh < 1 || t.sw < 1) return fail("transpose conv: zero stride");
-  k_requant rq = {(const int32_t *)tensor_data(val(a, n, 9)), (const int32_t *)tensor_data(val(a, n, 10)), 0,
-                  (int32_t)ival(val(a, n, 8)), (int32_t)ival(val(a, n, 11)), (int32_t)ival(val(a, n, 12))};
-  if (!rq.multipliers || !rq.shifts) return fail("transpose conv: missing multipliers or shifts");
-  t.x = (const int8_t *)tensor_data(x);
-  t.w = (const int8_t *)tensor_data(w);
-  t.bias = b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0;
-  t.input_offset = (int32_t)ival(val(a, n, 7));
-  t.rq = &rq;
-  if (k_transpose_conv_s8(&t, g_work, g_work_len, (int8_t *)tensor_data(o)))
-    return fail("transpose conv: larger than the board's work memory");
-  return 0;
-}
-
-static int run_pool(const uint32_t *a, uint32_t n, int max, int nchw) {
-  int32_t in[4], od[4];
-  const value_rec *x = val(a, n, 0), *o = out_of(a, n), *p = val(a, n, 3);
-  if (nhwc_dims(x, nchw, in) || nhwc_dims(o, nchw, od)) return fail("pool: 4-D tensors only");
-  uint32_t np;
-  const int64_t *pl = list(p, &np);
-  int64_t ph = np > 0 ? pl[0] : 0, pw = np > 1 ? pl[1] : ph;
-  k_window win = {(int32_t)list_pair(val(a, n, 2), 0, 1), (int32_t)list_pair(val(a, n, 2), 1, 1),
-                  (int32_t)(ph < 0 ? 0 : ph), (int32_t)(pw < 0 ? 0 : pw), 1, 1};
-  int32_t lo = -128, hi = 127;
-  if (max) {
-    lo = (int32_t)ival(val(a, n, 8));
-    hi = (int32_t)ival(val(a, n, 9));
-  }
-  k_pool_s8((const int8_t *)tensor_data(x), in, (int32_t)list_pair(val(a, n, 1), 0, 1),
-            (int32_t)list_pair(val(a, n, 1), 1, 1), &win, max, lo, hi, (int8_t *)tensor_data(o),
-            od);
-  return 0;
-}
-
-/* cortex_m::quantized_add / quantized_mul: arm_elementwise_add_s8 / arm_elementwise_mul_s8 over
- * the operands as they lie in memory, or (the backend's channel broadcast) a channels-last 4-D
- * tensor in runs of its channel count against a tensor that holds only its channels. */
-static int run_add_mul(const uint32_t *a, uint32_t n, int mul) {
-  const value_rec *x = val(a, n, 0), *y = val(a, n, mul ? 2 : 4), *o = out_of(a, n);
-  if (!x || !y || !o || x->kind != V_TENSOR || y->kind != V_TENSOR || o->kind != V_TENSOR ||
-      x->dtype != ST_CHAR || y->dtype != ST_CHAR || o->dtype != ST_CHAR)
-    return fail("add/mul: int8 tensors only");
-  uint32_t nx = x->u.t.numel, ny = y->u.t.numel, c = 0;
-  int same = x->rank == y->rank && memcmp(sizes_of(x), sizes_of(y), 4u * x->rank) == 0;
-  if (!same) {
-    if (x->rank != 4 || y->rank != 4 || sizes_of(x)[1] != sizes_of(y)[1])
-      return fail("add/mul: sizes differ and are no channel broadcast");
-    c = (uint32_t)sizes_of(x)[1];
-    if (c == 0 || (nx != c && ny != c)) return fail("add/mul: no channel broadcast");
-  }
-  int swapped = ny > nx;
-  uint32_t total = swapped ? ny : nx;
-  if (o->u.t.numel != total) return fail("add/mul: out size does not match");
-  const int8_t *big = (const int8_t *)tensor_data(swapped ? y : x);
-  const int8_t *small = (const int8_t *)tensor_data(swapped ? x : y);
-  int8_t *out = (int8_t *)tensor_data(o);
-  int32_t lo = -128, hi = 127;
-  if (!mul && n >= 15) {
-    lo = (int32_t)ival(val(a, n, 11));
-    hi = (int32_t)ival(val(a, n, 12));
-  }
-  for (uint32_t i = 0; i < total; i++) {
-    int32_t p = big[i], q = small[c ? i % c : i];
-    if (swapped) {
-      int32_t t = p;
-      p = q;
-      q = t;
-    }
-    int32_t r;
-    if (mul) {
-      int32_t prod = (int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, 1))) *
-                               (uint32_t)(q - (int32_t)ival(val(a, n, 3))));
-      r = k_requantize(prod, (int32_t)ival(val(a, n, 5)), (int32_t)ival(val(a, n, 6))) +
-          (int32_t)ival(val(a, n, 4));
-    } else {
-      int32_t sa = k_requantize((int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, 1))) << 20),
-                                (int32_t)ival(val(a, n, 2)), (int32_t)ival(val(a, n, 3)));
-      int32_t sb = k_requantize((int32_t)((uint32_t)(q - (int32_t)ival(val(a, n, 5))) << 20),
-                                (int32_t)ival(val(a, n, 6)), (int32_t)ival(val(a, n, 7)));
-      r = (int32_t)((uint32_t)k_requantize((int32_t)((uint32_t)sa + (uint32_t)sb),
-                                           (int32_t)ival(val(a, n, 9)),
-                                           (int32_t)ival(val(a, n, 10))) +
-                    (uint32_t)(int32_t)ival(val(a, n, 8)));
-    }
-    out[i] = (int8_t)(r < lo ? lo : r > hi ? hi : r);
-  }
-  return 0;
-}
-
-/* cortex_m::minimum / maximum: arm_minimum_s8 / arm_maximum_s8 as ExecuTorch 1.5.1 calls them,
- * the logical sizes right-aligned to 4-D and broadcast over the buffers as they lie in memory. */
-static int run_min_max(const uint32_t *a, uint32_t n, int max) {
-  const value_rec *x = val(a, n, 0), *y = val(a, n, 1), *o = out_of(a, n);
-  if (!x || !y || !o || x->kind != V_TENSOR || y->kind != V_TENSOR || x->dtype != ST_CHAR ||
-      y->dtype != ST_CHAR || x->rank > 4 || y->rank > 4)
-    return fail("minimum/maximum: int8 tensors of at most 4 dims");
-  int32_t xd[4] = {1, 1, 1, 1}, yd[4] = {1, 1, 1, 1}, od[4];
-  for (uint32_t i = 0; i < x->rank; i++) xd[4 - x->rank + i] = sizes_of(x)[i];
-  for (uint32_t i = 0; i < y->rank; i++) yd[4 - y->rank + i] = sizes_of(y)[i];
-  uint32_t total = 1;
-  for (int d = 0; d < 4; d++) {
-    if (xd[d] != yd[d] && xd[d] != 1 && yd[d] != 1) return fail("minimum/maximum: sizes do not broadcast");
-    od[d] = xd[d] > yd[d] ? xd[d] : yd[d];
-    total *= (uint32_t)od[d];
-  }
-  if (o->u.t.numel != total) return fail("minimum/maximum: out size does not match");
-  const int8_t *p = (const int8_t *)tensor_data(x), *q = (const int8_t *)tensor_data(y);
-  int8_t *out = (int8_t *)tensor_data(o);
-  uint32_t i = 0;
-  for (int32_t b = 0; b < od[0]; b++)
-    for (int32_t h = 0; h < od[1]; h++)
-      for (int32_t w = 0; w < od[2]; w++)
-        for (int32_t c = 0; c < od[3]; c++, i++) {
-          int32_t at[4] = {b, h, w, c}, ix = 0, iy = 0;
-          for (int d = 0; d < 4; d++) {
-            ix = ix * xd[d] + (xd[d] == 1 ? 0 : at[d]);
-            iy = iy * yd[d] + (yd[d] == 1 ? 0 : at[d]);
-          }
-          int8_t u = p[ix], v = q[iy];
-          out[i] = max ? (u > v ? u : v) : (u < v ? u : v);
-        }
-  return 0;
-}
-
+/* One kernel call: the integer family (integer.c) or the portable one (portable*.c), as the
+ * generated opcodes.h sorts the codes. */
 static int run_instruction(uint32_t op, const uint32_t *a, uint32_t n) {
-  if (!op_is_integer(op)) return run_portable(op, a, n);
-  const value_rec *x = val(a, n, 0), *o = out_of(a, n);
-  if (!x || x->kind != V_TENSOR || !o || o->kind != V_TENSOR) return fail("input or out is not a tensor");
-  void *src = tensor_data(x), *dst = tensor_data(o);
-  uint32_t count = x->u.t.numel;
-  switch (op) {
-    case OP_QUANTIZE: {
-      const float *f = (const float *)src;
-      float inv = 1.0f / (float)dval(val(a, n, 1));
-      int32_t zp = (int32_t)ival(val(a, n, 2)), lo = (int32_t)ival(val(a, n, 3)),
-              hi = (int32_t)ival(val(a, n, 4));
-      int mve = rd32(60) == 0;
-      if (o->dtype == ST_CHAR) {
-        uint32_t blocks = mve ? count / 16u * 16u : 0u;
-        int8_t *q = (int8_t *)dst;
-        for (uint32_t i = 0; i < count; i++)
-          q[i] = i < blocks ? k_quantize_mve(f[i], inv, zp, lo, hi)
-                            : (int8_t)k_quantize_scalar(f[i], inv, zp, lo, hi);
-        return 0;
-      }
-      if (o->dtype == ST_SHORT) {
-        uint32_t blocks = mve ? count / 8u * 8u : 0u;
-        int16_t *q = (int16_t *)dst;
-        for (uint32_t i = 0; i < count; i++)
-          q[i] = i < blocks ? k_quantize_mve_s16(f[i], inv, zp, lo, hi)
-                            : (int16_t)k_quantize_scalar(f[i], inv, zp, lo, hi);
-        return 0;
-      }
-      return fail("quantize: int8 or int16 output only");
-    }
-    case OP_DEQUANTIZE: {
-      float scale = (float)dval(val(a, n, 1));
-      int32_t zp = (int32_t)ival(val(a, n, 2));
-      float *f = (float *)dst;
-      if (x->dtype == ST_CHAR) {
-        const int8_t *q = (const int8_t *)src;
-        for (uint32_t i = 0; i < count; i++) f[i] = (float)(int32_t)((uint32_t)(int32_t)q[i] - (uint32_t)zp) * scale;
-        return 0;
-      }
-      if (x->dtype == ST_SHORT) {
-        const int16_t *q = (const int16_t *)src;
-        for (uint32_t i = 0; i < count; i++) f[i] = (float)(int32_t)((uint32_t)(int32_t)q[i] - (uint32_t)zp) * scale;
-        return 0;
-      }
-      return fail("dequantize: int8 or int16 input only");
-    }
-    case OP_HARDTANH: {
-      /* aten::hardtanh.out on float: clamp(x, min_val, max_val) in float */
-      if (x->dtype != ST_FLOAT || o->dtype != ST_FLOAT) return fail("hardtanh: float tensors only on the board");
-      float lo = (float)scalar(val(a, n, 1)), hi = (float)scalar(val(a, n, 2));
-      const float *in = (const float *)src;
-      float *out = (float *)dst;
-      for (uint32_t i = 0; i < count; i++) {
-        float v = in[i];
-        out[i] = v < lo ? lo : v > hi ? hi : v;
-      }
-      return 0;
-    }
-    case OP_TRANSPOSE_CONV_NHWC: return run_transpose_conv(a, n, 0);
-    case OP_TRANSPOSE_CONV: return run_transpose_conv(a, n, 1);
-    case OP_CONV_NHWC: return run_conv(a, n, 0, 0);
-    case OP_DEPTHWISE_NHWC: return run_conv(a, n, 1, 0);
-    case OP_CONV: return run_conv(a, n, 0, 1);
-    case OP_DEPTHWISE: return run_conv(a, n, 1, 1);
-    case OP_QUANTIZED_ACTIVATION: {
-      /* cortex_m::quantized_activation: a 256-entry lookup table indexed by x + 128 */
-      const value_rec *lut = val(a, n, 1);
-      if (!lut || lut->kind != V_TENSOR || lut->u.t.numel != 256 || x->dtype != ST_CHAR)
-        return fail("activation: int8 input and a 256-entry table");
-      const int8_t *t = (const int8_t *)tensor_data(lut), *in = (const int8_t *)src;
-      int8_t *out = (int8_t *)dst;
-      for (uint32_t i = 0; i < count; i++) out[i] = t[(uint8_t)(in[i] + 128)];
-      return 0;
-    }
-    case OP_QUANTIZED_DIV: {
-      /* cortex_m::quantized_div: the backend's float quotient, round((a - a_zp) / (b - b_zp) *
-       * scale) + out_zp, 0 for a zero divisor, clamped to the type */
-      const value_rec *y = val(a, n, 2);
-      if (!y || y->kind != V_TENSOR || y->dtype != x->dtype || y->u.t.numel != count ||
-          (x->dtype != ST_CHAR && x->dtype != ST_SHORT))
-        return fail("div: int8 or int16 tensors of one size and type");
-      int32_t azp = (int32_t)ival(val(a, n, 1)), bzp = (int32_t)ival(val(a, n, 3)),
-              ozp = (int32_t)ival(val(a, n, 4));
-      float scale = (float)dval(val(a, n, 5));
-      int wide = x->dtype == ST_SHORT;
-      float lo = wide ? -32768.0f : -128.0f, hi = wide ? 32767.0f : 127.0f;
-      for (uint32_t i = 0; i < count; i++) {
-        int32_t p = wide ? ((const int16_t *)src)[i] : ((const int8_t *)src)[i];
-        int32_t q = wide ? ((const int16_t *)tensor_data(y))[i] : ((const int8_t *)tensor_data(y))[i];
-        int32_t num = (int32_t)((uint32_t)p - (uint32_t)azp), den = (int32_t)((uint32_t)q - (uint32_t)bzp);
-        float quot = den != 0 ? (float)num / (float)den : 0.0f;
-        float v = roundf(quot * scale) + (float)ozp;
-        v = v < lo ? lo : v > hi ? hi : v;
-        if (wide)
-          ((int16_t *)dst)[i] = (int16_t)v;
-        else
-          ((int8_t *)dst)[i] = (int8_t)v;
-      }
-      return 0;
-    }
-    case OP_QUANTIZED_BATCH_MATMUL: {
-      const value_rec *r = val(a, n, 2);
-      if (!r || r->kind != V_TENSOR || x->rank != 3 || r->rank != 3)
-        return fail("batch_matmul: 3-D int8 tensors");
-      const int32_t *ls = sizes_of(x), *rs = sizes_of(r);
-      if (ls[0] != rs[0] || ls[2] != rs[2]) return fail("batch_matmul: sizes do not fit");
-      k_batch_matmul_s8((const int8_t *)src, (const int8_t *)tensor_data(r), ls[0], ls[1], ls[2],
-                        rs[1], (int32_t)ival(val(a, n, 1)), (int32_t)ival(val(a, n, 3)),
-                        (int32_t)ival(val(a, n, 4)), (int32_t)ival(val(a, n, 5)),
-                        (int32_t)ival(val(a, n, 6)), (int8_t *)dst);
-      return 0;
-    }
-    case OP_MINIMUM: return run_min_max(a, n, 0);
-    case OP_MAXIMUM: return run_min_max(a, n, 1);
-    case OP_QUANTIZED_ADD: return run_add_mul(a, n, 0);
-    case OP_QUANTIZED_MUL: return run_add_mul(a, n, 1);
-    case OP_AVG_POOL_NHWC: return run_pool(a, n, 0, 0);
-    case OP_AVG_POOL: return run_pool(a, n, 0, 1);
-    case OP_MAX_POOL_NHWC: return run_pool(a, n, 1, 0);
-    case OP_MAX_POOL: return run_pool(a, n, 1, 1);
-    case OP_LINEAR: {
-      const value_rec *w = val(a, n, 1), *b = val(a, n, 2), *ks = val(a, n, 3);
-      if (!w || w->rank != 2) return fail("linear: 2-D weights only");
-      int32_t outs = sizes_of(w)[0], ins = sizes_of(w)[1];
-      uint32_t nm, ns;
-      const int64_t *m = list(val(a, n, 7), &nm), *s = list(val(a, n, 8), &ns);
-      if (ins <= 0 || count % (uint32_t)ins || nm == 0 || nm != ns) return fail("linear: shapes do not fit");
-      k_linear_s8((const int8_t *)src, (int32_t)(count / (uint32_t)ins), ins,
-                  (const int8_t *)tensor_data(w), outs,
-                  b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0,
-                  ks && ks->kind == V_TENSOR ? (const int32_t *)tensor_data(ks) : 0,
-                  (int32_t)ival(val(a, n, 4)), (int32_t)ival(val(a, n, 5)), m, s, (int32_t)nm,
-                  (int32_t)ival(val(a, n, 6)), (int32_t)ival(val(a, n, 10)),
-                  (int32_t)ival(val(a, n, 9)), (int8_t *)dst);
-      return 0;
-    }
-    case OP_SOFTMAX: {
-      int32_t row = x->rank ? sizes_of(x)[x->rank - 1] : 0;
-      if (row <= 0) return fail("softmax: empty rows");
-      for (uint32_t r = 0; r + (uint32_t)row <= count; r += (uint32_t)row)
-        k_softmax_row_s8((const int8_t *)src + r, row, (int32_t)ival(val(a, n, 4)),
-                         (int32_t)ival(val(a, n, 5)), (int32_t)ival(val(a, n, 6)),
-                         (int8_t *)dst + r);
-      return 0;
-    }
-    case OP_TRANSPOSE: {
-      uint32_t np;
-      const int64_t *perm = list(val(a, n, 1), &np);
-      static const uint32_t identity[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-      if (np != x->rank || x->rank > 4) return fail("transpose: permutation does not fit");
-      /* arm_transpose_s8 reads memory with the logical sizes: treat both sides as contiguous */
-      permuted_copy((const uint8_t *)src, sizes_of(x), identity, (uint8_t *)dst, identity, perm,
-                    x->rank, 1);
-      return 0;
-    }
-    case OP_CLONE_DIM_ORDER: {
-      uint32_t elem = o->u.t.numel ? o->u.t.nbytes / o->u.t.numel : 1;
-      if (x->rank != o->rank || x->rank > 8) return fail("_clone_dim_order: ranks differ");
-      permuted_copy((const uint8_t *)src, sizes_of(x), order_of(x), (uint8_t *)dst, order_of(o),
-                    0, x->rank, elem);
-      return 0;
-    }
-    case OP_PAD: {
-      uint32_t npre, npost;
-      const int64_t *pre = list(val(a, n, 1), &npre), *post = list(val(a, n, 2), &npost);
-      int8_t value = (int8_t)ival(val(a, n, 3));
-      uint32_t rank = x->rank;
-      if (rank == 0 || rank > 4 || npre != 4 || npost != 4) return fail("pad: 4 pads per side");
-      int32_t dims[4] = {1, 1, 1, 1}, od[4];
-      const int32_t *s = sizes_of(x);
-      const uint32_t *ord = order_of(x);
-      int nhwc = rank == 4 && (s[1] == 1 || (s[2] == 1 && s[3] == 1) ||
-                               (ord[0] == 0 && ord[1] == 2 && ord[2] == 3 && ord[3] == 1));
-      static const uint32_t to_nhwc[4] = {0, 2, 3, 1};
-      for (uint32_t i = 0; i < rank; i++) dims[4 - rank + i] = nhwc ? s[to_nhwc[4 - rank + i]] : s[i];
-      for (int d = 0; d < 4; d++) od[d] = dims[d] + (int32_t)pre[d] + (int32_t)post[d];
-      int8_t *out = (int8_t *)dst;
-      uint32_t total = (uint32_t)(od[0] * od[1] * od[2] * od[3]);
-      if (total != o->u.t.numel) return fail("pad: out size does not match");
-      memset(out, value, total);
-      const int8_t *in = (const int8_t *)src;
-      uint32_t i = 0;
-      for (int32_t b = 0; b < dims[0]; b++)
-        for (int32_t h = 0; h < dims[1]; h++)
-          for (int32_t w = 0; w < dims[2]; w++)
-            for (int32_t c = 0; c < dims[3]; c++)
-              out[(((b + pre[0]) * od[1] + h + pre[1]) * od[2] + w + pre[2]) * od[3] + c + pre[3]] = in[i++];
-      return 0;
-    }
-    default: return fail("operator not implemented by the board firmware");
-  }
+  return op_is_integer(op) ? run_integer(op, a, n) : run_portable(op, a, n);
 }
 
 /* Sends what the host runtime captures for a call: the returned tensor (the last argument), or
@@ -548,15 +77,15 @@ static void send_output(uint32_t instr, const uint32_t *a, uint32_t n) {
 
 int main(void) {
   g_board_state = 1;
-  image = (const uint8_t *)IMAGE_BASE;
+  image = (const uint8_t *)IMAGE_BASE; /* read the header before binding */
   /* image flags: bit 1 = drop frames when the ring is full (else block), bit 2 = stream only,
    * bits 16..31 = ring size in KiB (0 = all of it) */
-  uint32_t flags = memcmp(image, "ETSB", 4) == 0 ? rd32(56) : 0u;
+  uint32_t flags = memcmp(image, "ETSB", 4) == 0 ? image_u32(56) : 0u;
   uint32_t ring = (flags >> 16) * 1024u;
   if (ring == 0u || ring > RTT_BYTES) ring = RTT_BYTES;
   etscope_trace_init(rtt_buffer, ring, (flags & 2u) ? ETSCOPE_DROP : ETSCOPE_BLOCK);
   clock_start();
-  if (memcmp(image, "ETSB", 4) != 0 || rd32(4) != 2u) {
+  if (memcmp(image, "ETSB", 4) != 0 || image_u32(4) != 2u) {
     etscope_trace_target_info("cortex-m55", TICK_HZ, 0, "forward", 0);
     etscope_trace_log("error: no board image v2 at 0x60000000");
     g_board_state = 3;
@@ -564,37 +93,21 @@ int main(void) {
   }
   uint64_t program_id;
   memcpy(&program_id, image + 64, 8);
-  uint32_t runs = rd32(52), intermediates = rd32(56) & 1u;
+  uint32_t runs = image_u32(52), intermediates = image_u32(56) & 1u;
   /* flag bit 2: send the frames without computing (the transport benchmark's producer) */
-  uint32_t stream_only = (rd32(56) >> 2) & 1u;
-  n_values = rd32(12);
-  values = (const value_rec *)(image + rd32(16));
-  uint32_t n_instrs = rd32(20);
-  const instr_rec *instrs = (const instr_rec *)(image + rd32(24));
-  uint32_t n_ops = rd32(28);
-  const uint32_t *ops = (const uint32_t *)(image + rd32(32));
-  uint32_t n_arenas = rd32(36);
-  const uint32_t *arena_sizes = (const uint32_t *)(image + rd32(40));
-  uint8_t *next = (uint8_t *)(IMAGE_BASE + ((rd32(8) + 15u) & ~15u));
-  for (uint32_t i = 0; i < n_arenas && i < 255u; i++) {
-    arena_base[i] = next;
-    next += (arena_sizes[i] + 15u) & ~15u;
-  }
-  uint32_t n_inputs = rd32(44);
-  const uint32_t *inputs = (const uint32_t *)(image + rd32(48));
-  {
-    uintptr_t end = (uintptr_t)IMAGE_BASE + DDR_BYTES, at = ((uintptr_t)next + 15u) & ~(uintptr_t)15u;
-    uintptr_t room = end > at ? (end - at) / 4u : 0u;
-    g_work = (int32_t *)at;
-    g_work_len = (int32_t)(room < (4u << 20) ? room : (4u << 20));
-    scratch_base = (uint8_t *)(g_work + g_work_len);
-    scratch_end = (uint8_t *)end;
-  }
+  uint32_t stream_only = (image_u32(56) >> 2) & 1u;
+  uint32_t n_values = image_bind(image, DDR_BYTES);
+  uint32_t n_instrs = image_u32(20);
+  const instr_rec *instrs = (const instr_rec *)(image + image_u32(24));
+  uint32_t n_ops = image_u32(28);
+  const uint32_t *ops = (const uint32_t *)(image + image_u32(32));
+  uint32_t n_inputs = image_u32(44);
+  const uint32_t *inputs = (const uint32_t *)(image + image_u32(48));
 
-  etscope_trace_target_info(rd32(60) == 0 ? "cortex-m55" : "cortex-m4", TICK_HZ, program_id, "forward", runs);
-  for (uint32_t run = 0; run < runs && !error_text; run++) {
+  etscope_trace_target_info(image_u32(60) == 0 ? "cortex-m55" : "cortex-m4", TICK_HZ, program_id, "forward", runs);
+  for (uint32_t run = 0; run < runs && !board_error(); run++) {
     for (uint32_t i = 0; i < n_inputs; i++) {
-      const value_rec *v = inputs[3 * i] < n_values ? &values[inputs[3 * i]] : 0;
+      const value_rec *v = inputs[3 * i] < n_values ? value_at(inputs[3 * i]) : 0;
       void *d = tensor_data(v);
       if (d) memcpy(d, image + inputs[3 * i + 1], inputs[3 * i + 2]);
     }
@@ -604,7 +117,7 @@ int main(void) {
       const instr_rec *ins = &instrs[k];
       const uint32_t *args = (const uint32_t *)(image + ins->args_off);
       uint32_t op = ins->op < n_ops ? ops[ins->op] : 0u;
-      scratch_at = scratch_base;
+      scratch_reset();
       uint64_t t0 = ticks();
       int rc = stream_only ? 0 : run_instruction(op, args, ins->nargs);
       uint64_t t1 = ticks();
@@ -612,11 +125,11 @@ int main(void) {
       etscope_trace_op(k, 0, t0, t1);
       if (intermediates) send_output(k, args, ins->nargs);
     }
-    if (error_text) break;
+    if (board_error()) break;
     etscope_trace_run_end(run, ticks());
   }
-  if (error_text) {
-    etscope_trace_log(error_text);
+  if (board_error()) {
+    etscope_trace_log(board_error());
     g_board_state = 3;
     return 1;
   }

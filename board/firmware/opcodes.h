@@ -3,7 +3,7 @@
  * ETSCOPE_WRITE_OPCODES=1 cargo test -p etscope-core --test firmware_opcodes
  *
  * The code a board image stores for each firmware kernel, and the operators calling it.
- * Integer kernels are dispatched in main.c, portable kernels in portable.c. */
+ * Integer kernels run in integer.c, portable kernels through portable.c. */
 #ifndef ETSCOPE_OPCODES_H
 #define ETSCOPE_OPCODES_H
 
@@ -204,7 +204,7 @@ enum {
   OP_QD_DEQUANTIZE_PER_CHANNEL = 194, /* portable: quantized_decomposed::dequantize_per_channel */
 };
 
-/* 1 when main.c's integer kernels run `op`, 0 when portable.c's do. */
+/* 1 when integer.c runs `op`, 0 when portable.c dispatches it. */
 static inline int op_is_integer(unsigned op) {
   switch (op) {
     case OP_QUANTIZE:

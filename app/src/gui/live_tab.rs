@@ -292,7 +292,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.separator();
     ui.horizontal(|ui| {
         if session.running() {
-            super::panels::busy(ui);
+            super::busy::busy(ui);
             let label = if session.paused {
                 "▶ Resume"
             } else {

@@ -177,7 +177,7 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
             });
         match &dv.lowering.job {
             Some(job) => {
-                super::panels::busy(ui);
+                super::busy::busy(ui);
                 ui.weak(format!(
                     "lowering for {}… {:.1} s",
                     job.options.cpu.name(),

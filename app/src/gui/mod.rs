@@ -2,6 +2,7 @@
 //! profile table / timeline / heat overlay, memory map, tensors and exports. State that persists
 //! lives in [`settings::Settings`]; user actions become [`Command`]s applied after drawing.
 
+pub mod busy;
 pub mod host_core;
 pub mod live;
 pub mod live_tab;

@@ -8,6 +8,7 @@ use etscope_viewer::category::{Category, CategoryStyle};
 use etscope_viewer::inspector::{inspector_ui, InspectorAction};
 use etscope_viewer::{export, memory_view, profile_view, search, tensor_view};
 
+use super::busy::busy;
 use super::{Command, DocView, EtscopeApp, Tab};
 
 /// What can be exported.
@@ -1165,34 +1166,4 @@ fn budget_ui(ui: &mut egui::Ui, b: &etscope_core::plan::budget::RamBudget) {
             ui.label(format!("· not counted: {n}"));
         }
     });
-}
-
-/// How often [`busy`] moves: five steps a second.
-const BUSY_STEP: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// A busy indicator that moves five times a second instead of every frame (egui's spinner asks
-/// for the next frame at once: behind it the whole window, a graph of tens of thousands of nodes
-/// included, was drawn continuously while a load ran, taking CPU and memory from the load).
-pub fn busy(ui: &mut egui::Ui) {
-    let size = ui.style().spacing.interact_size.y;
-    let (rect, response) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
-    response.widget_info(|| egui::WidgetInfo::new(egui::WidgetType::ProgressIndicator));
-    if !ui.is_rect_visible(rect) {
-        return;
-    }
-    ui.ctx().request_repaint_after(BUSY_STEP);
-    let step = (ui.input(|i| i.time) / BUSY_STEP.as_secs_f64()).floor();
-    let start = step * std::f64::consts::TAU / 8.0;
-    let radius = rect.height() / 2.0 - 2.0;
-    let points: Vec<egui::Pos2> = (0..=12)
-        .map(|i| {
-            let angle = start + f64::from(i) / 12.0 * 1.5 * std::f64::consts::PI;
-            let (sin, cos) = angle.sin_cos();
-            rect.center() + radius * egui::vec2(cos as f32, sin as f32)
-        })
-        .collect();
-    ui.painter().add(egui::Shape::line(
-        points,
-        egui::Stroke::new(3.0, ui.visuals().strong_text_color()),
-    ));
 }

@@ -31,7 +31,7 @@ pub fn opcodes_header() -> String {
          * ETSCOPE_WRITE_OPCODES=1 cargo test -p etscope-core --test firmware_opcodes\n \
          *\n \
          * The code a board image stores for each firmware kernel, and the operators calling it.\n \
-         * Integer kernels are dispatched in main.c, portable kernels in portable.c. */\n\
+         * Integer kernels run in integer.c, portable kernels through portable.c. */\n\
          #ifndef ETSCOPE_OPCODES_H\n#define ETSCOPE_OPCODES_H\n\nenum {\n",
     );
     for (code, (kernel, names)) in board_kernels() {
@@ -47,7 +47,7 @@ pub fn opcodes_header() -> String {
         );
     }
     out.push_str(
-        "};\n\n/* 1 when main.c's integer kernels run `op`, 0 when portable.c's do. */\n\
+        "};\n\n/* 1 when integer.c runs `op`, 0 when portable.c dispatches it. */\n\
          static inline int op_is_integer(unsigned op) {\n  switch (op) {\n",
     );
     for (kernel, _) in board_kernels().values() {

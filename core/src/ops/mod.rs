@@ -84,7 +84,7 @@ pub struct BoardKernel {
 /// Which part of the firmware computes an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoardFamily {
-    /// Integer kernels beside the dispatch (`board/firmware/main.c` over `kernels.c`: the
+    /// Integer kernels (`board/firmware/integer.c` over `kernels.c`: the
     /// Cortex-M backend's in CMSIS-NN arithmetic, and the copies and clamps its programs keep on
     /// int8/int16 codes); each checks its own dtypes.
     Integer,

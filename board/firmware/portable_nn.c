@@ -1,0 +1,356 @@
+/* Network layers: matrix products, linear, convolution, layer, group and batch norm, embedding,
+ * pairwise distances, and the quantized_decomposed quantize and dequantize. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "portable.h"
+
+/* embedding.out(weight[rows, dim], indices, ...): rows of the weight by index */
+int embedding_op(const uint32_t *a, uint32_t n) {
+  tview w, ix;
+  double *wv = load(val(a, n, 0), &w), *iv = wv ? load(val(a, n, 1), &ix) : 0;
+  if (!iv) return -1;
+  if (w.rank != 2) return fail("embedding: the weight is not 2-D");
+  uint32_t rows = (uint32_t)w.size[0], dim = (uint32_t)w.size[1];
+  double *r = new_values(ix.numel * dim);
+  if (!r) return -1;
+  for (uint32_t k = 0; k < ix.numel; k++) {
+    int64_t i = (int64_t)iv[k];
+    if (i < 0) i += rows;
+    if (i < 0 || i >= (int64_t)rows) return fail("embedding: an index out of range");
+    memcpy(r + (uint64_t)k * dim, wv + (uint64_t)i * dim, dim * 8u);
+  }
+  return store(out_of(a, n), r, ix.numel * dim);
+}
+
+/* out[b][i][j] = sum_p a[b][i][p] * b[b][p][j] in float32 (mm: one batch) */
+int matmul_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  uint32_t first = op == OP_ADDMM ? 1u : 0u;
+  tview ta, tb;
+  double *av = load(val(a, n, first), &ta), *bv = av ? load(val(a, n, first + 1), &tb) : 0;
+  if (!bv) return -1;
+  if (!is_float(&ta) || !is_float(&tb)) return fail("mm/bmm/addmm: float tensors only");
+  uint32_t rank = op == OP_BMM ? 3u : 2u;
+  if (ta.rank != rank || tb.rank != rank) return fail("mm/bmm/addmm: operands of the wrong rank");
+  uint32_t batch = rank == 3 ? (uint32_t)ta.size[0] : 1u, base = rank - 2;
+  uint32_t m = (uint32_t)ta.size[base], k = (uint32_t)ta.size[base + 1], nn = (uint32_t)tb.size[base + 1];
+  if ((uint32_t)tb.size[base] != k || (rank == 3 && (uint32_t)tb.size[0] != batch)) return fail("mm/bmm/addmm: inner sizes differ");
+  double *r = new_values(batch * m * nn);
+  if (!r) return -1;
+  for (uint32_t t = 0; t < batch; t++)
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t j = 0; j < nn; j++) {
+        float acc = 0.0f;
+        for (uint32_t p = 0; p < k; p++)
+          acc += (float)av[((uint64_t)t * m + i) * k + p] * (float)bv[((uint64_t)t * k + p) * nn + j];
+        r[((uint64_t)t * m + i) * nn + j] = acc;
+      }
+  if (op == OP_ADDMM) {
+    tview tc;
+    double *cv = load(val(a, n, 0), &tc);
+    if (!cv) return -1;
+    float beta = (float)scalar(val(a, n, 3)), alpha = (float)scalar(val(a, n, 4));
+    for (uint32_t i = 0; i < m * nn; i++) {
+      float bi = tc.numel == nn ? (float)cv[i % nn] : tc.numel == m * nn ? (float)cv[i] : tc.numel ? (float)cv[0] : 0.0f;
+      r[i] = (double)(alpha * (float)r[i] + beta * bi);
+    }
+  }
+  return store(out_of(a, n), r, batch * m * nn);
+}
+
+/* linear(input, weight[out, in], bias?): float32 dot products, then the bias */
+int linear_op(const uint32_t *a, uint32_t n) {
+  tview x, w, b;
+  double *xv = load(val(a, n, 0), &x), *wv = xv ? load(val(a, n, 1), &w) : 0;
+  if (!wv) return -1;
+  const value_rec *bvr = val(a, n, 2);
+  double *bv = bvr && bvr->kind == V_TENSOR ? load(bvr, &b) : 0;
+  if (bvr && bvr->kind == V_TENSOR && !bv) return -1;
+  if (w.rank != 2 || !is_float(&x)) return fail("linear: a 2-D weight, float tensors");
+  uint32_t outs = (uint32_t)w.size[0], ins = (uint32_t)w.size[1];
+  if (ins == 0 || x.numel % ins || (bv && b.numel != outs)) return fail("linear: sizes do not fit");
+  uint32_t rows = x.numel / ins;
+  double *r = new_values(rows * outs);
+  if (!r) return -1;
+  for (uint32_t q = 0; q < rows; q++)
+    for (uint32_t o = 0; o < outs; o++) {
+      float acc = 0.0f;
+      for (uint32_t i = 0; i < ins; i++) acc += (float)xv[(uint64_t)q * ins + i] * (float)wv[(uint64_t)o * ins + i];
+      r[(uint64_t)q * outs + o] = (double)(acc + (bv ? (float)bv[o] : 0.0f));
+    }
+  return store(out_of(a, n), r, rows * outs);
+}
+
+/* convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
+ * groups, out), 2-D or 1-D: each output starts at its bias and adds weight × input in input
+ * channel, kernel row, kernel column order, in float32. */
+int convolution_op(const uint32_t *a, uint32_t n) {
+  tview x, w, b;
+  double *xv = load(val(a, n, 0), &x), *wv = xv ? load(val(a, n, 1), &w) : 0;
+  if (!wv) return -1;
+  const value_rec *bvr = val(a, n, 2);
+  double *bv = bvr && bvr->kind == V_TENSOR ? load(bvr, &b) : 0;
+  if (bvr && bvr->kind == V_TENSOR && !bv) return -1;
+  if (ival(val(a, n, 6))) return fail("convolution: transposed convolution is not implemented");
+  if (!is_float(&x) || !is_float(&w)) return fail("convolution: float tensors only");
+  int one_d = x.rank == 3 && w.rank == 3;
+  if (!one_d && (x.rank != 4 || w.rank != 4)) return fail("convolution: 3-D or 4-D tensors");
+  int32_t N = x.size[0], C = x.size[1], H = one_d ? 1 : x.size[2], W = x.size[one_d ? 2 : 3];
+  int32_t OC = w.size[0], ICG = w.size[1], KH = one_d ? 1 : w.size[2], KW = w.size[one_d ? 2 : 3];
+  int32_t sh = one_d ? 1 : (int32_t)window(val(a, n, 3), 0, 1), sw = (int32_t)window(val(a, n, 3), one_d ? 0 : 1, 1);
+  int32_t ph = one_d ? 0 : (int32_t)window(val(a, n, 4), 0, 0), pw = (int32_t)window(val(a, n, 4), one_d ? 0 : 1, 0);
+  int32_t dh = one_d ? 1 : (int32_t)window(val(a, n, 5), 0, 1), dw = (int32_t)window(val(a, n, 5), one_d ? 0 : 1, 1);
+  int64_t groups = ival(val(a, n, 8));
+  if (groups < 1) groups = 1;
+  if (sh == 0 || sw == 0 || (int64_t)ICG * groups != C || OC % groups || (bv && b.numel != (uint32_t)OC))
+    return fail("convolution: input, weight and groups do not fit");
+  int32_t OH = (H + 2 * ph - (dh * (KH - 1) + 1)) / sh + 1, OW = (W + 2 * pw - (dw * (KW - 1) + 1)) / sw + 1;
+  if (OH <= 0 || OW <= 0) return fail("convolution: the kernel is larger than the input");
+  int32_t OCG = OC / (int32_t)groups;
+  uint32_t total = (uint32_t)(N * OC * OH * OW), k = 0;
+  double *r = new_values(total);
+  if (!r) return -1;
+  for (int32_t bn = 0; bn < N; bn++)
+    for (int32_t o = 0; o < OC; o++) {
+      int32_t g = o / OCG;
+      for (int32_t y = 0; y < OH; y++)
+        for (int32_t xo = 0; xo < OW; xo++) {
+          float acc = bv ? (float)bv[o] : 0.0f;
+          for (int32_t ic = 0; ic < ICG; ic++) {
+            int32_t cin = g * ICG + ic;
+            const double *src = xv + ((int64_t)bn * C + cin) * H * W;
+            for (int32_t ky = 0; ky < KH; ky++) {
+              int32_t iy = y * sh + ky * dh - ph;
+              if (iy < 0 || iy >= H) continue;
+              for (int32_t kx = 0; kx < KW; kx++) {
+                int32_t ix = xo * sw + kx * dw - pw;
+                if (ix < 0 || ix >= W) continue;
+                float wt = (float)wv[(((int64_t)o * ICG + ic) * KH + ky) * KW + kx];
+                acc += wt * (float)src[(int64_t)iy * W + ix];
+              }
+            }
+          }
+          r[k++] = (double)acc;
+        }
+    }
+  return store(out_of(a, n), r, k);
+}
+
+/* native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out, mean, rstd): the
+ * statistics in double, each output rounded to float32 before the affine step */
+int layer_norm_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 2), *br = val(a, n, 3);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0;
+  double *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  uint32_t nk;
+  const int64_t *shape = list(val(a, n, 1), &nk);
+  if (nk > x.rank || !is_float(&x)) return fail("native_layer_norm: the normalized shape does not fit");
+  for (uint32_t k = 0; k < nk; k++)
+    if (x.size[x.rank - nk + k] != shape[k]) return fail("native_layer_norm: the normalized shape does not end the input");
+  uint32_t inner = product(x.size, x.rank - nk, x.rank);
+  if (inner == 0 || (wv && tw.numel != inner) || (bv && tb.numel != inner)) return fail("native_layer_norm: weight or bias does not fit");
+  double eps = dval(val(a, n, 4));
+  uint32_t rows = x.numel / inner;
+  double *out = new_values(x.numel), *means = new_values(rows), *rstds = new_values(rows);
+  if (!out || !means || !rstds) return -1;
+  for (uint32_t q = 0; q < rows; q++) {
+    const double *row = xv + (uint64_t)q * inner;
+    double sum = -0.0, var = -0.0; /* Rust's float sums start at -0.0 */
+    for (uint32_t i = 0; i < inner; i++) sum += row[i];
+    double mean = sum / (double)inner;
+    for (uint32_t i = 0; i < inner; i++) var += (row[i] - mean) * (row[i] - mean);
+    var /= (double)inner;
+    double rstd = 1.0 / sqrt(var + eps);
+    for (uint32_t i = 0; i < inner; i++) {
+      float y = (float)((row[i] - mean) * rstd);
+      if (wv) y *= (float)wv[i];
+      if (bv) y += (float)bv[i];
+      out[(uint64_t)q * inner + i] = (double)y;
+    }
+    means[q] = (double)(float)mean;
+    rstds[q] = (double)(float)rstd;
+  }
+  if (store(val(a, n, 5), out, x.numel) || store(val(a, n, 6), means, rows)) return -1;
+  return store(val(a, n, 7), rstds, rows);
+}
+
+/* native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out, mean, rstd), in the
+ * host's float32 steps */
+int group_norm_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  int64_t N = ival(val(a, n, 3)), C = ival(val(a, n, 4)), HW = ival(val(a, n, 5)), G = ival(val(a, n, 6));
+  if (N < 0) N = 0;
+  if (C < 0) C = 0;
+  if (HW < 0) HW = 0;
+  if (G < 1) G = 1;
+  float eps = (float)dval(val(a, n, 7));
+  if (C % G || (uint64_t)(N * C * HW) != x.numel) return fail("group_norm: sizes do not fit the input");
+  int64_t cg = C / G, count = cg * HW;
+  double *out = new_values(x.numel), *means = new_values((uint32_t)(N * G)), *rstds = new_values((uint32_t)(N * G));
+  if (!out || !means || !rstds) return -1;
+  uint32_t q = 0;
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t g = 0; g < G; g++) {
+      int64_t base = (b * C + g * cg) * HW;
+      float sum = 0.0f;
+      double sq = 0.0;
+      for (int64_t k = 0; k < count; k++) {
+        float f = (float)xv[base + k];
+        sum = sum + f;
+        sq = sq + (double)(f * f);
+      }
+      float nn = (float)(count > 0 ? count : 1), mean = sum / nn, var = (float)sq / nn - mean * mean;
+      float rstd = (float)(1.0 / (double)sqrtf(var + eps));
+      means[q] = mean;
+      rstds[q++] = rstd;
+      for (int64_t ch = 0; ch < cg; ch++) {
+        int64_t channel = g * cg + ch, at0 = base + ch * HW;
+        if (!wv && !bv) {
+          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(((float)xv[at0 + k] - mean) * rstd);
+        } else {
+          float w = wv ? (float)wv[channel] : 1.0f, bb = bv ? (float)bv[channel] : 0.0f;
+          float scale = rstd * w, shift = -scale * mean + bb;
+          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(scale * (float)xv[at0 + k] + shift);
+        }
+      }
+    }
+  if (store(val(a, n, 8), out, x.numel) || store(val(a, n, 9), means, q)) return -1;
+  return store(val(a, n, 10), rstds, q);
+}
+
+/* The p-norm distance of two rows in float32 steps (p = 0 counts differences, infinity takes the
+ * largest), as the host's `p_distance`; sums start at -0.0 as Rust's do. */
+static double p_distance(const double *x, const double *y, uint32_t m, double p) {
+  float acc = -0.0f;
+  if (isinf(p)) acc = 0.0f;
+  for (uint32_t k = 0; k < m; k++) {
+    float d = fabsf((float)x[k] - (float)y[k]);
+    if (p == 0.0)
+      acc += d != 0.0f ? 1.0f : 0.0f;
+    else if (isinf(p))
+      acc = fmaxf(acc, d);
+    else if (p == 1.0)
+      acc += d;
+    else if (p == 2.0)
+      acc += d * d;
+    else
+      acc += powf(d, (float)p);
+  }
+  if (p == 2.0) acc = sqrtf(acc);
+  else if (p != 0.0 && p != 1.0 && !isinf(p)) acc = powf(acc, 1.0f / (float)p);
+  return (double)acc;
+}
+
+/* _cdist_forward.out(x1[..., P, M], x2[..., R, M], p, compute_mode?, out) and
+ * _pdist_forward.out(self[N, M], p, out): distances of rows */
+int distance_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x, y;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  if (op == OP_PDIST_FORWARD) {
+    if (x.rank != 2) return fail("pdist: a 2-D tensor");
+    uint32_t rows = (uint32_t)x.size[0], m = (uint32_t)x.size[1], c = 0;
+    double p = scalar(val(a, n, 1));
+    double *r = new_values(rows * (rows ? rows - 1 : 0) / 2 + 1);
+    if (!r) return -1;
+    for (uint32_t i = 0; i < rows; i++)
+      for (uint32_t j = i + 1; j < rows; j++) r[c++] = p_distance(xv + (uint64_t)i * m, xv + (uint64_t)j * m, m, p);
+    return store(out_of(a, n), r, c);
+  }
+  double *yv = load(val(a, n, 1), &y);
+  if (!yv) return -1;
+  if (x.rank < 2 || y.rank != x.rank || x.size[x.rank - 1] != y.size[y.rank - 1] ||
+      memcmp(x.size, y.size, 4u * (x.rank - 2)))
+    return fail("cdist: the shapes do not fit");
+  uint32_t pn = (uint32_t)x.size[x.rank - 2], rn = (uint32_t)y.size[y.rank - 2], m = (uint32_t)x.size[x.rank - 1];
+  uint32_t batches = product(x.size, 0, x.rank - 2), c = 0;
+  double p = scalar(val(a, n, 2));
+  double *r = new_values(batches * pn * rn);
+  if (!r) return -1;
+  for (uint32_t b = 0; b < batches; b++)
+    for (uint32_t i = 0; i < pn; i++)
+      for (uint32_t j = 0; j < rn; j++)
+        r[c++] = p_distance(xv + ((uint64_t)b * pn + i) * m, yv + ((uint64_t)b * rn + j) * m, m, p);
+  return store(out_of(a, n), r, c);
+}
+
+/* _native_batch_norm_legit_no_training.out(input, weight?, bias?, mean, var, momentum, eps, out,
+ * save_mean, save_invstd): per channel (x - mean) / sqrt(var + eps), scaled and shifted, in
+ * float32 as the host */
+int batch_norm_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb, tm, tv;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  double *mv = load(val(a, n, 3), &tm), *vv = mv ? load(val(a, n, 4), &tv) : 0;
+  if (!vv || (wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with channels");
+  uint32_t c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
+  if (tm.numel != c || tv.numel != c || (wv && tw.numel != c) || (bv && tb.numel != c)) return fail("batch norm: statistics do not match the channels");
+  float eps = (float)dval(val(a, n, 6));
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t ch = (i / (inner ? inner : 1u)) % c;
+    float inv = 1.0f / sqrtf((float)vv[ch] + eps);
+    float y = ((float)xv[i] - (float)mv[ch]) * inv;
+    if (wv) y *= (float)wv[ch];
+    if (bv) y += (float)bv[ch];
+    xv[i] = (double)y;
+  }
+  return store(val(a, n, 7), xv, x.numel);
+}
+
+/* quantized_decomposed::quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max,
+ * dtype, out): zero_point + nearbyint(x * (1/scale)) in float, clamped, as the host's
+ * `quantize_value`; dequantize_per_tensor / _per_channel: (q - zero_point) * scale in double */
+int qd_op(uint32_t op, const uint32_t *a, uint32_t n) {
+  tview x;
+  double *v = load(val(a, n, 0), &x);
+  if (!v) return -1;
+  if (op == OP_QD_QUANTIZE) {
+    if (!is_float(&x)) return fail("quantize_per_tensor: a float input");
+    float inv = 1.0f / (float)dval(val(a, n, 1));
+    int64_t zp = (int32_t)ival(val(a, n, 2)), lo = (int32_t)ival(val(a, n, 3)), hi = (int32_t)ival(val(a, n, 4));
+    if (lo > hi) return fail("quantize_per_tensor: quant_min above quant_max");
+    for (uint32_t i = 0; i < x.numel; i++) {
+      float q = rintf(inv * (float)v[i]);
+      int64_t qi = q != q ? 0 : q >= 2147483647.0f ? 2147483647 : q <= -2147483648.0f ? -2147483647 - 1 : (int64_t)q;
+      int64_t r = zp + qi;
+      r = r > 2147483647 ? 2147483647 : r < -2147483647 - 1 ? -2147483647 - 1 : r;
+      v[i] = (double)(r < lo ? lo : r > hi ? hi : r);
+    }
+    return store(out_of(a, n), v, x.numel);
+  }
+  if (x.dt != ST_CHAR && x.dt != ST_BYTE && x.dt != ST_SHORT && x.dt != ST_INT) return fail("dequantize: an integer input");
+  if (op == OP_QD_DEQUANTIZE) {
+    double scale = dval(val(a, n, 1)), zp = (double)(int32_t)ival(val(a, n, 2));
+    for (uint32_t i = 0; i < x.numel; i++) v[i] = (double)(float)((v[i] - zp) * scale);
+    return store(out_of(a, n), v, x.numel);
+  }
+  tview ts, tz;
+  double *sv = load(val(a, n, 1), &ts);
+  if (!sv) return -1;
+  const value_rec *zr = val(a, n, 2);
+  double *zv = zr && zr->kind == V_TENSOR ? load(zr, &tz) : 0;
+  if (zr && zr->kind == V_TENSOR && !zv) return -1;
+  uint32_t axis = 0;
+  if (dim_of(ival(val(a, n, 3)), x.rank, &axis)) return -1;
+  uint32_t channels = (uint32_t)x.size[axis], inner = product(x.size, axis + 1, x.rank);
+  if (ts.numel != channels || (zv && tz.numel != channels)) return fail("dequantize_per_channel: scales do not match the channels");
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t c = (i / (inner ? inner : 1u)) % channels;
+    double zp = zv ? (double)(int32_t)(int64_t)zv[c] : 0.0;
+    v[i] = (double)(float)((v[i] - zp) * sv[c]);
+  }
+  return store(out_of(a, n), v, x.numel);
+}
