@@ -52,6 +52,10 @@ pub enum Outcome<T> {
 pub struct Job<T> {
     name: String,
     rx: Receiver<Result<T, String>>,
+    /// What [`Job::block_until_done`] took out of `rx` before a poll.
+    early: Option<Result<T, String>>,
+    /// The outcome was handed out: later polls return `None`.
+    finished: bool,
     handle: JobHandle,
     started: Instant,
 }
@@ -88,6 +92,8 @@ impl<T: Send + 'static> Job<T> {
             return Job {
                 name,
                 rx: rx2,
+                early: None,
+                finished: false,
                 handle,
                 started: Instant::now(),
             };
@@ -95,6 +101,8 @@ impl<T: Send + 'static> Job<T> {
         Job {
             name,
             rx,
+            early: None,
+            finished: false,
             handle,
             started: Instant::now(),
         }
@@ -127,8 +135,23 @@ impl<T> Job<T> {
         (total > 0).then(|| (self.handle.done.load(Ordering::Relaxed).min(total), total))
     }
 
-    /// The outcome once the job has ended, `None` while it runs. Returns it once.
+    /// The outcome once the job has ended, `None` while it runs. Returns it once; `None` after.
     pub fn poll(&mut self) -> Option<Outcome<T>> {
+        if self.finished {
+            return None;
+        }
+        let outcome = self.poll_once();
+        self.finished = outcome.is_some();
+        outcome
+    }
+
+    fn poll_once(&mut self) -> Option<Outcome<T>> {
+        if let Some(early) = self.early.take() {
+            return Some(match early {
+                Ok(value) => Outcome::Done(value),
+                Err(message) => Outcome::Panicked(message),
+            });
+        }
         match self.rx.try_recv() {
             Ok(Ok(value)) => Some(Outcome::Done(value)),
             Ok(Err(message)) => Some(Outcome::Panicked(message)),
@@ -137,6 +160,18 @@ impl<T> Job<T> {
                 "{} ended without a result",
                 self.name
             ))),
+        }
+    }
+
+    /// Blocks until the job has ended; the next [`Job::poll`] returns its outcome (a window
+    /// started from the command line that must finish a job before its first picture).
+    pub fn block_until_done(&mut self) {
+        if self.early.is_none() {
+            self.early = Some(
+                self.rx
+                    .recv()
+                    .unwrap_or_else(|_| Err(format!("{} ended without a result", self.name))),
+            );
         }
     }
 
@@ -191,6 +226,17 @@ mod tests {
         );
         assert_eq!(job.wait().into_result(), Ok(3));
         assert_eq!(woken.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_outcome_is_handed_out_once() {
+        let mut job = Job::spawn("one", || {}, |_| 1);
+        job.block_until_done();
+        assert!(matches!(job.poll(), Some(Outcome::Done(1))));
+        assert!(
+            job.poll().is_none(),
+            "no second outcome, no 'lost' after the result"
+        );
     }
 
     #[test]

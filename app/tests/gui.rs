@@ -995,7 +995,15 @@ fn a_live_capture_never_overwrites_one_on_disk() {
 fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     let mut harness = app_with(&["model_int8_qdq_portable.pte"]);
     harness.state_mut().tab = etscope::gui::Tab::Memory;
-    harness.run_steps(3);
+    harness.run_steps(1);
+    // the planners run on a worker, not inside the frame
+    step_while(
+        &mut harness,
+        |app| app.docs[0].replan.is_none(),
+        60,
+        "the memory planners did not finish",
+    );
+    harness.run_steps(2);
     let best = {
         let doc = &harness.state().docs[0].doc;
         let alts = etscope_core::plan::alternatives::alternatives(

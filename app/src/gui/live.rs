@@ -9,6 +9,8 @@ use eframe::egui;
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
+use crate::job::Job;
+
 use etscope_core::analysis::profile::{profile, Profile};
 use etscope_core::board_image::{self, BoardOptions};
 use etscope_core::formats::debug_buffer::{captured_tensors, CapturedTensor};
@@ -72,6 +74,8 @@ enum Control {
 /// A running live session, owned by the window.
 pub struct LiveSession {
     rx: Receiver<LiveMessage>,
+    /// The worker: its result is the `Ended` message (a panic is said, the stream on disk kept).
+    job: Job<LiveMessage>,
     tx: Sender<Control>,
     pub paused: bool,
     pub connected: Option<String>,
@@ -100,24 +104,19 @@ impl LiveSession {
             LiveTarget::Board { runs, .. } => Some(*runs),
             _ => None,
         };
-        std::thread::spawn(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let wake = ctx.clone();
+        let job = Job::spawn(
+            "live session",
+            move || wake.request_repaint(),
+            move |_| {
                 worker(
                     &program, &pte_name, input, &target, &out2, &tx_msg, &rx_ctl, &ctx,
                 )
-            }));
-            let ended = match result {
-                Ok(ended) => ended,
-                Err(_) => LiveMessage::Ended {
-                    saved: None,
-                    error: Some("the live session's worker panicked (a bug): the raw stream on disk is intact".into()),
-                },
-            };
-            let _ = tx_msg.send(ended);
-            ctx.request_repaint();
-        });
+            },
+        );
         LiveSession {
             rx,
+            job,
             tx,
             paused: false,
             connected: None,
@@ -130,6 +129,8 @@ impl LiveSession {
 
     /// Takes the worker's messages; returns a new snapshot when one arrived.
     pub fn poll(&mut self) -> bool {
+        // the result first: whatever the worker sent before it returned is in the channel then
+        let finished = self.job.poll();
         let mut fresh = false;
         loop {
             match self.rx.try_recv() {
@@ -139,14 +140,21 @@ impl LiveSession {
                     fresh = true;
                 }
                 Ok(LiveMessage::Ended { saved, error }) => self.ended = Some((saved, error)),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    if self.ended.is_none() {
-                        self.ended = Some((None, Some("the live session stopped".into())));
-                    }
-                    break;
-                }
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
+        }
+        match finished.map(|o| o.into_result()) {
+            Some(Ok(LiveMessage::Ended { saved, error })) => self.ended = Some((saved, error)),
+            Some(Ok(_)) => self.ended = Some((None, Some("the live session stopped".into()))),
+            Some(Err(panicked)) => {
+                self.ended = Some((
+                    None,
+                    Some(format!(
+                        "{panicked} (a bug): the raw stream on disk is intact"
+                    )),
+                ))
+            }
+            None => {}
         }
         fresh
     }

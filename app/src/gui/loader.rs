@@ -1,30 +1,33 @@
 //! Opening files off the UI thread: reads them, builds documents (parsing, IR, layout, memory
 //! plan, profile) and associates ETDumps, ETRecords and debug buffers with their program.
-//! Progress and results come back over a channel; the window never waits.
+//! It runs as a [`Job`]: progress and the programs to show first come back over a channel, the
+//! documents as the job's result; a panic is an error naming the files. The window never waits.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver};
-use std::thread;
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+
+use crate::job::Job;
 
 use etscope_core::formats::kind::FileKind;
 use etscope_viewer::document::{
     prepare_etrecord_reader, Document, EtrecordReload, PreparedEtrecord,
 };
 
-/// Messages from a load job.
-pub enum LoadMessage {
+/// What the loader sends while it runs.
+enum LoadMessage {
     Progress(String),
-    /// The batch's programs, read and laid out, before anything else is attached: the window
-    /// draws them at once; `Done` replaces them.
+    /// The batch's programs, read and laid out, before anything else is attached.
+    Preview(Vec<Document>),
+}
+
+/// What [`LoadJob::poll`] hands the window, in order.
+pub enum LoadEvent {
+    /// The batch's programs, to draw at once; `Done` replaces them.
     Preview(Vec<Document>),
     /// The job's documents (new ones, and the target handed in, updated), the files read and
     /// prepared for the previewed documents (the window attaches them: [`attach_pending`]),
     /// and one error line per file that could not be used.
-    Done {
-        documents: Vec<Document>,
-        pending: Vec<Pending>,
-        errors: Vec<String>,
-    },
+    Done(Loaded),
 }
 
 /// A file read and prepared on the loader's thread for a document the window already shows
@@ -50,9 +53,40 @@ pub struct Loaded {
 
 /// A running load.
 pub struct LoadJob {
-    pub rx: Receiver<LoadMessage>,
+    events: Receiver<LoadMessage>,
+    job: Job<Loaded>,
     pub progress: String,
     pub paths: Vec<PathBuf>,
+}
+
+impl LoadJob {
+    /// What arrived since the last poll: previews first, `Done` last once the job ended.
+    pub fn poll(&mut self) -> Vec<LoadEvent> {
+        // the result first: whatever the loader sent before it returned is in the channel then
+        let finished = self.job.poll();
+        let mut out = Vec::new();
+        loop {
+            match self.events.try_recv() {
+                Ok(LoadMessage::Progress(p)) => self.progress = p,
+                Ok(LoadMessage::Preview(docs)) => out.push(LoadEvent::Preview(docs)),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            }
+        }
+        if let Some(outcome) = finished {
+            let names: Vec<String> = self.paths.iter().map(|p| display_name(p)).collect();
+            out.push(LoadEvent::Done(outcome.into_result().unwrap_or_else(
+                |what| Loaded {
+                    documents: Vec::new(),
+                    pending: Vec::new(),
+                    errors: vec![format!(
+                        "{}: {what}; this is a bug in etscope, please report it with the file",
+                        names.join(", ")
+                    )],
+                },
+            )));
+        }
+        out
+    }
 }
 
 /// The name a document records for the file at `p` (its file name).
@@ -80,16 +114,17 @@ pub fn start(
     policy: LoadPolicy,
     ctx: eframe::egui::Context,
 ) -> LoadJob {
-    let (tx, rx) = channel();
+    let (tx, events) = channel();
     let job_paths = paths.clone();
-    thread::spawn(move || {
-        let send = |m: LoadMessage| {
-            let _ = tx.send(m);
-            ctx.request_repaint();
-        };
-        // a panic (a bug) is reported as an error naming the files, never a window stuck on
-        // "opening…"
-        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let wake = ctx.clone();
+    let job = Job::spawn(
+        "opening",
+        move || wake.request_repaint(),
+        move |_| {
+            let send = |m: LoadMessage| {
+                let _ = tx.send(m);
+                ctx.request_repaint();
+            };
             let show = |docs| send(LoadMessage::Preview(docs));
             load_in_phases(
                 &job_paths,
@@ -98,31 +133,11 @@ pub fn start(
                 policy.preview.then_some(&show as &dyn Fn(Vec<Document>)),
                 policy.eager_stage_nodes,
             )
-        }));
-        let loaded = loaded.unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("unknown panic");
-            let names: Vec<String> = job_paths.iter().map(|p| display_name(p)).collect();
-            Loaded {
-                documents: Vec::new(),
-                pending: Vec::new(),
-                errors: vec![format!(
-                    "{}: opening failed inside etscope ({what}); this is a bug, please report it with the file",
-                    names.join(", ")
-                )],
-            }
-        });
-        send(LoadMessage::Done {
-            documents: loaded.documents,
-            pending: loaded.pending,
-            errors: loaded.errors,
-        });
-    });
+        },
+    );
     LoadJob {
-        rx,
+        events,
+        job,
         progress: "opening…".into(),
         paths,
     }

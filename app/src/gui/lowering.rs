@@ -2,35 +2,17 @@
 //! background: the target core and flow picked in the Stages panel, every pass's output added as
 //! a stage (grouped under what it was lowered for), cancellable while it runs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
-use std::sync::Arc;
-
 use eframe::egui::{self, RichText, Ui};
 use etscope_core::lower::{Cpu, Flow, Module, Options};
 use etscope_viewer::document::{LoweringStage, StageView};
 
 use super::DocView;
+use crate::job::Job;
 
-/// A lowering running in a worker.
+/// A lowering running in a worker: what it lowers for and the job.
 pub struct LoweringJob {
     pub options: Options,
-    rx: Receiver<Result<Vec<StageView>, String>>,
-    /// What `wait` took out of `rx` early.
-    done: Option<Result<Vec<StageView>, String>>,
-    cancel: Arc<AtomicBool>,
-    started: std::time::Instant,
-}
-
-impl LoweringJob {
-    /// Blocks until the worker is done (the command line's `--lower`).
-    pub fn wait(&mut self) {
-        if self.done.is_none() {
-            self.done = Some(self.rx.recv().unwrap_or_else(|_| {
-                Err("the lowering stopped unexpectedly (worker thread panicked)".into())
-            }));
-        }
-    }
+    pub job: Job<Result<Vec<StageView>, String>>,
 }
 
 /// The panel's choices and the running job.
@@ -61,16 +43,15 @@ pub fn start(dv: &mut DocView, options: Options) {
     };
     // an input to run the stages on: the one opened with the program, else the ETRecord's own
     let input = dv.doc.input.clone();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let result = (|| {
+    let job = Job::spawn(
+        format!("lowering for {}", options.cpu.name()),
+        || {},
+        move |handle| -> Result<Vec<StageView>, String> {
             let etr = whole_etrecord()?;
             let module = Module::from_etrecord(&etr, None).map_err(|e| e.to_string())?;
             let edge = module.clone();
             let stages = etscope_core::lower::lower(module, &options).map_err(|e| e.to_string())?;
-            if flag.load(Ordering::Relaxed) {
+            if handle.cancelled() {
                 return Err("cancelled".to_string());
             }
             let inputs = match input {
@@ -88,7 +69,7 @@ pub fn start(dv: &mut DocView, options: Options) {
                     .ok()
                 })
                 .flatten();
-            if flag.load(Ordering::Relaxed) {
+            if handle.cancelled() {
                 return Err("cancelled".to_string());
             }
             let mut views = LoweringStage::views(&options, stages);
@@ -96,17 +77,10 @@ pub fn start(dv: &mut DocView, options: Options) {
                 LoweringStage::attach_numerics(&mut views, a);
             }
             Ok(views)
-        })();
-        let _ = tx.send(result);
-    });
+        },
+    );
     dv.lowering.error = None;
-    dv.lowering.job = Some(LoweringJob {
-        options,
-        rx,
-        done: None,
-        cancel,
-        started: std::time::Instant::now(),
-    });
+    dv.lowering.job = Some(LoweringJob { options, job });
 }
 
 /// Takes a finished lowering into the document's stages.
@@ -114,14 +88,11 @@ pub fn poll(dv: &mut DocView) {
     let Some(job) = dv.lowering.job.as_mut() else {
         return;
     };
-    let result = match job.done.take().map_or_else(|| job.rx.try_recv(), Ok) {
-        Ok(r) => r,
-        Err(TryRecvError::Empty) => return,
-        Err(TryRecvError::Disconnected) => {
-            Err("the lowering stopped unexpectedly (worker thread panicked)".into())
-        }
+    let Some(outcome) = job.job.poll() else {
+        return;
     };
-    let cancelled = job.cancel.load(Ordering::Relaxed);
+    let cancelled = job.job.is_cancelled();
+    let result = outcome.into_result().and_then(|r| r);
     dv.lowering.job = None;
     match result {
         Ok(views) if !cancelled => {
@@ -176,15 +147,9 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
                     );
             });
         match &dv.lowering.job {
-            Some(job) => {
-                super::busy::busy(ui);
-                ui.weak(format!(
-                    "lowering for {}… {:.1} s",
-                    job.options.cpu.name(),
-                    job.started.elapsed().as_secs_f32()
-                ));
-                if ui.small_button("cancel").clicked() {
-                    job.cancel.store(true, Ordering::Relaxed);
+            Some(running) => {
+                if super::busy::job_line(ui, &running.job) {
+                    running.job.cancel();
                 }
             }
             None => {

@@ -719,17 +719,11 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 }
 
 fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
-    if let Some(job) = &app.diff_job {
-        ui.horizontal(|ui| {
-            busy(ui);
-            ui.label(format!(
-                "comparing on a worker thread… {:.1} s (both programs run on the input, every intermediate tensor compared)",
-                job.started.elapsed().as_secs_f32()
-            ));
-            if ui.button("Cancel").clicked() {
-                job.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        });
+    if let Some(running) = &app.diff_job {
+        if super::busy::job_line(ui, &running.job) {
+            running.job.cancel();
+        }
+        ui.weak("both sides run on the input, every intermediate tensor compared");
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(100));
     }
@@ -810,14 +804,15 @@ fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         .and_then(|n| dv.doc.stages[dv.stage].graph.nodes.get(n))
         .and_then(|n| n.instruction_id);
     // every planner's placement of the same tensors and the RAM budget, computed once per
-    // document
+    // document on a worker (a large plan takes the planners seconds)
     if dv.replan.is_none() {
-        if let (Some(plan), Some(graph)) = (dv.doc.memory.as_ref(), dv.doc.pte_graph()) {
-            dv.replan = Some(etscope_core::plan::alternatives::alternatives(graph, plan));
-            dv.budget =
-                dv.doc.program.as_ref().and_then(|p| {
-                    etscope_core::plan::budget::ram_budget(p, dv.doc.plan_index, plan)
-                });
+        match &dv.replan_job {
+            Some(job) => {
+                if super::busy::job_line(ui, job) {
+                    job.cancel();
+                }
+            }
+            None => super::doc_view::start_replan(dv, ui.ctx()),
         }
     }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written

@@ -1,0 +1,356 @@
+//! One open document's view state ([`DocView`]: its stages' cameras, search, profile and
+//! memory views, the comparison shown) and the work it starts after a load: the deferred pass
+//! stages and a large ETRecord stage built when first shown.
+
+use std::path::PathBuf;
+
+use eframe::egui;
+use etscope_viewer::document::Document;
+use etscope_viewer::graph_view::GraphView;
+use etscope_viewer::memory_view::MemoryViewState;
+use etscope_viewer::neighborhood::Neighbourhood;
+use etscope_viewer::profile_view::{ProfileTableState, Span, TimelineState};
+use etscope_viewer::search::Hit;
+
+use super::*;
+use crate::job::Job;
+
+/// View state of one open document.
+pub struct DocView {
+    pub doc: Document,
+    pub stage: usize,
+    pub views: Vec<GraphView>,
+    pub search: String,
+    pub hits: Vec<Hit>,
+    pub profile_table: ProfileTableState,
+    pub timeline: TimelineState,
+    pub timeline_runs: Vec<Vec<Span>>,
+    pub memory: Vec<MemoryViewState>,
+    pub heat: bool,
+    /// The heat overlay of (stage, document revision), computed once, not per frame.
+    pub(super) heat_cache: Option<((usize, u64), etscope_viewer::diff_view::NodeColors)>,
+    pub neighbourhood: Option<Neighbourhood>,
+    /// Two stages side by side in the Graph tab.
+    pub side_by_side: Option<etscope_viewer::stage_compare::StageCompare>,
+    /// The comparison shown in the Diff tab, with the other side's stage.
+    pub diff: Option<(
+        etscope_viewer::diff_view::DiffView,
+        etscope_viewer::document::StageView,
+    )>,
+    /// Shown while its files are still being attached; the loaded document replaces it.
+    pub preview: bool,
+    /// Where its files came from: chosen, found beside the program, removed by the user.
+    pub sources: DocSources,
+    /// Why the last comparison could not be made, shown in the Diff tab itself.
+    pub diff_error: Option<String>,
+    /// Every planner's placement of the plan's tensors per arena (Memory tab), computed when
+    /// first shown.
+    pub replan: Option<Vec<etscope_core::plan::alternatives::ArenaAlternatives>>,
+    /// The planners and the budget being computed (Memory tab), until `replan` is set.
+    pub replan_job: Option<Job<Replanned>>,
+    /// The program's whole RAM budget (Memory tab), computed with `replan`.
+    pub budget: Option<etscope_core::plan::budget::RamBudget>,
+    /// The planner drawn beside the program's own plan (`best`: the smallest).
+    pub compare_plan: String,
+    /// "Lower for": the choices and a running lowering.
+    pub lowering: lowering::LoweringState,
+    /// The program's pass stages being computed after a load (see
+    /// `Document::pass_stages_deferred`).
+    pub pass_job: Option<Job<Vec<etscope_viewer::document::StageView>>>,
+    /// A stage being built because it is shown (see `StageView::unbuilt`): its ETRecord entry
+    /// and the worker's result.
+    pub stage_build: Option<StageBuild>,
+    /// ETRecord entries whose stage could not be built (said once; not tried again).
+    pub stage_build_failed: Vec<String>,
+}
+
+/// Every planner's placement per arena and the program's RAM budget.
+pub type Replanned = (
+    Vec<etscope_core::plan::alternatives::ArenaAlternatives>,
+    Option<etscope_core::plan::budget::RamBudget>,
+);
+
+/// Starts the memory planners and the RAM budget of `dv`'s program on a worker.
+pub(super) fn start_replan(dv: &mut DocView, ctx: &egui::Context) {
+    let (Some(plan), Some(graph)) = (dv.doc.memory.clone(), dv.doc.pte_graph().cloned()) else {
+        return;
+    };
+    let program = dv.doc.program.clone();
+    let plan_index = dv.doc.plan_index;
+    let ctx = ctx.clone();
+    dv.replan_job = Some(Job::spawn(
+        "running the memory planners",
+        move || ctx.request_repaint(),
+        move |_| {
+            let alternatives = etscope_core::plan::alternatives::alternatives(&graph, &plan);
+            let budget = program
+                .as_ref()
+                .and_then(|p| etscope_core::plan::budget::ram_budget(p, plan_index, &plan));
+            (alternatives, budget)
+        },
+    ));
+}
+
+/// A stage built on a worker thread: the ETRecord entry and the job building it.
+pub struct StageBuild {
+    pub entry: String,
+    pub job: Job<Result<etscope_viewer::document::StageView, String>>,
+}
+
+/// Starts building the shown stage of `dv` when it waits to be built, nothing builds yet and it
+/// has not failed before (a failure, a panic included, is said once and not retried).
+fn start_stage_build(dv: &mut DocView, ctx: &egui::Context) {
+    if dv.stage_build.is_some() {
+        return;
+    }
+    let Some((entry, build)) = dv.doc.stage_builder(dv.stage) else {
+        return;
+    };
+    if dv.stage_build_failed.contains(&entry) {
+        return;
+    }
+    let ctx = ctx.clone();
+    let job = Job::spawn(
+        format!("building the stage {entry}"),
+        move || ctx.request_repaint(),
+        move |_| build(),
+    );
+    dv.stage_build = Some(StageBuild { entry, job });
+}
+
+/// Computes a loaded document's deferred pass stages in a worker (the load's peak is over by
+/// then: the preview it replaced is gone).
+pub(super) fn start_pass_stages(dv: &mut DocView, ctx: &egui::Context) {
+    if !dv.doc.pass_stages_deferred {
+        return;
+    }
+    // most programs have nothing a pass changes: then no copy of their graph is made
+    let Some(graph) = dv
+        .doc
+        .pte_graph()
+        .filter(|g| etscope_viewer::document::program_passes_may_change(g))
+        .cloned()
+    else {
+        dv.doc.pass_stages_deferred = false;
+        return;
+    };
+    let ctx = ctx.clone();
+    dv.pass_job = Some(Job::spawn(
+        "computing the pass stages",
+        move || ctx.request_repaint(),
+        move |_| etscope_viewer::document::pass_stage_views(graph),
+    ));
+}
+
+/// The files of one document by origin, so a file found beside the program can be removed
+/// (the document is reopened without it) and is not found again.
+#[derive(Debug, Clone, Default)]
+pub struct DocSources {
+    /// Opened by the user (command line, dialog, drop).
+    pub given: Vec<PathBuf>,
+    /// Found beside a program by name and attached ([`crate::siblings`]).
+    pub found: Vec<PathBuf>,
+    /// Found once, removed by the user: not looked for again.
+    pub declined: Vec<PathBuf>,
+}
+
+impl DocView {
+    pub fn new(doc: Document) -> DocView {
+        let stage = doc.pte_stage.unwrap_or(0);
+        let views = doc.stages.iter().map(|_| GraphView::default()).collect();
+        let timeline_runs = doc
+            .etdump
+            .as_ref()
+            .map(etscope_viewer::profile_view::timeline)
+            .unwrap_or_default();
+        let arenas = doc.memory.as_ref().map_or(0, |m| m.arenas.len());
+        DocView {
+            heat: doc.profile.is_some(),
+            heat_cache: None,
+            doc,
+            stage,
+            views,
+            search: String::new(),
+            hits: Vec::new(),
+            profile_table: ProfileTableState::default(),
+            timeline: TimelineState::default(),
+            timeline_runs,
+            memory: vec![MemoryViewState::default(); arenas],
+            neighbourhood: None,
+            diff: None,
+            side_by_side: None,
+            preview: false,
+            sources: DocSources::default(),
+            diff_error: None,
+            replan: None,
+            replan_job: None,
+            stage_build: None,
+            stage_build_failed: Vec::new(),
+            budget: None,
+            compare_plan: "best".into(),
+            lowering: lowering::LoweringState::default(),
+            pass_job: None,
+        }
+    }
+
+    /// The profile heat overlay of the current stage, when shown (cached per stage and
+    /// document revision).
+    pub fn heat_overlay(&mut self) -> Option<&[Option<egui::Color32>]> {
+        if !self.heat || Some(self.stage) != self.doc.pte_stage {
+            return None;
+        }
+        let profile = self.doc.profile.as_ref()?;
+        let key = (self.stage, self.doc.revision);
+        if self.heat_cache.as_ref().map(|c| c.0) != Some(key) {
+            let stage = self.doc.stages.get(self.stage)?;
+            self.heat_cache = Some((
+                key,
+                etscope_viewer::profile_view::heat_overlay(&stage.graph, profile),
+            ));
+        }
+        self.heat_cache.as_ref().map(|c| c.1.as_slice())
+    }
+
+    /// The selected node of the current stage.
+    pub fn selected(&self) -> Option<usize> {
+        self.views.get(self.stage).and_then(|v| v.selected)
+    }
+
+    /// Selects (and centers) a node of the current stage.
+    pub fn select(&mut self, node: usize) {
+        if let Some(v) = self.views.get_mut(self.stage) {
+            v.focus(node);
+        }
+        self.neighbourhood = self
+            .doc
+            .stages
+            .get(self.stage)
+            .map(|s| Neighbourhood::new(s, node));
+    }
+
+    /// Switches stage, carrying the selection over through debug handles.
+    pub fn switch_stage(&mut self, to: usize) {
+        self.side_by_side = None;
+        if to >= self.doc.stages.len() || to == self.stage {
+            return;
+        }
+        let carried = self
+            .selected()
+            .and_then(|n| self.doc.corresponding(self.stage, n, to).first().copied());
+        self.stage = to;
+        match carried {
+            Some(n) => self.select(n),
+            None => self.neighbourhood = None,
+        }
+    }
+
+    /// Selects the node of instruction `iid` in the `.pte` stage.
+    pub fn select_instruction(&mut self, iid: usize) {
+        if let Some(pte) = self.doc.pte_stage {
+            self.stage = pte;
+            if let Some(n) = self.doc.stages[pte]
+                .graph
+                .node_for_instruction(iid)
+                .map(|n| n.id)
+            {
+                self.select(n);
+            }
+        }
+    }
+}
+
+impl DocSources {
+    /// The part of a batch's origins that ended up in `doc` (matched by file name).
+    pub(super) fn belonging_to(&self, doc: &Document) -> DocSources {
+        // the loader records each file under its display name
+        let mine = |p: &PathBuf| doc.files.iter().any(|f| *f == loader::display_name(p));
+        DocSources {
+            given: self.given.iter().filter(|p| mine(p)).cloned().collect(),
+            found: self.found.iter().filter(|p| mine(p)).cloned().collect(),
+            declined: self.declined.clone(),
+        }
+    }
+}
+
+impl EtscopeApp {
+    /// Starts building the shown stage when it waits to be built, and puts built stages in
+    /// place (a failure is a message; the stage stays unbuilt).
+    pub(super) fn poll_stage_builds(&mut self, ctx: &egui::Context) {
+        if let Some(dv) = self.docs.get_mut(self.active) {
+            start_stage_build(dv, ctx);
+        }
+        for dv in &mut self.docs {
+            let Some(build) = &mut dv.stage_build else {
+                continue;
+            };
+            let Some(outcome) = build.job.poll() else {
+                continue;
+            };
+            let entry = build.entry.clone();
+            dv.stage_build = None;
+            let built = match outcome.into_result() {
+                Ok(result) => result.map_err(|e| format!("building the stage {entry}: {e}")),
+                Err(panicked) => Err(panicked), // names the stage already
+            };
+            match built {
+                Ok(view) => {
+                    if let Some(i) = dv.doc.set_built_stage(&entry, view) {
+                        dv.views[i] = GraphView::default();
+                    }
+                }
+                Err(e) => {
+                    // said once; the stage stays unbuilt and says it could not be built
+                    self.messages.push(e);
+                    dv.stage_build_failed.push(entry);
+                }
+            }
+        }
+    }
+
+    /// Puts the planners' results in place; a cancelled or failed run says so and is not
+    /// started again for that document.
+    pub(super) fn poll_replans(&mut self) {
+        for dv in &mut self.docs {
+            let Some(job) = &mut dv.replan_job else {
+                continue;
+            };
+            let cancelled = job.is_cancelled();
+            let Some(outcome) = job.poll() else { continue };
+            dv.replan_job = None;
+            match outcome.into_result() {
+                Ok(_) if cancelled => {
+                    self.messages.push("memory planners cancelled".into());
+                    dv.replan = Some(Vec::new());
+                }
+                Ok((alternatives, budget)) => {
+                    dv.replan = Some(alternatives);
+                    dv.budget = budget;
+                }
+                Err(e) => {
+                    self.messages.push(e);
+                    dv.replan = Some(Vec::new());
+                }
+            }
+        }
+    }
+
+    /// Adds the pass stages computed after a load (a failed computation is said; the
+    /// program's own stages stay).
+    pub(super) fn poll_pass_jobs(&mut self) {
+        for dv in &mut self.docs {
+            let Some(job) = &mut dv.pass_job else {
+                continue;
+            };
+            let Some(outcome) = job.poll() else { continue };
+            dv.pass_job = None;
+            match outcome.into_result() {
+                Ok(views) => {
+                    dv.doc.set_pass_stages(views);
+                    dv.views
+                        .resize_with(dv.doc.stages.len(), GraphView::default);
+                }
+                Err(e) => self.messages.push(e),
+            }
+        }
+    }
+}
