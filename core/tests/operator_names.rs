@@ -1,96 +1,112 @@
-//! Operators are named once, in the registry (`core/src/ops/`): every operator-name literal
-//! elsewhere in the workspace's non-test code (`"aten::…"`, `"cortex_m::…"`, …) must be one the
-//! registry resolves, so a typo in a pass's pattern or a kernel's match is a failing test, not
-//! a rule that silently never fires.
+//! Operators are named once, in the registry (`core/src/ops/table.rs`). Code elsewhere that must
+//! still spell one (a lowering pattern, a kernel's match) names an operator the registry has:
+//! every `"namespace::name"` or `"namespace::name.overload"` literal of an operator namespace in
+//! the sources of every crate, outside `core/src/ops/`, must resolve there — so a typo or an
+//! operator renamed in the table fails here instead of silently matching nothing. Test modules
+//! inside the sources are checked too; generated code is not.
 
 use std::path::{Path, PathBuf};
 
-const NAMESPACES: [&str; 5] = [
-    "aten::",
-    "cortex_m::",
-    "quantized_decomposed::",
-    "dim_order_ops::",
-    "executorch_prim::",
+/// The namespaces whose names are operators.
+const OPERATOR_NAMESPACES: &[&str] = &[
+    "aten",
+    "cortex_m",
+    "quantized_decomposed",
+    "dim_order_ops",
+    "executorch_prim",
+    "channels_last",
+    "etscope",
 ];
 
-/// The workspace's Rust sources outside the registry and the generated schema code.
-fn sources() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut dirs: Vec<PathBuf> = ["core/src", "profiler/src", "viewer/src", "app/src"]
-        .iter()
-        .map(|d| root.join(d))
-        .collect();
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            let text = p.to_string_lossy().replace('\\', "/");
-            if text.ends_with("core/src/ops") || text.contains("/generated") {
-                continue;
-            }
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
+fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_sources(&path, out);
+        } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
+            out.push(path);
         }
     }
-    files.sort();
-    files
 }
 
-/// Every `"namespace::name[.overload]"` literal of `text` before its `#[cfg(test)]` module, with
-/// its line.
-fn literals(text: &str) -> Vec<(usize, String)> {
-    let code = text.split("\n#[cfg(test)]").next().unwrap_or(text);
+/// Every string literal of the form `ns::name[.overload]` with an operator namespace, with its
+/// line number.
+fn operator_literals(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    for (n, line) in code.lines().enumerate() {
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
         let mut rest = line;
-        while let Some(at) = rest.find('"') {
-            let after = &rest[at + 1..];
-            let Some(end) = after.find('"') else { break };
-            let lit = &after[..end];
-            if NAMESPACES.iter().any(|ns| lit.starts_with(ns))
-                && lit
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '.')
-                && !NAMESPACES.contains(&lit)
-            {
-                out.push((n + 1, lit.to_string()));
+        while let Some(open) = rest.find('"') {
+            let after = &rest[open + 1..];
+            let Some(close) = after.find('"') else { break };
+            let literal = &after[..close];
+            rest = &after[close + 1..];
+            let Some((ns, name)) = literal.split_once("::") else { continue };
+            if !OPERATOR_NAMESPACES.contains(&ns) {
+                continue;
             }
-            rest = &after[end + 1..];
+            let plain = |s: &str| {
+                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            };
+            let (op, overload) = name.split_once('.').unwrap_or((name, ""));
+            if plain(op) && (overload.is_empty() || plain(overload)) {
+                out.push((n + 1, literal.to_string()));
+            }
         }
     }
     out
 }
 
+fn resolves(literal: &str) -> bool {
+    let (name, overload) = match literal.rsplit_once('.') {
+        Some((n, o)) => (n, o),
+        None => (literal, ""),
+    };
+    etscope_core::ops::lookup(name, overload).is_some()
+}
+
 #[test]
-fn every_operator_name_outside_the_registry_resolves_in_it() {
+fn every_operator_literal_outside_the_registry_resolves_in_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in ["core", "profiler", "viewer", "app"] {
+        rust_sources(&root.join(krate).join("src"), &mut files);
+    }
+    let registry = root.join("core/src/ops");
+    let mut seen = 0;
     let mut unresolved = Vec::new();
-    let mut checked = 0;
-    for file in sources() {
-        let text =
-            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        for (line, lit) in literals(&text) {
-            checked += 1;
-            let known = etscope_core::ops::lookup_qualified(&lit).is_some()
-                || etscope_core::ops::lookup(&lit, "").is_some();
-            if !known {
-                unresolved.push(format!("{}:{line}: {lit}", file.display()));
+    for file in files {
+        let generated = file.components().any(|c| c.as_os_str() == "generated");
+        if file.starts_with(&registry) || generated {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("source");
+        for (line, literal) in operator_literals(&text) {
+            seen += 1;
+            if !resolves(&literal) {
+                let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+                unresolved.push(format!("{shown}:{line}: {literal}"));
             }
         }
     }
-    assert!(
-        checked >= 100,
-        "{checked} operator-name literals found: the scanner is broken"
-    );
+    assert!(seen > 100, "sanity: the sources name operators ({seen} literals)");
     assert!(
         unresolved.is_empty(),
-        "{} of {checked} operator names the registry does not know:\n{}",
-        unresolved.len(),
-        unresolved.join("\n")
+        "operator names the registry does not have (a typo, or an operator to add to core/src/ops/table.rs): {unresolved:#?}"
     );
+}
+
+#[test]
+fn the_scanner_finds_names_and_the_check_rejects_a_typo() {
+    let text = r#"if op == "aten::convolution.out" || op == "cortex_m::quantized_add" { "not::an_op" }"#;
+    let found: Vec<String> = operator_literals(text).into_iter().map(|(_, l)| l).collect();
+    assert_eq!(found, ["aten::convolution.out", "cortex_m::quantized_add"]);
+    assert!(resolves("aten::convolution.out"));
+    assert!(!resolves("aten::convolutoin.out"), "a typo does not resolve");
+    assert!(!resolves("aten::convolution.no_such_overload"));
 }

@@ -351,6 +351,12 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::native_layer_norm", DEFAULT_OUT, OUT, Some("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::layer_norm)), 69, "LAYER_NORM"),
     on_board(op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)), 54, "AVG_POOL2D"),
     op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
+    // the explicit-layout flow's NHWC variants (ExecuTorch 1.5.1 `backends/transforms/
+    // channels_last_ops.py`): intermediate stages of the lowering only, no kernel of their own
+    op("channels_last::convolution", DEFAULT, NO_OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"), Convolution, WEIGHTED, None),
+    op("channels_last::avg_pool2d", DEFAULT, NO_OUT, Some("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, None),
+    op("channels_last::max_pool2d", DEFAULT, NO_OUT, Some("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
+    op("channels_last::permute_copy", DEFAULT, NO_OUT, Some("(Tensor input, int[] dims) -> Tensor"), DataMovement, MOVE, None),
     on_board(op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"), Pooling, NONE, Some(nn::max_pool2d_with_indices)), 55, "MAX_POOL2D_WITH_INDICES"),
     on_board(laid(op("aten::addmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"), Linear, NONE, Some(pt::addmm)), LayoutRule::Reset), 63, "ADDMM"),
     on_board(laid(op("aten::mm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(pt::mm)), LayoutRule::Reset), 64, "MM"),
