@@ -4,6 +4,6 @@ pub mod board;
 pub mod cli;
 pub mod gui;
 pub mod job;
-mod load;
+pub mod load;
 pub mod siblings;
 mod table;

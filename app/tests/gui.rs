@@ -1276,3 +1276,87 @@ fn the_diff_tab_picks_whose_c_library_the_host_runs_compute_with() {
         etscope_core::kernels::libm::Libm::Glibc
     );
 }
+
+/// One loader: the same set of files opened in the window and with `etscope open` gives the
+/// same documents (titles, files attached, stages, profile, captured tensors) and the same error
+/// line for every file not used — a renamed file, an empty one, an ETDump of another program.
+#[test]
+fn a_set_of_files_opens_the_same_in_the_window_and_on_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("etscope-open-both-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut files = Vec::new();
+    for (from, to) in [
+        ("model_fp32.pte", "model_fp32.pte"),
+        ("model_fp32.etrecord", "model_fp32.etrecord"),
+        ("etdump.etdp", "etdump.etdp"),
+        ("debug_buffer.bin", "debug_buffer.bin"),
+        ("etdump_xnnpack.etdp", "etdump_xnnpack.etdp"),
+        ("etdump.etdp", "renamed.pte"),
+    ] {
+        std::fs::copy(tiny(from), dir.join(to)).expect("copy fixture");
+        files.push(dir.join(to));
+    }
+    std::fs::write(dir.join("empty.etdp"), b"").expect("write");
+    files.push(dir.join("empty.etdp"));
+
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .arg("open")
+        .arg("--json")
+        .arg("--no-siblings")
+        .args(&files)
+        .output()
+        .expect("runs etscope open");
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    let from_cli: serde_json::Value = serde_json::from_slice(&cli.stdout).expect("JSON");
+
+    let harness = app_starting(StartOptions {
+        files: files.clone(),
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    let app = harness.state();
+    let docs: Vec<etscope_viewer::document::Document> =
+        app.docs.iter().map(|dv| dv.doc.clone()).collect();
+    let in_window = etscope::load::batch::Opened::of(&docs, &app.messages);
+    let in_window = serde_json::to_value(&in_window).expect("JSON");
+    assert_eq!(
+        in_window, from_cli,
+        "the window and `etscope open` disagree"
+    );
+
+    // and what that is: one program with its ETRecord, ETDump and debug buffer; three refusals
+    let documents = from_cli["documents"].as_array().expect("documents");
+    assert_eq!(documents.len(), 1, "{from_cli:#}");
+    let files_of = documents[0]["files"].as_array().expect("files").len();
+    assert_eq!(files_of, 4, "{from_cli:#}");
+    assert_eq!(documents[0]["profile"], true);
+    let errors: Vec<&str> = from_cli["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("renamed.pte") && e.contains("holds")),
+        "{errors:#?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("empty.etdp") && e.contains("empty")),
+        "{errors:#?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("etdump_xnnpack.etdp")),
+        "{errors:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -46,13 +46,14 @@ fn operator_literals(text: &str) -> Vec<(usize, String)> {
             let Some(close) = after.find('"') else { break };
             let literal = &after[..close];
             rest = &after[close + 1..];
-            let Some((ns, name)) = literal.split_once("::") else { continue };
+            let Some((ns, name)) = literal.split_once("::") else {
+                continue;
+            };
             if !OPERATOR_NAMESPACES.contains(&ns) {
                 continue;
             }
-            let plain = |s: &str| {
-                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            };
+            let plain =
+                |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             let (op, overload) = name.split_once('.').unwrap_or((name, ""));
             if plain(op) && (overload.is_empty() || plain(overload)) {
                 out.push((n + 1, literal.to_string()));
@@ -89,12 +90,19 @@ fn every_operator_literal_outside_the_registry_resolves_in_it() {
         for (line, literal) in operator_literals(&text) {
             seen += 1;
             if !resolves(&literal) {
-                let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+                let shown = file
+                    .strip_prefix(&root)
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string();
                 unresolved.push(format!("{shown}:{line}: {literal}"));
             }
         }
     }
-    assert!(seen > 100, "sanity: the sources name operators ({seen} literals)");
+    assert!(
+        seen > 100,
+        "sanity: the sources name operators ({seen} literals)"
+    );
     assert!(
         unresolved.is_empty(),
         "operator names the registry does not have (a typo, or an operator to add to core/src/ops/table.rs): {unresolved:#?}"
@@ -103,10 +111,17 @@ fn every_operator_literal_outside_the_registry_resolves_in_it() {
 
 #[test]
 fn the_scanner_finds_names_and_the_check_rejects_a_typo() {
-    let text = r#"if op == "aten::convolution.out" || op == "cortex_m::quantized_add" { "not::an_op" }"#;
-    let found: Vec<String> = operator_literals(text).into_iter().map(|(_, l)| l).collect();
+    let text =
+        r#"if op == "aten::convolution.out" || op == "cortex_m::quantized_add" { "not::an_op" }"#;
+    let found: Vec<String> = operator_literals(text)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
     assert_eq!(found, ["aten::convolution.out", "cortex_m::quantized_add"]);
     assert!(resolves("aten::convolution.out"));
-    assert!(!resolves("aten::convolutoin.out"), "a typo does not resolve");
+    assert!(
+        !resolves("aten::convolutoin.out"),
+        "a typo does not resolve"
+    );
     assert!(!resolves("aten::convolution.no_such_overload"));
 }

@@ -8,6 +8,7 @@ mod graph;
 mod info;
 mod lower;
 mod memory;
+mod open;
 mod plan;
 mod profile;
 mod record;
@@ -125,6 +126,17 @@ pub enum Command {
     /// Summarize any supported file: .pte, .bpte, .etdp, .etrecord, .npy.
     Info {
         file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// What the window makes of a set of files: each program with what attaches to it (found
+    /// beside it by name too), its stages, and why any file is not used.
+    Open {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Open only the files given.
+        #[arg(long)]
+        no_siblings: bool,
         #[arg(long)]
         json: bool,
     },
@@ -390,6 +402,11 @@ pub struct BoardJob {
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Info { file, json } => info::run(&file, json),
+        Command::Open {
+            files,
+            no_siblings,
+            json,
+        } => open::run(&files, !no_siblings, json),
         Command::Bundled {
             file,
             rtol,

@@ -1,5 +1,7 @@
 //! Reads files from disk and hands their bytes to `core`'s readers, naming the file in every error.
 
+pub mod batch;
+
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
