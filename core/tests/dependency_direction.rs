@@ -101,3 +101,53 @@ fn viewer_sources_do_no_file_io() {
         }
     }
 }
+
+/// The FlatBuffers types stay where ExecuTorch's formats are read and written: the readers in
+/// `core::formats` and the `.pte` writer in `core::lower::emit`; every other module of the
+/// workspace sees plain Rust types.
+#[test]
+fn flatbuffers_types_stay_in_the_readers_and_the_writer() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let allowed = [
+        root.join("core/src/formats"),
+        root.join("core/src/lower/emit"),
+    ];
+    let mut stack: Vec<std::path::PathBuf> = ["core/src", "profiler/src", "viewer/src", "app/src"]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+    let mut offenders = Vec::new();
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("source dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("source");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let uses = code
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .any(|l| l.contains("flatbuffers::") || l.contains("use flatbuffers"));
+            if uses {
+                seen += 1;
+                if !allowed.iter().any(|a| path.starts_with(a)) {
+                    offenders.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        seen >= 2,
+        "sanity: the readers and the writer use flatbuffers"
+    );
+    assert!(
+        offenders.is_empty(),
+        "FlatBuffers types outside the readers and the writer: {offenders:#?}"
+    );
+}

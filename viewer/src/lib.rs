@@ -19,5 +19,6 @@ pub mod paint;
 pub mod profile_view;
 pub mod search;
 pub mod stage_compare;
+pub mod stage_view;
 pub mod tensor_view;
 pub mod view_layout;

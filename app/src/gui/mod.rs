@@ -11,6 +11,7 @@ pub mod live;
 pub mod live_tab;
 pub mod loader;
 pub mod lowering;
+mod memory_tab;
 mod panels;
 mod screenshot;
 pub use panels::SEARCH_ID;

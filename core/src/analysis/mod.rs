@@ -1,7 +1,8 @@
 //! Analyses beside the spine: they read programs, runs and captures and say something about them.
 //!
 //! - [`diff`], [`diff_sources`] — node matching, metrics and the first divergence between two
-//!   sources of intermediate tensors; "program or stage + input" as a source
+//!   sources of intermediate tensors (`diff_groups`: how the nodes are matched); "program or
+//!   stage + input" as a source
 //! - [`profile`] — Inspector-equal per-operator statistics from an ETDump
 //! - [`identity`] — whether an ETDump or ETRecord belongs to a program
 //! - [`device_notes`] — calls the board computes differently, and what the lowering left that
@@ -10,6 +11,7 @@
 
 pub mod device_notes;
 pub mod diff;
+mod diff_groups;
 pub mod diff_sources;
 pub mod fault;
 pub mod identity;

@@ -1,0 +1,211 @@
+//! How the diff matches two graphs' nodes into groups compared as one: a program and its
+//! rewrite by the pass's own node map, a stage and a program of one export by debug handle
+//! (N:M where operators were fused or split, a fused activation absorbed into its producer),
+//! two programs of one model by the module that produced them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ir::{Graph, Node, NodeId, NodeKind};
+
+/// A match: module path (if matched by module), debug handles, A's and B's nodes.
+pub(super) type Group = (Vec<String>, Vec<u32>, Vec<NodeId>, Vec<NodeId>);
+
+/// A program and a pass's rewrite of it (another stage of the same plan: surviving nodes keep
+/// their instruction ids, with the same operator): matched instruction by instruction, the
+/// nodes only one side has joining the group they follow. `None` when the graphs are not that.
+pub(super) fn rewrite_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
+    if a.stage == b.stage
+        || a.method != b.method
+        || a.instruction_count == 0
+        || b.instruction_count == 0
+    {
+        return None;
+    }
+    let in_b: BTreeMap<usize, &Node> = operator_nodes(b)
+        .into_iter()
+        .filter_map(|n| n.instruction_id.map(|i| (i, n)))
+        .collect();
+    // the instructions a pass merged into a node of B (its provenance) join that node's group
+    let merged_into: BTreeMap<usize, usize> = operator_nodes(b)
+        .into_iter()
+        .filter_map(|m| m.instruction_id.map(|i| (m, i)))
+        .flat_map(|(m, i)| {
+            m.came_from
+                .iter()
+                .filter_map(move |o| o.instruction_id.map(|from| (from, i)))
+        })
+        .collect();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_of: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut pending: Vec<(usize, NodeId)> = Vec::new();
+    for n in operator_nodes(a) {
+        let Some(i) = n.instruction_id else { continue };
+        if let Some(&into) = merged_into.get(&i) {
+            pending.push((into, n.id));
+            continue;
+        }
+        let Some(m) = in_b.get(&i) else { continue };
+        if m.op != n.op {
+            return None;
+        }
+        group_of.insert(i, groups.len());
+        groups.push((Vec::new(), Vec::new(), vec![n.id], vec![m.id]));
+    }
+    for (into, node) in pending {
+        let g = group_of.get(&into).copied()?;
+        groups[g].2.push(node);
+        groups[g].2.sort_unstable();
+    }
+    (!groups.is_empty()).then(|| absorb_fused(a, b, groups))
+}
+
+/// Groups nodes of A and B that share debug handles (transitively): N:M matches within one
+/// export (a stage and the program lowered from it).
+pub(super) fn handle_groups(a: &Graph, b: &Graph) -> Vec<Group> {
+    let mut parent: BTreeMap<u32, u32> = BTreeMap::new();
+    fn find(p: &mut BTreeMap<u32, u32>, x: u32) -> u32 {
+        let mut r = x;
+        while let Some(&q) = p.get(&r) {
+            if q == r {
+                break;
+            }
+            r = q;
+        }
+        p.insert(x, r);
+        r
+    }
+    for g in [a, b] {
+        for n in operator_nodes(g) {
+            for &h in &n.debug_handles {
+                parent.entry(h).or_insert(h);
+            }
+            if let Some((&first, rest)) = n.debug_handles.split_first() {
+                for &h in rest {
+                    let (ra, rb) = (find(&mut parent, first), find(&mut parent, h));
+                    parent.insert(ra, rb);
+                }
+            }
+        }
+    }
+    type Sides = (BTreeSet<u32>, BTreeSet<NodeId>, BTreeSet<NodeId>);
+    let mut groups: BTreeMap<u32, Sides> = BTreeMap::new();
+    for (side, g) in [a, b].into_iter().enumerate() {
+        for n in operator_nodes(g) {
+            let Some(&h) = n.debug_handles.first() else {
+                continue;
+            };
+            let root = find(&mut parent, h);
+            let e = groups.entry(root).or_default();
+            e.0.extend(&n.debug_handles);
+            if side == 0 {
+                e.1.insert(n.id);
+            } else {
+                e.2.insert(n.id);
+            }
+        }
+    }
+    let mut out: Vec<Group> = groups
+        .into_values()
+        .filter(|(_, x, y)| !x.is_empty() && !y.is_empty())
+        .map(|(h, x, y)| {
+            (
+                Vec::new(),
+                h.into_iter().collect(),
+                x.into_iter().collect(),
+                y.into_iter().collect(),
+            )
+        })
+        .collect();
+    out.sort_by_key(|g| g.2.iter().max().copied().unwrap_or(0));
+    absorb_fused(a, b, out)
+}
+
+/// Fusion-aware ends of N:M groups: a node that only one side has (its module has no
+/// counterpart: a batch norm folded into a quantized convolution, a ReLU fused into it, the
+/// Q/DQ pair around an op) and that is the single consumer of a group's last node joins that
+/// group, so the group compares the same quantity on both sides (conv + bn + relu against the
+/// one fused op).
+pub(super) fn absorb_fused(a: &Graph, b: &Graph, mut groups: Vec<Group>) -> Vec<Group> {
+    let extend = |g: &Graph, covered: &BTreeSet<NodeId>, nodes: &mut Vec<NodeId>| {
+        for _ in 0..64 {
+            let Some(&last) = nodes.iter().max() else {
+                return;
+            };
+            let consumers: BTreeSet<NodeId> = g
+                .nodes
+                .get(last)
+                .into_iter()
+                .flat_map(|n| &n.outputs)
+                .filter_map(|&v| g.values.get(v))
+                .flat_map(|v| v.consumers.iter().copied())
+                .collect();
+            let [next] = consumers.into_iter().collect::<Vec<_>>()[..] else {
+                return;
+            };
+            // only what computes from the group alone (an activation, a batch norm, a Q/DQ):
+            // an op that also reads another branch (a residual add, a concatenation) would
+            // mix that branch into the group's quantity
+            let from_group_only = |n: &crate::ir::Node| {
+                n.inputs.iter().all(|&v| {
+                    g.values.get(v).is_some_and(|val| {
+                        val.storage == crate::ir::Storage::Constant
+                            || val.producer.is_some_and(|p| nodes.contains(&p))
+                    })
+                })
+            };
+            let absorbable = g.nodes.get(next).is_some_and(|n| {
+                matches!(n.kind, NodeKind::Operator)
+                    && !covered.contains(&next)
+                    && from_group_only(n)
+            });
+            if !absorbable {
+                return;
+            }
+            nodes.push(next);
+        }
+    };
+    let covered_a: BTreeSet<NodeId> = groups.iter().flat_map(|g| g.2.iter().copied()).collect();
+    let covered_b: BTreeSet<NodeId> = groups.iter().flat_map(|g| g.3.iter().copied()).collect();
+    for g in &mut groups {
+        extend(a, &covered_a, &mut g.2);
+        extend(b, &covered_b, &mut g.3);
+    }
+    groups
+}
+
+/// Groups nodes by the innermost module that produced them; a group on each side with the same
+/// module path is one match (N:M), compared at the group's last node.
+pub(super) fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
+    let by_module = |g: &Graph| {
+        let mut m: BTreeMap<String, (BTreeSet<u32>, Vec<NodeId>)> = BTreeMap::new();
+        for n in operator_nodes(g) {
+            let Some(path) = n.innermost_module() else {
+                continue;
+            };
+            let e = m.entry(path.to_string()).or_default();
+            e.0.extend(&n.debug_handles);
+            e.1.push(n.id);
+        }
+        m
+    };
+    let (ma, mb) = (by_module(a), by_module(b));
+    let mut out: Vec<Group> = ma
+        .into_iter()
+        .filter_map(|(path, (ha, ia))| {
+            let (hb, ib) = mb.get(&path)?;
+            let handles: BTreeSet<u32> = ha.union(hb).copied().collect();
+            Some((vec![path], handles.into_iter().collect(), ia, ib.clone()))
+        })
+        .collect();
+    out.sort_by_key(|g| g.2.iter().max().copied().unwrap_or(0));
+    absorb_fused(a, b, out)
+}
+
+pub(super) fn operator_nodes(g: &Graph) -> Vec<&crate::ir::Node> {
+    g.nodes
+        .iter()
+        .filter(|n| {
+            matches!(n.kind, NodeKind::Operator | NodeKind::Delegate) && n.op != "memory.alloc"
+        })
+        .collect()
+}
