@@ -1,6 +1,8 @@
 //! The layering rule, checked on the resolved dependency tree: `core` knows no GUI and no probe;
 //! `profiler` knows no GUI (core ← profiler ← viewer ← app).
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -112,33 +114,19 @@ fn flatbuffers_types_stay_in_the_readers_and_the_writer() {
         root.join("core/src/formats"),
         root.join("core/src/lower/emit"),
     ];
-    let mut stack: Vec<std::path::PathBuf> = ["core/src", "profiler/src", "viewer/src", "app/src"]
-        .iter()
-        .map(|d| root.join(d))
-        .collect();
     let mut offenders = Vec::new();
     let mut seen = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("source dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().and_then(|e| e.to_str()) != Some("rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("source");
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            let uses = code
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .any(|l| l.contains("flatbuffers::") || l.contains("use flatbuffers"));
-            if uses {
-                seen += 1;
-                if !allowed.iter().any(|a| path.starts_with(a)) {
-                    offenders.push(path.display().to_string());
-                }
+    for path in common::rust_sources(&["core/src", "profiler/src", "viewer/src", "app/src"]) {
+        let text = std::fs::read_to_string(&path).expect("source");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let uses = code
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .any(|l| l.contains("flatbuffers::") || l.contains("use flatbuffers"));
+        if uses {
+            seen += 1;
+            if !allowed.iter().any(|a| path.starts_with(a)) {
+                offenders.push(path.display().to_string());
             }
         }
     }

@@ -5,7 +5,9 @@
 //! operator renamed in the table fails here instead of silently matching nothing. Test modules
 //! inside the sources are checked too; generated code is not.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 /// The namespaces whose names are operators.
 const OPERATOR_NAMESPACES: &[&str] = &[
@@ -17,20 +19,6 @@ const OPERATOR_NAMESPACES: &[&str] = &[
     "channels_last",
     "etscope",
 ];
-
-fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            rust_sources(&path, out);
-        } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// Every string literal of the form `ns::name[.overload]` with an operator namespace, with its
 /// line number.
@@ -74,10 +62,7 @@ fn resolves(literal: &str) -> bool {
 #[test]
 fn every_operator_literal_outside_the_registry_resolves_in_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    for krate in ["core", "profiler", "viewer", "app"] {
-        rust_sources(&root.join(krate).join("src"), &mut files);
-    }
+    let files = common::rust_sources(&["core/src", "profiler/src", "viewer/src", "app/src"]);
     let registry = root.join("core/src/ops");
     let mut seen = 0;
     let mut unresolved = Vec::new();

@@ -144,3 +144,26 @@ pub fn assert_matches(
         assert!((a - b).abs() <= tol, "{label}: element {i}: {a} vs {b}");
     }
 }
+
+/// Every `.rs` file under the workspace's `dirs` (paths from the workspace root), recursively,
+/// sorted: the house tests read the sources through this.
+pub fn rust_sources(dirs: &[&str]) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|d| root.join(d)).collect();
+    let mut out = Vec::new();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
