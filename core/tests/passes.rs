@@ -1,6 +1,7 @@
 //! Passes on real programs: a rewrite the runtime executes with the program's own output, a
-//! broken pass caught by `Graph::check` with its name, and a stage that runs exactly as its
-//! program does on every core.
+//! broken pass caught by the one driver's `Module::check` with its name (the graph, its
+//! constants, its quantization parameters; operator schemas on graphs with jumps too), and a
+//! stage that runs exactly as its program does on every core.
 
 mod common;
 
@@ -8,9 +9,10 @@ use etscope_core::formats::etrecord::ETRecord;
 use etscope_core::formats::npy::read_npy;
 use etscope_core::formats::pte::Program;
 use etscope_core::ir::from_pte::graph_from_plan;
+use etscope_core::ir::module::{Module, ModuleCheckError};
 use etscope_core::ir::{CheckError, Graph, NodeKind};
 use etscope_core::passes::fold_activation::FoldActivation;
-use etscope_core::passes::{run_checked, run_pipeline, Pass, PassError, Rewritten};
+use etscope_core::passes::{run_checked, run_pipeline, Pass, PassError};
 use etscope_core::runtime::{Device, Runtime, Target};
 
 fn ops(g: &Graph) -> Vec<String> {
@@ -84,7 +86,8 @@ impl Pass for Reorder {
         "deliberately_broken_reorder"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
+    fn run(&self, module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let mut graph = module.graph;
         let last = graph
             .nodes
             .iter()
@@ -96,10 +99,7 @@ impl Pass for Reorder {
             n.id = i;
         }
         graph.relink();
-        Ok(Rewritten {
-            graph,
-            changed: true,
-        })
+        Ok((Module::of_graph(graph), true))
     }
 }
 
@@ -111,7 +111,8 @@ impl Pass for WriteConstant {
         "deliberately_broken_constant"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
+    fn run(&self, module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let mut graph = module.graph;
         let conv = graph
             .nodes
             .iter()
@@ -119,10 +120,7 @@ impl Pass for WriteConstant {
             .expect("an operator");
         let weight = graph.nodes[conv].inputs[1];
         graph.nodes[conv].outputs = vec![weight];
-        Ok(Rewritten {
-            graph,
-            changed: true,
-        })
+        Ok((Module::of_graph(graph), true))
     }
 }
 
@@ -138,7 +136,10 @@ fn a_broken_pass_is_caught_after_it_runs_and_named() {
         PassError::Broke { pass, error } => {
             assert_eq!(pass, "deliberately_broken_reorder");
             assert!(
-                matches!(error, CheckError::ReadBeforeDefined { .. }),
+                matches!(
+                    error,
+                    ModuleCheckError::Graph(CheckError::ReadBeforeDefined { .. })
+                ),
                 "{error}"
             );
         }
@@ -296,4 +297,117 @@ fn a_pass_stage_diffs_against_its_program_instruction_by_instruction_with_no_div
         folded_row.b_ops,
         ["quantized_decomposed::quantize_per_tensor.out"]
     );
+}
+
+/// The edge module of a real quantized operator program, with its constants and (after the
+/// lowering's second pass) its quantization parameters.
+fn quantized_module() -> Module {
+    let path = common::fixtures()
+        .join("lowering")
+        .join("ops")
+        .join("quantized_linear__in16_out10_bias__default__m4.etrecord");
+    let rec = ETRecord::parse(&common::read(&path)).expect("etrecord");
+    let module = etscope_core::lower::Module::from_etrecord(&rec, None).expect("edge");
+    let options = etscope_core::lower::Options {
+        flow: etscope_core::lower::Flow::Default,
+        cpu: etscope_core::lower::Cpu::M4,
+    };
+    let stages = etscope_core::lower::lower(module, &options).expect("lowers");
+    let annotated = stages
+        .iter()
+        .find(|s| !s.module.qparams.is_empty())
+        .expect("a stage with quantization parameters");
+    annotated.module.clone()
+}
+
+/// Shrinks the first constant's sizes (its bytes stay): a weight no longer its value's.
+struct BreakConstant;
+
+impl Pass for BreakConstant {
+    fn name(&self) -> &'static str {
+        "deliberately_broken_weight"
+    }
+
+    fn run(&self, mut module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let first = module.constants.values_mut().next().expect("a constant");
+        first.shape[0] += 1;
+        Ok((module, true))
+    }
+}
+
+/// Sets one quantization scale to NaN.
+struct BreakScale;
+
+impl Pass for BreakScale {
+    fn name(&self) -> &'static str {
+        "deliberately_broken_scale"
+    }
+
+    fn run(&self, mut module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let q = module.qparams.values_mut().next().expect("parameters");
+        let args = q
+            .outputs
+            .values_mut()
+            .chain(q.inputs.values_mut())
+            .next()
+            .expect("one");
+        args.scales[0] = f64::NAN;
+        Ok((module, true))
+    }
+}
+
+#[test]
+fn the_pipeline_checks_a_modules_constants_and_quantization_parameters_and_names_the_pass() {
+    let module = quantized_module();
+    module.check().expect("a lowered stage is consistent");
+    let err = etscope_core::passes::drive(
+        module.clone(),
+        &[&BreakConstant],
+        &(),
+        |_, p| p.into(),
+        |_| {},
+    )
+    .expect_err("caught");
+    match err {
+        PassError::Broke { pass, error } => {
+            assert_eq!(pass, "deliberately_broken_weight");
+            assert!(
+                matches!(error, ModuleCheckError::ConstantShape { .. }),
+                "{error}"
+            );
+        }
+        other => panic!("{other}"),
+    }
+    let err = etscope_core::passes::drive(module, &[&BreakScale], &(), |_, p| p.into(), |_| {})
+        .expect_err("caught");
+    assert!(
+        err.to_string().contains("deliberately_broken_scale"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("finite and positive"), "{err}");
+}
+
+#[test]
+fn a_graph_with_a_jump_still_has_its_operators_schemas_checked() {
+    let program =
+        Program::parse(common::read(&common::tiny().join("model_fp32.pte"))).expect("pte");
+    let mut graph = graph_from_plan(&program, 0).expect("graph");
+    graph.check().expect("valid");
+    // a jump makes the order unverifiable, not the arguments
+    let mut jump = graph.nodes[0].clone();
+    jump.kind = NodeKind::JumpFalse;
+    jump.id = graph.nodes.len();
+    jump.inputs.clear();
+    jump.outputs.clear();
+    jump.args.clear();
+    graph.nodes.push(jump);
+    graph.check().expect("a jump alone breaks nothing");
+    let conv = graph
+        .nodes
+        .iter()
+        .position(|n| n.op.ends_with("convolution"))
+        .expect("a convolution");
+    graph.nodes[conv].args.truncate(1);
+    let err = graph.check().expect_err("the schema is checked");
+    assert!(matches!(err, CheckError::Arity { .. }), "{err}");
 }

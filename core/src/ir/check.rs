@@ -134,10 +134,9 @@ impl Graph {
             }
         }
         for (i, node) in self.nodes.iter().enumerate() {
-            if has_jumps {
-                break;
-            }
-            for &v in &node.inputs {
+            // a program with jumps may read what a later instruction wrote in an earlier
+            // iteration: the order is not checked there, the schema is
+            for &v in node.inputs.iter().filter(|_| !has_jumps) {
                 if producer[v].is_some_and(|p| p > i) {
                     return Err(CheckError::ReadBeforeDefined {
                         node: i,

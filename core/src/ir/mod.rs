@@ -13,6 +13,8 @@ mod check;
 pub mod from_export;
 pub mod from_pte;
 pub mod layout;
+pub mod module;
+pub mod qparams;
 
 pub use check::CheckError;
 

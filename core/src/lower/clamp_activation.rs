@@ -8,7 +8,7 @@ use crate::ir::{Arg, ArgData};
 use super::edit::{op_name, tensor_arg};
 use super::fuse_activation::activation_bounds;
 use super::qparams::quantize_val;
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct QuantizedClampActivation;
 
@@ -20,7 +20,7 @@ const TARGETS: [&str; 5] = [
     "aten::clamp",
 ];
 
-impl LowerPass for QuantizedClampActivation {
+impl Pass<Options> for QuantizedClampActivation {
     fn name(&self) -> &'static str {
         "QuantizedClampActivationPass"
     }

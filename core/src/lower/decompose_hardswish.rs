@@ -13,11 +13,11 @@ use super::edit::{
     add_constant, make_node, new_tensor, op_name, set_nodes, tensor_arg, unique_name,
 };
 use super::qparams::{quantize_val, NodeQParams};
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct DecomposeHardswish;
 
-impl LowerPass for DecomposeHardswish {
+impl Pass<Options> for DecomposeHardswish {
     fn name(&self) -> &'static str {
         "DecomposeHardswishPass"
     }

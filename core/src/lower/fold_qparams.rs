@@ -17,7 +17,7 @@ use super::annotation::{annotated, is_dq, is_q, producer};
 use super::edit::{float_arg, int_arg, op_name, replace_uses, set_nodes};
 use super::qparams::{NodeQParams, QuantArgs};
 use super::retrace::retrace_dtypes;
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct FoldAndAnnotateQParams;
 
@@ -75,7 +75,7 @@ fn invalid(node: &str, q: &QuantArgs) -> Option<String> {
     None
 }
 
-impl LowerPass for FoldAndAnnotateQParams {
+impl Pass<Options> for FoldAndAnnotateQParams {
     fn name(&self) -> &'static str {
         "FoldAndAnnotateQParamsPass"
     }

@@ -9,7 +9,7 @@ use crate::ir::{ArgData, Node};
 
 use super::edit::{op_name, replace_uses, set_nodes, tensor_arg};
 use super::qparams::quantize_val;
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct ActivationFusion;
 
@@ -64,7 +64,7 @@ pub fn activation_bounds(node: &Node) -> Option<(Option<f64>, Option<f64>)> {
     }
 }
 
-impl LowerPass for ActivationFusion {
+impl Pass<Options> for ActivationFusion {
     fn name(&self) -> &'static str {
         "ActivationFusionPass"
     }

@@ -32,7 +32,6 @@ pub mod fold_qparams;
 pub mod fuse_activation;
 pub mod layout;
 pub mod lut;
-pub mod qparams;
 pub mod remove_getitem;
 pub mod replace_quant;
 mod retrace;
@@ -44,10 +43,10 @@ use std::collections::BTreeMap;
 
 use crate::formats::export_json::{ExportedGraph, InputKind};
 use crate::ir::from_export::graph_from_export;
-use crate::ir::{Graph, ValueId};
+pub use crate::ir::module::Module;
+pub use crate::ir::qparams::{self, NodeQParams, QuantArgs};
 use crate::passes::PassError;
 use crate::tensor::TensorData;
-pub use qparams::{NodeQParams, QuantArgs};
 
 /// The lowering flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -150,16 +149,6 @@ pub struct Options {
     pub cpu: Cpu,
 }
 
-/// A graph being lowered: the IR graph, the data of its constant tensors, and the
-/// quantization parameters the passes annotate on nodes (by node name, as ExecuTorch keeps them
-/// in `node.meta`).
-#[derive(Debug, Clone)]
-pub struct Module {
-    pub graph: Graph,
-    pub constants: BTreeMap<ValueId, TensorData>,
-    pub qparams: BTreeMap<String, NodeQParams>,
-}
-
 /// Target of the host kernels that model `cpu`'s CMSIS-NN path.
 pub fn device_for(cpu: Cpu) -> crate::runtime::Device {
     use crate::kernels::device::Target;
@@ -245,23 +234,16 @@ impl Module {
     ) -> Result<crate::runtime::Runtime, crate::runtime::RuntimeError> {
         crate::runtime::Runtime::for_stage_graph(self.graph.clone(), &self.constants, device)
     }
-
-    /// The data of constant `v`.
-    pub fn constant(&self, v: ValueId) -> Option<&TensorData> {
-        self.constants.get(&v)
-    }
 }
 
-/// One pass of the lowering.
-pub trait LowerPass: Sync {
-    /// ExecuTorch's class name of the pass (`FoldAndAnnotateQParamsPass`).
-    fn name(&self) -> &'static str;
-    /// The rewritten module and whether anything changed.
-    fn run(&self, module: Module, options: &Options) -> Result<(Module, bool), LowerError>;
-}
+/// One pass of the lowering: a [`crate::passes::Pass`] whose options say what it lowers for.
+pub use crate::passes::Pass;
+
+/// A lowering pass as the pass list holds it.
+pub type LowerPass = dyn Pass<Options>;
 
 /// The passes of `flow`, in ExecuTorch 1.5.1's order.
-pub fn pass_list(flow: Flow) -> Result<Vec<&'static dyn LowerPass>, LowerError> {
+pub fn pass_list(flow: Flow) -> Result<Vec<&'static LowerPass>, LowerError> {
     match flow {
         Flow::Default => Ok(vec![
             &remove_getitem::RemoveGetItem,
@@ -328,24 +310,21 @@ pub fn lower(module: Module, options: &Options) -> Result<Vec<LoweredStage>, Low
         }
     }
     let mut out = Vec::new();
-    let mut current = module;
-    for (k, pass) in pass_list(options.flow)?.into_iter().enumerate() {
-        let ops_before = current.graph.op_count();
-        let (mut next, changed) = pass.run(current, options)?;
-        next.graph.check().map_err(|error| PassError::Broke {
-            pass: pass.name(),
-            error,
-        })?;
-        next.graph.stage = stage_name(k + 1, pass.name());
-        out.push(LoweredStage {
-            pass: pass.name(),
-            ops_before,
-            ops_after: next.graph.op_count(),
-            module: next.clone(),
-            changed,
-        });
-        current = next;
-    }
+    crate::passes::drive(
+        module,
+        &pass_list(options.flow)?,
+        options,
+        |k, pass| stage_name(k + 1, pass),
+        |step| {
+            out.push(LoweredStage {
+                pass: step.pass,
+                ops_before: step.ops_before,
+                ops_after: step.module.graph.op_count(),
+                module: step.module.clone(),
+                changed: step.changed,
+            })
+        },
+    )?;
     Ok(out)
 }
 

@@ -3,11 +3,11 @@
 //! the node's second output).
 
 use super::edit::{fail, is_op};
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct RemoveGetItem;
 
-impl LowerPass for RemoveGetItem {
+impl Pass<Options> for RemoveGetItem {
     fn name(&self) -> &'static str {
         "RemoveGetItemPass"
     }

@@ -6,7 +6,7 @@ use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node};
 
 use super::edit::{int_arg, is_op};
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct ReplaceQuantNodes;
 
@@ -26,7 +26,7 @@ pub fn qualifies(node: &Node) -> bool {
     }
 }
 
-impl LowerPass for ReplaceQuantNodes {
+impl Pass<Options> for ReplaceQuantNodes {
     fn name(&self) -> &'static str {
         "ReplaceQuantNodesPass"
     }

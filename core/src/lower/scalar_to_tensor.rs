@@ -4,13 +4,13 @@
 use crate::ir::{ArgData, Storage};
 
 use super::edit::{make_node, new_tensor, op_name, unique_name};
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 pub struct ReplaceScalarWithTensorArg;
 
 const OPS: [&str; 4] = ["aten::add", "aten::sub", "aten::mul", "aten::div"];
 
-impl LowerPass for ReplaceScalarWithTensorArg {
+impl Pass<Options> for ReplaceScalarWithTensorArg {
     fn name(&self) -> &'static str {
         "ReplaceScalarWithTensorArgPass"
     }

@@ -4,7 +4,8 @@
 //! qmax)` for every `x` (a negative `x` rounds to at most `zp`, which the new lower bound
 //! clamps to `zp`, the code of 0). Applies where the ReLU's output feeds only that quantize.
 
-use super::{Pass, PassError, Rewritten};
+use super::{Pass, PassError};
+use crate::ir::module::Module;
 use crate::ir::{Arg, ArgData, Graph, NodeKind, Origin, ValueInfo};
 
 /// The pass.
@@ -19,7 +20,12 @@ impl Pass for FoldActivation {
         (0..graph.nodes.len()).any(|relu| foldable(graph, relu).is_some())
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
+    fn run(&self, module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let Module {
+            mut graph,
+            constants,
+            qparams,
+        } = module;
         let mut removed = Vec::new();
         for relu in 0..graph.nodes.len() {
             let Some((quantize, new_min)) = foldable(&graph, relu) else {
@@ -54,10 +60,15 @@ impl Pass for FoldActivation {
             removed.push(relu);
         }
         graph.remove_nodes(&removed);
-        Ok(Rewritten {
-            changed: !removed.is_empty(),
-            graph,
-        })
+        let changed = !removed.is_empty();
+        Ok((
+            Module {
+                graph,
+                constants,
+                qparams,
+            },
+            changed,
+        ))
     }
 }
 

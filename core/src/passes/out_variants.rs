@@ -6,8 +6,9 @@
 //! `_softmax`, and every view (`view`, `reshape`, `flatten`, `_unsafe_view`) onto `view_copy`
 //! with the output's sizes.
 
-use super::{Pass, PassError, Rewritten};
-use crate::ir::{Arg, ArgData, Graph, Node, NodeKind};
+use super::{Pass, PassError};
+use crate::ir::module::Module;
+use crate::ir::{Arg, ArgData, Node, NodeKind};
 use crate::ops::{self, ArgDefault, ArgType};
 
 /// The pass.
@@ -18,7 +19,12 @@ impl Pass for OutVariants {
         "out_variants"
     }
 
-    fn run(&self, mut graph: Graph) -> Result<Rewritten, PassError> {
+    fn run(&self, module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let Module {
+            mut graph,
+            constants,
+            qparams,
+        } = module;
         let mut changed = false;
         for i in 0..graph.nodes.len() {
             if graph.nodes[i].kind != NodeKind::Operator {
@@ -37,7 +43,14 @@ impl Pass for OutVariants {
                 .collect();
             changed |= lower(&mut graph.nodes[i], &shapes);
         }
-        Ok(Rewritten { graph, changed })
+        Ok((
+            Module {
+                graph,
+                constants,
+                qparams,
+            },
+            changed,
+        ))
     }
 }
 

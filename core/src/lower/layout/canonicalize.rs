@@ -9,7 +9,7 @@
 use crate::ir::{Arg, ArgData, Graph, NodeId, NodeKind};
 
 use super::super::edit::{ints_arg, op_name, remove_dead, replace_uses, tensor_arg};
-use super::super::{LowerError, LowerPass, Module, Options};
+use super::super::{LowerError, Module, Options, Pass};
 use super::view_map::{normalize_permutation, ViewMap};
 use super::LAYOUT_PERMUTE;
 
@@ -228,7 +228,7 @@ fn fuse_sequential(g: &mut Graph, chain: &mut Vec<NodeId>) -> bool {
     }
 }
 
-impl LowerPass for Canonicalize {
+impl Pass<Options> for Canonicalize {
     fn name(&self) -> &'static str {
         "CortexMCanonicalizeViewCopyPermutePass"
     }

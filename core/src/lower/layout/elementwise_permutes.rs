@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::ir::{ArgData, Graph, NodeId, NodeKind, Storage, ValueId};
 
 use super::super::edit::{ints_arg, make_node, new_tensor, op_name, set_nodes, unique_name};
-use super::super::{LowerError, LowerPass, Module, Options};
+use super::super::{LowerError, Module, Options, Pass};
 use super::LAYOUT_PERMUTE;
 
 pub struct RemovePermutesAroundElementwise;
@@ -582,7 +582,7 @@ fn apply(m: &mut Module, sg: &Subgraph, added: &mut Vec<(NodeId, crate::ir::Node
     true
 }
 
-impl LowerPass for RemovePermutesAroundElementwise {
+impl Pass<Options> for RemovePermutesAroundElementwise {
     fn name(&self) -> &'static str {
         "RemovePermutesAroundElementwiseOps"
     }

@@ -25,7 +25,7 @@ use super::edit::{
     fail, ints_arg, make_node, meta, new_tensor, op_name, replace_in_node, set_nodes, tensor_arg,
     unique_name,
 };
-use super::{LowerError, LowerPass, Module, Options};
+use super::{LowerError, Module, Options, Pass};
 
 /// The layout permute the explicit flow inserts.
 pub const LAYOUT_PERMUTE: &str = "channels_last::permute_copy";
@@ -36,7 +36,7 @@ pub const LAYOUT_PERMUTE: &str = "channels_last::permute_copy";
 /// output padding given their unit height first.
 pub struct ConvertConv1dToConv2d;
 
-impl LowerPass for ConvertConv1dToConv2d {
+impl Pass<Options> for ConvertConv1dToConv2d {
     fn name(&self) -> &'static str {
         "ConvertConv1dToConv2dPass"
     }
@@ -128,7 +128,7 @@ impl LowerPass for ConvertConv1dToConv2d {
 /// sizes.
 pub struct SqueezeToView;
 
-impl LowerPass for SqueezeToView {
+impl Pass<Options> for SqueezeToView {
     fn name(&self) -> &'static str {
         "ReplaceSqueezeAndUnsqueezeWithViewPass"
     }
@@ -164,7 +164,7 @@ impl LowerPass for SqueezeToView {
 /// permutation of an int8 tensor of rank 1 to 4.
 pub struct ValidateExplicitLayout;
 
-impl LowerPass for ValidateExplicitLayout {
+impl Pass<Options> for ValidateExplicitLayout {
     fn name(&self) -> &'static str {
         "ValidateCortexMExplicitLayoutPass"
     }

@@ -8,7 +8,7 @@ use crate::ir::{ArgData, Storage};
 use super::super::edit::{
     bool_arg, ints_arg, make_node, new_tensor, op_name, set_nodes, tensor_arg, unique_name,
 };
-use super::super::{LowerError, LowerPass, Module, Options};
+use super::super::{LowerError, Module, Options, Pass};
 use super::LAYOUT_PERMUTE;
 
 pub struct ChannelsLastVariants;
@@ -18,7 +18,7 @@ fn per_tensor(q: Option<&super::super::QuantArgs>) -> bool {
     q.is_some_and(|q| !q.per_channel())
 }
 
-impl LowerPass for ChannelsLastVariants {
+impl Pass<Options> for ChannelsLastVariants {
     fn name(&self) -> &'static str {
         "CortexMReplaceOpsWithChannelsLastVariants"
     }

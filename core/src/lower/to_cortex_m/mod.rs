@@ -21,7 +21,7 @@ use super::edit::{
     tensor_arg, unique_name,
 };
 use super::qparams::NodeQParams;
-use super::{Isa, LowerError, LowerPass, Module, Options};
+use super::{Isa, LowerError, Module, Options, Pass};
 use build::{bad, single, Replacement};
 use conv::convolution;
 use elementwise::{activation, add, div, mul, softmax};
@@ -32,7 +32,7 @@ pub struct AtenToCortexM;
 
 const PASS: &str = "AtenToCortexMPass";
 
-impl LowerPass for AtenToCortexM {
+impl Pass<Options> for AtenToCortexM {
     fn name(&self) -> &'static str {
         PASS
     }
