@@ -38,84 +38,20 @@ pub(super) fn producer(g: &Graph, v: ValueId) -> Option<&Node> {
         .filter(|n| n.kind == NodeKind::Operator)
 }
 
-/// The ops `CortexMQuantizer` (ExecuTorch 1.5.1) annotates, by their edge-dialect names: its
-/// pattern table (`quantizer_support.py`: convolutions, linear, the binary ops, softmax, the
-/// LUT activations, pools, bmm) and the Arm `SharedQspecQuantizer`'s list (data movement,
-/// clamps, comparisons), which share their neighbours' parameters.
-pub const QUANTIZED_OPS: &[&str] = &[
-    "aten::convolution",
-    "aten::linear",
-    "aten::add",
-    "aten::sub",
-    "aten::mul",
-    "aten::div",
-    "aten::hardswish",
-    "aten::_softmax",
-    "aten::sigmoid",
-    "aten::tanh",
-    "aten::silu",
-    "aten::gelu",
-    "aten::log",
-    "aten::log2",
-    "aten::log10",
-    "aten::log1p",
-    "aten::sqrt",
-    "aten::rsqrt",
-    "aten::avg_pool2d",
-    "aten::max_pool2d",
-    "aten::max_pool2d_with_indices",
-    "aten::bmm",
-    "aten::hardsigmoid",
-];
+/// How `CortexMQuantizer` (ExecuTorch 1.5.1) annotates `n`'s operator: the registry's
+/// `cortex_m.quantizer` column (its pattern table, and the Arm `SharedQspecQuantizer`'s list of
+/// ops that share their neighbours' parameters), by edge-dialect name.
+pub(super) fn quantizer_role(n: &Node) -> crate::ops::QuantizerRole {
+    crate::ops::lookup(op_name(n), "").map_or(crate::ops::QuantizerRole::None, |id| {
+        crate::ops::def(id).cortex_m.quantizer
+    })
+}
 
-/// The Arm `SharedQspecQuantizer`'s ops (edge names): annotated only as part of a quantized
-/// region, sharing their input's parameters, so only where their input is quantized.
-pub const SHARED_QPARAMS_OPS: &[&str] = &[
-    "aten::clone",
-    "dim_order_ops::_clone_dim_order",
-    "dim_order_ops::_to_dim_order_copy",
-    "aten::alias_copy",
-    "aten::detach_copy",
-    "aten::unfold_copy",
-    "aten::unbind_copy",
-    "aten::minimum",
-    "aten::maximum",
-    "aten::amin",
-    "aten::amax",
-    "aten::permute_copy",
-    "aten::transpose_copy",
-    "aten::t_copy",
-    "aten::repeat",
-    "aten::repeat_interleave",
-    "aten::expand_copy",
-    "aten::select_copy",
-    "aten::slice_copy",
-    "aten::split_copy",
-    "aten::split_with_sizes_copy",
-    "aten::flip",
-    "aten::index_select",
-    "aten::index_put",
-    "aten::as_strided_copy",
-    "aten::pixel_shuffle",
-    "aten::pixel_unshuffle",
-    "aten::cat",
-    "aten::index",
-    "aten::gather",
-    "aten::squeeze_copy",
-    "aten::unsqueeze_copy",
-    "aten::view_copy",
-    "aten::constant_pad_nd",
-    "aten::clamp",
-    "aten::hardtanh",
-    "aten::relu",
-    "aten::eq",
-    "aten::ne",
-    "aten::ge",
-    "aten::gt",
-    "aten::le",
-    "aten::lt",
-    "aten::where",
-];
+/// Whether `n` is one of the ops that share their input's parameters (annotated only as part of
+/// a quantized region, so only where their input is quantized).
+fn shares_qparams(n: &Node) -> bool {
+    quantizer_role(n) == crate::ops::QuantizerRole::SharedQparams
+}
 
 /// `CortexMQuantizer`'s pattern checks (`pattern_checkers.py`) that turn an op of its table away:
 /// an average pool with a divisor override; a transposed convolution with output padding,
@@ -190,9 +126,9 @@ fn requantized<K: PartialEq>(
     if !quantizes.is_empty() {
         return quantizes.iter().all(|q| qparams(q) == *want);
     }
-    readers.iter().any(|r| {
-        SHARED_QPARAMS_OPS.contains(&op_name(r)) && requantized(g, r, want, qparams, depth + 1)
-    })
+    readers
+        .iter()
+        .any(|r| shares_qparams(r) && requantized(g, r, want, qparams, depth + 1))
 }
 
 /// Whether the quantizer annotated `n` (see the module doc): a pattern op next to a
@@ -209,7 +145,7 @@ pub(super) fn annotated(
     if n.kind != NodeKind::Operator || is_q(n) || is_dq(n) {
         return false;
     }
-    if SHARED_QPARAMS_OPS.contains(&op_name(n)) {
+    if shares_qparams(n) {
         let Some(&x) = n.inputs.first() else {
             return false;
         };
@@ -233,7 +169,7 @@ pub(super) fn annotated(
         let want = qparams(dq);
         return requantized(g, n, &want, &qparams, 0);
     }
-    if !QUANTIZED_OPS.contains(&op_name(n)) || !pattern_accepts(g, n, flow) {
+    if quantizer_role(n) != crate::ops::QuantizerRole::Pattern || !pattern_accepts(g, n, flow) {
         return false;
     }
     // every pattern but div's takes int8 activations only (`is_int8_activations`)

@@ -12,14 +12,6 @@ use super::{LowerError, Module, Options, Pass};
 
 pub struct QuantizedClampActivation;
 
-const TARGETS: [&str; 5] = [
-    "aten::relu",
-    "aten::relu_",
-    "aten::hardtanh",
-    "aten::hardtanh_",
-    "aten::clamp",
-];
-
 impl Pass<Options> for QuantizedClampActivation {
     fn name(&self) -> &'static str {
         "QuantizedClampActivationPass"
@@ -29,7 +21,9 @@ impl Pass<Options> for QuantizedClampActivation {
         let mut changed = false;
         for i in 0..m.graph.nodes.len() {
             let node = &m.graph.nodes[i];
-            if !TARGETS.contains(&op_name(node)) {
+            let int8_clamp = crate::ops::lookup(op_name(node), "")
+                .is_some_and(|id| crate::ops::def(id).cortex_m.int8_clamp);
+            if !int8_clamp {
                 continue;
             }
             let Some(x) = tensor_arg(node, 0) else {

@@ -13,20 +13,11 @@ use super::{LowerError, Module, Options, Pass};
 
 pub struct ActivationFusion;
 
-const TARGETS: [&str; 4] = [
-    "aten::relu",
-    "aten::hardtanh",
-    "aten::hardsigmoid",
-    "aten::clamp",
-];
-const FUSE_INTO: [&str; 6] = [
-    "aten::linear",
-    "aten::convolution",
-    "aten::add",
-    "aten::sub",
-    "aten::max_pool2d",
-    "aten::max_pool2d_with_indices",
-];
+/// The registry's Cortex-M rules of `node`'s operator (none for one it does not know).
+fn cortex_m_rules(node: &Node) -> crate::ops::CortexMRules {
+    crate::ops::lookup(op_name(node), "")
+        .map_or_else(Default::default, |id| crate::ops::def(id).cortex_m)
+}
 
 /// A float argument that is a compile-time scalar (`None` for a `None` argument; `Err` for a
 /// tensor or anything else).
@@ -73,7 +64,7 @@ impl Pass<Options> for ActivationFusion {
         let mut erase = Vec::new();
         for i in 0..m.graph.nodes.len() {
             let act = &m.graph.nodes[i];
-            if !TARGETS.contains(&op_name(act)) {
+            if !cortex_m_rules(act).fused_activation {
                 continue;
             }
             let Some(x) = tensor_arg(act, 0) else {
@@ -83,7 +74,7 @@ impl Pass<Options> for ActivationFusion {
                 continue;
             };
             let producer = &m.graph.nodes[p];
-            if !FUSE_INTO.contains(&op_name(producer))
+            if !cortex_m_rules(producer).takes_fused_activation
                 || m.graph.values[x].consumers.len() > 1
                 || m.graph.outputs.contains(&x)
             {

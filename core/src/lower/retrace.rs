@@ -4,61 +4,41 @@
 
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Graph, Node, NodeKind, ValueId};
+use crate::ops::OutputDtype;
 
 use super::annotation::{is_dq, is_q};
 use super::edit::{is_op, op_name};
 use super::Module;
 
-/// The output dtype `node` has after ExecuTorch's retrace, given its inputs' dtypes now: type
-/// promotion over the tensor operands for the arithmetic ops that promote (a linear layer of
-/// int8 activations and an int32 bias writes int32), the `dtype` argument of a dtype cast, the
-/// first operand's dtype for everything else; `None` for ops whose output dtype does not follow
-/// their inputs (comparisons, indices, (de)quantizes), which keep theirs.
+/// The output dtype `node` has after ExecuTorch's retrace, given its inputs' dtypes now, by the
+/// registry's `output_dtype` column: type promotion over the tensor operands for the ops that
+/// promote (a linear layer of int8 activations and an int32 bias writes int32), the `dtype`
+/// argument of a dtype cast, the first operand's dtype for everything else; `None` for ops whose
+/// output dtype does not follow their inputs (comparisons, indices, creation, (de)quantizes),
+/// which keep theirs.
 pub(super) fn retraced_dtype(g: &Graph, node: &Node) -> Option<ScalarType> {
-    let op = op_name(node);
     let dtype_of = |v: ValueId| g.values.get(v).and_then(|x| x.dtype);
-    const PROMOTE: [&str; 9] = [
-        "aten::linear",
-        "aten::addmm",
-        "aten::mm",
-        "aten::bmm",
-        "aten::add",
-        "aten::sub",
-        "aten::mul",
-        "aten::cat",
-        "aten::matmul",
-    ];
-    const FIXED: [&str; 12] = [
-        "aten::eq",
-        "aten::ne",
-        "aten::lt",
-        "aten::le",
-        "aten::gt",
-        "aten::ge",
-        "aten::argmax",
-        "aten::argmin",
-        "aten::embedding",
-        "aten::full",
-        "aten::arange",
-        "memory.alloc",
-    ];
-    if is_q(node) || is_dq(node) || FIXED.contains(&op) || node.kind != NodeKind::Operator {
+    if is_q(node) || is_dq(node) || node.kind != NodeKind::Operator {
         return None;
     }
-    if op == "dim_order_ops::_to_dim_order_copy" || op == "aten::_to_copy" {
-        return node.args.iter().find_map(|a| match (&a.name, &a.data) {
+    // the registry's column: what the output dtype follows from
+    // (by name: a pass may have renamed the node's operator)
+    let rule = crate::ops::lookup(op_name(node), "").map_or(OutputDtype::FirstInput, |id| {
+        crate::ops::def(id).output_dtype
+    });
+    match rule {
+        OutputDtype::Own => None,
+        OutputDtype::DtypeArgument => node.args.iter().find_map(|a| match (&a.name, &a.data) {
             (Some(n), ArgData::ScalarType(t)) if n == "dtype" => Some(*t),
             _ => None,
-        });
-    }
-    if PROMOTE.contains(&op) {
-        return node
+        }),
+        OutputDtype::Promoted => node
             .inputs
             .iter()
             .filter_map(|&v| dtype_of(v))
-            .reduce(promote);
+            .reduce(promote),
+        OutputDtype::FirstInput => node.inputs.first().and_then(|&v| dtype_of(v)),
     }
-    node.inputs.first().and_then(|&v| dtype_of(v))
 }
 
 /// PyTorch's promotion of two tensor dtypes (integers widen; a float wins over an integer).

@@ -117,6 +117,55 @@ pub struct OpDef {
     pub device_note: Option<crate::kernels::cmsis::notes::NoteFn>,
     /// How the output's dims relate to the model's (the logical layout the op writes).
     pub layout: LayoutRule,
+    /// What the output's dtype follows from, as PyTorch's trace computes it (what a retrace
+    /// after a pass gives the output once its inputs' dtypes changed).
+    pub output_dtype: OutputDtype,
+    /// How ExecuTorch 1.5.1's Cortex-M passes treat the operator.
+    pub cortex_m: CortexMRules,
+}
+
+/// The rules ExecuTorch 1.5.1's Cortex-M passes keep as operator tables, kept with the
+/// operators (a pass asks the registry instead of naming a list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CortexMRules {
+    /// `ActivationFusionPass` folds it into the output range of the quantized op before it.
+    pub fused_activation: bool,
+    /// `ActivationFusionPass` folds an activation after it into its output range.
+    pub takes_fused_activation: bool,
+    /// `QuantizedClampActivationPass` makes it, on int8 tensors, a clamp with quantized bounds.
+    pub int8_clamp: bool,
+    /// How `CortexMQuantizer` annotates it (by edge-dialect name, every overload).
+    pub quantizer: QuantizerRole,
+}
+
+/// What `CortexMQuantizer` (ExecuTorch 1.5.1) does with an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QuantizerRole {
+    /// Not annotated.
+    #[default]
+    None,
+    /// In its pattern table (`quantizer_support.py`: convolutions, linear, the binary ops,
+    /// softmax, the LUT activations, pools, bmm), subject to its pattern checks.
+    Pattern,
+    /// In the Arm `SharedQspecQuantizer`'s list (data movement, clamps, comparisons): annotated
+    /// only inside a quantized region, sharing its input's parameters.
+    SharedQparams,
+}
+
+/// What an operator's output dtype follows from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputDtype {
+    /// The first tensor operand's dtype.
+    FirstInput,
+    /// Type promotion over the tensor operands (a linear of int8 activations and an int32 bias
+    /// writes int32).
+    Promoted,
+    /// Not derived from the operands' dtypes: it keeps the dtype it was traced with
+    /// (comparisons write bool, argmax int64, embedding its weight's, creation ops their
+    /// `dtype`).
+    Own,
+    /// The value of its `dtype` argument (dtype casts).
+    DtypeArgument,
 }
 
 /// The logical layout an operator's output has, relative to its input's: what lets a diff

@@ -4,7 +4,10 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{BoardFamily, BoardKernel, Category, LayoutRule, OpDef, OpId, Schema, Traits};
+use super::{
+    BoardFamily, BoardKernel, Category, CortexMRules, LayoutRule, OpDef, OpId, OutputDtype,
+    QuantizerRole, Schema, Traits,
+};
 use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
 use crate::kernels::cmsis::{conv, ops as cm, pool};
@@ -110,6 +113,13 @@ const fn op(
         board: None,
         device_note: None,
         layout: LayoutRule::Keep,
+        output_dtype: OutputDtype::FirstInput,
+        cortex_m: CortexMRules {
+            fused_activation: false,
+            takes_fused_activation: false,
+            int8_clamp: false,
+            quantizer: QuantizerRole::None,
+        },
     }
 }
 
@@ -135,6 +145,36 @@ const fn on_board_integer(mut d: OpDef, code: u32, symbol: &'static str) -> OpDe
         symbol,
         family: BoardFamily::Integer,
     });
+    d
+}
+
+/// `ActivationFusionPass` folds it into its producer's range.
+const fn fused_activation(mut d: OpDef) -> OpDef {
+    d.cortex_m.fused_activation = true;
+    d
+}
+
+/// `ActivationFusionPass` folds an activation after it into its output range.
+const fn takes_fused_activation(mut d: OpDef) -> OpDef {
+    d.cortex_m.takes_fused_activation = true;
+    d
+}
+
+/// `QuantizedClampActivationPass` makes it a clamp on int8 tensors.
+const fn int8_clamp(mut d: OpDef) -> OpDef {
+    d.cortex_m.int8_clamp = true;
+    d
+}
+
+/// How `CortexMQuantizer` annotates it.
+const fn quantizer(mut d: OpDef, role: QuantizerRole) -> OpDef {
+    d.cortex_m.quantizer = role;
+    d
+}
+
+/// The output dtype follows `rule` (not the first input's).
+const fn typed(mut d: OpDef, rule: OutputDtype) -> OpDef {
+    d.output_dtype = rule;
     d
 }
 
@@ -344,62 +384,62 @@ fn alloc(_: &mut Ctx<'_>, _: &[usize]) -> R {
 /// Every operator etscope knows.
 pub(super) static OPS: &[OpDef] = &[
     // ---- portable aten: convolution, normalization, pooling, linear algebra
-    on_board(op("aten::convolution", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"), Convolution, WEIGHTED, Some(pt::convolution)), 67, "CONVOLUTION"),
+    quantizer(takes_fused_activation(on_board(op("aten::convolution", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"), Convolution, WEIGHTED, Some(pt::convolution)), 67, "CONVOLUTION")), QuantizerRole::Pattern),
     op("aten::conv2d", &["default"], &[], Some("(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"), Convolution, WEIGHTED, None),
     on_board(op("aten::_native_batch_norm_legit_no_training", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, NONE, Some(pt::batch_norm)), 191, "BATCH_NORM"),
     op("aten::batch_norm", &["default"], &[], Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"), Normalization, NONE, None),
     on_board(op("aten::native_layer_norm", DEFAULT_OUT, OUT, Some("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::layer_norm)), 69, "LAYER_NORM"),
-    on_board(op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)), 54, "AVG_POOL2D"),
-    op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
+    quantizer(on_board(op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)), 54, "AVG_POOL2D"), QuantizerRole::Pattern),
+    quantizer(takes_fused_activation(op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None)), QuantizerRole::Pattern),
     // the explicit-layout flow's NHWC variants (ExecuTorch 1.5.1 `backends/transforms/
     // channels_last_ops.py`): intermediate stages of the lowering only, no kernel of their own
     op("channels_last::convolution", DEFAULT, NO_OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"), Convolution, WEIGHTED, None),
     op("channels_last::avg_pool2d", DEFAULT, NO_OUT, Some("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, None),
     op("channels_last::max_pool2d", DEFAULT, NO_OUT, Some("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
     op("channels_last::permute_copy", DEFAULT, NO_OUT, Some("(Tensor input, int[] dims) -> Tensor"), DataMovement, MOVE, None),
-    on_board(op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"), Pooling, NONE, Some(nn::max_pool2d_with_indices)), 55, "MAX_POOL2D_WITH_INDICES"),
-    on_board(laid(op("aten::addmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"), Linear, NONE, Some(pt::addmm)), LayoutRule::Reset), 63, "ADDMM"),
-    on_board(laid(op("aten::mm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(pt::mm)), LayoutRule::Reset), 64, "MM"),
-    on_board(laid(op("aten::bmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(nn::bmm)), LayoutRule::Reset), 65, "BMM"),
-    on_board(laid(op("aten::linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"), Linear, WEIGHTED, Some(pt::linear)), LayoutRule::Reset), 66, "ATEN_LINEAR"),
+    quantizer(takes_fused_activation(on_board(op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"), Pooling, NONE, Some(nn::max_pool2d_with_indices)), 55, "MAX_POOL2D_WITH_INDICES")), QuantizerRole::Pattern),
+    typed(on_board(laid(op("aten::addmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"), Linear, NONE, Some(pt::addmm)), LayoutRule::Reset), 63, "ADDMM"), OutputDtype::Promoted),
+    typed(on_board(laid(op("aten::mm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(pt::mm)), LayoutRule::Reset), 64, "MM"), OutputDtype::Promoted),
+    quantizer(typed(on_board(laid(op("aten::bmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(nn::bmm)), LayoutRule::Reset), 65, "BMM"), OutputDtype::Promoted), QuantizerRole::Pattern),
+    quantizer(takes_fused_activation(typed(on_board(laid(op("aten::linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"), Linear, WEIGHTED, Some(pt::linear)), LayoutRule::Reset), 66, "ATEN_LINEAR"), OutputDtype::Promoted)), QuantizerRole::Pattern),
     // ---- activations
-    on_board(op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ACTIVATION, Some(relu)), 32, "RELU"),
-    on_board(op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(sigmoid)), 33, "SIGMOID"),
-    on_board(op("aten::tanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(tanh)), 34, "TANH"),
-    on_board_integer(op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ACTIVATION, Some(pt::hardtanh)), 25, "HARDTANH"),
-    on_board(op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)), 44, "CLAMP"),
-    on_board(op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)), 42, "GELU"),
-    on_board(op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)), 58, "FLOAT_SOFTMAX"),
+    quantizer(int8_clamp(fused_activation(on_board(op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ACTIVATION, Some(relu)), 32, "RELU"))), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(sigmoid)), 33, "SIGMOID"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::tanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(tanh)), 34, "TANH"), QuantizerRole::Pattern),
+    quantizer(int8_clamp(fused_activation(on_board_integer(op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ACTIVATION, Some(pt::hardtanh)), 25, "HARDTANH"))), QuantizerRole::SharedQparams),
+    quantizer(int8_clamp(fused_activation(on_board(op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)), 44, "CLAMP"))), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)), 42, "GELU"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)), 58, "FLOAT_SOFTMAX"), QuantizerRole::Pattern),
     op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None),
-    op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None),
-    op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None),
-    op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None),
+    quantizer(op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None), QuantizerRole::Pattern),
+    quantizer(fused_activation(op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None)), QuantizerRole::Pattern),
+    quantizer(op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None), QuantizerRole::Pattern),
     on_board(op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(math::elu)), 129, "ELU"),
     // ---- elementwise arithmetic and comparison
-    on_board(op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)), 26, "ADD"),
-    on_board(op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)), 27, "SUB"),
-    on_board(op("aten::mul", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(mul)), 28, "MUL"),
-    on_board(op("aten::div", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(div)), 29, "DIV"),
-    on_board(op("aten::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(maximum)), 30, "ATEN_MAXIMUM"),
-    on_board(op("aten::minimum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(minimum)), 31, "ATEN_MINIMUM"),
-    on_board(op("aten::eq", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(eq)), 71, "EQ"),
-    on_board(op("aten::ne", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ne)), 72, "NE"),
-    on_board(op("aten::lt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(lt)), 73, "LT"),
-    on_board(op("aten::le", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(le)), 74, "LE"),
-    on_board(op("aten::gt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(gt)), 75, "GT"),
-    on_board(op("aten::ge", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ge)), 76, "GE"),
-    on_board(op("aten::where", &["self", "self_out"], &["self_out"], Some("(Tensor condition, Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(tensor::where_)), 77, "WHERE"),
+    quantizer(takes_fused_activation(typed(on_board(op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)), 26, "ADD"), OutputDtype::Promoted)), QuantizerRole::Pattern),
+    quantizer(takes_fused_activation(typed(on_board(op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)), 27, "SUB"), OutputDtype::Promoted)), QuantizerRole::Pattern),
+    quantizer(typed(on_board(op("aten::mul", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(mul)), 28, "MUL"), OutputDtype::Promoted), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::div", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(div)), 29, "DIV"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(maximum)), 30, "ATEN_MAXIMUM"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::minimum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(minimum)), 31, "ATEN_MINIMUM"), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::eq", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(eq)), 71, "EQ"), OutputDtype::Own), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::ne", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ne)), 72, "NE"), OutputDtype::Own), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::lt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(lt)), 73, "LT"), OutputDtype::Own), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::le", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(le)), 74, "LE"), OutputDtype::Own), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::gt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(gt)), 75, "GT"), OutputDtype::Own), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::ge", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ge)), 76, "GE"), OutputDtype::Own), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::where", &["self", "self_out"], &["self_out"], Some("(Tensor condition, Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(tensor::where_)), 77, "WHERE"), QuantizerRole::SharedQparams),
     on_board(op("aten::exp", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(exp_k)), 37, "EXP"),
-    on_board(op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(log_k)), 38, "LOG"),
-    on_board(op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(sqrt_k)), 39, "SQRT"),
-    on_board(op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(rsqrt_k)), 40, "RSQRT"),
+    quantizer(on_board(op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(log_k)), 38, "LOG"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(sqrt_k)), 39, "SQRT"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(rsqrt_k)), 40, "RSQRT"), QuantizerRole::Pattern),
     // ---- portable math (kernels/portable/math.rs)
     on_board(op("aten::abs", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(abs_k)), 36, "ABS"),
     on_board(op("aten::neg", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(neg_k)), 35, "NEG"),
     on_board(op("aten::expm1", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(expm1_k)), 78, "EXPM1"),
-    on_board(op("aten::log2", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log2_k)), 79, "LOG2"),
-    on_board(op("aten::log10", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log10_k)), 80, "LOG10"),
-    on_board(op("aten::log1p", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log1p_k)), 81, "LOG1P"),
+    quantizer(on_board(op("aten::log2", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log2_k)), 79, "LOG2"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::log10", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log10_k)), 80, "LOG10"), QuantizerRole::Pattern),
+    quantizer(on_board(op("aten::log1p", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log1p_k)), 81, "LOG1P"), QuantizerRole::Pattern),
     on_board(op("aten::reciprocal", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(reciprocal_k)), 41, "RECIPROCAL"),
     on_board(op("aten::sin", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(sin_k)), 82, "SIN"),
     on_board(op("aten::cos", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(cos_k)), 83, "COS"),
@@ -429,7 +469,7 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::pow", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Scalar self, Tensor exponent) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(math::pow_scalar_base)), 177, "POW_SCALAR"),
     on_board(op("aten::fmod", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(fmod_k)), 105, "FMOD"),
     on_board(op("aten::remainder", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(remainder_k)), 106, "REMAINDER"),
-    on_board(op("aten::div", &["Tensor_mode", "Scalar_mode", "out_mode", "Scalar_mode_out"], &["out_mode", "Scalar_mode_out"], Some("(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::div_mode)), 156, "DIV_MODE"),
+    quantizer(on_board(op("aten::div", &["Tensor_mode", "Scalar_mode", "out_mode", "Scalar_mode_out"], &["out_mode", "Scalar_mode_out"], Some("(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::div_mode)), 156, "DIV_MODE"), QuantizerRole::Pattern),
     on_board(op("aten::logical_and", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_and_k)), 107, "LOGICAL_AND"),
     on_board(op("aten::logical_or", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_or_k)), 108, "LOGICAL_OR"),
     on_board(op("aten::logical_xor", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_xor_k)), 109, "LOGICAL_XOR"),
@@ -447,9 +487,9 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(laid(op("aten::ones", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::ones)), LayoutRule::Reset), 133, "ONES"),
     on_board(op("aten::fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar value) -> Tensor"), Other, NONE, Some(math::fill)), 131, "FILL"),
     on_board(op("aten::fill", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor value) -> Tensor"), Other, NONE, Some(math::fill_tensor)), 144, "FILL_TENSOR"),
-    on_board(op("aten::detach_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"),
+    quantizer(on_board(op("aten::detach_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"), QuantizerRole::SharedQparams),
     on_board(op("aten::lift_fresh_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"),
-    on_board(op("aten::clamp", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"), Activation, ELEMENTWISE, Some(math::clamp_tensor)), 169, "CLAMP_TENSOR"),
+    quantizer(on_board(op("aten::clamp", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"), Activation, ELEMENTWISE, Some(math::clamp_tensor)), 169, "CLAMP_TENSOR"), QuantizerRole::SharedQparams),
     on_board(op("aten::_adaptive_avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] output_size) -> Tensor"), Pooling, NONE, Some(nn::adaptive_avg_pool2d)), 122, "ADAPTIVE_AVG_POOL2D"),
     on_board(op("aten::native_group_norm", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::group_norm)), 173, "GROUP_NORM"),
     on_board(op("aten::cumsum", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::cumsum)), 126, "CUMSUM"),
@@ -459,28 +499,28 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::max", &["dim", "dim_max"], &["dim_max"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::max_dim)), 166, "MAX_DIM"),
     on_board(op("aten::min", &["dim", "dim_min"], &["dim_min"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::min_dim)), 167, "MIN_DIM"),
     on_board(op("aten::topk", &["default", "values"], &["values"], Some("(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::topk)), 181, "TOPK"),
-    on_board(laid(op("aten::gather", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"), DataMovement, DATA, Some(index::gather)), LayoutRule::Reset), 151, "GATHER"),
-    on_board(laid(op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor?[] indices) -> Tensor"), DataMovement, DATA, Some(index::index_tensor)), LayoutRule::Reset), 145, "INDEX"),
+    quantizer(on_board(laid(op("aten::gather", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"), DataMovement, DATA, Some(index::gather)), LayoutRule::Reset), 151, "GATHER"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor?[] indices) -> Tensor"), DataMovement, DATA, Some(index::index_tensor)), LayoutRule::Reset), 145, "INDEX"), QuantizerRole::SharedQparams),
     on_board(op("aten::scatter", &["src", "src_out"], &["src_out"], Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter)), 152, "SCATTER"),
     on_board(op("aten::scatter_add", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter_add)), 153, "SCATTER_ADD"),
     on_board(op("aten::index_put_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put_in_place)), 147, "INDEX_PUT_IN_PLACE"),
-    on_board(op("aten::index_put", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put)), 146, "INDEX_PUT"),
+    quantizer(on_board(op("aten::index_put", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put)), 146, "INDEX_PUT"), QuantizerRole::SharedQparams),
     on_board(op("aten::scatter", &["value", "value_out"], &["value_out"], Some("(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"), DataMovement, DATA, Some(index::scatter_value)), 154, "SCATTER_VALUE"),
     on_board(op("aten::masked_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask, Tensor source) -> Tensor"), DataMovement, DATA, Some(rearrange::masked_scatter)), 185, "MASKED_SCATTER"),
-    on_board(op("aten::as_strided_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"), DataMovement, DATA, Some(rearrange::as_strided_copy)), 179, "AS_STRIDED_COPY"),
+    quantizer(on_board(op("aten::as_strided_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"), DataMovement, DATA, Some(rearrange::as_strided_copy)), 179, "AS_STRIDED_COPY"), QuantizerRole::SharedQparams),
     on_board(op("aten::empty", &["memory_format", "out"], OUT, Some("(SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(rearrange::empty)), 180, "EMPTY"),
     on_board(op("dim_order_ops::_empty_dim_order", DEFAULT_OUT, OUT, Some("(int[] size, *, int[]? dim_order=None) -> Tensor"), Other, NONE, Some(rearrange::empty)), 180, "EMPTY"),
     on_board(op("aten::_upsample_bilinear2d_aa", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"), DataMovement, FLOAT_ONLY, Some(nn::upsample_bilinear2d_aa)), 189, "UPSAMPLE_BILINEAR2D_AA"),
     on_board(op("aten::nonzero", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(rearrange::nonzero)), 182, "NONZERO"),
     on_board(op("aten::masked_select", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask) -> Tensor"), DataMovement, DATA, Some(rearrange::masked_select)), 183, "MASKED_SELECT"),
-    on_board(op("aten::repeat_interleave", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor repeats, *, SymInt? output_size=None) -> Tensor"), DataMovement, DATA, Some(rearrange::repeat_interleave)), 184, "REPEAT_INTERLEAVE"),
+    quantizer(on_board(op("aten::repeat_interleave", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor repeats, *, SymInt? output_size=None) -> Tensor"), DataMovement, DATA, Some(rearrange::repeat_interleave)), 184, "REPEAT_INTERLEAVE"), QuantizerRole::SharedQparams),
     on_board(op("aten::grid_sampler_2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"), Other, FLOAT_ONLY, Some(nn::grid_sampler_2d)), 188, "GRID_SAMPLER2D"),
     on_board(op("aten::_cdist_forward", DEFAULT_OUT, OUT, Some("(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"), Other, FLOAT_ONLY, Some(nn::cdist)), 186, "CDIST_FORWARD"),
     on_board(op("aten::_pdist_forward", DEFAULT_OUT, OUT, Some("(Tensor self, float p=2) -> Tensor"), Other, FLOAT_ONLY, Some(nn::pdist)), 187, "PDIST_FORWARD"),
     on_board(op("aten::select_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(rearrange::select_scatter)), 171, "SELECT_SCATTER"),
     on_board(op("aten::masked_fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Tensor mask, Scalar value) -> Tensor"), Elementwise, NONE, Some(rearrange::masked_fill)), 157, "MASKED_FILL"),
-    on_board(op("aten::pixel_shuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int upscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_shuffle)), 158, "PIXEL_SHUFFLE"),
-    on_board(op("aten::pixel_unshuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int downscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_unshuffle)), 159, "PIXEL_UNSHUFFLE"),
+    quantizer(on_board(op("aten::pixel_shuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int upscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_shuffle)), 158, "PIXEL_SHUFFLE"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::pixel_unshuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int downscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_unshuffle)), 159, "PIXEL_UNSHUFFLE"), QuantizerRole::SharedQparams),
     on_board(op("aten::reflection_pad1d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad1d)), 160, "REFLECTION_PAD1D"),
     on_board(op("aten::reflection_pad2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[4] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad2d)), 161, "REFLECTION_PAD2D"),
     on_board(op("aten::reflection_pad3d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[6] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad3d)), 162, "REFLECTION_PAD3D"),
@@ -488,15 +528,15 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::replication_pad2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[4] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad2d)), 164, "REPLICATION_PAD2D"),
     on_board(op("aten::replication_pad3d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[6] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad3d)), 165, "REPLICATION_PAD3D"),
     on_board(op("aten::narrow_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"), DataMovement, DATA, Some(rearrange::narrow_copy)), 170, "NARROW_COPY"),
-    on_board(op("aten::unfold_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dimension, int size, int step) -> Tensor"), DataMovement, DATA, Some(rearrange::unfold_copy)), 178, "UNFOLD_COPY"),
-    on_board(op("aten::unbind_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::unbind_copy)), 139, "UNBIND_COPY"),
+    quantizer(on_board(op("aten::unfold_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dimension, int size, int step) -> Tensor"), DataMovement, DATA, Some(rearrange::unfold_copy)), 178, "UNFOLD_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::unbind_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::unbind_copy)), 139, "UNBIND_COPY"), QuantizerRole::SharedQparams),
     on_board(op("aten::slice_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(index::slice_scatter)), 172, "SLICE_SCATTER"),
     on_board(laid(op("aten::diagonal_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"), DataMovement, DATA, Some(index::diagonal_copy)), LayoutRule::Reset), 155, "DIAGONAL_COPY"),
     on_board(op("aten::upsample_bilinear2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_bilinear2d)), 57, "UPSAMPLE_BILINEAR2D"),
     // ---- reductions over all or some dims (kernels/portable/nn.rs)
-    on_board(op("aten::amin", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amin)), 113, "AMIN"),
-    on_board(op("aten::argmax", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmax)), 114, "ARGMAX"),
-    on_board(op("aten::argmin", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmin)), 115, "ARGMIN"),
+    quantizer(on_board(op("aten::amin", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amin)), 113, "AMIN"), QuantizerRole::SharedQparams),
+    typed(on_board(op("aten::argmax", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmax)), 114, "ARGMAX"), OutputDtype::Own),
+    typed(on_board(op("aten::argmin", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmin)), 115, "ARGMIN"), OutputDtype::Own),
     on_board(op("aten::any", &["all", "all_out"], &["all_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::any_all)), 117, "ANY_ALL"),
     on_board(op("aten::any", &["dim", "dims", "out", "dims_out"], &["out", "dims_out"], Some("(Tensor self, int dim, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::any)), 116, "ANY"),
     on_board(op("aten::prod", &["default", "out"], &["out"], Some("(Tensor self, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::prod_all)), 119, "PROD_ALL"),
@@ -504,49 +544,49 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::max", &["default", "unary_out"], &["unary_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::max_all)), 120, "MAX_ALL"),
     on_board(op("aten::min", &["default", "unary_out"], &["unary_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::min_all)), 121, "MIN_ALL"),
     // ---- data movement (kernels/portable/shape.rs)
-    on_board(laid(op("aten::transpose_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim0, int dim1) -> Tensor"), DataMovement, DATA, Some(shape::transpose_copy)), LayoutRule::Reset), 51, "TRANSPOSE_COPY"),
-    on_board(laid(op("aten::t_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(shape::t_copy)), LayoutRule::Reset), 50, "T_COPY"),
-    on_board(op("aten::flip", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, DATA, Some(shape::flip)), 124, "FLIP"),
+    quantizer(on_board(laid(op("aten::transpose_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim0, int dim1) -> Tensor"), DataMovement, DATA, Some(shape::transpose_copy)), LayoutRule::Reset), 51, "TRANSPOSE_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::t_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(shape::t_copy)), LayoutRule::Reset), 50, "T_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::flip", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, DATA, Some(shape::flip)), 124, "FLIP"), QuantizerRole::SharedQparams),
     on_board(op("aten::roll", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"), DataMovement, DATA, Some(shape::roll)), 136, "ROLL"),
     on_board(laid(op("aten::stack", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, DATA, Some(shape::stack)), LayoutRule::Reset), 137, "STACK"),
-    on_board(op("aten::constant_pad_nd", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"), DataMovement, DATA, Some(shape::constant_pad_nd)), 123, "CONSTANT_PAD_ND"),
+    quantizer(on_board(op("aten::constant_pad_nd", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"), DataMovement, DATA, Some(shape::constant_pad_nd)), 123, "CONSTANT_PAD_ND"), QuantizerRole::SharedQparams),
     on_board(op("aten::upsample_nearest2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_nearest2d)), 56, "UPSAMPLE_NEAREST2D"),
-    on_board(laid(op("aten::index_select", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index) -> Tensor"), DataMovement, DATA, Some(shape::index_select)), LayoutRule::Reset), 125, "INDEX_SELECT"),
-    on_board(laid(op("aten::embedding", DEFAULT_OUT, OUT, Some("(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"), DataMovement, DATA, Some(shape::embedding)), LayoutRule::Reset), 68, "EMBEDDING"),
+    quantizer(on_board(laid(op("aten::index_select", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index) -> Tensor"), DataMovement, DATA, Some(shape::index_select)), LayoutRule::Reset), 125, "INDEX_SELECT"), QuantizerRole::SharedQparams),
+    typed(on_board(laid(op("aten::embedding", DEFAULT_OUT, OUT, Some("(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"), DataMovement, DATA, Some(shape::embedding)), LayoutRule::Reset), 68, "EMBEDDING"), OutputDtype::Own),
     on_board(op("aten::tril", DEFAULT_OUT, OUT, Some("(Tensor self, int diagonal=0) -> Tensor"), DataMovement, DATA, Some(shape::tril)), 138, "TRIL"),
-    on_board(laid(op("aten::repeat", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] repeats) -> Tensor"), DataMovement, DATA, Some(shape::repeat)), LayoutRule::Reset), 135, "REPEAT"),
+    quantizer(on_board(laid(op("aten::repeat", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] repeats) -> Tensor"), DataMovement, DATA, Some(shape::repeat)), LayoutRule::Reset), 135, "REPEAT"), QuantizerRole::SharedQparams),
     // ---- reductions
     on_board(op("aten::mean", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean)), 60, "MEAN"),
     on_board(op("aten::mean", &["default", "dtype_out"], &["dtype_out"], Some("(Tensor self, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean_all)), 142, "MEAN_ALL"),
-    on_board(op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)), 62, "AMAX"),
+    quantizer(on_board(op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)), 62, "AMAX"), QuantizerRole::SharedQparams),
     on_board(op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::sum)), 61, "SUM"),
     // ---- data movement
-    on_board(laid(op("aten::permute_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, MOVE, Some(pt::permute_copy)), LayoutRule::Permute(1)), 46, "PERMUTE_COPY"),
-    on_board(laid(op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"),
+    quantizer(on_board(laid(op("aten::permute_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, MOVE, Some(pt::permute_copy)), LayoutRule::Permute(1)), 46, "PERMUTE_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
     laid(op("aten::view", &["default"], &[], Some("(Tensor(a) self, SymInt[] size) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
     laid(op("aten::reshape", &["default"], &[], Some("(Tensor(a) self, SymInt[] shape) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
     laid(op("aten::_unsafe_view", &["default"], &[], Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, DATA, None), LayoutRule::Reset),
     laid(op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
-    on_board(op("aten::_to_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"),
+    typed(on_board(op("aten::_to_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"), OutputDtype::DtypeArgument),
     on_board(op("aten::copy_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_in_place)), 148, "COPY_IN_PLACE"),
     on_board(op("aten::copy", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_out)), 149, "COPY_OUT"),
-    on_board(op("aten::clone", DEFAULT_OUT, OUT, Some("(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"),
-    on_board(op("aten::alias_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"),
+    quantizer(on_board(op("aten::clone", DEFAULT_OUT, OUT, Some("(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::alias_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"), QuantizerRole::SharedQparams),
     on_board(op("aten::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"),
-    on_board(op("dim_order_ops::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"),
-    on_board_integer(op("dim_order_ops::_clone_dim_order", DEFAULT_OUT, OUT, Some("(Tensor self, *, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 15, "CLONE_DIM_ORDER"),
-    on_board(laid(op("aten::squeeze_copy", &["dims", "dim", "default", "dims_out", "dim_out", "out"], &["dims_out", "dim_out", "out"], None, DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"),
-    on_board(laid(op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"),
-    on_board(laid(op("aten::expand_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"), DataMovement, DATA, Some(shape::expand_copy)), LayoutRule::Reset), 47, "EXPAND_COPY"),
+    quantizer(typed(on_board(op("dim_order_ops::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"), OutputDtype::DtypeArgument), QuantizerRole::SharedQparams),
+    quantizer(on_board_integer(op("dim_order_ops::_clone_dim_order", DEFAULT_OUT, OUT, Some("(Tensor self, *, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 15, "CLONE_DIM_ORDER"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::squeeze_copy", &["dims", "dim", "default", "dims_out", "dim_out", "out"], &["dims_out", "dim_out", "out"], None, DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::expand_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"), DataMovement, DATA, Some(shape::expand_copy)), LayoutRule::Reset), 47, "EXPAND_COPY"), QuantizerRole::SharedQparams),
     on_board(laid(op("executorch_prim::et_view", &["default"], &["default"], Some("(Tensor self, int[] size) -> Tensor"), DataMovement, COPY, Some(pt::et_view)), LayoutRule::Reset), 150, "ET_VIEW"),
-    on_board(op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(tensor::slice_copy)), 48, "SLICE_COPY"),
-    on_board(laid(op("aten::select_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(tensor::select_copy)), LayoutRule::Reset), 49, "SELECT_COPY"),
-    on_board(op("aten::split_with_sizes_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_with_sizes_copy)), 53, "SPLIT_WITH_SIZES_COPY"),
-    on_board(op("aten::split_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_copy)), 190, "SPLIT_COPY"),
-    on_board(op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)), 52, "CAT"),
-    on_board(laid(op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)), LayoutRule::Reset), 70, "FULL"),
+    quantizer(on_board(op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(tensor::slice_copy)), 48, "SLICE_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(laid(op("aten::select_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(tensor::select_copy)), LayoutRule::Reset), 49, "SELECT_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::split_with_sizes_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_with_sizes_copy)), 53, "SPLIT_WITH_SIZES_COPY"), QuantizerRole::SharedQparams),
+    quantizer(on_board(op("aten::split_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_copy)), 190, "SPLIT_COPY"), QuantizerRole::SharedQparams),
+    quantizer(typed(on_board(op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)), 52, "CAT"), OutputDtype::Promoted), QuantizerRole::SharedQparams),
+    typed(on_board(laid(op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)), LayoutRule::Reset), 70, "FULL"), OutputDtype::Own),
     on_board(op("aten::full_like", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(tensor::full)), 70, "FULL"),
-    on_board(laid(op("aten::arange", &["default", "start", "out", "start_out"], &["out", "start_out"], Some("(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::arange)), LayoutRule::Reset), 134, "ARANGE"),
+    typed(on_board(laid(op("aten::arange", &["default", "start", "out", "start_out"], &["out", "start_out"], Some("(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::arange)), LayoutRule::Reset), 134, "ARANGE"), OutputDtype::Own),
     laid(op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)), LayoutRule::Reset),
     // ---- quantized_decomposed
     on_board(op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)), 192, "QD_QUANTIZE"),
@@ -579,10 +619,10 @@ pub(super) static OPS: &[OpDef] = &[
     on_board_integer(noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm_max)), notes::min_max), 20, "MAXIMUM"),
     // names the Cortex-M lowering matches in ExecuTorch's ATen and quantizer graphs, which no
     // program etscope runs holds (no kernel: named here so every operator name resolves)
-    op("aten::relu_", DEFAULT, NO_OUT, None, Activation, NONE, None),
-    op("aten::hardtanh_", DEFAULT, NO_OUT, None, Activation, NONE, None),
+    int8_clamp(op("aten::relu_", DEFAULT, NO_OUT, None, Activation, NONE, None)),
+    int8_clamp(op("aten::hardtanh_", DEFAULT, NO_OUT, None, Activation, NONE, None)),
     op("aten::pad", DEFAULT, NO_OUT, None, DataMovement, NONE, None),
-    op("aten::matmul", DEFAULT, NO_OUT, None, Linear, NONE, None),
+    typed(op("aten::matmul", DEFAULT, NO_OUT, None, Linear, NONE, None), OutputDtype::Promoted),
     op("quantized_decomposed::quantize_per_channel", DEFAULT, NO_OUT, None, Quantize, NONE, None),
     op("quantized_decomposed::quantize_per_token", DEFAULT, NO_OUT, None, Quantize, NONE, None),
     op("quantized_decomposed::dequantize_per_token", DEFAULT, NO_OUT, None, Quantize, NONE, None),
