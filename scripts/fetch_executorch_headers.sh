@@ -2,7 +2,7 @@
 # Fetches the runtime headers of the executorch 1.5.1 wheel (downloaded from PyPI without
 # dependencies, no PyTorch) into the cache the board tests read: $ETSCOPE_CACHE_DIR (default
 # ~/.cache/etscope)/executorch-1.5.1-headers/executorch/include. The adapter test
-# (app/tests/board.rs) compiles board/executorch against them; it never downloads anything
+# (app/tests/board/) compiles board/executorch against them; it never downloads anything
 # itself. .ci/run calls this before the test command; a second call with the cache in place does
 # nothing.
 set -euo pipefail

@@ -342,6 +342,15 @@ impl Document {
     /// attached to this one (an ETDump, captures, an ETRecord's debug handles) belongs to the
     /// method it shows.
     pub fn with_method(&self, method: &str) -> Result<Document, OpenError> {
+        self.method_builder(method)?()
+    }
+
+    /// [`Document::with_method`] in two steps: the method checked now, the document built by
+    /// the returned closure on any thread (a large graph's layout is not made inside a frame).
+    pub fn method_builder(
+        &self,
+        method: &str,
+    ) -> Result<impl FnOnce() -> Result<Document, OpenError> + Send + 'static, OpenError> {
         let program = self.program.as_ref().ok_or_else(|| OpenError::Mismatch {
             name: self.title.clone(),
             detail: "no program is open".into(),
@@ -352,15 +361,17 @@ impl Document {
                 name: self.title.clone(),
                 detail: format!("the program has no method {method:?}"),
             })?;
-        let mut doc = Document::from_program(
-            &self.title,
+        let (title, program, cases, files) = (
+            self.title.clone(),
             program.clone(),
             self.bundled_test_cases,
-            true,
-            plan_index,
-        )?;
-        doc.files = self.files.clone();
-        Ok(doc)
+            self.files.clone(),
+        );
+        Ok(move || {
+            let mut doc = Document::from_program(&title, program, cases, true, plan_index)?;
+            doc.files = files;
+            Ok(doc)
+        })
     }
 
     /// The execution plan of the method this document shows.

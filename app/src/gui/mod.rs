@@ -128,6 +128,13 @@ pub struct StartOptions {
     pub eager_stage_nodes: Option<usize>,
 }
 
+/// A document's other method being built on a worker.
+pub struct MethodJob {
+    pub doc: usize,
+    pub method: String,
+    pub job: crate::job::Job<Result<Document, String>>,
+}
+
 /// The application.
 pub struct EtscopeApp {
     pub settings: Settings,
@@ -137,6 +144,8 @@ pub struct EtscopeApp {
     pub job: Option<LoadJob>,
     /// A comparison running on a worker thread.
     pub diff_job: Option<DiffJob>,
+    /// Another method of a document's program being built (the method list).
+    pub method_job: Option<MethodJob>,
     /// The live capture (Live tab) and the document it feeds.
     pub live: Option<(usize, live::LiveSession)>,
     pub live_form: live_tab::LiveForm,
@@ -171,6 +180,7 @@ impl EtscopeApp {
             tab: start.tab.unwrap_or(Tab::Graph),
             job: None,
             diff_job: None,
+            method_job: None,
             live: None,
             live_form: live_tab::LiveForm::default(),
             host: host_core::HostChoice::default(),
@@ -422,13 +432,22 @@ impl EtscopeApp {
                 std::cmp::Ordering::Less => {}
             }
         }
+        // a method being built follows its document, or goes with it
+        if let Some(running) = &mut self.method_job {
+            match running.doc.cmp(&i) {
+                std::cmp::Ordering::Equal => {
+                    running.job.cancel();
+                    self.method_job = None;
+                }
+                std::cmp::Ordering::Greater => running.doc -= 1,
+                std::cmp::Ordering::Less => {}
+            }
+        }
         let dv = self.docs.remove(i);
         self.active = self.active.min(self.docs.len().saturating_sub(1));
         dv
     }
 
-    /// Runs the comparison of the active document against `target` (host runs on the
-    /// document's input array).
     /// Replaces document `doc` by its program's method `method` (what was attached to the
     /// method shown before is not carried over: it belongs to that method).
     pub fn select_method(&mut self, doc: usize, method: &str) {
@@ -437,12 +456,45 @@ impl EtscopeApp {
                 .push("stop the live session before showing another method".into());
             return;
         }
+        if self.method_job.is_some() {
+            self.messages
+                .push("another method is still being prepared".into());
+            return;
+        }
         let Some(dv) = self.docs.get(doc) else {
             return;
         };
-        match dv.doc.with_method(method) {
-            Ok(new) => {
-                let sources = dv.sources.clone();
+        match dv.doc.method_builder(method) {
+            Ok(build) => {
+                let job = crate::job::Job::spawn(
+                    format!("building method {method:?}"),
+                    || {},
+                    move |_| build().map_err(|e| e.to_string()),
+                );
+                self.method_job = Some(MethodJob {
+                    doc,
+                    method: method.to_string(),
+                    job,
+                });
+            }
+            Err(e) => self.messages.push(e.to_string()),
+        }
+    }
+
+    /// Puts a method built on its worker in place of the document it was picked in.
+    fn poll_method(&mut self) {
+        let Some(running) = &mut self.method_job else {
+            return;
+        };
+        let Some(outcome) = running.job.poll() else {
+            return;
+        };
+        let Some(MethodJob { doc, method, .. }) = self.method_job.take() else {
+            return;
+        };
+        match outcome.into_result().and_then(|r| r) {
+            Ok(new) if doc < self.docs.len() => {
+                let sources = self.docs[doc].sources.clone();
                 let mut view = DocView::new(new);
                 view.sources = sources;
                 self.docs[doc] = view;
@@ -450,7 +502,8 @@ impl EtscopeApp {
                     "showing method {method:?}; attached ETRecords and ETDumps belong to the method shown before and were not carried over"
                 ));
             }
-            Err(e) => self.messages.push(e.to_string()),
+            Ok(_) => {}
+            Err(e) => self.messages.push(e),
         }
     }
 
@@ -460,6 +513,7 @@ impl EtscopeApp {
         self.poll_job(&ctx);
         self.poll_pass_jobs();
         self.poll_replans();
+        self.poll_method();
         self.poll_stage_builds(&ctx);
         self.poll_diff();
         for dv in &mut self.docs {

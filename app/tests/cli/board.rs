@@ -1,0 +1,218 @@
+//! The emulated board and GDB servers from the command line: board runs, live output, record.
+
+use super::*;
+
+#[test]
+fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
+    if !tools::available(
+        "board_run_records_every_instruction_and_the_capture_reads_back_everywhere",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("etscope-cli-board-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // -o into folders that do not exist yet: board run creates them
+    let out = dir.join("captures/today/capture.etdp");
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let summary = json(&[
+        "board",
+        "run",
+        p(&pte),
+        "--input",
+        p(&tiny("input.npy")),
+        "--runs",
+        "4",
+        "--intermediates",
+        "-o",
+        p(&out),
+        "--json",
+    ]);
+    assert_eq!(summary["runs"], 4);
+    assert_eq!(summary["lost_frames"], 0);
+    assert_eq!(summary["lost_bytes"], 0);
+    assert_eq!(summary["core"], "cortex-m55");
+    // profile: 4 runs of every instruction of the program
+    let rows = json(&["profile", "--pte", p(&pte), "--etdump", p(&out), "--json"]);
+    let rows = rows["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6);
+    for (k, r) in rows.iter().enumerate() {
+        assert_eq!(r["instruction_id"], k);
+        assert_eq!(r["count"], 4);
+        assert_eq!(r["raw"].as_array().map(Vec::len), Some(4));
+    }
+    // tensors: every instruction's output of every run
+    let tensors = json(&[
+        "tensors",
+        "--etdump",
+        p(&out),
+        "--debug-buffer",
+        p(&out.with_extension("bin")),
+        "--json",
+    ]);
+    assert_eq!(tensors.as_array().map(Vec::len), Some(24));
+    // the raw stream rebuilds the same ETDump
+    let again = dir.join("again.etdp");
+    json(&[
+        "record",
+        "--replay",
+        p(&out.with_extension("etsw")),
+        "--pte",
+        p(&pte),
+        "-o",
+        p(&again),
+        "--json",
+    ]);
+    assert_eq!(
+        std::fs::read(&out).expect("etdp"),
+        std::fs::read(&again).expect("etdp")
+    );
+    // a capture of this program does not rebuild against another one
+    let other = etscope(&[
+        "record",
+        "--replay",
+        p(&out.with_extension("etsw")),
+        "--pte",
+        p(&tiny("model_fp32.pte")),
+        "-o",
+        p(&dir.join("wrong.etdp")),
+    ]);
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("another program"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn board_run_names_the_operator_the_firmware_lacks() {
+    // a standalone hardswish left on int8 codes: an operator the board firmware does not
+    // implement
+    let pte = fixture("programs/cortex_m_hardswish/model.pte");
+    let out = etscope(&["board", "run", p(&pte), "-o", "/tmp/never.etdp"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cortex_m_hardswish/model.pte"), "{err}");
+    assert!(err.contains("aten::hardswish.out"), "{err}");
+    assert!(err.contains("docs/compatibility.md"), "{err}");
+}
+
+#[test]
+fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
+    let out = etscope_or_hang(
+        &[
+            "record",
+            "--gdb",
+            "127.0.0.1:9",
+            "--pte",
+            p(&tiny("model_int8_cortex_m55.pte")),
+            "-o",
+            "/tmp/never.etdp",
+        ],
+        60,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GDB server 127.0.0.1:9"), "{err}");
+}
+
+#[test]
+fn record_reads_a_running_board_through_its_gdb_server() {
+    if !tools::available(
+        "record_reads_a_running_board_through_its_gdb_server",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    use etscope_core::board_image::{self, BoardOptions};
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let program = etscope_core::formats::pte::Program::parse(std::fs::read(&pte).expect("pte"))
+        .expect("program");
+    let image = board_image::build(
+        &program,
+        0,
+        &board_image::zero_inputs(&program, 0),
+        &BoardOptions {
+            runs: 3,
+            ..BoardOptions::default()
+        },
+    )
+    .expect("image");
+    let elf = etscope::board::firmware().expect("firmware");
+    let qemu = etscope::board::Qemu::start(&elf, &image.bytes).expect("qemu");
+    let out = std::env::temp_dir().join(format!("etscope-cli-record-{}.etdp", std::process::id()));
+    let summary = json(&[
+        "record",
+        "--gdb",
+        &qemu.gdb_address(),
+        "--elf",
+        p(&elf),
+        "--pte",
+        p(&pte),
+        "-o",
+        p(&out),
+        "--json",
+    ]);
+    assert_eq!(summary["runs"], 3, "the target announced 3 runs: {summary}");
+    assert_eq!(summary["lost_frames"], 0);
+    assert_eq!(summary["core"], "cortex-m55");
+    // without the ELF, the control block is found by scanning RAM
+    drop(qemu);
+    let qemu = etscope::board::Qemu::start(&elf, &image.bytes).expect("qemu");
+    let summary = json(&[
+        "record",
+        "--gdb",
+        &qemu.gdb_address(),
+        "--pte",
+        p(&pte),
+        "-o",
+        p(&out),
+        "--json",
+    ]);
+    assert_eq!(summary["runs"], 3);
+    for ext in ["etdp", "etsw"] {
+        let _ = std::fs::remove_file(out.with_extension(ext));
+    }
+}
+
+#[test]
+fn board_run_live_piped_to_a_file_prints_one_final_table() {
+    if !tools::available(
+        "board_run_live_piped_to_a_file_prints_one_final_table",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("etscope-cli-live-{}", std::process::id()));
+    let out = dir.join("live.etdp");
+    // about a second of streaming, so a redraw every half second would show up more than once
+    let ds_cnn = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/ds_cnn_kws/model_int8_cortex_m55.pte");
+    let started = std::time::Instant::now();
+    let run = etscope(&[
+        "board",
+        "run",
+        p(&ds_cnn),
+        "--runs",
+        "40",
+        "--live",
+        "-o",
+        p(&out),
+    ]);
+    let took = started.elapsed();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        stdout.matches("live: ").count(),
+        1,
+        "after {took:?}: {stdout}"
+    );
+    assert!(stdout.contains("live: 40 runs"), "{stdout}");
+    assert!(
+        !stdout.contains('\x1b'),
+        "no terminal control codes in a file"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
