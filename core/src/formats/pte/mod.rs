@@ -11,6 +11,7 @@
 
 pub mod features;
 mod read;
+pub mod write;
 pub mod write_plan;
 
 use serde::Serialize;

@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 
-use flatbuffers::{FlatBufferBuilder, WIPOffset};
-
-use crate::dtype::ScalarType;
-use crate::formats::generated::program::executorch_flatbuffer as fb;
+use crate::formats::pte::write::{write_program, ProgramToWrite};
+use crate::formats::pte::{
+    Allocation, Chain, EValue, ExecutionPlan, Instruction, Operator, Tensor,
+};
 use crate::ir::{ArgData, Storage, ValueId};
 use crate::tensor::TensorData;
 
@@ -23,15 +23,9 @@ use super::{LowerError, Module, Options};
 use plan::{align, layout, TENSOR_ALIGN};
 
 const PASS: &str = "emit";
-/// Alignment of the segments after the program (ExecuTorch's default).
-const SEGMENT_ALIGN: u64 = 128;
 
 pub(super) fn err(detail: impl Into<String>) -> LowerError {
     super::edit::fail(PASS, detail)
-}
-
-fn fb_scalar(t: ScalarType) -> fb::ScalarType {
-    fb::ScalarType(t.code())
 }
 
 /// Writes `module` as a `.pte`, its tensors where ExecuTorch 1.5.1's planner puts them.
@@ -84,38 +78,25 @@ fn executorch_offsets(
     Ok((offsets, arena))
 }
 
-/// Serializes `module` laid out as `lay`; also returns the `EValue` index of every tensor.
+/// Serializes `module` laid out as `lay` (the plan built here as plain types, written by
+/// [`crate::formats::pte::write`]); also returns the `EValue` index of every tensor.
 fn serialize(
     module: &Module,
     lay: &plan::Layout,
 ) -> Result<(Vec<u8>, HashMap<ValueId, i32>), LowerError> {
     let g = &lay.graph;
-    let mut b = FlatBufferBuilder::with_capacity(1 << 16);
-    let mut values: Vec<WIPOffset<fb::EValue>> = Vec::new();
+    let mut values: Vec<EValue> = Vec::new();
     let mut tensor_index: HashMap<ValueId, i32> = HashMap::new();
     // constant data, deduplicated: offsets[0] is reserved
     let mut segment: Vec<u8> = Vec::new();
     let mut const_offsets: Vec<u64> = vec![0];
     let mut const_index: HashMap<Vec<u8>, u32> = HashMap::new();
 
-    macro_rules! push_value {
-        ($ty:expr, $val:expr) => {{
-            let v = fb::EValue::create(
-                &mut b,
-                &fb::EValueArgs {
-                    val_type: $ty,
-                    val: Some($val),
-                },
-            );
-            values.push(v);
-            (values.len() - 1) as i32
-        }};
-    }
-
-    let mut tensor = |b: &mut FlatBufferBuilder<'static>,
-                      values: &mut Vec<WIPOffset<fb::EValue>>,
-                      v: ValueId|
-     -> Result<i32, LowerError> {
+    let push = |values: &mut Vec<EValue>, v: EValue| -> i32 {
+        values.push(v);
+        (values.len() - 1) as i32
+    };
+    let mut tensor = |values: &mut Vec<EValue>, v: ValueId| -> Result<i32, LowerError> {
         if let Some(&i) = tensor_index.get(&v) {
             return Ok(i);
         }
@@ -155,41 +136,28 @@ fn serialize(
             } else {
                 val.dim_order.clone()
             };
-            let alloc = fb::AllocationDetails::create(
-                b,
-                &fb::AllocationDetailsArgs {
-                    memory_id: 1,
-                    memory_offset_low: offset as u32,
-                    memory_offset_high: (offset >> 32) as u32,
-                },
-            );
+            let alloc = Allocation {
+                memory_id: 1,
+                offset,
+            };
             (order, 0, Some(alloc))
         };
-        let sizes = b.create_vector(&sizes);
-        let dim_order = b.create_vector(&dim_order);
-        let t = fb::Tensor::create(
-            b,
-            &fb::TensorArgs {
-                scalar_type: fb_scalar(dtype),
-                storage_offset: 0,
-                sizes: Some(sizes),
-                dim_order: Some(dim_order),
-                requires_grad: false,
-                data_buffer_idx,
-                allocation_info: allocation,
-                layout: 0,
-                shape_dynamism: fb::TensorShapeDynamism::STATIC,
-                extra_tensor_info: None,
-            },
-        );
-        let e = fb::EValue::create(
-            b,
-            &fb::EValueArgs {
-                val_type: fb::KernelTypes::Tensor,
-                val: Some(t.as_union_value()),
-            },
-        );
-        values.push(e);
+        let t = Tensor {
+            scalar_type: dtype,
+            storage_offset: 0,
+            sizes,
+            dim_order,
+            requires_grad: false,
+            data_buffer_idx,
+            allocation,
+            layout: 0,
+            shape_dynamism: 0,
+            extra: None,
+            // derived by the reader; not written
+            numel: 0,
+            nbytes: 0,
+        };
+        values.push(EValue::Tensor(t));
         let i = (values.len() - 1) as i32;
         tensor_index.insert(v, i);
         Ok(i)
@@ -198,20 +166,25 @@ fn serialize(
     let inputs: Vec<i32> = g
         .inputs
         .iter()
-        .map(|&v| tensor(&mut b, &mut values, v))
+        .map(|&v| tensor(&mut values, v))
         .collect::<Result<_, _>>()?;
-    let mut operators: Vec<(String, String)> = Vec::new();
+    let mut operators: Vec<Operator> = Vec::new();
     let mut instructions = Vec::new();
     for c in &lay.calls {
         let n = &g.nodes[c.node];
-        let key = (n.op.clone(), n.overload.clone());
-        let op_index = match operators.iter().position(|o| *o == key) {
+        let op_index = match operators
+            .iter()
+            .position(|o| o.name == n.op && o.overload == n.overload)
+        {
             Some(i) => i,
             None => {
-                operators.push(key);
+                operators.push(Operator {
+                    name: n.op.clone(),
+                    overload: n.overload.clone(),
+                });
                 operators.len() - 1
             }
-        } as i32;
+        };
         let mut args = Vec::with_capacity(n.args.len());
         let last = n.args.len().saturating_sub(1);
         for (k, a) in n.args.iter().enumerate() {
@@ -220,98 +193,44 @@ fn serialize(
                 let items: Vec<i32> = n
                     .outputs
                     .iter()
-                    .map(|&o| tensor(&mut b, &mut values, o))
+                    .map(|&o| tensor(&mut values, o))
                     .collect::<Result<_, _>>()?;
-                let items = b.create_vector(&items);
-                let l = fb::TensorList::create(&mut b, &fb::TensorListArgs { items: Some(items) });
-                args.push(push_value!(fb::KernelTypes::TensorList, l.as_union_value()));
+                args.push(push(&mut values, EValue::TensorList(items)) as usize);
                 continue;
             }
             let index = match &a.data {
-                ArgData::Tensor(v) => tensor(&mut b, &mut values, *v)?,
-                ArgData::None => {
-                    let x = fb::Null::create(&mut b, &fb::NullArgs {});
-                    push_value!(fb::KernelTypes::Null, x.as_union_value())
-                }
-                ArgData::Int(i) => {
-                    let x = fb::Int::create(&mut b, &fb::IntArgs { int_val: *i });
-                    push_value!(fb::KernelTypes::Int, x.as_union_value())
-                }
-                ArgData::ScalarType(t) => {
-                    let x = fb::Int::create(
-                        &mut b,
-                        &fb::IntArgs {
-                            int_val: i64::from(t.code()),
-                        },
-                    );
-                    push_value!(fb::KernelTypes::Int, x.as_union_value())
-                }
-                ArgData::Float(f) => {
-                    let x = fb::Double::create(&mut b, &fb::DoubleArgs { double_val: *f });
-                    push_value!(fb::KernelTypes::Double, x.as_union_value())
-                }
-                ArgData::Bool(v) => {
-                    let x = fb::Bool::create(&mut b, &fb::BoolArgs { bool_val: *v });
-                    push_value!(fb::KernelTypes::Bool, x.as_union_value())
-                }
-                ArgData::Str(s) => {
-                    let s = b.create_string(s);
-                    let x = fb::String::create(
-                        &mut b,
-                        &fb::StringArgs {
-                            string_val: Some(s),
-                        },
-                    );
-                    push_value!(fb::KernelTypes::String, x.as_union_value())
-                }
+                ArgData::Tensor(v) => tensor(&mut values, *v)?,
+                ArgData::None => push(&mut values, EValue::Null),
+                ArgData::Int(i) => push(&mut values, EValue::Int(*i)),
+                ArgData::ScalarType(t) => push(&mut values, EValue::Int(i64::from(t.code()))),
+                ArgData::Float(f) => push(&mut values, EValue::Double(*f)),
+                ArgData::Bool(v) => push(&mut values, EValue::Bool(*v)),
+                ArgData::Str(s) => push(&mut values, EValue::String(s.clone())),
                 ArgData::Ints(items) => {
                     let mut idx = Vec::with_capacity(items.len());
                     for i in items {
                         let i = i.ok_or_else(|| {
                             err(format!("{}: a symbolic size cannot be written", n.name))
                         })?;
-                        let x = fb::Int::create(&mut b, &fb::IntArgs { int_val: i });
-                        idx.push(i64::from(push_value!(
-                            fb::KernelTypes::Int,
-                            x.as_union_value()
-                        )));
+                        idx.push(i64::from(push(&mut values, EValue::Int(i))));
                     }
-                    let items = b.create_vector(&idx);
-                    let x = fb::IntList::create(&mut b, &fb::IntListArgs { items: Some(items) });
-                    push_value!(fb::KernelTypes::IntList, x.as_union_value())
+                    push(&mut values, EValue::IntList(idx))
                 }
-                ArgData::Floats(items) => {
-                    let items = b.create_vector(items);
-                    let x =
-                        fb::DoubleList::create(&mut b, &fb::DoubleListArgs { items: Some(items) });
-                    push_value!(fb::KernelTypes::DoubleList, x.as_union_value())
-                }
-                ArgData::Bools(items) => {
-                    let items = b.create_vector(items);
-                    let x = fb::BoolList::create(&mut b, &fb::BoolListArgs { items: Some(items) });
-                    push_value!(fb::KernelTypes::BoolList, x.as_union_value())
-                }
+                ArgData::Floats(items) => push(&mut values, EValue::DoubleList(items.clone())),
+                ArgData::Bools(items) => push(&mut values, EValue::BoolList(items.clone())),
                 ArgData::Tensors(vs) => {
                     let items: Vec<i32> = vs
                         .iter()
-                        .map(|&v| tensor(&mut b, &mut values, v))
+                        .map(|&v| tensor(&mut values, v))
                         .collect::<Result<_, _>>()?;
-                    let items = b.create_vector(&items);
-                    let x =
-                        fb::TensorList::create(&mut b, &fb::TensorListArgs { items: Some(items) });
-                    push_value!(fb::KernelTypes::TensorList, x.as_union_value())
+                    push(&mut values, EValue::TensorList(items))
                 }
                 ArgData::OptionalTensors(vs) => {
                     let items: Vec<i32> = vs
                         .iter()
-                        .map(|v| v.map_or(Ok(-1), |v| tensor(&mut b, &mut values, v)))
+                        .map(|v| v.map_or(Ok(-1), |v| tensor(&mut values, v)))
                         .collect::<Result<_, _>>()?;
-                    let items = b.create_vector(&items);
-                    let x = fb::OptionalTensorList::create(
-                        &mut b,
-                        &fb::OptionalTensorListArgs { items: Some(items) },
-                    );
-                    push_value!(fb::KernelTypes::OptionalTensorList, x.as_union_value())
+                    push(&mut values, EValue::OptionalTensorList(items))
                 }
                 ArgData::Other(s) => {
                     return Err(err(format!(
@@ -320,62 +239,15 @@ fn serialize(
                     )))
                 }
             };
-            args.push(index);
+            args.push(index as usize);
         }
-        let args = b.create_vector(&args);
-        let kc = fb::KernelCall::create(
-            &mut b,
-            &fb::KernelCallArgs {
-                op_index,
-                args: Some(args),
-            },
-        );
-        instructions.push(fb::Instruction::create(
-            &mut b,
-            &fb::InstructionArgs {
-                instr_args_type: fb::InstructionArguments::KernelCall,
-                instr_args: Some(kc.as_union_value()),
-            },
-        ));
+        instructions.push(Instruction::KernelCall { op_index, args });
     }
     let outputs: Vec<i32> = g
         .outputs
         .iter()
-        .map(|&v| tensor(&mut b, &mut values, v))
+        .map(|&v| tensor(&mut values, v))
         .collect::<Result<_, _>>()?;
-
-    let values = b.create_vector(&values);
-    let inputs_v = b.create_vector(&inputs);
-    let outputs_v = b.create_vector(&outputs);
-    let instructions = b.create_vector(&instructions);
-    let chain = fb::Chain::create(
-        &mut b,
-        &fb::ChainArgs {
-            inputs: Some(inputs_v),
-            outputs: Some(outputs_v),
-            instructions: Some(instructions),
-            stacktrace: None,
-        },
-    );
-    let chains = b.create_vector(&[chain]);
-    let ops: Vec<_> = operators
-        .iter()
-        .map(|(name, overload)| {
-            let name = b.create_string(name);
-            let overload = b.create_string(overload);
-            fb::Operator::create(
-                &mut b,
-                &fb::OperatorArgs {
-                    name: Some(name),
-                    overload: Some(overload),
-                },
-            )
-        })
-        .collect();
-    let ops = b.create_vector(&ops);
-    let delegates: Vec<WIPOffset<fb::BackendDelegate>> = Vec::new();
-    let delegates = b.create_vector(&delegates);
-    let sizes = b.create_vector(&[0i64, lay.arena as i64]);
     let leaf = r#"{"type": null, "context": null, "children_spec": []}"#;
     let leaves = |n: usize| vec![leaf; n].join(", ");
     let inp = format!(
@@ -390,93 +262,30 @@ fn serialize(
             leaves(outputs.len())
         )
     };
-    let inp = b.create_string(&inp);
-    let out = b.create_string(&out);
-    let meta = fb::ContainerMetadata::create(
-        &mut b,
-        &fb::ContainerMetadataArgs {
-            encoded_inp_str: Some(inp),
-            encoded_out_str: Some(out),
-        },
-    );
-    let name = b.create_string(&g.method);
-    let plan = fb::ExecutionPlan::create(
-        &mut b,
-        &fb::ExecutionPlanArgs {
-            name: Some(name),
-            container_meta_type: Some(meta),
-            values: Some(values),
-            inputs: Some(inputs_v),
-            outputs: Some(outputs_v),
-            chains: Some(chains),
-            operators: Some(ops),
-            delegates: Some(delegates),
-            non_const_buffer_sizes: Some(sizes),
-            non_const_buffer_device: None,
-        },
-    );
-    let plans = b.create_vector(&[plan]);
-    let empty_buffers: Vec<WIPOffset<fb::Buffer>> = Vec::new();
-    let constant_buffer = b.create_vector(&empty_buffers);
-    let empty_data: Vec<WIPOffset<fb::BackendDelegateInlineData>> = Vec::new();
-    let delegate_data = b.create_vector(&empty_data);
-    let seg_len = segment.len() as u64;
-    let segments = [fb::DataSegment::create(
-        &mut b,
-        &fb::DataSegmentArgs {
-            offset: 0,
-            size: seg_len,
-        },
-    )];
-    let segments = b.create_vector(&segments);
-    let offsets = b.create_vector(&const_offsets);
-    let constant_segment = fb::SubsegmentOffsets::create(
-        &mut b,
-        &fb::SubsegmentOffsetsArgs {
-            segment_index: 0,
-            offsets: Some(offsets),
-        },
-    );
-    let root = fb::Program::create(
-        &mut b,
-        &fb::ProgramArgs {
-            version: 0,
-            execution_plan: Some(plans),
-            constant_buffer: Some(constant_buffer),
-            backend_delegate_data: Some(delegate_data),
-            segments: Some(segments),
-            constant_segment: Some(constant_segment),
-            mutable_data_segments: None,
-            named_data: None,
-        },
-    );
-    b.finish(root, Some("ET12"));
-    let flat = b.finished_data();
-    Ok((with_header(flat, &segment)?, tensor_index))
-}
-
-/// The flatbuffer with the `eh00` extended header inserted after its identifier and the
-/// segment data appended at the next 128-byte boundary.
-fn with_header(flat: &[u8], segment: &[u8]) -> Result<Vec<u8>, LowerError> {
-    const HEADER: usize = 32;
-    if flat.len() < 8 {
-        return Err(err(
-            "the flatbuffer is shorter than its root offset and identifier",
-        ));
-    }
-    let root = u32::from_le_bytes([flat[0], flat[1], flat[2], flat[3]]);
-    let program_size = (flat.len() + HEADER) as u64;
-    let base = align(program_size, SEGMENT_ALIGN);
-    let mut out = Vec::with_capacity(base as usize + segment.len());
-    out.extend_from_slice(&(root + HEADER as u32).to_le_bytes());
-    out.extend_from_slice(&flat[4..8]);
-    out.extend_from_slice(b"eh00");
-    out.extend_from_slice(&(HEADER as u32).to_le_bytes());
-    out.extend_from_slice(&program_size.to_le_bytes());
-    out.extend_from_slice(&base.to_le_bytes());
-    out.extend_from_slice(&(segment.len() as u64).to_le_bytes());
-    out.extend_from_slice(&flat[8..]);
-    out.resize(base as usize, 0);
-    out.extend_from_slice(segment);
-    Ok(out)
+    let as_usize = |xs: &[i32]| xs.iter().map(|&x| x as usize).collect::<Vec<usize>>();
+    let plan = ExecutionPlan {
+        name: g.method.clone(),
+        encoded_inp_str: Some(inp),
+        encoded_out_str: Some(out),
+        values,
+        inputs: as_usize(&inputs),
+        outputs: as_usize(&outputs),
+        chains: vec![Chain {
+            inputs: as_usize(&inputs),
+            outputs: as_usize(&outputs),
+            instructions,
+            stacktrace: Vec::new(),
+        }],
+        operators,
+        delegates: Vec::new(),
+        non_const_buffer_sizes: vec![0, lay.arena as i64],
+        non_const_buffer_devices: Vec::new(),
+    };
+    let bytes = write_program(&ProgramToWrite {
+        plans: std::slice::from_ref(&plan),
+        constant_data: &segment,
+        constant_offsets: &const_offsets,
+    })
+    .map_err(|e| err(e.to_string()))?;
+    Ok((bytes, tensor_index))
 }
