@@ -20,15 +20,11 @@ impl Pass for FoldActivation {
         (0..graph.nodes.len()).any(|relu| foldable(graph, relu).is_some())
     }
 
-    fn run(&self, module: Module, _: &()) -> Result<(Module, bool), PassError> {
-        let Module {
-            mut graph,
-            constants,
-            qparams,
-        } = module;
+    fn run(&self, mut module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let graph = &mut module.graph;
         let mut removed = Vec::new();
         for relu in 0..graph.nodes.len() {
-            let Some((quantize, new_min)) = foldable(&graph, relu) else {
+            let Some((quantize, new_min)) = foldable(graph, relu) else {
                 continue;
             };
             let (Some(&x), Some(&relu_out)) = (
@@ -61,14 +57,7 @@ impl Pass for FoldActivation {
         }
         graph.remove_nodes(&removed);
         let changed = !removed.is_empty();
-        Ok((
-            Module {
-                graph,
-                constants,
-                qparams,
-            },
-            changed,
-        ))
+        Ok((module, changed))
     }
 }
 

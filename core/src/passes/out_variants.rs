@@ -19,12 +19,8 @@ impl Pass for OutVariants {
         "out_variants"
     }
 
-    fn run(&self, module: Module, _: &()) -> Result<(Module, bool), PassError> {
-        let Module {
-            mut graph,
-            constants,
-            qparams,
-        } = module;
+    fn run(&self, mut module: Module, _: &()) -> Result<(Module, bool), PassError> {
+        let graph = &mut module.graph;
         let mut changed = false;
         for i in 0..graph.nodes.len() {
             if graph.nodes[i].kind != NodeKind::Operator {
@@ -43,14 +39,7 @@ impl Pass for OutVariants {
                 .collect();
             changed |= lower(&mut graph.nodes[i], &shapes);
         }
-        Ok((
-            Module {
-                graph,
-                constants,
-                qparams,
-            },
-            changed,
-        ))
+        Ok((module, changed))
     }
 }
 
