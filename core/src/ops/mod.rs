@@ -136,6 +136,10 @@ pub struct CortexMRules {
     pub int8_clamp: bool,
     /// How `CortexMQuantizer` annotates it (by edge-dialect name, every overload).
     pub quantizer: QuantizerRole,
+    /// `RemovePermutesAroundElementwiseOps` moves a layout permute through it whatever its
+    /// arguments (the ops whose permutability depends on an argument are the pass's own
+    /// checks; elementwise ops pass by their `elementwise` trait).
+    pub permute_transparent: bool,
 }
 
 /// What `CortexMQuantizer` (ExecuTorch 1.5.1) does with an operator.

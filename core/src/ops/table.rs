@@ -119,6 +119,7 @@ const fn op(
             takes_fused_activation: false,
             int8_clamp: false,
             quantizer: QuantizerRole::None,
+            permute_transparent: false,
         },
     }
 }
@@ -163,6 +164,12 @@ const fn takes_fused_activation(mut d: OpDef) -> OpDef {
 /// `QuantizedClampActivationPass` makes it a clamp on int8 tensors.
 const fn int8_clamp(mut d: OpDef) -> OpDef {
     d.cortex_m.int8_clamp = true;
+    d
+}
+
+/// `RemovePermutesAroundElementwiseOps` moves a layout permute through it.
+const fn permute_transparent(mut d: OpDef) -> OpDef {
+    d.cortex_m.permute_transparent = true;
     d
 }
 
@@ -406,8 +413,8 @@ pub(super) static OPS: &[OpDef] = &[
     quantizer(int8_clamp(fused_activation(on_board(op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ACTIVATION, Some(relu)), 32, "RELU"))), QuantizerRole::SharedQparams),
     quantizer(on_board(op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(sigmoid)), 33, "SIGMOID"), QuantizerRole::Pattern),
     quantizer(on_board(op("aten::tanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(tanh)), 34, "TANH"), QuantizerRole::Pattern),
-    quantizer(int8_clamp(fused_activation(on_board_integer(op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ACTIVATION, Some(pt::hardtanh)), 25, "HARDTANH"))), QuantizerRole::SharedQparams),
-    quantizer(int8_clamp(fused_activation(on_board(op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)), 44, "CLAMP"))), QuantizerRole::SharedQparams),
+    permute_transparent(quantizer(int8_clamp(fused_activation(on_board_integer(op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ACTIVATION, Some(pt::hardtanh)), 25, "HARDTANH"))), QuantizerRole::SharedQparams)),
+    permute_transparent(quantizer(int8_clamp(fused_activation(on_board(op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)), 44, "CLAMP"))), QuantizerRole::SharedQparams)),
     quantizer(on_board(op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)), 42, "GELU"), QuantizerRole::Pattern),
     quantizer(on_board(op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)), 58, "FLOAT_SOFTMAX"), QuantizerRole::Pattern),
     op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None),
@@ -416,9 +423,9 @@ pub(super) static OPS: &[OpDef] = &[
     quantizer(op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None), QuantizerRole::Pattern),
     on_board(op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(math::elu)), 129, "ELU"),
     // ---- elementwise arithmetic and comparison
-    quantizer(takes_fused_activation(typed(on_board(op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)), 26, "ADD"), OutputDtype::Promoted)), QuantizerRole::Pattern),
-    quantizer(takes_fused_activation(typed(on_board(op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)), 27, "SUB"), OutputDtype::Promoted)), QuantizerRole::Pattern),
-    quantizer(typed(on_board(op("aten::mul", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(mul)), 28, "MUL"), OutputDtype::Promoted), QuantizerRole::Pattern),
+    permute_transparent(quantizer(takes_fused_activation(typed(on_board(op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)), 26, "ADD"), OutputDtype::Promoted)), QuantizerRole::Pattern)),
+    permute_transparent(quantizer(takes_fused_activation(typed(on_board(op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)), 27, "SUB"), OutputDtype::Promoted)), QuantizerRole::Pattern)),
+    permute_transparent(quantizer(typed(on_board(op("aten::mul", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(mul)), 28, "MUL"), OutputDtype::Promoted), QuantizerRole::Pattern)),
     quantizer(on_board(op("aten::div", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(div)), 29, "DIV"), QuantizerRole::Pattern),
     quantizer(on_board(op("aten::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(maximum)), 30, "ATEN_MAXIMUM"), QuantizerRole::SharedQparams),
     quantizer(on_board(op("aten::minimum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(minimum)), 31, "ATEN_MINIMUM"), QuantizerRole::SharedQparams),
@@ -579,18 +586,18 @@ pub(super) static OPS: &[OpDef] = &[
     quantizer(on_board(laid(op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
     quantizer(on_board(laid(op("aten::expand_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"), DataMovement, DATA, Some(shape::expand_copy)), LayoutRule::Reset), 47, "EXPAND_COPY"), QuantizerRole::SharedQparams),
     on_board(laid(op("executorch_prim::et_view", &["default"], &["default"], Some("(Tensor self, int[] size) -> Tensor"), DataMovement, COPY, Some(pt::et_view)), LayoutRule::Reset), 150, "ET_VIEW"),
-    quantizer(on_board(op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(tensor::slice_copy)), 48, "SLICE_COPY"), QuantizerRole::SharedQparams),
+    permute_transparent(quantizer(on_board(op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(tensor::slice_copy)), 48, "SLICE_COPY"), QuantizerRole::SharedQparams)),
     quantizer(on_board(laid(op("aten::select_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(tensor::select_copy)), LayoutRule::Reset), 49, "SELECT_COPY"), QuantizerRole::SharedQparams),
     quantizer(on_board(op("aten::split_with_sizes_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_with_sizes_copy)), 53, "SPLIT_WITH_SIZES_COPY"), QuantizerRole::SharedQparams),
     quantizer(on_board(op("aten::split_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_copy)), 190, "SPLIT_COPY"), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)), 52, "CAT"), OutputDtype::Promoted), QuantizerRole::SharedQparams),
+    permute_transparent(quantizer(typed(on_board(op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)), 52, "CAT"), OutputDtype::Promoted), QuantizerRole::SharedQparams)),
     typed(on_board(laid(op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)), LayoutRule::Reset), 70, "FULL"), OutputDtype::Own),
     on_board(op("aten::full_like", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(tensor::full)), 70, "FULL"),
     typed(on_board(laid(op("aten::arange", &["default", "start", "out", "start_out"], &["out", "start_out"], Some("(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::arange)), LayoutRule::Reset), 134, "ARANGE"), OutputDtype::Own),
     laid(op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)), LayoutRule::Reset),
     // ---- quantized_decomposed
-    on_board(op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)), 192, "QD_QUANTIZE"),
-    on_board(op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, DEQUANTIZER, Some(quantized::dequantize_per_tensor)), 193, "QD_DEQUANTIZE"),
+    permute_transparent(on_board(op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)), 192, "QD_QUANTIZE")),
+    permute_transparent(on_board(op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, DEQUANTIZER, Some(quantized::dequantize_per_tensor)), 193, "QD_DEQUANTIZE")),
     on_board(op("quantized_decomposed::dequantize_per_channel", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, NONE, Some(quantized::dequantize_per_channel)), 194, "QD_DEQUANTIZE_PER_CHANNEL"),
     // ---- the Cortex-M backend (CMSIS-NN); schemas as ExecuTorch 1.5.1 declares them in
     // backends/cortex_m/ops/operators.yaml (the functional part, before the out argument)

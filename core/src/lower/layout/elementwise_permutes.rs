@@ -158,15 +158,12 @@ fn permutable(g: &Graph, n: NodeId) -> bool {
             constant && ints_arg(node, 1).is_some_and(|p| p.len() % 2 == 0)
         }
         "aten::mean" | "aten::sum" => bool_at(g, n, 2),
-        "aten::add"
-        | "aten::mul"
-        | "aten::sub"
-        | "aten::hardtanh"
-        | "aten::clamp"
-        | "aten::cat"
-        | "aten::slice_copy"
-        | "quantized_decomposed::quantize_per_tensor"
-        | "quantized_decomposed::dequantize_per_tensor" => true,
+        // the registry's column (by name: a pass may have renamed the node's operator)
+        _ if crate::ops::lookup(op, "")
+            .is_some_and(|id| crate::ops::def(id).cortex_m.permute_transparent) =>
+        {
+            true
+        }
         _ => squeeze_unsqueeze_view(g, n) || node.def().is_some_and(|d| d.traits.elementwise),
     }
 }
