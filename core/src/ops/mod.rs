@@ -122,6 +122,33 @@ pub struct OpDef {
     pub output_dtype: OutputDtype,
     /// How ExecuTorch 1.5.1's Cortex-M passes treat the operator.
     pub cortex_m: CortexMRules,
+    /// The kernel that computes a call of this operator when it has none of its own (`conv2d`
+    /// is a `convolution.out`, every view a `view_copy.out`), and how its arguments map.
+    pub computed_by: Option<&'static KernelForm>,
+}
+
+/// Another operator's out variant that computes a call, with its arguments built from the
+/// call's.
+#[derive(Debug)]
+pub struct KernelForm {
+    /// The operator whose `out` overload is called.
+    pub op: &'static str,
+    pub args: &'static [FormArg],
+}
+
+/// One argument of a [`KernelForm`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormArg {
+    /// The call's schema argument `k` (its schema default where the call leaves it out).
+    Arg(usize),
+    /// The call's first argument as given.
+    First,
+    /// `False`.
+    False,
+    /// `[0, 0]`.
+    ZeroPair,
+    /// The sizes of the call's output.
+    OutputSizes,
 }
 
 /// The rules ExecuTorch 1.5.1's Cortex-M passes keep as operator tables, kept with the

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::{
-    BoardFamily, BoardKernel, Category, CortexMRules, LayoutRule, OpDef, OpId, OutputDtype,
-    QuantizerRole, Schema, Traits,
+    BoardFamily, BoardKernel, Category, CortexMRules, FormArg, KernelForm, LayoutRule, OpDef, OpId,
+    OutputDtype, QuantizerRole, Schema, Traits,
 };
 use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
@@ -121,6 +121,7 @@ const fn op(
             quantizer: QuantizerRole::None,
             permute_transparent: false,
         },
+        computed_by: None,
     }
 }
 
@@ -166,6 +167,46 @@ const fn int8_clamp(mut d: OpDef) -> OpDef {
     d.cortex_m.int8_clamp = true;
     d
 }
+
+/// Computed by another operator's kernel (`form`).
+const fn computed_by(mut d: OpDef, form: &'static KernelForm) -> OpDef {
+    d.computed_by = Some(form);
+    d
+}
+
+use FormArg::{Arg, First, OutputSizes, ZeroPair};
+/// `conv2d(input, weight, bias, stride, padding, dilation, groups)` as `convolution.out` with
+/// `transposed = False` and no output padding.
+const CONV2D: KernelForm = KernelForm {
+    op: "aten::convolution",
+    args: &[
+        Arg(0),
+        Arg(1),
+        Arg(2),
+        Arg(3),
+        Arg(4),
+        Arg(5),
+        FormArg::False,
+        ZeroPair,
+        Arg(6),
+    ],
+};
+/// `batch_norm` in inference as `_native_batch_norm_legit_no_training.out` (no `training`, no
+/// `cudnn_enabled`).
+const BATCH_NORM: KernelForm = KernelForm {
+    op: "aten::_native_batch_norm_legit_no_training",
+    args: &[Arg(0), Arg(1), Arg(2), Arg(3), Arg(4), Arg(6), Arg(7)],
+};
+/// `softmax(self, dim)` as `_softmax.out` with `half_to_float = False`.
+const SOFTMAX: KernelForm = KernelForm {
+    op: "aten::_softmax",
+    args: &[Arg(0), Arg(1), FormArg::False],
+};
+/// Every view as `view_copy.out` with the output's sizes.
+const VIEW: KernelForm = KernelForm {
+    op: "aten::view_copy",
+    args: &[First, OutputSizes],
+};
 
 /// `RemovePermutesAroundElementwiseOps` moves a layout permute through it.
 const fn permute_transparent(mut d: OpDef) -> OpDef {
@@ -392,9 +433,9 @@ fn alloc(_: &mut Ctx<'_>, _: &[usize]) -> R {
 pub(super) static OPS: &[OpDef] = &[
     // ---- portable aten: convolution, normalization, pooling, linear algebra
     quantizer(takes_fused_activation(on_board(op("aten::convolution", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"), Convolution, WEIGHTED, Some(pt::convolution)), 67, "CONVOLUTION")), QuantizerRole::Pattern),
-    op("aten::conv2d", &["default"], &[], Some("(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"), Convolution, WEIGHTED, None),
+    computed_by(op("aten::conv2d", &["default"], &[], Some("(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"), Convolution, WEIGHTED, None), &CONV2D),
     on_board(op("aten::_native_batch_norm_legit_no_training", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, NONE, Some(pt::batch_norm)), 191, "BATCH_NORM"),
-    op("aten::batch_norm", &["default"], &[], Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"), Normalization, NONE, None),
+    computed_by(op("aten::batch_norm", &["default"], &[], Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"), Normalization, NONE, None), &BATCH_NORM),
     on_board(op("aten::native_layer_norm", DEFAULT_OUT, OUT, Some("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::layer_norm)), 69, "LAYER_NORM"),
     quantizer(on_board(op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)), 54, "AVG_POOL2D"), QuantizerRole::Pattern),
     quantizer(takes_fused_activation(op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None)), QuantizerRole::Pattern),
@@ -417,7 +458,7 @@ pub(super) static OPS: &[OpDef] = &[
     permute_transparent(quantizer(int8_clamp(fused_activation(on_board(op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)), 44, "CLAMP"))), QuantizerRole::SharedQparams)),
     quantizer(on_board(op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)), 42, "GELU"), QuantizerRole::Pattern),
     quantizer(on_board(op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)), 58, "FLOAT_SOFTMAX"), QuantizerRole::Pattern),
-    op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None),
+    computed_by(op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None), &SOFTMAX),
     quantizer(op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None), QuantizerRole::Pattern),
     quantizer(fused_activation(op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None)), QuantizerRole::Pattern),
     quantizer(op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None), QuantizerRole::Pattern),
@@ -569,11 +610,11 @@ pub(super) static OPS: &[OpDef] = &[
     on_board(op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::sum)), 61, "SUM"),
     // ---- data movement
     quantizer(on_board(laid(op("aten::permute_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, MOVE, Some(pt::permute_copy)), LayoutRule::Permute(1)), 46, "PERMUTE_COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(laid(op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
-    laid(op("aten::view", &["default"], &[], Some("(Tensor(a) self, SymInt[] size) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
-    laid(op("aten::reshape", &["default"], &[], Some("(Tensor(a) self, SymInt[] shape) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
-    laid(op("aten::_unsafe_view", &["default"], &[], Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, DATA, None), LayoutRule::Reset),
-    laid(op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset),
+    computed_by(quantizer(on_board(laid(op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams), &VIEW),
+    computed_by(laid(op("aten::view", &["default"], &[], Some("(Tensor(a) self, SymInt[] size) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
+    computed_by(laid(op("aten::reshape", &["default"], &[], Some("(Tensor(a) self, SymInt[] shape) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
+    computed_by(laid(op("aten::_unsafe_view", &["default"], &[], Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
+    computed_by(laid(op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
     typed(on_board(op("aten::_to_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"), OutputDtype::DtypeArgument),
     on_board(op("aten::copy_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_in_place)), 148, "COPY_IN_PLACE"),
     on_board(op("aten::copy", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_out)), 149, "COPY_OUT"),

@@ -1,15 +1,15 @@
 //! A `torch.export` stage's functional calls in their kernels' form. Each node's arguments are
 //! put in its schema's order, the defaults the export left out filled from the registry's
 //! schema, and its outputs appended as the out variant takes them (outs, then the returned
-//! value). Calls that only have another operator's kernel are rewritten onto it: `conv2d` onto
-//! `convolution`, `batch_norm` onto `_native_batch_norm_legit_no_training`, `softmax` onto
-//! `_softmax`, and every view (`view`, `reshape`, `flatten`, `_unsafe_view`) onto `view_copy`
-//! with the output's sizes.
+//! value). Calls that only have another operator's kernel are rewritten onto it as the
+//! registry's `computed_by` column says (`conv2d` onto `convolution`, `batch_norm` onto
+//! `_native_batch_norm_legit_no_training`, `softmax` onto `_softmax`, every view onto
+//! `view_copy` with the output's sizes).
 
 use super::{Pass, PassError};
 use crate::ir::module::Module;
 use crate::ir::{Arg, ArgData, Node, NodeKind};
-use crate::ops::{self, ArgDefault, ArgType};
+use crate::ops::{self, ArgDefault, ArgType, FormArg};
 
 /// The pass.
 pub struct OutVariants;
@@ -110,55 +110,35 @@ fn lower(node: &mut Node, output_shapes: &[Vec<i64>]) -> bool {
     }
     let name = node.op.clone();
     let overload = node.overload.clone();
-    let (target, target_overload, mut args) = match (name.as_str(), overload.as_str()) {
-        ("aten::conv2d", _) => {
-            let a = schema_args(node, "aten::conv2d");
+    // an operator computed by another's kernel: the registry's `computed_by` says which and
+    // how the arguments map
+    let form = ops::lookup(&name, &overload)
+        .map(ops::def)
+        .and_then(|d| d.computed_by.map(|f| (d.name, f)));
+    let (target, target_overload, mut args) = match form {
+        Some((schema_of, form)) => {
+            let a = schema_args(node, schema_of);
             let get = |k: usize| a.get(k).cloned().unwrap_or_else(|| lit(ArgData::None));
-            (
-                "aten::convolution",
-                "out",
-                vec![
-                    get(0),
-                    get(1),
-                    get(2),
-                    get(3),
-                    get(4),
-                    get(5),
-                    lit(ArgData::Bool(false)),
-                    lit(ints(&[0, 0])),
-                    get(6),
-                ],
-            )
-        }
-        ("aten::batch_norm", _) => {
-            let a = schema_args(node, "aten::batch_norm");
-            let get = |k: usize| a.get(k).cloned().unwrap_or_else(|| lit(ArgData::None));
-            (
-                "aten::_native_batch_norm_legit_no_training",
-                "out",
-                vec![get(0), get(1), get(2), get(3), get(4), get(6), get(7)],
-            )
-        }
-        ("aten::softmax", _) => {
-            let a = schema_args(node, "aten::softmax");
-            let get = |k: usize| a.get(k).cloned().unwrap_or_else(|| lit(ArgData::None));
-            (
-                "aten::_softmax",
-                "out",
-                vec![get(0), get(1), lit(ArgData::Bool(false))],
-            )
-        }
-        ("aten::view" | "aten::reshape" | "aten::_unsafe_view" | "aten::flatten", _)
-        | ("aten::view_copy", "default") => {
-            let input = node
+            let args: Vec<Arg> = form
                 .args
-                .first()
-                .cloned()
-                .unwrap_or_else(|| lit(ArgData::None));
-            let size = output_shapes.first().cloned().unwrap_or_default();
-            ("aten::view_copy", "out", vec![input, lit(ints(&size))])
+                .iter()
+                .map(|f| match *f {
+                    FormArg::Arg(k) => get(k),
+                    FormArg::First => node
+                        .args
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| lit(ArgData::None)),
+                    FormArg::False => lit(ArgData::Bool(false)),
+                    FormArg::ZeroPair => lit(ints(&[0, 0])),
+                    FormArg::OutputSizes => {
+                        lit(ints(&output_shapes.first().cloned().unwrap_or_default()))
+                    }
+                })
+                .collect();
+            (form.op, "out", args)
         }
-        _ => {
+        None => {
             let Some(d) = node.def() else {
                 // an operator etscope does not know: its kernel form is the out variant by name
                 let args = node.args.clone();
