@@ -632,6 +632,21 @@ pub fn comparable_pair(
     )
 }
 
+/// Program output `k` of both sides as the metrics compare them (one logical layout,
+/// dequantized unless both are the same integer type), with its logical sizes; `None` when a
+/// side has no such output or did not capture it.
+pub fn comparable_output(
+    a: &Source,
+    b: &Source,
+    k: usize,
+) -> Option<Result<(Vec<f64>, Vec<f64>, Vec<usize>), String>> {
+    let (pa, ia) = output_producer(&a.graph, k)?;
+    let (pb, ib) = output_producer(&b.graph, k)?;
+    let ta = a.tensors.get(&pa).and_then(|v| v.get(ia).or_else(|| v.first()))?;
+    let tb = b.tensors.get(&pb).and_then(|v| v.get(ib).or_else(|| v.first()))?;
+    Some(aligned(&a.graph, pa, ta, &b.graph, pb, tb))
+}
+
 /// The nodes of `group` whose out tensors leave it (used by a node outside the group, or a
 /// graph output), latest first.
 fn exits(g: &Graph, group: &[NodeId]) -> Vec<NodeId> {

@@ -25,6 +25,104 @@ pub enum SourceError {
     Run(String),
 }
 
+/// A source prepared once and run on any number of inputs (a dataset): the graph the diff
+/// matches and the runtime that executes it.
+pub struct PreparedSource {
+    pub label: String,
+    pub graph: Graph,
+    runtime: Runtime,
+    export: Option<String>,
+}
+
+impl PreparedSource {
+    /// The default plan of `program` on `device` (its own core when `None`), with `etrecord`'s
+    /// debug handles, module paths and quantization parameters where given.
+    pub fn program(
+        label: &str,
+        program: &Program,
+        etrecord: Option<(&ETRecord, &str)>,
+        device: Option<Device>,
+    ) -> Result<PreparedSource, SourceError> {
+        let graph =
+            program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
+        // the plan whose graph `program_graph` built
+        let plan = program.default_plan_index();
+        let device = device.unwrap_or_else(|| Device::for_program(program, plan));
+        let mut runtime = Runtime::new(program, plan, device.target)
+            .map_err(|e| SourceError::Run(e.to_string()))?;
+        runtime.set_device_versions(&device);
+        Ok(PreparedSource {
+            label: label.to_string(),
+            graph,
+            runtime,
+            export: etrecord.map(|(_, e)| e.to_string()),
+        })
+    }
+
+    /// ETRecord stage `name` of `rec` (from `export`) with its weights, on `device`.
+    pub fn stage(
+        label: &str,
+        rec: &ETRecord,
+        export: &str,
+        name: &str,
+        device: Device,
+    ) -> Result<PreparedSource, SourceError> {
+        let stage = rec.stage(name).ok_or_else(|| SourceError::NoStage {
+            name: name.to_string(),
+            available: rec
+                .stages
+                .iter()
+                .map(|s| stage_short_name(&s.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let weights = rec
+            .stage_weights(stage)
+            .map_err(|e| SourceError::Run(e.to_string()))?;
+        let method = stage.name.split('/').nth(1).unwrap_or("forward");
+        let runtime = Runtime::for_stage(&stage.graph, name, method, &weights, device)
+            .map_err(|e| SourceError::Run(e.to_string()))?;
+        // the stage as exported (functional calls, named arguments); node ids are the executed
+        // graph's
+        let mut graph = graph_from_export(&stage.graph, name, method);
+        // integer outputs of the Cortex-M passes' ops take the quantization parameters of their
+        // counterpart in the edge stage, as a program's do
+        if name != "edge" {
+            if let Some(edge) = rec.stage("edge") {
+                graph.inherit_quant(&graph_from_export(&edge.graph, "edge", method));
+            }
+        }
+        Ok(PreparedSource {
+            label: label.to_string(),
+            graph,
+            runtime,
+            export: Some(export.to_string()),
+        })
+    }
+
+    /// A run on `inputs`, every node's outputs captured.
+    pub fn run(
+        &self,
+        inputs: &[TensorData],
+        cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) -> Result<Source, SourceError> {
+        let options = crate::runtime::RunOptions {
+            capture: true,
+            cancel,
+            ..crate::runtime::RunOptions::default()
+        };
+        let run = self
+            .runtime
+            .run_with(inputs, options)
+            .map_err(|e| SourceError::Run(e.to_string()))?;
+        let source = Source::from_run(&self.label, self.graph.clone(), &run);
+        Ok(match &self.export {
+            Some(e) => source.with_export(e.clone()),
+            None => source,
+        })
+    }
+}
+
 /// The default plan's graph ([`Program::default_plan_index`]), with `etrecord`'s debug handles, and the module paths and quantization
 /// parameters of its `edge` stage, where given.
 pub fn program_graph(program: &Program, etrecord: Option<&ETRecord>) -> Option<Graph> {
@@ -64,26 +162,7 @@ pub fn program_source_cancellable(
     device: Option<Device>,
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<Source, SourceError> {
-    let graph = program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
-    let options = crate::runtime::RunOptions {
-        capture: true,
-        cancel,
-        ..crate::runtime::RunOptions::default()
-    };
-    // the plan whose graph `program_graph` built
-    let plan = program.default_plan_index();
-    let device = device.unwrap_or_else(|| Device::for_program(program, plan));
-    let run = Runtime::new(program, plan, device.target)
-        .and_then(|mut rt| {
-            rt.set_device_versions(&device);
-            rt.run_with(inputs, options)
-        })
-        .map_err(|e| SourceError::Run(e.to_string()))?;
-    let source = Source::from_run(label, graph, &run);
-    Ok(match etrecord {
-        Some((_, export)) => source.with_export(export),
-        None => source,
-    })
+    PreparedSource::program(label, program, etrecord, device)?.run(inputs, cancel)
 }
 
 /// `graph` — a pass's rewrite of the default plan of `program` (a stage of [`crate::passes`]) — run on
@@ -138,36 +217,5 @@ pub fn stage_source_cancellable(
     device: Device,
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<Source, SourceError> {
-    let stage = rec.stage(name).ok_or_else(|| SourceError::NoStage {
-        name: name.to_string(),
-        available: rec
-            .stages
-            .iter()
-            .map(|s| stage_short_name(&s.name))
-            .collect::<Vec<_>>()
-            .join(", "),
-    })?;
-    let weights = rec
-        .stage_weights(stage)
-        .map_err(|e| SourceError::Run(e.to_string()))?;
-    let method = stage.name.split('/').nth(1).unwrap_or("forward");
-    let options = crate::runtime::RunOptions {
-        capture: true,
-        cancel,
-        ..crate::runtime::RunOptions::default()
-    };
-    let run = Runtime::for_stage(&stage.graph, name, method, &weights, device)
-        .and_then(|rt| rt.run_with(inputs, options))
-        .map_err(|e| SourceError::Run(e.to_string()))?;
-    // the stage as exported (functional calls, named arguments); node ids are the executed
-    // graph's
-    let mut graph = graph_from_export(&stage.graph, name, method);
-    // integer outputs of the Cortex-M passes' ops take the quantization parameters of their
-    // counterpart in the edge stage, as a program's do
-    if name != "edge" {
-        if let Some(edge) = rec.stage("edge") {
-            graph.inherit_quant(&graph_from_export(&edge.graph, "edge", method));
-        }
-    }
-    Ok(Source::from_run(label, graph, &run).with_export(export))
+    PreparedSource::stage(label, rec, export, name, device)?.run(inputs, cancel)
 }

@@ -3,6 +3,8 @@
 //! - [`diff`], [`diff_sources`] — node matching, metrics and the first divergence between two
 //!   sources of intermediate tensors (`diff_groups`: how the nodes are matched); "program or
 //!   stage + input" as a source
+//! - [`eval`] — numerics over a dataset: output and per-group statistics that stream and
+//!   merge exactly across shards
 //! - [`profile`] — Inspector-equal per-operator statistics from an ETDump
 //! - [`identity`] — whether an ETDump or ETRecord belongs to a program
 //! - [`device_notes`] — calls the board computes differently, and what the lowering left that
@@ -13,6 +15,7 @@ pub mod device_notes;
 pub mod diff;
 mod diff_groups;
 pub mod diff_sources;
+pub mod eval;
 pub mod fault;
 pub mod identity;
 pub mod profile;
