@@ -4,6 +4,7 @@
 
 mod bundled;
 mod diff;
+mod eval;
 mod graph;
 mod info;
 mod lower;
@@ -305,6 +306,37 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Numerics over a dataset: A (the reference) and B on every sample; per output top-1
+    /// agreement, accuracies, confusion, RMSE, MAE, L2r, cosine, SNR; per matched group the
+    /// SNR's minimum, 5th percentile and median, rmse/scale and the worst samples. `--merge
+    /// PART.json…` combines shards' `--json` documents into the numbers of one run.
+    Eval {
+        /// The reference (a .pte, or FILE.etrecord#STAGE); omitted with --merge.
+        #[arg(required_unless_present = "merge")]
+        a: Option<String>,
+        /// The program compared with it.
+        #[arg(required_unless_present = "merge")]
+        b: Option<String>,
+        /// A folder of .npy samples, or one .npy/.npz whose leading dimension is the sample.
+        #[arg(long, required_unless_present = "merge")]
+        data: Option<PathBuf>,
+        /// Class indices, one per sample (.npy).
+        #[arg(long)]
+        labels: Option<PathBuf>,
+        /// Samples run in parallel (default: every core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run the K-th of N contiguous slices of the dataset (`K/N`).
+        #[arg(long)]
+        shard: Option<String>,
+        /// Merge these `eval --json` documents (shards of one dataset) instead of running.
+        #[arg(long, num_args = 1.., conflicts_with_all = ["a", "b", "data", "shard"])]
+        merge: Vec<PathBuf>,
+        #[command(flatten)]
+        device: run::DeviceChoice,
+        #[arg(long)]
+        json: bool,
+    },
     /// Run every test case of a BundledProgram on the host and report pass/fail.
     Bundled {
         file: PathBuf,
@@ -402,6 +434,29 @@ pub struct BoardJob {
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Info { file, json } => info::run(&file, json),
+        Command::Eval {
+            a,
+            b,
+            data,
+            labels,
+            jobs,
+            shard,
+            merge,
+            device,
+            json,
+        } => match (a, b, data) {
+            (Some(a), Some(b), Some(data)) if merge.is_empty() => eval::run(
+                &a,
+                &b,
+                &data,
+                labels.as_deref(),
+                jobs,
+                shard.as_deref(),
+                &device,
+                json,
+            ),
+            _ => eval::merge(&merge, json),
+        },
         Command::Open {
             files,
             no_siblings,

@@ -1,6 +1,7 @@
 //! Reads files from disk and hands their bytes to `core`'s readers, naming the file in every error.
 
 pub mod batch;
+pub mod dataset;
 
 use std::path::Path;
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 mod board;
 mod diff;
+mod eval;
 mod inspect;
 mod lower_plan;
 mod run;

@@ -498,7 +498,7 @@ fn nhwc_to_nchw(data: &[f64], shape: &[usize]) -> Vec<f64> {
 }
 
 /// A's values, B's values and their common shape.
-type Aligned = (Vec<f64>, Vec<f64>, Vec<usize>);
+pub type Aligned = (Vec<f64>, Vec<f64>, Vec<usize>);
 
 /// Data whose sizes list the model's dims in `order` (`shape[i]` is model dim `order[i]`),
 /// rearranged into the model's order; `None` when `order` is no permutation of the rank.
@@ -639,11 +639,17 @@ pub fn comparable_output(
     a: &Source,
     b: &Source,
     k: usize,
-) -> Option<Result<(Vec<f64>, Vec<f64>, Vec<usize>), String>> {
+) -> Option<Result<Aligned, String>> {
     let (pa, ia) = output_producer(&a.graph, k)?;
     let (pb, ib) = output_producer(&b.graph, k)?;
-    let ta = a.tensors.get(&pa).and_then(|v| v.get(ia).or_else(|| v.first()))?;
-    let tb = b.tensors.get(&pb).and_then(|v| v.get(ib).or_else(|| v.first()))?;
+    let ta = a
+        .tensors
+        .get(&pa)
+        .and_then(|v| v.get(ia).or_else(|| v.first()))?;
+    let tb = b
+        .tensors
+        .get(&pb)
+        .and_then(|v| v.get(ib).or_else(|| v.first()))?;
     Some(aligned(&a.graph, pa, ta, &b.graph, pb, tb))
 }
 

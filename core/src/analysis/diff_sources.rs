@@ -43,8 +43,7 @@ impl PreparedSource {
         etrecord: Option<(&ETRecord, &str)>,
         device: Option<Device>,
     ) -> Result<PreparedSource, SourceError> {
-        let graph =
-            program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
+        let graph = program_graph(program, etrecord.map(|(r, _)| r)).ok_or(SourceError::NoPlan)?;
         // the plan whose graph `program_graph` built
         let plan = program.default_plan_index();
         let device = device.unwrap_or_else(|| Device::for_program(program, plan));

@@ -193,9 +193,19 @@ impl Evaluation {
         Ok(())
     }
 
-    fn add_output(&mut self, k: usize, a: &[f64], b: &[f64], label: Option<i64>) -> Result<(), String> {
+    fn add_output(
+        &mut self,
+        k: usize,
+        a: &[f64],
+        b: &[f64],
+        label: Option<i64>,
+    ) -> Result<(), String> {
         if a.len() != b.len() || a.is_empty() {
-            return Err(format!("output {k}: {} against {} values", a.len(), b.len()));
+            return Err(format!(
+                "output {k}: {} against {} values",
+                a.len(),
+                b.len()
+            ));
         }
         let pos = match self.outputs.iter().position(|o| o.index == k) {
             Some(p) => p,
@@ -222,7 +232,11 @@ impl Evaluation {
         };
         let o = &mut self.outputs[pos];
         if o.classes != a.len() {
-            return Err(format!("output {k} has {} values; earlier samples had {}", a.len(), o.classes));
+            return Err(format!(
+                "output {k} has {} values; earlier samples had {}",
+                a.len(),
+                o.classes
+            ));
         }
         let (pa, pb) = (argmax(a), argmax(b));
         o.compared += 1;
@@ -273,7 +287,11 @@ impl Evaluation {
                 self.shards, self.dataset_samples, other.shards, other.dataset_samples
             ));
         }
-        if let Some(s) = other.shards_seen.iter().find(|s| self.shards_seen.contains(s)) {
+        if let Some(s) = other
+            .shards_seen
+            .iter()
+            .find(|s| self.shards_seen.contains(s))
+        {
             return bad(format!("slice {s} is in both parts"));
         }
         if self.samples == 0 {
@@ -449,7 +467,11 @@ fn argmax(v: &[f64]) -> usize {
 /// 10·log10(signal / noise): `+inf` when equal, NaN when both are zero.
 fn snr_db(signal: f64, noise: f64) -> f64 {
     if noise == 0.0 {
-        return if signal == 0.0 { f64::NAN } else { f64::INFINITY };
+        return if signal == 0.0 {
+            f64::NAN
+        } else {
+            f64::INFINITY
+        };
     }
     10.0 * (signal / noise).log10()
 }

@@ -120,7 +120,9 @@ impl DbHistogram {
             self.infinite += 1;
             return;
         }
-        let bin = (db * BINS_PER_DB).floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+        let bin = (db * BINS_PER_DB)
+            .floor()
+            .clamp(i64::MIN as f64, i64::MAX as f64) as i64;
         *self.bins.entry(bin).or_default() += 1;
         self.sum.add(db);
     }
@@ -222,7 +224,17 @@ mod tests {
 
     #[test]
     fn an_exact_sum_does_not_depend_on_the_order() {
-        let terms = [1e16, 1.0, -1e16, 3.5e-7, 2.0f64.powi(-60), 123.456, -0.1, 0.1, 1e-300];
+        let terms = [
+            1e16,
+            1.0,
+            -1e16,
+            3.5e-7,
+            2.0f64.powi(-60),
+            123.456,
+            -0.1,
+            0.1,
+            1e-300,
+        ];
         let mut forward = ExactSum::default();
         terms.iter().for_each(|&t| forward.add(t));
         let mut backward = ExactSum::default();

@@ -1,0 +1,305 @@
+//! `etscope eval A B --data D [--labels L] [--jobs N] [--shard K/N] [--json]`: A (the
+//! reference) and B run on every sample of a dataset, their outputs and matched groups
+//! compared ([`etscope_core::analysis::eval`]); `eval --merge PART.json…` combines the
+//! `--json` documents of shards into the numbers of one run.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{anyhow, bail, Context, Result};
+use etscope_core::analysis::diff_sources::PreparedSource;
+use etscope_core::analysis::eval::{Evaluation, Slice, Summary};
+use serde_json::json;
+
+use super::run::DeviceChoice;
+use crate::load;
+use crate::load::dataset::{labels, Dataset};
+use crate::table::Table;
+
+/// A side: a program (its sibling ETRecord, when it belongs to it, gives module paths) or
+/// `FILE.etrecord#STAGE`.
+fn prepare(spec: &str, choice: &DeviceChoice) -> Result<PreparedSource> {
+    if let Some((file, stage)) = spec.split_once('#') {
+        let file = Path::new(file);
+        let rec = load::etrecord(file)?;
+        let device = choice.device_for_stage()?;
+        return PreparedSource::stage(spec, &rec, &file.display().to_string(), stage, device)
+            .with_context(|| spec.to_string());
+    }
+    let pte = Path::new(spec);
+    let program = load::program(pte)?;
+    let sibling = pte.with_extension("etrecord");
+    let rec = if sibling.exists() {
+        match load::etrecord(&sibling).and_then(|rec| {
+            if let Some(plan) = program.default_plan() {
+                load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
+            }
+            Ok(rec)
+        }) {
+            Ok(rec) => Some(rec),
+            Err(e) => {
+                load::warn_skipped(&sibling, &e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let export = sibling.display().to_string();
+    let device = choice.device(&program, program.default_plan_index())?;
+    PreparedSource::program(
+        spec,
+        &program,
+        rec.as_ref().map(|r| (r, export.as_str())),
+        Some(device),
+    )
+    .with_context(|| spec.to_string())
+}
+
+/// `K/N` (1-based).
+fn parse_shard(s: &str) -> Result<(u64, u64)> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| anyhow!("--shard {s}: expected K/N, e.g. 2/8"))?;
+    let (k, n): (u64, u64) = (
+        k.trim()
+            .parse()
+            .map_err(|_| anyhow!("--shard {s}: K is not a number"))?,
+        n.trim()
+            .parse()
+            .map_err(|_| anyhow!("--shard {s}: N is not a number"))?,
+    );
+    if n == 0 || k == 0 || k > n {
+        bail!("--shard {s}: K must be 1..=N");
+    }
+    Ok((k, n))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    a: &str,
+    b: &str,
+    data: &Path,
+    labels_path: Option<&Path>,
+    jobs: Option<usize>,
+    shard: Option<&str>,
+    choice: &DeviceChoice,
+    as_json: bool,
+) -> Result<()> {
+    let side_a = prepare(a, choice)?;
+    let side_b = prepare(b, choice)?;
+    let shapes: Vec<Vec<usize>> = side_a
+        .graph
+        .inputs
+        .iter()
+        .map(|&v| {
+            side_a.graph.values[v]
+                .shape
+                .iter()
+                .map(|&d| usize::try_from(d).unwrap_or(0))
+                .collect()
+        })
+        .collect();
+    let dataset = Dataset::open(data, shapes.len())?;
+    if dataset.is_empty() {
+        bail!("{}: no samples", data.display());
+    }
+    let labels = match labels_path {
+        Some(p) => {
+            let l = labels(p)?;
+            if l.len() != dataset.len() {
+                bail!(
+                    "{}: {} labels for {} samples",
+                    p.display(),
+                    l.len(),
+                    dataset.len()
+                );
+            }
+            Some(l)
+        }
+        None => None,
+    };
+    let (k, n) = shard.map(parse_shard).transpose()?.unwrap_or((1, 1));
+    let slice = Slice {
+        shard: k,
+        shards: n,
+        dataset_samples: dataset.len() as u64,
+    };
+    let range = slice.range();
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 256);
+    let done = AtomicU64::new(0);
+    let total = range.end - range.start;
+    let show = std::io::stderr().is_terminal() && !as_json;
+    let chunks: Vec<std::ops::Range<u64>> = (0..jobs as u64)
+        .map(|j| {
+            let at = |j: u64| range.start + total * j / jobs as u64;
+            at(j)..at(j + 1)
+        })
+        .filter(|r| !r.is_empty())
+        .collect();
+    let parts: Vec<Result<Evaluation>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = chunks
+            .iter()
+            .map(|r| {
+                let (side_a, side_b, dataset, labels, shapes, done, slice) =
+                    (&side_a, &side_b, &dataset, &labels, &shapes, &done, &slice);
+                let r = r.clone();
+                scope.spawn(move || -> Result<Evaluation> {
+                    let mut eval = Evaluation::new(a, b, slice);
+                    for i in r {
+                        let inputs = dataset
+                            .sample(i as usize, shapes)
+                            .with_context(|| format!("{}: sample {i}", data.display()))?;
+                        let sa = side_a
+                            .run(&inputs, None)
+                            .with_context(|| format!("{a}: sample {i}"))?;
+                        let sb = side_b
+                            .run(&inputs, None)
+                            .with_context(|| format!("{b}: sample {i}"))?;
+                        let label = labels.as_ref().and_then(|l| l.get(i as usize).copied());
+                        eval.add(i, &sa, &sb, label)?;
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(eval)
+                })
+            })
+            .collect();
+        while show && workers.iter().any(|w| !w.is_finished()) {
+            eprint!("\r{} / {total} samples", done.load(Ordering::Relaxed));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(anyhow!("an eval worker panicked (a bug)")))
+            })
+            .collect()
+    });
+    if show {
+        eprintln!("\r{total} / {total} samples");
+    }
+    let mut eval = Evaluation::new(a, b, &slice);
+    for part in parts {
+        let part = part?;
+        // the workers are one slice: their accumulators add up exactly
+        merge_samples(&mut eval, &part)?;
+    }
+    print(&eval, as_json)
+}
+
+/// Adds a worker's samples (the same slice) to `eval`.
+fn merge_samples(eval: &mut Evaluation, part: &Evaluation) -> Result<()> {
+    let mut part = part.clone();
+    // within one slice the workers share its number: merge them as distinct pieces
+    part.shards_seen = vec![u64::MAX];
+    let seen = eval.shards_seen.clone();
+    eval.merge(&part)?;
+    eval.shards_seen = seen;
+    Ok(())
+}
+
+/// `eval --merge PART.json…`: the parts' accumulators merged.
+pub fn merge(parts: &[PathBuf], as_json: bool) -> Result<()> {
+    let mut merged: Option<Evaluation> = None;
+    for p in parts {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("{}: cannot read", p.display()))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", p.display()))?;
+        let part: Evaluation =
+            serde_json::from_value(doc.get("part").cloned().ok_or_else(|| {
+                anyhow!("{}: no \"part\" (write it with eval --json)", p.display())
+            })?)
+            .with_context(|| format!("{}: not an etscope eval part", p.display()))?;
+        match &mut merged {
+            None => merged = Some(part),
+            Some(m) => m.merge(&part).with_context(|| p.display().to_string())?,
+        }
+    }
+    let merged = merged.ok_or_else(|| anyhow!("eval --merge: no parts given"))?;
+    print(&merged, as_json)
+}
+
+fn print(eval: &Evaluation, as_json: bool) -> Result<()> {
+    let summary = eval.summary();
+    if as_json {
+        let mut doc = serde_json::to_value(&summary)?;
+        doc["part"] = serde_json::to_value(eval)?;
+        return super::print_json(&doc);
+    }
+    print_text(eval, &summary);
+    Ok(())
+}
+
+fn print_text(eval: &Evaluation, s: &Summary) {
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
+    let db = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
+    println!(
+        "A {}  B {}  · {} samples{}",
+        eval.a,
+        eval.b,
+        s.samples,
+        if s.complete {
+            ""
+        } else {
+            " (a shard: merge the others with eval --merge)"
+        }
+    );
+    let mut t = Table::new(&[
+        "output",
+        "top-1 agree",
+        "A acc",
+        "B acc",
+        "RMSE",
+        "MAE",
+        "L2r",
+        "cosine",
+        "SNR mean",
+        "SNR min",
+    ]);
+    for o in &s.outputs {
+        t.row(vec![
+            o.index.to_string(),
+            pct(o.top1_agreement),
+            pct(o.a_accuracy),
+            pct(o.b_accuracy),
+            format!("{:.3e}", o.rmse),
+            format!("{:.3e}", o.mae),
+            o.l2r.map_or("-".into(), |v| format!("{v:.4}")),
+            o.cosine.map_or("-".into(), |v| format!("{v:.5}")),
+            db(o.snr_db_mean),
+            db(o.snr_db_min),
+        ]);
+    }
+    print!("{}", t.render());
+    let mut t = Table::new(&[
+        "group",
+        "SNR min",
+        "p5",
+        "median",
+        "given",
+        "rmse/scale",
+        "worst samples",
+    ]);
+    for g in &s.groups {
+        t.row(vec![
+            if g.module.is_empty() {
+                format!("instr {:?}", g.b_instructions)
+            } else {
+                g.module.clone()
+            },
+            db(g.snr_db_min),
+            db(g.snr_db_p5),
+            db(g.snr_db_median),
+            db(g.snr_in_db_median),
+            g.rmse_over_scale.map_or("-".into(), |v| format!("{v:.2}")),
+            format!("{:?}", g.worst_samples),
+        ]);
+    }
+    print!("{}", t.render());
+    let _ = json!(null);
+}

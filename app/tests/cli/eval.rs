@@ -1,0 +1,162 @@
+//! eval: numerics over a dataset — every dataset form gives the same numbers, so do any number
+//! of jobs, and shards merged equal the single run; the JSON has the documented shape.
+
+use super::*;
+
+use etscope_core::formats::npy::{read_npy, write_npy};
+use etscope_core::tensor::TensorData;
+
+/// `n` samples around the fixture's input (deterministic), as one `[n, …]` array and one file
+/// per sample, with labels.
+fn dataset(dir: &Path, n: usize) -> (PathBuf, PathBuf, PathBuf) {
+    let base = read_npy(&std::fs::read(tiny("input.npy")).expect("input")).expect("npy");
+    let x: Vec<f32> = base
+        .bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let folder = dir.join("samples");
+    std::fs::create_dir_all(&folder).expect("folder");
+    let mut all = Vec::new();
+    for i in 0..n {
+        let sample: Vec<u8> = x
+            .iter()
+            .enumerate()
+            .flat_map(|(k, v)| (v + 0.4 * ((i * 31 + k) as f32 * 0.37).sin()).to_le_bytes())
+            .collect();
+        let t = TensorData {
+            dtype: base.dtype,
+            shape: base.shape.clone(),
+            bytes: sample.clone(),
+        };
+        std::fs::write(
+            folder.join(format!("s{i:03}.npy")),
+            write_npy(&t).expect("npy"),
+        )
+        .expect("write");
+        all.extend(sample);
+    }
+    let mut shape = vec![n];
+    shape.extend(base.shape.iter().skip(1));
+    let arr = TensorData {
+        dtype: base.dtype,
+        shape,
+        bytes: all,
+    };
+    let array = dir.join("all.npy");
+    std::fs::write(&array, write_npy(&arr).expect("npy")).expect("write");
+    let labels = TensorData {
+        dtype: etscope_core::ScalarType::Long,
+        shape: vec![n],
+        bytes: (0..n as i64).flat_map(|i| (i % 10).to_le_bytes()).collect(),
+    };
+    let labels_path = dir.join("labels.npy");
+    std::fs::write(&labels_path, write_npy(&labels).expect("npy")).expect("write");
+    (folder, array, labels_path)
+}
+
+/// The summary part of an `eval --json` document (without the accumulators).
+fn summary(mut doc: Value) -> Value {
+    doc.as_object_mut().expect("object").remove("part");
+    doc
+}
+
+#[test]
+fn eval_is_the_same_for_every_dataset_form_job_count_and_shard_split() {
+    let dir = std::env::temp_dir().join(format!("etscope-eval-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (folder, array, labels) = dataset(&dir, 23);
+    let (a, b) = (tiny("model_fp32.pte"), tiny("model_int8_cortex_m55.pte"));
+    let run = |data: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            p(&a),
+            p(&b),
+            "--data",
+            p(data),
+            "--labels",
+            p(&labels),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let one = run(&array, &["--jobs", "1"]);
+    // the documented shape
+    assert_eq!(one["samples"], 23);
+    let out = &one["outputs"][0];
+    for key in [
+        "index",
+        "top1_agreement",
+        "a_accuracy",
+        "b_accuracy",
+        "rmse",
+        "mae",
+        "l2r",
+        "cosine",
+        "snr_db_mean",
+        "snr_db_min",
+        "confusion",
+    ] {
+        assert!(out.get(key).is_some(), "outputs[0] has no {key}: {out:#}");
+    }
+    let confusion: u64 = out["confusion"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .flat_map(|r| {
+            r.as_array()
+                .expect("row")
+                .iter()
+                .map(|c| c.as_u64().expect("count"))
+        })
+        .sum();
+    assert_eq!(confusion, 23, "every sample in the confusion matrix once");
+    let groups = one["groups"].as_array().expect("groups");
+    assert!(!groups.is_empty());
+    for key in [
+        "module",
+        "a_instructions",
+        "b_instructions",
+        "snr_db_min",
+        "snr_db_p5",
+        "snr_db_median",
+        "rmse_over_scale",
+        "worst_samples",
+    ] {
+        assert!(groups[0].get(key).is_some(), "groups[0] has no {key}");
+    }
+    assert!(groups[0]["worst_samples"].as_array().expect("list").len() <= 5);
+    // an int8 program against its float model: close, not equal
+    let agreement = out["top1_agreement"].as_f64().expect("agreement");
+    assert!(agreement > 0.8, "{agreement}");
+    assert!(out["snr_db_mean"].as_f64().expect("snr") > 15.0, "{out:#}");
+
+    // the same numbers from the folder, and with several jobs
+    assert_eq!(
+        summary(run(&folder, &["--jobs", "1"])),
+        summary(one.clone())
+    );
+    assert_eq!(summary(run(&array, &["--jobs", "4"])), summary(one.clone()));
+
+    // three shards merged: exactly the single run
+    let mut parts = Vec::new();
+    for k in 1..=3 {
+        let doc = run(&array, &["--shard", &format!("{k}/3"), "--jobs", "2"]);
+        assert_eq!(doc["complete"], false);
+        let path = dir.join(format!("part{k}.json"));
+        std::fs::write(&path, serde_json::to_vec(&doc).expect("json")).expect("write");
+        parts.push(path);
+    }
+    let mut args = vec!["eval", "--json", "--merge"];
+    args.extend(parts.iter().map(|p| p.to_str().expect("utf-8")));
+    let merged = json(&args);
+    assert_eq!(merged["complete"], true);
+    assert_eq!(summary(merged), summary(one));
+    // a slice given twice is refused, naming it
+    let out = etscope(&["eval", "--json", "--merge", p(&parts[0]), p(&parts[0])]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("slice 1 is in both parts"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
