@@ -635,11 +635,7 @@ pub fn comparable_pair(
 /// Program output `k` of both sides as the metrics compare them (one logical layout,
 /// dequantized unless both are the same integer type), with its logical sizes; `None` when a
 /// side has no such output or did not capture it.
-pub fn comparable_output(
-    a: &Source,
-    b: &Source,
-    k: usize,
-) -> Option<Result<Aligned, String>> {
+pub fn comparable_output(a: &Source, b: &Source, k: usize) -> Option<Result<Aligned, String>> {
     let (pa, ia) = output_producer(&a.graph, k)?;
     let (pb, ib) = output_producer(&b.graph, k)?;
     let ta = a

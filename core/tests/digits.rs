@@ -1,0 +1,217 @@
+//! Ground truth on a real labelled dataset (scikit-learn's digits, 360 test images;
+//! `tests/fixtures/tools/make_digits.py`): etscope's host runs of every committed program
+//! against what PyTorch and ExecuTorch compute on every image, and the accuracies `eval`
+//! reports against the generator's.
+
+mod common;
+
+use etscope_core::analysis::diff_sources::PreparedSource;
+use etscope_core::analysis::eval::{Evaluation, Slice};
+use etscope_core::formats::npy::read_npy;
+use etscope_core::formats::pte::Program;
+use etscope_core::tensor::TensorData;
+
+fn dir() -> std::path::PathBuf {
+    common::fixtures().join("digits")
+}
+
+fn floats(t: &TensorData) -> Vec<f64> {
+    t.to_f64().expect("numbers")
+}
+
+/// Row `i` of an `[n, …]` array.
+fn row(t: &TensorData, i: usize) -> TensorData {
+    let per: usize = t.shape[1..].iter().product();
+    let elem = t.dtype.element_size().expect("size");
+    TensorData {
+        dtype: t.dtype,
+        shape: std::iter::once(1)
+            .chain(t.shape[1..].iter().copied())
+            .collect(),
+        bytes: t.bytes[i * per * elem..(i + 1) * per * elem].to_vec(),
+    }
+}
+
+fn prepared(name: &str) -> PreparedSource {
+    let program = Program::parse(common::read(&dir().join(format!("{name}.pte")))).expect("pte");
+    PreparedSource::program(name, &program, None, None).expect("prepares")
+}
+
+/// The largest |etscope − reference| over every logit, the samples whose top-1 differ, and
+/// the samples with any difference.
+fn against(name: &str, reference: &str) -> (f64, Vec<usize>, usize) {
+    let x = read_npy(&common::read(&dir().join("test_x.npy"))).expect("x");
+    let want = read_npy(&common::read(&dir().join(reference))).expect("reference");
+    let want = floats(&want);
+    let side = prepared(name);
+    let (mut worst, mut top1, mut differ) = (0.0f64, Vec::new(), 0);
+    for i in 0..x.shape[0] {
+        let run = side.run(&[row(&x, i)], None).expect("runs");
+        let out = etscope_core::analysis::diff::comparable_output(&run, &run, 0)
+            .expect("an output")
+            .expect("comparable")
+            .0;
+        let w = &want[i * out.len()..(i + 1) * out.len()];
+        let d = out
+            .iter()
+            .zip(w)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        worst = worst.max(d);
+        differ += usize::from(d > 0.0);
+        let argmax = |v: &[f64]| (0..v.len()).fold(0, |m, k| if v[k] > v[m] { k } else { m });
+        if argmax(&out) != argmax(w) {
+            top1.push(i);
+        }
+    }
+    (worst, top1, differ)
+}
+
+#[test]
+fn the_fp32_programs_predict_what_pytorch_eager_predicts_on_every_image() {
+    for model in ["cnn", "resnet"] {
+        let (worst, top1, _) = against(&format!("{model}_fp32"), &format!("eager_{model}.npy"));
+        assert!(
+            top1.is_empty(),
+            "{model}: top-1 differs from eager on {top1:?}"
+        );
+        assert!(worst < 1e-4, "{model}: logits differ from eager by {worst}");
+    }
+}
+
+#[test]
+fn the_qdq_programs_equal_executorchs_runtime_on_every_image() {
+    for model in ["cnn", "resnet"] {
+        let (worst, top1, differ) = against(
+            &format!("{model}_int8_qdq_portable"),
+            &format!("et_qdq_{model}.npy"),
+        );
+        assert!(
+            top1.is_empty(),
+            "{model}: top-1 differs from ExecuTorch on {top1:?}"
+        );
+        assert_eq!(
+            differ, 0,
+            "{model}: {differ} images differ from ExecuTorch's runtime (by up to {worst})"
+        );
+    }
+}
+
+/// The scale of the program's final dequantize (one LSB of its output).
+fn output_lsb(name: &str) -> f64 {
+    let program = Program::parse(common::read(&dir().join(format!("{name}.pte")))).expect("pte");
+    let graph = etscope_core::ir::from_pte::graph_from_plan(&program, 0).expect("graph");
+    graph
+        .nodes
+        .iter()
+        .rev()
+        .find(|n| n.op.ends_with("dequantize_per_tensor"))
+        .and_then(|n| match n.args.get(1).map(|a| &a.data) {
+            Some(etscope_core::ir::ArgData::Float(s)) => Some(*s),
+            _ => None,
+        })
+        .expect("a final dequantize with its scale")
+}
+
+/// Where the device's arithmetic is the Python graph's, etscope's host run equals it on every
+/// image. The residual network ends in a 2×2 average pool, where CMSIS-NN's `arm_avgpool_s8`
+/// rounds ties away from zero and ExecuTorch's Python reference does not
+/// (`../shared/research/cmsis-device-arithmetic.md`): there the logits differ by at most one
+/// LSB of the output's scale, and no image changes its class.
+#[test]
+fn the_cortex_m_programs_equal_the_python_cortex_m_graph_but_where_the_device_rounds() {
+    for (program, reference) in [
+        ("cnn_int8_cortex_m55_default", "cm_python_cnn_default.npy"),
+        (
+            "cnn_int8_cortex_m55_default_badcal",
+            "cm_python_cnn_badcal.npy",
+        ),
+    ] {
+        let (worst, top1, differ) = against(program, reference);
+        assert_eq!(
+            differ, 0,
+            "{program}: {differ} images differ (by up to {worst}); top-1 on {top1:?}"
+        );
+    }
+    let program = "resnet_int8_cortex_m55_default";
+    let (worst, top1, differ) = against(program, "cm_python_resnet_default.npy");
+    let lsb = output_lsb(program);
+    assert!(top1.is_empty(), "{program}: top-1 differs on {top1:?}");
+    // one LSB, as two float32 dequantizations of neighbouring codes differ (within f32 rounding)
+    assert!(
+        worst <= lsb * (1.0 + 1e-4),
+        "{program}: {worst} is more than one LSB ({lsb})"
+    );
+    assert!(
+        differ > 0,
+        "the average pool's ties are met on these images ({differ})"
+    );
+}
+
+/// `eval`'s accuracies of every committed program equal the generator's (computed in Python:
+/// PyTorch eager for fp32, ExecuTorch's runtime for Q/DQ, the Python Cortex-M graph for the
+/// Cortex-M programs, whose top-1 etscope reproduces on every image above).
+#[test]
+fn eval_reports_the_accuracies_of_every_program_the_generator_measured() {
+    let x = read_npy(&common::read(&dir().join("test_x.npy"))).expect("x");
+    let y = read_npy(&common::read(&dir().join("test_y.npy"))).expect("y");
+    let labels: Vec<i64> = floats(&y).into_iter().map(|v| v as i64).collect();
+    let want = common::json(&dir().join("accuracy.json"));
+    for (a, b, key_a, key_b) in [
+        ("cnn_fp32", "cnn_int8_qdq_portable", "cnn_fp32", "cnn_qdq"),
+        (
+            "cnn_fp32",
+            "cnn_int8_cortex_m55_default",
+            "cnn_fp32",
+            "cnn_default",
+        ),
+        (
+            "cnn_fp32",
+            "cnn_int8_cortex_m55_default_badcal",
+            "cnn_fp32",
+            "cnn_badcal",
+        ),
+        (
+            "resnet_fp32",
+            "resnet_int8_qdq_portable",
+            "resnet_fp32",
+            "resnet_qdq",
+        ),
+        (
+            "resnet_fp32",
+            "resnet_int8_cortex_m55_default",
+            "resnet_fp32",
+            "resnet_default",
+        ),
+    ] {
+        let (sa, sb) = (prepared(a), prepared(b));
+        let n = x.shape[0] as u64;
+        let mut eval = Evaluation::new(a, b, &Slice::whole(n));
+        for i in 0..x.shape[0] {
+            let input = [row(&x, i)];
+            let (ra, rb) = (
+                sa.run(&input, None).expect("a"),
+                sb.run(&input, None).expect("b"),
+            );
+            eval.add(i as u64, &ra, &rb, Some(labels[i])).expect("adds");
+        }
+        let s = eval.summary();
+        let out = &s.outputs[0];
+        let close = |got: Option<f64>, key: &str| {
+            let w = want[key].as_f64().expect("an accuracy");
+            assert!(
+                (got.expect("labelled") - w).abs() < 1e-12,
+                "{b}: {key} {got:?} against {w}"
+            );
+        };
+        close(out.a_accuracy, key_a);
+        close(out.b_accuracy, key_b);
+        eprintln!(
+            "{a} {:.2}% | {b} {:.2}%, agreement {:.2}%, SNR mean {:.1} dB",
+            out.a_accuracy.unwrap_or(0.0) * 100.0,
+            out.b_accuracy.unwrap_or(0.0) * 100.0,
+            out.top1_agreement.unwrap_or(0.0) * 100.0,
+            out.snr_db_mean.unwrap_or(f64::NAN)
+        );
+    }
+}
