@@ -187,13 +187,13 @@ fn eval_reports_the_accuracies_of_every_program_the_generator_measured() {
         let (sa, sb) = (prepared(a), prepared(b));
         let n = x.shape[0] as u64;
         let mut eval = Evaluation::new(a, b, &Slice::whole(n));
-        for i in 0..x.shape[0] {
+        for (i, &label) in labels.iter().enumerate().take(x.shape[0]) {
             let input = [row(&x, i)];
             let (ra, rb) = (
                 sa.run(&input, None).expect("a"),
                 sb.run(&input, None).expect("b"),
             );
-            eval.add(i as u64, &ra, &rb, Some(labels[i])).expect("adds");
+            eval.add(i as u64, &ra, &rb, Some(label)).expect("adds");
         }
         let s = eval.summary();
         let out = &s.outputs[0];
