@@ -215,3 +215,60 @@ fn eval_reports_the_accuracies_of_every_program_the_generator_measured() {
         );
     }
 }
+
+/// A layer kept in float: its weights dequantized as ExecuTorch does, the quantizer's
+/// annotation skips it, it runs as the float operator between its neighbours' (de)quantizes,
+/// and a module naming no weighted layer is refused with the ones there are.
+#[test]
+fn a_layer_kept_in_float_is_a_float_operator_of_the_lowered_program() {
+    use etscope_core::lower::{self, keep_float::keep_float, Cpu, Flow, Module, Options};
+    let rec = etscope_core::formats::etrecord::ETRecord::parse(&common::read(
+        &dir().join("cnn_int8_cortex_m55_default_badcal.etrecord"),
+    ))
+    .expect("etrecord");
+    let edge = Module::from_etrecord(&rec, None).expect("edge");
+    let options = Options {
+        flow: Flow::Default,
+        cpu: Cpu::M55,
+    };
+    let err = keep_float(edge.clone(), &["no_such".to_string()]).expect_err("refused");
+    assert!(err.to_string().contains("conv2"), "{err}");
+    let write = |m: Module| {
+        let stages = lower::lower(m, &options).expect("lowers");
+        let last = &stages.last().expect("passes").module;
+        Program::parse(lower::emit::program(last, &options).expect("writes")).expect("reads")
+    };
+    let mixed = write(keep_float(edge.clone(), &["conv2".to_string()]).expect("kept"));
+    let ops: Vec<String> = mixed.plans[0]
+        .operators
+        .iter()
+        .map(|o| o.qualified())
+        .collect();
+    assert!(
+        ops.contains(&"aten::convolution.out".to_string()),
+        "{ops:?}"
+    );
+    assert!(
+        ops.contains(&"cortex_m::quantized_conv2d.out".to_string())
+            || ops.iter().any(|o| o.contains("quantized_depthwise_conv2d")),
+        "{ops:?}"
+    );
+    let quantized = write(edge);
+    // the two programs run on every image; the float layer changes the numbers a little
+    let x = read_npy(&common::read(&dir().join("test_x.npy"))).expect("x");
+    let (sa, sb) = (
+        PreparedSource::program("int8", &quantized, None, None).expect("prepares"),
+        PreparedSource::program("mixed", &mixed, None, None).expect("prepares"),
+    );
+    let mut eval = Evaluation::new("int8", "mixed", &Slice::whole(40));
+    for i in 0..40 {
+        let input = [row(&x, i)];
+        let (ra, rb) = (
+            sa.run(&input, None).expect("int8"),
+            sb.run(&input, None).expect("mixed"),
+        );
+        eval.add(i as u64, &ra, &rb, None).expect("adds");
+    }
+    let snr = eval.summary().outputs[0].snr_db_mean.expect("an SNR");
+    assert!(snr.is_finite() && snr > 20.0, "{snr}");
+}

@@ -45,6 +45,8 @@ pub struct Outputs<'a> {
     pub numerics: bool,
     /// Inputs for that (.npy); the ETRecord's representative inputs when empty.
     pub inputs: &'a [std::path::PathBuf],
+    /// Modules whose weighted layers stay in float (a mixed program).
+    pub keep_float: &'a [String],
 }
 
 pub fn run(
@@ -56,8 +58,12 @@ pub fn run(
 ) -> Result<()> {
     let out = outputs.out;
     let etr = load::etrecord(path)?;
-    let module =
+    let mut module =
         Module::from_etrecord(&etr, method).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if !outputs.keep_float.is_empty() {
+        module = etscope_core::lower::keep_float::keep_float(module, outputs.keep_float)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
     let edge_module = outputs.numerics.then(|| module.clone());
     let edge = module.graph.clone();
     let stages = lower::lower(module, &options).map_err(|e| anyhow!("{}: {e}", path.display()))?;

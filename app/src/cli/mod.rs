@@ -180,6 +180,10 @@ pub enum Command {
         /// The input for `--numerics` (.npy; repeat for several inputs).
         #[arg(long)]
         input: Vec<PathBuf>,
+        /// Keep these modules' weighted layers in float (comma-separated module paths, as
+        /// `eval` names its groups): a mixed program.
+        #[arg(long, value_delimiter = ',')]
+        keep_float: Vec<String>,
     },
     /// Show the memory plan of a .pte per arena: tensors, lifetimes, peak, lower bound, findings.
     Memory {
@@ -530,6 +534,7 @@ pub fn run(command: Command) -> Result<()> {
             out,
             numerics,
             input,
+            keep_float,
         } => lower::run(
             &file,
             lower::options(&flow, &target)?,
@@ -537,6 +542,7 @@ pub fn run(command: Command) -> Result<()> {
                 out: out.as_deref(),
                 numerics: numerics || !input.is_empty(),
                 inputs: &input,
+                keep_float: &keep_float,
             },
             method.as_deref(),
             json,

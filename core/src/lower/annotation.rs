@@ -197,6 +197,18 @@ pub(super) fn annotated(
             return false;
         }
     }
+    // a weighted op is annotated with its weight: one whose weight is float (a layer kept in
+    // float, `keep_float`) is not, whatever its activations are
+    let weighted =
+        crate::ops::lookup(op_name(n), "").is_some_and(|id| crate::ops::def(id).traits.weighted);
+    if weighted {
+        let weight_dq = super::edit::tensor_arg(n, 1)
+            .and_then(|w| producer(g, w))
+            .is_some_and(is_dq);
+        if !weight_dq {
+            return false;
+        }
+    }
     let dq_in = n.inputs.iter().any(|&v| producer(g, v).is_some_and(is_dq));
     let q_out = n
         .outputs

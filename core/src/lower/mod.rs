@@ -30,6 +30,7 @@ pub mod emit;
 pub mod execute;
 pub mod fold_qparams;
 pub mod fuse_activation;
+pub mod keep_float;
 pub mod layout;
 pub mod lut;
 pub mod remove_getitem;
