@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{anyhow, bail, Context, Result};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::{Evaluation, Slice, Summary};
-use serde_json::json;
 
 use super::run::DeviceChoice;
 use crate::load;
@@ -19,7 +18,7 @@ use crate::table::Table;
 
 /// A side: a program (its sibling ETRecord, when it belongs to it, gives module paths) or
 /// `FILE.etrecord#STAGE`.
-fn prepare(spec: &str, choice: &DeviceChoice) -> Result<PreparedSource> {
+pub(super) fn prepare(spec: &str, choice: &DeviceChoice) -> Result<PreparedSource> {
     if let Some((file, stage)) = spec.split_once('#') {
         let file = Path::new(file);
         let rec = load::etrecord(file)?;
@@ -76,6 +75,86 @@ fn parse_shard(s: &str) -> Result<(u64, u64)> {
     Ok((k, n))
 }
 
+/// What every run over the data shares.
+pub(super) struct Data<'a> {
+    path: &'a Path,
+    dataset: Dataset,
+    labels: Option<Vec<i64>>,
+    shapes: Vec<Vec<usize>>,
+    slice: Slice,
+    jobs: usize,
+    show: bool,
+}
+
+/// A against B over the slice, the samples spread over the jobs (merged exactly).
+pub(super) fn evaluate(
+    a: &str,
+    b: &str,
+    side_a: &PreparedSource,
+    side_b: &PreparedSource,
+    d: &Data<'_>,
+) -> Result<Evaluation> {
+    let range = d.slice.range();
+    let done = AtomicU64::new(0);
+    let total = range.end - range.start;
+    let jobs = d.jobs as u64;
+    let chunks: Vec<std::ops::Range<u64>> = (0..jobs)
+        .map(|j| {
+            let at = |j: u64| range.start + total * j / jobs;
+            at(j)..at(j + 1)
+        })
+        .filter(|r| !r.is_empty())
+        .collect();
+    let parts: Vec<Result<Evaluation>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = chunks
+            .iter()
+            .map(|r| {
+                let done = &done;
+                let r = r.clone();
+                scope.spawn(move || -> Result<Evaluation> {
+                    let mut eval = Evaluation::new(a, b, &d.slice);
+                    for i in r {
+                        let inputs = d
+                            .dataset
+                            .sample(i as usize, &d.shapes)
+                            .with_context(|| format!("{}: sample {i}", d.path.display()))?;
+                        let sa = side_a
+                            .run(&inputs, None)
+                            .with_context(|| format!("{a}: sample {i}"))?;
+                        let sb = side_b
+                            .run(&inputs, None)
+                            .with_context(|| format!("{b}: sample {i}"))?;
+                        let label = d.labels.as_ref().and_then(|l| l.get(i as usize).copied());
+                        eval.add(i, &sa, &sb, label)?;
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(eval)
+                })
+            })
+            .collect();
+        while d.show && workers.iter().any(|w| !w.is_finished()) {
+            eprint!("\r{b}: {} / {total} samples", done.load(Ordering::Relaxed));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(anyhow!("an eval worker panicked (a bug)")))
+            })
+            .collect()
+    });
+    if d.show {
+        eprintln!("\r{b}: {total} / {total} samples");
+    }
+    let mut eval = Evaluation::new(a, b, &d.slice);
+    for part in parts {
+        // the workers are one slice: their accumulators add up exactly
+        merge_samples(&mut eval, &part?)?;
+    }
+    Ok(eval)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     a: &str,
@@ -84,6 +163,7 @@ pub fn run(
     labels_path: Option<&Path>,
     jobs: Option<usize>,
     shard: Option<&str>,
+    sensitivity: bool,
     choice: &DeviceChoice,
     as_json: bool,
 ) -> Result<()> {
@@ -126,69 +206,26 @@ pub fn run(
         shards: n,
         dataset_samples: dataset.len() as u64,
     };
-    let range = slice.range();
-    let jobs = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, 256);
-    let done = AtomicU64::new(0);
-    let total = range.end - range.start;
-    let show = std::io::stderr().is_terminal() && !as_json;
-    let chunks: Vec<std::ops::Range<u64>> = (0..jobs as u64)
-        .map(|j| {
-            let at = |j: u64| range.start + total * j / jobs as u64;
-            at(j)..at(j + 1)
-        })
-        .filter(|r| !r.is_empty())
-        .collect();
-    let parts: Vec<Result<Evaluation>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = chunks
-            .iter()
-            .map(|r| {
-                let (side_a, side_b, dataset, labels, shapes, done, slice) =
-                    (&side_a, &side_b, &dataset, &labels, &shapes, &done, &slice);
-                let r = r.clone();
-                scope.spawn(move || -> Result<Evaluation> {
-                    let mut eval = Evaluation::new(a, b, slice);
-                    for i in r {
-                        let inputs = dataset
-                            .sample(i as usize, shapes)
-                            .with_context(|| format!("{}: sample {i}", data.display()))?;
-                        let sa = side_a
-                            .run(&inputs, None)
-                            .with_context(|| format!("{a}: sample {i}"))?;
-                        let sb = side_b
-                            .run(&inputs, None)
-                            .with_context(|| format!("{b}: sample {i}"))?;
-                        let label = labels.as_ref().and_then(|l| l.get(i as usize).copied());
-                        eval.add(i, &sa, &sb, label)?;
-                        done.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(eval)
-                })
-            })
-            .collect();
-        while show && workers.iter().any(|w| !w.is_finished()) {
-            eprint!("\r{} / {total} samples", done.load(Ordering::Relaxed));
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(anyhow!("an eval worker panicked (a bug)")))
-            })
-            .collect()
-    });
-    if show {
-        eprintln!("\r{total} / {total} samples");
-    }
-    let mut eval = Evaluation::new(a, b, &slice);
-    for part in parts {
-        let part = part?;
-        // the workers are one slice: their accumulators add up exactly
-        merge_samples(&mut eval, &part)?;
-    }
-    print(&eval, as_json)
+    let d = Data {
+        path: data,
+        slice,
+        jobs: jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .clamp(1, 256),
+        show: std::io::stderr().is_terminal() && !as_json,
+        dataset,
+        labels,
+        shapes,
+    };
+    let eval = evaluate(a, b, &side_a, &side_b, &d)?;
+    let rows = if sensitivity {
+        Some(super::eval_sensitivity::sweep(
+            a, b, &side_a, &d, choice, &eval,
+        )?)
+    } else {
+        None
+    };
+    print(&eval, rows.as_deref(), as_json)
 }
 
 /// Adds a worker's samples (the same slice) to `eval`.
@@ -221,17 +258,27 @@ pub fn merge(parts: &[PathBuf], as_json: bool) -> Result<()> {
         }
     }
     let merged = merged.ok_or_else(|| anyhow!("eval --merge: no parts given"))?;
-    print(&merged, as_json)
+    print(&merged, None, as_json)
 }
 
-fn print(eval: &Evaluation, as_json: bool) -> Result<()> {
+fn print(
+    eval: &Evaluation,
+    sensitivity: Option<&[super::eval_sensitivity::Variant]>,
+    as_json: bool,
+) -> Result<()> {
     let summary = eval.summary();
     if as_json {
         let mut doc = serde_json::to_value(&summary)?;
+        if let Some(rows) = sensitivity {
+            doc["sensitivity"] = serde_json::to_value(rows)?;
+        }
         doc["part"] = serde_json::to_value(eval)?;
         return super::print_json(&doc);
     }
     print_text(eval, &summary);
+    if let Some(rows) = sensitivity {
+        super::eval_sensitivity::print_table(rows);
+    }
     Ok(())
 }
 
@@ -301,5 +348,4 @@ fn print_text(eval: &Evaluation, s: &Summary) {
         ]);
     }
     print!("{}", t.render());
-    let _ = json!(null);
 }

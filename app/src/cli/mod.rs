@@ -5,6 +5,7 @@
 mod bundled;
 mod diff;
 mod eval;
+mod eval_sensitivity;
 mod graph;
 mod info;
 mod lower;
@@ -333,6 +334,10 @@ pub enum Command {
         /// Run the K-th of N contiguous slices of the dataset (`K/N`).
         #[arg(long)]
         shard: Option<String>,
+        /// Also run B with each weighted layer kept in float (B's ETRecord beside it) and rank
+        /// the variants by what they recover, with their arena and flash bytes.
+        #[arg(long)]
+        sensitivity: bool,
         /// Merge these `eval --json` documents (shards of one dataset) instead of running.
         #[arg(long, num_args = 1.., conflicts_with_all = ["a", "b", "data", "shard"])]
         merge: Vec<PathBuf>,
@@ -445,6 +450,7 @@ pub fn run(command: Command) -> Result<()> {
             labels,
             jobs,
             shard,
+            sensitivity,
             merge,
             device,
             json,
@@ -456,6 +462,7 @@ pub fn run(command: Command) -> Result<()> {
                 labels.as_deref(),
                 jobs,
                 shard.as_deref(),
+                sensitivity,
                 &device,
                 json,
             ),

@@ -160,3 +160,61 @@ fn eval_is_the_same_for_every_dataset_form_job_count_and_shard_split() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("slice 1 is in both parts"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
+    let doc = json(&[
+        "eval",
+        p(&dir.join("cnn_fp32.pte")),
+        p(&dir.join("cnn_int8_cortex_m55_default_badcal.pte")),
+        "--data",
+        p(&dir.join("test_x.npy")),
+        "--labels",
+        p(&dir.join("test_y.npy")),
+        "--sensitivity",
+        "--json",
+    ]);
+    let rows = doc["sensitivity"].as_array().expect("a sensitivity table");
+    assert_eq!(rows[0]["variant"], "as_shipped");
+    assert_eq!(rows[0]["b_accuracy"], doc["outputs"][0]["b_accuracy"]);
+    let groups: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r["group"].as_str().expect("group"))
+        .collect();
+    for g in ["conv1", "conv2", "fc"] {
+        assert!(groups.contains(&g), "{groups:?}");
+    }
+    for r in &rows[1..] {
+        for key in [
+            "group",
+            "module",
+            "variant",
+            "b_accuracy",
+            "top1_agreement",
+            "snr_db_mean",
+            "arena_bytes",
+            "flash_bytes",
+        ] {
+            assert!(r.get(key).is_some(), "{key} missing: {r}");
+        }
+        assert_eq!(r["variant"], "float");
+        // every variant ran, or says why not (never a guess)
+        assert!(r["b_accuracy"].is_number() || r["error"].is_string(), "{r}");
+    }
+    // the first convolution in float writes NCHW where the next CMSIS-NN convolution needs
+    // channels-last: refused by name
+    let conv1 = rows.iter().find(|r| r["group"] == "conv1").expect("conv1");
+    assert!(
+        conv1["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("channels-last")),
+        "{conv1}"
+    );
+    // a variant that ran is its own program: more flash for the float weights
+    let conv2 = rows.iter().find(|r| r["group"] == "conv2").expect("conv2");
+    assert!(
+        conv2["flash_bytes"].as_u64() > rows[0]["flash_bytes"].as_u64(),
+        "{conv2}"
+    );
+}

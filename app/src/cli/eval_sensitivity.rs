@@ -1,0 +1,191 @@
+//! `eval --sensitivity`: for B, a Cortex-M program with its ETRecord beside it, one variant per
+//! weighted layer of its edge graph, that layer kept in float (etscope's lowering with the
+//! layer's weights dequantized and its annotation gone, [`etscope_core::lower::keep_float`]).
+//! Every variant runs over the same data against A. The table ranks the variants by what they
+//! recover and prices each in arena and flash bytes. `lower --keep-float G -o mixed.pte` writes
+//! the chosen one. A variant the host cannot run (a layout its neighbours do not take) is listed
+//! with the reason, not run on a guess.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use etscope_core::analysis::diff_sources::PreparedSource;
+use etscope_core::analysis::eval::Evaluation;
+use etscope_core::formats::pte::Program;
+use etscope_core::lower::{self, keep_float::keep_float, Cpu, Flow, Module, Options};
+use serde::Serialize;
+
+use super::eval::{evaluate, Data};
+use super::run::DeviceChoice;
+use crate::load;
+use crate::table::Table;
+
+/// One row of the sensitivity table (`docs/cli-json.md`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    /// What `lower --keep-float` takes.
+    pub group: String,
+    pub module: String,
+    /// `float` (the layer kept in float), or `as_shipped` (B itself, the baseline).
+    pub variant: &'static str,
+    pub b_accuracy: Option<f64>,
+    pub top1_agreement: Option<f64>,
+    pub snr_db_mean: Option<f64>,
+    /// Planned memory of the variant's arenas.
+    pub arena_bytes: Option<u64>,
+    /// The variant program's size.
+    pub flash_bytes: Option<u64>,
+    /// Why the variant has no numbers, when it has none.
+    pub error: Option<String>,
+}
+
+/// The flow and core B was lowered for, from its operators.
+fn options_of(program: &Program, choice: &DeviceChoice) -> Result<Options> {
+    let ops: Vec<String> = program
+        .default_plan()
+        .map(|p| p.operators.iter().map(|o| o.name.clone()).collect())
+        .unwrap_or_default();
+    let flow = if ops.iter().any(|o| o.ends_with("_nhwc")) {
+        Flow::Explicit
+    } else {
+        Flow::Default
+    };
+    let device = choice.device(program, program.default_plan_index())?;
+    use etscope_core::kernels::device::Target;
+    let cpu = match device.target {
+        Target::CortexM55 => Cpu::M55,
+        Target::CortexMScalar => Cpu::M4,
+        _ => Cpu::M0,
+    };
+    Ok(Options { flow, cpu })
+}
+
+fn row(group: &str, variant: &'static str, eval: &Evaluation, program: &Program) -> Variant {
+    let s = eval.summary();
+    let out = s.outputs.first();
+    Variant {
+        group: group.to_string(),
+        module: group.to_string(),
+        variant,
+        b_accuracy: out.and_then(|o| o.b_accuracy),
+        top1_agreement: out.and_then(|o| o.top1_agreement),
+        snr_db_mean: out.and_then(|o| o.snr_db_mean),
+        arena_bytes: program.default_plan().map(|p| {
+            p.non_const_buffer_sizes
+                .iter()
+                .map(|&b| u64::try_from(b).unwrap_or(0))
+                .sum()
+        }),
+        flash_bytes: Some(program.bytes().len() as u64),
+        error: None,
+    }
+}
+
+/// Every weighted layer of B kept in float in turn, each variant run over the data.
+pub fn sweep(
+    a: &str,
+    b: &str,
+    side_a: &PreparedSource,
+    d: &Data<'_>,
+    choice: &DeviceChoice,
+    shipped: &Evaluation,
+) -> Result<Vec<Variant>> {
+    let pte = Path::new(b);
+    let program = load::program(pte)?;
+    let record = pte.with_extension("etrecord");
+    let rec = load::etrecord(&record).map_err(|e| {
+        anyhow!("--sensitivity lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
+    })?;
+    let options = options_of(&program, choice)?;
+    let edge =
+        Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
+    let groups = weighted_modules(&edge);
+    let mut rows = vec![row("", "as_shipped", shipped, &program)];
+    for g in groups {
+        let made = keep_float(edge.clone(), std::slice::from_ref(&g))
+            .and_then(|m| lower::lower(m, &options))
+            .map_err(|e| e.to_string())
+            .and_then(|stages| {
+                let last = &stages.last().ok_or("no passes")?.module;
+                lower::emit::program(last, &options).map_err(|e| e.to_string())
+            })
+            .and_then(|bytes| Program::parse(bytes).map_err(|e| e.to_string()));
+        let label = format!("{b} with {g} in float");
+        let result = made.and_then(|p| {
+            let side = PreparedSource::program(
+                &label,
+                &p,
+                None,
+                Some(choice.device(&p, 0).map_err(|e| e.to_string())?),
+            )
+            .map_err(|e| e.to_string())?;
+            let eval = evaluate(a, &label, side_a, &side, d).map_err(|e| format!("{e:#}"))?;
+            Ok(row(&g, "float", &eval, &p))
+        });
+        rows.push(result.unwrap_or_else(|error| Variant {
+            group: g.clone(),
+            module: g.clone(),
+            variant: "float",
+            b_accuracy: None,
+            top1_agreement: None,
+            snr_db_mean: None,
+            arena_bytes: None,
+            flash_bytes: None,
+            error: Some(error),
+        }));
+    }
+    // the most recovered first (accuracy with labels, else agreement with A), failures last
+    let key = |v: &Variant| {
+        v.b_accuracy
+            .or(v.top1_agreement)
+            .unwrap_or(f64::NEG_INFINITY)
+    };
+    rows[1..].sort_by(|x, y| key(y).total_cmp(&key(x)));
+    Ok(rows)
+}
+
+/// The module paths of the edge graph's weighted layers, in graph order.
+fn weighted_modules(m: &Module) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in &m.graph.nodes {
+        let weighted = n.def().is_some_and(|d| d.traits.weighted)
+            || etscope_core::ops::lookup(&n.op, "")
+                .is_some_and(|id| etscope_core::ops::def(id).traits.weighted);
+        if let (true, Some(path)) = (weighted, n.innermost_module()) {
+            if !out.iter().any(|p| p == path) {
+                out.push(path.to_string());
+            }
+        }
+    }
+    out
+}
+
+pub fn print_table(rows: &[Variant]) {
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
+    let mut t = Table::new(&[
+        "kept in float",
+        "B acc",
+        "top-1 agree",
+        "SNR mean",
+        "arena B",
+        "flash B",
+        "",
+    ]);
+    for r in rows {
+        t.row(vec![
+            if r.group.is_empty() {
+                "(as shipped)".into()
+            } else {
+                r.group.clone()
+            },
+            pct(r.b_accuracy),
+            pct(r.top1_agreement),
+            r.snr_db_mean.map_or("-".into(), |v| format!("{v:.1}")),
+            r.arena_bytes.map_or("-".into(), |v| v.to_string()),
+            r.flash_bytes.map_or("-".into(), |v| v.to_string()),
+            r.error.clone().unwrap_or_default(),
+        ]);
+    }
+    println!("sensitivity (each weighted layer kept in float; lower --keep-float GROUP -o mixed.pte writes one):");
+    print!("{}", t.render());
+}
