@@ -15,7 +15,7 @@ use etscope_core::formats::pte::Program;
 use etscope_core::lower::{self, keep_float::keep_float, Cpu, Flow, Module, Options};
 use serde::Serialize;
 
-use super::eval::{evaluate, Data};
+use super::eval_runner::{evaluate, Data};
 use super::run::DeviceChoice;
 use crate::load;
 use crate::table::Table;

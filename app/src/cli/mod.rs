@@ -5,6 +5,7 @@
 mod bundled;
 mod diff;
 mod eval;
+mod eval_runner;
 mod eval_sensitivity;
 mod graph;
 mod info;
