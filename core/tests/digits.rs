@@ -231,14 +231,16 @@ fn a_layer_kept_in_float_is_a_float_operator_of_the_lowered_program() {
         flow: Flow::Default,
         cpu: Cpu::M55,
     };
-    let err = keep_float(edge.clone(), &["no_such".to_string()]).expect_err("refused");
+    let err =
+        keep_float(edge.clone(), &["no_such".to_string()], Flow::Default).expect_err("refused");
     assert!(err.to_string().contains("conv2"), "{err}");
     let write = |m: Module| {
         let stages = lower::lower(m, &options).expect("lowers");
         let last = &stages.last().expect("passes").module;
         Program::parse(lower::emit::program(last, &options).expect("writes")).expect("reads")
     };
-    let mixed = write(keep_float(edge.clone(), &["conv2".to_string()]).expect("kept"));
+    let mixed =
+        write(keep_float(edge.clone(), &["conv2".to_string()], Flow::Default).expect("kept"));
     let ops: Vec<String> = mixed.plans[0]
         .operators
         .iter()

@@ -102,7 +102,7 @@ pub fn sweep(
     let groups = weighted_modules(&edge);
     let mut rows = vec![row("", "as_shipped", shipped, &program)];
     for g in groups {
-        let made = keep_float(edge.clone(), std::slice::from_ref(&g))
+        let made = keep_float(edge.clone(), std::slice::from_ref(&g), options.flow)
             .and_then(|m| lower::lower(m, &options))
             .map_err(|e| e.to_string())
             .and_then(|stages| {

@@ -61,8 +61,9 @@ pub fn run(
     let mut module =
         Module::from_etrecord(&etr, method).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if !outputs.keep_float.is_empty() {
-        module = etscope_core::lower::keep_float::keep_float(module, outputs.keep_float)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        module =
+            etscope_core::lower::keep_float::keep_float(module, outputs.keep_float, options.flow)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
     let edge_module = outputs.numerics.then(|| module.clone());
     let edge = module.graph.clone();

@@ -19,7 +19,11 @@ const PASS: &str = "keep_float";
 
 /// `module` with the weighted layers of `modules` (module paths as `eval` names its groups)
 /// kept in float. Refuses a module path that names no weighted layer, listing those there are.
-pub fn keep_float(mut module: Module, modules: &[String]) -> Result<Module, LowerError> {
+pub fn keep_float(
+    mut module: Module,
+    modules: &[String],
+    flow: super::Flow,
+) -> Result<Module, LowerError> {
     let fail = |detail: String| super::edit::fail(PASS, detail);
     let weighted =
         |op: &str| crate::ops::lookup(op, "").is_some_and(|id| crate::ops::def(id).traits.weighted);
@@ -39,6 +43,21 @@ pub fn keep_float(mut module: Module, modules: &[String]) -> Result<Module, Lowe
             )));
         }
     }
+    let kept: Vec<usize> = layers
+        .iter()
+        .filter(|(_, m)| modules.contains(m))
+        .map(|(n, _)| *n)
+        .collect();
+    for &node in &kept {
+        float_input(&mut module, node);
+    }
+    // in the default flow the quantized layers read channels-last activations: a float
+    // convolution's output goes to channels-last before the next one quantizes it
+    if flow == super::Flow::Default {
+        for &node in kept.iter().rev() {
+            channels_last_after(&mut module, node);
+        }
+    }
     for (node, _) in layers.iter().filter(|(_, m)| modules.contains(m)) {
         for k in [1, 2] {
             let Some(v) = tensor_arg(&module.graph.nodes[*node], k) else {
@@ -55,6 +74,144 @@ pub fn keep_float(mut module: Module, modules: &[String]) -> Result<Module, Lowe
     module.graph.relink();
     remove_dead(&mut module.graph);
     Ok(module)
+}
+
+/// A layer that reads the program's input through its own input quantization (the quantizer's
+/// annotation of the layer's input: quantizes, dequantizes and views between the input and the
+/// layer, `input → q → dq → unsqueeze → q → dq → layer`) reads the float input instead, the
+/// views done in float: left in float, the layer has no input quantization. An input another
+/// layer quantized is left as it is.
+fn float_input(m: &mut Module, layer: usize) {
+    let g = &m.graph;
+    let is_qdq = |name: &str| name.ends_with("quantize_per_tensor");
+    let is_view = |name: &str| {
+        matches!(
+            name,
+            "aten::unsqueeze_copy" | "aten::squeeze_copy" | "aten::view_copy" | "aten::view"
+        )
+    };
+    let Some(mut v) = tensor_arg(&g.nodes[layer], 0) else {
+        return;
+    };
+    let mut reader = layer;
+    let mut views = Vec::new(); // nearest the layer first
+    let mut quantized = false;
+    loop {
+        if g.values[v].consumers != [reader] {
+            return;
+        }
+        // the program's input (no producer, or its placeholder node) ends the walk
+        let Some(p) = g.values[v]
+            .producer
+            .map(|p| &g.nodes[p])
+            .filter(|p| p.kind == NodeKind::Operator)
+        else {
+            break;
+        };
+        let name = op_name(p);
+        if is_qdq(name) {
+            quantized = true;
+        } else if is_view(name) && p.inputs.len() == 1 {
+            views.push(p.id);
+        } else {
+            return;
+        }
+        let Some(u) = tensor_arg(p, 0) else { return };
+        reader = p.id;
+        v = u;
+    }
+    if !quantized || !g.inputs.contains(&v) {
+        return;
+    }
+    let x = v;
+    // the views, farthest from the layer first, read float and write float
+    let mut at = x;
+    for &vw in views.iter().rev() {
+        let Some(old) = tensor_arg(&m.graph.nodes[vw], 0) else {
+            return;
+        };
+        replace_in_node(&mut m.graph.nodes[vw], old, at);
+        let Some(&o) = m.graph.nodes[vw].outputs.first() else {
+            return;
+        };
+        m.graph.values[o].dtype = Some(ScalarType::Float);
+        m.graph.values[o].quant = None;
+        at = o;
+    }
+    if let Some(old) = tensor_arg(&m.graph.nodes[layer], 0) {
+        replace_in_node(&mut m.graph.nodes[layer], old, at);
+    }
+}
+
+/// A `_to_dim_order_copy` to channels-last after a 4-D layer whose output is not stored so,
+/// and the element-wise calls and (de)quantizes after it stored channels-last too (what the
+/// default flow's quantized layers read).
+fn channels_last_after(m: &mut Module, layer: usize) {
+    use super::edit::{channels_last_dim_order, make_node, new_tensor, replace_uses, unique_name};
+    let Some(&out) = m.graph.nodes[layer].outputs.first() else {
+        return;
+    };
+    let shape = m.graph.values[out].shape.clone();
+    if shape.len() != 4 {
+        return;
+    }
+    let order = channels_last_dim_order(&shape);
+    if m.graph.values[out].dim_order == order {
+        return;
+    }
+    let name = unique_name(&m.graph, "dim_order_ops__to_dim_order_copy_default");
+    let dtype = m.graph.values[out].dtype.unwrap_or(ScalarType::Float);
+    let c = new_tensor(
+        &mut m.graph,
+        &name,
+        dtype,
+        shape,
+        order.clone(),
+        crate::ir::Storage::Unplanned,
+    );
+    replace_uses(&mut m.graph, out, c);
+    let mut copy = make_node(
+        &name,
+        "dim_order_ops::_to_dim_order_copy",
+        "default",
+        vec![ArgData::Tensor(out)],
+        vec![c],
+    );
+    // the keyword arguments by name, as the exporter writes them
+    copy.args.push(crate::ir::Arg::new(
+        Some("non_blocking".into()),
+        None,
+        ArgData::Bool(false),
+    ));
+    copy.args.push(crate::ir::Arg::new(
+        Some("dim_order".into()),
+        None,
+        ArgData::Ints(order.iter().map(|&d| Some(i64::from(d))).collect()),
+    ));
+    copy.module_stack = m.graph.nodes[layer].module_stack.clone();
+    copy.debug_handles = m.graph.nodes[layer].debug_handles.clone();
+    let mut nodes = std::mem::take(&mut m.graph.nodes);
+    nodes.insert(layer + 1, copy);
+    super::edit::set_nodes(&mut m.graph, nodes);
+    // the element-wise calls and (de)quantizes after it keep the order
+    let mut frontier = vec![c];
+    while let Some(v) = frontier.pop() {
+        for reader in m.graph.values[v].consumers.clone() {
+            let n = &m.graph.nodes[reader];
+            let follows = n.def().is_some_and(|d| {
+                d.traits.elementwise || d.traits.quantizes || d.traits.dequantizes
+            }) || op_name(n).ends_with("quantize_per_tensor");
+            if !follows || n.inputs.first() != Some(&v) {
+                continue;
+            }
+            for o in n.outputs.clone() {
+                if m.graph.values[o].shape.len() == 4 && m.graph.values[o].dim_order != order {
+                    m.graph.values[o].dim_order = order.clone();
+                    frontier.push(o);
+                }
+            }
+        }
+    }
 }
 
 /// The float data a dequantize of a constant produces (`None` when `v` is not one).
