@@ -26,7 +26,8 @@ pub struct Variant {
     /// What `lower --keep-float` takes.
     pub group: String,
     pub module: String,
-    /// `float` (the layer kept in float), or `as_shipped` (B itself, the baseline).
+    /// `float` (the layer kept in float), `only_quantized` (every other weighted layer kept in
+    /// float), or `as_shipped` (B itself, the baseline).
     pub variant: &'static str,
     pub b_accuracy: Option<f64>,
     pub top1_agreement: Option<f64>,
@@ -101,31 +102,28 @@ pub fn sweep(
         Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
     let groups = weighted_modules(&edge);
     let mut rows = vec![row("", "as_shipped", shipped, &program)];
-    for g in groups {
-        let made = keep_float(edge.clone(), std::slice::from_ref(&g), options.flow)
-            .and_then(|m| lower::lower(m, &options))
-            .map_err(|e| e.to_string())
-            .and_then(|stages| {
-                let last = &stages.last().ok_or("no passes")?.module;
-                lower::emit::program(last, &options).map_err(|e| e.to_string())
-            })
-            .and_then(|bytes| Program::parse(bytes).map_err(|e| e.to_string()));
-        let label = format!("{b} with {g} in float");
+    let variants: Vec<(String, &'static str, Vec<String>)> = groups
+        .iter()
+        .map(|g| (g.clone(), "float", vec![g.clone()]))
+        .chain(groups.iter().filter(|_| groups.len() > 1).map(|g| {
+            let others: Vec<String> = groups.iter().filter(|o| *o != g).cloned().collect();
+            (g.clone(), "only_quantized", others)
+        }))
+        .collect();
+    for (g, variant, kept) in variants {
+        let made = mixed_program(&edge, &kept, &options);
+        let label = format!("{b} with {} in float", kept.join(","));
         let result = made.and_then(|p| {
-            let side = PreparedSource::program(
-                &label,
-                &p,
-                None,
-                Some(choice.device(&p, 0).map_err(|e| e.to_string())?),
-            )
-            .map_err(|e| e.to_string())?;
+            let device = choice.device(&p, 0).map_err(|e| e.to_string())?;
+            let side = PreparedSource::program(&label, &p, None, Some(device))
+                .map_err(|e| e.to_string())?;
             let eval = evaluate(a, &label, side_a, &side, d).map_err(|e| format!("{e:#}"))?;
-            Ok(row(&g, "float", &eval, &p))
+            Ok(row(&g, variant, &eval, &p))
         });
         rows.push(result.unwrap_or_else(|error| Variant {
             group: g.clone(),
             module: g.clone(),
-            variant: "float",
+            variant,
             b_accuracy: None,
             top1_agreement: None,
             snr_db_mean: None,
@@ -134,14 +132,58 @@ pub fn sweep(
             error: Some(error),
         }));
     }
-    // the most recovered first (accuracy with labels, else agreement with A), failures last
     let key = |v: &Variant| {
         v.b_accuracy
             .or(v.top1_agreement)
             .unwrap_or(f64::NEG_INFINITY)
     };
-    rows[1..].sort_by(|x, y| key(y).total_cmp(&key(x)));
+    // the float variants, the most recovered first (accuracy with labels, else agreement with
+    // A), failures last; then the only-quantized ones, the least harmful first
+    rows[1..].sort_by(|x, y| {
+        (x.variant != "float")
+            .cmp(&(y.variant != "float"))
+            .then(key(y).total_cmp(&key(x)))
+    });
     Ok(rows)
+}
+
+/// `eval --keep-float G… -o OUT`: B (a Cortex-M `.pte` with its ETRecord beside it) with those
+/// groups kept in float, written to `out`; returns its path, the program to evaluate.
+pub fn write_mixed(b: &str, kept: &[String], out: &Path, choice: &DeviceChoice) -> Result<String> {
+    let pte = Path::new(b);
+    let program = load::program(pte)?;
+    let record = pte.with_extension("etrecord");
+    let rec = load::etrecord(&record).map_err(|e| {
+        anyhow!("--keep-float lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
+    })?;
+    let options = options_of(&program, choice)?;
+    let edge =
+        Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
+    let mixed =
+        mixed_program(&edge, kept, &options).map_err(|e| anyhow!("{}: {e}", record.display()))?;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(out, mixed.bytes())
+        .map_err(|e| anyhow!("{}: cannot write: {e}", out.display()))?;
+    eprintln!(
+        "wrote {} ({} kept in float)",
+        out.display(),
+        kept.join(", ")
+    );
+    Ok(out.display().to_string())
+}
+
+/// B's edge module lowered with `kept` in float and written as a program.
+pub fn mixed_program(edge: &Module, kept: &[String], options: &Options) -> Result<Program, String> {
+    keep_float(edge.clone(), kept, options.flow)
+        .and_then(|m| lower::lower(m, options))
+        .map_err(|e| e.to_string())
+        .and_then(|stages| {
+            let last = &stages.last().ok_or("no passes")?.module;
+            lower::emit::program(last, options).map_err(|e| e.to_string())
+        })
+        .and_then(|bytes| Program::parse(bytes).map_err(|e| e.to_string()))
 }
 
 /// The module paths of the edge graph's weighted layers, in graph order.
@@ -163,7 +205,8 @@ fn weighted_modules(m: &Module) -> Vec<String> {
 pub fn print_table(rows: &[Variant]) {
     let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
     let mut t = Table::new(&[
-        "kept in float",
+        "group",
+        "variant",
         "B acc",
         "top-1 agree",
         "SNR mean",
@@ -178,6 +221,7 @@ pub fn print_table(rows: &[Variant]) {
             } else {
                 r.group.clone()
             },
+            r.variant.to_string(),
             pct(r.b_accuracy),
             pct(r.top1_agreement),
             r.snr_db_mean.map_or("-".into(), |v| format!("{v:.1}")),
@@ -186,6 +230,6 @@ pub fn print_table(rows: &[Variant]) {
             r.error.clone().unwrap_or_default(),
         ]);
     }
-    println!("sensitivity (each weighted layer kept in float; lower --keep-float GROUP -o mixed.pte writes one):");
+    println!("sensitivity (float: the group kept in float; only_quantized: every other weighted layer in float; eval --keep-float GROUP -o mixed.pte writes one):");
     print!("{}", t.render());
 }

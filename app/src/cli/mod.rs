@@ -339,6 +339,13 @@ pub enum Command {
         /// the variants by what they recover, with their arena and flash bytes.
         #[arg(long)]
         sensitivity: bool,
+        /// Write B with these groups kept in float (what --sensitivity names them) to `-o`, and
+        /// evaluate that program instead of B.
+        #[arg(long, value_delimiter = ',', requires = "out")]
+        keep_float: Vec<String>,
+        /// Where --keep-float writes the mixed program (.pte).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
         /// Merge these `eval --json` documents (shards of one dataset) instead of running.
         #[arg(long, num_args = 1.., conflicts_with_all = ["a", "b", "data", "shard"])]
         merge: Vec<PathBuf>,
@@ -452,21 +459,29 @@ pub fn run(command: Command) -> Result<()> {
             jobs,
             shard,
             sensitivity,
+            keep_float,
+            out,
             merge,
             device,
             json,
         } => match (a, b, data) {
-            (Some(a), Some(b), Some(data)) if merge.is_empty() => eval::run(
-                &a,
-                &b,
-                &data,
-                labels.as_deref(),
-                jobs,
-                shard.as_deref(),
-                sensitivity,
-                &device,
-                json,
-            ),
+            (Some(a), Some(b), Some(data)) if merge.is_empty() => {
+                let b = match out.as_deref().filter(|_| !keep_float.is_empty()) {
+                    Some(out) => eval_sensitivity::write_mixed(&b, &keep_float, out, &device)?,
+                    None => b,
+                };
+                eval::run(
+                    &a,
+                    &b,
+                    &data,
+                    labels.as_deref(),
+                    jobs,
+                    shard.as_deref(),
+                    sensitivity,
+                    &device,
+                    json,
+                )
+            }
             _ => eval::merge(&merge, json),
         },
         Command::Open {

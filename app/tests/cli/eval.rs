@@ -198,7 +198,10 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
         ] {
             assert!(r.get(key).is_some(), "{key} missing: {r}");
         }
-        assert_eq!(r["variant"], "float");
+        assert!(
+            r["variant"] == "float" || r["variant"] == "only_quantized",
+            "{r}"
+        );
         // every variant ran, or says why not (never a guess)
         assert!(r["b_accuracy"].is_number() || r["error"].is_string(), "{r}");
     }
@@ -212,14 +215,26 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
         conv1 > shipped + 0.15,
         "conv1 in float: {conv1} against {shipped}"
     );
-    for r in &rows[2..] {
+    for r in rows[2..].iter().filter(|r| r["variant"] == "float") {
         assert!(
             r["b_accuracy"].as_f64().expect("runs") <= shipped + 1e-9,
             "{r}"
         );
     }
+    // and only conv1 quantized (the others in float) is as bad as shipping it quantized
+    let only_conv1 = rows
+        .iter()
+        .find(|r| r["variant"] == "only_quantized" && r["group"] == "conv1")
+        .expect("conv1 only quantized");
+    assert!(
+        (only_conv1["b_accuracy"].as_f64().expect("runs") - shipped).abs() < 1e-9,
+        "{only_conv1}"
+    );
     // a variant that ran is its own program: more flash for the float weights
-    let conv2 = rows.iter().find(|r| r["group"] == "conv2").expect("conv2");
+    let conv2 = rows
+        .iter()
+        .find(|r| r["group"] == "conv2" && r["variant"] == "float")
+        .expect("conv2");
     assert!(
         conv2["flash_bytes"].as_u64() > rows[0]["flash_bytes"].as_u64(),
         "{conv2}"
@@ -260,6 +275,27 @@ fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_swee
     ]);
     let accuracy = doc["outputs"][0]["b_accuracy"].as_f64().expect("accuracy");
     assert!((accuracy - 332.0 / 360.0).abs() < 1e-12, "{accuracy}");
+    // eval --keep-float -o writes the same program and evaluates it
+    let again = tmp.join("again.pte");
+    let doc = json(&[
+        "eval",
+        p(&dir.join("cnn_fp32.pte")),
+        p(&dir.join("cnn_int8_cortex_m55_default_badcal.pte")),
+        "--data",
+        p(&dir.join("test_x.npy")),
+        "--labels",
+        p(&dir.join("test_y.npy")),
+        "--keep-float",
+        "conv1",
+        "-o",
+        p(&again),
+        "--json",
+    ]);
+    assert_eq!(doc["outputs"][0]["b_accuracy"].as_f64(), Some(accuracy));
+    assert_eq!(
+        std::fs::read(&again).expect("written"),
+        std::fs::read(&mixed).expect("written")
+    );
     if !tools::available(
         "the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_sweep_predicted",
         tools::BOARD,
