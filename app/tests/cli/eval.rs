@@ -161,20 +161,38 @@ fn eval_is_the_same_for_every_dataset_form_job_count_and_shard_split() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+fn digits() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits")
+}
+
+/// `eval --json` of the digits fp32 CNN against `b` over the test split, with `extra`.
+fn digits_eval(b: &Path, extra: &[&str]) -> Value {
+    let dir = digits();
+    let (a, x, y) = (
+        dir.join("cnn_fp32.pte"),
+        dir.join("test_x.npy"),
+        dir.join("test_y.npy"),
+    );
+    let mut args = vec![
+        "eval",
+        p(&a),
+        p(b),
+        "--data",
+        p(&x),
+        "--labels",
+        p(&y),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    json(&args)
+}
+
 #[test]
 fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
-    let doc = json(&[
-        "eval",
-        p(&dir.join("cnn_fp32.pte")),
-        p(&dir.join("cnn_int8_cortex_m55_default_badcal.pte")),
-        "--data",
-        p(&dir.join("test_x.npy")),
-        "--labels",
-        p(&dir.join("test_y.npy")),
-        "--sensitivity",
-        "--json",
-    ]);
+    let doc = digits_eval(
+        &digits().join("cnn_int8_cortex_m55_default_badcal.pte"),
+        &["--sensitivity"],
+    );
     let rows = doc["sensitivity"].as_array().expect("a sensitivity table");
     assert_eq!(rows[0]["variant"], "as_shipped");
     assert_eq!(rows[0]["b_accuracy"], doc["outputs"][0]["b_accuracy"]);
@@ -245,7 +263,7 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
 /// board as on the host: every instruction's output equal, and its accuracy is the sweep's.
 #[test]
 fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_sweep_predicted() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
+    let dir = digits();
     let tmp = std::env::temp_dir().join(format!("etscope-mixed-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).expect("dir");
@@ -263,34 +281,15 @@ fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_swee
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc = json(&[
-        "eval",
-        p(&dir.join("cnn_fp32.pte")),
-        p(&mixed),
-        "--data",
-        p(&dir.join("test_x.npy")),
-        "--labels",
-        p(&dir.join("test_y.npy")),
-        "--json",
-    ]);
+    let doc = digits_eval(&mixed, &[]);
     let accuracy = doc["outputs"][0]["b_accuracy"].as_f64().expect("accuracy");
     assert!((accuracy - 332.0 / 360.0).abs() < 1e-12, "{accuracy}");
     // eval --keep-float -o writes the same program and evaluates it
     let again = tmp.join("again.pte");
-    let doc = json(&[
-        "eval",
-        p(&dir.join("cnn_fp32.pte")),
-        p(&dir.join("cnn_int8_cortex_m55_default_badcal.pte")),
-        "--data",
-        p(&dir.join("test_x.npy")),
-        "--labels",
-        p(&dir.join("test_y.npy")),
-        "--keep-float",
-        "conv1",
-        "-o",
-        p(&again),
-        "--json",
-    ]);
+    let doc = digits_eval(
+        &dir.join("cnn_int8_cortex_m55_default_badcal.pte"),
+        &["--keep-float", "conv1", "-o", p(&again)],
+    );
     assert_eq!(doc["outputs"][0]["b_accuracy"].as_f64(), Some(accuracy));
     assert_eq!(
         std::fs::read(&again).expect("written"),

@@ -25,6 +25,17 @@ pub enum SourceError {
     Run(String),
 }
 
+/// Run options that keep every node's outputs (what a diff source is made of).
+fn capturing(
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+) -> crate::runtime::RunOptions {
+    crate::runtime::RunOptions {
+        capture: true,
+        cancel,
+        ..crate::runtime::RunOptions::default()
+    }
+}
+
 /// A source prepared once and run on any number of inputs (a dataset): the graph the diff
 /// matches and the runtime that executes it.
 pub struct PreparedSource {
@@ -105,14 +116,9 @@ impl PreparedSource {
         inputs: &[TensorData],
         cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     ) -> Result<Source, SourceError> {
-        let options = crate::runtime::RunOptions {
-            capture: true,
-            cancel,
-            ..crate::runtime::RunOptions::default()
-        };
         let run = self
             .runtime
-            .run_with(inputs, options)
+            .run_with(inputs, capturing(cancel))
             .map_err(|e| SourceError::Run(e.to_string()))?;
         let source = Source::from_run(&self.label, self.graph.clone(), &run);
         Ok(match &self.export {
@@ -175,11 +181,7 @@ pub fn rewrite_source(
     device: Device,
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<Source, SourceError> {
-    let options = crate::runtime::RunOptions {
-        capture: true,
-        cancel,
-        ..crate::runtime::RunOptions::default()
-    };
+    let options = capturing(cancel);
     let run = Runtime::with_graph(
         program,
         program.default_plan_index(),
