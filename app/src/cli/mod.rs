@@ -77,6 +77,15 @@ pub struct Cli {
     /// first; for `scripts/first_frame.sh`).
     #[arg(long, hide = true)]
     pub no_preview: bool,
+    /// A dataset (a folder of .npy, or one .npy/.npz of samples) for Diff ▸ over a dataset.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Class labels of the dataset (.npy).
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Compare the first two programs over --data once they are open.
+    #[arg(long, requires = "data")]
+    pub eval: bool,
 }
 
 /// `1280x800` → `[1280.0, 800.0]`.
@@ -118,6 +127,9 @@ impl Cli {
                 size: self.size,
                 no_siblings: self.no_siblings,
                 eager_stage_nodes: self.eager_stage_nodes,
+                data: self.data,
+                labels: self.labels,
+                eval: self.eval,
             }),
         }
     }

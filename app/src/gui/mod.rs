@@ -12,6 +12,7 @@ pub mod live_tab;
 pub mod loader;
 pub mod lowering;
 mod memory_tab;
+pub mod numerics;
 mod panels;
 mod screenshot;
 pub use panels::SEARCH_ID;
@@ -123,6 +124,12 @@ pub struct StartOptions {
     pub size: Option<[f32; 2]>,
     /// `--no-siblings`: open only the files given.
     pub no_siblings: bool,
+    /// `--data`: a dataset for the Diff tab's comparison over a dataset.
+    pub data: Option<PathBuf>,
+    /// `--labels`: its class labels.
+    pub labels: Option<PathBuf>,
+    /// `--eval`: run that comparison once the files are in.
+    pub eval: bool,
     /// ETRecord stages with more nodes are built when first shown (`None`:
     /// `etscope_viewer::document::EAGER_STAGE_NODES`).
     pub eager_stage_nodes: Option<usize>,
@@ -146,6 +153,8 @@ pub struct EtscopeApp {
     pub diff_job: Option<DiffJob>,
     /// Another method of a document's program being built (the method list).
     pub method_job: Option<MethodJob>,
+    /// The Diff tab's comparison over a dataset.
+    pub numerics: numerics::NumericsState,
     /// The live capture (Live tab) and the document it feeds.
     pub live: Option<(usize, live::LiveSession)>,
     pub live_form: live_tab::LiveForm,
@@ -181,6 +190,11 @@ impl EtscopeApp {
             job: None,
             diff_job: None,
             method_job: None,
+            numerics: numerics::NumericsState {
+                data: start.data.clone(),
+                labels: start.labels.clone(),
+                ..Default::default()
+            },
             live: None,
             live_form: live_tab::LiveForm::default(),
             host: host_core::HostChoice::default(),
@@ -406,6 +420,10 @@ impl EtscopeApp {
                 self.messages.push(e);
             }
         }
+        if self.start.eval {
+            self.tab = Tab::Diff;
+            numerics::start(self, ctx);
+        }
         if let Some(runs) = self.start.live_board {
             self.live_form.kind = live_tab::TargetKind::Board;
             self.live_form.runs = runs.max(1);
@@ -514,6 +532,7 @@ impl EtscopeApp {
         self.poll_pass_jobs();
         self.poll_replans();
         self.poll_method();
+        numerics::poll(self);
         self.poll_stage_builds(&ctx);
         self.poll_diff();
         for dv in &mut self.docs {

@@ -719,6 +719,11 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 }
 
 fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    if app.numerics.data.is_some() || app.numerics.result.is_some() {
+        egui::CollapsingHeader::new("Over a dataset")
+            .default_open(true)
+            .show(ui, |ui| super::numerics::ui(app, ui));
+    }
     if let Some(running) = &app.diff_job {
         if super::busy::job_line(ui, &running.job) {
             running.job.cancel();

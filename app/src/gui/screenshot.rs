@@ -59,6 +59,7 @@ impl EtscopeApp {
                 .any(|d| d.stage_build.is_some() || d.replan_job.is_some() || d.pass_job.is_some());
             if self.diff_job.is_some()
                 || self.method_job.is_some()
+                || self.numerics.job.is_some()
                 || building
                 || self.live.as_ref().is_some_and(|(_, l)| l.running())
             {

@@ -263,3 +263,40 @@ fn the_diff_tab_picks_whose_c_library_the_host_runs_compute_with() {
         etscope_core::kernels::libm::Libm::Glibc
     );
 }
+
+/// Diff ▸ over a dataset: the two programs on every image of the digits test split on a worker,
+/// the numbers `etscope eval` prints, the confusion matrix and the group table on screen.
+#[test]
+fn the_diff_tab_compares_two_programs_over_a_dataset() {
+    let digits = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            digits.join("cnn_fp32.pte"),
+            digits.join("cnn_int8_cortex_m55_default_badcal.pte"),
+        ],
+        data: Some(digits.join("test_x.npy")),
+        labels: Some(digits.join("test_y.npy")),
+        ..StartOptions::default()
+    });
+    harness.state_mut().tab = etscope::gui::Tab::Diff;
+    harness.run_steps(2);
+    harness.get_by_label("Compare over the dataset").click();
+    harness.run_steps(1);
+    step_while(
+        &mut harness,
+        |app| app.numerics.job.is_some(),
+        60,
+        "the comparison over the dataset did not finish",
+    );
+    harness.run_steps(3);
+    let app = harness.state();
+    assert!(app.numerics.error.is_none(), "{:?}", app.numerics.error);
+    let done = app.numerics.result.as_ref().expect("a result");
+    assert_eq!(done.summary.samples, 360);
+    assert_eq!(done.summary.outputs[0].b_accuracy, Some(267.0 / 360.0));
+    // B's accuracy and its agreement with A
+    assert_eq!(harness.get_all_by_label("74.17%").count(), 2);
+    harness.get_by_label("95.83%");
+    harness.get_by_label("89.42");
+    harness.get_by_label("conv1");
+}

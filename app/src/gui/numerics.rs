@@ -1,0 +1,316 @@
+//! The Diff tab's "over a dataset": the active document's program (A) against another open
+//! program (B) on every sample of a dataset (`--data D [--labels L]`), on a worker with progress
+//! and Cancel, with the statistics `etscope eval` prints: per output the accuracies, agreement,
+//! SNR and the confusion matrix as a heat map; per matched group the SNR's minimum, 5th
+//! percentile and median, rmse/scale and the worst samples.
+
+use std::path::PathBuf;
+
+use eframe::egui::{self, Color32, RichText};
+use etscope_core::analysis::diff_sources::PreparedSource;
+use etscope_core::analysis::eval::{Evaluation, Slice, Summary};
+
+use super::EtscopeApp;
+use crate::job::Job;
+use crate::load::dataset::{labels, Dataset};
+
+/// The dataset chosen and the last evaluation.
+#[derive(Default)]
+pub struct NumericsState {
+    pub data: Option<PathBuf>,
+    pub labels: Option<PathBuf>,
+    pub job: Option<Job<Result<Finished, String>>>,
+    pub result: Option<Finished>,
+    pub error: Option<String>,
+}
+
+/// A finished evaluation: what was compared, and its numbers.
+pub struct Finished {
+    pub a: String,
+    pub b: String,
+    pub summary: Summary,
+}
+
+/// Starts A (the active document) against B (the first other document with a program).
+pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
+    let state = &mut app.numerics;
+    if state.job.is_some() {
+        return;
+    }
+    let Some(data) = state.data.clone() else {
+        state.error = Some("no dataset: start etscope with --data D [--labels L]".into());
+        return;
+    };
+    let label_path = state.labels.clone();
+    let a = app
+        .docs
+        .get(app.active)
+        .and_then(|d| d.doc.program.clone().map(|p| (d.doc.title.clone(), p)));
+    let b = app
+        .docs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != app.active)
+        .find_map(|(_, d)| d.doc.program.clone().map(|p| (d.doc.title.clone(), p)));
+    let (Some((ta, pa)), Some((tb, pb))) = (a, b) else {
+        app.numerics.error =
+            Some("open two programs: the reference (shown) and the one to compare with it".into());
+        return;
+    };
+    let recs = (
+        app.docs[app.active].doc.whole_etrecord_later(),
+        app.docs
+            .iter()
+            .find(|d| d.doc.title == tb)
+            .and_then(|d| d.doc.whole_etrecord_later()),
+    );
+    let ctx = ctx.clone();
+    app.numerics.error = None;
+    app.numerics.job = Some(Job::spawn(
+        "comparing over the dataset",
+        move || ctx.request_repaint(),
+        move |handle| -> Result<Finished, String> {
+            let rec_a = recs.0.map(|read| read()).transpose()?;
+            let rec_b = recs.1.map(|read| read()).transpose()?;
+            let side =
+                |t: &str,
+                 p: &etscope_core::formats::pte::Program,
+                 r: &Option<etscope_core::formats::etrecord::ETRecord>| {
+                    PreparedSource::program(t, p, r.as_ref().map(|r| (r, t)), None)
+                        .map_err(|e| format!("{t}: {e}"))
+                };
+            let (sa, sb) = (side(&ta, &pa, &rec_a)?, side(&tb, &pb, &rec_b)?);
+            let shapes: Vec<Vec<usize>> = sa
+                .graph
+                .inputs
+                .iter()
+                .map(|&v| {
+                    sa.graph.values[v]
+                        .shape
+                        .iter()
+                        .map(|&d| d.max(0) as usize)
+                        .collect()
+                })
+                .collect();
+            let dataset = Dataset::open(&data, shapes.len()).map_err(|e| format!("{e:#}"))?;
+            let labels = label_path
+                .map(|p| labels(&p).map_err(|e| format!("{e:#}")))
+                .transpose()?;
+            let n = dataset.len();
+            let mut eval = Evaluation::new(&ta, &tb, &Slice::whole(n as u64));
+            for i in 0..n {
+                if handle.cancelled() {
+                    return Err("cancelled".into());
+                }
+                handle.progress(i as u64, n as u64);
+                let inputs = dataset.sample(i, &shapes).map_err(|e| format!("{e:#}"))?;
+                let ra = sa
+                    .run(&inputs, None)
+                    .map_err(|e| format!("{ta}: sample {i}: {e}"))?;
+                let rb = sb
+                    .run(&inputs, None)
+                    .map_err(|e| format!("{tb}: sample {i}: {e}"))?;
+                let label = labels.as_ref().and_then(|l| l.get(i).copied());
+                eval.add(i as u64, &ra, &rb, label)
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(Finished {
+                a: ta,
+                b: tb,
+                summary: eval.summary(),
+            })
+        },
+    ));
+}
+
+/// Takes a finished evaluation from its worker.
+pub fn poll(app: &mut EtscopeApp) {
+    let Some(job) = &mut app.numerics.job else {
+        return;
+    };
+    let Some(outcome) = job.poll() else { return };
+    app.numerics.job = None;
+    match outcome.into_result().and_then(|r| r) {
+        Ok(done) => app.numerics.result = Some(done),
+        Err(e) if e == "cancelled" => {}
+        Err(e) => app.numerics.error = Some(e),
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.2}%", v * 100.0))
+}
+
+fn db(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+/// The "over a dataset" section of the Diff tab.
+pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    ui.separator();
+    ui.horizontal(|ui| {
+        match &app.numerics.data {
+            Some(d) => {
+                ui.monospace(d.display().to_string());
+                if let Some(l) = &app.numerics.labels {
+                    ui.weak(format!("labels {}", l.display()));
+                }
+            }
+            None => {
+                ui.weak("start etscope with --data D [--labels L] to compare the two programs on every sample");
+            }
+        }
+    });
+    let mut start_clicked = false;
+    if let Some(job) = &app.numerics.job {
+        if super::busy::job_line(ui, job) {
+            job.cancel();
+        }
+    } else if app.numerics.data.is_some() && ui.button("Compare over the dataset").clicked() {
+        start_clicked = true;
+    }
+    if start_clicked {
+        let ctx = ui.ctx().clone();
+        start(app, &ctx);
+    }
+    if let Some(e) = &app.numerics.error {
+        ui.colored_label(Color32::from_rgb(240, 150, 90), e);
+    }
+    let Some(done) = &app.numerics.result else {
+        return;
+    };
+    let s = &done.summary;
+    ui.label(format!(
+        "A {}  ·  B {}  ·  {} samples  ·  matched by {}",
+        done.a, done.b, s.samples, s.matched_by
+    ));
+    egui::Grid::new("numerics-outputs")
+        .striped(true)
+        .show(ui, |ui| {
+            for h in [
+                "output",
+                "A accuracy",
+                "B accuracy",
+                "top-1 agreement",
+                "SNR mean dB",
+                "SNR min dB",
+                "L2r",
+                "cosine",
+            ] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for o in &s.outputs {
+                ui.label(o.index.to_string());
+                ui.label(pct(o.a_accuracy));
+                ui.label(pct(o.b_accuracy));
+                ui.label(pct(o.top1_agreement));
+                ui.label(db(o.snr_db_mean));
+                ui.label(db(o.snr_db_min));
+                ui.label(o.l2r.map_or("-".into(), |v| format!("{v:.4}")));
+                ui.label(o.cosine.map_or("-".into(), |v| format!("{v:.5}")));
+                ui.end_row();
+            }
+        });
+    ui.horizontal_top(|ui| {
+        if let Some(o) = s.outputs.first() {
+            ui.vertical(|ui| {
+                ui.label(RichText::new("confusion: label × B's class").weak())
+                    .on_hover_text(
+                        "rows: the label (A's top-1 without labels); columns: B's top-1",
+                    );
+                confusion(ui, &o.confusion);
+            });
+        }
+        egui::ScrollArea::horizontal()
+            .id_salt("numerics-groups-scroll")
+            .show(ui, |ui| {
+                egui::Grid::new("numerics-groups")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for h in [
+                            "group",
+                            "SNR min",
+                            "p5",
+                            "median",
+                            "given",
+                            "rmse/scale",
+                            "worst samples",
+                        ] {
+                            ui.label(RichText::new(h).strong());
+                        }
+                        ui.end_row();
+                        for g in &s.groups {
+                            ui.label(if g.module.is_empty() {
+                                format!("instr {:?}", g.b_instructions)
+                            } else {
+                                g.module.clone()
+                            });
+                            ui.label(db(g.snr_db_min));
+                            ui.label(db(g.snr_db_p5));
+                            ui.label(db(g.snr_db_median));
+                            ui.label(db(g.snr_in_db_median));
+                            let rs = g.rmse_over_scale;
+                            let text = rs.map_or("-".into(), |v| format!("{v:.2}"));
+                            // about 0.29 is a well-quantized layer; far above it, a range problem
+                            match rs {
+                                Some(v) if v > 2.0 => {
+                                    ui.colored_label(Color32::from_rgb(240, 120, 90), text)
+                                }
+                                _ => ui.label(text),
+                            };
+                            ui.label(format!("{:?}", g.worst_samples));
+                            ui.end_row();
+                        }
+                    });
+            });
+    });
+}
+
+/// The confusion matrix as a heat map: each cell shaded by its share of its row, the count in it.
+fn confusion(ui: &mut egui::Ui, m: &[Vec<u64>]) {
+    let n = m.len();
+    if n == 0 || n > 64 {
+        ui.weak(format!("{n} classes"));
+        return;
+    }
+    let cell = 22.0;
+    let (rect, _) = ui.allocate_exact_size(
+        egui::vec2(cell * n as f32, cell * n as f32),
+        egui::Sense::hover(),
+    );
+    let painter = ui.painter_at(rect);
+    for (r, row) in m.iter().enumerate() {
+        let total: u64 = row.iter().sum();
+        for (c, &count) in row.iter().enumerate() {
+            let share = if total > 0 {
+                count as f32 / total as f32
+            } else {
+                0.0
+            };
+            let base = if r == c {
+                Color32::from_rgb(70, 160, 110)
+            } else {
+                Color32::from_rgb(220, 90, 70)
+            };
+            let fill = Color32::from_rgba_unmultiplied(
+                base.r(),
+                base.g(),
+                base.b(),
+                (share * 230.0) as u8 + 12,
+            );
+            let at = rect.min + egui::vec2(c as f32 * cell, r as f32 * cell);
+            let cell_rect = egui::Rect::from_min_size(at, egui::vec2(cell - 1.0, cell - 1.0));
+            painter.rect_filled(cell_rect, 2.0, fill);
+            if count > 0 {
+                painter.text(
+                    cell_rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    count.to_string(),
+                    egui::FontId::monospace(9.0),
+                    ui.visuals().strong_text_color(),
+                );
+            }
+        }
+    }
+}
