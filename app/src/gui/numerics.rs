@@ -22,6 +22,8 @@ pub struct NumericsState {
     pub job: Option<Job<Result<Finished, String>>>,
     pub result: Option<Finished>,
     pub error: Option<String>,
+    /// A sample being read to open it in the single-input Diff (its index and the read).
+    pub opening: Option<(usize, Job<Result<etscope_core::tensor::TensorData, String>>)>,
 }
 
 /// A finished evaluation: what was compared, and its numbers.
@@ -123,8 +125,72 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
     ));
 }
 
+/// Reads sample `i` of the dataset on a worker; [`poll`] then opens the single-input Diff of
+/// the two programs on it.
+fn open_sample(app: &mut EtscopeApp, i: usize, ctx: &egui::Context) {
+    let Some(data) = app.numerics.data.clone() else {
+        return;
+    };
+    let shapes: Vec<Vec<usize>> = app
+        .docs
+        .get(app.active)
+        .and_then(|d| d.doc.pte_graph())
+        .map(|g| {
+            g.inputs
+                .iter()
+                .map(|&v| {
+                    g.values[v]
+                        .shape
+                        .iter()
+                        .map(|&d| d.max(0) as usize)
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let ctx = ctx.clone();
+    let job = Job::spawn(
+        format!("reading sample {i}"),
+        move || ctx.request_repaint(),
+        move |_| -> Result<etscope_core::tensor::TensorData, String> {
+            let dataset =
+                Dataset::open(&data, shapes.len().max(1)).map_err(|e| format!("{e:#}"))?;
+            let mut inputs = dataset.sample(i, &shapes).map_err(|e| format!("{e:#}"))?;
+            if inputs.len() != 1 {
+                return Err(format!(
+                    "sample {i} has {} inputs; the single-input Diff takes one",
+                    inputs.len()
+                ));
+            }
+            Ok(inputs.remove(0))
+        },
+    );
+    app.numerics.opening = Some((i, job));
+}
+
 /// Takes a finished evaluation from its worker.
 pub fn poll(app: &mut EtscopeApp) {
+    if let Some((i, job)) = &mut app.numerics.opening {
+        if let Some(outcome) = job.poll() {
+            let i = *i;
+            app.numerics.opening = None;
+            match outcome.into_result().and_then(|r| r) {
+                Ok(input) => {
+                    let other = (0..app.docs.len())
+                        .find(|&j| j != app.active && app.docs[j].doc.program.is_some());
+                    if let (Some(dv), Some(j)) = (app.docs.get_mut(app.active), other) {
+                        dv.doc.input = Some(input);
+                        app.messages
+                            .push(format!("comparing sample {i} of the dataset, node by node"));
+                        if let Err(e) = app.compare(super::DiffTarget::Document(j)) {
+                            app.numerics.error = Some(e);
+                        }
+                    }
+                }
+                Err(e) => app.numerics.error = Some(e),
+            }
+        }
+    }
     let Some(job) = &mut app.numerics.job else {
         return;
     };
@@ -180,6 +246,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         return;
     };
     let s = &done.summary;
+    let mut clicked: Option<usize> = None;
     ui.label(format!(
         "A {}  ·  B {}  ·  {} samples  ·  matched by {}",
         done.a, done.b, s.samples, s.matched_by
@@ -259,12 +326,25 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                                 }
                                 _ => ui.label(text),
                             };
-                            ui.label(format!("{:?}", g.worst_samples));
+                            ui.horizontal(|ui| {
+                                for &w in &g.worst_samples {
+                                    let b = ui.small_button(w.to_string()).on_hover_text(
+                                        "compare the two programs on this sample, node by node",
+                                    );
+                                    if b.clicked() {
+                                        clicked = Some(w as usize);
+                                    }
+                                }
+                            });
                             ui.end_row();
                         }
                     });
             });
     });
+    if let Some(i) = clicked {
+        let ctx = ui.ctx().clone();
+        open_sample(app, i, &ctx);
+    }
 }
 
 /// The confusion matrix as a heat map: each cell shaded by its share of its row, the count in it.

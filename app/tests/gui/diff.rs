@@ -299,4 +299,20 @@ fn the_diff_tab_compares_two_programs_over_a_dataset() {
     harness.get_by_label("95.83%");
     harness.get_by_label("89.42");
     harness.get_by_label("conv1");
+    // a worst sample opens the single-input Diff of the two programs on it
+    harness.get_by_label("20").click();
+    harness.run_steps(1);
+    step_while(
+        &mut harness,
+        |app| app.numerics.opening.is_some() || app.diff_job.is_some(),
+        60,
+        "the sample's comparison did not finish",
+    );
+    harness.run_steps(3);
+    let app = harness.state();
+    assert!(app.numerics.error.is_none(), "{:?}", app.numerics.error);
+    let dv = &app.docs[app.active];
+    assert_eq!(dv.doc.input.as_ref().map(|t| t.numel()), Some(64));
+    let (view, _) = dv.diff.as_ref().expect("the single-input diff");
+    assert!(!view.report.rows.is_empty());
 }
