@@ -24,6 +24,12 @@ pub struct NumericsState {
     pub error: Option<String>,
     /// A sample being read to open it in the single-input Diff (its index and the read).
     pub opening: Option<(usize, Job<Result<etscope_core::tensor::TensorData, String>>)>,
+    /// A's program graph coloured by each group's 5th-percentile SNR (computed once per result),
+    /// and the canvas that shows it.
+    pub colors: Vec<Option<Color32>>,
+    pub view: etscope_viewer::graph_view::GraphView,
+    /// The document the colours are of.
+    pub colored_doc: Option<usize>,
 }
 
 /// A finished evaluation: what was compared, and its numbers.
@@ -197,7 +203,28 @@ pub fn poll(app: &mut EtscopeApp) {
     let Some(outcome) = job.poll() else { return };
     app.numerics.job = None;
     match outcome.into_result().and_then(|r| r) {
-        Ok(done) => app.numerics.result = Some(done),
+        Ok(done) => {
+            // each group's A instructions take the colour of its 5th-percentile SNR
+            let colors = app.docs.get(app.active).and_then(|dv| {
+                let stage = &dv.doc.stages[dv.doc.pte_stage?];
+                let mut c = vec![None; stage.graph.nodes.len()];
+                for g in &done.summary.groups {
+                    let Some(p5) = g.snr_db_p5 else { continue };
+                    for &i in &g.a_instructions {
+                        if let Some(n) = stage.graph.node_for_instruction(i) {
+                            if let Some(slot) = c.get_mut(n.id) {
+                                *slot = Some(etscope_viewer::diff_view::snr_color(p5));
+                            }
+                        }
+                    }
+                }
+                Some(c)
+            });
+            app.numerics.colored_doc = colors.as_ref().map(|_| app.active);
+            app.numerics.colors = colors.unwrap_or_default();
+            app.numerics.view = etscope_viewer::graph_view::GraphView::default();
+            app.numerics.result = Some(done);
+        }
         Err(e) if e == "cancelled" => {}
         Err(e) => app.numerics.error = Some(e),
     }
@@ -344,6 +371,26 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if let Some(i) = clicked {
         let ctx = ui.ctx().clone();
         open_sample(app, i, &ctx);
+    }
+    // A's program, each matched group in the colour of its 5th-percentile SNR
+    let (docs, numerics) = (&app.docs, &mut app.numerics);
+    if let Some(dv) = numerics.colored_doc.and_then(|d| docs.get(d)) {
+        if let Some(stage) = dv.doc.pte_stage.and_then(|p| dv.doc.stages.get(p)) {
+            ui.label(
+                RichText::new(format!(
+                    "{}: each group in the colour of its 5th-percentile SNR over the samples",
+                    dv.doc.title
+                ))
+                .weak(),
+            );
+            let size = egui::vec2(
+                ui.available_width(),
+                260.0_f32.min(ui.available_height().max(120.0)),
+            );
+            ui.allocate_ui(size, |ui| {
+                numerics.view.show(ui, stage, Some(&numerics.colors));
+            });
+        }
     }
 }
 

@@ -299,6 +299,9 @@ fn the_diff_tab_compares_two_programs_over_a_dataset() {
     harness.get_by_label("95.83%");
     harness.get_by_label("89.42");
     harness.get_by_label("conv1");
+    // A's graph, its groups coloured: every convolution of the badly calibrated model is red
+    let colored = app.numerics.colors.iter().filter(|c| c.is_some()).count();
+    assert!(colored >= 3, "{colored} nodes coloured");
     // a worst sample opens the single-input Diff of the two programs on it
     harness.get_by_label("20").click();
     harness.run_steps(1);
