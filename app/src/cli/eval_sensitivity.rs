@@ -12,7 +12,7 @@ use anyhow::{anyhow, Result};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::Evaluation;
 use etscope_core::formats::pte::Program;
-use etscope_core::lower::{self, keep_float::keep_float, Cpu, Flow, Module, Options};
+use etscope_core::lower::{self, Cpu, Flow, Module, Options};
 use serde::Serialize;
 
 use super::eval_runner::{evaluate, Data};
@@ -41,7 +41,7 @@ pub struct Variant {
 }
 
 /// The flow and core B was lowered for, from its operators.
-fn options_of(program: &Program, choice: &DeviceChoice) -> Result<Options> {
+pub fn options_of(program: &Program, choice: &DeviceChoice) -> Result<Options> {
     let ops: Vec<String> = program
         .default_plan()
         .map(|p| p.operators.iter().map(|o| o.name.clone()).collect())
@@ -100,7 +100,7 @@ pub fn sweep(
     let options = options_of(&program, choice)?;
     let edge =
         Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
-    let groups = weighted_modules(&edge);
+    let groups = lower::keep_float::weighted_modules(&edge);
     let mut rows = vec![row("", "as_shipped", shipped, &program)];
     let variants: Vec<(String, &'static str, Vec<String>)> = groups
         .iter()
@@ -176,30 +176,8 @@ pub fn write_mixed(b: &str, kept: &[String], out: &Path, choice: &DeviceChoice) 
 
 /// B's edge module lowered with `kept` in float and written as a program.
 pub fn mixed_program(edge: &Module, kept: &[String], options: &Options) -> Result<Program, String> {
-    keep_float(edge.clone(), kept, options.flow)
-        .and_then(|m| lower::lower(m, options))
-        .map_err(|e| e.to_string())
-        .and_then(|stages| {
-            let last = &stages.last().ok_or("no passes")?.module;
-            lower::emit::program(last, options).map_err(|e| e.to_string())
-        })
-        .and_then(|bytes| Program::parse(bytes).map_err(|e| e.to_string()))
-}
-
-/// The module paths of the edge graph's weighted layers, in graph order.
-fn weighted_modules(m: &Module) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for n in &m.graph.nodes {
-        let weighted = n.def().is_some_and(|d| d.traits.weighted)
-            || etscope_core::ops::lookup(&n.op, "")
-                .is_some_and(|id| etscope_core::ops::def(id).traits.weighted);
-        if let (true, Some(path)) = (weighted, n.innermost_module()) {
-            if !out.iter().any(|p| p == path) {
-                out.push(path.to_string());
-            }
-        }
-    }
-    out
+    let bytes = lower::keep_float::mixed_program(edge, kept, options).map_err(|e| e.to_string())?;
+    Program::parse(bytes).map_err(|e| e.to_string())
 }
 
 pub fn print_table(rows: &[Variant]) {

@@ -86,6 +86,9 @@ pub struct Cli {
     /// Compare the first two programs over --data once they are open.
     #[arg(long, requires = "data")]
     pub eval: bool,
+    /// With --eval: then keep each layer of B in float in turn (B's ETRecord beside it).
+    #[arg(long, requires = "eval")]
+    pub sensitivity: bool,
 }
 
 /// `1280x800` → `[1280.0, 800.0]`.
@@ -130,6 +133,7 @@ impl Cli {
                 data: self.data,
                 labels: self.labels,
                 eval: self.eval,
+                sensitivity: self.sensitivity,
             }),
         }
     }

@@ -130,6 +130,8 @@ pub struct StartOptions {
     pub labels: Option<PathBuf>,
     /// `--eval`: run that comparison once the files are in.
     pub eval: bool,
+    /// `--sensitivity`: then the sensitivity sweep.
+    pub sensitivity: bool,
     /// ETRecord stages with more nodes are built when first shown (`None`:
     /// `etscope_viewer::document::EAGER_STAGE_NODES`).
     pub eager_stage_nodes: Option<usize>,
@@ -193,6 +195,7 @@ impl EtscopeApp {
             numerics: numerics::NumericsState {
                 data: start.data.clone(),
                 labels: start.labels.clone(),
+                sweep_after: start.sensitivity,
                 ..Default::default()
             },
             live: None,

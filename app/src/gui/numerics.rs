@@ -30,6 +30,12 @@ pub struct NumericsState {
     pub view: etscope_viewer::graph_view::GraphView,
     /// The document the colours are of.
     pub colored_doc: Option<usize>,
+    /// The sensitivity sweep running, and its rows.
+    pub sensitivity_job: Option<Job<Result<Vec<SensitivityRow>, String>>>,
+    pub sensitivity: Option<Vec<SensitivityRow>>,
+    /// Start the sweep when the comparison is done (`--sensitivity`).
+    pub sweep_after: bool,
+    pub start_sweep_pending: bool,
 }
 
 /// A finished evaluation: what was compared, and its numbers.
@@ -100,33 +106,178 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
                         .collect()
                 })
                 .collect();
-            let dataset = Dataset::open(&data, shapes.len()).map_err(|e| format!("{e:#}"))?;
-            let labels = label_path
-                .map(|p| labels(&p).map_err(|e| format!("{e:#}")))
-                .transpose()?;
-            let n = dataset.len();
-            let mut eval = Evaluation::new(&ta, &tb, &Slice::whole(n as u64));
-            for i in 0..n {
-                if handle.cancelled() {
-                    return Err("cancelled".into());
-                }
-                handle.progress(i as u64, n as u64);
-                let inputs = dataset.sample(i, &shapes).map_err(|e| format!("{e:#}"))?;
-                let ra = sa
-                    .run(&inputs, None)
-                    .map_err(|e| format!("{ta}: sample {i}: {e}"))?;
-                let rb = sb
-                    .run(&inputs, None)
-                    .map_err(|e| format!("{tb}: sample {i}: {e}"))?;
-                let label = labels.as_ref().and_then(|l| l.get(i).copied());
-                eval.add(i as u64, &ra, &rb, label)
-                    .map_err(|e| e.to_string())?;
-            }
+            let summary = over_dataset(&sa, &sb, &data, label_path.as_deref(), &shapes, handle)?;
             Ok(Finished {
                 a: ta,
                 b: tb,
-                summary: eval.summary(),
+                summary,
             })
+        },
+    ));
+}
+
+/// A against B on every sample of the dataset at `data`, with progress and cancel.
+fn over_dataset(
+    sa: &PreparedSource,
+    sb: &PreparedSource,
+    data: &std::path::Path,
+    label_path: Option<&std::path::Path>,
+    shapes: &[Vec<usize>],
+    handle: &crate::job::JobHandle,
+) -> Result<Summary, String> {
+    let dataset = Dataset::open(data, shapes.len()).map_err(|e| format!("{e:#}"))?;
+    let labels = label_path
+        .map(|p| labels(p).map_err(|e| format!("{e:#}")))
+        .transpose()?;
+    let n = dataset.len();
+    let mut eval = Evaluation::new(&sa.label, &sb.label, &Slice::whole(n as u64));
+    for i in 0..n {
+        if handle.cancelled() {
+            return Err("cancelled".into());
+        }
+        handle.progress(i as u64, n as u64);
+        let inputs = dataset.sample(i, shapes).map_err(|e| format!("{e:#}"))?;
+        let ra = sa
+            .run(&inputs, None)
+            .map_err(|e| format!("{}: sample {i}: {e}", sa.label))?;
+        let rb = sb
+            .run(&inputs, None)
+            .map_err(|e| format!("{}: sample {i}: {e}", sb.label))?;
+        let label = labels.as_ref().and_then(|l| l.get(i).copied());
+        eval.add(i as u64, &ra, &rb, label)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(eval.summary())
+}
+
+/// One row of the window's sensitivity bars.
+pub struct SensitivityRow {
+    pub group: String,
+    /// B's accuracy with labels, else its agreement with A.
+    pub metric: Option<f64>,
+    pub arena_bytes: u64,
+    pub flash_bytes: u64,
+    pub error: Option<String>,
+}
+
+/// Each weighted layer of B kept in float in turn (B's ETRecord lowered again), every variant
+/// over the dataset against A, on a worker.
+fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
+    if app.numerics.sensitivity_job.is_some() {
+        return;
+    }
+    let Some(data) = app.numerics.data.clone() else {
+        return;
+    };
+    let label_path = app.numerics.labels.clone();
+    let Some(a) = app
+        .docs
+        .get(app.active)
+        .and_then(|d| d.doc.program.clone().map(|p| (d.doc.title.clone(), p)))
+    else {
+        return;
+    };
+    let Some(b) = app
+        .docs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != app.active)
+        .find_map(|(_, d)| {
+            let p = d.doc.program.clone()?;
+            Some((d.doc.title.clone(), p, d.doc.whole_etrecord_later()?))
+        })
+    else {
+        app.numerics.error = Some(
+            "the sensitivity sweep lowers B's ETRecord again: open B with its .etrecord".into(),
+        );
+        return;
+    };
+    let rec_a = app.docs[app.active].doc.whole_etrecord_later();
+    let ctx = ctx.clone();
+    app.numerics.sensitivity_job = Some(Job::spawn(
+        "keeping each layer in float",
+        move || ctx.request_repaint(),
+        move |handle| -> Result<Vec<SensitivityRow>, String> {
+            use etscope_core::lower::{keep_float, Cpu, Flow, Module, Options};
+            let (ta, pa) = a;
+            let (tb, pb, read_b) = b;
+            let rec_a = rec_a.map(|read| read()).transpose()?;
+            let rec_b = read_b()?;
+            let sa =
+                PreparedSource::program(&ta, &pa, rec_a.as_ref().map(|r| (r, ta.as_str())), None)
+                    .map_err(|e| format!("{ta}: {e}"))?;
+            let shapes: Vec<Vec<usize>> = sa
+                .graph
+                .inputs
+                .iter()
+                .map(|&v| {
+                    sa.graph.values[v]
+                        .shape
+                        .iter()
+                        .map(|&d| d.max(0) as usize)
+                        .collect()
+                })
+                .collect();
+            let explicit = pb
+                .default_plan()
+                .is_some_and(|p| p.operators.iter().any(|o| o.name.ends_with("_nhwc")));
+            let target = etscope_core::kernels::device::Target::for_program(&pb, 0);
+            let options = Options {
+                flow: if explicit {
+                    Flow::Explicit
+                } else {
+                    Flow::Default
+                },
+                cpu: match target {
+                    etscope_core::kernels::device::Target::CortexM55 => Cpu::M55,
+                    etscope_core::kernels::device::Target::CortexMScalar => Cpu::M4,
+                    _ => Cpu::M0,
+                },
+            };
+            let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
+            let mut rows = Vec::new();
+            for g in keep_float::weighted_modules(&edge) {
+                if handle.cancelled() {
+                    return Err("cancelled".into());
+                }
+                let made = keep_float::mixed_program(&edge, std::slice::from_ref(&g), &options)
+                    .map_err(|e| e.to_string())
+                    .and_then(|bytes| {
+                        etscope_core::formats::pte::Program::parse(bytes).map_err(|e| e.to_string())
+                    });
+                let row = made.and_then(|p| {
+                    let label = format!("{tb} with {g} in float");
+                    let sb = PreparedSource::program(&label, &p, None, None)
+                        .map_err(|e| e.to_string())?;
+                    let s = over_dataset(&sa, &sb, &data, label_path.as_deref(), &shapes, handle)?;
+                    let out = s.outputs.first();
+                    Ok(SensitivityRow {
+                        group: g.clone(),
+                        metric: out.and_then(|o| o.b_accuracy.or(o.top1_agreement)),
+                        arena_bytes: p.default_plan().map_or(0, |pl| {
+                            pl.non_const_buffer_sizes
+                                .iter()
+                                .map(|&b| b.max(0) as u64)
+                                .sum()
+                        }),
+                        flash_bytes: p.bytes().len() as u64,
+                        error: None,
+                    })
+                });
+                rows.push(row.unwrap_or_else(|e| SensitivityRow {
+                    group: g.clone(),
+                    metric: None,
+                    arena_bytes: 0,
+                    flash_bytes: 0,
+                    error: Some(e),
+                }));
+            }
+            rows.sort_by(|x, y| {
+                y.metric
+                    .unwrap_or(-1.0)
+                    .total_cmp(&x.metric.unwrap_or(-1.0))
+            });
+            Ok(rows)
         },
     ));
 }
@@ -176,6 +327,16 @@ fn open_sample(app: &mut EtscopeApp, i: usize, ctx: &egui::Context) {
 
 /// Takes a finished evaluation from its worker.
 pub fn poll(app: &mut EtscopeApp) {
+    if let Some(job) = &mut app.numerics.sensitivity_job {
+        if let Some(outcome) = job.poll() {
+            app.numerics.sensitivity_job = None;
+            match outcome.into_result().and_then(|r| r) {
+                Ok(rows) => app.numerics.sensitivity = Some(rows),
+                Err(e) if e == "cancelled" => {}
+                Err(e) => app.numerics.error = Some(e),
+            }
+        }
+    }
     if let Some((i, job)) = &mut app.numerics.opening {
         if let Some(outcome) = job.poll() {
             let i = *i;
@@ -224,6 +385,9 @@ pub fn poll(app: &mut EtscopeApp) {
             app.numerics.colors = colors.unwrap_or_default();
             app.numerics.view = etscope_viewer::graph_view::GraphView::default();
             app.numerics.result = Some(done);
+            if std::mem::take(&mut app.numerics.sweep_after) {
+                app.numerics.start_sweep_pending = true;
+            }
         }
         Err(e) if e == "cancelled" => {}
         Err(e) => app.numerics.error = Some(e),
@@ -265,6 +429,23 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     if start_clicked {
         let ctx = ui.ctx().clone();
         start(app, &ctx);
+    }
+    let mut sweep_clicked = std::mem::take(&mut app.numerics.start_sweep_pending);
+    if let Some(job) = &app.numerics.sensitivity_job {
+        if super::busy::job_line(ui, job) {
+            job.cancel();
+        }
+    } else if app.numerics.result.is_some()
+        && ui
+            .button("Sensitivity: each layer of B in float")
+            .on_hover_text("lowers B's ETRecord again with one weighted layer kept in float at a time, and runs every variant over the dataset")
+            .clicked()
+    {
+        sweep_clicked = true;
+    }
+    if sweep_clicked {
+        let ctx = ui.ctx().clone();
+        start_sensitivity(app, &ctx);
     }
     if let Some(e) = &app.numerics.error {
         ui.colored_label(Color32::from_rgb(240, 150, 90), e);
@@ -372,6 +553,15 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         open_sample(app, i, &ctx);
     }
+    if let Some(rows) = &app.numerics.sensitivity {
+        let shipped = app
+            .numerics
+            .result
+            .as_ref()
+            .and_then(|d| d.summary.outputs.first())
+            .and_then(|o| o.b_accuracy.or(o.top1_agreement));
+        sensitivity_bars(ui, rows, shipped);
+    }
     // A's program, each matched group in the colour of its 5th-percentile SNR
     let (docs, numerics) = (&app.docs, &mut app.numerics);
     if let Some(dv) = numerics.colored_doc.and_then(|d| docs.get(d)) {
@@ -391,6 +581,65 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 numerics.view.show(ui, stage, Some(&numerics.colors));
             });
         }
+    }
+}
+
+/// The sensitivity sweep as bars: B's accuracy (or agreement) with each layer in float, the
+/// shipped program's as a line, each bar's cost in arena and flash bytes beside it.
+fn sensitivity_bars(ui: &mut egui::Ui, rows: &[SensitivityRow], shipped: Option<f64>) {
+    ui.label(
+        RichText::new(
+            "each layer of B kept in float: accuracy (agreement without labels) against bytes",
+        )
+        .weak(),
+    );
+    let width = 260.0;
+    for r in rows {
+        ui.horizontal(|ui| {
+            ui.add_sized([90.0, 16.0], egui::Label::new(r.group.clone()));
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 14.0), egui::Sense::hover());
+            let painter = ui.painter_at(rect);
+            painter.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
+            if let Some(m) = r.metric {
+                let better = shipped.is_none_or(|s| m > s + 1e-9);
+                let color = if better {
+                    Color32::from_rgb(70, 160, 110)
+                } else {
+                    Color32::from_rgb(120, 120, 130)
+                };
+                let bar = egui::Rect::from_min_size(
+                    rect.min,
+                    egui::vec2(width * m.clamp(0.0, 1.0) as f32, rect.height()),
+                );
+                painter.rect_filled(bar, 2.0, color);
+            }
+            if let Some(s) = shipped {
+                let x = rect.min.x + width * s.clamp(0.0, 1.0) as f32;
+                painter.line_segment(
+                    [
+                        egui::pos2(x, rect.min.y - 2.0),
+                        egui::pos2(x, rect.max.y + 2.0),
+                    ],
+                    egui::Stroke::new(2.0, Color32::from_rgb(240, 190, 90)),
+                );
+            }
+            match (&r.error, r.metric) {
+                (Some(e), _) => {
+                    ui.colored_label(Color32::from_rgb(240, 150, 90), e);
+                }
+                (None, Some(m)) => {
+                    ui.label(format!(
+                        "{:.2}%  ·  arena {} B  ·  flash {} B",
+                        m * 100.0,
+                        r.arena_bytes,
+                        r.flash_bytes
+                    ));
+                }
+                (None, None) => {
+                    ui.weak("-");
+                }
+            }
+        });
     }
 }
 

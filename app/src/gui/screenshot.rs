@@ -60,6 +60,7 @@ impl EtscopeApp {
             if self.diff_job.is_some()
                 || self.method_job.is_some()
                 || self.numerics.job.is_some()
+                || self.numerics.sensitivity_job.is_some()
                 || building
                 || self.live.as_ref().is_some_and(|(_, l)| l.running())
             {

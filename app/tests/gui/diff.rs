@@ -302,6 +302,26 @@ fn the_diff_tab_compares_two_programs_over_a_dataset() {
     // A's graph, its groups coloured: every convolution of the badly calibrated model is red
     let colored = app.numerics.colors.iter().filter(|c| c.is_some()).count();
     assert!(colored >= 3, "{colored} nodes coloured");
+    // the sensitivity sweep: conv1 kept in float recovers the most (332 of 360)
+    harness
+        .get_by_label("Sensitivity: each layer of B in float")
+        .click();
+    harness.run_steps(1);
+    step_while(
+        &mut harness,
+        |app| app.numerics.sensitivity_job.is_some(),
+        120,
+        "the sensitivity sweep did not finish",
+    );
+    harness.run_steps(2);
+    {
+        let app = harness.state();
+        assert!(app.numerics.error.is_none(), "{:?}", app.numerics.error);
+        let rows = app.numerics.sensitivity.as_ref().expect("rows");
+        assert_eq!(rows[0].group, "conv1");
+        assert_eq!(rows[0].metric, Some(332.0 / 360.0));
+    }
+    harness.get_by_label_contains("92.22%  ·  arena");
     // a worst sample opens the single-input Diff of the two programs on it
     harness.get_by_label("20").click();
     harness.run_steps(1);

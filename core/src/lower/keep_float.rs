@@ -76,6 +76,37 @@ pub fn keep_float(
     Ok(module)
 }
 
+/// The module paths of `m`'s weighted layers, in graph order: the groups `keep_float` takes.
+pub fn weighted_modules(m: &Module) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in &m.graph.nodes {
+        let weighted = n.kind == NodeKind::Operator
+            && crate::ops::lookup(op_name(n), "")
+                .is_some_and(|id| crate::ops::def(id).traits.weighted);
+        if let (true, Some(path)) = (weighted, n.innermost_module()) {
+            if !out.iter().any(|p| p == path) {
+                out.push(path.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `edge` (an ETRecord's edge module) with `kept` in float, lowered for `options` and written
+/// as a `.pte`.
+pub fn mixed_program(
+    edge: &Module,
+    kept: &[String],
+    options: &super::Options,
+) -> Result<Vec<u8>, LowerError> {
+    let stages = super::lower(keep_float(edge.clone(), kept, options.flow)?, options)?;
+    let last = &stages
+        .last()
+        .ok_or_else(|| super::edit::fail(PASS, "the lowering ran no pass"))?
+        .module;
+    super::emit::program(last, options)
+}
+
 /// A layer that reads the program's input through its own input quantization (the quantizer's
 /// annotation of the layer's input: quantizes, dequantizes and views between the input and the
 /// layer, `input → q → dq → unsqueeze → q → dq → layer`) reads the float input instead, the
