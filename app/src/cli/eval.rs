@@ -89,18 +89,7 @@ pub fn run(
 ) -> Result<()> {
     let side_a = prepare(a, choice)?;
     let side_b = prepare(b, choice)?;
-    let shapes: Vec<Vec<usize>> = side_a
-        .graph
-        .inputs
-        .iter()
-        .map(|&v| {
-            side_a.graph.values[v]
-                .shape
-                .iter()
-                .map(|&d| usize::try_from(d).unwrap_or(0))
-                .collect()
-        })
-        .collect();
+    let shapes = side_a.graph.input_shapes();
     let dataset = Dataset::open(data, shapes.len())?;
     if dataset.is_empty() {
         bail!("{}: no samples", data.display());

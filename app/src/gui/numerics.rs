@@ -94,18 +94,7 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
                         .map_err(|e| format!("{t}: {e}"))
                 };
             let (sa, sb) = (side(&ta, &pa, &rec_a)?, side(&tb, &pb, &rec_b)?);
-            let shapes: Vec<Vec<usize>> = sa
-                .graph
-                .inputs
-                .iter()
-                .map(|&v| {
-                    sa.graph.values[v]
-                        .shape
-                        .iter()
-                        .map(|&d| d.max(0) as usize)
-                        .collect()
-                })
-                .collect();
+            let shapes = sa.graph.input_shapes();
             let summary = over_dataset(&sa, &sb, &data, label_path.as_deref(), &shapes, handle)?;
             Ok(Finished {
                 a: ta,
@@ -206,18 +195,7 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
             let sa =
                 PreparedSource::program(&ta, &pa, rec_a.as_ref().map(|r| (r, ta.as_str())), None)
                     .map_err(|e| format!("{ta}: {e}"))?;
-            let shapes: Vec<Vec<usize>> = sa
-                .graph
-                .inputs
-                .iter()
-                .map(|&v| {
-                    sa.graph.values[v]
-                        .shape
-                        .iter()
-                        .map(|&d| d.max(0) as usize)
-                        .collect()
-                })
-                .collect();
+            let shapes = sa.graph.input_shapes();
             let explicit = pb
                 .default_plan()
                 .is_some_and(|p| p.operators.iter().any(|o| o.name.ends_with("_nhwc")));
@@ -288,22 +266,11 @@ fn open_sample(app: &mut EtscopeApp, i: usize, ctx: &egui::Context) {
     let Some(data) = app.numerics.data.clone() else {
         return;
     };
-    let shapes: Vec<Vec<usize>> = app
+    let shapes = app
         .docs
         .get(app.active)
         .and_then(|d| d.doc.pte_graph())
-        .map(|g| {
-            g.inputs
-                .iter()
-                .map(|&v| {
-                    g.values[v]
-                        .shape
-                        .iter()
-                        .map(|&d| d.max(0) as usize)
-                        .collect()
-                })
-                .collect()
-        })
+        .map(|g| g.input_shapes())
         .unwrap_or_default();
     let ctx = ctx.clone();
     let job = Job::spawn(

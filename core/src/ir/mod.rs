@@ -406,6 +406,25 @@ pub struct Graph {
 
 impl Graph {
     /// The node of instruction `id`.
+    /// The sizes of the graph's inputs (a symbolic or negative size as 0), as a caller shapes
+    /// data for them.
+    pub fn input_shapes(&self) -> Vec<Vec<usize>> {
+        self.inputs
+            .iter()
+            .map(|&v| {
+                self.values
+                    .get(v)
+                    .map(|x| {
+                        x.shape
+                            .iter()
+                            .map(|&d| usize::try_from(d).unwrap_or(0))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
     pub fn node_for_instruction(&self, id: usize) -> Option<&Node> {
         // ids come from the program: the index covers ids up to a bound set by the node count
         let cap = self.nodes.len().saturating_mul(4).max(1024);
