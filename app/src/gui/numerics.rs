@@ -422,6 +422,23 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     };
     let s = &done.summary;
     let mut clicked: Option<usize> = None;
+    // one dB axis for every group's box: from the lowest minimum to the highest 95th percentile
+    let finite = |x: Option<f64>| x.filter(|v| v.is_finite());
+    let lo = s
+        .groups
+        .iter()
+        .filter_map(|g| finite(g.snr_db_min))
+        .fold(f64::INFINITY, f64::min);
+    let hi = s
+        .groups
+        .iter()
+        .filter_map(|g| finite(g.snr_db_quartiles[2]).or(finite(g.snr_db_median)))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let range = if lo.is_finite() && hi.is_finite() && hi > lo {
+        (lo, hi)
+    } else {
+        (0.0, 60.0)
+    };
     ui.label(format!(
         "A {}  ·  B {}  ·  {} samples  ·  matched by {}",
         done.a, done.b, s.samples, s.matched_by
@@ -472,6 +489,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     .show(ui, |ui| {
                         for h in [
                             "group",
+                            "SNR dB over the samples",
                             "SNR min",
                             "p5",
                             "median",
@@ -488,6 +506,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                             } else {
                                 g.module.clone()
                             });
+                            box_plot(ui, g, range);
                             ui.label(db(g.snr_db_min));
                             ui.label(db(g.snr_db_p5));
                             ui.label(db(g.snr_db_median));
@@ -608,6 +627,58 @@ fn sensitivity_bars(ui: &mut egui::Ui, rows: &[SensitivityRow], shipped: Option<
             }
         });
     }
+}
+
+/// A group's SNR across the samples as a box: whiskers from the minimum to the 95th
+/// percentile, the box from the 25th to the 75th, the median a line, the 5th a tick; all on
+/// the shared `range` (dB).
+fn box_plot(ui: &mut egui::Ui, g: &etscope_core::analysis::eval::GroupSummary, range: (f64, f64)) {
+    let (w, h) = (160.0, 14.0);
+    let (rect, response) = ui.allocate_exact_size(egui::vec2(w, h), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let x = |db: Option<f64>| {
+        db.filter(|v| v.is_finite()).map(|v| {
+            let t = ((v - range.0) / (range.1 - range.0)).clamp(0.0, 1.0) as f32;
+            rect.min.x + t * w
+        })
+    };
+    let y = rect.center().y;
+    let stroke = egui::Stroke::new(1.5, ui.visuals().strong_text_color());
+    let [q1, q3, p95] = g.snr_db_quartiles;
+    if let (Some(a), Some(b)) = (x(g.snr_db_min), x(p95).or(x(q3))) {
+        painter.line_segment([egui::pos2(a, y), egui::pos2(b, y)], stroke);
+    }
+    if let (Some(a), Some(b)) = (x(q1), x(q3)) {
+        let fill = g
+            .snr_db_median
+            .filter(|v| v.is_finite())
+            .map_or(Color32::GRAY, etscope_viewer::diff_view::snr_color);
+        let r = egui::Rect::from_min_max(
+            egui::pos2(a, rect.min.y + 1.0),
+            egui::pos2(b.max(a + 2.0), rect.max.y - 1.0),
+        );
+        painter.rect_filled(r, 1.0, fill);
+    }
+    if let Some(m) = x(g.snr_db_median) {
+        painter.line_segment(
+            [egui::pos2(m, rect.min.y), egui::pos2(m, rect.max.y)],
+            stroke,
+        );
+    }
+    if let Some(p5) = x(g.snr_db_p5) {
+        painter.line_segment([egui::pos2(p5, y - 4.0), egui::pos2(p5, y + 4.0)], stroke);
+    }
+    response.on_hover_text(format!(
+        "min {} · p5 {} · p25 {} · median {} · p75 {} · p95 {} dB (axis {:.0} to {:.0} dB)",
+        db(g.snr_db_min),
+        db(g.snr_db_p5),
+        db(q1),
+        db(g.snr_db_median),
+        db(q3),
+        db(p95),
+        range.0,
+        range.1
+    ));
 }
 
 /// The confusion matrix as a heat map: each cell shaded by its share of its row, the count in it.

@@ -407,6 +407,11 @@ impl GroupAcc {
             snr_db_min: self.snr.min(),
             snr_db_p5: self.snr.quantile(0.05),
             snr_db_median: self.snr.quantile(0.5),
+            snr_db_quartiles: [
+                self.snr.quantile(0.25),
+                self.snr.quantile(0.75),
+                self.snr.quantile(0.95),
+            ],
             snr_in_db_median: self.snr_in.quantile(0.5),
             rmse_over_scale: match (rmse, self.scale) {
                 (Some(r), Some(s)) if s > 0.0 => Some(r / s),
@@ -452,6 +457,8 @@ pub struct GroupSummary {
     pub snr_db_min: Option<f64>,
     pub snr_db_p5: Option<f64>,
     pub snr_db_median: Option<f64>,
+    /// The 25th, 75th and 95th percentiles (with min, p5 and median: a box plot).
+    pub snr_db_quartiles: [Option<f64>; 3],
     /// The median SNR the group was given (the lowest of the groups feeding it).
     pub snr_in_db_median: Option<f64>,
     pub rmse_over_scale: Option<f64>,
