@@ -38,7 +38,7 @@ fn parse_spec(s: &str) -> Result<Spec> {
 }
 
 /// The program at `pte` and its sibling ETRecord (checked to belong to it), if there is one.
-fn program_and_record(
+pub(super) fn program_and_record(
     pte: &Path,
 ) -> Result<(
     etscope_core::formats::pte::Program,

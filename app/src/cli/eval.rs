@@ -26,31 +26,12 @@ pub(super) fn prepare(spec: &str, choice: &DeviceChoice) -> Result<PreparedSourc
         return PreparedSource::stage(spec, &rec, &file.display().to_string(), stage, device)
             .with_context(|| spec.to_string());
     }
-    let pte = Path::new(spec);
-    let program = load::program(pte)?;
-    let sibling = pte.with_extension("etrecord");
-    let rec = if sibling.exists() {
-        match load::etrecord(&sibling).and_then(|rec| {
-            if let Some(plan) = program.default_plan() {
-                load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
-            }
-            Ok(rec)
-        }) {
-            Ok(rec) => Some(rec),
-            Err(e) => {
-                load::warn_skipped(&sibling, &e);
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let export = sibling.display().to_string();
+    let (program, rec) = super::diff::program_and_record(Path::new(spec))?;
     let device = choice.device(&program, program.default_plan_index())?;
     PreparedSource::program(
         spec,
         &program,
-        rec.as_ref().map(|r| (r, export.as_str())),
+        rec.as_ref().map(|(r, export)| (r, export.as_str())),
         Some(device),
     )
     .with_context(|| spec.to_string())

@@ -12,7 +12,7 @@ use anyhow::{anyhow, Result};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::Evaluation;
 use etscope_core::formats::pte::Program;
-use etscope_core::lower::{self, Cpu, Flow, Module, Options};
+use etscope_core::lower::{self, Module, Options};
 use serde::Serialize;
 
 use super::eval_runner::{evaluate, Data};
@@ -40,25 +40,20 @@ pub struct Variant {
     pub error: Option<String>,
 }
 
-/// The flow and core B was lowered for, from its operators.
-pub fn options_of(program: &Program, choice: &DeviceChoice) -> Result<Options> {
-    let ops: Vec<String> = program
-        .default_plan()
-        .map(|p| p.operators.iter().map(|o| o.name.clone()).collect())
-        .unwrap_or_default();
-    let flow = if ops.iter().any(|o| o.ends_with("_nhwc")) {
-        Flow::Explicit
-    } else {
-        Flow::Default
-    };
-    let device = choice.device(program, program.default_plan_index())?;
-    use etscope_core::kernels::device::Target;
-    let cpu = match device.target {
-        Target::CortexM55 => Cpu::M55,
-        Target::CortexMScalar => Cpu::M4,
-        _ => Cpu::M0,
-    };
-    Ok(Options { flow, cpu })
+/// B's program, what it was lowered for, and the edge module of its ETRecord (beside it),
+/// which the variants are lowered from again; `why` says what needs the ETRecord.
+fn shipped_edge(b: &str, choice: &DeviceChoice, why: &str) -> Result<(Program, Options, Module)> {
+    let pte = Path::new(b);
+    let program = load::program(pte)?;
+    let record = pte.with_extension("etrecord");
+    let rec = load::etrecord(&record).map_err(|e| {
+        anyhow!("{why} lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
+    })?;
+    let device = choice.device(&program, program.default_plan_index())?;
+    let options = Options::lowered_for(&program, device.target);
+    let edge =
+        Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
+    Ok((program, options, edge))
 }
 
 fn row(group: &str, variant: &'static str, eval: &Evaluation, program: &Program) -> Variant {
@@ -71,12 +66,7 @@ fn row(group: &str, variant: &'static str, eval: &Evaluation, program: &Program)
         b_accuracy: out.and_then(|o| o.b_accuracy),
         top1_agreement: out.and_then(|o| o.top1_agreement),
         snr_db_mean: out.and_then(|o| o.snr_db_mean),
-        arena_bytes: program.default_plan().map(|p| {
-            p.non_const_buffer_sizes
-                .iter()
-                .map(|&b| u64::try_from(b).unwrap_or(0))
-                .sum()
-        }),
+        arena_bytes: program.default_plan().map(|p| p.planned_bytes()),
         flash_bytes: Some(program.bytes().len() as u64),
         error: None,
     }
@@ -91,15 +81,7 @@ pub fn sweep(
     choice: &DeviceChoice,
     shipped: &Evaluation,
 ) -> Result<Vec<Variant>> {
-    let pte = Path::new(b);
-    let program = load::program(pte)?;
-    let record = pte.with_extension("etrecord");
-    let rec = load::etrecord(&record).map_err(|e| {
-        anyhow!("--sensitivity lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
-    })?;
-    let options = options_of(&program, choice)?;
-    let edge =
-        Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
+    let (program, options, edge) = shipped_edge(b, choice, "--sensitivity")?;
     let groups = lower::keep_float::weighted_modules(&edge);
     let mut rows = vec![row("", "as_shipped", shipped, &program)];
     let variants: Vec<(String, &'static str, Vec<String>)> = groups
@@ -150,17 +132,8 @@ pub fn sweep(
 /// `eval --keep-float G… -o OUT`: B (a Cortex-M `.pte` with its ETRecord beside it) with those
 /// groups kept in float, written to `out`; returns its path, the program to evaluate.
 pub fn write_mixed(b: &str, kept: &[String], out: &Path, choice: &DeviceChoice) -> Result<String> {
-    let pte = Path::new(b);
-    let program = load::program(pte)?;
-    let record = pte.with_extension("etrecord");
-    let rec = load::etrecord(&record).map_err(|e| {
-        anyhow!("--keep-float lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
-    })?;
-    let options = options_of(&program, choice)?;
-    let edge =
-        Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
-    let mixed =
-        mixed_program(&edge, kept, &options).map_err(|e| anyhow!("{}: {e}", record.display()))?;
+    let (_, options, edge) = shipped_edge(b, choice, "--keep-float")?;
+    let mixed = mixed_program(&edge, kept, &options).map_err(|e| anyhow!("{b}: {e}"))?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
     }

@@ -45,6 +45,15 @@ pub struct Finished {
     pub summary: Summary,
 }
 
+/// A (the active document) and B (the first other document with a program), when both have
+/// programs: what every comparison of this section runs.
+fn sides(app: &EtscopeApp) -> Option<(usize, usize)> {
+    let a = app.active;
+    app.docs.get(a)?.doc.program.as_ref()?;
+    let b = (0..app.docs.len()).find(|&j| j != a && app.docs[j].doc.program.is_some())?;
+    Some((a, b))
+}
+
 /// Starts A (the active document) against B (the first other document with a program).
 pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
     let state = &mut app.numerics;
@@ -56,28 +65,17 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
         return;
     };
     let label_path = state.labels.clone();
-    let a = app
-        .docs
-        .get(app.active)
-        .and_then(|d| d.doc.program.clone().map(|p| (d.doc.title.clone(), p)));
-    let b = app
-        .docs
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != app.active)
-        .find_map(|(_, d)| d.doc.program.clone().map(|p| (d.doc.title.clone(), p)));
-    let (Some((ta, pa)), Some((tb, pb))) = (a, b) else {
+    let Some((ia, ib)) = sides(app) else {
         app.numerics.error =
             Some("open two programs: the reference (shown) and the one to compare with it".into());
         return;
     };
-    let recs = (
-        app.docs[app.active].doc.whole_etrecord_later(),
-        app.docs
-            .iter()
-            .find(|d| d.doc.title == tb)
-            .and_then(|d| d.doc.whole_etrecord_later()),
-    );
+    let (doc_a, doc_b) = (&app.docs[ia].doc, &app.docs[ib].doc);
+    let (Some(pa), Some(pb)) = (doc_a.program.clone(), doc_b.program.clone()) else {
+        return;
+    };
+    let (ta, tb) = (doc_a.title.clone(), doc_b.title.clone());
+    let recs = (doc_a.whole_etrecord_later(), doc_b.whole_etrecord_later());
     let ctx = ctx.clone();
     app.numerics.error = None;
     app.numerics.job = Some(Job::spawn(
@@ -159,35 +157,27 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
         return;
     };
     let label_path = app.numerics.labels.clone();
-    let Some(a) = app
-        .docs
-        .get(app.active)
-        .and_then(|d| d.doc.program.clone().map(|p| (d.doc.title.clone(), p)))
-    else {
+    // the same two programs the comparison over the dataset compares
+    let Some((ia, ib)) = sides(app) else { return };
+    let (doc_a, doc_b) = (&app.docs[ia].doc, &app.docs[ib].doc);
+    let (Some(pa), Some(pb)) = (doc_a.program.clone(), doc_b.program.clone()) else {
         return;
     };
-    let Some(b) = app
-        .docs
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != app.active)
-        .find_map(|(_, d)| {
-            let p = d.doc.program.clone()?;
-            Some((d.doc.title.clone(), p, d.doc.whole_etrecord_later()?))
-        })
-    else {
+    let a = (doc_a.title.clone(), pa);
+    let Some(read_b) = doc_b.whole_etrecord_later() else {
         app.numerics.error = Some(
             "the sensitivity sweep lowers B's ETRecord again: open B with its .etrecord".into(),
         );
         return;
     };
-    let rec_a = app.docs[app.active].doc.whole_etrecord_later();
+    let b = (doc_b.title.clone(), pb, read_b);
+    let rec_a = doc_a.whole_etrecord_later();
     let ctx = ctx.clone();
     app.numerics.sensitivity_job = Some(Job::spawn(
         "keeping each layer in float",
         move || ctx.request_repaint(),
         move |handle| -> Result<Vec<SensitivityRow>, String> {
-            use etscope_core::lower::{keep_float, Cpu, Flow, Module, Options};
+            use etscope_core::lower::{keep_float, Module, Options};
             let (ta, pa) = a;
             let (tb, pb, read_b) = b;
             let rec_a = rec_a.map(|read| read()).transpose()?;
@@ -196,22 +186,8 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
                 PreparedSource::program(&ta, &pa, rec_a.as_ref().map(|r| (r, ta.as_str())), None)
                     .map_err(|e| format!("{ta}: {e}"))?;
             let shapes = sa.graph.input_shapes();
-            let explicit = pb
-                .default_plan()
-                .is_some_and(|p| p.operators.iter().any(|o| o.name.ends_with("_nhwc")));
             let target = etscope_core::kernels::device::Target::for_program(&pb, 0);
-            let options = Options {
-                flow: if explicit {
-                    Flow::Explicit
-                } else {
-                    Flow::Default
-                },
-                cpu: match target {
-                    etscope_core::kernels::device::Target::CortexM55 => Cpu::M55,
-                    etscope_core::kernels::device::Target::CortexMScalar => Cpu::M4,
-                    _ => Cpu::M0,
-                },
-            };
+            let options = Options::lowered_for(&pb, target);
             let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
             let mut rows = Vec::new();
             for g in keep_float::weighted_modules(&edge) {
@@ -232,12 +208,7 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
                     Ok(SensitivityRow {
                         group: g.clone(),
                         metric: out.and_then(|o| o.b_accuracy.or(o.top1_agreement)),
-                        arena_bytes: p.default_plan().map_or(0, |pl| {
-                            pl.non_const_buffer_sizes
-                                .iter()
-                                .map(|&b| b.max(0) as u64)
-                                .sum()
-                        }),
+                        arena_bytes: p.default_plan().map_or(0, |pl| pl.planned_bytes()),
                         flash_bytes: p.bytes().len() as u64,
                         error: None,
                     })
@@ -310,8 +281,7 @@ pub fn poll(app: &mut EtscopeApp) {
             app.numerics.opening = None;
             match outcome.into_result().and_then(|r| r) {
                 Ok(input) => {
-                    let other = (0..app.docs.len())
-                        .find(|&j| j != app.active && app.docs[j].doc.program.is_some());
+                    let other = sides(app).map(|(_, b)| b);
                     if let (Some(dv), Some(j)) = (app.docs.get_mut(app.active), other) {
                         dv.doc.input = Some(input);
                         app.messages

@@ -150,6 +150,32 @@ pub struct Options {
     pub cpu: Cpu,
 }
 
+impl Options {
+    /// What `program` was lowered for, from its operators: the explicit flow when it calls
+    /// `_nhwc` kernels; the core whose CMSIS-NN path `target` (the device it runs as) takes.
+    pub fn lowered_for(
+        program: &crate::formats::pte::Program,
+        target: crate::kernels::device::Target,
+    ) -> Options {
+        use crate::kernels::device::Target;
+        let explicit = program
+            .default_plan()
+            .is_some_and(|p| p.operators.iter().any(|o| o.name.ends_with("_nhwc")));
+        Options {
+            flow: if explicit {
+                Flow::Explicit
+            } else {
+                Flow::Default
+            },
+            cpu: match target {
+                Target::CortexM55 => Cpu::M55,
+                Target::CortexMScalar => Cpu::M4,
+                _ => Cpu::M0,
+            },
+        }
+    }
+}
+
 /// Target of the host kernels that model `cpu`'s CMSIS-NN path.
 pub fn device_for(cpu: Cpu) -> crate::runtime::Device {
     use crate::kernels::device::Target;

@@ -330,6 +330,14 @@ impl ExecutionPlan {
     pub fn arena_count(&self) -> usize {
         self.non_const_buffer_sizes.len().saturating_sub(1)
     }
+
+    /// The bytes of all its arenas together (a negative size counts as none).
+    pub fn planned_bytes(&self) -> u64 {
+        self.non_const_buffer_sizes
+            .iter()
+            .map(|&b| u64::try_from(b).unwrap_or(0))
+            .fold(0, u64::saturating_add)
+    }
 }
 
 /// A parsed `.pte` file; owns the file bytes so constants and blobs resolve without copies.
