@@ -5,7 +5,8 @@
 //! portable runtime on the same programs, timed in the same run, comes from
 //! `scripts/bench_baselines.py` (it runs this benchmark next to ExecuTorch's pybindings).
 //!
-//! `cargo bench -p etscope-core --bench runtime` (needs `../shared/reference`).
+//! `cargo bench -p etscope-core --bench runtime` (needs `../shared/reference`);
+//! `ETSCOPE_BENCH_ONLY=SUBSTRING` keeps the cases whose `model/variant` contains it.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::path::Path;
@@ -102,6 +103,11 @@ fn main() {
         }
     }
     cases.push(("stress_large", "model_fp32"));
+    // `ETSCOPE_BENCH_ONLY=mobilenet_v1_025_vww/model_int8_cortex_m55` times only the cases whose
+    // `model/variant` contains it (to profile one program)
+    if let Ok(only) = std::env::var("ETSCOPE_BENCH_ONLY") {
+        cases.retain(|(m, v)| format!("{m}/{v}").contains(&only));
+    }
     println!("| program | median run | allocated by one run | its constants |");
     println!("|---|---|---|---|");
     for (model, variant) in cases {

@@ -28,19 +28,31 @@ pub fn memory_dims(shape: &[usize], dim_order: &[usize]) -> Vec<usize> {
 /// Reorders `data` of `shape` by `perm` (output dim i = input dim perm[i]).
 pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     let rank = shape.len();
+    let n: usize = shape.iter().product();
+    if rank == 0 || n == 0 {
+        return data[..n.min(data.len())].to_vec();
+    }
+    // to and from channels-last, the default flow's every activation: batched 2-D transposes
+    if let (4, [0, 2, 3, 1]) = (rank, perm) {
+        return transpose_batched(data, shape[0], shape[1], shape[2] * shape[3]);
+    }
+    if let (4, [0, 3, 1, 2]) = (rank, perm) {
+        return transpose_batched(data, shape[0], shape[1] * shape[2], shape[3]);
+    }
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let mut in_strides = vec![1usize; rank];
-    for d in (0..rank.saturating_sub(1)).rev() {
+    for d in (0..rank - 1).rev() {
         in_strides[d] = in_strides[d + 1] * shape[d + 1];
     }
     let strides: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
-    let n: usize = shape.iter().product();
+    // the innermost output dim is one strided run; the odometer walks the outer dims
+    let (inner, step) = (out_shape[rank - 1], strides[rank - 1]);
     let mut out = Vec::with_capacity(n);
-    let mut idx = vec![0usize; rank];
+    let mut idx = vec![0usize; rank - 1];
     let mut at = 0usize;
-    for _ in 0..n {
-        out.push(data[at]);
-        for d in (0..rank).rev() {
+    for _ in 0..n / inner {
+        out.extend((0..inner).map(|i| data[at + i * step]));
+        for d in (0..rank - 1).rev() {
             idx[d] += 1;
             at += strides[d];
             if idx[d] < out_shape[d] {
@@ -48,6 +60,27 @@ pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
             }
             at -= strides[d] * idx[d];
             idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// `batches` row-major `[rows, cols]` matrices, each transposed to `[cols, rows]`, in tiles
+/// that stay in cache.
+fn transpose_batched<T: Copy>(data: &[T], batches: usize, rows: usize, cols: usize) -> Vec<T> {
+    const TILE: usize = 32;
+    let size = rows * cols;
+    let mut out = data[..batches * size].to_vec();
+    for b in 0..batches {
+        let (src, dst) = (&data[b * size..][..size], &mut out[b * size..][..size]);
+        for r0 in (0..rows).step_by(TILE) {
+            for c0 in (0..cols).step_by(TILE) {
+                for r in r0..(r0 + TILE).min(rows) {
+                    for c in c0..(c0 + TILE).min(cols) {
+                        dst[c * rows + r] = src[r * cols + c];
+                    }
+                }
+            }
         }
     }
     out
@@ -205,6 +238,43 @@ mod tests {
         let Buf::I8(m) = &mem else { panic!() };
         assert_eq!(&m[..4], &[0, 6, 1, 7]);
         assert_eq!(from_memory(&mem, &[1, 2, 2, 3], &order), Buf::I8(logical));
+    }
+
+    #[test]
+    fn permute_equals_its_definition_for_every_permutation_of_rank_four() {
+        // the second shape crosses the transpose's tiles
+        for shape in [[2, 3, 1, 4], [2, 37, 5, 9], [1, 5, 40, 33]] {
+            let n: usize = shape.iter().product();
+            let data: Vec<u16> = (0..n as u16).collect();
+            let at = |i: [usize; 4]| ((i[0] * shape[1] + i[1]) * shape[2] + i[2]) * shape[3] + i[3];
+            for perm in [
+                [0, 1, 2, 3],
+                [0, 2, 3, 1],
+                [0, 3, 1, 2],
+                [3, 2, 1, 0],
+                [1, 3, 0, 2],
+            ] {
+                let got = permute(&data, &shape, &perm);
+                let os: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+                let mut want = Vec::new();
+                for a in 0..os[0] {
+                    for b in 0..os[1] {
+                        for c in 0..os[2] {
+                            for d in 0..os[3] {
+                                let mut i = [0; 4];
+                                for (k, v) in [a, b, c, d].into_iter().enumerate() {
+                                    i[perm[k]] = v;
+                                }
+                                want.push(data[at(i)]);
+                            }
+                        }
+                    }
+                }
+                assert_eq!(got, want, "shape {shape:?}, perm {perm:?}");
+            }
+        }
+        assert_eq!(permute(&[5u8], &[], &[]), vec![5]);
+        assert_eq!(permute::<u8>(&[], &[2, 0], &[1, 0]), Vec::<u8>::new());
     }
 
     #[test]

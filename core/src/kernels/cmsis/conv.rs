@@ -10,6 +10,7 @@
 
 use super::arith::requantize;
 use super::core_buffers::{fails_on, CoreCall};
+use super::gemm;
 use super::ops::{int32, out_of};
 use crate::kernels::ctx::{i32s, i8b, i8s, Ctx};
 use crate::kernels::layout::{is_channels_last, is_contiguous};
@@ -163,8 +164,9 @@ pub struct Requant {
 }
 
 impl Requant {
+    /// The device's output for accumulator `acc` of channel `ch`.
     #[inline]
-    fn apply(&self, acc: i32, ch: usize) -> i8 {
+    pub fn apply(&self, acc: i32, ch: usize) -> i8 {
         requantize(acc, self.multipliers[ch], self.shifts[ch])
             .wrapping_add(self.output_offset)
             .clamp(self.act_min, self.act_max) as i8
@@ -180,9 +182,72 @@ pub struct Window {
 }
 
 /// `arm_convolve_s8` / `arm_depthwise_conv_s8` over NHWC memory: `weight` is `[OC, KH, KW, IC/g]`
-/// (or `[1, KH, KW, C·m]` when `depth_multiplier` is given).
+/// (or `[1, KH, KW, C·m]` when `depth_multiplier` is given). Runs the blocked GEMMs of
+/// [`gemm`] where they apply (every depthwise call; an ungrouped convolution whose input offset
+/// folds) and [`conv_s8_loops`] otherwise; both are CMSIS-NN's arithmetic bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub fn conv_s8(
+    x: &[i8],
+    in_dims: [usize; 4],
+    wt: &[i8],
+    w_dims: [usize; 4],
+    bias: Option<&[i32]>,
+    depth_multiplier: Option<usize>,
+    win: Window,
+    input_offset: i32,
+    rq: &Requant,
+    out_dims: [usize; 4],
+) -> Vec<i8> {
+    let [_, kh, kw, wi] = w_dims;
+    if let Some(m) = depth_multiplier {
+        return gemm::depthwise(&gemm::Depthwise {
+            x,
+            in_dims,
+            wt,
+            kernel: (kh, kw),
+            depth_multiplier: m,
+            bias,
+            win,
+            input_offset,
+            rq,
+            out_dims,
+        });
+    }
+    if wi == in_dims[3] {
+        let g = gemm::ConvGemm {
+            x,
+            in_dims,
+            wt,
+            kernel: (kh, kw),
+            bias,
+            win,
+            input_offset,
+            rq,
+            out_dims,
+        };
+        if let Some(out) = gemm::conv(&g) {
+            return out;
+        }
+    }
+    conv_s8_loops(
+        x,
+        in_dims,
+        wt,
+        w_dims,
+        bias,
+        depth_multiplier,
+        win,
+        input_offset,
+        rq,
+        out_dims,
+    )
+}
+
+/// The reference loops of [`conv_s8`], one output element at a time in CMSIS-NN's order: the
+/// path for grouped convolutions and offsets the GEMM does not fold, and the oracle its tests
+/// compare against.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_s8_loops(
     x: &[i8],
     [n, h, w, c]: [usize; 4],
     wt: &[i8],
@@ -592,24 +657,32 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     ctx.charge(&[rows, outs, ins])?;
     let mut out = vec![0i8; ctx.out_len(&[rows, outs])?];
+    // with a kernel sum the device multiplies the raw operands and adds the offsets' terms
+    let (dot_in_off, dot_f_off) = match kernel_sum {
+        Some(_) => (0, 0),
+        None => (in_off, f_off),
+    };
+    let fc = gemm::FullyConnected {
+        x,
+        w,
+        rows,
+        ins,
+        outs,
+        input_offset: dot_in_off,
+        filter_offset: dot_f_off,
+    };
+    let dots = gemm::fully_connected(&fc).unwrap_or_else(|| fully_connected_loops(&fc));
     for r in 0..rows {
-        let xr = &x[r * ins..(r + 1) * ins];
-        let xsum: i32 = xr.iter().fold(0i32, |s, &v| s.wrapping_add(i32::from(v)));
+        let xsum = x[r * ins..(r + 1) * ins]
+            .iter()
+            .fold(0i32, |s, &v| s.wrapping_add(i32::from(v)));
         for o in 0..outs {
-            let wr = &w[o * ins..(o + 1) * ins];
+            let dot = dots[r * outs + o];
             let acc = match &kernel_sum {
-                Some(ks) => {
-                    let dot: i32 = xr.iter().zip(wr).fold(0i32, |s, (&a, &b)| {
-                        s.wrapping_add(i32::from(a) * i32::from(b))
-                    });
-                    dot.wrapping_add(f_off.wrapping_mul(xsum))
-                        .wrapping_add(ks.get(o).copied().unwrap_or(0))
-                }
+                Some(ks) => dot
+                    .wrapping_add(f_off.wrapping_mul(xsum))
+                    .wrapping_add(ks.get(o).copied().unwrap_or(0)),
                 None => {
-                    let dot: i32 = xr
-                        .iter()
-                        .zip(wr)
-                        .fold(0i32, |s, (&a, &b)| mac(s, a, in_off, b, f_off));
                     dot.wrapping_add(bias.as_ref().and_then(|b| b.get(o)).copied().unwrap_or(0))
                 }
             };
@@ -620,6 +693,25 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     }
     let o = out_of(ctx, args)?;
     ctx.write_stored(o, Buf::I8(out))
+}
+
+/// The reference loop of a fully connected layer's accumulators, one at a time in CMSIS-NN's
+/// order: the path for offsets [`gemm::fully_connected`] does not fold, and its tests' oracle.
+pub fn fully_connected_loops(f: &gemm::FullyConnected<'_>) -> Vec<i32> {
+    let (k, outs) = (f.ins, f.outs);
+    let mut acc = vec![0i32; f.rows * outs];
+    for r in 0..f.rows {
+        let xr = &f.x[r * k..(r + 1) * k];
+        for o in 0..outs {
+            acc[r * outs + o] = xr
+                .iter()
+                .zip(&f.w[o * k..(o + 1) * k])
+                .fold(0i32, |s, (&a, &b)| {
+                    mac(s, a, f.input_offset, b, f.filter_offset)
+                });
+        }
+    }
+    acc
 }
 
 /// `quantized_batch_matmul.out(lhs[B,M,K], lhs_offset, rhs_transposed[B,N,K], rhs_offset,

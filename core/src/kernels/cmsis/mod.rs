@@ -5,6 +5,7 @@
 //! - [`arith`] — requantization, the softmax fixed point, rounding rules
 //! - [`ops`] — elementwise, quantize, softmax, transpose, pad, activations
 //! - [`conv`] — convolution, depthwise, transpose convolution, linear, batch matmul
+//! - [`gemm`] — the blocked integer GEMMs convolution, depthwise and linear run on
 //! - [`pool`] — average and max pooling
 //! - [`core_buffers`] — the buffers each core's CMSIS-NN path needs, and the calls a core
 //!   cannot run because the program was lowered for another
@@ -12,6 +13,7 @@
 pub mod arith;
 pub mod conv;
 pub mod core_buffers;
+pub mod gemm;
 pub mod notes;
 pub mod ops;
 pub mod pool;
