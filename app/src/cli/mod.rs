@@ -3,6 +3,7 @@
 //! prints a readable table, or JSON with `--json` (schemas in `docs/cli-json.md`).
 
 mod bundled;
+pub mod cost;
 mod diff;
 mod eval;
 mod eval_runner;
@@ -202,6 +203,26 @@ pub enum Command {
         /// `eval` names its groups): a mixed program.
         #[arg(long, value_delimiter = ',')]
         keep_float: Vec<String>,
+    },
+    /// Estimate every call's cycles on a Cortex-M core without a board: the path CMSIS-NN takes
+    /// for the call's shape on that core, priced from its compiled loops and the core's
+    /// instruction timings (docs/cost-model.md); totals in cycles and ms at the clock.
+    Cost {
+        file: PathBuf,
+        #[arg(long)]
+        method: Option<String>,
+        /// m0plus, m3, m4, m7, m33, m55 or m85.
+        #[arg(long, default_value = "m55")]
+        core: String,
+        /// Clock in MHz (default: a clock parts with the core commonly run at).
+        #[arg(long)]
+        mhz: Option<f64>,
+        /// Wait states of the flash the weights are read from, on every 16-byte line read
+        /// (default 0: zero-wait memory, or a flash accelerator that hides them).
+        #[arg(long, default_value_t = 0)]
+        flash_wait_states: u32,
+        #[arg(long)]
+        json: bool,
     },
     /// Show the memory plan of a .pte per arena: tensors, lifetimes, peak, lower bound, findings.
     Memory {
@@ -586,6 +607,14 @@ pub fn run(command: Command) -> Result<()> {
             method.as_deref(),
             json,
         ),
+        Command::Cost {
+            file,
+            method,
+            core,
+            mhz,
+            flash_wait_states,
+            json,
+        } => cost::run(&file, method.as_deref(), &core, mhz, flash_wait_states, json),
         Command::Memory {
             file,
             method,

@@ -1,5 +1,7 @@
 //! Analyses beside the spine: they read programs, runs and captures and say something about them.
 //!
+//! - [`cost`] — cycles of every call on a Cortex-M core without a board (CMSIS-NN's paths
+//!   priced from their compiled loops and each core's instruction timings)
 //! - [`diff`], [`diff_sources`] — node matching, metrics and the first divergence between two
 //!   sources of intermediate tensors (`diff_groups`: how the nodes are matched); "program or
 //!   stage + input" as a source
@@ -11,6 +13,7 @@
 //!   no runtime computes as meant
 //! - [`fault`] — fault injection (one weighted operator's parameters negated) for testing diffs
 
+pub mod cost;
 pub mod device_notes;
 pub mod diff;
 mod diff_groups;

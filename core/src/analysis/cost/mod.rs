@@ -1,0 +1,362 @@
+//! What a program costs on a Cortex-M core without a board: for every instruction the cycles of
+//! the path CMSIS-NN (dbf45dbf, pinned by ExecuTorch 1.5.1) or ExecuTorch's portable kernels
+//! take on that core for that shape, as named terms, then the total at a clock.
+//!
+//! The model counts instructions, not time on a bus: each CMSIS-NN loop's instruction mix as
+//! GCC compiles it (`loops`, counted with `scripts/cost/loop_mix.py`), times the loop's trip
+//! count for the call's shape (`cmsis_conv`, `cmsis_other`), priced at the core's instruction
+//! timings from its Technical Reference Manual (`cores`), plus flash wait states on weight
+//! reads when asked. It leaves out caches, bus contention and wait states beyond the
+//! parameter; docs/cost-model.md writes each term down and how it compares with published
+//! measurements (`core/tests/cost_model.rs`).
+//!
+//! - [`cores`] — the cores, their CMSIS-NN path and instruction timings
+//! - [`mix`] — an instruction mix and its cycles
+//! - [`loops`] — CMSIS-NN's loops as instruction mixes
+//! - [`call`] — a call's shape from the program
+//! - [`cmsis_conv`], [`cmsis_other`], [`portable`] — one function per kernel path
+
+pub mod call;
+pub mod cmsis_conv;
+pub mod cmsis_other;
+pub mod cores;
+pub mod loops;
+pub mod mix;
+pub mod portable;
+
+pub use cores::{Core, Timing};
+pub use mix::Mix;
+
+use crate::formats::pte::{Instruction, Program};
+use crate::kernels::cmsis::core_buffers;
+use call::{bytes, elements, int_arg, spatial, tensor_arg_of, tensors};
+
+/// What the estimate is asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostOptions {
+    pub core: Core,
+    /// Clock in MHz (for milliseconds).
+    pub mhz: f64,
+    /// Flash wait states on every 16-byte line of weights a kernel reads (0: weights in
+    /// zero-wait memory or hidden by the part's flash accelerator).
+    pub flash_wait_states: u32,
+}
+
+/// One named part of a row's cycles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub name: &'static str,
+    pub cycles: f64,
+}
+
+/// A priced kernel call: the path taken, its MACs and its terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Priced {
+    pub path: String,
+    pub macs: u64,
+    pub terms: Vec<Term>,
+}
+
+impl Priced {
+    fn new(path: &str, macs: u64) -> Priced {
+        Priced {
+            path: path.to_string(),
+            macs,
+            terms: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, term: Term) {
+        if term.cycles > 0.0 {
+            self.terms.push(term);
+        }
+    }
+
+    fn add_cycles(&mut self, name: &'static str, cycles: f64) {
+        self.add(Term { name, cycles });
+    }
+
+    /// Flash wait states on `weight_bytes` bytes of weights read.
+    fn flash(&mut self, p: &Pricer, weight_bytes: f64) {
+        if p.flash_wait_states > 0 {
+            self.add_cycles(
+                "flash wait states on weight reads",
+                weight_bytes / 16.0 * f64::from(p.flash_wait_states),
+            );
+        }
+    }
+
+    /// The sum of the terms.
+    pub fn cycles(&self) -> f64 {
+        self.terms.iter().map(|t| t.cycles).sum()
+    }
+}
+
+/// Prices mixes on one core.
+pub struct Pricer {
+    pub core: Core,
+    pub timing: Timing,
+    pub flash_wait_states: u32,
+}
+
+/// Thumb-1 (Cortex-M0+) executes more instructions for the same C than Thumb-2: the M0+ build
+/// of `arm_nn_mat_mult_nt_t_s8`'s plain column loop is 24 instructions where the M3's is 10.
+const THUMB1_EXPANSION: f64 = 2.4;
+
+impl Pricer {
+    fn mix(&self, name: &'static str, m: Mix) -> Term {
+        let c = m.cycles(&self.timing);
+        Term {
+            name,
+            cycles: if self.core == Core::M0Plus {
+                c * THUMB1_EXPANSION
+            } else {
+                c
+            },
+        }
+    }
+}
+
+/// One instruction's estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostRow {
+    pub instruction_id: usize,
+    pub op: String,
+    pub path: String,
+    pub macs: u64,
+    /// `None` when etscope has no model of the call (the reason is in `note`).
+    pub cycles: Option<f64>,
+    pub terms: Vec<Term>,
+    pub note: Option<String>,
+}
+
+/// A program's estimate on one core.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostEstimate {
+    pub options: CostOptions,
+    pub rows: Vec<CostRow>,
+    /// Calls the core would not run (the program was lowered for another core), with why;
+    /// the run fails there on a board.
+    pub would_not_run: Vec<(usize, String)>,
+}
+
+impl CostEstimate {
+    /// Cycles of every priced row.
+    pub fn total_cycles(&self) -> f64 {
+        self.rows.iter().filter_map(|r| r.cycles).sum()
+    }
+
+    /// Milliseconds at the clock.
+    pub fn total_ms(&self) -> f64 {
+        self.total_cycles() / (self.options.mhz * 1000.0)
+    }
+
+    /// Rows without a model (the total leaves them out).
+    pub fn unpriced(&self) -> usize {
+        self.rows.iter().filter(|r| r.cycles.is_none()).count()
+    }
+
+    /// The row of instruction `id`.
+    pub fn row(&self, id: usize) -> Option<&CostRow> {
+        self.rows.iter().find(|r| r.instruction_id == id)
+    }
+}
+
+/// Errors of the estimate.
+#[derive(Debug, thiserror::Error)]
+pub enum CostError {
+    #[error("the program has no execution plan {0}")]
+    NoPlan(usize),
+    #[error("clock {0} MHz is not a positive number")]
+    Clock(f64),
+}
+
+/// The estimate of plan `plan_index` of `program` under `options`.
+pub fn estimate(
+    program: &Program,
+    plan_index: usize,
+    options: CostOptions,
+) -> Result<CostEstimate, CostError> {
+    let plan = program
+        .plans
+        .get(plan_index)
+        .ok_or(CostError::NoPlan(plan_index))?;
+    if !(options.mhz.is_finite() && options.mhz > 0.0) {
+        return Err(CostError::Clock(options.mhz));
+    }
+    let pricer = Pricer {
+        core: options.core,
+        timing: options.core.timing(),
+        flash_wait_states: options.flash_wait_states,
+    };
+    let mut rows = Vec::new();
+    let mut would_not_run = Vec::new();
+    for (id, ins) in plan.main_instructions().iter().enumerate() {
+        match ins {
+            Instruction::KernelCall { op_index, args } => {
+                let Some(op) = plan.operators.get(*op_index) else {
+                    rows.push(unpriced(id, "?", "the call names no operator"));
+                    continue;
+                };
+                if let Some(why) = core_buffers::call_in_program(plan, &op.name, args)
+                    .and_then(|c| core_buffers::fails_on(options.core.target(), c))
+                {
+                    would_not_run.push((id, why.to_string()));
+                }
+                let qualified = op.qualified();
+                match price_call(&pricer, plan, &op.name, &op.overload, args) {
+                    Ok(mut priced) => {
+                        priced.add(pricer.mix("ExecuTorch call overhead", loops::CALL_OVERHEAD));
+                        rows.push(CostRow {
+                            instruction_id: id,
+                            op: qualified,
+                            path: priced.path.clone(),
+                            macs: priced.macs,
+                            cycles: Some(priced.cycles()),
+                            terms: priced.terms,
+                            note: None,
+                        });
+                    }
+                    Err(why) => rows.push(unpriced(id, &qualified, &why)),
+                }
+            }
+            Instruction::DelegateCall { delegate_index, .. } => {
+                let name = plan
+                    .delegates
+                    .get(*delegate_index)
+                    .map(|d| d.id.clone())
+                    .unwrap_or_default();
+                rows.push(unpriced(
+                    id,
+                    &format!("delegate {name}"),
+                    "a delegate's work runs on its own hardware (for Ethos-U, Vela's performance estimate prices it); etscope does not model it",
+                ));
+            }
+            // moves, frees and jumps are pointer work, a few cycles each
+            _ => {}
+        }
+    }
+    Ok(CostEstimate {
+        options,
+        rows,
+        would_not_run,
+    })
+}
+
+fn unpriced(id: usize, op: &str, why: &str) -> CostRow {
+    CostRow {
+        instruction_id: id,
+        op: op.to_string(),
+        path: String::new(),
+        macs: 0,
+        cycles: None,
+        terms: Vec::new(),
+        note: Some(why.to_string()),
+    }
+}
+
+/// One kernel call priced, or why it cannot be.
+fn price_call(
+    p: &Pricer,
+    plan: &crate::formats::pte::ExecutionPlan,
+    name: &str,
+    overload: &str,
+    args: &[usize],
+) -> Result<Priced, String> {
+    let shape = || format!("{name}: the program does not give the call's shapes");
+    let out_elems = || {
+        tensors(plan, args)
+            .last()
+            .and_then(|t| elements(t))
+            .ok_or_else(shape)
+    };
+    match name {
+        "cortex_m::quantized_conv2d" | "cortex_m::quantized_conv2d_nhwc" => {
+            let g = spatial(plan, name, args).ok_or_else(shape)?;
+            let wi = tensor_arg_of(plan, args, 1)
+                .and_then(|w| w.sizes.get(3).and_then(|&s| usize::try_from(s).ok()))
+                .ok_or_else(shape)?;
+            Ok(cmsis_conv::conv(p, &g, wi))
+        }
+        "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
+            let g = spatial(plan, name, args).ok_or_else(shape)?;
+            let m = int_arg(plan, args, 6)
+                .and_then(|m| usize::try_from(m).ok())
+                .ok_or_else(shape)?;
+            Ok(cmsis_conv::depthwise(p, &g, m))
+        }
+        "cortex_m::quantized_transpose_conv2d" | "cortex_m::quantized_transpose_conv2d_nhwc" => {
+            let g = spatial(plan, name, args).ok_or_else(shape)?;
+            let wi = tensor_arg_of(plan, args, 1)
+                .and_then(|w| w.sizes.get(3).and_then(|&s| usize::try_from(s).ok()))
+                .ok_or_else(shape)?;
+            Ok(cmsis_conv::transpose_conv(p, &g, wi))
+        }
+        "cortex_m::quantized_linear" => {
+            let w = tensor_arg_of(plan, args, 1).ok_or_else(shape)?;
+            let (cols, k) = match w.sizes.as_slice() {
+                &[n, k] => (usize::try_from(n).ok(), usize::try_from(k).ok()),
+                _ => (None, None),
+            };
+            let (cols, k) = (cols.ok_or_else(shape)?, k.ok_or_else(shape)?);
+            let input = tensor_arg_of(plan, args, 0).and_then(elements).ok_or_else(shape)?;
+            Ok(cmsis_conv::linear(p, input / k.max(1), cols, k, false))
+        }
+        "cortex_m::quantized_batch_matmul" => {
+            let lhs = tensor_arg_of(plan, args, 0).ok_or_else(shape)?;
+            let rhs = tensor_arg_of(plan, args, 2).ok_or_else(shape)?;
+            let dims = |t: &crate::formats::pte::Tensor| -> Option<(usize, usize, usize)> {
+                let s: Vec<usize> = t.sizes.iter().map(|&x| usize::try_from(x).ok()).collect::<Option<_>>()?;
+                let n = s.len();
+                if n < 2 {
+                    return None;
+                }
+                Some((s[..n - 2].iter().product(), s[n - 2], s[n - 1]))
+            };
+            let ((b, m, k), (_, n, _)) = (dims(lhs).ok_or_else(shape)?, dims(rhs).ok_or_else(shape)?);
+            let mut one = cmsis_conv::linear(p, m, n, k, true);
+            for t in &mut one.terms {
+                t.cycles *= b as f64;
+            }
+            one.macs *= b as u64;
+            Ok(one)
+        }
+        "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => {
+            Ok(cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, true))
+        }
+        "cortex_m::quantized_max_pool2d" | "cortex_m::quantized_max_pool2d_nhwc" => {
+            Ok(cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, false))
+        }
+        "cortex_m::softmax" => Ok(cmsis_other::softmax(p, out_elems()?)),
+        "cortex_m::quantized_add" => Ok(cmsis_other::elementwise(p, out_elems()?, "arm_elementwise_add_s8")),
+        "cortex_m::quantized_mul" => Ok(cmsis_other::elementwise(p, out_elems()?, "arm_elementwise_mul_s8")),
+        "cortex_m::quantized_div" => {
+            let mut e = cmsis_other::elementwise(p, out_elems()?, "quantized_div (scalar, float divide)");
+            e.add_cycles("float divides", p.timing.float_div * out_elems()? as f64);
+            Ok(e)
+        }
+        "cortex_m::quantized_activation" => Ok(cmsis_other::bytewise(p, out_elems()?, "LUT activation")),
+        "cortex_m::minimum" | "cortex_m::maximum" => {
+            Ok(cmsis_other::bytewise(p, out_elems()?, "arm_minimum_s8 / arm_maximum_s8"))
+        }
+        "cortex_m::transpose" => Ok(cmsis_other::bytewise(p, out_elems()?, "arm_transpose_s8")),
+        "cortex_m::quantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, true)),
+        "cortex_m::dequantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, false)),
+        "cortex_m::pad" => {
+            let out = tensors(plan, args).last().copied().ok_or_else(shape)?;
+            let b = bytes(out).ok_or_else(shape)?;
+            let last = out.sizes.last().and_then(|&s| usize::try_from(s).ok()).unwrap_or(1);
+            Ok(cmsis_other::copy(p, b, elements(out).unwrap_or(0) / last.max(1), "pad (row copies)"))
+        }
+        _ => {
+            let Some(id) = crate::ops::lookup(name, overload) else {
+                return Err(format!("{name}: an operator etscope does not know; no cost model"));
+            };
+            let category = crate::ops::def(id).category;
+            if name.starts_with("cortex_m::") {
+                return Err(format!("{name}: no cost model of this Cortex-M kernel yet"));
+            }
+            Ok(portable::price(p, plan, name, category, args))
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! ExecuTorch's portable kernels (plain C++ loops, every float operation on the FPU, or on the
+//! soft-float library on cores without one): priced per element or per MAC by the operator's
+//! category in the registry. A coarser model than the CMSIS-NN paths; the row says so.
+
+use super::call::{elements, tensors};
+use super::mix::Mix;
+use super::{Pricer, Priced};
+use crate::dtype::ScalarType;
+use crate::formats::pte::ExecutionPlan;
+use crate::ops::Category;
+
+/// Loop overhead of one element of a portable elementwise loop (index, loads, store).
+const ELEMENT: Mix = Mix::scalar(6.0, 2.0, 1.0, 0.0, 1.0);
+/// One MAC of the portable convolution or matmul loops (index arithmetic, two loads).
+const MAC: Mix = Mix::scalar(5.0, 2.0, 0.0, 1.0, 1.0);
+/// One element of a copy (permute, cat, slice: an index computation per element).
+const MOVE: Mix = Mix::scalar(4.0, 1.0, 1.0, 0.5, 0.5);
+
+fn transcendental(op: &str) -> bool {
+    ["exp", "tanh", "sigmoid", "log", "gelu", "erf", "pow", "sqrt", "silu", "softmax", "rsqrt"]
+        .iter()
+        .any(|n| op.contains(n))
+}
+
+/// A portable kernel call of `op` (qualified name) in `category`.
+pub fn price(p: &Pricer, plan: &ExecutionPlan, op: &str, category: Category, args: &[usize]) -> Priced {
+    let ts = tensors(plan, args);
+    let out_elems = ts.last().and_then(|t| elements(t)).unwrap_or(0) as f64;
+    let float = ts.last().is_some_and(|t| t.scalar_type == ScalarType::Float);
+    let fop = if float { p.timing.float_op } else { 0.0 };
+    let mut out = Priced::new("portable kernel", 0);
+    match category {
+        Category::Convolution | Category::Linear => {
+            // MACs: outputs × (the weight's elements ÷ its first dim)
+            let w = ts.get(1).and_then(|t| {
+                let n = elements(t)?;
+                let o = usize::try_from(*t.sizes.first()?).ok()?;
+                Some(n.checked_div(o)?)
+            });
+            let k = w.unwrap_or(1) as f64;
+            let macs = out_elems * k;
+            out.path = "portable convolution/matmul loop".into();
+            out.macs = macs as u64;
+            out.add(p.mix("MAC loop", MAC * macs));
+            out.add_cycles(
+                "float multiply-adds",
+                if float { p.timing.float_mac * macs } else { 0.0 },
+            );
+        }
+        Category::DataMovement => {
+            out.path = "portable copy".into();
+            out.add(p.mix("elements", MOVE * out_elems));
+        }
+        _ => {
+            out.path = "portable elementwise loop".into();
+            out.add(p.mix("elements", ELEMENT * out_elems));
+            let per = if transcendental(op) {
+                if float {
+                    p.timing.float_transcendental
+                } else {
+                    20.0
+                }
+            } else {
+                fop * 2.0
+            };
+            out.add_cycles("float operations", per * out_elems);
+        }
+    }
+    out
+}
