@@ -113,8 +113,14 @@ fn render(est: &CostEstimate, path: &Path) -> String {
             } else {
                 r.path.clone()
             },
-            if r.macs > 0 { r.macs.to_string() } else { String::new() },
-            r.cycles.map(|c| format!("{c:.0}")).unwrap_or_else(|| "—".into()),
+            if r.macs > 0 {
+                r.macs.to_string()
+            } else {
+                String::new()
+            },
+            r.cycles
+                .map(|c| format!("{c:.0}"))
+                .unwrap_or_else(|| "—".into()),
             r.cycles
                 .map(|c| format!("{:.3}", c / (o.mhz * 1000.0)))
                 .unwrap_or_default(),

@@ -614,7 +614,14 @@ pub fn run(command: Command) -> Result<()> {
             mhz,
             flash_wait_states,
             json,
-        } => cost::run(&file, method.as_deref(), &core, mhz, flash_wait_states, json),
+        } => cost::run(
+            &file,
+            method.as_deref(),
+            &core,
+            mhz,
+            flash_wait_states,
+            json,
+        ),
         Command::Memory {
             file,
             method,

@@ -6,7 +6,7 @@
 use super::call::Spatial;
 use super::loops::*;
 use super::mix::Mix;
-use super::{Pricer, Priced};
+use super::{Priced, Pricer};
 use crate::kernels::Target;
 
 fn f(n: usize) -> f64 {
@@ -26,8 +26,14 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
             let k16 = f(ceil_div(k, 16));
             let blocks = f(rows / 4) * f(cols);
             let tail = f(rows % 4) * f(cols);
-            out.add(p.mix("4×1 blocks' columns (VLDRB, VMLADAVA)", MM_MVE_16 * (k16 * blocks)));
-            out.add(p.mix("4×1 blocks' requantization and stores", MM_MVE_BLOCK * blocks));
+            out.add(p.mix(
+                "4×1 blocks' columns (VLDRB, VMLADAVA)",
+                MM_MVE_16 * (k16 * blocks),
+            ));
+            out.add(p.mix(
+                "4×1 blocks' requantization and stores",
+                MM_MVE_BLOCK * blocks,
+            ));
             if tail > 0.0 {
                 out.add(p.mix(
                     "left-over rows",
@@ -40,7 +46,10 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
             let blocks = f(ceil_div(rows, 2)) * f(ceil_div(cols, 2));
             let inner = MM_DSP_16 * f(k / 16) + MM_DSP_4 * f((k % 16) / 4) + MM_DSP_1 * f(k % 4);
             out.add(p.mix("2×2 blocks' columns (SMLAD)", inner * blocks));
-            out.add(p.mix("2×2 blocks' requantization and stores", MM_DSP_BLOCK * blocks));
+            out.add(p.mix(
+                "2×2 blocks' requantization and stores",
+                MM_DSP_BLOCK * blocks,
+            ));
             out.add(p.mix(
                 "weight-row offset sums",
                 MM_DSP_ROW_SUM * (f(k) * f(ceil_div(cols, 2))),
@@ -50,7 +59,10 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
         Target::CortexMBase => {
             let blocks = f(ceil_div(rows, 2)) * f(ceil_div(cols, 2));
             out.add(p.mix("2×2 blocks' columns (MLA)", MM_PLAIN_1 * (f(k) * blocks)));
-            out.add(p.mix("2×2 blocks' requantization and stores", MM_PLAIN_BLOCK * blocks));
+            out.add(p.mix(
+                "2×2 blocks' requantization and stores",
+                MM_PLAIN_BLOCK * blocks,
+            ));
             out.flash(p, f(ceil_div(rows, 2)) * f(cols) * f(k));
         }
     }
@@ -63,19 +75,31 @@ fn matmul_s16(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) 
         "2×2 blocks' columns (SMLAD on s16)",
         (MK_DSP_4 * f(k / 4) + MK_DSP_1 * f(k % 4)) * blocks,
     ));
-    out.add(p.mix("2×2 blocks' requantization and stores", MK_DSP_BLOCK * blocks));
+    out.add(p.mix(
+        "2×2 blocks' requantization and stores",
+        MK_DSP_BLOCK * blocks,
+    ));
     out.flash(p, f(ceil_div(rows, 2)) * f(cols) * f(k));
 }
 
-/// `copies` copies of `bytes` bytes each into a column buffer (int8 on Helium and plain C,
-/// widened to s16 on DSP).
+/// `copies` copies of `bytes` bytes each into a column buffer: `arm_memcpy_s8` (Helium) or
+/// `memcpy`, one per kernel tap of each output pixel, as `arm_convolve_s8` and the depthwise
+/// `_opt` kernels build their columns.
 fn im2col(p: &Pricer, out: &mut Priced, copies: usize, bytes: usize) {
     let per = match p.core.target() {
         Target::CortexM55 => HELPER_CALL + MEMCPY_MVE_16 * f(ceil_div(bytes, 16)),
-        Target::CortexMScalar => HELPER_CALL + IM2COL_DSP_4 * f(ceil_div(bytes, 4)),
-        Target::CortexMBase => HELPER_CALL + MEMCPY_4 * f(ceil_div(bytes, 4)),
+        _ => HELPER_CALL + MEMCPY_4 * f(ceil_div(bytes, 4)),
     };
-    out.add(p.mix("im2col copies", per * f(copies)));
+    out.add(p.mix("im2col copies (one per tap)", per * f(copies)));
+}
+
+/// DSP: each column widened to s16 with the input offset (`arm_s8_to_s16_unordered_with_offset`
+/// or, in the depthwise kernel, `arm_q7_to_q15_with_offset`).
+fn widen(p: &Pricer, out: &mut Priced, columns: usize, bytes: usize) {
+    out.add(p.mix(
+        "columns widened to s16",
+        (HELPER_CALL + IM2COL_DSP_4 * f(ceil_div(bytes, 4))) * f(columns),
+    ));
 }
 
 /// `quantized_conv2d[_nhwc]`: `weight_in_ch` is the weight's I dim.
@@ -96,11 +120,16 @@ pub fn conv(p: &Pricer, g: &Spatial, weight_in_ch: usize) -> Priced {
         out.add(p.mix("per-row calls", HELPER_CALL * f(g.batch * g.out_h * 4)));
         matmul(p, &mut out, g.pixels(), g.out_ch, k);
     } else {
-        // one copy per kernel row of each output pixel (kernel_w × in_ch contiguous bytes)
-        im2col(p, &mut out, g.pixels() * g.kernel_h, g.kernel_w * weight_in_ch);
+        im2col(
+            p,
+            &mut out,
+            g.pixels() * g.kernel_h * g.kernel_w,
+            weight_in_ch,
+        );
         match p.core.target() {
             Target::CortexMScalar => {
                 out.path = "arm_convolve_s8 (im2col s16, arm_nn_mat_mult_kernel_s8_s16)".into();
+                widen(p, &mut out, g.pixels(), k);
                 matmul_s16(p, &mut out, g.pixels(), g.out_ch, k);
             }
             Target::CortexM55 => {
@@ -149,9 +178,18 @@ fn depthwise_3x3_dsp(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
     let mut out = Priced::new("arm_depthwise_conv_3x3_s8 (DSP)", macs);
     let px = f(g.pixels());
     let groups = f(g.out_ch / 4) * px;
-    out.add(p.mix("kernel rows of four channels (SMLABB/SMLATT)", DW3_DSP_ROW * (3.0 * groups)));
-    out.add(p.mix("four channels' requantization and stores", DW3_DSP_GROUP * groups));
-    out.add(p.mix("left-over channels", DW3_DSP_CHANNEL * (f(g.out_ch % 4) * px)));
+    out.add(p.mix(
+        "kernel rows of four channels (SMLABB/SMLATT)",
+        DW3_DSP_ROW * (3.0 * groups),
+    ));
+    out.add(p.mix(
+        "four channels' requantization and stores",
+        DW3_DSP_GROUP * groups,
+    ));
+    out.add(p.mix(
+        "left-over channels",
+        DW3_DSP_CHANNEL * (f(g.out_ch % 4) * px),
+    ));
     out.add(p.mix("pixel loops", DW_PIXEL * px));
     out.flash(p, px * f(9 * g.out_ch));
     out
@@ -162,13 +200,16 @@ fn depthwise_3x3_dsp(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
 fn depthwise_opt_dsp(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
     let mut out = Priced::new("arm_depthwise_conv_s8_opt (DSP, im2col s16)", macs);
     let taps = g.kernel_h * g.kernel_w;
-    im2col(p, &mut out, g.pixels() * taps, g.in_ch);
+    widen(p, &mut out, g.pixels() * taps, g.in_ch);
     let groups = f(ceil_div(g.out_ch, 4)) * f(g.pixels());
     out.add(p.mix(
         "pairs of taps of four channels (SMLAD)",
         DWOPT_DSP_2TAPS * (f(ceil_div(taps, 2)) * groups),
     ));
-    out.add(p.mix("four channels' requantization and stores", MM_DSP_BLOCK * groups));
+    out.add(p.mix(
+        "four channels' requantization and stores",
+        MM_DSP_BLOCK * groups,
+    ));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
     out.flash(p, f(g.pixels()) * f(taps * g.out_ch));
     out
@@ -184,8 +225,14 @@ fn depthwise_opt_mve(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
     let taps = g.kernel_h * g.kernel_w;
     im2col(p, &mut out, g.pixels() * taps, g.in_ch);
     let blocks = f(ceil_div(g.pixels(), 4)) * f(ceil_div(g.out_ch, 4));
-    out.add(p.mix("taps of 4 pixels × 4 channels (VMLA)", DWOPT_MVE_TAP * (f(taps) * blocks)));
-    out.add(p.mix("blocks' vector requantization and stores", DWOPT_MVE_BLOCK * blocks));
+    out.add(p.mix(
+        "taps of 4 pixels × 4 channels (VMLA)",
+        DWOPT_MVE_TAP * (f(taps) * blocks),
+    ));
+    out.add(p.mix(
+        "blocks' vector requantization and stores",
+        DWOPT_MVE_BLOCK * blocks,
+    ));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
     out.flash(p, f(ceil_div(g.pixels(), 4)) * f(taps * g.out_ch));
     out
@@ -196,8 +243,14 @@ fn depthwise_mult_4(p: &Pricer, g: &Spatial, multiplier: usize, macs: u64) -> Pr
     let mut out = Priced::new("arm_depthwise_conv_s8 (channel multiplier × 4)", macs);
     let quads = f(g.pixels()) * f(g.in_ch) * f(multiplier / 4);
     let row = DW_MULT4_ROW + DW_MULT4_TAP * f(g.kernel_w);
-    out.add(p.mix("kernel rows of four outputs (MLA)", row * (f(g.kernel_h) * quads)));
-    out.add(p.mix("four outputs' requantization and stores", MM_DSP_BLOCK * quads));
+    out.add(p.mix(
+        "kernel rows of four outputs (MLA)",
+        row * (f(g.kernel_h) * quads),
+    ));
+    out.add(p.mix(
+        "four outputs' requantization and stores",
+        MM_DSP_BLOCK * quads,
+    ));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
     out.flash(p, f(g.pixels()) * f(g.kernel_h * g.kernel_w * g.out_ch));
     out
@@ -207,7 +260,10 @@ fn depthwise_mult_4(p: &Pricer, g: &Spatial, multiplier: usize, macs: u64) -> Pr
 fn depthwise_generic(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
     let mut out = Priced::new("arm_depthwise_conv_s8 (generic)", macs);
     let outputs = f(g.outputs());
-    out.add(p.mix("taps (MLA)", DW_GENERIC_TAP * (f(g.kernel_h * g.kernel_w) * outputs)));
+    out.add(p.mix(
+        "taps (MLA)",
+        DW_GENERIC_TAP * (f(g.kernel_h * g.kernel_w) * outputs),
+    ));
     out.add(p.mix("requantization and stores", MM_DSP_BLOCK * (outputs / 4.0)));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
     out.flash(p, outputs * f(g.kernel_h * g.kernel_w));
@@ -220,8 +276,14 @@ pub fn transpose_conv(p: &Pricer, g: &Spatial, weight_in_ch: usize) -> Priced {
     let in_px = g.batch * g.in_h * g.in_w;
     let macs = (in_px * g.kernel_h * g.kernel_w * weight_in_ch * g.out_ch) as u64;
     let mut out = Priced::new("arm_transpose_conv_s8 (scatter, int32 buffer)", macs);
-    out.add(p.mix("taps (MLA) and buffer updates", (DW_GENERIC_TAP + Mix::scalar(1.0, 1.0, 1.0, 0.0, 0.0)) * (macs as f64)));
-    out.add(p.mix("requantization and stores", MM_DSP_BLOCK * (f(g.outputs()) / 4.0)));
+    out.add(p.mix(
+        "taps (MLA) and buffer updates",
+        (DW_GENERIC_TAP + Mix::scalar(1.0, 1.0, 1.0, 0.0, 0.0)) * (macs as f64),
+    ));
+    out.add(p.mix(
+        "requantization and stores",
+        MM_DSP_BLOCK * (f(g.outputs()) / 4.0),
+    ));
     out.flash(p, macs as f64);
     out
 }
@@ -249,7 +311,10 @@ pub fn linear(p: &Pricer, rows: usize, cols: usize, k: usize, batch_matmul: bool
         Target::CortexMBase => MM_PLAIN_1 * (m / 4.0),
     };
     out.add(p.mix("weight rows' columns", inner));
-    out.add(p.mix("outputs' requantization and stores", FC_OUT * (f(rows) * f(cols))));
+    out.add(p.mix(
+        "outputs' requantization and stores",
+        FC_OUT * (f(rows) * f(cols)),
+    ));
     out.flash(p, f(rows) * f(cols) * f(k));
     out
 }

@@ -4,7 +4,7 @@
 
 use super::call::Spatial;
 use super::loops::*;
-use super::{Pricer, Priced};
+use super::{Priced, Pricer};
 use crate::kernels::Target;
 
 fn f(n: usize) -> f64 {
@@ -83,7 +83,10 @@ pub fn quantize(p: &Pricer, n: usize, quantize: bool) -> Priced {
         out.add(p.mix("scalar elements", scalar * f(tail)));
         // a multiply, and for quantize the rounding (VCVTR / a soft-float conversion) too
         let ops = if quantize { 3.0 } else { 2.0 };
-        out.add_cycles("float multiply and rounding", p.timing.float_op * ops * f(tail));
+        out.add_cycles(
+            "float multiply and rounding",
+            p.timing.float_op * ops * f(tail),
+        );
     }
     out
 }

@@ -54,7 +54,9 @@ impl Core {
     /// The core named on a command line (`m4`, `cortex-m4`, `m0plus`, `m0+`).
     pub fn parse(name: &str) -> Option<Core> {
         let n = name.to_ascii_lowercase();
-        let n = n.trim_start_matches("cortex-").trim_start_matches("cortex_");
+        let n = n
+            .trim_start_matches("cortex-")
+            .trim_start_matches("cortex_");
         Some(match n {
             "m0plus" | "m0+" | "m0" => Core::M0Plus,
             "m3" => Core::M3,

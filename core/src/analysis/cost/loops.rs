@@ -48,8 +48,8 @@ pub const MK_DSP_4: Mix = s(9.0, 7.0, 1.0, 8.0, 1.0);
 pub const MK_DSP_1: Mix = s(1.0, 4.0, 0.0, 4.0, 1.0);
 /// DSP: one 2×2 block's requantization and stores (0x92–0x2e8 less its column loops).
 pub const MK_DSP_BLOCK: Mix = s(122.0, 39.0, 10.0, 4.0, 8.0);
-/// DSP im2col: 4 input bytes widened to s16 with the offset (arm_q7_to_q15_with_offset,
-/// 0x18–0x3c).
+/// DSP: 4 column bytes widened to s16 with the offset (arm_q7_to_q15_with_offset 0x18–0x3c;
+/// arm_s8_to_s16_unordered_with_offset's 0x12–0x30 is 9 instructions of the same classes).
 pub const IM2COL_DSP_4: Mix = s(7.0, 1.0, 2.0, 0.0, 1.0);
 /// One call of a small copy helper (arm_q7_to_q15_with_offset, arm_memcpy_s8): the call, its
 /// set-up and return (from source).

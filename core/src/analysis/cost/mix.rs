@@ -33,11 +33,7 @@ impl Mix {
     }
 
     /// A mix with Helium instructions.
-    pub const fn helium(
-        scalar: Mix,
-        vector_load_store: f64,
-        vector_op: f64,
-    ) -> Mix {
+    pub const fn helium(scalar: Mix, vector_load_store: f64, vector_op: f64) -> Mix {
         Mix {
             vector_load_store,
             vector_op,

@@ -104,6 +104,21 @@ pub struct Pricer {
 const THUMB1_EXPANSION: f64 = 2.4;
 
 impl Pricer {
+    /// A pricer for `core` with `flash_wait_states` on weight reads.
+    pub fn new(core: Core, flash_wait_states: u32) -> Pricer {
+        Pricer {
+            core,
+            timing: core.timing(),
+            flash_wait_states,
+        }
+    }
+
+    /// ExecuTorch's per-call overhead on this core.
+    pub fn call_overhead(&self) -> f64 {
+        self.mix("ExecuTorch call overhead", loops::CALL_OVERHEAD)
+            .cycles
+    }
+
     fn mix(&self, name: &'static str, m: Mix) -> Term {
         let c = m.cycles(&self.timing);
         Term {
@@ -184,11 +199,7 @@ pub fn estimate(
     if !(options.mhz.is_finite() && options.mhz > 0.0) {
         return Err(CostError::Clock(options.mhz));
     }
-    let pricer = Pricer {
-        core: options.core,
-        timing: options.core.timing(),
-        flash_wait_states: options.flash_wait_states,
-    };
+    let pricer = Pricer::new(options.core, options.flash_wait_states);
     let mut rows = Vec::new();
     let mut would_not_run = Vec::new();
     for (id, ins) in plan.main_instructions().iter().enumerate() {
@@ -299,21 +310,28 @@ fn price_call(
                 _ => (None, None),
             };
             let (cols, k) = (cols.ok_or_else(shape)?, k.ok_or_else(shape)?);
-            let input = tensor_arg_of(plan, args, 0).and_then(elements).ok_or_else(shape)?;
+            let input = tensor_arg_of(plan, args, 0)
+                .and_then(elements)
+                .ok_or_else(shape)?;
             Ok(cmsis_conv::linear(p, input / k.max(1), cols, k, false))
         }
         "cortex_m::quantized_batch_matmul" => {
             let lhs = tensor_arg_of(plan, args, 0).ok_or_else(shape)?;
             let rhs = tensor_arg_of(plan, args, 2).ok_or_else(shape)?;
             let dims = |t: &crate::formats::pte::Tensor| -> Option<(usize, usize, usize)> {
-                let s: Vec<usize> = t.sizes.iter().map(|&x| usize::try_from(x).ok()).collect::<Option<_>>()?;
+                let s: Vec<usize> = t
+                    .sizes
+                    .iter()
+                    .map(|&x| usize::try_from(x).ok())
+                    .collect::<Option<_>>()?;
                 let n = s.len();
                 if n < 2 {
                     return None;
                 }
                 Some((s[..n - 2].iter().product(), s[n - 2], s[n - 1]))
             };
-            let ((b, m, k), (_, n, _)) = (dims(lhs).ok_or_else(shape)?, dims(rhs).ok_or_else(shape)?);
+            let ((b, m, k), (_, n, _)) =
+                (dims(lhs).ok_or_else(shape)?, dims(rhs).ok_or_else(shape)?);
             let mut one = cmsis_conv::linear(p, m, n, k, true);
             for t in &mut one.terms {
                 t.cycles *= b as f64;
@@ -321,36 +339,60 @@ fn price_call(
             one.macs *= b as u64;
             Ok(one)
         }
-        "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => {
-            Ok(cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, true))
-        }
-        "cortex_m::quantized_max_pool2d" | "cortex_m::quantized_max_pool2d_nhwc" => {
-            Ok(cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, false))
-        }
+        "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => Ok(
+            cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, true),
+        ),
+        "cortex_m::quantized_max_pool2d" | "cortex_m::quantized_max_pool2d_nhwc" => Ok(
+            cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, false),
+        ),
         "cortex_m::softmax" => Ok(cmsis_other::softmax(p, out_elems()?)),
-        "cortex_m::quantized_add" => Ok(cmsis_other::elementwise(p, out_elems()?, "arm_elementwise_add_s8")),
-        "cortex_m::quantized_mul" => Ok(cmsis_other::elementwise(p, out_elems()?, "arm_elementwise_mul_s8")),
+        "cortex_m::quantized_add" => Ok(cmsis_other::elementwise(
+            p,
+            out_elems()?,
+            "arm_elementwise_add_s8",
+        )),
+        "cortex_m::quantized_mul" => Ok(cmsis_other::elementwise(
+            p,
+            out_elems()?,
+            "arm_elementwise_mul_s8",
+        )),
         "cortex_m::quantized_div" => {
-            let mut e = cmsis_other::elementwise(p, out_elems()?, "quantized_div (scalar, float divide)");
+            let mut e =
+                cmsis_other::elementwise(p, out_elems()?, "quantized_div (scalar, float divide)");
             e.add_cycles("float divides", p.timing.float_div * out_elems()? as f64);
             Ok(e)
         }
-        "cortex_m::quantized_activation" => Ok(cmsis_other::bytewise(p, out_elems()?, "LUT activation")),
-        "cortex_m::minimum" | "cortex_m::maximum" => {
-            Ok(cmsis_other::bytewise(p, out_elems()?, "arm_minimum_s8 / arm_maximum_s8"))
+        "cortex_m::quantized_activation" => {
+            Ok(cmsis_other::bytewise(p, out_elems()?, "LUT activation"))
         }
+        "cortex_m::minimum" | "cortex_m::maximum" => Ok(cmsis_other::bytewise(
+            p,
+            out_elems()?,
+            "arm_minimum_s8 / arm_maximum_s8",
+        )),
         "cortex_m::transpose" => Ok(cmsis_other::bytewise(p, out_elems()?, "arm_transpose_s8")),
         "cortex_m::quantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, true)),
         "cortex_m::dequantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, false)),
         "cortex_m::pad" => {
             let out = tensors(plan, args).last().copied().ok_or_else(shape)?;
             let b = bytes(out).ok_or_else(shape)?;
-            let last = out.sizes.last().and_then(|&s| usize::try_from(s).ok()).unwrap_or(1);
-            Ok(cmsis_other::copy(p, b, elements(out).unwrap_or(0) / last.max(1), "pad (row copies)"))
+            let last = out
+                .sizes
+                .last()
+                .and_then(|&s| usize::try_from(s).ok())
+                .unwrap_or(1);
+            Ok(cmsis_other::copy(
+                p,
+                b,
+                elements(out).unwrap_or(0) / last.max(1),
+                "pad (row copies)",
+            ))
         }
         _ => {
             let Some(id) = crate::ops::lookup(name, overload) else {
-                return Err(format!("{name}: an operator etscope does not know; no cost model"));
+                return Err(format!(
+                    "{name}: an operator etscope does not know; no cost model"
+                ));
             };
             let category = crate::ops::def(id).category;
             if name.starts_with("cortex_m::") {
@@ -358,5 +400,105 @@ fn price_call(
             }
             Ok(portable::price(p, plan, name, category, args))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn fixture(rel: &str) -> Program {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures")
+            .join(rel);
+        Program::parse(std::fs::read(&path).expect("fixture")).expect("parses")
+    }
+
+    fn options(core: Core) -> CostOptions {
+        CostOptions {
+            core,
+            mhz: 100.0,
+            flash_wait_states: 0,
+        }
+    }
+
+    #[test]
+    fn every_kernel_call_of_a_cortex_m_program_is_priced_and_the_rows_add_up() {
+        let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
+        for core in Core::ALL {
+            let e = estimate(&p, 0, options(core)).expect("estimate");
+            let calls = p.plans[0]
+                .main_instructions()
+                .iter()
+                .filter(|i| matches!(i, Instruction::KernelCall { .. }))
+                .count();
+            assert_eq!(e.rows.len(), calls, "{core:?}");
+            assert_eq!(e.unpriced(), 0, "{core:?}");
+            let sum: f64 = e.rows.iter().filter_map(|r| r.cycles).sum();
+            assert!((sum - e.total_cycles()).abs() < 1e-6);
+            assert!(e.total_cycles() > 0.0);
+            assert!((e.total_ms() - e.total_cycles() / 100_000.0).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn slower_cores_cost_more_cycles_and_wait_states_add_to_weight_reads() {
+        let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
+        let cycles = |core, ws| {
+            estimate(
+                &p,
+                0,
+                CostOptions {
+                    flash_wait_states: ws,
+                    ..options(core)
+                },
+            )
+            .expect("estimate")
+            .total_cycles()
+        };
+        assert!(cycles(Core::M0Plus, 0) > cycles(Core::M4, 0));
+        assert!(cycles(Core::M4, 0) > cycles(Core::M7, 0));
+        assert!(cycles(Core::M4, 5) > cycles(Core::M4, 0));
+    }
+
+    #[test]
+    fn a_call_the_core_would_not_run_is_named() {
+        // lowered for the M4: its linear carries no kernel sum, which Helium's kernel needs
+        let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
+        let on_m55 = estimate(&p, 0, options(Core::M55)).expect("estimate");
+        assert_eq!(on_m55.would_not_run.len(), 1);
+        let (id, why) = &on_m55.would_not_run[0];
+        assert!(on_m55.row(*id).is_some_and(|r| r.op.contains("quantized_linear")));
+        assert!(why.contains("kernel sum"), "{why}");
+        assert!(estimate(&p, 0, options(Core::M4))
+            .expect("estimate")
+            .would_not_run
+            .is_empty());
+    }
+
+    #[test]
+    fn a_delegate_call_is_left_unpriced_with_the_reason() {
+        let p = fixture("programs/ethos_u55/model.pte");
+        let e = estimate(&p, 0, options(Core::M55)).expect("estimate");
+        let row = e
+            .rows
+            .iter()
+            .find(|r| r.op.starts_with("delegate"))
+            .expect("a delegate row");
+        assert!(row.cycles.is_none());
+        assert!(row.note.as_deref().unwrap_or("").contains("Vela"));
+    }
+
+    #[test]
+    fn a_bad_clock_is_refused() {
+        let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
+        let mut o = options(Core::M4);
+        o.mhz = 0.0;
+        assert!(matches!(estimate(&p, 0, o), Err(CostError::Clock(_))));
+        assert!(matches!(
+            estimate(&p, 7, options(Core::M4)),
+            Err(CostError::NoPlan(7))
+        ));
     }
 }

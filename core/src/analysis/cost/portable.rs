@@ -4,7 +4,7 @@
 
 use super::call::{elements, tensors};
 use super::mix::Mix;
-use super::{Pricer, Priced};
+use super::{Priced, Pricer};
 use crate::dtype::ScalarType;
 use crate::formats::pte::ExecutionPlan;
 use crate::ops::Category;
@@ -17,16 +17,26 @@ const MAC: Mix = Mix::scalar(5.0, 2.0, 0.0, 1.0, 1.0);
 const MOVE: Mix = Mix::scalar(4.0, 1.0, 1.0, 0.5, 0.5);
 
 fn transcendental(op: &str) -> bool {
-    ["exp", "tanh", "sigmoid", "log", "gelu", "erf", "pow", "sqrt", "silu", "softmax", "rsqrt"]
-        .iter()
-        .any(|n| op.contains(n))
+    [
+        "exp", "tanh", "sigmoid", "log", "gelu", "erf", "pow", "sqrt", "silu", "softmax", "rsqrt",
+    ]
+    .iter()
+    .any(|n| op.contains(n))
 }
 
 /// A portable kernel call of `op` (qualified name) in `category`.
-pub fn price(p: &Pricer, plan: &ExecutionPlan, op: &str, category: Category, args: &[usize]) -> Priced {
+pub fn price(
+    p: &Pricer,
+    plan: &ExecutionPlan,
+    op: &str,
+    category: Category,
+    args: &[usize],
+) -> Priced {
     let ts = tensors(plan, args);
     let out_elems = ts.last().and_then(|t| elements(t)).unwrap_or(0) as f64;
-    let float = ts.last().is_some_and(|t| t.scalar_type == ScalarType::Float);
+    let float = ts
+        .last()
+        .is_some_and(|t| t.scalar_type == ScalarType::Float);
     let fop = if float { p.timing.float_op } else { 0.0 };
     let mut out = Priced::new("portable kernel", 0);
     match category {
@@ -44,7 +54,11 @@ pub fn price(p: &Pricer, plan: &ExecutionPlan, op: &str, category: Category, arg
             out.add(p.mix("MAC loop", MAC * macs));
             out.add_cycles(
                 "float multiply-adds",
-                if float { p.timing.float_mac * macs } else { 0.0 },
+                if float {
+                    p.timing.float_mac * macs
+                } else {
+                    0.0
+                },
             );
         }
         Category::DataMovement => {
