@@ -46,6 +46,11 @@ fn main() -> std::process::ExitCode {
             eprintln!("etscope: error: {e:#}");
             let code = if e.downcast_ref::<etscope::cli::CannotRun>().is_some() {
                 etscope::cli::CannotRun::EXIT_CODE
+            } else if e
+                .downcast_ref::<etscope::cli::profile_compare::GateFailed>()
+                .is_some()
+            {
+                etscope::cli::profile_compare::GateFailed::EXIT_CODE
             } else {
                 2
             };

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
+use etscope_core::analysis::cost::measured::MeasuredVsEstimate;
+use etscope_core::analysis::cost::ESTIMATE_WHAT;
 use etscope_core::analysis::profile::{inference_runs, Profile};
 use etscope_core::formats::etdump::{ETDump, Event};
 use etscope_core::ir::Graph;
@@ -225,8 +227,14 @@ pub fn heat_gradient(ui: &mut Ui, size: Vec2) {
     ui.painter().add(egui::Shape::mesh(mesh));
 }
 
-/// Shows the sortable table; returns the instruction of a clicked row.
-pub fn table_ui(ui: &mut Ui, profile: &Profile, state: &mut ProfileTableState) -> Option<usize> {
+/// Shows the sortable table, with each row's estimate and measured ÷ estimated (outliers in
+/// red) when `vs` is given; returns the instruction of a clicked row.
+pub fn table_ui(
+    ui: &mut Ui,
+    profile: &Profile,
+    state: &mut ProfileTableState,
+    vs: Option<&MeasuredVsEstimate>,
+) -> Option<usize> {
     use egui_extras::{Column as Width, TableBuilder};
     let rows = table_rows(profile, state);
     let mut clicked = None;
@@ -245,6 +253,10 @@ pub fn table_ui(ui: &mut Ui, profile: &Profile, state: &mut ProfileTableState) -
         .column(Width::auto().at_least(44.0))
         .column(Width::initial(240.0).at_least(80.0).clip(true))
         .columns(Width::auto().at_least(56.0), 6)
+        .columns(
+            Width::auto().at_least(64.0),
+            if vs.is_some() { 2 } else { 0 },
+        )
         .header(row_height + 2.0, |mut header| {
             for (col, title) in [
                 (Column::Instruction, "instr".to_string()),
@@ -269,6 +281,25 @@ pub fn table_ui(ui: &mut Ui, profile: &Profile, state: &mut ProfileTableState) -
                     {
                         sort_by = Some(col);
                     }
+                });
+            }
+            if let Some(v) = vs {
+                header.col(|ui| {
+                    ui.strong("est. (µs)").on_hover_text(ESTIMATE_WHAT);
+                });
+                header.col(|ui| {
+                    ui.strong("meas ÷ est").on_hover_text(format!(
+                        "measured p50 ÷ estimate ({}); red: over {}× from the median ratio{}",
+                        if v.measured_in_us {
+                            "µs over µs"
+                        } else {
+                            "ticks per estimated µs: the capture's clock is unknown"
+                        },
+                        v.band,
+                        v.median_ratio
+                            .map(|m| format!(" ({m:.3})"))
+                            .unwrap_or_default()
+                    ));
                 });
             }
         })
@@ -296,6 +327,31 @@ pub fn table_ui(ui: &mut Ui, profile: &Profile, state: &mut ProfileTableState) -
                 row.col(|ui| {
                     ui.monospace(format!("{:.1}%", r.share * 100.0));
                 });
+                if let Some(v) = vs {
+                    let m = v.row(r.instruction_id);
+                    row.col(|ui| match m.and_then(|m| m.estimated_us) {
+                        Some(e) => {
+                            ui.monospace(format!("{e:.1}"));
+                        }
+                        None => {
+                            ui.weak("—");
+                        }
+                    });
+                    row.col(|ui| {
+                        if let Some((ratio, m)) = m.and_then(|m| m.ratio.map(|x| (x, m))) {
+                            let text = format!("{ratio:.3}");
+                            if m.outlier {
+                                ui.colored_label(Color32::from_rgb(220, 70, 60), text)
+                                    .on_hover_text(format!(
+                                        "{:.1}× the median ratio",
+                                        m.relative.unwrap_or(0.0)
+                                    ));
+                            } else {
+                                ui.monospace(text);
+                            }
+                        }
+                    });
+                }
             });
         });
     if let Some(col) = sort_by {

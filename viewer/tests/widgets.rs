@@ -144,7 +144,7 @@ fn profile_table_sorts_when_a_header_is_clicked() {
     );
     let mut harness = Harness::new_ui_state(
         |ui, state: &mut ProfileTableState| {
-            table_ui(ui, &profile, state);
+            table_ui(ui, &profile, state, None);
         },
         state.clone(),
     );

@@ -10,19 +10,6 @@ use serde_json::json;
 use crate::load;
 use crate::table::Table;
 
-/// A clock a part with this core commonly runs at, for `--mhz` left out.
-pub fn typical_mhz(core: Core) -> f64 {
-    match core {
-        Core::M0Plus => 64.0,
-        Core::M3 => 72.0,
-        Core::M4 => 120.0,
-        Core::M7 => 280.0,
-        Core::M33 => 128.0,
-        Core::M55 => 400.0,
-        Core::M85 => 480.0,
-    }
-}
-
 /// The `--core` name as a core, or an error listing the choices.
 pub fn parse_core(name: &str) -> Result<Core> {
     Core::parse(name).ok_or_else(|| {
@@ -46,7 +33,7 @@ pub fn run(
     let (index, _) = super::pick_plan(&program, method, path)?;
     let options = CostOptions {
         core,
-        mhz: mhz.unwrap_or_else(|| typical_mhz(core)),
+        mhz: mhz.unwrap_or_else(|| core.typical_mhz()),
         flash_wait_states,
     };
     let est = estimate(&program, index, options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
@@ -65,7 +52,7 @@ pub fn to_json(est: &CostEstimate) -> serde_json::Value {
         "core": o.core.key(),
         "mhz": o.mhz,
         "flash_wait_states": o.flash_wait_states,
-        "what": "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings (docs/cost-model.md); no caches or bus contention",
+        "what": etscope_core::analysis::cost::ESTIMATE_WHAT,
         "total_cycles": est.total_cycles(),
         "total_ms": est.total_ms(),
         "unpriced": est.unpriced(),

@@ -15,6 +15,7 @@ mod memory;
 mod open;
 mod plan;
 mod profile;
+pub mod profile_compare;
 mod record;
 mod run;
 mod tensors;
@@ -51,6 +52,13 @@ pub struct Cli {
     /// loaded, as "Lower for" does; its stages are named `m55 · default · N PassName`.
     #[arg(long, value_name = "TARGET")]
     pub lower: Option<String>,
+    /// The Profile tab's estimate without a board: a core and optionally its clock, `m4@120`
+    /// (m0plus, m3, m4, m7, m33, m55, m85; default Cortex-M4 @ 120 MHz).
+    #[arg(long, value_name = "CORE[@MHZ]")]
+    pub estimate: Option<String>,
+    /// Profile ▸ Compare with: a second capture (`.etdp`) of the program opened.
+    #[arg(long, value_name = "FILE")]
+    pub compare_capture: Option<PathBuf>,
     /// Save a screenshot of the window to this PNG once loaded, then quit.
     #[arg(long)]
     pub screenshot: Option<PathBuf>,
@@ -135,6 +143,8 @@ impl Cli {
                 labels: self.labels,
                 eval: self.eval,
                 sensitivity: self.sensitivity,
+                estimate: self.estimate,
+                compare_capture: self.compare_capture,
             }),
         }
     }
@@ -280,6 +290,43 @@ pub enum Command {
         /// Ticks per microsecond (1000 for a host ETDump in ns; core MHz for Cortex-M cycles).
         #[arg(long)]
         ticks_per_us: Option<f64>,
+        /// Beside every measured time, the estimate on this core (m0plus, m3, m4, m7, m33,
+        /// m55, m85; `etscope cost`) and measured ÷ estimated, far-off ratios flagged.
+        #[arg(long)]
+        estimate: Option<String>,
+        /// The estimate's clock in MHz (default: a clock parts with the core commonly run at).
+        #[arg(long, requires = "estimate")]
+        mhz: Option<f64>,
+        /// A second capture B to compare with this one (A), operator by operator: p50, p90,
+        /// jitter and the change, sorted by impact.
+        #[arg(long, conflicts_with = "live")]
+        compare: Option<PathBuf>,
+        /// B's program, when B was captured running another export of the model (matched by
+        /// debug handle, module path or stack trace); default: --pte.
+        #[arg(long, requires = "compare")]
+        compare_pte: Option<PathBuf>,
+        /// B's ETRecord (its debug handles and module paths, for matching another export).
+        #[arg(long, requires = "compare")]
+        compare_etrecord: Option<PathBuf>,
+        /// B's ticks per microsecond, when its clock differs from A's (default: --ticks-per-us).
+        #[arg(long, requires = "compare")]
+        compare_ticks_per_us: Option<f64>,
+        /// With --compare: exit 1 when any matched operator's p50 grew by more than PCT percent
+        /// (a CI gate).
+        #[arg(long, requires = "compare", value_name = "PCT")]
+        fail_if_slower: Option<f64>,
+        /// With --fail-if-slower: operators under PCT percent of A's total p50 are not gated
+        /// (their run-to-run noise is larger than any threshold).
+        #[arg(
+            long,
+            requires = "fail_if_slower",
+            value_name = "PCT",
+            default_value_t = 1.0
+        )]
+        gate_min_share: f64,
+        /// Also write the comparison (with --compare) or the table as CSV to this file.
+        #[arg(long)]
+        csv: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -641,16 +688,46 @@ pub fn run(command: Command) -> Result<()> {
             etdump,
             etrecord,
             ticks_per_us,
+            estimate,
+            mhz,
+            compare,
+            compare_pte,
+            compare_etrecord,
+            compare_ticks_per_us,
+            fail_if_slower,
+            gate_min_share,
+            csv,
             json,
             live,
             target,
             out,
-        } => match (live, etdump) {
-            (true, _) => record::record(&pte, &target, &out, None, true, json),
-            (false, Some(etdump)) => {
-                profile::run(&pte, &etdump, etrecord.as_deref(), ticks_per_us, json)
-            }
-            (false, None) => anyhow::bail!("profile needs --etdump FILE or --live"),
+        } => match (live, etdump, compare) {
+            (true, _, _) => record::record(&pte, &target, &out, None, true, json),
+            (false, Some(etdump), Some(b)) => profile_compare::run(profile_compare::CompareArgs {
+                pte: &pte,
+                etdump: &etdump,
+                etrecord: etrecord.as_deref(),
+                ticks_per_us,
+                b_etdump: &b,
+                b_pte: compare_pte.as_deref(),
+                b_etrecord: compare_etrecord.as_deref(),
+                b_ticks_per_us: compare_ticks_per_us,
+                fail_if_slower,
+                gate_min_share,
+                csv: csv.as_deref(),
+                json,
+            }),
+            (false, Some(etdump), None) => profile::run(profile::ProfileArgs {
+                pte: &pte,
+                etdump: &etdump,
+                etrecord: etrecord.as_deref(),
+                ticks_per_us,
+                estimate: estimate.as_deref(),
+                mhz,
+                csv: csv.as_deref(),
+                json,
+            }),
+            (false, None, _) => anyhow::bail!("profile needs --etdump FILE or --live"),
         },
         Command::Record {
             pte,

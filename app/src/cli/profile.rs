@@ -1,25 +1,46 @@
-//! `etscope profile`: per-operator statistics of an ETDump against its program.
+//! `etscope profile`: per-operator statistics of an ETDump against its program, and with
+//! `--estimate CORE` each beside its estimate on that core (measured ÷ estimated, outliers
+//! flagged).
 
 use std::path::Path;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
+use etscope_core::analysis::cost::measured::{measured_vs_estimate, MeasuredVsEstimate};
+use etscope_core::analysis::cost::{estimate, CostOptions};
 use etscope_core::analysis::profile::{profile, DurationStats, TickRate};
 use serde_json::{json, Value};
 
 use crate::load;
 use crate::table::Table;
 
-pub fn run(
-    pte: &Path,
-    etdump: &Path,
-    etrecord: Option<&Path>,
-    ticks_per_us: Option<f64>,
-    as_json: bool,
-) -> Result<()> {
+/// What `profile` was given.
+pub struct ProfileArgs<'a> {
+    pub pte: &'a Path,
+    pub etdump: &'a Path,
+    pub etrecord: Option<&'a Path>,
+    pub ticks_per_us: Option<f64>,
+    pub estimate: Option<&'a str>,
+    pub mhz: Option<f64>,
+    pub csv: Option<&'a Path>,
+    pub json: bool,
+}
+
+/// Measured ÷ estimated further than this factor from the capture's median ratio is flagged.
+pub const OUTLIER_BAND: f64 = 2.0;
+
+pub fn run(args: ProfileArgs<'_>) -> Result<()> {
+    let ProfileArgs {
+        pte,
+        etdump,
+        etrecord,
+        ticks_per_us,
+        json: as_json,
+        ..
+    } = args;
     let program = load::program(pte)?;
     let dump = load::etdump(etdump)?;
     let record = etrecord.map(load::etrecord).transpose()?;
-    let (_, plan) = super::pick_plan(&program, None, pte)?;
+    let (plan_index, plan) = super::pick_plan(&program, None, pte)?;
     if let Some(t) = ticks_per_us {
         if !(t.is_finite() && t > 0.0) {
             bail!("--ticks-per-us must be a positive number, got {t}");
@@ -34,9 +55,7 @@ pub fn run(
     // stream beside it says so
     let declared = match ticks_per_us {
         Some(_) => None,
-        None => std::fs::read(etscope_profiler::session::capture_paths(etdump).2)
-            .ok()
-            .and_then(|raw| etscope_profiler::session::declared_tick_hz(&raw)),
+        None => declared_tick_hz(etdump),
     };
     if let (Some(hz), false) = (declared, as_json) {
         eprintln!(
@@ -46,6 +65,27 @@ pub fn run(
         );
     }
     let rate = ticks_per_us.or(declared.map(|_| 1000.0)).map(TickRate);
+    let vs = match args.estimate {
+        Some(core) => {
+            let core = super::cost::parse_core(core)?;
+            let options = CostOptions {
+                core,
+                mhz: args.mhz.unwrap_or_else(|| core.typical_mhz()),
+                flash_wait_states: 0,
+            };
+            let est = estimate(&program, plan_index, options)
+                .map_err(|e| anyhow!("{}: {e}", pte.display()))?;
+            Some((
+                options,
+                measured_vs_estimate(&prof, &est, rate.map(|r| r.0), OUTLIER_BAND),
+            ))
+        }
+        None => None,
+    };
+    if let Some(path) = args.csv {
+        std::fs::write(path, to_csv(&prof, vs.as_ref().map(|v| &v.1)))
+            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
+    }
     if as_json {
         let rows: Vec<Value> = prof
             .rows
@@ -61,6 +101,22 @@ pub fn run(
                 if let (Some(rate), Some(obj)) = (rate, v.as_object_mut()) {
                     obj.insert("avg_us".into(), json!(rate.to_us(r.stats.avg)));
                     obj.insert("p50_us".into(), json!(rate.to_us(r.stats.p50)));
+                }
+                if let (Some((_, m)), Some(obj)) = (&vs, v.as_object_mut()) {
+                    let row = m.row(r.instruction_id);
+                    obj.insert(
+                        "estimated_us".into(),
+                        json!(row.and_then(|x| x.estimated_us)),
+                    );
+                    obj.insert(
+                        "measured_over_estimated".into(),
+                        json!(row.and_then(|x| x.ratio)),
+                    );
+                    obj.insert(
+                        "relative_to_median".into(),
+                        json!(row.and_then(|x| x.relative)),
+                    );
+                    obj.insert("outlier".into(), json!(row.is_some_and(|x| x.outlier)));
                 }
                 v
             })
@@ -82,6 +138,14 @@ pub fn run(
             "ticks_per_us": rate.map(|r| r.0),
             "rows": rows,
             "events": events,
+            "estimate": vs.as_ref().map(|(o, m)| json!({
+                "core": o.core.key(),
+                "mhz": o.mhz,
+                "what": etscope_core::analysis::cost::ESTIMATE_WHAT,
+                "measured_in_us": m.measured_in_us,
+                "median_ratio": m.median_ratio,
+                "band": m.band,
+            })),
         }));
     }
     let unit = if rate.is_some() { "us" } else { "ticks" };
@@ -96,12 +160,32 @@ pub fn run(
         prof.runs,
         prof.rows.len()
     );
-    let mut t = Table::new(&[
+    if let Some((o, m)) = &vs {
+        println!(
+            "estimated on {} @ {} MHz: an estimate (docs/cost-model.md), not a measurement; measured ÷ estimated {}, flagged when over {}× from the median ({})",
+            o.core.name(),
+            o.mhz,
+            if m.measured_in_us {
+                "in µs over µs"
+            } else {
+                "in ticks per estimated µs (the capture's clock is unknown)"
+            },
+            m.band,
+            m.median_ratio
+                .map(|x| format!("median {x:.3}"))
+                .unwrap_or_else(|| "no priced row".into())
+        );
+    }
+    let mut header = vec![
         ">instr", "op", ">count", ">avg", ">min", ">p10", ">p50", ">p90", ">max", ">share",
-    ]);
+    ];
+    if vs.is_some() {
+        header.extend([">est. µs", ">meas÷est", "flag"]);
+    }
+    let mut t = Table::new(&header);
     for r in &prof.rows {
         let s: &DurationStats = &r.stats;
-        t.row(vec![
+        let mut cells = vec![
             r.instruction_id.to_string(),
             r.op.clone(),
             s.count.to_string(),
@@ -119,20 +203,48 @@ pub fn run(
                     0.0
                 }
             ),
-        ]);
+        ];
+        if let Some((_, m)) = &vs {
+            let row = m.row(r.instruction_id);
+            cells.push(
+                row.and_then(|x| x.estimated_us)
+                    .map(|e| format!("{e:.1}"))
+                    .unwrap_or_else(|| "—".into()),
+            );
+            cells.push(
+                row.and_then(|x| x.ratio)
+                    .map(|x| format!("{x:.3}"))
+                    .unwrap_or_default(),
+            );
+            cells.push(match row.and_then(|x| x.relative) {
+                Some(rel) if row.is_some_and(|x| x.outlier) => {
+                    format!("outlier ({rel:.1}× median)")
+                }
+                _ => String::new(),
+            });
+        }
+        t.row(cells);
         for d in &r.delegate_events {
-            t.row(vec![
-                String::new(),
-                format!("  └ {}", d.name),
-                d.stats.count.to_string(),
-                fmt(d.stats.avg),
-                fmt(d.stats.min as f64),
-                fmt(d.stats.p10),
-                fmt(d.stats.p50),
-                fmt(d.stats.p90),
-                fmt(d.stats.max as f64),
-                String::new(),
-            ]);
+            t.row(
+                vec![
+                    String::new(),
+                    format!("  └ {}", d.name),
+                    d.stats.count.to_string(),
+                    fmt(d.stats.avg),
+                    fmt(d.stats.min as f64),
+                    fmt(d.stats.p10),
+                    fmt(d.stats.p50),
+                    fmt(d.stats.p90),
+                    fmt(d.stats.max as f64),
+                    String::new(),
+                ]
+                .into_iter()
+                .chain(std::iter::repeat_n(
+                    String::new(),
+                    if vs.is_some() { 3 } else { 0 },
+                ))
+                .collect(),
+            );
         }
     }
     print!("{}", t.render());
@@ -147,4 +259,44 @@ pub fn run(
         );
     }
     Ok(())
+}
+
+/// The table as CSV: `instruction_id,op,count,avg,min,p10,p50,p90,max` in ticks, then
+/// `estimated_us,measured_over_estimated,outlier` with an estimate.
+fn to_csv(
+    prof: &etscope_core::analysis::profile::Profile,
+    vs: Option<&MeasuredVsEstimate>,
+) -> String {
+    let mut s = String::from("instruction_id,op,count,avg,min,p10,p50,p90,max");
+    if vs.is_some() {
+        s.push_str(",estimated_us,measured_over_estimated,outlier");
+    }
+    s.push('\n');
+    for r in &prof.rows {
+        let st = &r.stats;
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{}",
+            r.instruction_id, r.op, st.count, st.avg, st.min, st.p10, st.p50, st.p90, st.max
+        ));
+        if let Some(m) = vs {
+            let row = m.row(r.instruction_id);
+            let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+            s.push_str(&format!(
+                ",{},{},{}",
+                opt(row.and_then(|x| x.estimated_us)),
+                opt(row.and_then(|x| x.ratio)),
+                row.is_some_and(|x| x.outlier)
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The clock a capture saved by etscope declared (its raw stream beside it says so); such a
+/// capture stores nanoseconds.
+pub fn declared_tick_hz(etdump: &Path) -> Option<u32> {
+    std::fs::read(etscope_profiler::session::capture_paths(etdump).2)
+        .ok()
+        .and_then(|raw| etscope_profiler::session::declared_tick_hz(&raw))
 }

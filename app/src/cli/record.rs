@@ -369,5 +369,13 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
         &args,
         live,
         as_json,
-    )
+    )?;
+    if !as_json {
+        println!(
+            "times: {} (`etscope cost {} --core C` estimates a real core)",
+            crate::board::EMULATED_TIMES,
+            pte.display()
+        );
+    }
+    Ok(())
 }

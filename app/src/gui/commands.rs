@@ -113,6 +113,23 @@ impl EtscopeApp {
                         None => {}
                     }
                 }
+                Command::CompareProfileWith(other) => {
+                    profile_tab::compare_with_document(self, other);
+                }
+                Command::CompareCapture(path) => profile_tab::compare_with_capture(self, &path),
+                Command::CompareCaptureDialog => {
+                    let started = std::time::Instant::now();
+                    match rfd::FileDialog::new()
+                        .add_filter("ETDump", &["etdp"])
+                        .pick_file()
+                    {
+                        Some(path) => profile_tab::compare_with_capture(self, &path),
+                        None if started.elapsed().as_millis() < 50 => self.messages.push(
+                            "no file dialog is available here (it needs xdg-desktop-portal or zenity): pass --compare-capture FILE on the command line".into(),
+                        ),
+                        None => {}
+                    }
+                }
                 Command::CloseDocument(i) => {
                     if i < self.docs.len() {
                         self.take_document(i);

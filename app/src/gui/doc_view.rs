@@ -62,6 +62,10 @@ pub struct DocView {
     pub stage_build: Option<StageBuild>,
     /// ETRecord entries whose stage could not be built (said once; not tried again).
     pub stage_build_failed: Vec<String>,
+    /// The program's estimate on the chosen core and the capture against it (Profile tab).
+    pub cost: profile_tab::CostCache,
+    /// Profile ▸ Compare with: this capture against another.
+    pub capture_compare: Option<profile_tab::CaptureCompare>,
 }
 
 /// Every planner's placement per arena and the program's RAM budget.
@@ -190,23 +194,31 @@ impl DocView {
             compare_plan: "best".into(),
             lowering: lowering::LoweringState::default(),
             pass_job: None,
+            cost: Default::default(),
+            capture_compare: None,
         }
     }
 
-    /// The profile heat overlay of the current stage, when shown (cached per stage and
-    /// document revision).
-    pub fn heat_overlay(&mut self) -> Option<&[Option<egui::Color32>]> {
+    /// The heat overlay of the current stage, when shown: the capture's time shares, else the
+    /// estimate's on `picker` (cached per stage and document revision; a new pick clears it).
+    pub fn heat_overlay(
+        &mut self,
+        picker: etscope_viewer::cost_view::CostPicker,
+    ) -> Option<&[Option<egui::Color32>]> {
         if !self.heat || Some(self.stage) != self.doc.pte_stage {
             return None;
         }
-        let profile = self.doc.profile.as_ref()?;
         let key = (self.stage, self.doc.revision);
         if self.heat_cache.as_ref().map(|c| c.0) != Some(key) {
             let stage = self.doc.stages.get(self.stage)?;
-            self.heat_cache = Some((
-                key,
-                etscope_viewer::profile_view::heat_overlay(&stage.graph, profile),
-            ));
+            let colors = match &self.doc.profile {
+                Some(profile) => etscope_viewer::profile_view::heat_overlay(&stage.graph, profile),
+                None => {
+                    let est = self.cost.estimate(&self.doc, picker)?;
+                    etscope_viewer::cost_view::estimate_heat_overlay(&stage.graph, est)
+                }
+            };
+            self.heat_cache = Some((key, colors));
         }
         self.heat_cache.as_ref().map(|c| c.1.as_slice())
     }

@@ -179,6 +179,11 @@ pub fn poll(app: &mut EtscopeApp) {
                 s.captured.clone(),
                 s.tick_hz,
             );
+            if let (Some(t), Some(what)) = (&mut dv.doc.declared_time, &session.connected) {
+                if what.contains(crate::board::EMULATED_SOURCE) {
+                    t.source = format!("{} of the {what}", t.source);
+                }
+            }
             dv.timeline_runs = etscope_viewer::profile_view::timeline(&s.etdump);
             dv.heat = true;
         }
@@ -404,8 +409,25 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             ))
             .strong(),
         );
+        if let Some(note) = super::profile_tab::time_note(&dv.doc) {
+            ui.label(RichText::new(note).italics());
+        }
+        ui.horizontal(|ui| {
+            if app.cost.ui(ui) {
+                dv.heat_cache = None;
+            }
+        });
+        // the live profile changes every frame: measured against the (cached) estimate here
+        let vs = dv.cost.estimate(&dv.doc, app.cost).map(|est| {
+            etscope_core::analysis::cost::measured::measured_vs_estimate(
+                &profile,
+                est,
+                dv.doc.declared_time.as_ref().map(|t| t.ticks_per_us),
+                2.0,
+            )
+        });
         ScrollArea::vertical().id_salt("live-table").show(ui, |ui| {
-            clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table);
+            clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table, vs.as_ref());
         });
         if let Some(i) = clicked {
             dv.select_instruction(i);

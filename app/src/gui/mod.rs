@@ -14,6 +14,7 @@ pub mod lowering;
 mod memory_tab;
 pub mod numerics;
 mod panels;
+mod profile_tab;
 mod screenshot;
 pub use panels::SEARCH_ID;
 pub mod settings;
@@ -86,6 +87,12 @@ pub enum Command {
         doc: usize,
         method: String,
     },
+    /// Profile ▸ Compare with another document's capture.
+    CompareProfileWith(usize),
+    /// Profile ▸ Compare with a second capture of the program, read from this file.
+    CompareCapture(PathBuf),
+    /// … picked in a file dialog.
+    CompareCaptureDialog,
 }
 
 /// Keyboard shortcuts, as Help lists them (Ctrl is Cmd on macOS).
@@ -132,6 +139,10 @@ pub struct StartOptions {
     pub eval: bool,
     /// `--sensitivity`: then the sensitivity sweep.
     pub sensitivity: bool,
+    /// `--estimate CORE[@MHZ]`: the Profile tab's core and clock.
+    pub estimate: Option<String>,
+    /// `--compare-capture FILE`: Profile ▸ Compare with this second capture of the program.
+    pub compare_capture: Option<PathBuf>,
     /// ETRecord stages with more nodes are built when first shown (`None`:
     /// `etscope_viewer::document::EAGER_STAGE_NODES`).
     pub eager_stage_nodes: Option<usize>,
@@ -162,6 +173,8 @@ pub struct EtscopeApp {
     pub live_form: live_tab::LiveForm,
     /// The core and CMSIS-NN version host runs model (Diff, inspector notes).
     pub host: host_core::HostChoice,
+    /// The core and clock of the estimate without a board (Profile, Live, heat overlay).
+    pub cost: etscope_viewer::cost_view::CostPicker,
     pub messages: Vec<String>,
     pub commands: Vec<Command>,
     start: StartOptions,
@@ -175,6 +188,16 @@ pub struct EtscopeApp {
 }
 
 impl EtscopeApp {
+    /// Ticks per µs of the active document's profile: its capture's declared clock, else the
+    /// toolbar's rate.
+    pub fn ticks_per_us(&self) -> Option<f64> {
+        self.docs
+            .get(self.active)
+            .and_then(|dv| dv.doc.declared_time.as_ref())
+            .map(|d| d.ticks_per_us)
+            .or(self.settings.ticks_per_us)
+    }
+
     /// A window opening `start.files`, with settings restored from `storage`.
     pub fn new(
         ctx: &egui::Context,
@@ -201,6 +224,7 @@ impl EtscopeApp {
             live: None,
             live_form: live_tab::LiveForm::default(),
             host: host_core::HostChoice::default(),
+            cost: Default::default(),
             messages: Vec::new(),
             commands: Vec::new(),
             start_applied: false,
@@ -355,6 +379,15 @@ impl EtscopeApp {
             return;
         }
         self.start_applied = true;
+        if let Some(spec) = self.start.estimate.clone() {
+            match parse_estimate(&spec) {
+                Ok(picker) => self.cost = picker,
+                Err(e) => self.messages.push(e),
+            }
+        }
+        if let Some(path) = self.start.compare_capture.clone() {
+            profile_tab::compare_with_capture(self, &path);
+        }
         let Some(dv) = self.docs.get_mut(self.active) else {
             return;
         };
@@ -584,4 +617,32 @@ impl eframe::App for EtscopeApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, Settings::KEY, &self.settings);
     }
+}
+
+/// `m4@120` or `m4` (at the core's usual clock) as the estimate's core and clock.
+pub fn parse_estimate(spec: &str) -> Result<etscope_viewer::cost_view::CostPicker, String> {
+    let (core, mhz) = match spec.split_once('@') {
+        Some((c, m)) => (c, Some(m)),
+        None => (spec, None),
+    };
+    let core = etscope_core::analysis::cost::Core::parse(core).ok_or_else(|| {
+        format!(
+            "--estimate {spec:?}: unknown core; one of {}",
+            etscope_core::analysis::cost::Core::ALL
+                .map(|c| c.key())
+                .join(", ")
+        )
+    })?;
+    let mhz = match mhz {
+        Some(m) => match m.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => v,
+            _ => {
+                return Err(format!(
+                    "--estimate {spec:?}: the clock after @ must be a positive number of MHz"
+                ))
+            }
+        },
+        None => core.typical_mhz(),
+    };
+    Ok(etscope_viewer::cost_view::CostPicker { core, mhz })
 }

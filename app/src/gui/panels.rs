@@ -57,7 +57,7 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         .set_file_name(&default_name)
         .save_file()
         .unwrap_or_else(|| PathBuf::from(&default_name));
-    let rate = ticks_per_us(app);
+    let rate = app.ticks_per_us();
     let ticks = rate.unwrap_or(1000.0);
     let text = match kind {
         ExportKind::GraphSvg => {
@@ -277,10 +277,20 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     ui.close();
                 }
                 ui.checkbox(&mut dv.views[dv.stage].show_minimap, "Minimap");
-                ui.add_enabled(
-                    dv.doc.profile.is_some(),
-                    egui::Checkbox::new(&mut dv.heat, "Heat overlay (profile)"),
+                let heat = ui.add_enabled(
+                    dv.doc.program.is_some(),
+                    egui::Checkbox::new(
+                        &mut dv.heat,
+                        if dv.doc.profile.is_some() {
+                            "Heat overlay (profile)"
+                        } else {
+                            "Heat overlay (estimate)"
+                        },
+                    ),
                 );
+                if heat.changed() {
+                    dv.heat_cache = None;
+                }
             }
         });
         ui.menu_button("Help", |ui| {
@@ -347,16 +357,6 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     });
 }
 
-/// Profile ticks per µs for the active document: the rate its source declares, else the
-/// toolbar's (`None`: show raw ticks).
-pub fn ticks_per_us(app: &EtscopeApp) -> Option<f64> {
-    app.docs
-        .get(app.active)
-        .and_then(|dv| dv.doc.declared_time.as_ref())
-        .map(|d| d.ticks_per_us)
-        .or(app.settings.ticks_per_us)
-}
-
 fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         if let Some(job) = &app.job {
@@ -421,6 +421,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         ui.separator();
     }
+    let app_cost_label = app.cost.label();
     let dv = &mut app.docs[app.active];
     ui.label(RichText::new("Stages").strong());
     let mut switch = None;
@@ -583,6 +584,9 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     }
     if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
         profile_view::heat_legend_ui(ui);
+    } else if dv.heat && dv.doc.program.is_some() && Some(dv.stage) == dv.doc.pte_stage {
+        ui.label(format!("estimated on {}", app_cost_label));
+        profile_view::heat_legend_ui(ui);
     } else {
         ui.label(RichText::new("Legend").strong());
         for c in Category::ALL {
@@ -597,7 +601,8 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 
 fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let tab = app.tab;
-    let ticks = ticks_per_us(app);
+    let picker = app.cost;
+    let ticks = app.ticks_per_us();
     let dv = &mut app.docs[app.active];
     dv.profile_table.ticks_per_us = ticks;
     match tab {
@@ -635,7 +640,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 return;
             }
             // the overlay is cached per stage and document revision: borrowed, not rebuilt
-            dv.heat_overlay();
+            dv.heat_overlay(picker);
             let overlay = if dv.heat && Some(stage_index) == dv.doc.pte_stage {
                 dv.heat_cache.as_ref().map(|c| c.1.as_slice())
             } else {
@@ -652,51 +657,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 dv.neighbourhood = None;
             }
         }
-        Tab::Profile => {
-            // borrowed field by field: nothing of the profile is cloned per frame
-            let mut clicked = None;
-            let (doc, table) = (&dv.doc, &mut dv.profile_table);
-            match &doc.profile {
-                None => {
-                    ui.label("No ETDump is open: drop one (e.g. etdump_profile_5runs.etdp) on the window.");
-                }
-                Some(profile) => {
-                    ui.heading(format!(
-                        "{} ops over {} runs",
-                        profile.rows.len(),
-                        profile.runs
-                    ));
-                    let table_height = (ui.available_height() * 0.62).max(200.0);
-                    ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
-                        clicked = profile_view::table_ui(ui, profile, table);
-                    });
-                    ui.separator();
-                    ui.label(RichText::new("By op type").strong());
-                    ScrollArea::vertical()
-                        .id_salt("rollup-scroll")
-                        .show(ui, |ui| {
-                            egui::Grid::new("rollup").striped(true).show(ui, |ui| {
-                                ui.label("op");
-                                ui.label("instructions");
-                                ui.label(format!("total ({})", table.unit()));
-                                ui.label("share");
-                                ui.end_row();
-                                for (op, n, total, share) in profile_view::rollup(profile) {
-                                    ui.monospace(op);
-                                    ui.monospace(n.to_string());
-                                    ui.monospace(table.fmt(total as f64));
-                                    ui.monospace(format!("{:.1}%", share * 100.0));
-                                    ui.end_row();
-                                }
-                            });
-                        });
-                }
-            }
-            if let Some(i) = clicked {
-                dv.select_instruction(i);
-                app.tab = Tab::Graph;
-            }
-        }
+        Tab::Profile => super::profile_tab::ui(app, ui),
         Tab::Timeline => {
             if dv.timeline_runs.is_empty() {
                 ui.label("No ETDump is open.");

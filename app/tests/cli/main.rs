@@ -14,6 +14,7 @@ mod diff;
 mod eval;
 mod inspect;
 mod lower_plan;
+mod profile;
 mod run;
 
 fn tiny(name: &str) -> PathBuf {

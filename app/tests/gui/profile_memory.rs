@@ -35,8 +35,14 @@ fn the_heat_overlay_is_computed_once_not_per_frame() {
     let mut harness = app_with(&["model_fp32.pte", "etdump_profile_5runs.etdp"]);
     harness.run_steps(3);
     let dv = &mut harness.state_mut().docs[0];
-    let first = dv.heat_overlay().expect("overlay").as_ptr();
-    let again = dv.heat_overlay().expect("overlay").as_ptr();
+    let first = dv
+        .heat_overlay(Default::default())
+        .expect("overlay")
+        .as_ptr();
+    let again = dv
+        .heat_overlay(Default::default())
+        .expect("overlay")
+        .as_ptr();
     assert_eq!(first, again, "the same cached overlay");
     let before = dv.doc.revision;
     let (dump, prof) = (
@@ -47,7 +53,7 @@ fn the_heat_overlay_is_computed_once_not_per_frame() {
         .set_live_capture(dump, prof, Vec::new(), Vec::new(), None);
     assert!(dv.doc.revision > before);
     assert!(
-        dv.heat_overlay().is_some(),
+        dv.heat_overlay(Default::default()).is_some(),
         "recomputed for the new revision"
     );
 }
@@ -116,4 +122,138 @@ fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     // the whole RAM budget above the charts, every part named with its bytes
     harness.get_by_label_contains("RAM on a 32-bit Arm core (ExecuTorch 1.5.1's runtime)");
     harness.get_by_label_contains("method allocator ");
+}
+
+fn ds_asset(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/ds_cnn_kws")
+        .join(name)
+}
+
+fn capture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/captures")
+        .join(name)
+}
+
+/// With no capture the Profile tab lists every call's estimate on the picked core (the numbers
+/// `etscope cost` prints), the graph's heat overlay follows the estimate, and picking another
+/// core changes both.
+#[test]
+fn without_a_capture_the_profile_tab_shows_the_estimate_and_the_heat_follows_it() {
+    let mut harness = app_starting(StartOptions {
+        files: vec![ds_asset("model_int8_cortex_m55.pte")],
+        estimate: Some("m55@400".into()),
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    harness.get_by_label("Profile").click();
+    harness.run_steps(3);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .args(["cost", "--core", "m55", "--mhz", "400", "--json"])
+        .arg(ds_asset("model_int8_cortex_m55.pte"))
+        .output()
+        .expect("cli runs");
+    let cost: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let total = cost["total_cycles"].as_f64().expect("total");
+    harness
+        .get_all_by_label_contains(&format!(
+            "Estimated on Cortex-M55 @ 400 MHz: {total:.0} cycles"
+        ))
+        .next()
+        .expect("the estimate's total, as the CLI prints it");
+    for r in cost["rows"].as_array().expect("rows") {
+        let c = r["cycles"].as_f64().expect("cycles");
+        harness
+            .get_all_by_label(&format!("{c:.0}"))
+            .next()
+            .unwrap_or_else(|| panic!("row {} shows {c:.0} cycles", r["instruction_id"]));
+    }
+    let picker = harness.state().cost;
+    let dv = &mut harness.state_mut().docs[0];
+    dv.heat = true;
+    let colored = dv
+        .heat_overlay(picker)
+        .expect("an overlay from the estimate")
+        .iter()
+        .filter(|c| c.is_some())
+        .count();
+    assert_eq!(colored, 17, "every kernel call is coloured");
+    harness.state_mut().cost.core = etscope_core::analysis::cost::Core::M4;
+    harness.run_steps(3);
+    harness
+        .get_all_by_label_contains("Estimated on Cortex-M4 @ 400 MHz")
+        .next()
+        .expect("the new core's estimate");
+}
+
+/// A capture beside its estimate (measured ÷ estimated), then Profile ▸ Compare with a second
+/// capture of the program (`--compare-capture`): the comparison's table, and an operator's
+/// per-run series once its name is clicked.
+#[test]
+fn a_capture_stands_beside_its_estimate_and_compares_with_another() {
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            ds_asset("model_fp32.pte"),
+            ds_asset("etdump_profile_5runs.etdp"),
+        ],
+        no_siblings: true,
+        estimate: Some("m7@280".into()),
+        ..StartOptions::default()
+    });
+    harness.get_by_label("Profile").click();
+    harness.run_steps(3);
+    harness.get_by_label("meas ÷ est");
+    harness.get_by_label("est. (µs)");
+    // the comparison, as `--compare-capture` starts it
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            ds_asset("model_fp32.pte"),
+            ds_asset("etdump_profile_5runs.etdp"),
+        ],
+        no_siblings: true,
+        compare_capture: Some(capture("ds_cnn_fp32_host_debug.etdp")),
+        ..StartOptions::default()
+    });
+    harness.get_by_label("Profile").click();
+    harness.run_steps(3);
+    harness
+        .get_all_by_label_contains("31 operators matched")
+        .next()
+        .expect("the comparison's summary");
+    harness
+        .get_all_by_label("instruction")
+        .next()
+        .expect("matched by instruction");
+    harness
+        .get_all_by_label("aten::_softmax.out")
+        .next()
+        .expect("softmax row")
+        .click();
+    harness.run_steps(3);
+    harness
+        .get_all_by_label_contains("aten::_softmax.out: time per run")
+        .next()
+        .expect("the series plot's title");
+}
+
+/// A second capture of another program is refused, naming the file.
+#[test]
+fn a_capture_of_another_program_is_not_compared() {
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            ds_asset("model_fp32.pte"),
+            ds_asset("etdump_profile_5runs.etdp"),
+        ],
+        no_siblings: true,
+        compare_capture: Some(capture("ds_cnn_m55_explicit_board.etdp")),
+        ..StartOptions::default()
+    });
+    harness.run_steps(2);
+    let said = harness.state().messages.join("\n");
+    assert!(
+        said.contains("ds_cnn_m55_explicit_board.etdp") && said.contains("does not belong"),
+        "{said}"
+    );
+    assert!(harness.state().docs[0].capture_compare.is_none());
 }

@@ -8,6 +8,8 @@
 //! - [`eval`] — numerics over a dataset: output and per-group statistics that stream and
 //!   merge exactly across shards
 //! - [`profile`] — Inspector-equal per-operator statistics from an ETDump
+//! - [`profile_compare`] — two captures matched operator by operator (re-exports included):
+//!   p50, p90, jitter and the change of each
 //! - [`identity`] — whether an ETDump or ETRecord belongs to a program
 //! - [`device_notes`] — calls the board computes differently, and what the lowering left that
 //!   no runtime computes as meant
@@ -22,3 +24,4 @@ pub mod eval;
 pub mod fault;
 pub mod identity;
 pub mod profile;
+pub mod profile_compare;

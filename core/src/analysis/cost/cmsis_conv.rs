@@ -168,7 +168,7 @@ pub fn depthwise(p: &Pricer, g: &Spatial, multiplier: usize) -> Priced {
             depthwise_3x3_dsp(p, g, macs)
         }
         Target::CortexMScalar if plain_dw => depthwise_opt_dsp(p, g, macs),
-        _ if multiplier % 4 == 0 => depthwise_mult_4(p, g, multiplier, macs),
+        _ if multiplier.is_multiple_of(4) => depthwise_mult_4(p, g, multiplier, macs),
         _ => depthwise_generic(p, g, macs),
     }
 }

@@ -95,6 +95,19 @@ impl Core {
         }
     }
 
+    /// A clock parts with this core commonly run at, in MHz (the default when none is given).
+    pub fn typical_mhz(self) -> f64 {
+        match self {
+            Core::M0Plus => 64.0,
+            Core::M3 => 72.0,
+            Core::M4 => 120.0,
+            Core::M7 => 280.0,
+            Core::M33 => 128.0,
+            Core::M55 => 400.0,
+            Core::M85 => 480.0,
+        }
+    }
+
     /// The CMSIS-NN path (and the device arithmetic) this core runs.
     pub fn target(self) -> Target {
         match self {

@@ -15,12 +15,14 @@
 //! - [`loops`] — CMSIS-NN's loops as instruction mixes
 //! - [`call`] — a call's shape from the program
 //! - [`cmsis_conv`], [`cmsis_other`], [`portable`] — one function per kernel path
+//! - [`measured`] — a capture's times against the estimate, outliers flagged
 
 pub mod call;
 pub mod cmsis_conv;
 pub mod cmsis_other;
 pub mod cores;
 pub mod loops;
+pub mod measured;
 pub mod mix;
 pub mod portable;
 
@@ -30,6 +32,9 @@ pub use mix::Mix;
 use crate::formats::pte::{Instruction, Program};
 use crate::kernels::cmsis::core_buffers;
 use call::{bytes, elements, int_arg, spatial, tensor_arg_of, tensors};
+
+/// What an estimate is, said wherever one is shown (CLI, JSON, the window).
+pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings (docs/cost-model.md); no caches or bus contention";
 
 /// What the estimate is asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -171,9 +176,12 @@ impl CostEstimate {
         self.rows.iter().filter(|r| r.cycles.is_none()).count()
     }
 
-    /// The row of instruction `id`.
+    /// The row of instruction `id` (rows are in instruction order).
     pub fn row(&self, id: usize) -> Option<&CostRow> {
-        self.rows.iter().find(|r| r.instruction_id == id)
+        self.rows
+            .binary_search_by_key(&id, |r| r.instruction_id)
+            .ok()
+            .and_then(|i| self.rows.get(i))
     }
 }
 
@@ -469,7 +477,9 @@ mod tests {
         let on_m55 = estimate(&p, 0, options(Core::M55)).expect("estimate");
         assert_eq!(on_m55.would_not_run.len(), 1);
         let (id, why) = &on_m55.would_not_run[0];
-        assert!(on_m55.row(*id).is_some_and(|r| r.op.contains("quantized_linear")));
+        assert!(on_m55
+            .row(*id)
+            .is_some_and(|r| r.op.contains("quantized_linear")));
         assert!(why.contains("kernel sum"), "{why}");
         assert!(estimate(&p, 0, options(Core::M4))
             .expect("estimate")

@@ -33,7 +33,9 @@ pub fn price(
     args: &[usize],
 ) -> Priced {
     let ts = tensors(plan, args);
-    let out_elems = ts.last().and_then(|t| elements(t)).unwrap_or(0) as f64;
+    // the largest operand: an op with several outputs (batch norm's mean and invstd) lists
+    // small tensors last
+    let out_elems = ts.iter().filter_map(|t| elements(t)).max().unwrap_or(0) as f64;
     let float = ts
         .last()
         .is_some_and(|t| t.scalar_type == ScalarType::Float);
@@ -45,11 +47,11 @@ pub fn price(
             let w = ts.get(1).and_then(|t| {
                 let n = elements(t)?;
                 let o = usize::try_from(*t.sizes.first()?).ok()?;
-                Some(n.checked_div(o)?)
+                n.checked_div(o)
             });
             let k = w.unwrap_or(1) as f64;
             let macs = out_elems * k;
-            out.path = "portable convolution/matmul loop".into();
+            out.path = "portable convolution/matmul loop (coarse: per MAC)".into();
             out.macs = macs as u64;
             out.add(p.mix("MAC loop", MAC * macs));
             out.add_cycles(
@@ -62,11 +64,11 @@ pub fn price(
             );
         }
         Category::DataMovement => {
-            out.path = "portable copy".into();
+            out.path = "portable copy (coarse: per element)".into();
             out.add(p.mix("elements", MOVE * out_elems));
         }
         _ => {
-            out.path = "portable elementwise loop".into();
+            out.path = "portable elementwise loop (coarse: per element)".into();
             out.add(p.mix("elements", ELEMENT * out_elems));
             let per = if transcendental(op) {
                 if float {

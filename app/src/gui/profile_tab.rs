@@ -1,0 +1,319 @@
+//! The Profile tab's wiring: the estimate on a chosen core and clock (the table when no capture
+//! is open, the estimate and measured ÷ estimated columns beside a capture, the heat overlay's
+//! fallback), and Profile ▸ Compare with (another open document's capture, or a second capture
+//! of this program picked from disk or given as `--compare-capture`).
+
+use std::path::Path;
+
+use eframe::egui::{self, RichText, ScrollArea};
+use etscope_core::analysis::cost::measured::{measured_vs_estimate, MeasuredVsEstimate};
+use etscope_core::analysis::cost::{estimate, CostEstimate, CostOptions};
+use etscope_core::analysis::profile::{profile, Profile};
+use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison};
+use etscope_core::ir::Graph;
+use etscope_viewer::cost_view::{self, CostPicker};
+use etscope_viewer::profile_compare_view::{self, CompareState};
+use etscope_viewer::profile_view;
+
+use super::*;
+
+/// Measured ÷ estimated further than this factor from the median is flagged (as the CLI).
+const OUTLIER_BAND: f64 = 2.0;
+
+/// What an estimate was made of: the document's revision and the core and clock.
+type EstimateKey = (u64, CostPicker);
+
+/// … and a capture against it: the capture's tick rate too (its bits).
+type MeasuredKey = (u64, CostPicker, Option<u64>);
+
+/// A document's estimate and its capture against it, each kept for the inputs it was made of.
+#[derive(Default)]
+pub struct CostCache {
+    /// The estimate (`Err`: why there is none).
+    estimate: Option<(EstimateKey, Result<CostEstimate, String>)>,
+    measured: Option<(MeasuredKey, MeasuredVsEstimate)>,
+}
+
+impl CostCache {
+    /// The estimate of `doc`'s program on `picker`, computed when either changed.
+    pub fn estimate(&mut self, doc: &Document, picker: CostPicker) -> Option<&CostEstimate> {
+        let key = (doc.revision, picker);
+        if self.estimate.as_ref().map(|e| e.0) != Some(key) {
+            let program = doc.program.as_ref()?;
+            let made = estimate(
+                program,
+                doc.plan_index,
+                CostOptions {
+                    core: picker.core,
+                    mhz: picker.mhz,
+                    flash_wait_states: 0,
+                },
+            )
+            .map_err(|e| e.to_string());
+            self.estimate = Some((key, made));
+        }
+        self.estimate.as_ref().and_then(|e| e.1.as_ref().ok())
+    }
+
+    /// `doc`'s capture against the estimate on `picker`.
+    pub fn measured(
+        &mut self,
+        doc: &Document,
+        picker: CostPicker,
+        ticks_per_us: Option<f64>,
+    ) -> Option<&MeasuredVsEstimate> {
+        let key = (doc.revision, picker, ticks_per_us.map(f64::to_bits));
+        if self.measured.as_ref().map(|m| &m.0) != Some(&key) {
+            let prof = doc.profile.as_ref()?;
+            let est = self.estimate(doc, picker)?;
+            let m = measured_vs_estimate(prof, est, ticks_per_us, OUTLIER_BAND);
+            self.measured = Some((key, m));
+        }
+        self.measured.as_ref().map(|m| &m.1)
+    }
+}
+
+/// A capture B compared with the document's own (A).
+pub struct CaptureCompare {
+    pub b_name: String,
+    pub result: Result<Comparison, String>,
+    pub state: CompareState,
+}
+
+/// The comparison of `a`'s capture with `b_profile` (`b_graph`: B's program graph when it is
+/// another export; `None`: the same program).
+fn compare_docs(
+    a: &Document,
+    a_rate: Option<f64>,
+    b_name: String,
+    b_profile: &Profile,
+    b_graph: Option<&Graph>,
+    b_rate: Option<f64>,
+) -> CaptureCompare {
+    let result = match &a.profile {
+        None => Err("this document has no capture to compare".to_string()),
+        Some(pa) => {
+            let a_graph = b_graph.and(a.pte_graph());
+            compare(
+                CaptureSide {
+                    profile: pa,
+                    graph: a_graph,
+                    ticks_per_us: a_rate,
+                },
+                CaptureSide {
+                    profile: b_profile,
+                    graph: b_graph,
+                    ticks_per_us: b_rate,
+                },
+            )
+            .map_err(|e| e.to_string())
+        }
+    };
+    CaptureCompare {
+        b_name,
+        result,
+        state: CompareState::default(),
+    }
+}
+
+/// Compares the active document's capture with another document's (a re-export: matched by
+/// debug handle, module path or stack trace).
+pub(super) fn compare_with_document(app: &mut EtscopeApp, other: usize) {
+    let (a, b) = (app.active, other);
+    if a == b || b >= app.docs.len() || a >= app.docs.len() {
+        return;
+    }
+    let rate = |d: &DocView| {
+        d.doc
+            .declared_time
+            .as_ref()
+            .map(|t| t.ticks_per_us)
+            .or(app.settings.ticks_per_us)
+    };
+    let (ra, rb) = (rate(&app.docs[a]), rate(&app.docs[b]));
+    let made = {
+        let bd = &app.docs[b].doc;
+        let Some(bp) = bd.profile.as_ref() else {
+            app.messages
+                .push(format!("{} has no capture to compare with", bd.title));
+            return;
+        };
+        compare_docs(
+            &app.docs[a].doc,
+            ra,
+            bd.title.clone(),
+            bp,
+            bd.pte_graph(),
+            rb,
+        )
+    };
+    app.docs[a].capture_compare = Some(made);
+}
+
+/// Compares the active document's capture with a second capture of its program read from
+/// `path` (refused, naming the file, when it belongs to another program).
+pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
+    let rate = app.ticks_per_us();
+    let Some(dv) = app.docs.get_mut(app.active) else {
+        return;
+    };
+    let read = || -> Result<Profile, String> {
+        let dump = crate::load::etdump(path).map_err(|e| format!("{e:#}"))?;
+        let program = dv
+            .doc
+            .program
+            .as_ref()
+            .ok_or_else(|| "this document has no program to compare captures of".to_string())?;
+        let plan = program
+            .plans
+            .get(dv.doc.plan_index)
+            .ok_or_else(|| "the program has no such plan".to_string())?;
+        etscope_core::analysis::identity::check_etdump(plan, &dump).map_err(|e| {
+            format!(
+                "{}: does not belong to {}: {e}",
+                path.display(),
+                dv.doc.title
+            )
+        })?;
+        Ok(profile(&dump, Some(plan)))
+    };
+    match read() {
+        Ok(b) => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // a second capture of the same program: its clock is the document's
+            dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, rate));
+        }
+        Err(e) => app.messages.push(e),
+    }
+}
+
+/// The Profile tab.
+pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    let rate = app.ticks_per_us();
+    let picker_changed = ui.horizontal(|ui| app.cost.ui(ui)).inner;
+    let others: Vec<(usize, String)> = app
+        .docs
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| *i != app.active && d.doc.profile.is_some())
+        .map(|(i, d)| (i, d.doc.title.clone()))
+        .collect();
+    let picker = app.cost;
+    let active = app.active;
+    let Some(dv) = app.docs.get_mut(active) else {
+        return;
+    };
+    if picker_changed {
+        dv.heat_cache = None;
+    }
+    if dv.doc.profile.is_some() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Compare with:");
+            for (i, title) in &others {
+                if ui
+                    .button(format!("{title}'s capture"))
+                    .on_hover_text("another export's capture: operators matched by debug handle, module path or stack trace")
+                    .clicked()
+                {
+                    app.commands.push(Command::CompareProfileWith(*i));
+                }
+            }
+            if ui
+                .button("another capture of this program…")
+                .clicked()
+            {
+                app.commands.push(Command::CompareCaptureDialog);
+            }
+            if dv.capture_compare.is_some() && ui.button("close the comparison").clicked() {
+                dv.capture_compare = None;
+            }
+        });
+    }
+    let mut clicked = None;
+    if let Some(cc) = dv.capture_compare.as_mut() {
+        match &cc.result {
+            Err(e) => {
+                ui.colored_label(egui::Color32::from_rgb(220, 70, 60), e);
+            }
+            Ok(cmp) => {
+                clicked = profile_compare_view::compare_ui(
+                    ui,
+                    cmp,
+                    &dv.doc.title,
+                    &cc.b_name,
+                    &mut cc.state,
+                );
+            }
+        }
+    } else if dv.doc.profile.is_some() {
+        let vs = dv.cost.measured(&dv.doc, picker, rate).cloned();
+        let (doc, table) = (&dv.doc, &mut dv.profile_table);
+        if let Some(profile) = &doc.profile {
+            ui.heading(format!(
+                "{} ops over {} runs",
+                profile.rows.len(),
+                profile.runs
+            ));
+            if let Some(note) = time_note(doc) {
+                ui.label(RichText::new(note).italics());
+            }
+            let table_height = (ui.available_height() * 0.62).max(200.0);
+            ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
+                clicked = profile_view::table_ui(ui, profile, table, vs.as_ref());
+            });
+            ui.separator();
+            ui.label(RichText::new("By op type").strong());
+            ScrollArea::vertical()
+                .id_salt("rollup-scroll")
+                .show(ui, |ui| {
+                    egui::Grid::new("rollup").striped(true).show(ui, |ui| {
+                        ui.label("op");
+                        ui.label("instructions");
+                        ui.label(format!("total ({})", table.unit()));
+                        ui.label("share");
+                        ui.end_row();
+                        for (op, n, total, share) in profile_view::rollup(profile) {
+                            ui.monospace(op);
+                            ui.monospace(n.to_string());
+                            ui.monospace(table.fmt(total as f64));
+                            ui.monospace(format!("{:.1}%", share * 100.0));
+                            ui.end_row();
+                        }
+                    });
+                });
+        }
+    } else {
+        match dv.cost.estimate(&dv.doc, picker) {
+            Some(est) => {
+                ui.weak("No capture is open: every call's estimated cost on the chosen core. Drop an ETDump on the window to see measured times beside it.");
+                clicked = cost_view::estimate_table_ui(ui, est);
+            }
+            None => {
+                ui.label(
+                    "No ETDump is open: drop one (e.g. etdump_profile_5runs.etdp) on the window.",
+                );
+            }
+        }
+    }
+    if let Some(i) = clicked {
+        dv.select_instruction(i);
+        app.tab = Tab::Graph;
+    }
+}
+
+/// What a capture's times are, where the window knows: an emulated board's are QEMU's
+/// instruction counts, not cycles.
+pub fn time_note(doc: &Document) -> Option<String> {
+    doc.declared_time
+        .as_ref()
+        .filter(|t| t.source.contains(crate::board::EMULATED_SOURCE))
+        .map(|_| {
+            format!(
+                "times: {}; the estimate columns price a real core",
+                crate::board::EMULATED_TIMES
+            )
+        })
+}
