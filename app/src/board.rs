@@ -46,14 +46,6 @@ const SOURCES: &[(&str, &str)] = &[
     board_source!("lib/etscope_trace.h"),
 ];
 
-/// How the emulated board names itself as a live target; a capture's clock from it says so,
-/// and the window then names its times for what they are (QEMU's instruction counts).
-pub const EMULATED_SOURCE: &str = "emulated board (QEMU mps3-an547, Cortex-M55)";
-
-/// What the emulated board's times are, said wherever they are shown.
-pub const EMULATED_TIMES: &str =
-    "QEMU instruction counts of etscope's firmware (not cycles): one SysTick tick ≈ one instruction at the board's 32 MHz virtual clock";
-
 /// Where the image is loaded (the firmware reads it there).
 pub const IMAGE_ADDRESS: u64 = 0x6000_0000;
 /// `-icount shift=5`: one instruction ≈ 1.024 SysTick ticks at the board's 32 MHz.

@@ -86,7 +86,7 @@ int main(void) {
   etscope_trace_init(rtt_buffer, ring, (flags & 2u) ? ETSCOPE_DROP : ETSCOPE_BLOCK);
   clock_start();
   if (memcmp(image, "ETSB", 4) != 0 || image_u32(4) != 2u) {
-    etscope_trace_target_info("cortex-m55", TICK_HZ, 0, "forward", 0);
+    etscope_trace_target_info("cortex-m55 (emulated)", TICK_HZ, 0, "forward", 0);
     etscope_trace_log("error: no board image v2 at 0x60000000");
     g_board_state = 3;
     return 1;
@@ -104,7 +104,9 @@ int main(void) {
   uint32_t n_inputs = image_u32(44);
   const uint32_t *inputs = (const uint32_t *)(image + image_u32(48));
 
-  etscope_trace_target_info(image_u32(60) == 0 ? "cortex-m55" : "cortex-m4", TICK_HZ, program_id, "forward", runs);
+  /* " (emulated)": QEMU's instruction counts, not cycles (docs/wire-format.md) */
+  etscope_trace_target_info(image_u32(60) == 0 ? "cortex-m55 (emulated)" : "cortex-m4 (emulated)", TICK_HZ,
+                            program_id, "forward", runs);
   for (uint32_t run = 0; run < runs && !board_error(); run++) {
     for (uint32_t i = 0; i < n_inputs; i++) {
       const value_rec *v = inputs[3 * i] < n_values ? value_at(inputs[3 * i]) : 0;

@@ -316,16 +316,29 @@ pub fn rebuild(bytes: &[u8], program: &Program, pte: &str) -> Result<SavedCaptur
 /// The tick rate a raw stream's target declared (its first TARGET_INFO frame), if any: the
 /// capture saved from it holds nanoseconds of that clock.
 pub fn declared_tick_hz(raw: &[u8]) -> Option<u32> {
+    declared_target(raw).and_then(|t| (t.tick_hz > 0).then_some(t.tick_hz))
+}
+
+/// The first TARGET_INFO frame of a raw stream: the target's core, clock and program.
+pub fn declared_target(raw: &[u8]) -> Option<crate::wire::TargetInfo> {
     let mut decoder = WireDecoder::new();
     for chunk in raw.chunks(64 << 10) {
         decoder.push(chunk);
         while let Some(f) = decoder.next_frame() {
             if let crate::wire::Record::TargetInfo(t) = f.record {
-                return (t.tick_hz > 0).then_some(t.tick_hz);
+                return Some(t);
             }
         }
     }
     None
+}
+
+/// How an emulator ends its core name (docs/wire-format.md): its ticks count instructions.
+pub const EMULATED_SUFFIX: &str = " (emulated)";
+
+/// Whether a target's declared core is an emulator's.
+pub fn is_emulated(core: &str) -> bool {
+    core.ends_with(EMULATED_SUFFIX)
 }
 
 /// Creates the folders `path` is to be written in (`-o captures/today/run.etdp`).

@@ -152,17 +152,18 @@ pub fn estimate_table_ui(ui: &mut Ui, est: &CostEstimate) -> Option<usize> {
                     );
                 });
                 row.col(|ui| {
+                    // egui's fonts have no arrow: the CLI's `→` drawn as `>`
                     let text = if r.path.is_empty() {
                         r.note.clone().unwrap_or_default()
                     } else {
-                        r.path.clone()
+                        r.path.replace('→', ">")
                     };
                     let terms: Vec<String> = r
                         .terms
                         .iter()
-                        .map(|t| format!("{}: {:.0}", t.name, t.cycles))
+                        .map(|t| format!("{}: {:.0} cycles", t.name, t.cycles))
                         .collect();
-                    ui.add(egui::Label::new(RichText::new(text).small()).truncate())
+                    ui.add(egui::Label::new(text).truncate())
                         .on_hover_text(terms.join("\n"));
                 });
                 row.col(|ui| {

@@ -101,6 +101,8 @@ pub struct DeclaredTime {
     pub ticks_per_us: f64,
     /// Where it comes from, as the toolbar says it.
     pub source: String,
+    /// The target is an emulator: the times are its instruction counts, not cycles.
+    pub emulated: bool,
 }
 
 impl DeclaredTime {
@@ -109,9 +111,28 @@ impl DeclaredTime {
         DeclaredTime {
             ticks_per_us: 1000.0,
             source: format!("the capture's {tick_hz} Hz clock, stored in ns"),
+            emulated: false,
+        }
+    }
+
+    /// A capture whose target declared `core` too; `emulated`: the target is an emulator (its
+    /// core name says so, docs/wire-format.md) whose ticks count instructions.
+    pub fn from_target(tick_hz: u32, core: &str, emulated: bool) -> DeclaredTime {
+        DeclaredTime {
+            emulated,
+            source: if emulated {
+                format!("{core}: instruction counts as a {tick_hz} Hz clock, stored in ns")
+            } else {
+                format!("the capture's {tick_hz} Hz clock ({core}), stored in ns")
+            },
+            ..DeclaredTime::from_capture(tick_hz)
         }
     }
 }
+
+/// What an emulator's times are, said wherever they are shown.
+pub const EMULATED_TIMES: &str =
+    "QEMU instruction counts of etscope's firmware (not cycles): one tick ≈ one instruction at the board's 32 MHz virtual clock";
 
 /// Whether a pass of [`etscope_core::passes::program_passes`] may change `graph`: when none
 /// does, there are no pass stages and the program's graph need not be copied to learn it.

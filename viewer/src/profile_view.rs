@@ -198,9 +198,9 @@ pub fn heat_overlay(graph: &Graph, profile: &Profile) -> Vec<Option<Color32>> {
         .collect()
 }
 
-/// Draws the heat legend.
-pub fn heat_legend_ui(ui: &mut Ui) {
-    ui.label("time share of the hottest op:");
+/// Draws the heat legend under `what` the colours measure.
+pub fn heat_legend_ui(ui: &mut Ui, what: &str) {
+    ui.label(what);
     ui.horizontal(|ui| {
         ui.label("0%");
         heat_gradient(ui, Vec2::new(120.0, 14.0));
@@ -244,115 +244,126 @@ pub fn table_ui(
     // the header row stays while the rows scroll; only the rows in view are laid out; the
     // operator column is cut to its width (the full name in a tooltip) and every column resizes
     let height = ui.available_height();
-    TableBuilder::new(ui)
-        .id_salt("profile-table")
-        .striped(true)
-        .resizable(true)
-        .auto_shrink([false, false])
-        .max_scroll_height(height)
-        .column(Width::auto().at_least(44.0))
-        .column(Width::initial(240.0).at_least(80.0).clip(true))
-        .columns(Width::auto().at_least(56.0), 6)
-        .columns(
-            Width::auto().at_least(64.0),
-            if vs.is_some() { 2 } else { 0 },
-        )
-        .header(row_height + 2.0, |mut header| {
-            for (col, title) in [
-                (Column::Instruction, "instr".to_string()),
-                (Column::Op, "op".to_string()),
-                (Column::Count, "count".to_string()),
-                (Column::Avg, format!("avg ({unit})")),
-                (Column::P50, format!("p50 ({unit})")),
-                (Column::Min, format!("min ({unit})")),
-                (Column::Max, format!("max ({unit})")),
-                (Column::Share, "share".to_string()),
-            ] {
-                let arrow = match (state.sort == col, state.descending) {
-                    (true, true) => " ⏷",
-                    (true, false) => " ⏶",
-                    (false, _) => "",
-                };
-                header.col(|ui| {
-                    if ui
-                        .button(format!("{title}{arrow}"))
-                        .on_hover_text("sort by this column; again to reverse")
-                        .clicked()
-                    {
-                        sort_by = Some(col);
-                    }
-                });
-            }
-            if let Some(v) = vs {
-                header.col(|ui| {
-                    ui.strong("est. (µs)").on_hover_text(ESTIMATE_WHAT);
-                });
-                header.col(|ui| {
-                    ui.strong("meas ÷ est").on_hover_text(format!(
-                        "measured p50 ÷ estimate ({}); red: over {}× from the median ratio{}",
-                        if v.measured_in_us {
-                            "µs over µs"
-                        } else {
-                            "ticks per estimated µs: the capture's clock is unknown"
-                        },
-                        v.band,
-                        v.median_ratio
-                            .map(|m| format!(" ({m:.3})"))
-                            .unwrap_or_default()
-                    ));
-                });
-            }
-        })
-        .body(|body| {
-            body.rows(row_height, rows.len(), |mut row| {
-                let Some(r) = rows.get(row.index()) else {
-                    return;
-                };
-                row.col(|ui| {
-                    if ui.link(r.instruction_id.to_string()).clicked() {
-                        clicked = Some(r.instruction_id);
-                    }
-                });
-                row.col(|ui| {
-                    ui.add(egui::Label::new(egui::RichText::new(&r.op).monospace()).truncate());
-                });
-                row.col(|ui| {
-                    ui.monospace(r.count.to_string());
-                });
-                for v in [r.avg, r.p50, r.min as f64, r.max as f64] {
-                    row.col(|ui| {
-                        ui.monospace(state.fmt(v));
-                    });
-                }
-                row.col(|ui| {
-                    ui.monospace(format!("{:.1}%", r.share * 100.0));
-                });
-                if let Some(v) = vs {
-                    let m = v.row(r.instruction_id);
-                    row.col(|ui| match m.and_then(|m| m.estimated_us) {
-                        Some(e) => {
-                            ui.monospace(format!("{e:.1}"));
-                        }
-                        None => {
-                            ui.weak("—");
-                        }
-                    });
-                    row.col(|ui| {
-                        if let Some((ratio, m)) = m.and_then(|m| m.ratio.map(|x| (x, m))) {
-                            let text = format!("{ratio:.3}");
-                            if m.outlier {
-                                ui.colored_label(Color32::from_rgb(220, 70, 60), text)
-                                    .on_hover_text(format!(
-                                        "{:.1}× the median ratio",
-                                        m.relative.unwrap_or(0.0)
-                                    ));
-                            } else {
-                                ui.monospace(text);
+    // a narrow window scrolls the columns sideways rather than cutting them off
+    egui::ScrollArea::horizontal()
+        .id_salt("profile-table-columns")
+        .show(ui, |ui| {
+            TableBuilder::new(ui)
+                .id_salt("profile-table")
+                .striped(true)
+                .resizable(true)
+                .auto_shrink([false, false])
+                .max_scroll_height(height)
+                .column(Width::auto().at_least(44.0))
+                .column(Width::initial(240.0).at_least(80.0).clip(true))
+                .columns(Width::auto().at_least(56.0), 6)
+                .columns(
+                    Width::auto().at_least(64.0),
+                    if vs.is_some() { 2 } else { 0 },
+                )
+                .header(row_height + 2.0, |mut header| {
+                    for (col, title) in [
+                        (Column::Instruction, "instr".to_string()),
+                        (Column::Op, "op".to_string()),
+                        (Column::Count, "count".to_string()),
+                        (Column::Avg, format!("avg ({unit})")),
+                        (Column::P50, format!("p50 ({unit})")),
+                        (Column::Min, format!("min ({unit})")),
+                        (Column::Max, format!("max ({unit})")),
+                        (Column::Share, "share".to_string()),
+                    ] {
+                        let arrow = match (state.sort == col, state.descending) {
+                            (true, true) => " ⏷",
+                            (true, false) => " ⏶",
+                            (false, _) => "",
+                        };
+                        header.col(|ui| {
+                            if ui
+                                .button(format!("{title}{arrow}"))
+                                .on_hover_text("sort by this column; again to reverse")
+                                .clicked()
+                            {
+                                sort_by = Some(col);
                             }
+                        });
+                    }
+                    if let Some(v) = vs {
+                        header.col(|ui| {
+                            ui.strong("est. (µs)").on_hover_text(ESTIMATE_WHAT);
+                        });
+                        header.col(|ui| {
+                            ui.strong("meas ÷ est").on_hover_text(format!(
+                                "measured p50 ÷ estimate ({}); red: over {}× from the median ratio{}",
+                                if v.measured_in_us {
+                                    "µs over µs"
+                                } else {
+                                    "the capture's clock is unknown: each ratio over the median ratio"
+                                },
+                                v.band,
+                                v.median_ratio
+                                    .map(|m| format!(" ({m:.3})"))
+                                    .unwrap_or_default()
+                            ));
+                        });
+                    }
+                })
+                .body(|body| {
+                    body.rows(row_height, rows.len(), |mut row| {
+                        let Some(r) = rows.get(row.index()) else {
+                            return;
+                        };
+                        row.col(|ui| {
+                            if ui.link(r.instruction_id.to_string()).clicked() {
+                                clicked = Some(r.instruction_id);
+                            }
+                        });
+                        row.col(|ui| {
+                            ui.add(egui::Label::new(egui::RichText::new(&r.op).monospace()).truncate());
+                        });
+                        row.col(|ui| {
+                            ui.monospace(r.count.to_string());
+                        });
+                        for v in [r.avg, r.p50, r.min as f64, r.max as f64] {
+                            row.col(|ui| {
+                                ui.monospace(state.fmt(v));
+                            });
+                        }
+                        row.col(|ui| {
+                            ui.monospace(format!("{:.1}%", r.share * 100.0));
+                        });
+                        if let Some(v) = vs {
+                            let m = v.row(r.instruction_id);
+                            row.col(|ui| match m.and_then(|m| m.estimated_us) {
+                                Some(e) => {
+                                    ui.monospace(format!("{e:.1}"));
+                                }
+                                None => {
+                                    ui.weak("—");
+                                }
+                            });
+                            row.col(|ui| {
+                                if let Some((ratio, m)) = m.and_then(|m| m.ratio.map(|x| (x, m))) {
+                                    // with the capture's clock unknown the ratio has no unit: shown
+                                    // against the median instead
+                                    let text = match (v.measured_in_us, m.relative) {
+                                        (true, _) => format!("{ratio:.2}"),
+                                        (false, Some(rel)) => format!("{rel:.2}× median"),
+                                        (false, None) => String::new(),
+                                    };
+                                    if m.outlier {
+                                        ui.colored_label(Color32::from_rgb(220, 70, 60), text)
+                                            .on_hover_text(format!(
+                                                "{:.1}× the median ratio",
+                                                m.relative.unwrap_or(0.0)
+                                            ));
+                                    } else {
+                                        ui.monospace(text);
+                                    }
+                                }
+                            });
                         }
                     });
-                }
-            });
+                });
         });
     if let Some(col) = sort_by {
         if state.sort == col {

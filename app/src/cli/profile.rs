@@ -53,9 +53,13 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
     let prof = profile(&dump, Some(plan));
     // a capture saved by etscope stores nanoseconds when its target declared a clock: its raw
     // stream beside it says so
+    let target = declared_target(etdump);
+    let emulated = target
+        .as_ref()
+        .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core));
     let declared = match ticks_per_us {
         Some(_) => None,
-        None => declared_tick_hz(etdump),
+        None => target.as_ref().map(|t| t.tick_hz).filter(|&hz| hz > 0),
     };
     if let (Some(hz), false) = (declared, as_json) {
         eprintln!(
@@ -63,6 +67,9 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
             etdump.display(),
             etscope_profiler::session::capture_paths(etdump).2.display()
         );
+    }
+    if emulated && !as_json {
+        println!("times: {}", etscope_viewer::document::EMULATED_TIMES);
     }
     let rate = ticks_per_us.or(declared.map(|_| 1000.0)).map(TickRate);
     let vs = match args.estimate {
@@ -136,6 +143,11 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
         return super::print_json(&json!({
             "runs": prof.runs,
             "ticks_per_us": rate.map(|r| r.0),
+            "times": if emulated {
+                etscope_viewer::document::EMULATED_TIMES
+            } else {
+                "the capture's own clock"
+            },
             "rows": rows,
             "events": events,
             "estimate": vs.as_ref().map(|(o, m)| json!({
@@ -296,7 +308,14 @@ fn to_csv(
 /// The clock a capture saved by etscope declared (its raw stream beside it says so); such a
 /// capture stores nanoseconds.
 pub fn declared_tick_hz(etdump: &Path) -> Option<u32> {
+    declared_target(etdump)
+        .map(|t| t.tick_hz)
+        .filter(|&hz| hz > 0)
+}
+
+/// The target a capture saved by etscope was recorded from (its raw stream beside it).
+pub fn declared_target(etdump: &Path) -> Option<etscope_profiler::wire::TargetInfo> {
     std::fs::read(etscope_profiler::session::capture_paths(etdump).2)
         .ok()
-        .and_then(|raw| etscope_profiler::session::declared_tick_hz(&raw))
+        .and_then(|raw| etscope_profiler::session::declared_target(&raw))
 }

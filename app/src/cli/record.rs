@@ -373,7 +373,7 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
     if !as_json {
         println!(
             "times: {} (`etscope cost {} --core C` estimates a real core)",
-            crate::board::EMULATED_TIMES,
+            etscope_viewer::document::EMULATED_TIMES,
             pte.display()
         );
     }

@@ -266,7 +266,7 @@ fn worker(
                     (
                         Box::new(gdb),
                         Locate::Address(cb),
-                        crate::board::EMULATED_SOURCE.into(),
+                        "emulated board (QEMU mps3-an547, Cortex-M55)".into(),
                     )
                 }
                 Err(e) => return fail(format!("{e:#}")),

@@ -179,10 +179,12 @@ pub fn poll(app: &mut EtscopeApp) {
                 s.captured.clone(),
                 s.tick_hz,
             );
-            if let (Some(t), Some(what)) = (&mut dv.doc.declared_time, &session.connected) {
-                if what.contains(crate::board::EMULATED_SOURCE) {
-                    t.source = format!("{} of the {what}", t.source);
-                }
+            if let (Some(hz), Some(core)) = (s.tick_hz.filter(|&h| h > 0), &s.core) {
+                dv.doc.declared_time = Some(etscope_viewer::document::DeclaredTime::from_target(
+                    hz,
+                    core,
+                    etscope_profiler::session::is_emulated(core),
+                ));
             }
             dv.timeline_runs = etscope_viewer::profile_view::timeline(&s.etdump);
             dv.heat = true;

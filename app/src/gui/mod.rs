@@ -381,7 +381,16 @@ impl EtscopeApp {
         self.start_applied = true;
         if let Some(spec) = self.start.estimate.clone() {
             match parse_estimate(&spec) {
-                Ok(picker) => self.cost = picker,
+                Ok(picker) => {
+                    self.cost = picker;
+                    // asked for on the command line: the graph shows it where no capture does
+                    for dv in &mut self.docs {
+                        if dv.doc.profile.is_none() && dv.doc.program.is_some() {
+                            dv.heat = true;
+                            dv.heat_cache = None;
+                        }
+                    }
+                }
                 Err(e) => self.messages.push(e),
             }
         }

@@ -583,10 +583,14 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
     }
     if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
-        profile_view::heat_legend_ui(ui);
+        profile_view::heat_legend_ui(ui, "time share of the hottest op:");
     } else if dv.heat && dv.doc.program.is_some() && Some(dv.stage) == dv.doc.pte_stage {
-        ui.label(format!("estimated on {}", app_cost_label));
-        profile_view::heat_legend_ui(ui);
+        profile_view::heat_legend_ui(
+            ui,
+            &format!(
+                "estimated cycles on {app_cost_label}, share of the costliest call (an estimate):"
+            ),
+        );
     } else {
         ui.label(RichText::new("Legend").strong());
         for c in Category::ALL {

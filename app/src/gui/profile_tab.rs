@@ -307,13 +307,10 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 /// What a capture's times are, where the window knows: an emulated board's are QEMU's
 /// instruction counts, not cycles.
 pub fn time_note(doc: &Document) -> Option<String> {
-    doc.declared_time
-        .as_ref()
-        .filter(|t| t.source.contains(crate::board::EMULATED_SOURCE))
-        .map(|_| {
-            format!(
-                "times: {}; the estimate columns price a real core",
-                crate::board::EMULATED_TIMES
-            )
-        })
+    doc.declared_time.as_ref().filter(|t| t.emulated).map(|_| {
+        format!(
+            "times: {}; the estimate columns price a real core",
+            etscope_viewer::document::EMULATED_TIMES
+        )
+    })
 }

@@ -186,6 +186,7 @@ pub fn load_in_phases(
             };
             match result {
                 Ok(()) => {
+                    declare_capture_clock(d, &p, &b);
                     attached = true;
                     break;
                 }
@@ -292,6 +293,7 @@ pub fn attach_pending(docs: &mut [Document], pending: Vec<Pending>, errors: &mut
                 for &i in &order {
                     match docs[i].attach(&name, &bytes) {
                         Ok(()) => {
+                            declare_capture_clock(&mut docs[i], &path, &bytes);
                             attached = true;
                             break;
                         }
@@ -385,4 +387,25 @@ pub fn with_siblings(given: &[PathBuf], siblings: bool) -> (Vec<PathBuf>, Vec<Pa
     } else {
         (given.to_vec(), Vec::new())
     }
+}
+
+/// An ETDump saved by etscope from a target that declared its clock holds nanoseconds; its
+/// raw stream beside it (`capture_paths`) says so. The window then shows µs, as `profile` does.
+fn declare_capture_clock(doc: &mut Document, path: &std::path::Path, bytes: &[u8]) {
+    if FileKind::detect(bytes) != Some(FileKind::Etdump) {
+        return;
+    }
+    use etscope_profiler::session::{capture_paths, declared_target, is_emulated};
+    let Some(target) = std::fs::read(capture_paths(path).2)
+        .ok()
+        .and_then(|r| declared_target(&r))
+        .filter(|t| t.tick_hz > 0)
+    else {
+        return;
+    };
+    doc.declared_time = Some(etscope_viewer::document::DeclaredTime::from_target(
+        target.tick_hz,
+        &target.core,
+        is_emulated(&target.core),
+    ));
 }

@@ -31,7 +31,7 @@ fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
     assert_eq!(summary["runs"], 4);
     assert_eq!(summary["lost_frames"], 0);
     assert_eq!(summary["lost_bytes"], 0);
-    assert_eq!(summary["core"], "cortex-m55");
+    assert_eq!(summary["core"], "cortex-m55 (emulated)");
     // profile: 4 runs of every instruction of the program
     let rows = json(&["profile", "--pte", p(&pte), "--etdump", p(&out), "--json"]);
     let rows = rows["rows"].as_array().expect("rows");
@@ -153,7 +153,7 @@ fn record_reads_a_running_board_through_its_gdb_server() {
     ]);
     assert_eq!(summary["runs"], 3, "the target announced 3 runs: {summary}");
     assert_eq!(summary["lost_frames"], 0);
-    assert_eq!(summary["core"], "cortex-m55");
+    assert_eq!(summary["core"], "cortex-m55 (emulated)");
     // without the ELF, the control block is found by scanning RAM
     drop(qemu);
     let qemu = etscope::board::Qemu::start(&elf, &image.bytes).expect("qemu");

@@ -32,8 +32,12 @@ fn every_profiled_operator_stands_beside_its_estimate() {
     assert!(d["estimate"]["what"]
         .as_str()
         .is_some_and(|w| w.starts_with("estimate")));
-    // a capture saved from the emulated board holds nanoseconds: its raw stream says so
+    // a capture saved from the emulated board holds nanoseconds: its raw stream says so, and
+    // that its ticks are QEMU's instruction counts
     assert_eq!(d["estimate"]["measured_in_us"], true);
+    assert!(d["times"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("QEMU instruction counts")));
     let cost = json(&["cost", p(&pte), "--core", "m55", "--mhz", "400", "--json"]);
     let rows = d["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 17);

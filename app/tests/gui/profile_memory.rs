@@ -205,6 +205,23 @@ fn a_capture_stands_beside_its_estimate_and_compares_with_another() {
     harness.run_steps(3);
     harness.get_by_label("meas ÷ est");
     harness.get_by_label("est. (µs)");
+    // an emulated board's capture says what its times are
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            ds_asset("model_int8_cortex_m55.pte"),
+            capture("ds_cnn_m55_explicit_board.etdp"),
+        ],
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    harness.get_by_label("Profile").click();
+    harness.run_steps(3);
+    harness
+        .get_all_by_label_contains(
+            "times: QEMU instruction counts of etscope's firmware (not cycles)",
+        )
+        .next()
+        .expect("the emulated board's times named");
     // the comparison, as `--compare-capture` starts it
     let mut harness = app_starting(StartOptions {
         files: vec![
