@@ -275,7 +275,10 @@ fn the_probe_rs_path_reads_a_real_control_block_from_target_memory() {
         (0, 0, 0)
     );
     let target = recorder.live().target().expect("target info").clone();
-    assert_eq!(target.core, "cortex-m55", "the snapshot was written by an earlier firmware");
+    assert_eq!(
+        target.core, "cortex-m55",
+        "the snapshot was written by an earlier firmware"
+    );
     assert_eq!(target.program_id, program_fingerprint(tiny().bytes()));
     // RdOff advanced to WrOff: a second poll finds nothing new
     assert_eq!(recorder.poll(&mut source).expect("polls"), 0);

@@ -2,13 +2,15 @@
 //! weighted layer of its edge graph, that layer kept in float (etscope's lowering with the
 //! layer's weights dequantized and its annotation gone, [`etscope_core::lower::keep_float`]).
 //! Every variant runs over the same data against A. The table ranks the variants by what they
-//! recover and prices each in arena and flash bytes. `lower --keep-float G -o mixed.pte` writes
+//! recover and prices each in arena and flash bytes and in estimated cycles on the core B was
+//! lowered for. `lower --keep-float G -o mixed.pte` writes
 //! the chosen one. A variant the host cannot run (a layout its neighbours do not take) is listed
 //! with the reason, not run on a guess.
 
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
+use etscope_core::analysis::cost::{program_cycles, Core};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::Evaluation;
 use etscope_core::formats::pte::Program;
@@ -36,6 +38,10 @@ pub struct Variant {
     pub arena_bytes: Option<u64>,
     /// The variant program's size.
     pub flash_bytes: Option<u64>,
+    /// Its estimated cycles per inference on `cycles_core` (the core B was lowered for;
+    /// docs/cost-model.md): what a float fallback costs in time.
+    pub cycles: Option<f64>,
+    pub cycles_core: Option<&'static str>,
     /// Why the variant has no numbers, when it has none.
     pub error: Option<String>,
 }
@@ -56,7 +62,13 @@ fn shipped_edge(b: &str, choice: &DeviceChoice, why: &str) -> Result<(Program, O
     Ok((program, options, edge))
 }
 
-fn row(group: &str, variant: &'static str, eval: &Evaluation, program: &Program) -> Variant {
+fn row(
+    group: &str,
+    variant: &'static str,
+    eval: &Evaluation,
+    program: &Program,
+    core: Option<Core>,
+) -> Variant {
     let s = eval.summary();
     let out = s.outputs.first();
     Variant {
@@ -68,6 +80,8 @@ fn row(group: &str, variant: &'static str, eval: &Evaluation, program: &Program)
         snr_db_mean: out.and_then(|o| o.snr_db_mean),
         arena_bytes: program.default_plan().map(|p| p.planned_bytes()),
         flash_bytes: Some(program.bytes().len() as u64),
+        cycles: core.and_then(|c| program_cycles(program, c)),
+        cycles_core: core.map(Core::key),
         error: None,
     }
 }
@@ -83,7 +97,8 @@ pub fn sweep(
 ) -> Result<Vec<Variant>> {
     let (program, options, edge) = shipped_edge(b, choice, "--sensitivity")?;
     let groups = lower::keep_float::weighted_modules(&edge);
-    let mut rows = vec![row("", "as_shipped", shipped, &program)];
+    let core = Core::of_cpu(options.cpu);
+    let mut rows = vec![row("", "as_shipped", shipped, &program, core)];
     let variants: Vec<(String, &'static str, Vec<String>)> = groups
         .iter()
         .map(|g| (g.clone(), "float", vec![g.clone()]))
@@ -100,7 +115,7 @@ pub fn sweep(
             let side = PreparedSource::program(&label, &p, None, Some(device))
                 .map_err(|e| e.to_string())?;
             let eval = evaluate(a, &label, side_a, &side, d).map_err(|e| format!("{e:#}"))?;
-            Ok(row(&g, variant, &eval, &p))
+            Ok(row(&g, variant, &eval, &p, core))
         });
         rows.push(result.unwrap_or_else(|error| Variant {
             group: g.clone(),
@@ -111,6 +126,8 @@ pub fn sweep(
             snr_db_mean: None,
             arena_bytes: None,
             flash_bytes: None,
+            cycles: None,
+            cycles_core: None,
             error: Some(error),
         }));
     }
@@ -163,6 +180,7 @@ pub fn print_table(rows: &[Variant]) {
         "SNR mean",
         "arena B",
         "flash B",
+        "est. cycles",
         "",
     ]);
     for r in rows {
@@ -178,6 +196,10 @@ pub fn print_table(rows: &[Variant]) {
             r.snr_db_mean.map_or("-".into(), |v| format!("{v:.1}")),
             r.arena_bytes.map_or("-".into(), |v| v.to_string()),
             r.flash_bytes.map_or("-".into(), |v| v.to_string()),
+            match (r.cycles, r.cycles_core) {
+                (Some(c), Some(core)) => format!("{c:.0} ({core})"),
+                _ => "-".into(),
+            },
             r.error.clone().unwrap_or_default(),
         ]);
     }

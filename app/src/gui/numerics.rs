@@ -144,6 +144,8 @@ pub struct SensitivityRow {
     pub metric: Option<f64>,
     pub arena_bytes: u64,
     pub flash_bytes: u64,
+    /// Estimated cycles per inference on the core B was lowered for, and that core.
+    pub cycles: Option<(f64, etscope_core::analysis::cost::Core)>,
     pub error: Option<String>,
 }
 
@@ -188,6 +190,7 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
             let shapes = sa.graph.input_shapes();
             let target = etscope_core::kernels::device::Target::for_program(&pb, 0);
             let options = Options::lowered_for(&pb, target);
+            let core = etscope_core::analysis::cost::Core::of_cpu(options.cpu);
             let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
             let mut rows = Vec::new();
             for g in keep_float::weighted_modules(&edge) {
@@ -210,6 +213,9 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
                         metric: out.and_then(|o| o.b_accuracy.or(o.top1_agreement)),
                         arena_bytes: p.default_plan().map_or(0, |pl| pl.planned_bytes()),
                         flash_bytes: p.bytes().len() as u64,
+                        cycles: core.and_then(|c| {
+                            etscope_core::analysis::cost::program_cycles(&p, c).map(|x| (x, c))
+                        }),
                         error: None,
                     })
                 });
@@ -218,6 +224,7 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
                     metric: None,
                     arena_bytes: 0,
                     flash_bytes: 0,
+                    cycles: None,
                     error: Some(e),
                 }));
             }
@@ -585,10 +592,17 @@ fn sensitivity_bars(ui: &mut egui::Ui, rows: &[SensitivityRow], shipped: Option<
                 }
                 (None, Some(m)) => {
                     ui.label(format!(
-                        "{:.2}%  ·  arena {} B  ·  flash {} B",
+                        "{:.2}%  ·  arena {} B  ·  flash {} B{}",
                         m * 100.0,
                         r.arena_bytes,
-                        r.flash_bytes
+                        r.flash_bytes,
+                        r.cycles
+                            .map(|(c, core)| format!(
+                                "  ·  est. {:.0} k cycles on {}",
+                                c / 1000.0,
+                                core.name()
+                            ))
+                            .unwrap_or_default()
                     ));
                 }
                 (None, None) => {

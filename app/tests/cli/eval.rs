@@ -257,6 +257,23 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
         conv2["flash_bytes"].as_u64() > rows[0]["flash_bytes"].as_u64(),
         "{conv2}"
     );
+    // and priced in time: each row's cycles are `etscope cost` of its program on the core B
+    // was lowered for; a float fallback runs the portable kernels and costs more
+    assert_eq!(rows[0]["cycles_core"], "m55");
+    let b_cost = json(&[
+        "cost",
+        p(&digits().join("cnn_int8_cortex_m55_default_badcal.pte")),
+        "--core",
+        "m55",
+        "--json",
+    ]);
+    assert_eq!(rows[0]["cycles"], b_cost["total_cycles"]);
+    for r in rows[1..].iter().filter(|r| r["error"].is_null()) {
+        assert!(
+            r["cycles"].as_f64().expect("cycles") > rows[0]["cycles"].as_f64().expect("cycles"),
+            "{r}"
+        );
+    }
 }
 
 /// The mixed program the sweep points at, written by `lower --keep-float`, runs on the emulated

@@ -47,6 +47,23 @@ pub struct CostOptions {
     pub flash_wait_states: u32,
 }
 
+/// The estimated cycles of `program`'s default plan on `core` (every priced call; `None` when
+/// the plan cannot be estimated): what a variant of a program costs, for tables that compare
+/// variants (the sensitivity sweep).
+pub fn program_cycles(program: &Program, core: Core) -> Option<f64> {
+    estimate(
+        program,
+        program.default_plan_index(),
+        CostOptions {
+            core,
+            mhz: core.typical_mhz(),
+            flash_wait_states: 0,
+        },
+    )
+    .ok()
+    .map(|e| e.total_cycles())
+}
+
 /// One named part of a row's cycles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Term {
@@ -498,6 +515,21 @@ mod tests {
             .expect("a delegate row");
         assert!(row.cycles.is_none());
         assert!(row.note.as_deref().unwrap_or("").contains("Vela"));
+    }
+
+    #[test]
+    fn a_portable_convolution_and_matmul_count_their_outputs_macs() {
+        // the digits CNN in fp32: conv 1→8 3×3 on 8×8, conv 8→16 3×3 to 4×4, linear 256→10
+        let p = fixture("digits/cnn_fp32.pte");
+        let e = estimate(&p, 0, options(Core::M4)).expect("estimate");
+        let macs: Vec<u64> = e
+            .rows
+            .iter()
+            .filter(|r| r.macs > 0)
+            .map(|r| r.macs)
+            .collect();
+        assert_eq!(macs, vec![8 * 8 * 8 * 9, 16 * 4 * 4 * 8 * 9, 10 * 256]);
+        assert!(e.rows.iter().all(|r| r.path.contains("coarse")));
     }
 
     #[test]

@@ -33,9 +33,14 @@ pub fn price(
     args: &[usize],
 ) -> Priced {
     let ts = tensors(plan, args);
-    // the largest operand: an op with several outputs (batch norm's mean and invstd) lists
+    // a convolution or matmul's MACs count its output (its out argument, last); anything else
+    // by its largest operand: an op with several outputs (batch norm's mean and invstd) lists
     // small tensors last
-    let out_elems = ts.iter().filter_map(|t| elements(t)).max().unwrap_or(0) as f64;
+    let out_elems = match category {
+        Category::Convolution | Category::Linear => ts.last().and_then(|t| elements(t)),
+        _ => ts.iter().filter_map(|t| elements(t)).max(),
+    }
+    .unwrap_or(0) as f64;
     let float = ts
         .last()
         .is_some_and(|t| t.scalar_type == ScalarType::Float);
