@@ -59,6 +59,11 @@ cap=${TMPDIR:-/tmp}/etscope-shot-capture.etdp
 "$bin" record --pte "$fx/tiny_conv_relu_linear/model_int8_cortex_m55.pte" \
   --replay "$fx/executorch_runtime/m55_qemu_streams/tiny_conv_relu_linear__model_int8_cortex_m55.etsw" --out "$cap" >/dev/null
 shot diff_executorch_runtime "$fx/tiny_conv_relu_linear/model_int8_cortex_m55.pte" "$cap" "${cap%.etdp}.bin" "$fx/tiny_conv_relu_linear/input.npy" --view diff
+# the estimate without a board (Profile tab, heat overlay), a capture beside it, two captures
+shot profile_estimate "$mb/model_int8_cortex_m4_default.pte" --no-siblings --estimate m4@120 --view profile
+shot heat_estimate "$mb/model_int8_cortex_m4_default.pte" --no-siblings --estimate m4@120 --view graph
+shot profile_vs_estimate "$root/assets/ds_cnn_kws/model_int8_cortex_m55.pte" "$fx/captures/ds_cnn_m55_explicit_board.etdp" --no-siblings --estimate m55@32 --view profile
+shot profile_compare "$root/assets/ds_cnn_kws/model_fp32.pte" "$root/assets/ds_cnn_kws/etdump_profile_5runs.etdp" --no-siblings --compare-capture "$fx/captures/ds_cnn_fp32_host_debug.etdp" --view profile
 if [ -f "$ref/stress_large/model_fp32.pte" ]; then
   shot stress_large "$ref/stress_large/model_fp32.pte" --view graph
 fi

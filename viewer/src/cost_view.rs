@@ -116,17 +116,18 @@ pub fn estimate_table_ui(ui: &mut Ui, est: &CostEstimate) -> Option<usize> {
         .max_scroll_height(height)
         .column(Width::auto().at_least(44.0))
         .column(Width::initial(200.0).at_least(80.0).clip(true))
-        .column(Width::initial(300.0).at_least(80.0).clip(true))
         .columns(Width::auto().at_least(64.0), 4)
+        .column(Width::remainder().at_least(120.0).clip(true))
         .header(row_height + 2.0, |mut header| {
+            // the numbers first, the long path last: a narrow window cuts the path, not them
             for t in [
                 "instr",
                 "op",
-                "CMSIS-NN path",
-                "MACs",
                 "est. cycles",
                 "est. µs",
                 "share",
+                "MACs",
+                "CMSIS-NN path",
             ] {
                 header.col(|ui| {
                     ui.strong(t);
@@ -144,32 +145,8 @@ pub fn estimate_table_ui(ui: &mut Ui, est: &CostEstimate) -> Option<usize> {
                     }
                 });
                 row.col(|ui| {
-                    ui.add(
-                        egui::Label::new(
-                            RichText::new(r.op.trim_start_matches("cortex_m::")).monospace(),
-                        )
-                        .truncate(),
-                    );
-                });
-                row.col(|ui| {
-                    // egui's fonts have no arrow: the CLI's `→` drawn as `>`
-                    let text = if r.path.is_empty() {
-                        r.note.clone().unwrap_or_default()
-                    } else {
-                        r.path.replace('→', ">")
-                    };
-                    let terms: Vec<String> = r
-                        .terms
-                        .iter()
-                        .map(|t| format!("{}: {:.0} cycles", t.name, t.cycles))
-                        .collect();
-                    ui.add(egui::Label::new(text).truncate())
-                        .on_hover_text(terms.join("\n"));
-                });
-                row.col(|ui| {
-                    if r.macs > 0 {
-                        ui.monospace(r.macs.to_string());
-                    }
+                    let name = RichText::new(r.op.trim_start_matches("cortex_m::")).monospace();
+                    ui.add(egui::Label::new(name).truncate());
                 });
                 match r.cycles {
                     Some(c) => {
@@ -193,6 +170,26 @@ pub fn estimate_table_ui(ui: &mut Ui, est: &CostEstimate) -> Option<usize> {
                         row.col(|_| {});
                     }
                 }
+                row.col(|ui| {
+                    if r.macs > 0 {
+                        ui.monospace(r.macs.to_string());
+                    }
+                });
+                row.col(|ui| {
+                    // egui's fonts have no arrow: the CLI's `→` drawn as `>`
+                    let text = if r.path.is_empty() {
+                        r.note.clone().unwrap_or_default()
+                    } else {
+                        r.path.replace('→', ">")
+                    };
+                    let terms: Vec<String> = r
+                        .terms
+                        .iter()
+                        .map(|t| format!("{}: {:.0} cycles", t.name, t.cycles))
+                        .collect();
+                    ui.add(egui::Label::new(text).truncate())
+                        .on_hover_text(terms.join("\n"));
+                });
             });
         });
     clicked

@@ -286,25 +286,15 @@ pub fn table_ui(
                                 sort_by = Some(col);
                             }
                         });
-                    }
-                    if let Some(v) = vs {
-                        header.col(|ui| {
-                            ui.strong("est. (µs)").on_hover_text(ESTIMATE_WHAT);
-                        });
-                        header.col(|ui| {
-                            ui.strong("meas ÷ est").on_hover_text(format!(
-                                "measured p50 ÷ estimate ({}); red: over {}× from the median ratio{}",
-                                if v.measured_in_us {
-                                    "µs over µs"
-                                } else {
-                                    "the capture's clock is unknown: each ratio over the median ratio"
-                                },
-                                v.band,
-                                v.median_ratio
-                                    .map(|m| format!(" ({m:.3})"))
-                                    .unwrap_or_default()
-                            ));
-                        });
+                        // the estimate beside the operator's name, where a narrow window shows it
+                        if let (Column::Op, Some(v)) = (col, vs) {
+                            header.col(|ui| {
+                                ui.strong("est. (µs)").on_hover_text(ESTIMATE_WHAT);
+                            });
+                            header.col(|ui| {
+                                ui.strong("meas ÷ est").on_hover_text(ratio_hover(v));
+                            });
+                        }
                     }
                 })
                 .body(|body| {
@@ -318,18 +308,8 @@ pub fn table_ui(
                             }
                         });
                         row.col(|ui| {
-                            ui.add(egui::Label::new(egui::RichText::new(&r.op).monospace()).truncate());
-                        });
-                        row.col(|ui| {
-                            ui.monospace(r.count.to_string());
-                        });
-                        for v in [r.avg, r.p50, r.min as f64, r.max as f64] {
-                            row.col(|ui| {
-                                ui.monospace(state.fmt(v));
-                            });
-                        }
-                        row.col(|ui| {
-                            ui.monospace(format!("{:.1}%", r.share * 100.0));
+                            let name = egui::RichText::new(&r.op).monospace();
+                            ui.add(egui::Label::new(name).truncate());
                         });
                         if let Some(v) = vs {
                             let m = v.row(r.instruction_id);
@@ -362,6 +342,17 @@ pub fn table_ui(
                                 }
                             });
                         }
+                        row.col(|ui| {
+                            ui.monospace(r.count.to_string());
+                        });
+                        for v in [r.avg, r.p50, r.min as f64, r.max as f64] {
+                            row.col(|ui| {
+                                ui.monospace(state.fmt(v));
+                            });
+                        }
+                        row.col(|ui| {
+                            ui.monospace(format!("{:.1}%", r.share * 100.0));
+                        });
                     });
                 });
         });
@@ -374,6 +365,22 @@ pub fn table_ui(
         }
     }
     clicked
+}
+
+/// What the measured ÷ estimated column holds.
+fn ratio_hover(v: &MeasuredVsEstimate) -> String {
+    format!(
+        "measured p50 ÷ estimate ({}); red: over {}× from the median ratio{}",
+        if v.measured_in_us {
+            "µs over µs"
+        } else {
+            "the capture's clock is unknown: each ratio over the median ratio"
+        },
+        v.band,
+        v.median_ratio
+            .map(|m| format!(" ({m:.3})"))
+            .unwrap_or_default()
+    )
 }
 
 /// One timed op inside a run.
