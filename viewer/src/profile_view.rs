@@ -371,11 +371,7 @@ pub fn table_ui(
 fn ratio_hover(v: &MeasuredVsEstimate) -> String {
     format!(
         "measured p50 ÷ estimate ({}); red: over {}× from the median ratio{}",
-        if v.measured_in_us {
-            "µs over µs"
-        } else {
-            "the capture's clock is unknown: each ratio over the median ratio"
-        },
+        v.ratio_meaning(),
         v.band,
         v.median_ratio
             .map(|m| format!(" ({m:.3})"))

@@ -174,14 +174,10 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
     );
     if let Some((o, m)) = &vs {
         println!(
-            "estimated on {} @ {} MHz: an estimate (docs/cost-model.md), not a measurement; measured ÷ estimated {}, flagged when over {}× from the median ({})",
+            "estimated on {} @ {} MHz: an estimate (docs/cost-model.md), not a measurement; measured ÷ estimated ({}), flagged when over {}× from the median ({})",
             o.core.name(),
             o.mhz,
-            if m.measured_in_us {
-                "in µs over µs"
-            } else {
-                "in ticks per estimated µs (the capture's clock is unknown)"
-            },
+            m.ratio_meaning(),
             m.band,
             m.median_ratio
                 .map(|x| format!("median {x:.3}"))

@@ -169,7 +169,7 @@ fn a_capture_of_another_program_is_refused_naming_it() {
         &other,
         &["does not belong"],
     );
-    // one capture in µs, the other in raw ticks: not compared
+    // a clock of no ticks is refused, naming the rate
     let out = etscope(&[
         "profile",
         "--pte",

@@ -48,6 +48,16 @@ impl MeasuredVsEstimate {
             .and_then(|i| self.rows.get(i))
     }
 
+    /// What a ratio is, as tables say it: µs over µs with the capture's clock, else ticks
+    /// (which only the ratio over the median makes comparable).
+    pub fn ratio_meaning(&self) -> &'static str {
+        if self.measured_in_us {
+            "µs over µs"
+        } else {
+            "the capture's clock is unknown: ticks per estimated µs, compared through the median ratio"
+        }
+    }
+
     /// Rows flagged as outliers.
     pub fn outliers(&self) -> impl Iterator<Item = &MeasuredRow> {
         self.rows.iter().filter(|r| r.outlier)
