@@ -150,6 +150,7 @@ fn print(
         let mut doc = serde_json::to_value(&summary)?;
         if let Some(rows) = sensitivity {
             doc["sensitivity"] = serde_json::to_value(rows)?;
+            doc["sensitivity_note"] = super::eval_sensitivity::NO_INT16.into();
         }
         doc["part"] = serde_json::to_value(eval)?;
         return super::print_json(&doc);
