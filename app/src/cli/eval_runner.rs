@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{anyhow, Context, Result};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::{Evaluation, Slice};
+use etscope_core::tensor::TensorData;
 
 use crate::load::dataset::Dataset;
 
@@ -22,14 +23,15 @@ pub(super) struct Data<'a> {
     pub show: bool,
 }
 
-/// A against B over the slice, the samples spread over the jobs (merged exactly).
-pub(super) fn evaluate(
-    a: &str,
-    b: &str,
-    side_a: &PreparedSource,
-    side_b: &PreparedSource,
+/// The slice's samples spread over the jobs: each worker starts from `init()` and folds its
+/// samples into it with `step(acc, index, inputs)`; returns the workers' accumulators in slice
+/// order. `what` names the work on the progress line.
+fn spread<T: Send>(
+    what: &str,
     d: &Data<'_>,
-) -> Result<Evaluation> {
+    init: impl Fn() -> T + Sync,
+    step: impl Fn(&mut T, u64, &[TensorData]) -> Result<()> + Sync,
+) -> Result<Vec<T>> {
     let range = d.slice.range();
     let done = AtomicU64::new(0);
     let total = range.end - range.start;
@@ -41,35 +43,31 @@ pub(super) fn evaluate(
         })
         .filter(|r| !r.is_empty())
         .collect();
-    let parts: Vec<Result<Evaluation>> = std::thread::scope(|scope| {
+    let parts: Vec<Result<T>> = std::thread::scope(|scope| {
         let workers: Vec<_> = chunks
             .iter()
             .map(|r| {
-                let done = &done;
+                let (done, init, step) = (&done, &init, &step);
                 let r = r.clone();
-                scope.spawn(move || -> Result<Evaluation> {
-                    let mut eval = Evaluation::new(a, b, &d.slice);
+                scope.spawn(move || -> Result<T> {
+                    let mut acc = init();
                     for i in r {
                         let inputs = d
                             .dataset
                             .sample(i as usize, &d.shapes)
                             .with_context(|| format!("{}: sample {i}", d.path.display()))?;
-                        let sa = side_a
-                            .run(&inputs, None)
-                            .with_context(|| format!("{a}: sample {i}"))?;
-                        let sb = side_b
-                            .run(&inputs, None)
-                            .with_context(|| format!("{b}: sample {i}"))?;
-                        let label = d.labels.as_ref().and_then(|l| l.get(i as usize).copied());
-                        eval.add(i, &sa, &sb, label)?;
+                        step(&mut acc, i, &inputs)?;
                         done.fetch_add(1, Ordering::Relaxed);
                     }
-                    Ok(eval)
+                    Ok(acc)
                 })
             })
             .collect();
         while d.show && workers.iter().any(|w| !w.is_finished()) {
-            eprint!("\r{b}: {} / {total} samples", done.load(Ordering::Relaxed));
+            eprint!(
+                "\r{what}: {} / {total} samples",
+                done.load(Ordering::Relaxed)
+            );
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         workers
@@ -81,14 +79,99 @@ pub(super) fn evaluate(
             .collect()
     });
     if d.show {
-        eprintln!("\r{b}: {total} / {total} samples");
+        eprintln!("\r{what}: {total} / {total} samples");
     }
+    parts.into_iter().collect()
+}
+
+/// The workers' evaluations of one slice as one (their accumulators add up exactly).
+fn merged(a: &str, b: &str, d: &Data<'_>, parts: Vec<Evaluation>) -> Result<Evaluation> {
     let mut eval = Evaluation::new(a, b, &d.slice);
-    for part in parts {
-        // the workers are one slice: their accumulators add up exactly
-        merge_samples(&mut eval, &part?)?;
+    for part in &parts {
+        merge_samples(&mut eval, part)?;
     }
     Ok(eval)
+}
+
+/// A against B over the slice, the samples spread over the jobs (merged exactly).
+pub(super) fn evaluate(
+    a: &str,
+    b: &str,
+    side_a: &PreparedSource,
+    side_b: &PreparedSource,
+    d: &Data<'_>,
+) -> Result<Evaluation> {
+    let parts = spread(
+        b,
+        d,
+        || Evaluation::new(a, b, &d.slice),
+        |eval, i, inputs| {
+            let sa = side_a
+                .run(inputs, None)
+                .with_context(|| format!("{a}: sample {i}"))?;
+            let sb = side_b
+                .run(inputs, None)
+                .with_context(|| format!("{b}: sample {i}"))?;
+            let label = d.labels.as_ref().and_then(|l| l.get(i as usize).copied());
+            eval.add(i, &sa, &sb, label)?;
+            Ok(())
+        },
+    )?;
+    merged(a, b, d, parts)
+}
+
+/// A's outputs on every sample of the slice, in slice order: run once, then compared with
+/// every variant of the sensitivity sweep.
+pub(super) fn outputs_of(
+    a: &str,
+    side_a: &PreparedSource,
+    d: &Data<'_>,
+) -> Result<Vec<Vec<TensorData>>> {
+    let parts = spread(a, d, Vec::new, |outs, i, inputs| {
+        outs.push(
+            side_a
+                .run_outputs(inputs, None)
+                .with_context(|| format!("{a}: sample {i}"))?,
+        );
+        Ok(())
+    })?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// A's outputs (`a_outputs`, from [`outputs_of`] over the same slice) against B's over the
+/// slice: output statistics only, B run without capturing anything else.
+pub(super) fn evaluate_outputs(
+    a: &str,
+    b: &str,
+    side_a: &PreparedSource,
+    a_outputs: &[Vec<TensorData>],
+    side_b: &PreparedSource,
+    d: &Data<'_>,
+) -> Result<Evaluation> {
+    let start = d.slice.range().start;
+    let parts = spread(
+        b,
+        d,
+        || Evaluation::new(a, b, &d.slice),
+        |eval, i, inputs| {
+            let outs_a = usize::try_from(i - start)
+                .ok()
+                .and_then(|k| a_outputs.get(k))
+                .ok_or_else(|| anyhow!("{a}: no outputs kept for sample {i}"))?;
+            let outs_b = side_b
+                .run_outputs(inputs, None)
+                .with_context(|| format!("{b}: sample {i}"))?;
+            let label = d.labels.as_ref().and_then(|l| l.get(i as usize).copied());
+            eval.add_outputs(
+                i,
+                &side_a.outputs_source(outs_a),
+                &side_b.outputs_source(&outs_b),
+                label,
+            )?;
+            Ok(())
+        },
+    )?;
+    merged(a, b, d, parts)
 }
 
 /// Adds a worker's samples (the same slice) to `eval`.

@@ -17,7 +17,7 @@ use etscope_core::formats::pte::Program;
 use etscope_core::lower::{self, Module, Options};
 use serde::Serialize;
 
-use super::eval_runner::{evaluate, Data};
+use super::eval_runner::{evaluate_outputs, outputs_of, Data};
 use super::run::DeviceChoice;
 use crate::load;
 use crate::table::Table;
@@ -99,6 +99,9 @@ pub fn sweep(
     shipped: &Evaluation,
 ) -> Result<Vec<Variant>> {
     let (program, options, edge) = shipped_edge(b, choice, "--sensitivity")?;
+    // A is the same for every variant: its outputs are computed once, and each variant runs
+    // without capturing intermediates (the table compares outputs)
+    let a_outputs = outputs_of(a, side_a, d)?;
     let groups = lower::keep_float::weighted_modules(&edge);
     let core = Core::of_cpu(options.cpu);
     let mut rows = vec![row("", "as_shipped", shipped, &program, core)];
@@ -117,7 +120,8 @@ pub fn sweep(
             let device = choice.device(&p, 0).map_err(|e| e.to_string())?;
             let side = PreparedSource::program(&label, &p, None, Some(device))
                 .map_err(|e| e.to_string())?;
-            let eval = evaluate(a, &label, side_a, &side, d).map_err(|e| format!("{e:#}"))?;
+            let eval = evaluate_outputs(a, &label, side_a, &a_outputs, &side, d)
+                .map_err(|e| format!("{e:#}"))?;
             Ok(row(&g, variant, &eval, &p, core))
         });
         rows.push(result.unwrap_or_else(|error| Variant {

@@ -257,6 +257,17 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
         conv2["flash_bytes"].as_u64() > rows[0]["flash_bytes"].as_u64(),
         "{conv2}"
     );
+    // the sweep compares outputs alone (A run once, the variants without capturing anything
+    // else): the same numbers as the full evaluation of that variant's program
+    let tmp = std::env::temp_dir().join(format!("etscope-sweep-{}.pte", std::process::id()));
+    let full = digits_eval(
+        &digits().join("cnn_int8_cortex_m55_default_badcal.pte"),
+        &["--keep-float", "conv1", "-o", p(&tmp)],
+    );
+    let _ = std::fs::remove_file(&tmp);
+    for key in ["b_accuracy", "top1_agreement", "snr_db_mean"] {
+        assert_eq!(rows[1][key], full["outputs"][0][key], "{key}");
+    }
     // and priced in time: each row's cycles are `etscope cost` of its program on the core B
     // was lowered for; a float fallback runs the portable kernels and costs more
     assert_eq!(rows[0]["cycles_core"], "m55");

@@ -48,6 +48,33 @@ impl Source {
         }
     }
 
+    /// From a run's outputs alone (no node captured): each output held by the node that
+    /// wrote it, so [`comparable_output`] compares it as it compares a captured run's.
+    pub fn from_outputs(label: &str, graph: Graph, outputs: &[TensorData]) -> Source {
+        let mut tensors: BTreeMap<NodeId, Vec<TensorData>> = BTreeMap::new();
+        for (k, t) in outputs.iter().enumerate() {
+            let Some((node, at)) = output_producer(&graph, k) else {
+                continue;
+            };
+            let held = tensors.entry(node).or_default();
+            // the node's other outputs are not kept: the slots before `at` repeat this one
+            while held.len() < at {
+                held.push(t.clone());
+            }
+            if held.len() == at {
+                held.push(t.clone());
+            } else if let Some(slot) = held.get_mut(at) {
+                *slot = t.clone();
+            }
+        }
+        Source {
+            label: label.to_string(),
+            graph,
+            tensors,
+            export: None,
+        }
+    }
+
     /// From tensors captured on a device (the first inference run that captured each).
     pub fn from_captured(label: &str, graph: Graph, captured: &[CapturedTensor]) -> Source {
         let mut tensors: BTreeMap<NodeId, Vec<TensorData>> = BTreeMap::new();

@@ -110,6 +110,31 @@ impl PreparedSource {
         })
     }
 
+    /// A run on `inputs` keeping only the method's outputs (no intermediate captured): what an
+    /// output-only comparison needs, at the cost of the run alone.
+    pub fn run_outputs(
+        &self,
+        inputs: &[TensorData],
+        cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) -> Result<Vec<TensorData>, SourceError> {
+        let run = self
+            .runtime
+            .run_with(
+                inputs,
+                crate::runtime::RunOptions {
+                    cancel,
+                    ..crate::runtime::RunOptions::default()
+                },
+            )
+            .map_err(|e| SourceError::Run(e.to_string()))?;
+        Ok(run.outputs.iter().map(|t| t.to_data()).collect())
+    }
+
+    /// The source of outputs `outputs` of this program's run (see [`Self::run_outputs`]).
+    pub fn outputs_source(&self, outputs: &[TensorData]) -> Source {
+        Source::from_outputs(&self.label, self.graph.clone(), outputs)
+    }
+
     /// A run on `inputs`, every node's outputs captured.
     pub fn run(
         &self,

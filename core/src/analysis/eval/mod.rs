@@ -151,6 +151,22 @@ impl Evaluation {
             Err(e) if self.matched_by.starts_with("none") => drop(e),
             Err(e) => return Err(fail(e.to_string())),
         }
+        self.add_outputs(index, a, b, label)
+    }
+
+    /// Adds sample `index` from the two sources' outputs alone (no group statistics: what the
+    /// sensitivity sweep's table needs, from runs that capture nothing else).
+    pub fn add_outputs(
+        &mut self,
+        index: u64,
+        a: &Source,
+        b: &Source,
+        label: Option<i64>,
+    ) -> Result<(), EvalError> {
+        let fail = |detail: String| EvalError::Sample {
+            sample: index,
+            detail,
+        };
         let outputs = a.graph.outputs.len().min(b.graph.outputs.len());
         for k in 0..outputs {
             let Some(pair) = comparable_output(a, b, k) else {
