@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use eframe::egui::{self, Color32, RichText};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::{Evaluation, Slice, Summary};
+use etscope_core::tensor::TensorData;
 
 use super::EtscopeApp;
 use crate::job::Job;
@@ -93,7 +94,15 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
                 };
             let (sa, sb) = (side(&ta, &pa, &rec_a)?, side(&tb, &pb, &rec_b)?);
             let shapes = sa.graph.input_shapes();
-            let summary = over_dataset(&sa, &sb, &data, label_path.as_deref(), &shapes, handle)?;
+            let summary = over_dataset(
+                &sa,
+                &sb,
+                &data,
+                label_path.as_deref(),
+                &shapes,
+                handle,
+                None,
+            )?;
             Ok(Finished {
                 a: ta,
                 b: tb,
@@ -103,7 +112,9 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
     ));
 }
 
-/// A against B on every sample of the dataset at `data`, with progress and cancel.
+/// A against B on every sample of the dataset at `data`, with progress and cancel; with
+/// `a_outputs` (A's outputs on every sample, from [`outputs_over_dataset`]) the outputs alone
+/// are compared and B captures nothing else (the sensitivity sweep).
 fn over_dataset(
     sa: &PreparedSource,
     sb: &PreparedSource,
@@ -111,6 +122,7 @@ fn over_dataset(
     label_path: Option<&std::path::Path>,
     shapes: &[Vec<usize>],
     handle: &crate::job::JobHandle,
+    a_outputs: Option<&[Vec<TensorData>]>,
 ) -> Result<Summary, String> {
     let dataset = Dataset::open(data, shapes.len()).map_err(|e| format!("{e:#}"))?;
     let labels = label_path
@@ -124,17 +136,56 @@ fn over_dataset(
         }
         handle.progress(i as u64, n as u64);
         let inputs = dataset.sample(i, shapes).map_err(|e| format!("{e:#}"))?;
-        let ra = sa
-            .run(&inputs, None)
-            .map_err(|e| format!("{}: sample {i}: {e}", sa.label))?;
-        let rb = sb
-            .run(&inputs, None)
-            .map_err(|e| format!("{}: sample {i}: {e}", sb.label))?;
         let label = labels.as_ref().and_then(|l| l.get(i).copied());
-        eval.add(i as u64, &ra, &rb, label)
-            .map_err(|e| e.to_string())?;
+        let sample = |e: etscope_core::analysis::diff_sources::SourceError, who: &str| {
+            format!("{who}: sample {i}: {e}")
+        };
+        match a_outputs {
+            Some(outs) => {
+                let oa = outs
+                    .get(i)
+                    .ok_or_else(|| format!("{}: no outputs kept for sample {i}", sa.label))?;
+                let ob = sb
+                    .run_outputs(&inputs, None)
+                    .map_err(|e| sample(e, &sb.label))?;
+                eval.add_outputs(
+                    i as u64,
+                    &sa.outputs_source(oa),
+                    &sb.outputs_source(&ob),
+                    label,
+                )
+            }
+            None => {
+                let ra = sa.run(&inputs, None).map_err(|e| sample(e, &sa.label))?;
+                let rb = sb.run(&inputs, None).map_err(|e| sample(e, &sb.label))?;
+                eval.add(i as u64, &ra, &rb, label)
+            }
+        }
+        .map_err(|e| e.to_string())?;
     }
     Ok(eval.summary())
+}
+
+/// `sa`'s outputs on every sample of the dataset at `data` (run once for the whole sweep).
+fn outputs_over_dataset(
+    sa: &PreparedSource,
+    data: &std::path::Path,
+    shapes: &[Vec<usize>],
+    handle: &crate::job::JobHandle,
+) -> Result<Vec<Vec<TensorData>>, String> {
+    let dataset = Dataset::open(data, shapes.len()).map_err(|e| format!("{e:#}"))?;
+    let n = dataset.len();
+    (0..n)
+        .map(|i| {
+            if handle.cancelled() {
+                return Err("cancelled".to_string());
+            }
+            handle.progress(i as u64, n as u64);
+            let inputs = dataset.sample(i, shapes).map_err(|e| format!("{e:#}"))?;
+            sa.run_outputs(&inputs, None)
+                .map_err(|e| format!("{}: sample {i}: {e}", sa.label))
+        })
+        .collect()
 }
 
 /// One row of the window's sensitivity bars.
@@ -192,6 +243,8 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
             let options = Options::lowered_for(&pb, target);
             let core = etscope_core::analysis::cost::Core::of_cpu(options.cpu);
             let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
+            // A is the same for every variant: its outputs once, the variants' outputs alone
+            let a_outputs = outputs_over_dataset(&sa, &data, &shapes, handle)?;
             let mut rows = Vec::new();
             for g in keep_float::weighted_modules(&edge) {
                 if handle.cancelled() {
@@ -206,7 +259,15 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
                     let label = format!("{tb} with {g} in float");
                     let sb = PreparedSource::program(&label, &p, None, None)
                         .map_err(|e| e.to_string())?;
-                    let s = over_dataset(&sa, &sb, &data, label_path.as_deref(), &shapes, handle)?;
+                    let s = over_dataset(
+                        &sa,
+                        &sb,
+                        &data,
+                        label_path.as_deref(),
+                        &shapes,
+                        handle,
+                        Some(&a_outputs),
+                    )?;
                     let out = s.outputs.first();
                     Ok(SensitivityRow {
                         group: g.clone(),
