@@ -88,11 +88,15 @@ fn csv_field(s: &str) -> String {
 }
 
 /// The per-op profile as CSV: in ticks, and in µs too when `ticks_per_us` is known (the rate
-/// the capture declares, or the user's).
-pub fn profile_csv(profile: &Profile, ticks_per_us: Option<f64>) -> String {
+/// the capture declares, or the user's); `times`, when the times are not cycles or time of a
+/// part (an emulator's instruction counts), says so in a last column of every row.
+pub fn profile_csv(profile: &Profile, ticks_per_us: Option<f64>, times: Option<&str>) -> String {
     let mut s = String::from("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw");
     if ticks_per_us.is_some() {
         s.push_str(",avg_us,min_us,max_us,p10_us,p50_us,p90_us");
+    }
+    if times.is_some() {
+        s.push_str(",times");
     }
     s.push('\n');
     for r in &profile.rows {
@@ -117,6 +121,9 @@ pub fn profile_csv(profile: &Profile, ticks_per_us: Option<f64>) -> String {
             for v in [st.avg, st.min as f64, st.max as f64, st.p10, st.p50, st.p90] {
                 let _ = write!(s, ",{:.3}", v / rate);
             }
+        }
+        if let Some(t) = times {
+            let _ = write!(s, ",{}", csv_field(t));
         }
         s.push('\n');
     }
@@ -147,7 +154,7 @@ pub fn memory_csv(plan: &MemoryPlan) -> String {
 }
 
 /// The timeline as Chrome trace events (`ts`/`dur` in µs at `ticks_per_us`), one thread per run.
-pub fn chrome_trace(runs: &[Vec<Span>], ticks_per_us: f64) -> String {
+pub fn chrome_trace(runs: &[Vec<Span>], ticks_per_us: f64, times: Option<&str>) -> String {
     let mut events = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
         events.push(serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": ri, "args": {"name": format!("run {ri}")}}));
@@ -164,5 +171,16 @@ pub fn chrome_trace(runs: &[Vec<Span>], ticks_per_us: f64) -> String {
             }));
         }
     }
-    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"}).to_string()
+    let mut trace = serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"});
+    if let Some(t) = times {
+        // shown by Perfetto's trace info; the process is named for it too
+        trace["otherData"] = serde_json::json!({ "times": t });
+        if let Some(list) = trace["traceEvents"].as_array_mut() {
+            list.insert(
+                0,
+                serde_json::json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": t}}),
+            );
+        }
+    }
+    trace.to_string()
 }

@@ -198,7 +198,7 @@ fn exports_are_well_formed() {
         svg.matches("<rect x=").count(),
         d.stages[0].graph.nodes.len()
     );
-    let csv = export::profile_csv(d.profile.as_ref().expect("profile"), None);
+    let csv = export::profile_csv(d.profile.as_ref().expect("profile"), None, None);
     assert_eq!(csv.lines().count(), 5);
     assert!(csv
         .lines()
@@ -207,7 +207,7 @@ fn exports_are_well_formed() {
         .starts_with("0,aten::convolution.out,native_call_convolution.out,5,"));
     let runs = etscope_viewer::profile_view::timeline(d.etdump.as_ref().expect("etdump"));
     let trace: serde_json::Value =
-        serde_json::from_str(&export::chrome_trace(&runs, 1000.0)).expect("json");
+        serde_json::from_str(&export::chrome_trace(&runs, 1000.0, None)).expect("json");
     let events = trace["traceEvents"].as_array().expect("events");
     assert_eq!(events.iter().filter(|e| e["ph"] == "X").count(), 5 * 4);
     let conv = events.iter().find(|e| e["ph"] == "X").expect("span");
@@ -217,6 +217,21 @@ fn exports_are_well_formed() {
     );
     let mem = export::memory_csv(d.memory.as_ref().expect("plan"));
     assert!(mem.lines().count() > 3);
+    // an emulator's times say what they are in every export
+    let what = etscope_viewer::document::EMULATED_TIMES;
+    let csv = export::profile_csv(
+        d.profile.as_ref().expect("profile"),
+        Some(1000.0),
+        Some(what),
+    );
+    assert!(csv.lines().next().is_some_and(|h| h.ends_with(",times")));
+    assert!(csv
+        .lines()
+        .skip(1)
+        .all(|l| l.ends_with(&format!("\"{what}\"")) || l.ends_with(what)));
+    let trace: serde_json::Value =
+        serde_json::from_str(&export::chrome_trace(&runs, 1000.0, Some(what))).expect("json");
+    assert_eq!(trace["otherData"]["times"], what);
 }
 
 fn fixture(rel: &str) -> PathBuf {

@@ -59,6 +59,13 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         .unwrap_or_else(|| PathBuf::from(&default_name));
     let rate = app.ticks_per_us();
     let ticks = rate.unwrap_or(1000.0);
+    // an emulator's times are its instruction counts: every export says so
+    let times = dv
+        .doc
+        .declared_time
+        .as_ref()
+        .filter(|t| t.emulated)
+        .map(|_| etscope_viewer::document::EMULATED_TIMES);
     let text = match kind {
         ExportKind::GraphSvg => {
             let stage = &dv.doc.stages[dv.stage];
@@ -75,11 +82,10 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             .doc
             .profile
             .as_ref()
-            .map(|p| export::profile_csv(p, rate)),
+            .map(|p| export::profile_csv(p, rate, times)),
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
-        ExportKind::ChromeTrace => {
-            (!dv.timeline_runs.is_empty()).then(|| export::chrome_trace(&dv.timeline_runs, ticks))
-        }
+        ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty())
+            .then(|| export::chrome_trace(&dv.timeline_runs, ticks, times)),
         ExportKind::GraphPng => {
             let rect = dv.views[dv.stage].last_rect;
             app.request_png(path, rect, ctx);
