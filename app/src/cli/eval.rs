@@ -64,7 +64,7 @@ pub fn run(
     labels_path: Option<&Path>,
     jobs: Option<usize>,
     shard: Option<&str>,
-    sensitivity: bool,
+    sweep: super::eval_sensitivity::Sweep,
     choice: &DeviceChoice,
     as_json: bool,
 ) -> Result<()> {
@@ -108,12 +108,11 @@ pub fn run(
         shapes,
     };
     let eval = evaluate(a, b, &side_a, &side_b, &d)?;
-    let rows = if sensitivity {
-        Some(super::eval_sensitivity::sweep(
-            a, b, &side_a, &d, choice, &eval,
-        )?)
-    } else {
-        None
+    let rows = match sweep {
+        super::eval_sensitivity::Sweep::Off => None,
+        _ => Some(super::eval_sensitivity::sweep(
+            a, b, &side_a, &d, choice, &eval, sweep,
+        )?),
     };
     print(&eval, rows.as_deref(), as_json)
 }

@@ -22,6 +22,16 @@ use super::run::DeviceChoice;
 use crate::load;
 use crate::table::Table;
 
+/// Which variants the sweep runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    Off,
+    /// Each weighted layer in float alone.
+    FloatOnly,
+    /// Those, and each layer alone quantized (every other in float).
+    All,
+}
+
 /// Why the sweep has no int16 variant: the backend has no 16-bit weighted layer to offer.
 pub const NO_INT16: &str = "no int16 variants: ExecuTorch 1.5.1's Cortex-M backend computes 16-bit activations only in quantized_div; its convolutions, depthwise convolutions, linears and batch matmuls are int8 (tests/fixtures/ops)";
 
@@ -97,21 +107,27 @@ pub fn sweep(
     d: &Data<'_>,
     choice: &DeviceChoice,
     shipped: &Evaluation,
+    which: Sweep,
 ) -> Result<Vec<Variant>> {
     let (program, options, edge) = shipped_edge(b, choice, "--sensitivity")?;
     // A is the same for every variant: its outputs are computed once, and each variant runs
     // without capturing intermediates (the table compares outputs)
     let a_outputs = outputs_of(a, side_a, d)?;
     let groups = lower::keep_float::weighted_modules(&edge);
-    let core = Core::of_cpu(options.cpu);
+    let core = options.cpu.cost_core();
     let mut rows = vec![row("", "as_shipped", shipped, &program, core)];
     let variants: Vec<(String, &'static str, Vec<String>)> = groups
         .iter()
         .map(|g| (g.clone(), "float", vec![g.clone()]))
-        .chain(groups.iter().filter(|_| groups.len() > 1).map(|g| {
-            let others: Vec<String> = groups.iter().filter(|o| *o != g).cloned().collect();
-            (g.clone(), "only_quantized", others)
-        }))
+        .chain(
+            groups
+                .iter()
+                .filter(|_| groups.len() > 1 && which == Sweep::All)
+                .map(|g| {
+                    let others: Vec<String> = groups.iter().filter(|o| *o != g).cloned().collect();
+                    (g.clone(), "only_quantized", others)
+                }),
+        )
         .collect();
     for (g, variant, kept) in variants {
         let made = mixed_program(&edge, &kept, &options);

@@ -423,6 +423,10 @@ pub enum Command {
         /// the variants by what they recover, with their arena and flash bytes.
         #[arg(long)]
         sensitivity: bool,
+        /// With --sensitivity: only the float variants (each weighted layer in float alone),
+        /// not the only-quantized ones (every other layer in float), which take as long again.
+        #[arg(long, requires = "sensitivity")]
+        float_only: bool,
         /// Write B with these groups kept in float (what --sensitivity names them) to `-o`, and
         /// evaluate that program instead of B.
         #[arg(long, value_delimiter = ',', requires = "out")]
@@ -543,6 +547,7 @@ pub fn run(command: Command) -> Result<()> {
             jobs,
             shard,
             sensitivity,
+            float_only,
             keep_float,
             out,
             merge,
@@ -561,7 +566,11 @@ pub fn run(command: Command) -> Result<()> {
                     labels.as_deref(),
                     jobs,
                     shard.as_deref(),
-                    sensitivity,
+                    match (sensitivity, float_only) {
+                        (false, _) => eval_sensitivity::Sweep::Off,
+                        (true, true) => eval_sensitivity::Sweep::FloatOnly,
+                        (true, false) => eval_sensitivity::Sweep::All,
+                    },
                     &device,
                     json,
                 )

@@ -241,7 +241,7 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
             let shapes = sa.graph.input_shapes();
             let target = etscope_core::kernels::device::Target::for_program(&pb, 0);
             let options = Options::lowered_for(&pb, target);
-            let core = etscope_core::analysis::cost::Core::of_cpu(options.cpu);
+            let core = options.cpu.cost_core();
             let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
             // A is the same for every variant: its outputs once, the variants' outputs alone
             let a_outputs = outputs_over_dataset(&sa, &data, &shapes, handle)?;

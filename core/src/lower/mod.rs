@@ -101,6 +101,22 @@ pub enum Cpu {
 }
 
 impl Cpu {
+    /// This core in the cost model (`analysis::cost`), where the model has it (the Cortex-M23
+    /// it has not).
+    pub fn cost_core(self) -> Option<crate::analysis::cost::Core> {
+        use crate::analysis::cost::Core;
+        Some(match self {
+            Cpu::M0 => Core::M0Plus,
+            Cpu::M3 => Core::M3,
+            Cpu::M4 => Core::M4,
+            Cpu::M7 => Core::M7,
+            Cpu::M33 => Core::M33,
+            Cpu::M55 => Core::M55,
+            Cpu::M85 => Core::M85,
+            Cpu::M23 => return None,
+        })
+    }
+
     /// Every core, in the order the CLI lists them.
     pub const ALL: [Cpu; 8] = [
         Cpu::M55,

@@ -95,22 +95,6 @@ impl Core {
         }
     }
 
-    /// The core a lowering was made for (`lower --target`), where the model has it (the
-    /// Cortex-M23 it has not).
-    pub fn of_cpu(cpu: crate::lower::Cpu) -> Option<Core> {
-        use crate::lower::Cpu;
-        Some(match cpu {
-            Cpu::M0 => Core::M0Plus,
-            Cpu::M3 => Core::M3,
-            Cpu::M4 => Core::M4,
-            Cpu::M7 => Core::M7,
-            Cpu::M33 => Core::M33,
-            Cpu::M55 => Core::M55,
-            Cpu::M85 => Core::M85,
-            Cpu::M23 => return None,
-        })
-    }
-
     /// A clock parts with this core commonly run at, in MHz (the default when none is given).
     pub fn typical_mhz(self) -> f64 {
         match self {
