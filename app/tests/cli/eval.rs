@@ -368,3 +368,18 @@ fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_swee
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn the_float_only_sweep_runs_each_layer_in_float_and_nothing_else() {
+    let doc = digits_eval(
+        &digits().join("cnn_int8_cortex_m55_default_badcal.pte"),
+        &["--sensitivity", "--float-only"],
+    );
+    let rows = doc["sensitivity"].as_array().expect("a sensitivity table");
+    let variants: Vec<&str> = rows
+        .iter()
+        .map(|r| r["variant"].as_str().expect("variant"))
+        .collect();
+    assert_eq!(variants, ["as_shipped", "float", "float", "float"]);
+    assert_eq!(rows[1]["group"], "conv1");
+}
