@@ -26,7 +26,8 @@ pub struct CaptureSide<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchedBy {
-    /// Both captures ran the same program: the same instruction.
+    /// The same instruction: both captures ran one program, or two exports with the same
+    /// operator at every instruction.
     Instruction,
     /// The same set of the ETRecords' debug handles (the same exported nodes).
     DebugHandles,
