@@ -92,10 +92,11 @@ fn requantize_row<const WIDE: bool>(acc: &[i32], lanes: &Lanes<'_>, out: &mut [i
 fn requantize_row_avx2(acc: &[i32], lanes: &Lanes<'_>, out: &mut [i8]) {
     use std::arch::x86_64::{
         __m256i, _mm256_add_epi32, _mm256_add_epi64, _mm256_and_si256, _mm256_blend_epi32,
-        _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_max_epi32, _mm256_min_epi32,
-        _mm256_mul_epi32, _mm256_mullo_epi32, _mm256_set1_epi32, _mm256_set1_epi64x,
-        _mm256_slli_epi64, _mm256_srai_epi32, _mm256_srav_epi32, _mm256_srli_epi64,
-        _mm256_storeu_si256, _mm256_sub_epi32,
+        _mm256_castsi256_si128, _mm256_cmpgt_epi32, _mm256_extracti128_si256, _mm256_loadu_si256,
+        _mm256_max_epi32, _mm256_min_epi32, _mm256_mul_epi32, _mm256_mullo_epi32,
+        _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_slli_epi64, _mm256_srai_epi32,
+        _mm256_srav_epi32, _mm256_srli_epi64, _mm256_sub_epi32, _mm_packs_epi16, _mm_packs_epi32,
+        _mm_storel_epi64,
     };
     let rq = lanes.rq;
     let n = acc.len().min(out.len());
@@ -134,12 +135,16 @@ fn requantize_row_avx2(acc: &[i32], lanes: &Lanes<'_>, out: &mut [i8]) {
         );
         let rounded = _mm256_sub_epi32(result, _mm256_cmpgt_epi32(remainder, threshold));
         let clamped = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(rounded, offset), lo), hi);
-        let mut lanes8 = [0i32; 8];
-        // SAFETY: `lanes8` is 32 bytes, an unaligned store
-        unsafe { _mm256_storeu_si256(lanes8.as_mut_ptr().cast(), clamped) };
-        for (o, &v) in out[at..at + 8].iter_mut().zip(&lanes8) {
-            *o = v as i8;
-        }
+        // the clamped lanes fit in i8 (act_min/act_max do): narrowed in registers, the two
+        // 128-bit halves packed to 16 then 8 bits without saturating anything
+        let halves = _mm_packs_epi32(
+            _mm256_castsi256_si128(clamped),
+            _mm256_extracti128_si256::<1>(clamped),
+        );
+        let bytes = _mm_packs_epi16(halves, halves);
+        // SAFETY: `out[at..at + 8]` is in bounds (at + 8 ≤ full ≤ n ≤ out.len()); an unaligned
+        // 8-byte store
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().add(at).cast(), bytes) };
     }
     for ch in full..n {
         out[ch] = requantize_lane(acc[ch], rq.multipliers[ch], rq.shifts[ch], rq);
