@@ -214,6 +214,10 @@ fn plan_comparison_ui(
                     0.0
                 }
             ));
+            ui.weak("· the same estimated cycles")
+                .on_hover_text(
+                    "every plan runs the same calls (a reorder in another order): the cost model prices calls, not addresses, and has no caches (docs/cost-model.md)",
+                );
         }
     });
     let mut why = Vec::new();

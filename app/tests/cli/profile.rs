@@ -184,3 +184,23 @@ fn a_capture_of_another_program_is_refused_naming_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a positive number"));
 }
+
+/// A memory plan places tensors; it runs the same calls (a reorder in another order): the
+/// estimate, which prices calls, is the program's (what the Memory tab says beside a plan).
+#[test]
+fn a_replanned_program_costs_the_same_estimated_cycles() {
+    let pte = fixture("models/resnet/model_int8_cortex_m55_default.pte");
+    let out = std::env::temp_dir().join(format!("etscope-replanned-{}.pte", std::process::id()));
+    let plan = etscope(&["plan", p(&pte), "--algorithm", "reorder", "-o", p(&out)]);
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let cycles =
+        |f: &Path| json(&["cost", p(f), "--core", "m55", "--json"])["total_cycles"].clone();
+    let (before, after) = (cycles(&pte), cycles(&out));
+    let _ = std::fs::remove_file(&out);
+    assert!(before.as_f64().is_some_and(|c| c > 0.0));
+    assert_eq!(before, after);
+}
