@@ -25,9 +25,9 @@ impl Default for CostPicker {
 }
 
 impl CostPicker {
-    /// The picker's row: "Estimate on [core] @ [MHz] MHz"; returns whether it changed.
-    pub fn ui(&mut self, ui: &mut Ui) -> bool {
-        let before = *self;
+    /// The picker's row: "Estimate on [core] @ [MHz] MHz" (what is drawn from it is keyed by
+    /// the pick, so nothing needs telling that it changed).
+    pub fn ui(&mut self, ui: &mut Ui) {
         ui.label("Estimate on");
         egui::ComboBox::from_id_salt("cost-core")
             .selected_text(self.core.name())
@@ -45,7 +45,6 @@ impl CostPicker {
         );
         ui.weak("(estimate, not a measurement)")
             .on_hover_text(ESTIMATE_WHAT);
-        *self != before
     }
 
     /// "Cortex-M4 @ 120 MHz".

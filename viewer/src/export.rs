@@ -5,6 +5,7 @@ use crate::category::CategoryStyle as _;
 use std::fmt::Write;
 
 use egui::Color32;
+use etscope_core::analysis::cost::measured::MeasuredVsEstimate;
 use etscope_core::analysis::profile::Profile;
 use etscope_core::plan::MemoryPlan;
 
@@ -79,7 +80,7 @@ pub fn graph_svg(stage: &StageView, overlay: Option<&[Option<Color32>]>) -> Stri
     s
 }
 
-fn csv_field(s: &str) -> String {
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -88,12 +89,22 @@ fn csv_field(s: &str) -> String {
 }
 
 /// The per-op profile as CSV: in ticks, and in µs too when `ticks_per_us` is known (the rate
-/// the capture declares, or the user's); `times`, when the times are not cycles or time of a
-/// part (an emulator's instruction counts), says so in a last column of every row.
-pub fn profile_csv(profile: &Profile, ticks_per_us: Option<f64>, times: Option<&str>) -> String {
+/// the capture declares, or the user's); with `vs`, each row's estimate, measured ÷ estimated
+/// and whether it is an outlier; `times`, when the times are not cycles or time of a part (an
+/// emulator's instruction counts), says so in a last column of every row. The window's export
+/// and `etscope profile --csv` both write it.
+pub fn profile_csv(
+    profile: &Profile,
+    ticks_per_us: Option<f64>,
+    vs: Option<&MeasuredVsEstimate>,
+    times: Option<&str>,
+) -> String {
     let mut s = String::from("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw");
     if ticks_per_us.is_some() {
         s.push_str(",avg_us,min_us,max_us,p10_us,p50_us,p90_us");
+    }
+    if vs.is_some() {
+        s.push_str(",estimated_us,measured_over_estimated,outlier");
     }
     if times.is_some() {
         s.push_str(",times");
@@ -121,6 +132,17 @@ pub fn profile_csv(profile: &Profile, ticks_per_us: Option<f64>, times: Option<&
             for v in [st.avg, st.min as f64, st.max as f64, st.p10, st.p50, st.p90] {
                 let _ = write!(s, ",{:.3}", v / rate);
             }
+        }
+        if let Some(m) = vs {
+            let row = m.row(r.instruction_id);
+            let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+            let _ = write!(
+                s,
+                ",{},{},{}",
+                opt(row.and_then(|x| x.estimated_us)),
+                opt(row.and_then(|x| x.ratio)),
+                row.is_some_and(|x| x.outlier)
+            );
         }
         if let Some(t) = times {
             let _ = write!(s, ",{}", csv_field(t));

@@ -198,7 +198,7 @@ fn exports_are_well_formed() {
         svg.matches("<rect x=").count(),
         d.stages[0].graph.nodes.len()
     );
-    let csv = export::profile_csv(d.profile.as_ref().expect("profile"), None, None);
+    let csv = export::profile_csv(d.profile.as_ref().expect("profile"), None, None, None);
     assert_eq!(csv.lines().count(), 5);
     assert!(csv
         .lines()
@@ -222,6 +222,7 @@ fn exports_are_well_formed() {
     let csv = export::profile_csv(
         d.profile.as_ref().expect("profile"),
         Some(1000.0),
+        None,
         Some(what),
     );
     assert!(csv.lines().next().is_some_and(|h| h.ends_with(",times")));

@@ -12,12 +12,7 @@ use crate::table::Table;
 
 /// The `--core` name as a core, or an error listing the choices.
 pub fn parse_core(name: &str) -> Result<Core> {
-    Core::parse(name).ok_or_else(|| {
-        anyhow!(
-            "unknown --core {name:?}: one of {}",
-            Core::ALL.map(Core::key).join(", ")
-        )
-    })
+    Core::parse_or_list(name).map_err(|e| anyhow!("--core: {e}"))
 }
 
 pub fn run(

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use etscope_core::analysis::cost::measured::{measured_vs_estimate, MeasuredVsEstimate};
+use etscope_core::analysis::cost::measured::{measured_vs_estimate, OUTLIER_BAND};
 use etscope_core::analysis::cost::{estimate, CostOptions};
 use etscope_core::analysis::profile::{profile, DurationStats, TickRate};
 use serde_json::{json, Value};
@@ -24,9 +24,6 @@ pub struct ProfileArgs<'a> {
     pub csv: Option<&'a Path>,
     pub json: bool,
 }
-
-/// Measured ÷ estimated further than this factor from the capture's median ratio is flagged.
-pub const OUTLIER_BAND: f64 = 2.0;
 
 pub fn run(args: ProfileArgs<'_>) -> Result<()> {
     let ProfileArgs {
@@ -53,13 +50,13 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
     let prof = profile(&dump, Some(plan));
     // a capture saved by etscope stores nanoseconds when its target declared a clock: its raw
     // stream beside it says so
-    let target = declared_target(etdump);
+    let target = load::capture_target(etdump);
     let emulated = target
         .as_ref()
         .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core));
     let declared = match ticks_per_us {
         Some(_) => None,
-        None => target.as_ref().map(|t| t.tick_hz).filter(|&hz| hz > 0),
+        None => target.as_ref().map(|t| t.tick_hz),
     };
     if let (Some(hz), false) = (declared, as_json) {
         eprintln!(
@@ -90,8 +87,13 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
         None => None,
     };
     if let Some(path) = args.csv {
-        std::fs::write(path, to_csv(&prof, vs.as_ref().map(|v| &v.1)))
-            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
+        let csv = etscope_viewer::export::profile_csv(
+            &prof,
+            rate.map(|r| r.0),
+            vs.as_ref().map(|v| &v.1),
+            emulated.then_some(etscope_viewer::document::EMULATED_TIMES),
+        );
+        std::fs::write(path, csv).map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
     }
     if as_json {
         let rows: Vec<Value> = prof
@@ -267,51 +269,4 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The table as CSV: `instruction_id,op,count,avg,min,p10,p50,p90,max` in ticks, then
-/// `estimated_us,measured_over_estimated,outlier` with an estimate.
-fn to_csv(
-    prof: &etscope_core::analysis::profile::Profile,
-    vs: Option<&MeasuredVsEstimate>,
-) -> String {
-    let mut s = String::from("instruction_id,op,count,avg,min,p10,p50,p90,max");
-    if vs.is_some() {
-        s.push_str(",estimated_us,measured_over_estimated,outlier");
-    }
-    s.push('\n');
-    for r in &prof.rows {
-        let st = &r.stats;
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}",
-            r.instruction_id, r.op, st.count, st.avg, st.min, st.p10, st.p50, st.p90, st.max
-        ));
-        if let Some(m) = vs {
-            let row = m.row(r.instruction_id);
-            let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-            s.push_str(&format!(
-                ",{},{},{}",
-                opt(row.and_then(|x| x.estimated_us)),
-                opt(row.and_then(|x| x.ratio)),
-                row.is_some_and(|x| x.outlier)
-            ));
-        }
-        s.push('\n');
-    }
-    s
-}
-
-/// The clock a capture saved by etscope declared (its raw stream beside it says so); such a
-/// capture stores nanoseconds.
-pub fn declared_tick_hz(etdump: &Path) -> Option<u32> {
-    declared_target(etdump)
-        .map(|t| t.tick_hz)
-        .filter(|&hz| hz > 0)
-}
-
-/// The target a capture saved by etscope was recorded from (its raw stream beside it).
-pub fn declared_target(etdump: &Path) -> Option<etscope_profiler::wire::TargetInfo> {
-    std::fs::read(etscope_profiler::session::capture_paths(etdump).2)
-        .ok()
-        .and_then(|raw| etscope_profiler::session::declared_target(&raw))
 }

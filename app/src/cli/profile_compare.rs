@@ -98,9 +98,8 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
         .or(if other_export { None } else { args.etrecord });
     let b = load_side(b_pte, args.b_etdump, b_etrecord, other_export)?;
     // a capture saved by etscope from a target with a clock holds nanoseconds
-    let rate_of = |given: Option<f64>, etdump: &Path| {
-        given.or(super::profile::declared_tick_hz(etdump).map(|_| 1000.0))
-    };
+    let rate_of =
+        |given: Option<f64>, etdump: &Path| given.or(load::capture_target(etdump).map(|_| 1000.0));
     let a_rate = rate_of(args.ticks_per_us, args.etdump);
     let b_rate = rate_of(args.b_ticks_per_us.or(args.ticks_per_us), args.b_etdump);
     fn side(l: &Loaded, rate: Option<f64>) -> CaptureSide<'_> {
@@ -182,13 +181,7 @@ pub fn to_csv(cmp: &Comparison) -> String {
     let mut s = String::from(
         "op,module,matched_by,a_instruction,b_instruction,a_p50,a_p90,a_jitter,b_p50,b_p90,b_jitter,change,impact\n",
     );
-    let quote = |t: &str| {
-        if t.contains([',', '"', '\n']) {
-            format!("\"{}\"", t.replace('"', "\"\""))
-        } else {
-            t.to_string()
-        }
-    };
+    let quote = etscope_viewer::export::csv_field;
     for r in &cmp.rows {
         let (a, b) = (r.a.as_ref(), r.b.as_ref());
         let line = [

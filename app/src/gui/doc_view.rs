@@ -27,8 +27,9 @@ pub struct DocView {
     pub timeline_runs: Vec<Vec<Span>>,
     pub memory: Vec<MemoryViewState>,
     pub heat: bool,
-    /// The heat overlay of (stage, document revision), computed once, not per frame.
-    pub(super) heat_cache: Option<((usize, u64), etscope_viewer::diff_view::NodeColors)>,
+    /// The heat overlay of (stage, document revision, the estimate's core and clock), computed
+    /// once, not per frame.
+    pub(super) heat_cache: Option<(HeatKey, etscope_viewer::diff_view::NodeColors)>,
     pub neighbourhood: Option<Neighbourhood>,
     /// Two stages side by side in the Graph tab.
     pub side_by_side: Option<etscope_viewer::stage_compare::StageCompare>,
@@ -67,6 +68,10 @@ pub struct DocView {
     /// Profile ▸ Compare with: this capture against another.
     pub capture_compare: Option<profile_tab::CaptureCompare>,
 }
+
+/// What a heat overlay was made of: the stage, the document's revision, and the estimate's core
+/// and clock (the overlay with no capture).
+pub type HeatKey = (usize, u64, etscope_viewer::cost_view::CostPicker);
 
 /// Every planner's placement per arena and the program's RAM budget.
 pub type Replanned = (
@@ -200,7 +205,7 @@ impl DocView {
     }
 
     /// The heat overlay of the current stage, when shown: the capture's time shares, else the
-    /// estimate's on `picker` (cached per stage and document revision; a new pick clears it).
+    /// estimate's on `picker` (cached per stage, document revision and pick).
     pub fn heat_overlay(
         &mut self,
         picker: etscope_viewer::cost_view::CostPicker,
@@ -208,7 +213,7 @@ impl DocView {
         if !self.heat || Some(self.stage) != self.doc.pte_stage {
             return None;
         }
-        let key = (self.stage, self.doc.revision);
+        let key = (self.stage, self.doc.revision, picker);
         if self.heat_cache.as_ref().map(|c| c.0) != Some(key) {
             let stage = self.doc.stages.get(self.stage)?;
             let colors = match &self.doc.profile {

@@ -414,18 +414,14 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if let Some(note) = super::profile_tab::time_note(&dv.doc) {
             ui.label(RichText::new(note).italics());
         }
-        ui.horizontal(|ui| {
-            if app.cost.ui(ui) {
-                dv.heat_cache = None;
-            }
-        });
+        ui.horizontal(|ui| app.cost.ui(ui));
         // the live profile changes every frame: measured against the (cached) estimate here
         let vs = dv.cost.estimate(&dv.doc, app.cost).map(|est| {
             etscope_core::analysis::cost::measured::measured_vs_estimate(
                 &profile,
                 est,
                 dv.doc.declared_time.as_ref().map(|t| t.ticks_per_us),
-                2.0,
+                etscope_core::analysis::cost::measured::OUTLIER_BAND,
             )
         });
         ScrollArea::vertical().id_salt("live-table").show(ui, |ui| {

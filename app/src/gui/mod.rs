@@ -387,7 +387,6 @@ impl EtscopeApp {
                     for dv in &mut self.docs {
                         if dv.doc.profile.is_none() && dv.doc.program.is_some() {
                             dv.heat = true;
-                            dv.heat_cache = None;
                         }
                     }
                 }
@@ -634,14 +633,8 @@ pub fn parse_estimate(spec: &str) -> Result<etscope_viewer::cost_view::CostPicke
         Some((c, m)) => (c, Some(m)),
         None => (spec, None),
     };
-    let core = etscope_core::analysis::cost::Core::parse(core).ok_or_else(|| {
-        format!(
-            "--estimate {spec:?}: unknown core; one of {}",
-            etscope_core::analysis::cost::Core::ALL
-                .map(|c| c.key())
-                .join(", ")
-        )
-    })?;
+    let core = etscope_core::analysis::cost::Core::parse_or_list(core)
+        .map_err(|e| format!("--estimate {spec:?}: {e}"))?;
     let mhz = match mhz {
         Some(m) => match m.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => v,

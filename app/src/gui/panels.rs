@@ -34,7 +34,8 @@ impl ExportKind {
 
 /// Writes an export next to the program (or where the save dialog says).
 pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
-    let Some(dv) = app.docs.get(app.active) else {
+    let (rate, picker) = (app.ticks_per_us(), app.cost);
+    let Some(dv) = app.docs.get_mut(app.active) else {
         return;
     };
     let stem = dv
@@ -57,7 +58,6 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         .set_file_name(&default_name)
         .save_file()
         .unwrap_or_else(|| PathBuf::from(&default_name));
-    let rate = app.ticks_per_us();
     let ticks = rate.unwrap_or(1000.0);
     // an emulator's times are its instruction counts: every export says so
     let times = dv
@@ -78,11 +78,11 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
                 .map(|p| profile_view::heat_overlay(&stage.graph, p));
             Some(export::graph_svg(stage, overlay.as_deref()))
         }
-        ExportKind::ProfileCsv => dv
-            .doc
-            .profile
-            .as_ref()
-            .map(|p| export::profile_csv(p, rate, times)),
+        ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(|p| {
+            // what the Profile tab shows beside each operator: the estimate too
+            let vs = dv.cost.measured(&dv.doc, picker, rate);
+            export::profile_csv(p, rate, vs, times)
+        }),
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
         ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty())
             .then(|| export::chrome_trace(&dv.timeline_runs, ticks, times)),
@@ -283,7 +283,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     ui.close();
                 }
                 ui.checkbox(&mut dv.views[dv.stage].show_minimap, "Minimap");
-                let heat = ui.add_enabled(
+                ui.add_enabled(
                     dv.doc.program.is_some(),
                     egui::Checkbox::new(
                         &mut dv.heat,
@@ -294,9 +294,6 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                         },
                     ),
                 );
-                if heat.changed() {
-                    dv.heat_cache = None;
-                }
             }
         });
         ui.menu_button("Help", |ui| {

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use eframe::egui::{self, RichText, ScrollArea};
-use etscope_core::analysis::cost::measured::{measured_vs_estimate, MeasuredVsEstimate};
+use etscope_core::analysis::cost::measured::{
+    measured_vs_estimate, MeasuredVsEstimate, OUTLIER_BAND,
+};
 use etscope_core::analysis::cost::{estimate, CostEstimate, CostOptions};
 use etscope_core::analysis::profile::{profile, Profile};
 use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison};
@@ -16,9 +18,6 @@ use etscope_viewer::profile_compare_view::{self, CompareState};
 use etscope_viewer::profile_view;
 
 use super::*;
-
-/// Measured ÷ estimated further than this factor from the median is flagged (as the CLI).
-const OUTLIER_BAND: f64 = 2.0;
 
 /// What an estimate was made of: the document's revision and the core and clock.
 type EstimateKey = (u64, CostPicker);
@@ -168,13 +167,8 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
             .plans
             .get(dv.doc.plan_index)
             .ok_or_else(|| "the program has no such plan".to_string())?;
-        etscope_core::analysis::identity::check_etdump(plan, &dump).map_err(|e| {
-            format!(
-                "{}: does not belong to {}: {e}",
-                path.display(),
-                dv.doc.title
-            )
-        })?;
+        crate::load::ensure_etdump_fits(plan, &dump, path, Path::new(&dv.doc.title))
+            .map_err(|e| format!("{e:#}"))?;
         Ok(profile(&dump, Some(plan)))
     };
     match read() {
@@ -193,7 +187,7 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
 /// The Profile tab.
 pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let rate = app.ticks_per_us();
-    let picker_changed = ui.horizontal(|ui| app.cost.ui(ui)).inner;
+    ui.horizontal(|ui| app.cost.ui(ui));
     let others: Vec<(usize, String)> = app
         .docs
         .iter()
@@ -206,9 +200,6 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let Some(dv) = app.docs.get_mut(active) else {
         return;
     };
-    if picker_changed {
-        dv.heat_cache = None;
-    }
     if dv.doc.profile.is_some() {
         ui.horizontal_wrapped(|ui| {
             ui.label("Compare with:");
@@ -249,8 +240,9 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             }
         }
     } else if dv.doc.profile.is_some() {
-        let vs = dv.cost.measured(&dv.doc, picker, rate).cloned();
-        let (doc, table) = (&dv.doc, &mut dv.profile_table);
+        // borrowed field by field: neither the profile nor its estimate is cloned per frame
+        let (doc, table, cost) = (&dv.doc, &mut dv.profile_table, &mut dv.cost);
+        let vs = cost.measured(doc, picker, rate);
         if let Some(profile) = &doc.profile {
             ui.heading(format!(
                 "{} ops over {} runs",
@@ -262,7 +254,7 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             }
             let table_height = (ui.available_height() * 0.62).max(200.0);
             ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
-                clicked = profile_view::table_ui(ui, profile, table, vs.as_ref());
+                clicked = profile_view::table_ui(ui, profile, table, vs);
             });
             ui.separator();
             ui.label(RichText::new("By op type").strong());

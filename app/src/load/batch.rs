@@ -395,17 +395,11 @@ fn declare_capture_clock(doc: &mut Document, path: &std::path::Path, bytes: &[u8
     if FileKind::detect(bytes) != Some(FileKind::Etdump) {
         return;
     }
-    use etscope_profiler::session::{capture_paths, declared_target, is_emulated};
-    let Some(target) = std::fs::read(capture_paths(path).2)
-        .ok()
-        .and_then(|r| declared_target(&r))
-        .filter(|t| t.tick_hz > 0)
-    else {
-        return;
-    };
-    doc.declared_time = Some(etscope_viewer::document::DeclaredTime::from_target(
-        target.tick_hz,
-        &target.core,
-        is_emulated(&target.core),
-    ));
+    if let Some(t) = super::capture_target(path) {
+        doc.declared_time = Some(etscope_viewer::document::DeclaredTime::from_target(
+            t.tick_hz,
+            &t.core,
+            etscope_profiler::session::is_emulated(&t.core),
+        ));
+    }
 }

@@ -140,6 +140,16 @@ pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
         .with_context(|| path.display().to_string())
 }
 
+/// The target a capture saved by etscope was recorded from, with a clock: its raw stream beside
+/// it names the core and the tick rate (such a capture stores nanoseconds of that clock).
+pub fn capture_target(etdump: &Path) -> Option<etscope_profiler::wire::TargetInfo> {
+    use etscope_profiler::session::{capture_paths, declared_target};
+    std::fs::read(capture_paths(etdump).2)
+        .ok()
+        .and_then(|raw| declared_target(&raw))
+        .filter(|t| t.tick_hz > 0)
+}
+
 /// Refuses an ETDump that was not recorded running `plan` of the program at `pte`.
 pub fn ensure_etdump_fits(
     plan: &etscope_core::formats::pte::ExecutionPlan,

@@ -69,6 +69,29 @@ fn every_profiled_operator_stands_beside_its_estimate() {
         "{out}"
     );
     assert!(out.contains("meas÷est"), "{out}");
+    // --csv writes what the window's File ▸ export writes, the estimate and the times included
+    let csv = std::env::temp_dir().join(format!("etscope-profile-{}.csv", std::process::id()));
+    let wrote = etscope(&[
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&dump),
+        "--estimate",
+        "m55",
+        "--csv",
+        p(&csv),
+    ]);
+    assert!(wrote.status.success());
+    let text = std::fs::read_to_string(&csv).expect("csv written");
+    let _ = std::fs::remove_file(&csv);
+    let header = text.lines().next().expect("header");
+    assert!(
+        header.starts_with("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw,avg_us")
+            && header.ends_with(",estimated_us,measured_over_estimated,outlier,times"),
+        "{header}"
+    );
+    assert_eq!(text.lines().count(), 18);
 }
 
 #[test]

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::profile::{percentile, DurationStats, OpRow, Profile};
-use crate::ir::{Graph, NodeKind};
+use super::profile::{DurationStats, OpRow, Profile};
+use crate::ir::Graph;
 
 /// One capture and what identifies its operators.
 #[derive(Clone, Copy)]
@@ -230,19 +230,9 @@ fn spread_of(row: &OpRow, rate: Option<f64>) -> Spread {
     }
 }
 
-/// The p-th percentile of a series (numpy's linear interpolation), for callers that hold one.
-pub fn series_percentile(series: &[f64], p: f64) -> f64 {
-    let mut ticks: Vec<u64> = series.iter().map(|&x| x.max(0.0).round() as u64).collect();
-    ticks.sort_unstable();
-    percentile(&ticks, p)
-}
-
-/// Instruction `iid`'s node in `graph`.
+/// Instruction `iid`'s node in `graph` (the graph's instruction index: no scan per row).
 fn node_of(graph: Option<&Graph>, iid: usize) -> Option<&crate::ir::Node> {
-    graph?
-        .nodes
-        .iter()
-        .find(|n| n.kind != NodeKind::Input && n.instruction_id == Some(iid))
+    graph?.node_for_instruction(iid)
 }
 
 fn module_of(graph: Option<&Graph>, iid: usize) -> Option<String> {

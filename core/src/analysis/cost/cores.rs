@@ -69,6 +69,16 @@ impl Core {
         })
     }
 
+    /// [`Core::parse`], or a message naming `name` and the cores there are.
+    pub fn parse_or_list(name: &str) -> Result<Core, String> {
+        Core::parse(name).ok_or_else(|| {
+            format!(
+                "unknown core {name:?}: one of {}",
+                Core::ALL.map(Core::key).join(", ")
+            )
+        })
+    }
+
     /// The short name (`m4`), as `--core` takes it.
     pub fn key(self) -> &'static str {
         match self {

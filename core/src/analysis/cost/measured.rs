@@ -12,6 +12,10 @@ use serde::Serialize;
 use super::CostEstimate;
 use crate::analysis::profile::Profile;
 
+/// Measured ÷ estimated further than this factor from the capture's median ratio is an
+/// outlier (the CLI's, the Profile tab's and the Live tab's band).
+pub const OUTLIER_BAND: f64 = 2.0;
+
 /// One profiled instruction against its estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeasuredRow {
@@ -107,7 +111,7 @@ pub fn measured_vs_estimate(
     let band = if band.is_finite() && band > 1.0 {
         band
     } else {
-        2.0
+        OUTLIER_BAND
     };
     if let Some(m) = median_ratio {
         for r in &mut rows {

@@ -112,6 +112,14 @@ pub struct Evaluation {
     groups: Vec<GroupAcc>,
 }
 
+/// What went wrong with sample `index`, as an [`EvalError`].
+fn sample_error(index: u64) -> impl Fn(String) -> EvalError {
+    move |detail| EvalError::Sample {
+        sample: index,
+        detail,
+    }
+}
+
 impl Evaluation {
     /// An empty evaluation of `a` against `b` over `slice`.
     pub fn new(a: &str, b: &str, slice: &Slice) -> Evaluation {
@@ -136,15 +144,12 @@ impl Evaluation {
         b: &Source,
         label: Option<i64>,
     ) -> Result<(), EvalError> {
-        let fail = |detail: String| EvalError::Sample {
-            sample: index,
-            detail,
-        };
+        let fail = sample_error(index);
         // the outputs are compared whatever the matching; groups where the sources can be matched
         // (a program without its ETRecord has no module paths: outputs only, and said so)
         match diff(a, b, Threshold::default()) {
             Ok(report) if !self.matched_by.starts_with("none") => {
-                self.add_groups(index, &report, b).map_err(fail)?
+                self.add_groups(index, &report, b).map_err(&fail)?
             }
             Ok(_) => {}
             Err(e) if self.samples == 0 => self.matched_by = format!("none: {e}"),
@@ -163,17 +168,14 @@ impl Evaluation {
         b: &Source,
         label: Option<i64>,
     ) -> Result<(), EvalError> {
-        let fail = |detail: String| EvalError::Sample {
-            sample: index,
-            detail,
-        };
+        let fail = sample_error(index);
         let outputs = a.graph.outputs.len().min(b.graph.outputs.len());
         for k in 0..outputs {
             let Some(pair) = comparable_output(a, b, k) else {
                 continue;
             };
             let (xa, xb, _) = pair.map_err(|e| fail(format!("output {k}: {e}")))?;
-            self.add_output(k, &xa, &xb, label).map_err(fail)?;
+            self.add_output(k, &xa, &xb, label).map_err(&fail)?;
         }
         self.samples += 1;
         Ok(())
