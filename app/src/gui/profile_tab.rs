@@ -153,6 +153,10 @@ pub(super) fn compare_with_document(app: &mut EtscopeApp, other: usize) {
 /// `path` (refused, naming the file, when it belongs to another program).
 pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
     let rate = app.ticks_per_us();
+    // B's own clock: the one its raw stream declares (nanoseconds stored), else the toolbar's
+    let b_rate = crate::load::capture_target(path)
+        .map(|_| 1000.0)
+        .or(app.settings.ticks_per_us);
     let Some(dv) = app.docs.get_mut(app.active) else {
         return;
     };
@@ -177,8 +181,7 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            // a second capture of the same program: its clock is the document's
-            dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, rate));
+            dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, b_rate));
         }
         Err(e) => app.messages.push(e),
     }

@@ -274,3 +274,29 @@ fn a_capture_of_another_program_is_not_compared() {
     );
     assert!(harness.state().docs[0].capture_compare.is_none());
 }
+
+/// A second capture is read with its own clock: one that declares it (its raw stream beside it)
+/// is not compared with one whose clock is unknown, whatever the document's is.
+#[test]
+fn a_second_capture_is_compared_in_its_own_clock_or_refused() {
+    let dir = std::env::temp_dir().join(format!("etscope-gui-clock-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    // the same capture without its raw stream: its clock unknown
+    let bare = dir.join("bare.etdp");
+    std::fs::copy(capture("ds_cnn_m55_explicit_board.etdp"), &bare).expect("copy");
+    let mut harness = app_starting(StartOptions {
+        files: vec![ds_asset("model_int8_cortex_m55.pte"), bare],
+        no_siblings: true,
+        compare_capture: Some(capture("ds_cnn_m55_explicit_board.etdp")),
+        ..StartOptions::default()
+    });
+    harness.run_steps(2);
+    let cc = harness.state().docs[0]
+        .capture_compare
+        .as_ref()
+        .expect("a comparison");
+    let err = cc.result.as_ref().err().expect("refused");
+    assert!(err.contains("clock"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
