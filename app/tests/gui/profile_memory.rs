@@ -296,7 +296,7 @@ fn a_second_capture_is_compared_in_its_own_clock_or_refused() {
         .capture_compare
         .as_ref()
         .expect("a comparison");
-    let err = cc.result.as_ref().err().expect("refused");
+    let err = cc.result.as_ref().expect_err("refused");
     assert!(err.contains("clock"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
