@@ -21,6 +21,8 @@ pub struct Ctx<'a> {
     pub dim_orders: &'a [Vec<usize>],
     /// The run's work budget and cancel flag.
     pub work: &'a super::Work,
+    /// The prepared runtime's derived constant forms (see [`Ctx::derived`]).
+    pub derived: &'a super::Derived,
 }
 
 /// A tensor argument as the device sees it: logical sizes, storage order and the elements in
@@ -164,6 +166,19 @@ impl Ctx<'_> {
                 kind(other)
             ))),
         }
+    }
+
+    /// What `make` derives from argument `k` (packed weights, say): computed once per prepared
+    /// runtime when the argument is a fixed constant and `fits` the kept form, else for this
+    /// call. `make` must depend only on the argument's elements and what `fits` checks.
+    pub fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        args: &[usize],
+        k: usize,
+        fits: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> T,
+    ) -> Result<std::sync::Arc<T>, RuntimeError> {
+        Ok(self.derived.get_or_make(self.arg(args, k)?, fits, make))
     }
 
     /// Argument `k` as a tensor, shared (no copy of its elements).

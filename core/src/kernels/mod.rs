@@ -9,11 +9,13 @@
 //! - [`quantized`] — `quantized_decomposed` quantize / dequantize
 //! - [`cmsis`] — the `cortex_m::` backend and the arithmetic and buffers of each CMSIS-NN path
 //! - [`value`], [`layout`], [`ctx`] — runtime values, storage order, the calling context
+//! - [`derived`] — forms of the constants a kernel derives once (packed weights), kept per runtime
 //! - [`device`], [`budget`], [`error`] — what is modelled, what a run may take, why it failed
 
 pub mod budget;
 pub mod cmsis;
 pub mod ctx;
+pub mod derived;
 pub mod device;
 pub mod error;
 pub mod layout;
@@ -27,6 +29,7 @@ pub use budget::{
     element_count, Work, DEFAULT_WORK_BUDGET, MAX_EXECUTED_INSTRUCTIONS, MAX_TENSOR_ELEMENTS,
 };
 pub use ctx::Ctx;
+pub use derived::Derived;
 pub use device::{CmsisNn, Device, Target};
 pub use error::RuntimeError;
 

@@ -27,7 +27,7 @@ pub use crate::kernels::{
     element_count, layout, value, CmsisNn, Device, RuntimeError, Target, Work, DEFAULT_WORK_BUDGET,
     MAX_EXECUTED_INSTRUCTIONS, MAX_TENSOR_ELEMENTS,
 };
-use crate::kernels::{Ctx, KernelFn};
+use crate::kernels::{Ctx, Derived, KernelFn};
 use value::{Buf, HostTensor, RValue};
 
 /// One node's captured outputs.
@@ -134,6 +134,8 @@ pub struct Runtime {
     seeded: Vec<usize>,
     /// Per input, whether the program gives it a dynamic shape (within its planned bound).
     dynamic_inputs: Vec<bool>,
+    /// Forms of the fixed constants the kernels derive once (packed weights), shared by runs.
+    derived: Derived,
 }
 
 fn program_err(e: impl std::fmt::Display) -> RuntimeError {
@@ -456,6 +458,7 @@ impl Runtime {
                         device: self.device,
                         dim_orders: &self.dim_orders,
                         work,
+                        derived: &self.derived,
                     };
                     kernel(&mut ctx, &step.slots)?;
                 }

@@ -6,7 +6,7 @@ use super::{program_err, Action, Runtime, Step, MAX_PREPARED_BYTES};
 use crate::formats::pte::{EValue, Program, Tensor};
 use crate::ir::from_pte::graph_from_plan;
 use crate::ir::{ArgData, Graph, NodeKind, ValueInfo};
-use crate::kernels::{element_count, Device, RuntimeError, Target, MAX_TENSOR_ELEMENTS};
+use crate::kernels::{element_count, Derived, Device, RuntimeError, Target, MAX_TENSOR_ELEMENTS};
 use crate::tensor::undo_dim_order;
 use crate::ScalarType;
 
@@ -153,6 +153,31 @@ fn literal(d: &ArgData) -> RValue {
         ArgData::Tensors(v) => RValue::TensorList(v.clone()),
         ArgData::OptionalTensors(v) => RValue::OptionalTensorList(v.clone()),
     }
+}
+
+/// The store of derived constant forms: a slot may keep one when it holds a program constant
+/// that no instruction writes and that shares storage with nothing.
+fn derived_store(graph: &Graph, steps: &[Step], slots: usize) -> Derived {
+    let mut fixed: Vec<bool> = (0..slots)
+        .map(|v| {
+            graph.values.get(v).is_some_and(|info| {
+                info.storage == crate::ir::Storage::Constant && info.alias_of.is_none()
+            })
+        })
+        .collect();
+    for v in &graph.values {
+        if let Some(source) = v.alias_of {
+            if let Some(f) = fixed.get_mut(source) {
+                *f = false;
+            }
+        }
+    }
+    for &w in steps.iter().flat_map(|s| &s.writes) {
+        if let Some(f) = fixed.get_mut(w) {
+            *f = false;
+        }
+    }
+    Derived::new(fixed)
 }
 
 pub(super) fn graph(
@@ -315,8 +340,10 @@ fn graph_with_plan(
             "a memory arena of {s} bytes is too large"
         )));
     }
+    let derived = derived_store(&graph, &steps, initial.len());
     Ok(Runtime {
         plan_index,
+        derived,
         device,
         inputs: graph.inputs.clone(),
         outputs: graph.outputs.clone(),

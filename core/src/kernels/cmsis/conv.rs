@@ -1,7 +1,9 @@
 //! `cortex_m::*` convolution-like kernels in CMSIS-NN's integer arithmetic: convolution and
 //! depthwise convolution (`arm_convolve_s8`, `arm_depthwise_conv_s8`), transpose convolution
 //! (`arm_transpose_conv_wrapper_s8`, including the pinned version's rolling-buffer defect),
-//! fully connected (`arm_fully_connected_s8`) and batch matmul (`arm_batch_matmul_s8`).
+//! fully connected (`arm_fully_connected_s8`) and batch matmul (`arm_batch_matmul_s8`): the
+//! argument decoding, the reference loops, and the choice of fast path ([`gemm`],
+//! [`depthwise`]) with the filter's derived form ([`FilterForm`]).
 //!
 //! Both forms of each spatial op run here: the `_nhwc` forms of the explicit-layout flow
 //! (logical NHWC, contiguous) and the default flow's forms (logical NCHW stored channels-last).
@@ -10,8 +12,8 @@
 
 use super::arith::requantize;
 use super::core_buffers::{fails_on, CoreCall};
-use super::gemm;
 use super::ops::{int32, out_of};
+use super::{depthwise, gemm};
 use crate::kernels::ctx::{i32s, i8b, i8s, Ctx};
 use crate::kernels::layout::{is_channels_last, is_contiguous};
 use crate::kernels::value::Buf;
@@ -181,16 +183,63 @@ pub struct Window {
     pub dilation: (usize, usize),
 }
 
+/// The form of a convolution's filter its fast path reads, derived once per constant (the
+/// runtime keeps it, [`crate::kernels::Ctx::derived`]): packed rows for an ungrouped
+/// convolution, 32-bit taps for a depthwise one, none for a grouped one (the loops read the
+/// filter as it is).
+pub enum FilterForm {
+    Packed(gemm::PackedRows),
+    Widened(depthwise::WidenedFilter),
+    Raw,
+}
+
+impl FilterForm {
+    /// The form of filter `wt` (`w_dims`) for an input of `in_channels` channels.
+    pub fn of(
+        wt: &[i8],
+        w_dims: [usize; 4],
+        in_channels: usize,
+        depth_multiplier: Option<usize>,
+    ) -> FilterForm {
+        let [oc, kh, kw, wi] = w_dims;
+        match depth_multiplier {
+            Some(_) => FilterForm::Widened(depthwise::WidenedFilter::new(wt)),
+            None if wi == in_channels => {
+                FilterForm::Packed(gemm::PackedRows::new(wt, oc, kh * kw * wi, 0))
+            }
+            None => FilterForm::Raw,
+        }
+    }
+
+    /// Whether this is the form [`FilterForm::of`] makes of a `w_dims` filter for this call.
+    pub fn fits(
+        &self,
+        w_dims: [usize; 4],
+        in_channels: usize,
+        depth_multiplier: Option<usize>,
+    ) -> bool {
+        let [oc, kh, kw, wi] = w_dims;
+        match (self, depth_multiplier) {
+            (FilterForm::Widened(w), Some(_)) => w.0.len() == w_dims.iter().product::<usize>(),
+            (FilterForm::Packed(p), None) => wi == in_channels && p.fits(oc, kh * kw * wi, 0),
+            (FilterForm::Raw, None) => wi != in_channels,
+            _ => false,
+        }
+    }
+}
+
 /// `arm_convolve_s8` / `arm_depthwise_conv_s8` over NHWC memory: `weight` is `[OC, KH, KW, IC/g]`
-/// (or `[1, KH, KW, C·m]` when `depth_multiplier` is given). Runs the blocked GEMMs of
-/// [`gemm`] where they apply (every depthwise call; an ungrouped convolution whose input offset
-/// folds) and [`conv_s8_loops`] otherwise; both are CMSIS-NN's arithmetic bit for bit.
+/// (or `[1, KH, KW, C·m]` when `depth_multiplier` is given), `form` its derived form. Runs the
+/// fast paths ([`depthwise`], [`gemm`]) where they apply (every depthwise call; an ungrouped
+/// convolution whose input offset folds) and [`conv_s8_loops`] otherwise; both are
+/// CMSIS-NN's arithmetic bit for bit. A `form` made for another filter is not used.
 #[allow(clippy::too_many_arguments)]
 pub fn conv_s8(
     x: &[i8],
     in_dims: [usize; 4],
     wt: &[i8],
     w_dims: [usize; 4],
+    form: &FilterForm,
     bias: Option<&[i32]>,
     depth_multiplier: Option<usize>,
     win: Window,
@@ -198,36 +247,55 @@ pub fn conv_s8(
     rq: &Requant,
     out_dims: [usize; 4],
 ) -> Vec<i8> {
-    let [_, kh, kw, wi] = w_dims;
-    if let Some(m) = depth_multiplier {
-        return gemm::depthwise(&gemm::Depthwise {
+    if !form.fits(w_dims, in_dims[3], depth_multiplier) {
+        let own = FilterForm::of(wt, w_dims, in_dims[3], depth_multiplier);
+        return conv_s8(
             x,
             in_dims,
             wt,
-            kernel: (kh, kw),
-            depth_multiplier: m,
+            w_dims,
+            &own,
             bias,
+            depth_multiplier,
             win,
             input_offset,
             rq,
             out_dims,
-        });
+        );
     }
-    if wi == in_dims[3] {
-        let g = gemm::ConvGemm {
-            x,
-            in_dims,
-            wt,
-            kernel: (kh, kw),
-            bias,
-            win,
-            input_offset,
-            rq,
-            out_dims,
-        };
-        if let Some(out) = gemm::conv(&g) {
-            return out;
+    let [_, kh, kw, _] = w_dims;
+    match (form, depth_multiplier) {
+        (FilterForm::Widened(widened), Some(m)) => {
+            return depthwise::depthwise(&depthwise::Depthwise {
+                x,
+                in_dims,
+                wt: widened,
+                kernel: (kh, kw),
+                depth_multiplier: m,
+                bias,
+                win,
+                input_offset,
+                rq,
+                out_dims,
+            })
         }
+        (FilterForm::Packed(packed), None) => {
+            let g = gemm::ConvGemm {
+                x,
+                in_dims,
+                packed,
+                kernel: (kh, kw),
+                bias,
+                win,
+                input_offset,
+                rq,
+                out_dims,
+            };
+            if let Some(out) = gemm::conv(&g) {
+                return out;
+            }
+        }
+        _ => {}
     }
     conv_s8_loops(
         x,
@@ -396,11 +464,19 @@ pub fn conv2d(
     }
     ctx.out_len(&od)?;
     ctx.charge(&[od.iter().product(), wd[1], wd[2], wd[3]])?;
+    let wt = i8s(ctx, weight)?;
+    let form = ctx.derived(
+        args,
+        1,
+        |f: &FilterForm| f.fits(wd, c, depth_multiplier),
+        || FilterForm::of(wt, wd, c, depth_multiplier),
+    )?;
     let out = conv_s8(
         &input.data,
         input.dims,
-        i8s(ctx, weight)?,
+        wt,
         wd,
+        &form,
         bias.as_deref(),
         depth_multiplier,
         win,
@@ -662,16 +738,30 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         Some(_) => (0, 0),
         None => (in_off, f_off),
     };
-    let fc = gemm::FullyConnected {
+    let packed = if gemm::offset_folds(dot_f_off) {
+        Some(ctx.derived(
+            args,
+            1,
+            |p: &gemm::PackedRows| p.fits(outs, ins, dot_f_off),
+            || gemm::PackedRows::new(w, outs, ins, dot_f_off),
+        )?)
+    } else {
+        None
+    };
+    let fc = packed.as_deref().map(|packed| gemm::FullyConnected {
         x,
         w,
+        packed,
         rows,
         ins,
         outs,
         input_offset: dot_in_off,
         filter_offset: dot_f_off,
+    });
+    let dots = match fc.as_ref().and_then(gemm::fully_connected) {
+        Some(dots) => dots,
+        None => fully_connected_loops_raw(x, w, rows, ins, outs, dot_in_off, dot_f_off),
     };
-    let dots = gemm::fully_connected(&fc).unwrap_or_else(|| fully_connected_loops(&fc));
     for r in 0..rows {
         let xsum = x[r * ins..(r + 1) * ins]
             .iter()
@@ -698,16 +788,29 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 /// The reference loop of a fully connected layer's accumulators, one at a time in CMSIS-NN's
 /// order: the path for offsets [`gemm::fully_connected`] does not fold, and its tests' oracle.
 pub fn fully_connected_loops(f: &gemm::FullyConnected<'_>) -> Vec<i32> {
-    let (k, outs) = (f.ins, f.outs);
-    let mut acc = vec![0i32; f.rows * outs];
-    for r in 0..f.rows {
-        let xr = &f.x[r * k..(r + 1) * k];
+    let (rows, ins, outs) = (f.rows, f.ins, f.outs);
+    fully_connected_loops_raw(f.x, f.w, rows, ins, outs, f.input_offset, f.filter_offset)
+}
+
+/// [`fully_connected_loops`] on the raw operands (`x` `[rows, k]`, `w` `[outs, k]`).
+fn fully_connected_loops_raw(
+    x: &[i8],
+    w: &[i8],
+    rows: usize,
+    k: usize,
+    outs: usize,
+    input_offset: i32,
+    filter_offset: i32,
+) -> Vec<i32> {
+    let mut acc = vec![0i32; rows * outs];
+    for r in 0..rows {
+        let xr = &x[r * k..(r + 1) * k];
         for o in 0..outs {
             acc[r * outs + o] = xr
                 .iter()
-                .zip(&f.w[o * k..(o + 1) * k])
+                .zip(&w[o * k..(o + 1) * k])
                 .fold(0i32, |s, (&a, &b)| {
-                    mac(s, a, f.input_offset, b, f.filter_offset)
+                    mac(s, a, input_offset, b, filter_offset)
                 });
         }
     }

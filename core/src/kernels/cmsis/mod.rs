@@ -5,7 +5,10 @@
 //! - [`arith`] — requantization, the softmax fixed point, rounding rules
 //! - [`ops`] — elementwise, quantize, softmax, transpose, pad, activations
 //! - [`conv`] — convolution, depthwise, transpose convolution, linear, batch matmul
-//! - [`gemm`] — the blocked integer GEMMs convolution, depthwise and linear run on
+//! - [`gemm`] — the packed integer GEMM convolution and linear run on
+//! - [`depthwise`] — depthwise convolution with the channels as lanes
+//! - [`requant_row`] — a pixel's accumulators requantized, vectorized
+//! - [`simd`] — how the hot loops pick their AVX2 build
 //! - [`pool`] — average and max pooling
 //! - [`core_buffers`] — the buffers each core's CMSIS-NN path needs, and the calls a core
 //!   cannot run because the program was lowered for another
@@ -13,7 +16,12 @@
 pub mod arith;
 pub mod conv;
 pub mod core_buffers;
+pub mod depthwise;
 pub mod gemm;
 pub mod notes;
 pub mod ops;
 pub mod pool;
+pub mod requant_row;
+pub mod simd;
+#[cfg(test)]
+mod test_support;

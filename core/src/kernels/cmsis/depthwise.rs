@@ -1,0 +1,253 @@
+//! `arm_depthwise_conv_s8` with the channels as the vector lanes: NHWC keeps one pixel's
+//! channels contiguous in the input, the weight and the output, so each filter tap is one
+//! multiply-add per eight channels, the eight accumulators kept in a register across the taps. The device multiplies `(x + input_offset) · w` in 32-bit
+//! registers and so does this loop (any offset is exact); the sum wraps as the device's.
+
+use super::conv::{Requant, Window};
+use super::requant_row::{requantize_rows, Lanes};
+use super::simd::dispatch;
+
+/// A depthwise convolution: input NHWC `[n, h, w, c]`, weight `[1, kh, kw, c·m]`.
+pub struct Depthwise<'a> {
+    pub x: &'a [i8],
+    pub in_dims: [usize; 4],
+    pub wt: &'a WidenedFilter,
+    pub kernel: (usize, usize),
+    pub depth_multiplier: usize,
+    pub bias: Option<&'a [i32]>,
+    pub win: Window,
+    pub input_offset: i32,
+    pub rq: &'a Requant,
+    pub out_dims: [usize; 4],
+}
+
+/// `arm_depthwise_conv_s8` with the channels as the vector lanes (NHWC keeps one pixel's
+/// channels contiguous in the input, the weight and the output).
+pub fn depthwise(d: &Depthwise<'_>) -> Vec<i8> {
+    depthwise_dispatch(d)
+}
+
+/// Channels per vector step: eight 32-bit accumulators, one AVX2 register.
+const LANES: usize = 8;
+
+/// A depthwise filter `[1, kh, kw, c·m]` widened to 32 bits once (the device multiplies in
+/// 32-bit registers), kept per constant by the runtime.
+pub struct WidenedFilter(pub Vec<i32>);
+
+impl WidenedFilter {
+    pub fn new(wt: &[i8]) -> WidenedFilter {
+        WidenedFilter(wt.iter().map(|&v| i32::from(v)).collect())
+    }
+}
+
+/// One output pixel's accumulators with a channel multiplier of 1: `acc[ch] =
+/// Σ_taps (x[tap][ch] + input_offset) · w[tap][ch]`, wrapping (the bias is added when
+/// requantizing). `taps` holds each valid tap's
+/// input pixel start in `x` and filter row start in `w`. Eight channels stay in registers across
+/// the taps. `WIDE` selects the AVX2 build ([`pixel_avx2`]).
+#[inline(always)]
+fn pixel<const WIDE: bool>(
+    x: &[i8],
+    w: &[i32],
+    taps: &[(usize, usize)],
+    input_offset: i32,
+    acc: &mut [i32],
+) {
+    let oc = acc.len();
+    assert!(taps
+        .iter()
+        .all(|&(xi, wi)| xi + oc <= x.len() && wi + oc <= w.len()));
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: `WIDE` is true only on a CPU found to have AVX2; the taps' ranges are asserted
+        return unsafe { pixel_avx2(x, w, taps, input_offset, acc) };
+    }
+    for (ch, a) in acc.iter_mut().enumerate() {
+        *a = 0;
+        for &(xi, wi) in taps {
+            let xv = i32::from(x[xi + ch]).wrapping_add(input_offset);
+            *a = a.wrapping_add(xv.wrapping_mul(w[wi + ch]));
+        }
+    }
+}
+
+/// [`pixel`] eight channels at a time: sign-extend, add the offset, `vpmulld`, add.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn pixel_avx2(x: &[i8], w: &[i32], taps: &[(usize, usize)], input_offset: i32, acc: &mut [i32]) {
+    use std::arch::x86_64::{
+        _mm256_add_epi32, _mm256_cvtepi8_epi32, _mm256_loadu_si256, _mm256_mullo_epi32,
+        _mm256_set1_epi32, _mm256_setzero_si256, _mm256_storeu_si256, _mm_loadl_epi64,
+    };
+    let oc = acc.len();
+    let full = oc - oc % LANES;
+    let off = _mm256_set1_epi32(input_offset);
+    for cb in (0..full).step_by(LANES) {
+        let mut a = _mm256_setzero_si256();
+        for &(xi, wi) in taps {
+            // SAFETY: xi + cb + 8 ≤ xi + oc ≤ x.len() and wi + cb + 8 ≤ w.len() (the caller
+            // asserted the taps' ranges): an unaligned 8-byte and an unaligned 32-byte load
+            let (xv, wv) = unsafe {
+                (
+                    _mm256_cvtepi8_epi32(_mm_loadl_epi64(x.as_ptr().add(xi + cb).cast())),
+                    _mm256_loadu_si256(w.as_ptr().add(wi + cb).cast()),
+                )
+            };
+            a = _mm256_add_epi32(a, _mm256_mullo_epi32(_mm256_add_epi32(xv, off), wv));
+        }
+        // SAFETY: cb + 8 ≤ oc = acc.len(); an unaligned 32-byte store
+        unsafe { _mm256_storeu_si256(acc.as_mut_ptr().add(cb).cast(), a) };
+    }
+    for (ch, a) in acc.iter_mut().enumerate().skip(full) {
+        *a = 0;
+        for &(xi, wi) in taps {
+            let xv = i32::from(x[xi + ch]).wrapping_add(input_offset);
+            *a = a.wrapping_add(xv.wrapping_mul(w[wi + ch]));
+        }
+    }
+}
+
+dispatch!(
+    depthwise_dispatch,
+    depthwise_avx2,
+    depthwise_body,
+    (d: &Depthwise<'_>),
+    Vec<i8>
+);
+
+#[inline(always)]
+fn depthwise_body<const WIDE: bool>(d: &Depthwise<'_>) -> Vec<i8> {
+    let [n, h, w, c] = d.in_dims;
+    let [_, oh, ow, oc] = d.out_dims;
+    let (kh, kw) = d.kernel;
+    let m = d.depth_multiplier.max(1);
+    let (sh, sw) = d.win.stride;
+    let (ph, pw) = d.win.padding;
+    let (dh, dw) = d.win.dilation;
+    let wt = &d.wt.0;
+    let mut out = vec![0i8; n * oh * ow * oc];
+    // one output row's accumulators, requantized together
+    let mut acc = vec![0i32; ow * oc];
+    // one input pixel's channels spread to the output channels reading them (multiplier > 1)
+    let mut xs = vec![0i32; oc];
+    let mut taps = Vec::with_capacity(kh * kw);
+    let lanes = Lanes::new(d.rq, d.bias);
+    for b in 0..n {
+        for y in 0..oh {
+            for xo in 0..ow {
+                taps.clear();
+                for ky in 0..kh {
+                    let iy = (y * sh + ky * dh) as isize - ph as isize;
+                    if iy < 0 || iy >= h as isize {
+                        continue;
+                    }
+                    for kx in 0..kw {
+                        let ix = (xo * sw + kx * dw) as isize - pw as isize;
+                        if ix >= 0 && ix < w as isize {
+                            let base = ((b * h + iy as usize) * w + ix as usize) * c;
+                            taps.push((base, (ky * kw + kx) * oc));
+                        }
+                    }
+                }
+                let acc = &mut acc[xo * oc..][..oc];
+                if m == 1 {
+                    pixel::<WIDE>(d.x, wt, &taps, d.input_offset, acc);
+                } else {
+                    acc.fill(0);
+                    for &(base, wi) in &taps {
+                        // output channel ch reads input channel ch / m
+                        for (group, &v) in xs.chunks_exact_mut(m).zip(&d.x[base..base + c]) {
+                            group.fill(i32::from(v).wrapping_add(d.input_offset));
+                        }
+                        for ((a, &xv), &wv) in acc.iter_mut().zip(&xs).zip(&wt[wi..wi + oc]) {
+                            *a = a.wrapping_add(xv.wrapping_mul(wv));
+                        }
+                    }
+                }
+            }
+            let dst = &mut out[(b * oh + y) * ow * oc..][..ow * oc];
+            requantize_rows::<WIDE>(&acc, oc, &lanes, dst);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::conv::{conv_s8, conv_s8_loops, FilterForm};
+    use super::super::test_support::{out_size, requant, window, Lcg};
+    use super::*;
+
+    #[test]
+    fn the_vectorized_depthwise_equals_cmsis_nn_s_loops_on_random_shapes() {
+        let mut r = Lcg(11);
+        let mut ran = 0;
+        while ran < 300 {
+            let (n, h, w, c) = (
+                1 + r.below(2),
+                1 + r.below(9),
+                1 + r.below(9),
+                1 + r.below(40),
+            );
+            let (kh, kw, m) = (1 + r.below(4), 1 + r.below(4), 1 + r.below(3));
+            let oc = c * m;
+            let win = window(&mut r);
+            let (Some(oh), Some(ow)) = (
+                out_size(h, kh, win.stride.0, win.padding.0, win.dilation.0),
+                out_size(w, kw, win.stride.1, win.padding.1, win.dilation.1),
+            ) else {
+                continue;
+            };
+            let x = r.i8s(n * h * w * c);
+            let wt = r.i8s(kh * kw * oc);
+            let bias: Vec<i32> = (0..oc).map(|_| r.next() as i32 >> 12).collect();
+            let bias = (r.below(2) == 0).then_some(bias.as_slice());
+            let rq = requant(&mut r, oc);
+            // depthwise keeps the offset in 32 bits: any value is exact
+            let off = r.next() as i32;
+            let args = ([n, h, w, c], [1, kh, kw, oc], [n, oh, ow, oc]);
+            let form = FilterForm::of(&wt, args.1, c, Some(m));
+            let fast = conv_s8(
+                &x,
+                args.0,
+                &wt,
+                args.1,
+                &form,
+                bias,
+                Some(m),
+                win,
+                off,
+                &rq,
+                args.2,
+            );
+            let slow = conv_s8_loops(
+                &x,
+                args.0,
+                &wt,
+                args.1,
+                bias,
+                Some(m),
+                win,
+                off,
+                &rq,
+                args.2,
+            );
+            assert_eq!(fast, slow, "shape {args:?}, multiplier {m}, offset {off}");
+            let widened = WidenedFilter::new(&wt);
+            let d = Depthwise {
+                x: &x,
+                in_dims: args.0,
+                wt: &widened,
+                kernel: (kh, kw),
+                depth_multiplier: m,
+                bias,
+                win,
+                input_offset: off,
+                rq: &rq,
+                out_dims: args.2,
+            };
+            assert_eq!(depthwise_body::<false>(&d), slow, "plain build: {args:?}");
+            ran += 1;
+        }
+    }
+}
