@@ -40,31 +40,55 @@ impl WidenedFilter {
     }
 }
 
+/// The valid taps of one output pixel: each one's input pixel start (relative to a base the
+/// caller gives) and filter row start, and how far the taps reach (largest start plus the
+/// channels), so that one comparison bounds every read.
+#[derive(Default)]
+struct Taps {
+    list: Vec<(usize, usize)>,
+    reach_x: usize,
+    reach_w: usize,
+}
+
+impl Taps {
+    fn clear(&mut self) {
+        self.list.clear();
+        (self.reach_x, self.reach_w) = (0, 0);
+    }
+
+    fn push(&mut self, xi: usize, wi: usize, channels: (usize, usize)) {
+        self.list.push((xi, wi));
+        self.reach_x = self.reach_x.max(xi + channels.0);
+        self.reach_w = self.reach_w.max(wi + channels.1);
+    }
+}
+
 /// One output pixel's accumulators with a channel multiplier of 1: `acc[ch] =
-/// Σ_taps (x[tap][ch] + input_offset) · w[tap][ch]`, wrapping (the bias is added when
-/// requantizing). `taps` holds each valid tap's
-/// input pixel start in `x` and filter row start in `w`. Eight channels stay in registers across
-/// the taps. `WIDE` selects the AVX2 build ([`pixel_avx2`]).
+/// Σ_taps (x[base + tap.x + ch] + input_offset) · w[tap.w + ch]`, wrapping (the bias is added
+/// when requantizing). Eight channels stay in registers across the taps. `WIDE` selects the
+/// AVX2 build ([`pixel_avx2`]).
 #[inline(always)]
 fn pixel<const WIDE: bool>(
     x: &[i8],
+    base: usize,
     w: &[i32],
-    taps: &[(usize, usize)],
+    taps: &Taps,
     input_offset: i32,
     acc: &mut [i32],
 ) {
+    assert!(base + taps.reach_x <= x.len() && taps.reach_w <= w.len());
+    let x = &x[base..];
     let oc = acc.len();
-    assert!(taps
-        .iter()
-        .all(|&(xi, wi)| xi + oc <= x.len() && wi + oc <= w.len()));
+    assert!(taps.list.is_empty() || (taps.reach_x >= oc && taps.reach_w >= oc));
     #[cfg(target_arch = "x86_64")]
     if WIDE {
-        // SAFETY: `WIDE` is true only on a CPU found to have AVX2; the taps' ranges are asserted
-        return unsafe { pixel_avx2(x, w, taps, input_offset, acc) };
+        // SAFETY: `WIDE` is true only on a CPU found to have AVX2; every tap's range is inside
+        // its reach, asserted inside `x` and `w`
+        return unsafe { pixel_avx2(x, w, &taps.list, input_offset, acc) };
     }
     for (ch, a) in acc.iter_mut().enumerate() {
         *a = 0;
-        for &(xi, wi) in taps {
+        for &(xi, wi) in &taps.list {
             let xv = i32::from(x[xi + ch]).wrapping_add(input_offset);
             *a = a.wrapping_add(xv.wrapping_mul(w[wi + ch]));
         }
@@ -130,33 +154,51 @@ fn depthwise_body<const WIDE: bool>(d: &Depthwise<'_>) -> Vec<i8> {
     let mut acc = vec![0i32; ow * oc];
     // one input pixel's channels spread to the output channels reading them (multiplier > 1)
     let mut xs = vec![0i32; oc];
-    let mut taps = Vec::with_capacity(kh * kw);
+    // the taps of a pixel whose window lies inside the input, relative to its top-left input
+    let mut interior = Taps::default();
+    for ky in 0..kh {
+        for kx in 0..kw {
+            interior.push((ky * dh * w + kx * dw) * c, (ky * kw + kx) * oc, (c, oc));
+        }
+    }
+    let (span_h, span_w) = (kh.saturating_sub(1) * dh, kw.saturating_sub(1) * dw);
+    let mut edge = Taps::default();
     let lanes = Lanes::new(d.rq, d.bias);
     for b in 0..n {
         for y in 0..oh {
+            let iy0 = (y * sh) as isize - ph as isize;
             for xo in 0..ow {
-                taps.clear();
-                for ky in 0..kh {
-                    let iy = (y * sh + ky * dh) as isize - ph as isize;
-                    if iy < 0 || iy >= h as isize {
-                        continue;
-                    }
-                    for kx in 0..kw {
-                        let ix = (xo * sw + kx * dw) as isize - pw as isize;
-                        if ix >= 0 && ix < w as isize {
-                            let base = ((b * h + iy as usize) * w + ix as usize) * c;
-                            taps.push((base, (ky * kw + kx) * oc));
+                let ix0 = (xo * sw) as isize - pw as isize;
+                let inside =
+                    iy0 >= 0 && ix0 >= 0 && iy0 as usize + span_h < h && ix0 as usize + span_w < w;
+                let (base, taps) = if inside {
+                    (((b * h + iy0 as usize) * w + ix0 as usize) * c, &interior)
+                } else {
+                    edge.clear();
+                    for ky in 0..kh {
+                        let iy = iy0 + (ky * dh) as isize;
+                        if iy < 0 || iy >= h as isize {
+                            continue;
+                        }
+                        for kx in 0..kw {
+                            let ix = ix0 + (kx * dw) as isize;
+                            if ix >= 0 && ix < w as isize {
+                                let at = ((b * h + iy as usize) * w + ix as usize) * c;
+                                edge.push(at, (ky * kw + kx) * oc, (c, oc));
+                            }
                         }
                     }
-                }
+                    (0, &edge)
+                };
                 let acc = &mut acc[xo * oc..][..oc];
                 if m == 1 {
-                    pixel::<WIDE>(d.x, wt, &taps, d.input_offset, acc);
+                    pixel::<WIDE>(d.x, base, wt, taps, d.input_offset, acc);
                 } else {
                     acc.fill(0);
-                    for &(base, wi) in &taps {
+                    for &(xi, wi) in &taps.list {
                         // output channel ch reads input channel ch / m
-                        for (group, &v) in xs.chunks_exact_mut(m).zip(&d.x[base..base + c]) {
+                        let px = &d.x[base + xi..][..c];
+                        for (group, &v) in xs.chunks_exact_mut(m).zip(px) {
                             group.fill(i32::from(v).wrapping_add(d.input_offset));
                         }
                         for ((a, &xv), &wv) in acc.iter_mut().zip(&xs).zip(&wt[wi..wi + oc]) {

@@ -33,6 +33,8 @@ pub struct Lanes<'a> {
     right: Vec<i32>,
     mask: Vec<i32>,
     half: Vec<i32>,
+    /// Whether any channel shifts left (else the left multiply is skipped: it multiplies by 1).
+    any_left: bool,
 }
 
 impl<'a> Lanes<'a> {
@@ -58,6 +60,7 @@ impl<'a> Lanes<'a> {
                 .map(|&s| 1i32.wrapping_shl(s.max(0) as u32))
                 .collect(),
             half: mask.iter().map(|&m| m >> 1).collect(),
+            any_left: rq.shifts[..channels].iter().any(|&s| s > 0),
             mask,
             right,
         }
@@ -158,7 +161,11 @@ fn requantize_rows_avx2(
         let (row, dst) = (p * stride, p * oc);
         for at in (0..full).step_by(8) {
             let a = _mm256_add_epi32(load(acc, row + at), load(&lanes.bias, at));
-            let v = _mm256_mullo_epi32(a, load(&lanes.left, at));
+            let v = if lanes.any_left {
+                _mm256_mullo_epi32(a, load(&lanes.left, at))
+            } else {
+                a
+            };
             let m = load(&rq.multipliers, at);
             // even lanes in the low halves of the 64-bit products, odd lanes shifted down first
             let even = _mm256_srli_epi64::<31>(_mm256_add_epi64(_mm256_mul_epi32(v, m), nudge));
