@@ -23,6 +23,8 @@ pub struct Ctx<'a> {
     pub work: &'a super::Work,
     /// The prepared runtime's derived constant forms (see [`Ctx::derived`]).
     pub derived: &'a super::Derived,
+    /// The storage-order elements kernels wrote this run, for their readers.
+    pub stored_forms: &'a mut super::StoredForms,
 }
 
 /// A tensor argument as the device sees it: logical sizes, storage order and the elements in
@@ -379,11 +381,19 @@ impl Ctx<'_> {
 
     /// Argument `k` as the device reads it: elements in storage order.
     pub fn stored(&self, args: &[usize], k: usize) -> Result<Stored, RuntimeError> {
-        let t = self.tensor(args, k)?;
-        let dim_order = self.dim_order(self.arg(args, k)?, t.shape.len());
-        self.charge_layout(t.buf.len(), &dim_order)?;
+        let v = self.arg(args, k)?;
+        let t = self.shared(args, k)?;
+        let dim_order = self.dim_order(v, t.shape.len());
+        let buf = match self.stored_forms.get(v, &t, &dim_order) {
+            // the storage-order elements the writing kernel computed, not reordered twice
+            Some(kept) => kept.clone(),
+            None => {
+                self.charge_layout(t.buf.len(), &dim_order)?;
+                layout::to_memory(&t.buf, &t.shape, &dim_order)
+            }
+        };
         Ok(Stored {
-            buf: layout::to_memory(&t.buf, &t.shape, &dim_order),
+            buf,
             shape: t.shape.clone(),
             dim_order,
         })
@@ -431,9 +441,17 @@ impl Ctx<'_> {
             )));
         }
         let order = self.dim_order(v, shape.len());
+        if layout::is_contiguous(&order) {
+            return self.write(v, shape, buf);
+        }
         self.charge_layout(buf.len(), &order)?;
         let logical = layout::from_memory(&buf, &shape, &order);
-        self.write(v, shape, logical)
+        self.write(v, shape, logical)?;
+        if let Some(RValue::Tensor(written)) = self.values.get(v) {
+            self.stored_forms
+                .keep(v, std::sync::Arc::clone(written), order, buf);
+        }
+        Ok(())
     }
 
     /// The work of reordering `elements` between logical and storage order, when `dim_order`

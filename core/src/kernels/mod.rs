@@ -10,6 +10,7 @@
 //! - [`cmsis`] — the `cortex_m::` backend and the arithmetic and buffers of each CMSIS-NN path
 //! - [`value`], [`layout`], [`ctx`] — runtime values, storage order, the calling context
 //! - [`derived`] — forms of the constants a kernel derives once (packed weights), kept per runtime
+//! - [`stored_forms`] — the storage-order elements a kernel wrote, kept for its readers
 //! - [`device`], [`budget`], [`error`] — what is modelled, what a run may take, why it failed
 
 pub mod budget;
@@ -23,6 +24,7 @@ pub mod libm;
 pub mod math;
 pub mod portable;
 pub mod quantized;
+pub mod stored_forms;
 pub mod value;
 
 pub use budget::{
@@ -32,6 +34,7 @@ pub use ctx::Ctx;
 pub use derived::Derived;
 pub use device::{CmsisNn, Device, Target};
 pub use error::RuntimeError;
+pub use stored_forms::StoredForms;
 
 /// A host kernel: computes one call from its argument slots (inputs, then out tensors, then the
 /// returned value, as ExecuTorch's out variants take them).

@@ -27,7 +27,7 @@ pub use crate::kernels::{
     element_count, layout, value, CmsisNn, Device, RuntimeError, Target, Work, DEFAULT_WORK_BUDGET,
     MAX_EXECUTED_INSTRUCTIONS, MAX_TENSOR_ELEMENTS,
 };
-use crate::kernels::{Ctx, Derived, KernelFn};
+use crate::kernels::{Ctx, Derived, KernelFn, StoredForms};
 use value::{Buf, HostTensor, RValue};
 
 /// One node's captured outputs.
@@ -428,6 +428,7 @@ impl Runtime {
             self.store(a, values, &self.inputs)?;
         }
         let mut captured = Vec::new();
+        let mut stored_forms = StoredForms::default();
         let mut pc = 0usize;
         let mut executed: u64 = 0;
         while let Some(step) = self.steps.get(pc) {
@@ -459,6 +460,7 @@ impl Runtime {
                         dim_orders: &self.dim_orders,
                         work,
                         derived: &self.derived,
+                        stored_forms: &mut stored_forms,
                     };
                     kernel(&mut ctx, &step.slots)?;
                 }
