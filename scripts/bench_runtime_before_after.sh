@@ -2,8 +2,10 @@
 # A core benchmark of a base commit and of the working tree, back to back on this machine:
 # builds `cargo bench -p etscope-core --bench BENCH` (default `runtime`; `planning` too) at
 # BASE (default: the commit before the spine) in a temporary worktree and in this checkout,
-# then runs both. Needs ../shared/reference.
-# Usage: [BENCH=planning] scripts/bench_runtime_before_after.sh [BASE]
+# then runs both, alternating for ROUNDS rounds (default 3: this machine's speed drifts over
+# minutes, so one side run after the other can measure the drift; compare within a round).
+# Needs ../shared/reference.
+# Usage: [BENCH=planning] [ROUNDS=N] scripts/bench_runtime_before_after.sh [BASE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base="${1:-5ba0c55}"
@@ -17,7 +19,9 @@ git worktree add -q "$tmp/base" "$base"
 cp "core/benches/$bench.rs" "$tmp/base/core/benches/$bench.rs"
 (cd "$tmp/base" && CARGO_TARGET_DIR="$tmp/target" cargo bench -p etscope-core --bench "$bench" --no-run -q)
 cargo bench -p etscope-core --bench "$bench" --no-run -q
-echo "== $base"
-(cd "$tmp/base" && CARGO_TARGET_DIR="$tmp/target" cargo bench -p etscope-core --bench "$bench" -q 2>/dev/null)
-echo "== working tree"
-cargo bench -p etscope-core --bench "$bench" -q 2>/dev/null
+for round in $(seq "${ROUNDS:-3}"); do
+  echo "== $base (round $round)"
+  (cd "$tmp/base" && CARGO_TARGET_DIR="$tmp/target" cargo bench -p etscope-core --bench "$bench" -q 2>/dev/null)
+  echo "== working tree (round $round)"
+  cargo bench -p etscope-core --bench "$bench" -q 2>/dev/null
+done
