@@ -14,6 +14,7 @@ fn out_of(ctx: &Ctx<'_>, args: &[usize]) -> Result<usize, RuntimeError> {
 }
 
 /// `nearbyint` (round half to even) of `x · inv_scale` in float, plus the zero point, clamped.
+#[inline]
 pub fn quantize_value(x: f32, inv_scale: f32, zero_point: i32, qmin: i32, qmax: i32) -> i32 {
     let q = (inv_scale * x).round_ties_even();
     let q = if q.is_nan() {

@@ -44,11 +44,7 @@ pub fn quantize(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         Buf::I8(_) => {
             let blocks = if mve { x.len() / 16 * 16 } else { 0 };
             let mut q = quantize_blocks_mve(&x[..blocks], inv, zp, qmin, qmax);
-            q.extend(
-                x[blocks..]
-                    .iter()
-                    .map(|&v| quantize_value(v, inv, zp, qmin, qmax) as i8),
-            );
+            q.extend(quantize_values(&x[blocks..], inv, zp, qmin, qmax));
             Buf::I8(q)
         }
         Buf::I16(_) => {
@@ -113,6 +109,34 @@ fn quantize_blocks_mve_body(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) 
     let mut out = vec![0i8; x.len()];
     for (o, &v) in out.iter_mut().zip(x) {
         *o = quantize_block_mve(v, inv, zp, qmin, qmax);
+    }
+    out
+}
+
+/// [`quantize_value`] over a slice to int8, through a build with SSE4.1 where the CPU has it
+/// (its rounding instruction rounds ties to even in one step; a library call otherwise: the
+/// same exact result).
+fn quantize_values(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("sse4.1") {
+        // SAFETY: the function only needs SSE4.1, which the CPU was just found to have
+        return unsafe { quantize_values_sse41(x, inv, zp, qmin, qmax) };
+    }
+    quantize_values_body(x, inv, zp, qmin, qmax)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.1")]
+fn quantize_values_sse41(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
+    quantize_values_body(x, inv, zp, qmin, qmax)
+}
+
+#[inline(always)]
+fn quantize_values_body(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
+    // a plain loop, as in `quantize_blocks_mve_body`
+    let mut out = vec![0i8; x.len()];
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = quantize_value(v, inv, zp, qmin, qmax) as i8;
     }
     out
 }
