@@ -11,6 +11,7 @@
 //! - [`value`], [`layout`], [`ctx`] — runtime values, storage order, the calling context
 //! - [`derived`] — forms of the constants a kernel derives once (packed weights), kept per runtime
 //! - [`stored_forms`] — the storage-order elements a kernel wrote, kept for its readers
+//! - [`simd`] — how the hot loops pick their AVX2 build
 //! - [`device`], [`budget`], [`error`] — what is modelled, what a run may take, why it failed
 
 pub mod budget;
@@ -24,6 +25,7 @@ pub mod libm;
 pub mod math;
 pub mod portable;
 pub mod quantized;
+pub mod simd;
 pub mod stored_forms;
 pub mod value;
 

@@ -5,7 +5,7 @@
 
 use super::conv::{Requant, Window};
 use super::requant_row::{requantize_rows, Lanes};
-use super::simd::dispatch;
+use crate::kernels::simd::dispatch;
 
 /// A depthwise convolution: input NHWC `[n, h, w, c]`, weight `[1, kh, kw, c·m]`.
 pub struct Depthwise<'a> {

@@ -17,7 +17,7 @@
 
 use super::conv::{Requant, Window};
 use super::requant_row::{requantize_rows, Lanes};
-use super::simd::dispatch;
+use crate::kernels::simd::dispatch;
 
 /// The largest |offset| folded into a 16-bit operand: `i8 + offset` stays inside `i16`.
 pub const MAX_FOLDED_OFFSET: i32 = i16::MAX as i32 - 128;
@@ -337,9 +337,9 @@ fn fc_body<const WIDE: bool>(f: &FullyConnected<'_>) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::super::conv::{conv_s8, conv_s8_loops, fully_connected_loops, FilterForm};
-    use super::super::simd::has_avx2;
     use super::super::test_support::{out_size, requant, window, Lcg};
     use super::*;
+    use crate::kernels::simd::has_avx2;
 
     #[test]
     fn the_packed_gemm_equals_the_plain_sums_in_both_builds_for_every_block_and_tail() {

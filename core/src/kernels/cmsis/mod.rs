@@ -8,7 +8,6 @@
 //! - [`gemm`] — the packed integer GEMM convolution and linear run on
 //! - [`depthwise`] — depthwise convolution with the channels as lanes
 //! - [`requant_row`] — a pixel's accumulators requantized, vectorized
-//! - [`simd`] — how the hot loops pick their AVX2 build
 //! - [`pool`] — average and max pooling
 //! - [`core_buffers`] — the buffers each core's CMSIS-NN path needs, and the calls a core
 //!   cannot run because the program was lowered for another
@@ -22,6 +21,5 @@ pub mod notes;
 pub mod ops;
 pub mod pool;
 pub mod requant_row;
-pub mod simd;
 #[cfg(test)]
 mod test_support;

@@ -203,9 +203,9 @@ fn requantize_rows_avx2(
 
 #[cfg(test)]
 mod tests {
-    use super::super::simd::has_avx2;
     use super::super::test_support::{requant, Lcg};
     use super::*;
+    use crate::kernels::simd::has_avx2;
 
     #[test]
     fn the_branch_free_requantization_equals_cmsis_nn_s_on_edge_and_random_values() {

@@ -2,6 +2,7 @@
 //! batch norm (inference), relu and friends, average pooling, permute, addmm / mm, softmax and
 //! same-shape elementwise arithmetic. Tensors are NCHW, row-major.
 
+pub mod conv_planes;
 pub mod index;
 pub mod math;
 pub mod nn;
@@ -83,7 +84,6 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     };
     let oh = span(h, ph, dh, kh, sh);
     let ow = span(w, pw, dw, kw, sw);
-    let ocg = oc / groups;
     let fits = |len: usize, dims: &[usize]| crate::kernels::element_count(dims) == Some(len);
     if !fits(x.len(), &[n, c, h, w])
         || !fits(wt.len(), &[oc, icg, kh, kw])
@@ -92,61 +92,18 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
         return Err(ctx.bad("input, weight and bias lengths do not match their shapes"));
     }
     ctx.charge(&[n, oc, oh, ow, icg, kh, kw])?;
-    // Plane-at-a-time accumulation: for each (output channel, input channel, ky, kx) one weight
-    // scales a strided window of the input plane into the output plane (vectorizes well).
-    let valid = |o_len: usize, stride: usize, k: usize, dil: usize, pad: usize, in_len: usize| {
-        // output positions whose input coordinate o*stride + k*dil - pad is inside [0, in_len)
-        let lo = (pad.saturating_sub(k * dil)).div_ceil(stride);
-        let hi = ((in_len + pad).saturating_sub(k * dil))
-            .div_ceil(stride)
-            .min(o_len);
-        (lo, hi.max(lo))
-    };
     let mut out = vec![0f32; ctx.out_len(&[n, oc, oh, ow])?];
-    for b_ in 0..n {
-        for o in 0..oc {
-            let g = o / ocg;
-            let plane = &mut out[(b_ * oc + o) * oh * ow..(b_ * oc + o + 1) * oh * ow];
-            if let Some(b) = b {
-                plane.iter_mut().for_each(|v| *v = b[o]);
-            }
-            for ic in 0..icg {
-                let cin = g * icg + ic;
-                let src = &x[(b_ * c + cin) * h * w..(b_ * c + cin + 1) * h * w];
-                for ky in 0..kh {
-                    let (y0, y1) = valid(oh, sh, ky, dh, ph, h);
-                    for kx in 0..kw {
-                        let wv = wt[((o * icg + ic) * kh + ky) * kw + kx];
-                        let (x0, x1) = valid(ow, sw, kx, dw, pw, w);
-                        for y in y0..y1 {
-                            let iy = y * sh + ky * dh - ph;
-                            let row = &src[iy * w..(iy + 1) * w];
-                            let orow = &mut plane[y * ow..(y + 1) * ow];
-                            if sw == 1 {
-                                // x0 was chosen so that x0 + kx·dw ≥ pw
-                                let start = x0 + kx * dw - pw;
-                                let window = row.get(start..start + (x1 - x0));
-                                let Some(window) = window else {
-                                    return Err(
-                                        ctx.bad("padding and dilation do not fit the input")
-                                    );
-                                };
-                                for (ov, iv) in orow[x0..x1].iter_mut().zip(window) {
-                                    *ov += wv * iv;
-                                }
-                            } else {
-                                for (xo, ov) in orow.iter_mut().enumerate().take(x1).skip(x0) {
-                                    let iv = row.get(xo * sw + kx * dw - pw).ok_or_else(|| {
-                                        ctx.bad("padding and dilation do not fit the input")
-                                    })?;
-                                    *ov += wv * iv;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    let geometry = conv_planes::Geometry {
+        input: [n, c, h, w],
+        weight: [oc, icg, kh, kw],
+        out: [oh, ow],
+        groups,
+        stride: (sh, sw),
+        padding: (ph, pw),
+        dilation: (dh, dw),
+    };
+    if !conv_planes::accumulate(&geometry, x, wt, b, &mut out) {
+        return Err(ctx.bad("padding and dilation do not fit the input"));
     }
     let o = out_of(ctx, args)?;
     let shape = if one_d {

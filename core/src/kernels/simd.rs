@@ -30,4 +30,4 @@ macro_rules! dispatch {
         }
     };
 }
-pub(super) use dispatch;
+pub(crate) use dispatch;
