@@ -545,33 +545,12 @@ fn to_model_order(
     for (i, &d) in order.iter().enumerate() {
         model_shape[d] = shape[i];
     }
-    // strides of the data's own (row-major) layout, indexed by model dim
-    let mut stride_of_model_dim = vec![0; rank];
-    let mut stride = 1;
-    for i in (0..rank).rev() {
-        stride_of_model_dim[order[i]] = stride;
-        stride *= shape[i];
-    }
-    if data.len() != stride {
+    if crate::kernels::element_count(shape) != Some(data.len()) {
         return None;
     }
-    let mut out = Vec::with_capacity(data.len());
-    let mut index = vec![0usize; rank];
-    for _ in 0..data.len() {
-        let at: usize = index
-            .iter()
-            .zip(&stride_of_model_dim)
-            .map(|(i, s)| i * s)
-            .sum();
-        out.push(data[at]);
-        for d in (0..rank).rev() {
-            index[d] += 1;
-            if index[d] < model_shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
+    // model dim m is the data's dim j where order[j] = m
+    let perm = crate::kernels::layout::inverse(order);
+    let out = crate::kernels::layout::permute(data, shape, &perm);
     Some((out, model_shape))
 }
 
