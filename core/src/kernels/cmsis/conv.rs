@@ -11,6 +11,7 @@
 //! argument decoding ([`Act`]) only says where the logical sizes sit.
 
 use super::arith::requantize;
+use super::conv_params::{Requant, Window};
 use super::core_buffers::{fails_on, CoreCall};
 use super::ops::{int32, out_of};
 use super::{depthwise, gemm};
@@ -154,33 +155,6 @@ fn check_channels(
         )));
     }
     Ok(())
-}
-
-/// Per-output-channel requantization and clamping.
-pub struct Requant {
-    pub multipliers: Vec<i32>,
-    pub shifts: Vec<i32>,
-    pub output_offset: i32,
-    pub act_min: i32,
-    pub act_max: i32,
-}
-
-impl Requant {
-    /// The device's output for accumulator `acc` of channel `ch`.
-    #[inline]
-    pub fn apply(&self, acc: i32, ch: usize) -> i8 {
-        requantize(acc, self.multipliers[ch], self.shifts[ch])
-            .wrapping_add(self.output_offset)
-            .clamp(self.act_min, self.act_max) as i8
-    }
-}
-
-/// Geometry of a 2-D window op: stride, padding, dilation as (h, w).
-#[derive(Clone, Copy)]
-pub struct Window {
-    pub stride: (usize, usize),
-    pub padding: (usize, usize),
-    pub dilation: (usize, usize),
 }
 
 /// The form of a convolution's filter its fast path reads, derived once per constant (the

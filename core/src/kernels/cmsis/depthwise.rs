@@ -3,7 +3,7 @@
 //! multiply-add per eight channels, the eight accumulators kept in a register across the taps. The device multiplies `(x + input_offset) · w` in 32-bit
 //! registers and so does this loop (any offset is exact); the sum wraps as the device's.
 
-use super::conv::{Requant, Window};
+use super::conv_params::{Requant, Window};
 use super::requant_row::{requantize_rows, Lanes};
 use crate::kernels::simd::dispatch;
 

@@ -15,7 +15,7 @@
 //! and one `vpmaddwd` make eight accumulators' next two terms. A block of pixels shares each
 //! loaded filter vector, and no accumulator is ever summed across lanes.
 
-use super::conv::{Requant, Window};
+use super::conv_params::{Requant, Window};
 use super::requant_row::{requantize_rows, Lanes};
 use crate::kernels::simd::dispatch;
 

@@ -5,6 +5,7 @@
 //! - [`arith`] — requantization, the softmax fixed point, rounding rules
 //! - [`ops`] — elementwise, quantize, softmax, transpose, pad, activations
 //! - [`conv`] — convolution, depthwise, transpose convolution, linear, batch matmul
+//! - [`conv_params`] — the requantization and window geometry they share
 //! - [`gemm`] — the packed integer GEMM convolution and linear run on
 //! - [`depthwise`] — depthwise convolution with the channels as lanes
 //! - [`requant_row`] — a pixel's accumulators requantized, vectorized
@@ -14,6 +15,7 @@
 
 pub mod arith;
 pub mod conv;
+pub mod conv_params;
 pub mod core_buffers;
 pub mod depthwise;
 pub mod gemm;

@@ -3,7 +3,7 @@
 //! without branches so a row of channels vectorizes, and by hand for AVX2 (eight channels per
 //! step); both equal [`Requant::apply`] for every input (tested on edge values).
 
-use super::conv::Requant;
+use super::conv_params::Requant;
 
 /// `arm_nn_requantize` plus the output offset and clamp, without branches so a row of
 /// channels vectorizes; equal to [`Requant::apply`] for every input (tested).

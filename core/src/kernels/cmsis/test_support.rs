@@ -1,7 +1,7 @@
 //! What the integer kernels' tests share: a deterministic generator of operands, requantization
 //! parameters and windows, and the output size of a window.
 
-use super::conv::{Requant, Window};
+use super::conv_params::{Requant, Window};
 use super::gemm::MAX_FOLDED_OFFSET;
 
 /// A small deterministic generator (the tests need no crate for it).
