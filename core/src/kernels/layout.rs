@@ -3,6 +3,7 @@
 //! These helpers move between the two, so a `cortex_m::` kernel can be written exactly as the
 //! device runs it: over memory, with the logical sizes the op passes to CMSIS-NN.
 
+use super::transpose_i8;
 use super::value::Buf;
 
 /// Whether `dim_order` is the identity (row-major storage).
@@ -116,7 +117,19 @@ macro_rules! each_buf {
 
 /// `buf` of `shape` reordered by `perm` (output dim i = input dim perm[i]), any element type.
 pub fn permute_buf(buf: &Buf, shape: &[usize], perm: &[usize]) -> Buf {
+    if let Buf::I8(v) = buf {
+        return Buf::I8(permute_i8(v, shape, perm));
+    }
     each_buf!(buf, v => permute(v, shape, perm))
+}
+
+/// [`permute`] of bytes, to and from channels-last by the blocked byte transpose.
+fn permute_i8(data: &[i8], shape: &[usize], perm: &[usize]) -> Vec<i8> {
+    match (shape, perm) {
+        ([n, c, h, w], [0, 2, 3, 1]) => transpose_i8::transpose_batched(data, *n, *c, h * w),
+        ([n, h, w, c], [0, 3, 1, 2]) => transpose_i8::transpose_batched(data, *n, h * w, *c),
+        _ => permute(data, shape, perm),
+    }
 }
 
 /// Logical (row-major) elements → the order `dim_order` stores them in. `shape` and
@@ -133,8 +146,7 @@ pub fn from_memory(buf: &Buf, shape: &[usize], dim_order: &[usize]) -> Buf {
     if is_contiguous(dim_order) {
         return buf.clone();
     }
-    let mem = memory_dims(shape, dim_order);
-    each_buf!(buf, v => permute(v, &mem, &inverse(dim_order)))
+    permute_buf(buf, &memory_dims(shape, dim_order), &inverse(dim_order))
 }
 
 /// Sizes right-aligned to rank 4 (leading 1s), as the Cortex-M ops pass them to CMSIS-NN.

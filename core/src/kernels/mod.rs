@@ -12,6 +12,7 @@
 //! - [`derived`] — forms of the constants a kernel derives once (packed weights), kept per runtime
 //! - [`stored_forms`] — the storage-order elements a kernel wrote, kept for its readers
 //! - [`simd`] — how the hot loops pick their AVX2 build
+//! - [`transpose_i8`] — byte matrices transposed in 16 × 8 blocks (int8 to and from channels-last)
 //! - [`device`], [`budget`], [`error`] — what is modelled, what a run may take, why it failed
 
 pub mod budget;
@@ -27,6 +28,7 @@ pub mod portable;
 pub mod quantized;
 pub mod simd;
 pub mod stored_forms;
+pub mod transpose_i8;
 pub mod value;
 
 pub use budget::{
