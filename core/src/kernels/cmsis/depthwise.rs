@@ -1,7 +1,8 @@
 //! `arm_depthwise_conv_s8` with the channels as the vector lanes: NHWC keeps one pixel's
 //! channels contiguous in the input, the weight and the output, so each filter tap is one
-//! multiply-add per eight channels, the eight accumulators kept in a register across the taps. The device multiplies `(x + input_offset) · w` in 32-bit
-//! registers and so does this loop (any offset is exact); the sum wraps as the device's.
+//! multiply-add per eight channels, the eight accumulators kept in a register across the taps.
+//! The device multiplies `(x + input_offset) · w` in 32-bit registers and so does this loop
+//! (any offset is exact); the sum wraps as the device's.
 
 use super::conv_params::{Requant, Window};
 use super::requant_row::{requantize_rows, Lanes};
