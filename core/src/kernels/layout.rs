@@ -26,7 +26,7 @@ pub fn memory_dims(shape: &[usize], dim_order: &[usize]) -> Vec<usize> {
     dim_order.iter().map(|&d| shape[d]).collect()
 }
 
-/// Reorders `data` of `shape` by `perm` (output dim i = input dim perm[i]).
+/// Reorders `data` of `shape` by `perm` (output dim `i` = input dim `perm[i]`).
 pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     let rank = shape.len();
     let n: usize = shape.iter().product();
@@ -115,7 +115,7 @@ macro_rules! each_buf {
     };
 }
 
-/// `buf` of `shape` reordered by `perm` (output dim i = input dim perm[i]), any element type.
+/// `buf` of `shape` reordered by `perm` (output dim `i` = input dim `perm[i]`), any element type.
 pub fn permute_buf(buf: &Buf, shape: &[usize], perm: &[usize]) -> Buf {
     if let Buf::I8(v) = buf {
         return Buf::I8(permute_i8(v, shape, perm));

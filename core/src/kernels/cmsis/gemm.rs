@@ -37,7 +37,7 @@ const BLOCK_CHANNELS: usize = 2 * LANES;
 const BLOCK_PIXELS: usize = 4;
 
 /// Filter rows `[rows, k]` as the GEMM reads them: `w + offset` in 16 bits, the rows padded to
-/// whole blocks of [`BLOCK_CHANNELS`] and `k` to an even count with zeros (a zero adds
+/// whole blocks of `BLOCK_CHANNELS` and `k` to an even count with zeros (a zero adds
 /// nothing), laid out `[row block][k pair][channel in block][2]`.
 pub struct PackedRows {
     rows: usize,

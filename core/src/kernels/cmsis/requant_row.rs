@@ -75,7 +75,7 @@ impl<'a> Lanes<'a> {
 /// Pixels' channels requantized: for each pixel `p`, `out[p·oc + ch] =
 /// rq.apply(acc[p·stride + ch] + bias[ch], ch)`, `oc` the channels of `lanes`, as many pixels
 /// as `out` holds whole rows of (and `acc` holds). `WIDE` selects the AVX2 build
-/// ([`requantize_rows_avx2`]); only code compiled with AVX2 enabled, on a CPU found to have it,
+/// (`requantize_rows_avx2`); only code compiled with AVX2 enabled, on a CPU found to have it,
 /// passes `true`.
 #[inline(always)]
 pub fn requantize_rows<const WIDE: bool>(
