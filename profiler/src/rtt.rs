@@ -1,7 +1,7 @@
 //! SEGGER RTT up-channel reading over any [`TargetMemory`]: finds the control block (at the
 //! ELF's `_SEGGER_RTT` symbol or by scanning RAM for its ID), picks an up-channel by name, and
 //! drains it — reading `WrOff`, the bytes between `RdOff` and `WrOff`, then advancing `RdOff`.
-//! The control block layout is SEGGER's on a 32-bit target: ID[16], max up, max down, then 24-byte
+//! The control block layout is SEGGER's on a 32-bit target: `ID[16]`, max up, max down, then 24-byte
 //! buffer descriptors (name, buffer, size, WrOff, RdOff, flags).
 
 use thiserror::Error;

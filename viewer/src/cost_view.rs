@@ -25,7 +25,7 @@ impl Default for CostPicker {
 }
 
 impl CostPicker {
-    /// The picker's row: "Estimate on [core] @ [MHz] MHz" (what is drawn from it is keyed by
+    /// The picker's row: "Estimate on \[core\] @ \[MHz\] MHz" (what is drawn from it is keyed by
     /// the pick, so nothing needs telling that it changed).
     pub fn ui(&mut self, ui: &mut Ui) {
         ui.label("Estimate on");

@@ -447,7 +447,7 @@ impl Document {
         })
     }
 
-    /// Lists, after the program, the output of every pass of [`passes::program_passes`] that
+    /// Lists, after the program, the output of every pass of [`etscope_core::passes::program_passes`] that
     /// changes the program's graph (stages whose runs the diff compares with the program's).
     /// A graph a pass cannot take (the check fails) gets no pass stages.
     pub fn add_pass_stages(&mut self) {

@@ -25,8 +25,8 @@ pub struct StageView {
     /// For a stage of etscope's own lowering of the ETRecord's edge graph: which.
     pub lowering: Option<LoweringStage>,
     /// A stage not built yet: the ETRecord entry it is built from when first shown
-    /// ([`Document::stage_builder`]); its graph is empty until then. Large stages of an ETRecord
-    /// read from its file wait like this (see [`EAGER_STAGE_NODES`]).
+    /// ([`crate::document::Document::stage_builder`]); its graph is empty until then. Large stages of an ETRecord
+    /// read from its file wait like this (see [`crate::document::EAGER_STAGE_NODES`]).
     pub unbuilt: Option<String>,
 }
 

@@ -8,7 +8,7 @@
 //! The serialized ETRecord does not keep the quantizer's annotation (`_arm_annotation_info` in
 //! `node.meta["custom"]`), so an op counts as annotated when `CortexMQuantizer` annotates its
 //! kind (its pattern table and the Arm shared-qparams list, in their edge names: see
-//! [`super::annotation`]) and a dequantize feeds it or a quantize consumes it. An op the quantizer leaves in
+//! `super::annotation`) and a dequantize feeds it or a quantize consumes it. An op the quantizer leaves in
 //! float (an upsample) keeps its dequantize and quantize even between quantized neighbours.
 
 use crate::ir::{ArgData, Node};

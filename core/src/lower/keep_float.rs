@@ -1,7 +1,7 @@
 //! Layers kept in float: before the lowering, the weighted layers of the given modules get their
 //! weights (and biases) as float constants, dequantized as ExecuTorch's `dequantize_per_tensor`
 //! / `_per_channel` compute them, in place of the dequantize of the int8 constant. The quantizer
-//! annotates a weighted layer with its weight ([`super::annotation`]), so such a layer is not
+//! annotates a weighted layer with its weight (`super::annotation`), so such a layer is not
 //! annotated: its input stays a dequantize, it runs as the float operator on its portable
 //! kernel, and the next layer quantizes its output again. This is the mixed program an
 //! engineer would make by leaving those layers out of the quantizer.

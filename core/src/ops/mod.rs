@@ -1,4 +1,4 @@
-//! The operator registry: every operator etscope knows is declared once, in [`table`], with
+//! The operator registry: every operator etscope knows is declared once, in `table`, with
 //! its qualified name and overloads, its argument schema, category, traits, host kernel, the
 //! emulated board's support and a device note. Names are looked up once, when a graph is built
 //! ([`OpId`]); dispatch, categories, device notes, fault injection, board support and the

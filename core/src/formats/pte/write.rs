@@ -1,4 +1,4 @@
-//! Plain types → FlatBuffers for `.pte`: the writer beside the reader ([`super::read`]), so no
+//! Plain types → FlatBuffers for `.pte`: the writer beside the reader (`super::read`), so no
 //! FlatBuffers type leaves `core::formats`. It writes what ExecuTorch's `to_executorch` writes
 //! for the programs etscope makes: execution plans of values, kernel calls, moves, jumps and
 //! frees, the operator table and the arena sizes, the constants in one segment behind an `eh00`

@@ -76,7 +76,7 @@ fn mve_round(x: f32, inv: f32, zp: i32) -> i32 {
     (rounded.to_bits() as i32).wrapping_sub((MAGIC.to_bits() as i32).wrapping_sub(zp))
 }
 
-/// One element of the Helium/MVE int8 quantize loop: [`mve_round`], narrowed to int16 *without*
+/// One element of the Helium/MVE int8 quantize loop: `mve_round`, narrowed to int16 *without*
 /// saturation, clamped to `[qmin, qmax]`, narrowed to int8. Out-of-range inputs therefore wrap
 /// where the scalar kernel saturates.
 #[inline(always)]
@@ -141,7 +141,7 @@ fn quantize_values_body(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> V
     out
 }
 
-/// One element of the Helium/MVE int16 quantize loop: [`mve_round`] clamped in 32 bits.
+/// One element of the Helium/MVE int16 quantize loop: `mve_round` clamped in 32 bits.
 pub fn quantize_block_mve_s16(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i16 {
     mve_round(x, inv, zp).clamp(qmin, qmax) as i16
 }

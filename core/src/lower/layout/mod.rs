@@ -6,7 +6,7 @@
 //! - [`ChannelsLastVariants`] — CortexMReplaceOpsWithChannelsLastVariants
 //! - [`SqueezeToView`] — ReplaceSqueezeAndUnsqueezeWithViewPass
 //! - [`Canonicalize`] — CortexMCanonicalizeViewCopyPermutePass (fusing, sinking unit-dim views,
-//!   swapping views and permutes by [`view_map::ViewMap`])
+//!   swapping views and permutes by `view_map::ViewMap`)
 //! - [`RemovePermutesAroundElementwise`] — RemovePermutesAroundElementwiseOps
 //! - [`ValidateExplicitLayout`] — ValidateCortexMExplicitLayoutPass
 
