@@ -33,12 +33,8 @@ pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     if rank == 0 || n == 0 {
         return data[..n.min(data.len())].to_vec();
     }
-    // to and from channels-last, the default flow's every activation: batched 2-D transposes
-    if let (4, [0, 2, 3, 1]) = (rank, perm) {
-        return transpose_batched(data, shape[0], shape[1], shape[2] * shape[3]);
-    }
-    if let (4, [0, 3, 1, 2]) = (rank, perm) {
-        return transpose_batched(data, shape[0], shape[1] * shape[2], shape[3]);
+    if let Some((batches, rows, cols)) = batched_transpose(shape, perm) {
+        return transpose_batched(data, batches, rows, cols);
     }
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let mut in_strides = vec![1usize; rank];
@@ -64,6 +60,16 @@ pub fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
         }
     }
     out
+}
+
+/// To and from channels-last, the default flow's every activation: the permutation of
+/// `shape` as `batches` row-major `[rows, cols]` matrices each transposed.
+fn batched_transpose(shape: &[usize], perm: &[usize]) -> Option<(usize, usize, usize)> {
+    match (shape, perm) {
+        ([n, c, h, w], [0, 2, 3, 1]) => Some((*n, *c, h * w)),
+        ([n, h, w, c], [0, 3, 1, 2]) => Some((*n, h * w, *c)),
+        _ => None,
+    }
 }
 
 /// `batches` row-major `[rows, cols]` matrices, each transposed to `[cols, rows]`: blocks of
@@ -125,10 +131,9 @@ pub fn permute_buf(buf: &Buf, shape: &[usize], perm: &[usize]) -> Buf {
 
 /// [`permute`] of bytes, to and from channels-last by the blocked byte transpose.
 fn permute_i8(data: &[i8], shape: &[usize], perm: &[usize]) -> Vec<i8> {
-    match (shape, perm) {
-        ([n, c, h, w], [0, 2, 3, 1]) => transpose_i8::transpose_batched(data, *n, *c, h * w),
-        ([n, h, w, c], [0, 3, 1, 2]) => transpose_i8::transpose_batched(data, *n, h * w, *c),
-        _ => permute(data, shape, perm),
+    match batched_transpose(shape, perm) {
+        Some((batches, rows, cols)) => transpose_i8::transpose_batched(data, batches, rows, cols),
+        None => permute(data, shape, perm),
     }
 }
 

@@ -221,22 +221,13 @@ pub fn conv_s8(
     rq: &Requant,
     out_dims: [usize; 4],
 ) -> Vec<i8> {
-    if !form.fits(w_dims, in_dims[3], depth_multiplier) {
-        let own = FilterForm::of(wt, w_dims, in_dims[3], depth_multiplier);
-        return conv_s8(
-            x,
-            in_dims,
-            wt,
-            w_dims,
-            &own,
-            bias,
-            depth_multiplier,
-            win,
-            input_offset,
-            rq,
-            out_dims,
-        );
-    }
+    let own;
+    let form = if form.fits(w_dims, in_dims[3], depth_multiplier) {
+        form
+    } else {
+        own = FilterForm::of(wt, w_dims, in_dims[3], depth_multiplier);
+        &own
+    };
     let [_, kh, kw, _] = w_dims;
     match (form, depth_multiplier) {
         (FilterForm::Widened(widened), Some(m)) => {
@@ -712,30 +703,28 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         Some(_) => (0, 0),
         None => (in_off, f_off),
     };
-    let packed = if gemm::offset_folds(dot_f_off) {
-        Some(ctx.derived(
-            args,
-            1,
-            |p: &gemm::PackedRows| p.fits(outs, ins, dot_f_off),
-            || gemm::PackedRows::new(w, outs, ins, dot_f_off),
-        )?)
-    } else {
-        None
-    };
-    let fc = packed.as_deref().map(|packed| gemm::FullyConnected {
+    let fc = gemm::FullyConnected {
         x,
         w,
-        packed,
         rows,
         ins,
         outs,
         input_offset: dot_in_off,
         filter_offset: dot_f_off,
-    });
-    let dots = match fc.as_ref().and_then(gemm::fully_connected) {
-        Some(dots) => dots,
-        None => fully_connected_loops_raw(x, w, rows, ins, outs, dot_in_off, dot_f_off),
     };
+    let packed = gemm::offset_folds(dot_f_off)
+        .then(|| {
+            ctx.derived(
+                args,
+                1,
+                |p: &gemm::PackedRows| p.fits(outs, ins, dot_f_off),
+                || gemm::PackedRows::new(w, outs, ins, dot_f_off),
+            )
+        })
+        .transpose()?;
+    let dots = packed
+        .and_then(|packed| gemm::fully_connected(&fc, &packed))
+        .unwrap_or_else(|| fully_connected_loops(&fc));
     for r in 0..rows {
         let xsum = x[r * ins..(r + 1) * ins]
             .iter()
@@ -762,29 +751,16 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
 /// The reference loop of a fully connected layer's accumulators, one at a time in CMSIS-NN's
 /// order: the path for offsets [`gemm::fully_connected`] does not fold, and its tests' oracle.
 pub fn fully_connected_loops(f: &gemm::FullyConnected<'_>) -> Vec<i32> {
-    let (rows, ins, outs) = (f.rows, f.ins, f.outs);
-    fully_connected_loops_raw(f.x, f.w, rows, ins, outs, f.input_offset, f.filter_offset)
-}
-
-/// [`fully_connected_loops`] on the raw operands (`x` `[rows, k]`, `w` `[outs, k]`).
-fn fully_connected_loops_raw(
-    x: &[i8],
-    w: &[i8],
-    rows: usize,
-    k: usize,
-    outs: usize,
-    input_offset: i32,
-    filter_offset: i32,
-) -> Vec<i32> {
-    let mut acc = vec![0i32; rows * outs];
-    for r in 0..rows {
-        let xr = &x[r * k..(r + 1) * k];
+    let (k, outs) = (f.ins, f.outs);
+    let mut acc = vec![0i32; f.rows * outs];
+    for r in 0..f.rows {
+        let xr = &f.x[r * k..(r + 1) * k];
         for o in 0..outs {
             acc[r * outs + o] = xr
                 .iter()
-                .zip(&w[o * k..(o + 1) * k])
+                .zip(&f.w[o * k..(o + 1) * k])
                 .fold(0i32, |s, (&a, &b)| {
-                    mac(s, a, input_offset, b, filter_offset)
+                    mac(s, a, f.input_offset, b, f.filter_offset)
                 });
         }
     }

@@ -22,12 +22,6 @@ pub struct Depthwise<'a> {
     pub out_dims: [usize; 4],
 }
 
-/// `arm_depthwise_conv_s8` with the channels as the vector lanes (NHWC keeps one pixel's
-/// channels contiguous in the input, the weight and the output).
-pub fn depthwise(d: &Depthwise<'_>) -> Vec<i8> {
-    depthwise_dispatch(d)
-}
-
 /// Channels per vector step: eight 32-bit accumulators, one AVX2 register.
 const LANES: usize = 8;
 
@@ -133,7 +127,9 @@ fn pixel_avx2(x: &[i8], w: &[i32], taps: &[(usize, usize)], input_offset: i32, a
 }
 
 dispatch!(
-    depthwise_dispatch,
+    /// `arm_depthwise_conv_s8` with the channels as the vector lanes (NHWC keeps one pixel's
+    /// channels contiguous in the input, the weight and the output).
+    pub depthwise,
     depthwise_avx2,
     depthwise_body,
     (d: &Depthwise<'_>),
@@ -218,7 +214,7 @@ fn depthwise_body<const WIDE: bool>(d: &Depthwise<'_>) -> Vec<i8> {
 #[cfg(test)]
 mod tests {
     use super::super::conv::{conv_s8, conv_s8_loops, FilterForm};
-    use super::super::test_support::{out_size, requant, window, Lcg};
+    use super::super::test_support::{nhwc, out_hw, requant, window, Lcg};
     use super::*;
 
     #[test]
@@ -226,19 +222,11 @@ mod tests {
         let mut r = Lcg(11);
         let mut ran = 0;
         while ran < 300 {
-            let (n, h, w, c) = (
-                1 + r.below(2),
-                1 + r.below(9),
-                1 + r.below(9),
-                1 + r.below(40),
-            );
+            let [n, h, w, c] = nhwc(&mut r);
             let (kh, kw, m) = (1 + r.below(4), 1 + r.below(4), 1 + r.below(3));
             let oc = c * m;
             let win = window(&mut r);
-            let (Some(oh), Some(ow)) = (
-                out_size(h, kh, win.stride.0, win.padding.0, win.dilation.0),
-                out_size(w, kw, win.stride.1, win.padding.1, win.dilation.1),
-            ) else {
+            let Some((oh, ow)) = out_hw(h, w, (kh, kw), &win) else {
                 continue;
             };
             let x = r.i8s(n * h * w * c);

@@ -207,7 +207,7 @@ dispatch!(
     fc_dispatch,
     fc_avx2,
     fc_body,
-    (f: &FullyConnected<'_>),
+    (f: &FullyConnected<'_>, packed: &PackedRows),
     Vec<i32>
 );
 
@@ -287,14 +287,12 @@ fn conv_body<const WIDE: bool>(g: &ConvGemm<'_>) -> Vec<i8> {
     out
 }
 
-/// A fully connected layer's accumulators: `rows` inputs of `ins` against the `outs` filter
-/// rows packed with the filter offset, `Σ (x + input_offset)(w + filter_offset)` per
-/// (row, out), before bias and requantization.
+/// A fully connected layer's accumulators: `rows` inputs of `ins` against `outs` filter rows
+/// (`w`, `[outs, ins]`), `Σ (x + input_offset)(w + filter_offset)` per (row, out), before bias
+/// and requantization.
 pub struct FullyConnected<'a> {
     pub x: &'a [i8],
-    /// The filter `[outs, ins]` as the program holds it (the reference loop reads it).
     pub w: &'a [i8],
-    pub packed: &'a PackedRows,
     pub rows: usize,
     pub ins: usize,
     pub outs: usize,
@@ -302,20 +300,20 @@ pub struct FullyConnected<'a> {
     pub filter_offset: i32,
 }
 
-/// The accumulators of a fully connected layer, row-major `[rows, outs]`; `None` when an
-/// offset does not fold or the packed filter is not this call's (the caller runs the
-/// reference loop).
-pub fn fully_connected(f: &FullyConnected<'_>) -> Option<Vec<i32>> {
+/// The accumulators of a fully connected layer, row-major `[rows, outs]`, from its filter
+/// `packed` with the filter offset; `None` when an offset does not fold or `packed` is not this
+/// call's filter (the caller runs the reference loop).
+pub fn fully_connected(f: &FullyConnected<'_>, packed: &PackedRows) -> Option<Vec<i32>> {
     (offset_folds(f.input_offset)
         && offset_folds(f.filter_offset)
-        && f.packed.fits(f.outs, f.ins, f.filter_offset))
-    .then(|| fc_dispatch(f))
+        && packed.fits(f.outs, f.ins, f.filter_offset))
+    .then(|| fc_dispatch(f, packed))
 }
 
 #[inline(always)]
-fn fc_body<const WIDE: bool>(f: &FullyConnected<'_>) -> Vec<i32> {
+fn fc_body<const WIDE: bool>(f: &FullyConnected<'_>, packed: &PackedRows) -> Vec<i32> {
     let (k, outs) = (f.ins, f.outs);
-    let (kp, stride) = (f.packed.row_len(), f.packed.padded_rows());
+    let (kp, stride) = (packed.row_len(), packed.padded_rows());
     let off = f.input_offset as i16;
     let mut cols = vec![0i16; f.rows * kp];
     for (dst, src) in cols.chunks_exact_mut(kp).zip(f.x.chunks_exact(k.max(1))) {
@@ -324,7 +322,7 @@ fn fc_body<const WIDE: bool>(f: &FullyConnected<'_>) -> Vec<i32> {
         }
     }
     let mut acc = vec![0i32; f.rows * stride];
-    rows_times::<WIDE>(&cols, f.rows, f.packed, &mut acc);
+    rows_times::<WIDE>(&cols, f.rows, packed, &mut acc);
     if stride == outs {
         return acc;
     }
@@ -337,7 +335,7 @@ fn fc_body<const WIDE: bool>(f: &FullyConnected<'_>) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::super::conv::{conv_s8, conv_s8_loops, fully_connected_loops, FilterForm};
-    use super::super::test_support::{out_size, requant, window, Lcg};
+    use super::super::test_support::{nhwc, out_hw, requant, window, Lcg};
     use super::*;
     use crate::kernels::simd::has_avx2;
 
@@ -408,12 +406,7 @@ mod tests {
         let mut r = Lcg(7);
         let mut ran = 0;
         while ran < 300 {
-            let (n, h, w, c) = (
-                1 + r.below(2),
-                1 + r.below(9),
-                1 + r.below(9),
-                1 + r.below(40),
-            );
+            let [n, h, w, c] = nhwc(&mut r);
             let (mut kh, mut kw, oc) = (1 + r.below(4), 1 + r.below(4), 1 + r.below(40));
             let mut win = window(&mut r);
             if ran % 3 == 0 {
@@ -422,10 +415,7 @@ mod tests {
                 win.stride = (1, 1);
                 win.padding = (0, 0);
             }
-            let (Some(oh), Some(ow)) = (
-                out_size(h, kh, win.stride.0, win.padding.0, win.dilation.0),
-                out_size(w, kw, win.stride.1, win.padding.1, win.dilation.1),
-            ) else {
+            let Some((oh, ow)) = out_hw(h, w, (kh, kw), &win) else {
                 continue;
             };
             let x = r.i8s(n * h * w * c);
@@ -476,7 +466,6 @@ mod tests {
             let fc = FullyConnected {
                 x: &x,
                 w: &w,
-                packed: &packed,
                 rows,
                 ins,
                 outs,
@@ -484,18 +473,12 @@ mod tests {
                 filter_offset,
             };
             let want = fully_connected_loops(&fc);
-            assert_eq!(fully_connected(&fc), Some(want.clone()));
-            assert_eq!(fc_body::<false>(&fc), want);
+            assert_eq!(fully_connected(&fc, &packed), Some(want.clone()));
+            assert_eq!(fc_body::<false>(&fc, &packed), want);
             // packed with another offset: refused, the caller loops
             let stale = PackedRows::new(&w, outs, ins, filter_offset / 2 + 1);
             if filter_offset / 2 + 1 != filter_offset {
-                assert_eq!(
-                    fully_connected(&FullyConnected {
-                        packed: &stale,
-                        ..fc
-                    }),
-                    None
-                );
+                assert_eq!(fully_connected(&fc, &stale), None);
             }
         }
         let (x, w) = ([1i8; 4], [1i8; 4]);
@@ -503,14 +486,13 @@ mod tests {
         let wide = FullyConnected {
             x: &x,
             w: &w,
-            packed: &packed,
             rows: 1,
             ins: 4,
             outs: 1,
             input_offset: MAX_FOLDED_OFFSET + 1,
             filter_offset: 0,
         };
-        assert_eq!(fully_connected(&wide), None);
+        assert_eq!(fully_connected(&wide, &packed), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::kernels::ctx::{f32b, i8b, Ctx};
 use crate::kernels::layout::{self, broadcast_index, broadcast_shape, dims4, is_channels_last};
 use crate::kernels::portable::check_perm;
 use crate::kernels::quantized::quantize_value;
+use crate::kernels::simd::dispatch;
 use crate::kernels::value::Buf;
 use crate::kernels::RuntimeError;
 
@@ -85,25 +86,25 @@ pub fn quantize_block_mve(x: f32, inv: f32, zp: i32, qmin: i32, qmax: i32) -> i8
     i32::from(q16).clamp(qmin, qmax) as i8
 }
 
-/// [`quantize_block_mve`] over a slice, through a build with the CPU's fused multiply-add
-/// where it has one (one instruction instead of a library call; the same exact result).
-fn quantize_blocks_mve(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the function only needs FMA, which the CPU was just found to have
-        return unsafe { quantize_blocks_mve_fma(x, inv, zp, qmin, qmax) };
-    }
-    quantize_blocks_mve_body(x, inv, zp, qmin, qmax)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "fma")]
-fn quantize_blocks_mve_fma(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
-    quantize_blocks_mve_body(x, inv, zp, qmin, qmax)
-}
+dispatch!(
+    /// [`quantize_block_mve`] over a slice, through a build with the CPU's fused multiply-add
+    /// where it has one (one instruction instead of a library call; the same exact result).
+    quantize_blocks_mve,
+    quantize_blocks_mve_fma,
+    quantize_blocks_mve_body,
+    (x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32),
+    Vec<i8>,
+    "fma"
+);
 
 #[inline(always)]
-fn quantize_blocks_mve_body(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
+fn quantize_blocks_mve_body<const WIDE: bool>(
+    x: &[f32],
+    inv: f32,
+    zp: i32,
+    qmin: i32,
+    qmax: i32,
+) -> Vec<i8> {
     // a plain loop, not an iterator's `collect`: that would be compiled outside this function,
     // without its target features
     let mut out = vec![0i8; x.len()];
@@ -113,26 +114,26 @@ fn quantize_blocks_mve_body(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) 
     out
 }
 
-/// [`quantize_value`] over a slice to int8, through a build with SSE4.1 where the CPU has it
-/// (its rounding instruction rounds ties to even in one step; a library call otherwise: the
-/// same exact result).
-fn quantize_values(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("sse4.1") {
-        // SAFETY: the function only needs SSE4.1, which the CPU was just found to have
-        return unsafe { quantize_values_sse41(x, inv, zp, qmin, qmax) };
-    }
-    quantize_values_body(x, inv, zp, qmin, qmax)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse4.1")]
-fn quantize_values_sse41(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
-    quantize_values_body(x, inv, zp, qmin, qmax)
-}
+dispatch!(
+    /// [`quantize_value`] over a slice to int8, through a build with SSE4.1 where the CPU has it
+    /// (its rounding instruction rounds ties to even in one step; a library call otherwise: the
+    /// same exact result).
+    quantize_values,
+    quantize_values_sse41,
+    quantize_values_body,
+    (x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32),
+    Vec<i8>,
+    "sse4.1"
+);
 
 #[inline(always)]
-fn quantize_values_body(x: &[f32], inv: f32, zp: i32, qmin: i32, qmax: i32) -> Vec<i8> {
+fn quantize_values_body<const WIDE: bool>(
+    x: &[f32],
+    inv: f32,
+    zp: i32,
+    qmin: i32,
+    qmax: i32,
+) -> Vec<i8> {
     // a plain loop, as in `quantize_blocks_mve_body`
     let mut out = vec![0i8; x.len()];
     for (o, &v) in out.iter_mut().zip(x) {

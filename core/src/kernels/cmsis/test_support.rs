@@ -52,3 +52,22 @@ pub fn out_size(i: usize, k: usize, s: usize, p: usize, d: usize) -> Option<usiz
     let span = d * (k - 1) + 1;
     (i + 2 * p >= span).then(|| (i + 2 * p - span) / s + 1)
 }
+
+/// A random NHWC input's dims: batch 1–2, height and width 1–9, channels 1–40.
+pub fn nhwc(r: &mut Lcg) -> [usize; 4] {
+    [
+        1 + r.below(2),
+        1 + r.below(9),
+        1 + r.below(9),
+        1 + r.below(40),
+    ]
+}
+
+/// The output height and width of a `kernel` window over `h × w`, or `None` when it does not
+/// fit.
+pub fn out_hw(h: usize, w: usize, kernel: (usize, usize), win: &Window) -> Option<(usize, usize)> {
+    Some((
+        out_size(h, kernel.0, win.stride.0, win.padding.0, win.dilation.0)?,
+        out_size(w, kernel.1, win.stride.1, win.padding.1, win.dilation.1)?,
+    ))
+}

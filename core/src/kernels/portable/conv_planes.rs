@@ -22,20 +22,10 @@ pub struct Geometry {
     pub dilation: (usize, usize),
 }
 
-/// Computes the convolution into `out` (`[n, oc, oh, ow]`, zeroed); false when a window
-/// reaches outside the input (the padding and dilation do not fit it).
-pub fn accumulate(
-    g: &Geometry,
-    x: &[f32],
-    wt: &[f32],
-    bias: Option<&[f32]>,
-    out: &mut [f32],
-) -> bool {
-    accumulate_dispatch(g, x, wt, bias, out)
-}
-
 dispatch!(
-    accumulate_dispatch,
+    /// Computes the convolution into `out` (`[n, oc, oh, ow]`, zeroed); false when a window
+    /// reaches outside the input (the padding and dilation do not fit it).
+    pub accumulate,
     accumulate_avx2,
     accumulate_body,
     (g: &Geometry, x: &[f32], wt: &[f32], bias: Option<&[f32]>, out: &mut [f32]),
