@@ -302,13 +302,7 @@ impl DiffView {
                             *pick = Some(i);
                         }
                     });
-                    let db = |v: f64| {
-                        if v.is_infinite() {
-                            "inf".to_string()
-                        } else {
-                            format!("{v:.1}")
-                        }
-                    };
+                    let db = etscope_core::analysis::diff::db_label;
                     match r.metrics {
                         Some(m) => {
                             row.col(|ui| {

@@ -228,11 +228,7 @@ pub fn run(
     Ok(())
 }
 
-/// dB for tables: one decimal, `inf` for equal tensors.
+/// dB for tables ([`etscope_core::analysis::diff::db_label`]).
 fn db(x: f64) -> String {
-    if x.is_infinite() || x >= 1e9 {
-        "inf".into()
-    } else {
-        format!("{x:.1}")
-    }
+    etscope_core::analysis::diff::db_label(x)
 }

@@ -163,7 +163,7 @@ fn print(
 
 fn print_text(eval: &Evaluation, s: &Summary) {
     let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
-    let db = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
+    let db = |x: Option<f64>| x.map_or("-".to_string(), etscope_core::analysis::diff::db_label);
     println!(
         "A {}  B {}  · {} samples{}",
         eval.a,

@@ -404,7 +404,7 @@ fn pct(x: Option<f64>) -> String {
 }
 
 fn db(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{v:.1}"))
+    x.map_or("-".into(), etscope_core::analysis::diff::db_label)
 }
 
 /// The "over a dataset" section of the Diff tab.

@@ -161,6 +161,21 @@ impl Row {
     }
 }
 
+/// An SNR for tables, said as what it is: one decimal; `inf` for equal tensors, `-inf` for a
+/// reference that is all zero against a tensor that is not (no signal, some noise), `n/a` where
+/// nothing could be compared. The one formatter every view uses.
+pub fn db_label(x: f64) -> String {
+    if x.is_nan() {
+        "n/a".into()
+    } else if x == f64::NEG_INFINITY {
+        "-inf".into()
+    } else if x.is_infinite() || x >= 1e9 {
+        "inf".into()
+    } else {
+        format!("{x:.1}")
+    }
+}
+
 /// Operators joined for display: `conv2d+relu` (namespace and `.out` dropped).
 pub fn short_ops(ops: &[String]) -> String {
     ops.iter()

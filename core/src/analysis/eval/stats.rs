@@ -101,6 +101,10 @@ pub struct DbHistogram {
     bins: BTreeMap<i64, u64>,
     /// `+inf` values (equal tensors).
     infinite: u64,
+    /// `-inf` values (an all-zero reference against a non-zero tensor: no signal, some noise),
+    /// counted apart: a bin index cannot hold them.
+    #[serde(default)]
+    neg_infinite: u64,
     /// NaN values (nothing to compare: an all-zero reference and error).
     undefined: u64,
     count: u64,
@@ -120,6 +124,11 @@ impl DbHistogram {
             self.infinite += 1;
             return;
         }
+        if db == f64::NEG_INFINITY {
+            self.neg_infinite += 1;
+            return;
+        }
+        // finite dB values of f64 tensors lie within ±3,100 dB: far inside the bins' range
         let bin = (db * BINS_PER_DB)
             .floor()
             .clamp(i64::MIN as f64, i64::MAX as f64) as i64;
@@ -132,6 +141,7 @@ impl DbHistogram {
             *self.bins.entry(b).or_default() += n;
         }
         self.infinite += other.infinite;
+        self.neg_infinite += other.neg_infinite;
         self.undefined += other.undefined;
         self.count += other.count;
         self.min = match (self.min, other.min) {
@@ -152,8 +162,12 @@ impl DbHistogram {
     }
 
     /// The mean of the finite values (equal samples, at `+inf`, left out: their noise is
-    /// zero); `+inf` when every sample was equal, `None` without a comparable sample.
+    /// zero); `-inf` when any sample had no signal but noise, `+inf` when every sample was
+    /// equal, `None` without a comparable sample.
     pub fn mean_finite(&self) -> Option<f64> {
+        if self.neg_infinite > 0 {
+            return Some(f64::NEG_INFINITY);
+        }
         let finite: u64 = self.bins.values().sum();
         if finite == 0 {
             return (self.infinite > 0).then_some(f64::INFINITY);
@@ -161,15 +175,24 @@ impl DbHistogram {
         Some(self.sum.value() / finite as f64)
     }
 
+    /// Samples whose reference was all zero while the other side was not (`-inf` dB).
+    pub fn no_signal(&self) -> u64 {
+        self.neg_infinite
+    }
+
     /// The `q`-quantile (0..=1) at the bins' resolution: the lower edge of the bin holding the
-    /// ⌈q·n⌉-th smallest comparable value; `+inf` when that sample was equal.
+    /// ⌈q·n⌉-th smallest comparable value; `+inf` when that sample was equal, `-inf` when it had
+    /// no signal but noise.
     pub fn quantile(&self, q: f64) -> Option<f64> {
         let n = self.count - self.undefined;
         if n == 0 {
             return None;
         }
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
-        let mut seen = 0u64;
+        if rank <= self.neg_infinite {
+            return Some(f64::NEG_INFINITY);
+        }
+        let mut seen = self.neg_infinite;
         for (&b, &c) in &self.bins {
             seen += c;
             if seen >= rank {
@@ -281,5 +304,30 @@ mod tests {
             w.add(v, s);
         }
         assert_eq!(w.samples(), vec![1, 4, 2]);
+    }
+
+    #[test]
+    fn samples_without_signal_are_minus_infinity_not_an_overflowed_bin() {
+        // a float side driven to all zeros against a non-zero int8 side: SNR -inf
+        let mut h = DbHistogram::default();
+        for db in [f64::NEG_INFINITY, 30.0, 31.0, f64::NEG_INFINITY] {
+            h.add(db);
+        }
+        assert_eq!(h.no_signal(), 2);
+        assert_eq!(h.quantile(0.05), Some(f64::NEG_INFINITY));
+        assert_eq!(h.quantile(0.5), Some(f64::NEG_INFINITY));
+        assert_eq!(h.quantile(0.75), Some(30.0));
+        assert_eq!(h.mean_finite(), Some(f64::NEG_INFINITY));
+        assert_eq!(h.min(), Some(f64::NEG_INFINITY));
+        // merged from shards: the same
+        let (mut a, mut b) = (DbHistogram::default(), DbHistogram::default());
+        a.add(f64::NEG_INFINITY);
+        a.add(30.0);
+        b.add(31.0);
+        b.add(f64::NEG_INFINITY);
+        a.merge(&b);
+        assert_eq!(a, h);
+        assert_eq!(crate::analysis::diff::db_label(f64::NEG_INFINITY), "-inf");
+        assert_eq!(crate::analysis::diff::db_label(f64::INFINITY), "inf");
     }
 }
