@@ -28,7 +28,7 @@ fn diff_of_a_host_run_against_its_device_capture_has_no_divergence() {
         "--input",
         p(&tiny("input.npy")),
     ]);
-    assert_eq!(q["matched_by"], "module");
+    assert_eq!(q["matched_by"], "quantity");
     assert!(!q["rows"].as_array().expect("rows").is_empty());
 }
 

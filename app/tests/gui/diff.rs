@@ -42,7 +42,7 @@ fn diff_mode_finds_no_divergence_between_two_correct_programs() {
     wait_for_diff(&mut harness);
     harness.run_steps(3);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
-    assert_eq!(view.report.matched_by, "module");
+    assert_eq!(view.report.matched_by, "quantity");
     assert!(
         view.report.rows.iter().any(|r| r.module == ["fc"]),
         "{:?}",

@@ -16,7 +16,9 @@ use crate::ir::{Graph, NodeId, NodeKind};
 use crate::runtime::RunResult;
 use crate::tensor::TensorData;
 
-use super::diff_groups::{handle_groups, module_groups, operator_nodes, rewrite_groups};
+use super::diff_groups::{
+    handle_groups, module_groups, operator_nodes, quantity_groups, rewrite_groups,
+};
 
 /// Intermediate outputs of one source, keyed by graph node.
 #[derive(Debug, Clone)]
@@ -229,8 +231,9 @@ impl Threshold {
 pub struct DiffReport {
     pub a: String,
     pub b: String,
-    /// How nodes were matched: `instruction` (same program), `debug_handle` (same export) or
-    /// `module` (`nn_module_stack`).
+    /// How nodes were matched: `instruction` (same program), `debug_handle` (same export),
+    /// `quantity` (programs of one model: the model's tensor each holds, from their ETRecords)
+    /// or `module` (`nn_module_stack`).
     pub matched_by: String,
     pub threshold: Threshold,
     /// In topological order of A.
@@ -274,9 +277,13 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         (groups, "instruction")
     } else if same_export && !handle_groups(&a.graph, &b.graph).is_empty() {
         (handle_groups(&a.graph, &b.graph), "debug_handle")
+    } else if let Some(groups) = quantity_groups(&a.graph, &b.graph) {
+        // debug handles are numbered per export: different programs of one model are matched
+        // where both hold the same tensor of the model
+        (groups, "quantity")
     } else {
-        // debug handles are numbered per export, so different programs of one model are
-        // matched by the module that produced each node (`nn_module_stack`), N:M
+        // without the quantities an ETRecord gives, by the module that produced each node
+        // (`nn_module_stack`), N:M
         (module_groups(&a.graph, &b.graph), "module")
     };
     if groups.is_empty() {
@@ -416,27 +423,62 @@ fn output_rows(a: &Source, b: &Source, rows: &mut Vec<Row>) {
         };
         let op =
             |g: &Graph, n: NodeId| g.nodes.get(n).map(|x| x.qualified_op()).unwrap_or_default();
-        let instr = |g: &Graph, n: NodeId| {
-            g.nodes
-                .get(n)
-                .and_then(|x| x.instruction_id)
-                .into_iter()
+        let instr = |g: &Graph, ns: &[NodeId]| {
+            ns.iter()
+                .filter_map(|&n| g.nodes.get(n).and_then(|x| x.instruction_id))
                 .collect()
         };
+        // the output's row holds what computes it and no other row holds (a gate's linear
+        // layer whose tabulated activation the fp32 program decomposes)
+        let covered_a: BTreeSet<NodeId> = rows.iter().flat_map(|r| r.a_nodes.clone()).collect();
+        let covered_b: BTreeSet<NodeId> = rows.iter().flat_map(|r| r.b_nodes.clone()).collect();
+        let an = uncovered_ancestors(&a.graph, pa, &covered_a);
+        let bn = uncovered_ancestors(&b.graph, pb, &covered_b);
         rows.push(Row {
             module: vec![format!("program output {k}")],
-            a_ops: vec![op(&a.graph, pa)],
-            b_ops: vec![op(&b.graph, pb)],
+            a_ops: an.iter().map(|&n| op(&a.graph, n)).collect(),
+            b_ops: bn.iter().map(|&n| op(&b.graph, n)).collect(),
             handles: Vec::new(),
-            a_instructions: instr(&a.graph, pa),
-            b_instructions: instr(&b.graph, pb),
-            a_nodes: vec![pa],
-            b_nodes: vec![pb],
+            a_instructions: instr(&a.graph, &an),
+            b_instructions: instr(&b.graph, &bn),
+            a_nodes: an,
+            b_nodes: bn,
             metrics,
             snr_in_db: None,
             note,
         });
     }
+}
+
+/// `end` and the operator nodes it is computed from that are not in `covered` (walking back
+/// through views, stopping at covered nodes), in node order.
+fn uncovered_ancestors(g: &Graph, end: NodeId, covered: &BTreeSet<NodeId>) -> Vec<NodeId> {
+    let operators: BTreeSet<NodeId> = operator_nodes(g).iter().map(|n| n.id).collect();
+    let mut seen = BTreeSet::from([end]);
+    let mut stack = vec![end];
+    while let Some(n) = stack.pop() {
+        let Some(node) = g.nodes.get(n) else { continue };
+        for &v in &node.inputs {
+            let mut v = v;
+            for _ in 0..64 {
+                match g.values.get(v).and_then(|x| x.alias_of) {
+                    Some(src) => v = src,
+                    None => break,
+                }
+            }
+            let Some(p) = g.values.get(v).and_then(|x| x.producer) else {
+                continue;
+            };
+            if operators.contains(&p)
+                && !covered.contains(&p)
+                && seen.len() < 4096
+                && seen.insert(p)
+            {
+                stack.push(p);
+            }
+        }
+    }
+    seen.into_iter().collect()
 }
 
 /// The distinct innermost module paths of `nodes`, in node order; `None` when none has one.

@@ -1,10 +1,12 @@
 //! How the diff matches two graphs' nodes into groups compared as one: a program and its
 //! rewrite by the pass's own node map, a stage and a program of one export by debug handle
 //! (N:M where operators were fused or split, a fused activation absorbed into its producer),
-//! two programs of one model by the module that produced them.
+//! two programs of one model by the quantity each node's output stands for (the model's tensor
+//! the quantizer observed, [`crate::ir::quantity`]), else by the module that produced them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::ir::quantity::Quantity;
 use crate::ir::{Graph, Node, NodeId, NodeKind};
 
 /// A match: module path (if matched by module), debug handles, A's and B's nodes.
@@ -199,6 +201,123 @@ pub(super) fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
         .collect();
     out.sort_by_key(|g| g.2.iter().max().copied().unwrap_or(0));
     absorb_fused(a, b, out)
+}
+
+/// Two programs of one model matched by quantity: a group ends where both hold the same tensor
+/// of the model (a convolution with a fused ReLU and the float ReLU after a convolution and a
+/// batch norm), compared at each side's last node holding it; a node that holds no quantity of
+/// the other side (the batch norm, a layout change, a quantize) joins the group its output
+/// flows into. `None` when the graphs share no quantity (no ETRecords).
+pub(super) fn quantity_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
+    let holders = |g: &Graph| {
+        let mut m: BTreeMap<Quantity, Vec<NodeId>> = BTreeMap::new();
+        for n in operator_nodes(g) {
+            if let Some(q) = &n.quantity {
+                m.entry(q.clone()).or_default().push(n.id);
+            }
+        }
+        m
+    };
+    let (ha, hb) = (holders(a), holders(b));
+    let mut common: Vec<(NodeId, Quantity)> = ha
+        .iter()
+        .filter(|(q, _)| hb.contains_key(*q))
+        .filter_map(|(q, ns)| Some((*ns.iter().max()?, q.clone())))
+        .collect();
+    if common.is_empty() {
+        return None;
+    }
+    common.sort();
+    let index: BTreeMap<&Quantity, usize> = common
+        .iter()
+        .enumerate()
+        .map(|(i, (_, q))| (q, i))
+        .collect();
+    let ga = assign_downstream(a, &ha, &index);
+    let gb = assign_downstream(b, &hb, &index);
+    // a row is named by its module; by module, operator and call where the module is `forward`
+    // itself or is called more than once (a shared activation)
+    let mut calls: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (_, q) in &common {
+        *calls.entry((&q.module, &q.op)).or_default() += 1;
+    }
+    let mut groups: Vec<Group> = common
+        .iter()
+        .map(|(_, q)| {
+            let shared = calls.get(&(q.module.as_str(), q.op.as_str())) > Some(&1);
+            let name = if q.module.is_empty() || shared {
+                q.label()
+            } else {
+                q.module.clone()
+            };
+            (vec![name], Vec::new(), Vec::new(), Vec::new())
+        })
+        .collect();
+    for (side, assigned) in [ga, gb].into_iter().enumerate() {
+        for (n, g) in assigned.into_iter().enumerate() {
+            let Some(g) = g else { continue };
+            if side == 0 {
+                groups[g].2.push(n);
+            } else {
+                groups[g].3.push(n);
+            }
+        }
+    }
+    // each side compared at its last node holding the quantity: nodes after it in the group
+    // (none, as groups are made) would change what is compared
+    for (g, (_, q)) in groups.iter_mut().zip(&common) {
+        for (nodes, holders) in [(&mut g.2, &ha), (&mut g.3, &hb)] {
+            if let Some(&last) = holders.get(q).and_then(|h| h.iter().max()) {
+                nodes.retain(|&n| n <= last);
+            }
+        }
+    }
+    Some(groups)
+}
+
+/// Each operator node's group: the group of the quantity it holds, else the earliest group
+/// its output flows into (looking through views); `None` for nodes whose output reaches no
+/// group (what follows the last compared quantity: the output rows judge it).
+fn assign_downstream(
+    g: &Graph,
+    holders: &BTreeMap<Quantity, Vec<NodeId>>,
+    index: &BTreeMap<&Quantity, usize>,
+) -> Vec<Option<usize>> {
+    let mut group: Vec<Option<usize>> = vec![None; g.nodes.len()];
+    for (q, ns) in holders {
+        if let Some(&i) = index.get(q) {
+            for &n in ns {
+                group[n] = Some(i);
+            }
+        }
+    }
+    let mut views: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (v, info) in g.values.iter().enumerate() {
+        if let Some(src) = info.alias_of {
+            views.entry(src).or_default().push(v);
+        }
+    }
+    let operators: BTreeSet<NodeId> = operator_nodes(g).iter().map(|n| n.id).collect();
+    for n in (0..g.nodes.len()).rev() {
+        if group[n].is_some() || !operators.contains(&n) {
+            continue;
+        }
+        let mut values: Vec<usize> = g.nodes[n].outputs.clone();
+        let mut k = 0;
+        while k < values.len() && values.len() < 256 {
+            if let Some(vs) = views.get(&values[k]) {
+                values.extend(vs);
+            }
+            k += 1;
+        }
+        group[n] = values
+            .iter()
+            .filter_map(|&v| g.values.get(v))
+            .flat_map(|v| v.consumers.iter())
+            .filter_map(|&c| group.get(c).copied().flatten())
+            .min();
+    }
+    group
 }
 
 pub(super) fn operator_nodes(g: &Graph) -> Vec<&crate::ir::Node> {

@@ -97,10 +97,13 @@ impl PreparedSource {
         let mut graph = graph_from_export(&stage.graph, name, method);
         // integer outputs of the Cortex-M passes' ops take the quantization parameters of their
         // counterpart in the edge stage, as a program's do
-        if name != "edge" {
-            if let Some(edge) = rec.stage("edge") {
-                graph.inherit_quant(&graph_from_export(&edge.graph, "edge", method));
+        match rec.stage("edge").filter(|_| name != "edge") {
+            Some(edge) => {
+                let edge_graph = graph_from_export(&edge.graph, "edge", method);
+                graph.inherit_quant(&edge_graph);
+                graph.attach_quantities(Some(&edge_graph));
             }
+            None => graph.attach_quantities(None),
         }
         Ok(PreparedSource {
             label: label.to_string(),
@@ -165,6 +168,7 @@ pub fn program_graph(program: &Program, etrecord: Option<&ETRecord>) -> Option<G
             let edge_graph = graph_from_export(&edge.graph, "edge", &graph.method);
             graph.inherit_module_stacks(&edge_graph);
             graph.inherit_quant(&edge_graph);
+            graph.attach_quantities(Some(&edge_graph));
         }
     }
     Some(graph)

@@ -2,7 +2,9 @@
 //! (the registry's `weighted` trait: convolutions, depthwise and transpose convolutions, fully
 //! connected layers, in `cortex_m::` or portable form) has
 //! its weights and its bias / kernel sum negated — a sign error as a wrong export or a corrupted
-//! weight image gives. Everything else, byte for byte, stays as it was.
+//! weight image gives ([`break_op`]) — or its requantization multipliers scaled — a magnitude
+//! error as a wrong scale gives ([`scale_requantization`]). Everything else, byte for byte,
+//! stays as it was: instruction ids do not change.
 
 use std::ops::Range;
 
@@ -116,4 +118,63 @@ pub fn break_op(program: &Program, instruction: usize) -> Result<Vec<u8>> {
         }
     }
     Ok(bytes)
+}
+
+/// A copy of `program`'s file with instruction `instruction`'s requantization multipliers (the
+/// schema's `requantize_multipliers` argument, a constant int32 tensor of Q31 values) multiplied
+/// by `factor`, each rounded and kept within int32. Refused, naming why, for an operator without
+/// such a tensor (a linear layer's multipliers are an `int[]` inside the program's value table,
+/// not bytes of a constant).
+pub fn scale_requantization(program: &Program, instruction: usize, factor: f64) -> Result<Vec<u8>> {
+    let refuse = |why: String| Error::invalid("fault injection", why);
+    let plan = program
+        .default_plan()
+        .ok_or_else(|| refuse("the program has no execution plan".into()))?;
+    let Some(Instruction::KernelCall { op_index, args }) =
+        plan.main_instructions().get(instruction)
+    else {
+        return Err(refuse(format!(
+            "instruction {instruction} is no kernel call"
+        )));
+    };
+    let operator = plan
+        .operators
+        .get(*op_index)
+        .ok_or_else(|| refuse(format!("instruction {instruction} names no operator")))?;
+    let def = crate::ops::lookup(&operator.name, &operator.overload)
+        .map(crate::ops::def)
+        .ok_or_else(|| refuse(format!("{} is not in the registry", operator.name)))?;
+    let at = def
+        .parsed_schema()
+        .and_then(|s| {
+            s.args
+                .iter()
+                .position(|a| a.name == "requantize_multipliers")
+        })
+        .ok_or_else(|| refuse(format!("{} has no requantize_multipliers", operator.name)))?;
+    let tensor = args
+        .get(at)
+        .and_then(|&v| plan.values.get(v))
+        .and_then(|v| match v {
+            EValue::Tensor(t) if t.is_constant() => Some(t),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            refuse(format!(
+                "{}'s requantize_multipliers are no constant tensor",
+                operator.name
+            ))
+        })?;
+    let bytes = program.constant_bytes(tensor)?;
+    let start = (bytes.as_ptr() as usize)
+        .checked_sub(program.bytes().as_ptr() as usize)
+        .ok_or_else(|| refuse("the multipliers lie outside the file".into()))?;
+    let range = start..start + bytes.len();
+    let mut out = program.bytes().to_vec();
+    for c in out[range].chunks_exact_mut(4) {
+        let m = i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64 * factor;
+        let m = m.round().clamp(i32::MIN as f64, i32::MAX as f64) as i32;
+        c.copy_from_slice(&m.to_le_bytes());
+    }
+    Ok(out)
 }

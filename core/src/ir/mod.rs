@@ -15,6 +15,7 @@ pub mod from_pte;
 pub mod layout;
 pub mod module;
 pub mod qparams;
+pub mod quantity;
 
 pub use check::CheckError;
 
@@ -178,6 +179,9 @@ pub struct Node {
     pub jump_to: Option<usize>,
     /// Provenance: the nodes a pass merged into this one (besides the node itself).
     pub came_from: Vec<Origin>,
+    /// The model's tensor this node's output stands for ([`quantity`]), where an ETRecord says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<quantity::Quantity>,
 }
 
 /// A node a pass merged into another, as it was before the pass.
@@ -212,6 +216,7 @@ impl Node {
             delegate: None,
             jump_to: None,
             came_from: Vec::new(),
+            quantity: None,
         }
     }
 

@@ -1,0 +1,221 @@
+//! Which tensor of the model a node's output stands for: its *quantity*.
+//!
+//! A quantized program holds, for each quantize/dequantize pair of its Q/DQ graph, one float
+//! tensor of the model — the one the quantizer observed. Where an activation was fused into the
+//! op before it (a convolution with a ReLU in its output clamp), that tensor is the
+//! activation's output, wherever the activation's module sits; a table lookup stands for the
+//! function it tabulates. Two programs of one model (fp32 and int8, either Cortex-M flow) can be
+//! compared only where both hold the same quantity, so the diff matches quantities, not
+//! positions.
+//!
+//! A quantity is named across exports by the module that computed it, the operator class and
+//! the how-many-th call of that class in that module it is ([`Quantity`]); debug handles are
+//! numbered per export and cannot name it. A program's nodes get their quantities from their
+//! ETRecord's edge graph (the graph whose Q/DQ nodes say what was observed) through debug
+//! handles ([`Graph::attach_quantities`]).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Graph, NodeId, NodeKind};
+
+/// One tensor of the model: the output of the `call`-th call of operator class `op` in module
+/// `module` (empty: the model's own `forward`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Quantity {
+    pub module: String,
+    pub op: String,
+    pub call: usize,
+}
+
+impl Quantity {
+    /// `enc2.5 relu`, `sigmoid` (a function in `forward`), `act relu #2` (the third call of a
+    /// shared module).
+    pub fn label(&self) -> String {
+        let call = if self.call > 0 {
+            format!(" #{}", self.call)
+        } else {
+            String::new()
+        };
+        if self.module.is_empty() {
+            format!("{}{call}", self.op)
+        } else {
+            format!("{} {}{call}", self.module, self.op)
+        }
+    }
+}
+
+/// The operator class a quantity is named by: the spellings of one computation in different
+/// dialects and decompositions taken as one (`addmm`, `mm` and `linear` are a linear layer;
+/// `convolution` and `conv2d` a convolution). `None` for what computes no quantity of its own:
+/// quantize / dequantize, data movement, control.
+pub fn op_class(op: &str) -> Option<String> {
+    let traits = crate::ops::traits_of(op);
+    if traits.quantizes
+        || traits.dequantizes
+        || traits.data_movement
+        || op.contains("quantize_per_")
+        || op == "memory.alloc"
+    {
+        return None;
+    }
+    let short = op.rsplit("::").next().unwrap_or(op);
+    let short = short.strip_suffix('_').unwrap_or(short);
+    Some(
+        match short {
+            "addmm" | "mm" | "linear" => "linear",
+            "convolution" | "conv2d" | "conv1d" | "conv3d" => "convolution",
+            "hardtanh" | "relu6" => "hardtanh",
+            other => other,
+        }
+        .to_string(),
+    )
+}
+
+impl Graph {
+    /// Sets every operator node's [`super::Node::quantity`] from `source`: the ETRecord's edge
+    /// graph of this program (nodes matched through debug handles), or this graph itself when
+    /// `source` is `None` (an ETRecord stage).
+    pub fn attach_quantities(&mut self, source: Option<&Graph>) {
+        let own;
+        let source = match source {
+            Some(s) => s,
+            None => {
+                own = self.clone();
+                &own
+            }
+        };
+        let keys = source_quantities(source);
+        let same = std::ptr::eq(source, self) || source.stage == self.stage;
+        let mut by_handle: BTreeMap<u32, NodeId> = BTreeMap::new();
+        for (&id, _) in keys.iter() {
+            for &h in &source.nodes[id].debug_handles {
+                // the latest keyed node of a handle (a decomposition's last node)
+                by_handle.insert(h, id);
+            }
+        }
+        for n in 0..self.nodes.len() {
+            let node = &self.nodes[n];
+            if !matches!(node.kind, NodeKind::Operator | NodeKind::Delegate) {
+                continue;
+            }
+            let at = if same {
+                keys.contains_key(&n).then_some(n)
+            } else {
+                node.debug_handles
+                    .iter()
+                    .filter_map(|h| by_handle.get(h).copied())
+                    .max()
+            };
+            let quantity = at
+                .map(|s| observed(source, s))
+                .and_then(|s| keys.get(&s).cloned());
+            self.nodes[n].quantity = quantity;
+        }
+    }
+}
+
+/// Every node of `g` that computes a quantity, with it: calls counted per module and operator
+/// class in node order.
+fn source_quantities(g: &Graph) -> BTreeMap<NodeId, Quantity> {
+    let mut calls: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for n in &g.nodes {
+        if !matches!(n.kind, NodeKind::Operator) || computes_on_constants_only(g, n.id) {
+            continue;
+        }
+        let Some(op) = op_class(&n.op) else {
+            continue;
+        };
+        let module = n
+            .module_stack
+            .last()
+            .map(|f| f.path.clone())
+            .unwrap_or_default();
+        let call = calls.entry((module.clone(), op.clone())).or_default();
+        out.insert(
+            n.id,
+            Quantity {
+                module,
+                op,
+                call: *call,
+            },
+        );
+        *call += 1;
+    }
+    out
+}
+
+/// A node whose every input is a constant (a weight's dequantize or transpose): part of no
+/// activation's computation.
+fn computes_on_constants_only(g: &Graph, n: NodeId) -> bool {
+    let node = &g.nodes[n];
+    !node.inputs.is_empty()
+        && node.inputs.iter().all(|&v| {
+            g.values
+                .get(v)
+                .is_some_and(|x| x.storage == super::Storage::Constant)
+        })
+}
+
+/// The node whose output `start`'s output stands for once quantized: walking forward through
+/// activations consumed with no quantize between (fused into `start`), to the node a quantize
+/// reads. `start` itself when the walk reaches no quantize (a float graph: each op is its own).
+fn observed(g: &Graph, start: NodeId) -> NodeId {
+    let mut at = start;
+    for _ in 0..4 {
+        let consumers: Vec<NodeId> = g.nodes[at]
+            .outputs
+            .first()
+            .and_then(|&v| g.values.get(v))
+            .map(|v| v.consumers.clone())
+            .unwrap_or_default();
+        let quantized = consumers.iter().any(|&c| {
+            let op = &g.nodes[c].op;
+            crate::ops::traits_of(op).quantizes || op.ends_with("quantize_per_tensor")
+        });
+        if quantized {
+            return at;
+        }
+        let [next] = consumers[..] else {
+            return start;
+        };
+        if !crate::ops::traits_of(&g.nodes[next].op).fusable_activation {
+            return start;
+        }
+        at = next;
+    }
+    start
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_of_one_computation_are_one_class() {
+        assert_eq!(op_class("aten::addmm").as_deref(), Some("linear"));
+        assert_eq!(op_class("aten::linear").as_deref(), Some("linear"));
+        assert_eq!(
+            op_class("aten::convolution").as_deref(),
+            Some("convolution")
+        );
+        assert_eq!(op_class("aten::relu").as_deref(), Some("relu"));
+        assert_eq!(op_class("quantized_decomposed::quantize_per_tensor"), None);
+        assert_eq!(op_class("cortex_m::dequantize_per_tensor"), None);
+        assert_eq!(op_class("aten::permute_copy"), None);
+    }
+
+    #[test]
+    fn labels_name_module_operator_and_call() {
+        let q = |module: &str, op: &str, call| Quantity {
+            module: module.into(),
+            op: op.into(),
+            call,
+        };
+        assert_eq!(q("enc2.5", "relu", 0).label(), "enc2.5 relu");
+        assert_eq!(q("", "sigmoid", 0).label(), "sigmoid");
+        assert_eq!(q("act", "hardtanh", 2).label(), "act hardtanh #2");
+    }
+}
