@@ -76,6 +76,51 @@ fn lower_lists_every_pass_and_writes_a_program() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown target"));
 }
 
+/// `lower --flow default -o` of an ETRecord quantized for the explicit-layout flow would write a
+/// program whose convolutions read contiguous tensors, which the kernels refuse: it is refused
+/// before anything is written, naming the call and the flow to use; the explicit flow writes a
+/// program that runs.
+#[test]
+fn lower_refuses_to_write_a_program_its_kernels_would_refuse() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diff_cases/unet_bn");
+    let etr = case.join("model_int8_m4_explicit.etrecord");
+    let dir = std::env::temp_dir().join(format!("etscope-lower-flow-{}", std::process::id()));
+    let out = dir.join("default.pte");
+    let refused = etscope(&["lower", p(&etr), "--target", "m4", "-o", p(&out)]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("would not run")
+            && err.contains("the kernel needs channels-last")
+            && err.contains("--flow explicit"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is written");
+    let out = dir.join("explicit.pte");
+    let wrote = etscope(&[
+        "lower",
+        p(&etr),
+        "--target",
+        "m4",
+        "--flow",
+        "explicit",
+        "-o",
+        p(&out),
+    ]);
+    assert!(
+        wrote.status.success(),
+        "{}",
+        String::from_utf8_lossy(&wrote.stderr)
+    );
+    let ran = etscope(&["run", p(&out), "--input", p(&case.join("input.npy"))]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `plan`: every planner per arena in JSON, ExecuTorch's own listing every planned tensor at the
 /// file's offset (value ids of `graph --json`); `-o` writes the best plan, which `memory` then
 /// declares no larger than that plan's peak and `run` runs with the original's outputs.

@@ -29,7 +29,7 @@ pub(super) fn err(detail: impl Into<String>) -> LowerError {
 }
 
 /// Writes `module` as a `.pte`, its tensors where ExecuTorch 1.5.1's planner puts them.
-pub fn program(module: &Module, _options: &Options) -> Result<Vec<u8>, LowerError> {
+pub fn program(module: &Module, options: &Options) -> Result<Vec<u8>, LowerError> {
     let mut lay = layout(module)?;
     let (first, index) = serialize(module, &lay)?;
     // the program once written gives ExecuTorch's planner the graph it plans (values, calls,
@@ -37,7 +37,32 @@ pub fn program(module: &Module, _options: &Options) -> Result<Vec<u8>, LowerErro
     let (offsets, arena) = executorch_offsets(&first, &index, &lay)?;
     lay.offsets = offsets;
     lay.arena = arena;
-    Ok(serialize(module, &lay)?.0)
+    let bytes = serialize(module, &lay)?.0;
+    runs_once(&bytes, options)?;
+    Ok(bytes)
+}
+
+/// The written program run once on zero inputs, on the core it was lowered for: a program a
+/// kernel would refuse (an edge graph quantized for the explicit-layout flow lowered with the
+/// default flow leaves convolutions reading contiguous tensors) is refused here, naming the
+/// call and why, instead of being written.
+fn runs_once(bytes: &[u8], options: &Options) -> Result<(), LowerError> {
+    use crate::formats::pte::Program;
+    let program = Program::parse(bytes.to_vec())
+        .map_err(|e| err(format!("the written program does not read back: {e}")))?;
+    let device = crate::runtime::Device::for_program(&program, 0);
+    let inputs = crate::board_image::zero_inputs(&program, 0);
+    let hint = match options.flow {
+        super::Flow::Default => {
+            " (the default flow needs the model exported with channels-last inputs; an ETRecord \
+             quantized for the explicit-layout flow is lowered with `--flow explicit`)"
+        }
+        super::Flow::Explicit => "",
+    };
+    crate::runtime::Runtime::new(&program, 0, device.target)
+        .and_then(|rt| rt.run(&inputs, false))
+        .map(|_| ())
+        .map_err(|e| err(format!("the lowered program would not run: {e}{hint}")))
 }
 
 /// ExecuTorch's planner on a written program: the offset of every planned storage of `lay` and
