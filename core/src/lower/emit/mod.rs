@@ -43,26 +43,39 @@ pub fn program(module: &Module, options: &Options) -> Result<Vec<u8>, LowerError
 }
 
 /// The written program run once on zero inputs, on the core it was lowered for: a program a
-/// kernel would refuse (an edge graph quantized for the explicit-layout flow lowered with the
-/// default flow leaves convolutions reading contiguous tensors) is refused here, naming the
-/// call and why, instead of being written.
+/// kernel would refuse or the device would fail on (an edge graph quantized for the
+/// explicit-layout flow lowered with the default flow leaves convolutions reading contiguous
+/// tensors) is refused here, naming the call and why, instead of being written. What the
+/// host runtime cannot judge (an operator or argument form it does not implement, a delegate)
+/// does not stop the writing: the program is ExecuTorch's.
 fn runs_once(bytes: &[u8], options: &Options) -> Result<(), LowerError> {
     use crate::formats::pte::Program;
+    use crate::kernels::RuntimeError;
     let program = Program::parse(bytes.to_vec())
         .map_err(|e| err(format!("the written program does not read back: {e}")))?;
     let device = crate::runtime::Device::for_program(&program, 0);
     let inputs = crate::board_image::zero_inputs(&program, 0);
-    let hint = match options.flow {
-        super::Flow::Default => {
-            " (the default flow needs the model exported with channels-last inputs; an ETRecord \
-             quantized for the explicit-layout flow is lowered with `--flow explicit`)"
-        }
-        super::Flow::Explicit => "",
+    let run = crate::runtime::Runtime::new(&program, 0, device.target)
+        .and_then(|rt| rt.run(&inputs, false));
+    // what the device refuses: a kernel's storage-order check, or a call that fails there
+    let refused = match &run {
+        Err(RuntimeError::BadArgs { detail, .. }) => detail.contains("dim_order"),
+        Err(RuntimeError::DeviceFails { .. }) => true,
+        _ => false,
     };
-    crate::runtime::Runtime::new(&program, 0, device.target)
-        .and_then(|rt| rt.run(&inputs, false))
-        .map(|_| ())
-        .map_err(|e| err(format!("the lowered program would not run: {e}{hint}")))
+    match run {
+        Err(e) if refused => {
+            let layout = e.to_string().contains("dim_order");
+            let hint = if layout && options.flow == super::Flow::Default {
+                " (the default flow needs the model exported with channels-last inputs; an \
+                 ETRecord quantized for the explicit-layout flow is lowered with `--flow explicit`)"
+            } else {
+                ""
+            };
+            Err(err(format!("the lowered program would not run: {e}{hint}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// ExecuTorch's planner on a written program: the offset of every planned storage of `lay` and
