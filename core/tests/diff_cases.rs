@@ -113,13 +113,18 @@ fn correct_programs_are_clean_and_every_broken_op_is_found_at_its_own_row() {
             let ops = weighted(&program);
             assert!(ops.len() >= 3, "{label}: {} weighted ops", ops.len());
             let (mut negated, mut halved, mut halvable) = (0, 0, 0);
-            for op in &ops {
-                let broken = break_op(&program, op.instruction).expect("breaks");
+            // the broken copy diffed against the fp32 program: its op's row is the first
+            // divergence
+            let check = |broken: Vec<u8>, what: &str, instruction: usize| {
                 let report = diff(&a, &source(&d, variant, broken), Threshold::default())
                     .expect("comparable");
-                found_at_its_row(
-                    &format!("{label}, {} {} negated", op.instruction, op.op),
-                    &report,
+                found_at_its_row(&format!("{label}, {what}"), &report, instruction);
+            };
+            for op in &ops {
+                let broken = break_op(&program, op.instruction).expect("breaks");
+                check(
+                    broken,
+                    &format!("{} {} negated", op.instruction, op.op),
                     op.instruction,
                 );
                 negated += 1;
@@ -128,11 +133,9 @@ fn correct_programs_are_clean_and_every_broken_op_is_found_at_its_own_row() {
                     continue;
                 };
                 halvable += 1;
-                let report = diff(&a, &source(&d, variant, scaled), Threshold::default())
-                    .expect("comparable");
-                found_at_its_row(
-                    &format!("{label}, {} {} multipliers halved", op.instruction, op.op),
-                    &report,
+                check(
+                    scaled,
+                    &format!("{} {} multipliers halved", op.instruction, op.op),
                     op.instruction,
                 );
                 halved += 1;

@@ -235,23 +235,9 @@ pub(super) fn quantity_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
         .collect();
     let ga = assign_downstream(a, &ha, &index);
     let gb = assign_downstream(b, &hb, &index);
-    // a row is named by its module; by module, operator and call where the module is `forward`
-    // itself or is called more than once (a shared activation)
-    let mut calls: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for (_, q) in &common {
-        *calls.entry((&q.module, &q.op)).or_default() += 1;
-    }
     let mut groups: Vec<Group> = common
         .iter()
-        .map(|(_, q)| {
-            let shared = calls.get(&(q.module.as_str(), q.op.as_str())) > Some(&1);
-            let name = if q.module.is_empty() || shared {
-                q.label()
-            } else {
-                q.module.clone()
-            };
-            (vec![name], Vec::new(), Vec::new(), Vec::new())
-        })
+        .map(|_| (Vec::new(), Vec::new(), Vec::new(), Vec::new()))
         .collect();
     for (side, assigned) in [ga, gb].into_iter().enumerate() {
         for (n, g) in assigned.into_iter().enumerate() {
@@ -271,6 +257,24 @@ pub(super) fn quantity_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
                 nodes.retain(|&n| n <= last);
             }
         }
+    }
+    // a row is named by a module path (what `eval` lists and `--keep-float` takes): its
+    // weighted layer's module, else the compared tensor's, else the tensor itself (`sigmoid`,
+    // `relu #1` for functions of `forward`)
+    for (g, (_, q)) in groups.iter_mut().zip(&common) {
+        let weighted = g.2.iter().find_map(|&n| {
+            let node = a.nodes.get(n)?;
+            crate::ops::traits_of(&node.op)
+                .weighted
+                .then(|| node.innermost_module())
+                .flatten()
+        });
+        let name = match weighted {
+            Some(m) => m.to_string(),
+            None if !q.module.is_empty() && q.call == 0 => q.module.clone(),
+            None => q.label(),
+        };
+        g.0 = vec![name];
     }
     Some(groups)
 }
