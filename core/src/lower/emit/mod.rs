@@ -42,6 +42,9 @@ pub fn program(module: &Module, options: &Options) -> Result<Vec<u8>, LowerError
     Ok(bytes)
 }
 
+/// The operations the check run of a written program may perform (a MobileNet's worth).
+const CHECK_RUN_BUDGET: u64 = 1 << 24;
+
 /// The written program run once on zero inputs, on the core it was lowered for: a program a
 /// kernel would refuse or the device would fail on (an edge graph quantized for the
 /// explicit-layout flow lowered with the default flow leaves convolutions reading contiguous
@@ -55,9 +58,17 @@ fn runs_once(bytes: &[u8], options: &Options) -> Result<(), LowerError> {
         .map_err(|e| err(format!("the written program does not read back: {e}")))?;
     let device = crate::runtime::Device::for_program(&program, 0);
     let inputs = crate::board_image::zero_inputs(&program, 0);
-    let run = crate::runtime::Runtime::new(&program, 0, device.target)
-        .and_then(|rt| rt.run(&inputs, false));
-    // what the device refuses: a kernel's storage-order check, or a call that fails there
+    // a bounded run: a kernel's storage-order check comes at its call, long before a real
+    // program's work; a run that exceeds the budget is not judged
+    let run = crate::runtime::Runtime::new(&program, 0, device.target).and_then(|rt| {
+        rt.run_with(
+            &inputs,
+            crate::runtime::RunOptions {
+                work_budget: Some(CHECK_RUN_BUDGET),
+                ..crate::runtime::RunOptions::default()
+            },
+        )
+    }); // what the device refuses: a kernel's storage-order check, or a call that fails there
     let refused = match &run {
         Err(RuntimeError::BadArgs { detail, .. }) => detail.contains("dim_order"),
         Err(RuntimeError::DeviceFails { .. }) => true,
