@@ -370,15 +370,8 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
 /// The node writing program output `k` of `g`, and the position of that output among the
 /// node's out tensors (what its capture holds); `None` for an output that is an input.
 fn output_producer(g: &Graph, k: usize) -> Option<(NodeId, usize)> {
-    let v = *g.outputs.get(k)?;
     // a view's storage is its source's: the node that wrote the source wrote the output
-    let mut v = v;
-    for _ in 0..64 {
-        match g.values.get(v).and_then(|x| x.alias_of) {
-            Some(src) => v = src,
-            None => break,
-        }
-    }
+    let v = g.storage_of(*g.outputs.get(k)?);
     let node = g.values.get(v)?.producer?;
     let n = g.nodes.get(node)?;
     if !matches!(n.kind, NodeKind::Operator | NodeKind::Delegate) {
@@ -459,14 +452,7 @@ fn uncovered_ancestors(g: &Graph, end: NodeId, covered: &BTreeSet<NodeId>) -> Ve
     while let Some(n) = stack.pop() {
         let Some(node) = g.nodes.get(n) else { continue };
         for &v in &node.inputs {
-            let mut v = v;
-            for _ in 0..64 {
-                match g.values.get(v).and_then(|x| x.alias_of) {
-                    Some(src) => v = src,
-                    None => break,
-                }
-            }
-            let Some(p) = g.values.get(v).and_then(|x| x.producer) else {
+            let Some(p) = g.writer(v) else {
                 continue;
             };
             if operators.contains(&p)
@@ -504,23 +490,12 @@ fn carried_in(g: &Graph, rows: &mut [Row]) {
             row_of.insert(n, i);
         }
     }
-    // the node that wrote a value, looking through views (which have no producer of their own)
-    let producer = |mut v: usize| {
-        for _ in 0..16 {
-            let info = g.values.get(v)?;
-            if let Some(p) = info.producer {
-                return Some(p);
-            }
-            v = info.alias_of?;
-        }
-        None
-    };
     let producers = |n: NodeId| -> Vec<NodeId> {
         g.nodes
             .get(n)
             .into_iter()
             .flat_map(|x| &x.inputs)
-            .filter_map(|&v| producer(v))
+            .filter_map(|&v| g.writer(v))
             .collect()
     };
     for i in 0..rows.len() {

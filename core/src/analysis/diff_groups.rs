@@ -205,7 +205,8 @@ pub(super) fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
 
 /// Two programs of one model matched by quantity: a group ends where both hold the same tensor
 /// of the model (a convolution with a fused ReLU and the float ReLU after a convolution and a
-/// batch norm), compared at each side's last node holding it; a node that holds no quantity of
+/// batch norm), compared at each side's last node holding it (a group's nodes are its holders
+/// and what flows into them, so its last node is a holder); a node that holds no quantity of
 /// the other side (the batch norm, a layout change, a quantize) joins the group its output
 /// flows into. `None` when the graphs share no quantity (no ETRecords).
 pub(super) fn quantity_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
@@ -246,15 +247,6 @@ pub(super) fn quantity_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
                 groups[g].2.push(n);
             } else {
                 groups[g].3.push(n);
-            }
-        }
-    }
-    // each side compared at its last node holding the quantity: nodes after it in the group
-    // (none, as groups are made) would change what is compared
-    for (g, (_, q)) in groups.iter_mut().zip(&common) {
-        for (nodes, holders) in [(&mut g.2, &ha), (&mut g.3, &hb)] {
-            if let Some(&last) = holders.get(q).and_then(|h| h.iter().max()) {
-                nodes.retain(|&n| n <= last);
             }
         }
     }

@@ -26,18 +26,7 @@ pub fn weighted(program: &Program) -> Vec<Weighted> {
     let Some(plan) = program.default_plan() else {
         return Vec::new();
     };
-    let base = program.bytes().as_ptr() as usize;
-    let range_of = |args: &[usize], k: usize| {
-        let EValue::Tensor(t) = plan.values.get(*args.get(k)?)? else {
-            return None;
-        };
-        if !t.is_constant() {
-            return None;
-        }
-        let bytes = program.constant_bytes(t).ok()?;
-        let start = (bytes.as_ptr() as usize).checked_sub(base)?;
-        Some(start..start + bytes.len())
-    };
+    let range_of = |args: &[usize], k: usize| constant_range(program, plan, *args.get(k)?);
     plan.main_instructions()
         .iter()
         .enumerate()
@@ -67,6 +56,24 @@ pub fn weighted(program: &Program) -> Vec<Weighted> {
             })
         })
         .collect()
+}
+
+/// The file range of plan value `value`'s bytes, where it is a constant tensor stored in the
+/// program's file.
+fn constant_range(
+    program: &Program,
+    plan: &crate::formats::pte::ExecutionPlan,
+    value: usize,
+) -> Option<Range<usize>> {
+    let EValue::Tensor(t) = plan.values.get(value)? else {
+        return None;
+    };
+    if !t.is_constant() {
+        return None;
+    }
+    let bytes = program.constant_bytes(t).ok()?;
+    let start = (bytes.as_ptr() as usize).checked_sub(program.bytes().as_ptr() as usize)?;
+    Some(start..start + bytes.len())
 }
 
 /// A copy of `program`'s file with instruction `instruction`'s weights and bias / kernel sum
@@ -152,24 +159,15 @@ pub fn scale_requantization(program: &Program, instruction: usize, factor: f64) 
                 .position(|a| a.name == "requantize_multipliers")
         })
         .ok_or_else(|| refuse(format!("{} has no requantize_multipliers", operator.name)))?;
-    let tensor = args
+    let range = args
         .get(at)
-        .and_then(|&v| plan.values.get(v))
-        .and_then(|v| match v {
-            EValue::Tensor(t) if t.is_constant() => Some(t),
-            _ => None,
-        })
+        .and_then(|&v| constant_range(program, plan, v))
         .ok_or_else(|| {
             refuse(format!(
-                "{}'s requantize_multipliers are no constant tensor",
+                "{}'s requantize_multipliers are no constant tensor in the file",
                 operator.name
             ))
         })?;
-    let bytes = program.constant_bytes(tensor)?;
-    let start = (bytes.as_ptr() as usize)
-        .checked_sub(program.bytes().as_ptr() as usize)
-        .ok_or_else(|| refuse("the multipliers lie outside the file".into()))?;
-    let range = start..start + bytes.len();
     let mut out = program.bytes().to_vec();
     for c in out[range].chunks_exact_mut(4) {
         let m = i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64 * factor;

@@ -455,6 +455,33 @@ impl Graph {
             .and_then(|n| self.nodes.get(n))
     }
 
+    /// The value whose storage `v` shares: `v` itself, or the source of the view chain it
+    /// ends (views emit no instruction and have no producer of their own).
+    pub fn storage_of(&self, v: ValueId) -> ValueId {
+        let mut v = v;
+        for _ in 0..64 {
+            match self.values.get(v).and_then(|x| x.alias_of) {
+                Some(src) => v = src,
+                None => break,
+            }
+        }
+        v
+    }
+
+    /// The node that wrote `v`: its producer, or, for a view without one, the producer of
+    /// the value it views (the first along the chain).
+    pub fn writer(&self, v: ValueId) -> Option<NodeId> {
+        let mut v = v;
+        for _ in 0..64 {
+            let info = self.values.get(v)?;
+            if let Some(p) = info.producer {
+                return Some(p);
+            }
+            v = info.alias_of?;
+        }
+        None
+    }
+
     /// Nodes carrying `handle` among their debug handles.
     pub fn nodes_with_handle(&self, handle: u32) -> impl Iterator<Item = &Node> {
         self.nodes

@@ -78,42 +78,50 @@ impl Graph {
     /// graph of this program (nodes matched through debug handles), or this graph itself when
     /// `source` is `None` (an ETRecord stage).
     pub fn attach_quantities(&mut self, source: Option<&Graph>) {
-        let own;
-        let source = match source {
-            Some(s) => s,
+        let quantities = match source {
+            Some(source) => quantities_through_handles(self, source),
             None => {
-                own = self.clone();
-                &own
+                let keys = source_quantities(self);
+                (0..self.nodes.len())
+                    .map(|n| {
+                        keys.contains_key(&n)
+                            .then(|| keys.get(&observed(self, n)).cloned())
+                            .flatten()
+                    })
+                    .collect()
             }
         };
-        let keys = source_quantities(source);
-        let same = std::ptr::eq(source, self) || source.stage == self.stage;
-        let mut by_handle: BTreeMap<u32, NodeId> = BTreeMap::new();
-        for (&id, _) in keys.iter() {
-            for &h in &source.nodes[id].debug_handles {
-                // the latest keyed node of a handle (a decomposition's last node)
-                by_handle.insert(h, id);
-            }
-        }
-        for n in 0..self.nodes.len() {
-            let node = &self.nodes[n];
-            if !matches!(node.kind, NodeKind::Operator | NodeKind::Delegate) {
-                continue;
-            }
-            let at = if same {
-                keys.contains_key(&n).then_some(n)
-            } else {
-                node.debug_handles
-                    .iter()
-                    .filter_map(|h| by_handle.get(h).copied())
-                    .max()
-            };
-            let quantity = at
-                .map(|s| observed(source, s))
-                .and_then(|s| keys.get(&s).cloned());
-            self.nodes[n].quantity = quantity;
+        for (node, quantity) in self.nodes.iter_mut().zip(quantities) {
+            node.quantity = quantity;
         }
     }
+}
+
+/// The quantity of each node of `g` (by node id): that of the latest node of `source` sharing
+/// one of its debug handles, where the node is an operator or delegate call.
+fn quantities_through_handles(g: &Graph, source: &Graph) -> Vec<Option<Quantity>> {
+    let keys = source_quantities(source);
+    let mut by_handle: BTreeMap<u32, NodeId> = BTreeMap::new();
+    for &id in keys.keys() {
+        for &h in &source.nodes[id].debug_handles {
+            // the latest keyed node of a handle (a decomposition's last node)
+            by_handle.insert(h, id);
+        }
+    }
+    g.nodes
+        .iter()
+        .map(|node| {
+            if !matches!(node.kind, NodeKind::Operator | NodeKind::Delegate) {
+                return None;
+            }
+            let at = node
+                .debug_handles
+                .iter()
+                .filter_map(|h| by_handle.get(h).copied())
+                .max()?;
+            keys.get(&observed(source, at)).cloned()
+        })
+        .collect()
 }
 
 /// Every node of `g` that computes a quantity, with it: calls counted per module and operator
