@@ -102,7 +102,9 @@ fn main() {
     let mut eg: egui_graphs::Graph<usize, ()> = egui_graphs::to_graph(&sg);
     for (i, &ix) in idx.iter().enumerate() {
         if let Some(node) = eg.node_mut(ix) {
-            node.set_location(Pos2::new(stage.layout.pos[i][0], stage.layout.pos[i][1]));
+            if let Some(c) = stage.layout.center_of(i) {
+                node.set_location(Pos2::new(c[0], c[1]));
+            }
         }
     }
     let ctx2 = Context::default();

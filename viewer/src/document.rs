@@ -696,11 +696,11 @@ impl Document {
             if let Some(edge) = edge {
                 v.graph.inherit_module_stacks(&edge.graph);
                 v.graph.inherit_quant(&edge.graph);
-                v.modules = module_groups(&v.graph, &v.layout);
+                v.relayout();
             } else if let Some(by_handle) = &edge_modules {
                 // an edge graph that does not quantize, waiting to be built: its module paths
                 v.graph.inherit_module_stacks_by_handle(by_handle);
-                v.modules = module_groups(&v.graph, &v.layout);
+                v.relayout();
             }
             self.stages.push(v);
             self.pte_stage = Some(self.stages.len() - 1);

@@ -24,7 +24,8 @@ fn xml_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The stage's graph as an SVG document, in layout coordinates; `overlay` recolors nodes.
+/// The stage's graph as an SVG document, in layout coordinates, every module unfolded (its
+/// box and name drawn); `overlay` recolors nodes.
 pub fn graph_svg(stage: &StageView, overlay: Option<&[Option<Color32>]>) -> String {
     let l = &stage.layout;
     let pad = 20.0;
@@ -39,40 +40,48 @@ pub fn graph_svg(stage: &StageView, overlay: Option<&[Option<Color32>]>) -> Stri
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#1b1b1b"/>"##);
+    for f in &l.frames {
+        let m = &stage.modules[f.module];
+        let [x, y, fw, fh] = f.rect;
+        let _ = writeln!(
+            s,
+            r##"<g><rect x="{:.1}" y="{:.1}" width="{fw:.1}" height="{fh:.1}" rx="6" fill="#7896dc" fill-opacity="0.12" stroke="#8caae6" stroke-opacity="0.4"/><text x="{:.1}" y="{:.1}" fill="#c8c8c8" font-size="11">{}</text></g>"##,
+            x + ox,
+            y + oy,
+            x + ox + 6.0,
+            y + oy + 13.0,
+            xml_escape(&format!("{} ({})", m.path, m.short_class()))
+        );
+    }
     let _ = writeln!(
         s,
         r##"<g stroke="#8a8a8a" stroke-width="1.2" fill="none">"##
     );
-    for e in &stage.graph.edges {
-        let (a, b) = (l.pos[e.from], l.pos[e.to]);
-        let (x1, y1, x2, y2) = (
-            a[0] + ox,
-            a[1] + NODE_HEIGHT / 2.0 + oy,
-            b[0] + ox,
-            b[1] - NODE_HEIGHT / 2.0 + oy,
-        );
-        let dy = ((y2 - y1).abs() / 2.0).max(10.0);
-        let _ = writeln!(
-            s,
-            r#"<path d="M{x1:.1},{y1:.1} C{x1:.1},{:.1} {x2:.1},{:.1} {x2:.1},{y2:.1}"/>"#,
-            y1 + dy,
-            y2 - dy
-        );
+    for e in &l.edges {
+        let pts: Vec<String> = e
+            .points
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", p[0] + ox, p[1] + oy))
+            .collect();
+        let _ = writeln!(s, r#"<polyline points="{}"/>"#, pts.join(" "));
     }
     s.push_str("</g>\n");
-    for (v, p) in l.pos.iter().enumerate() {
+    for (slot, r) in l.rects.iter().enumerate() {
+        let crate::layout::Slot::Node(v) = l.slots[slot] else {
+            continue;
+        };
         let fill = overlay
             .and_then(|o| o.get(v).copied().flatten())
             .unwrap_or_else(|| stage.categories[v].color());
-        let (x, y) = (p[0] - l.width[v] / 2.0 + ox, p[1] - NODE_HEIGHT / 2.0 + oy);
+        let (x, y) = (r[0] + ox, r[1] + oy);
         let _ = writeln!(
             s,
             r#"<g><title>{}</title><rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{NODE_HEIGHT}" rx="4" fill="{}"/><text x="{:.1}" y="{:.1}" fill="white" text-anchor="middle" dominant-baseline="central">{}</text></g>"#,
             xml_escape(&stage.graph.nodes[v].qualified_op()),
-            l.width[v],
+            r[2],
             hex(fill),
-            p[0] + ox,
-            p[1] + oy,
+            x + r[2] / 2.0,
+            y + NODE_HEIGHT / 2.0,
             xml_escape(&stage.labels[v])
         );
     }

@@ -7,19 +7,20 @@
 use crate::category::CategoryStyle as _;
 use std::collections::BTreeSet;
 
-use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Ui, Vec2};
+use egui::{Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Ui, Vec2};
 use etscope_core::ir::{Graph, NodeId};
 
 use crate::document::StageView;
-use crate::layout::{Layout, NODE_HEIGHT, RANK_GAP};
+use crate::layout::compound::HEADER;
+use crate::layout::{GraphLayout, NODE_HEIGHT};
 use crate::view_layout::{module_label, Slot, ViewLayout};
 
 /// Below this on-screen node height, nodes are drawn as plain boxes in one mesh.
 const LOD_BOXES_BELOW: f32 = 9.0;
-/// Above this zoom edges are drawn as curves.
-const CURVES_ABOVE: f32 = 0.55;
-/// Below this zoom a whole-graph fit is unreadable; large graphs open at the top instead.
-const MIN_READABLE_FIT: f32 = 0.3;
+/// Text smaller than this (screen points) is not drawn: the box alone, the tooltip names it.
+const LEGIBLE_TEXT: f32 = 9.5;
+/// Above this zoom edge labels (tensor shapes) and arrow heads are drawn.
+const DETAILS_ABOVE: f32 = 0.8;
 /// The minimap's largest size in points; on a small canvas it takes a fifth of each side at most.
 const MINIMAP: Vec2 = Vec2::new(200.0, 150.0);
 /// Graphs with more nodes than this open with a level of modules collapsed.
@@ -117,7 +118,7 @@ impl GraphView {
     pub fn screen_pos(&self, stage: &StageView, n: NodeId) -> Option<Pos2> {
         let p = match &self.view {
             Some(v) => v.pos_of(n)?,
-            None => *stage.layout.pos.get(n)?,
+            None => stage.layout.center_of(n)?,
         };
         Some(self.to_screen(self.last_rect, p))
     }
@@ -138,9 +139,10 @@ impl GraphView {
     /// Whether node `n` is folded into a collapsed module.
     pub fn is_folded(&self, n: NodeId) -> bool {
         self.view.as_ref().is_some_and(|v| {
-            v.slot_of
+            v.layout
+                .slot_of
                 .get(n)
-                .is_some_and(|&s| matches!(v.slots[s], Slot::Module(_)))
+                .is_some_and(|&s| matches!(v.layout.slots.get(s), Some(Slot::Module(_))))
         })
     }
 
@@ -179,7 +181,9 @@ impl GraphView {
             }
         }
         let stale = match &self.view {
-            Some(v) => v.collapsed != self.collapsed || v.slot_of.len() != stage.graph.nodes.len(),
+            Some(v) => {
+                v.collapsed != self.collapsed || v.layout.slot_of.len() != stage.graph.nodes.len()
+            }
             None => true,
         };
         if stale {
@@ -208,28 +212,15 @@ impl GraphView {
         self.center + (p - rect.center()) / self.zoom
     }
 
-    fn apply_pending(&mut self, rect: Rect, layout: &Layout) {
+    fn apply_pending(&mut self, rect: Rect, layout: &GraphLayout) {
         let b = layout.bounds;
         if self.fit_pending && rect.width() > 1.0 {
+            // the whole graph, centred (a large graph opens folded, so this stays readable)
             let (w, h) = ((b[2] - b[0]).max(1.0), (b[3] - b[1]).max(1.0));
-            let whole = ((rect.width() - 40.0) / w)
+            self.zoom = ((rect.width() - 40.0) / w)
                 .min((rect.height() - 40.0) / h)
                 .clamp(0.002, 2.0);
-            if whole >= MIN_READABLE_FIT {
-                self.zoom = whole;
-                self.center = Pos2::new((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0);
-            } else {
-                // Too large to read whole: start readable at the top (the inputs), fitting the
-                // width when that is readable; the minimap shows where this is.
-                self.zoom = ((rect.width() - 40.0) / w).clamp(MIN_READABLE_FIT, 0.8);
-                let half_h = rect.height() / 2.0 / self.zoom;
-                let top_x = layout
-                    .ranks
-                    .first()
-                    .and_then(|r| r.first())
-                    .map_or((b[0] + b[2]) / 2.0, |&v| layout.pos[v][0]);
-                self.center = Pos2::new(top_x, b[1] + half_h - 10.0);
-            }
+            self.center = Pos2::new((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0);
             self.fit_pending = false;
         }
         if let Some(n) = self.focus_pending.take() {
@@ -240,53 +231,33 @@ impl GraphView {
         }
     }
 
-    /// Slot under a world point.
-    fn slot_at(layout: &Layout, world: Pos2) -> Option<usize> {
-        let r = ((world.y + NODE_HEIGHT / 2.0) / RANK_GAP).floor();
-        if r < 0.0 {
-            return None;
-        }
-        let rank = layout.ranks.get(r as usize)?;
-        if (world.y - r * RANK_GAP).abs() > NODE_HEIGHT / 2.0 {
-            return None;
-        }
-        let i = rank.partition_point(|&v| layout.pos[v][0] + layout.width[v] / 2.0 < world.x);
-        rank.get(i)
-            .copied()
-            .filter(|&v| (world.x - layout.pos[v][0]).abs() <= layout.width[v] / 2.0)
-    }
-
     fn hit(&self, world: Pos2) -> Option<Hit> {
         let v = self.view_layout()?;
-        Self::slot_at(&v.layout, world).map(|s| match v.slots[s] {
+        let s = v.layout.slot_at([world.x, world.y])?;
+        Some(match v.layout.slots[s] {
             Slot::Node(n) => Hit::Node(n),
             Slot::Module(m) => Hit::Module(m),
         })
     }
 
-    /// The label strip of an expanded module frame under a screen point (innermost wins).
-    fn frame_strip_at(&self, rect: Rect, stage: &StageView, p: Pos2) -> Option<usize> {
+    /// The name strip of an unfolded module's box under a screen point (innermost wins).
+    fn frame_strip_at(&self, rect: Rect, p: Pos2) -> Option<usize> {
         let v = self.view_layout()?;
-        let mut hit = None;
-        for f in &v.frames {
-            let r = self.frame_rect(rect, stage, f.module, f.bounds);
-            let strip =
-                Rect::from_min_size(r.min, Vec2::new(r.width(), (14.0 * self.zoom).max(8.0)));
-            if strip.contains(p) {
-                hit = Some(f.module);
+        let mut hit: Option<(usize, usize)> = None;
+        for f in &v.layout.frames {
+            let r = self.frame_rect(rect, f.rect);
+            let strip = Rect::from_min_size(r.min, Vec2::new(r.width(), HEADER * self.zoom));
+            if strip.contains(p) && hit.is_none_or(|(d, _)| f.depth > d) {
+                hit = Some((f.depth, f.module));
             }
         }
-        hit
+        hit.map(|(_, m)| m)
     }
 
-    fn frame_rect(&self, rect: Rect, stage: &StageView, m: usize, b: [f32; 4]) -> Rect {
-        // outer modules frame inner ones: each level adds a margin and a label strip
-        let nested = stage.modules[m].nested as f32;
-        let pad = 4.0 + 6.0 * nested;
-        let top = 14.0 * (nested + 1.0) + 2.0;
+    fn frame_rect(&self, rect: Rect, r: [f32; 4]) -> Rect {
         Rect::from_min_max(
-            self.to_screen(rect, [b[0] - pad, b[1] - top]),
-            self.to_screen(rect, [b[2] + pad, b[3] + pad]),
+            self.to_screen(rect, [r[0], r[1]]),
+            self.to_screen(rect, [r[0] + r[2], r[1] + r[3]]),
         )
     }
 
@@ -353,7 +324,7 @@ impl GraphView {
         }
 
         let strip = if hit.is_none() {
-            pointer.and_then(|p| self.frame_strip_at(rect, stage, p))
+            pointer.and_then(|p| self.frame_strip_at(rect, p))
         } else {
             None
         };
@@ -399,26 +370,20 @@ impl GraphView {
         out
     }
 
-    fn edge_points(&self, rect: Rect, layout: &Layout, from: usize, to: usize) -> (Pos2, Pos2) {
-        let a = self.to_screen(
-            rect,
-            [layout.pos[from][0], layout.pos[from][1] + NODE_HEIGHT / 2.0],
-        );
-        let b = self.to_screen(
-            rect,
-            [layout.pos[to][0], layout.pos[to][1] - NODE_HEIGHT / 2.0],
-        );
-        (a, b)
-    }
-
-    fn edge_visible(view: Rect, layout: &Layout, from: usize, to: usize) -> bool {
-        let (a, b) = (layout.pos[from], layout.pos[to]);
-        Rect::from_two_pos(Pos2::new(a[0], a[1]), Pos2::new(b[0], b[1])).intersects(view)
+    fn edge_visible(view: Rect, e: &crate::layout::DrawnEdge) -> bool {
+        let mut r = Rect::NOTHING;
+        for p in &e.points {
+            r.extend_with(Pos2::new(p[0], p[1]));
+        }
+        r.intersects(view)
     }
 
     fn selected_slot(&self) -> Option<usize> {
-        self.selected
-            .and_then(|n| self.view.as_ref().and_then(|v| v.slot_of.get(n).copied()))
+        self.selected.and_then(|n| {
+            self.view
+                .as_ref()
+                .and_then(|v| v.layout.slot_of.get(n).copied())
+        })
     }
 
     fn paint_edges(
@@ -426,58 +391,65 @@ impl GraphView {
         painter: &egui::Painter,
         rect: Rect,
         view: Rect,
-        layout: &Layout,
+        layout: &GraphLayout,
         stage: &StageView,
     ) {
-        let Some(v) = self.view_layout() else { return };
         let selected = self.selected_slot();
         let base = Color32::from_gray(120);
         let into = Color32::from_rgb(0x4f, 0xa3, 0xff);
         let out_of = Color32::from_rgb(0xff, 0x9f, 0x43);
         let mut mesh = Mesh::default();
-        let curves = self.zoom >= CURVES_ABOVE;
         let width = (1.2 * self.zoom.sqrt()).clamp(0.6, 2.0);
-        for e in &v.edges {
-            if !Self::edge_visible(view, layout, e.from, e.to) {
+        let details = self.zoom >= DETAILS_ABOVE;
+        let font = FontId::monospace((9.0 * self.zoom.sqrt()).min(12.0));
+        // edge labels only where they cover neither a box nor another label
+        let mut labels: Vec<Rect> = Vec::new();
+        for e in &layout.edges {
+            if !Self::edge_visible(view, e) {
                 continue;
             }
-            let (a, b) = self.edge_points(rect, layout, e.from, e.to);
+            let pts: Vec<Pos2> = e.points.iter().map(|&p| self.to_screen(rect, p)).collect();
             let (color, w) = match selected {
                 Some(s) if e.to == s => (into, width * 2.0),
                 Some(s) if e.from == s => (out_of, width * 2.0),
                 _ => (base, width),
             };
-            if curves {
-                let dy = (b.y - a.y).abs().max(20.0) * 0.5;
-                let shape = egui::epaint::CubicBezierShape::from_points_stroke(
-                    [a, a + Vec2::new(0.0, dy), b - Vec2::new(0.0, dy), b],
-                    false,
-                    Color32::TRANSPARENT,
-                    Stroke::new(w, color),
-                );
-                painter.add(shape);
-                if self.zoom > 0.8 {
-                    arrow_head(painter, b, color, 5.0 * self.zoom.min(1.5));
-                    // tensor shapes on edges, as Netron draws them
-                    let label = short_shape(&stage.graph, e.value);
-                    if !label.is_empty() {
-                        let mid = a + (b - a) * 0.5 + Vec2::new(4.0, 0.0);
-                        painter.text(
-                            mid,
-                            Align2::LEFT_CENTER,
-                            label,
-                            FontId::monospace((9.0 * self.zoom.sqrt()).min(12.0)),
-                            Color32::from_gray(160),
-                        );
-                    }
-                }
-            } else {
-                add_segment(&mut mesh, a, b, w, color);
+            for pair in pts.windows(2) {
+                add_segment(&mut mesh, pair[0], pair[1], w, color);
+            }
+            if !details {
+                continue;
+            }
+            if let Some(&tip) = pts.last() {
+                arrow_head(painter, tip, color, 5.0 * self.zoom.min(1.5));
+            }
+            // tensor shapes on edges, as Netron draws them: beside the edge's first segment
+            let label = short_shape(&stage.graph, e.value);
+            if label.is_empty() || pts.len() < 2 {
+                continue;
+            }
+            let at = pts[0] + Vec2::new(4.0, 4.0 * self.zoom);
+            let galley = painter.layout_no_wrap(label, font.clone(), Color32::from_gray(160));
+            let r = Rect::from_min_size(at, galley.size());
+            let blocked =
+                labels.iter().any(|l| l.intersects(r)) || self.covers_a_box(rect, layout, r);
+            if !blocked {
+                labels.push(r);
+                painter.galley(at, galley, Color32::from_gray(160));
             }
         }
         if !mesh.is_empty() {
             painter.add(Shape::mesh(mesh));
         }
+    }
+
+    /// Whether the screen rectangle `r` overlaps a drawn box.
+    fn covers_a_box(&self, rect: Rect, layout: &GraphLayout, r: Rect) -> bool {
+        let (a, b) = (self.to_world(rect, r.min), self.to_world(rect, r.max));
+        layout.slots_between(a.y, b.y).iter().any(|&s| {
+            let q = layout.rects[s];
+            q[0] < b.x && q[0] + q[2] > a.x && q[1] < b.y && q[1] + q[3] > a.y
+        })
     }
 
     fn paint_frames(
@@ -486,22 +458,18 @@ impl GraphView {
         rect: Rect,
         view: Rect,
         stage: &StageView,
-        layout: &Layout,
+        layout: &GraphLayout,
     ) {
-        let Some(v) = self.view_layout() else { return };
-        let font = FontId::proportional((10.0 * self.zoom.sqrt()).clamp(8.0, 14.0));
-        let mut headers = Vec::new();
-        for f in &v.frames {
-            let b = f.bounds;
-            if !Rect::from_min_max(Pos2::new(b[0], b[1]), Pos2::new(b[2], b[3]))
-                .expand(40.0)
-                .intersects(view)
-            {
+        let font_px = 11.0 * self.zoom;
+        let font = FontId::proportional(font_px.min(14.0));
+        for f in &layout.frames {
+            let b = f.rect;
+            if !Rect::from_min_size(Pos2::new(b[0], b[1]), Vec2::new(b[2], b[3])).intersects(view) {
                 continue;
             }
-            let r = self.frame_rect(rect, stage, f.module, b);
+            let r = self.frame_rect(rect, b);
             let m = &stage.modules[f.module];
-            let shade = 18 + 10 * (m.depth as u8 % 4);
+            let shade = 18 + 10 * (f.depth as u8 % 4);
             painter.rect_filled(
                 r,
                 6.0,
@@ -513,73 +481,20 @@ impl GraphView {
                 Stroke::new(1.0, Color32::from_rgba_unmultiplied(140, 170, 230, 90)),
                 StrokeKind::Inside,
             );
-            if r.height() > 30.0 && self.zoom > 0.2 {
-                headers.push((
-                    m.depth,
-                    r,
-                    [
-                        format!("- {} ({})", m.path, m.short_class()),
-                        format!("- {}", m.path),
-                    ],
-                ));
-            }
-        }
-        // headers, outer modules first, each where it covers neither a node nor another
-        // header (left, else right end of its strip; with its class, else its path alone), cut
-        // to its frame's width; one that fits nowhere is left out (the strip's tooltip names
-        // the module)
-        headers.sort_by_key(|h| h.0);
-        let mut placed: Vec<Rect> = Vec::new();
-        for (_, r, texts) in headers {
-            let width = r.width() - 12.0;
-            if width < 24.0 {
-                continue;
-            }
-            'texts: for text in texts {
+            // the name in the box's own strip (the layout keeps it clear of nodes and of
+            // inner boxes), when legible
+            if font_px >= LEGIBLE_TEXT && r.width() > 30.0 {
+                let text = format!("{} ({})", m.path, m.short_class());
                 let galley = crate::paint::cut_to_width(
                     painter,
                     text,
                     font.clone(),
                     Color32::from_gray(200),
-                    width,
+                    r.width() - 12.0,
                 );
-                let size = galley.size();
-                let spots = [
-                    r.min + Vec2::new(6.0, 2.0),
-                    Pos2::new(r.max.x - 6.0 - size.x, r.min.y + 2.0),
-                ];
-                for at in spots {
-                    let label = Rect::from_min_size(at, size);
-                    let near = label.expand2(Vec2::new(8.0, 1.0));
-                    if !placed.iter().any(|p| p.intersects(near))
-                        && !self.covers_a_node(rect, layout, label)
-                    {
-                        placed.push(label);
-                        painter.galley(at, galley, Color32::from_gray(200));
-                        break 'texts;
-                    }
-                }
+                painter.galley(r.min + Vec2::new(6.0, 2.0), galley, Color32::from_gray(200));
             }
         }
-    }
-
-    /// Whether the screen rectangle `r` overlaps a drawn node box.
-    fn covers_a_node(&self, rect: Rect, layout: &Layout, r: Rect) -> bool {
-        let (a, b) = (self.to_world(rect, r.min), self.to_world(rect, r.max));
-        let half = NODE_HEIGHT / 2.0;
-        let first = (((a.y - half) / RANK_GAP).floor().max(0.0)) as usize;
-        let last = (((b.y + half) / RANK_GAP).ceil().max(0.0)) as usize;
-        layout
-            .ranks
-            .iter()
-            .take(last + 1)
-            .skip(first)
-            .flatten()
-            .any(|&s| {
-                let [x, y] = layout.pos[s];
-                let w = layout.width[s] / 2.0;
-                x + w > a.x && x - w < b.x && y + half > a.y && y - half < b.y
-            })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -589,16 +504,15 @@ impl GraphView {
         rect: Rect,
         view: Rect,
         stage: &StageView,
-        layout: &Layout,
+        layout: &GraphLayout,
         overlay: Overlay<'_>,
         hovered: Option<NodeId>,
     ) {
-        let Some(v) = self.view_layout() else { return };
         let node_h = NODE_HEIGHT * self.zoom;
         let boxes_only = node_h < LOD_BOXES_BELOW;
         let selected = self.selected_slot();
         let neighbours: Vec<usize> = match selected {
-            Some(s) => v
+            Some(s) => layout
                 .edges
                 .iter()
                 .filter(|e| e.from == s || e.to == s)
@@ -606,23 +520,18 @@ impl GraphView {
                 .collect(),
             None => Vec::new(),
         };
-        let max_half_width = 170.0;
-        let first_rank = (((view.min.y - NODE_HEIGHT) / RANK_GAP).floor().max(0.0)) as usize;
-        let last_rank = (((view.max.y + NODE_HEIGHT) / RANK_GAP).ceil().max(0.0)) as usize;
         let mut mesh = Mesh::default();
-        let font = FontId::proportional((12.0 * self.zoom).clamp(6.0, 18.0));
-        for rank in layout.ranks.iter().take(last_rank + 1).skip(first_rank) {
-            let start = rank.partition_point(|&s| layout.pos[s][0] < view.min.x - max_half_width);
-            for &s in &rank[start..] {
-                if layout.pos[s][0] > view.max.x + max_half_width {
-                    break;
-                }
-                let c = self.to_screen(rect, layout.pos[s]);
-                let r = Rect::from_center_size(c, Vec2::new(layout.width[s] * self.zoom, node_h));
-                if !r.intersects(rect) {
+        let font_px = 12.0 * self.zoom;
+        let font = FontId::proportional(font_px.min(18.0));
+        {
+            for &s in layout.slots_between(view.min.y, view.max.y) {
+                let q = layout.rects[s];
+                if q[0] > view.max.x || q[0] + q[2] < view.min.x {
                     continue;
                 }
-                let (fill, label) = match v.slots[s] {
+                let r = self.frame_rect(rect, q);
+                let c = r.center();
+                let (fill, label) = match layout.slots[s] {
                     Slot::Node(n) => (
                         overlay
                             .and_then(|o| o.get(n).copied().flatten())
@@ -645,7 +554,7 @@ impl GraphView {
                 }
                 let radius = (4.0 * self.zoom).min(6.0);
                 painter.rect_filled(r, radius, fill);
-                let is_hovered = matches!(v.slots[s], Slot::Node(n) if hovered == Some(n));
+                let is_hovered = matches!(layout.slots[s], Slot::Node(n) if hovered == Some(n));
                 let outline = if selected == Some(s) {
                     Some(Stroke::new(2.5, Color32::WHITE))
                 } else if neighbours.contains(&s) {
@@ -660,8 +569,8 @@ impl GraphView {
                 if let Some(st) = outline {
                     painter.rect_stroke(r, radius, st, StrokeKind::Outside);
                 }
-                if node_h >= 10.0 {
-                    let text = match (&label, v.slots[s]) {
+                if font_px >= LEGIBLE_TEXT {
+                    let text = match (&label, layout.slots[s]) {
                         (Some(l), _) => l.as_str(),
                         (None, Slot::Node(n)) => stage.labels[n].as_str(),
                         (None, Slot::Module(_)) => "",
@@ -691,10 +600,9 @@ impl GraphView {
         mini: Rect,
         view: Rect,
         stage: &StageView,
-        layout: &Layout,
+        layout: &GraphLayout,
         overlay: Overlay<'_>,
     ) {
-        let Some(v) = self.view_layout() else { return };
         painter.rect_filled(mini, 4.0, Color32::from_black_alpha(200));
         painter.rect_stroke(
             mini,
@@ -702,18 +610,34 @@ impl GraphView {
             Stroke::new(1.0, Color32::from_gray(90)),
             StrokeKind::Inside,
         );
-        let n = layout.pos.len();
-        let step = (n / 4000).max(1);
+        // the graph's shape: module boxes, then every box (a sample of a huge graph)
         let mut mesh = Mesh::default();
+        for f in &layout.frames {
+            let r = f.rect;
+            let a = world_to_minimap(layout, mini, Pos2::new(r[0], r[1]));
+            let b = world_to_minimap(layout, mini, Pos2::new(r[0] + r[2], r[1] + r[3]));
+            mesh.add_colored_rect(
+                Rect::from_min_max(a, b),
+                Color32::from_rgba_unmultiplied(120, 150, 220, 30),
+            );
+        }
+        let n = layout.rects.len();
+        let step = (n / 4000).max(1);
         for s in (0..n).step_by(step) {
-            let p = world_to_minimap(layout, mini, Pos2::new(layout.pos[s][0], layout.pos[s][1]));
-            let fill = match v.slots[s] {
+            let q = layout.rects[s];
+            let a = world_to_minimap(layout, mini, Pos2::new(q[0], q[1]));
+            let b = world_to_minimap(layout, mini, Pos2::new(q[0] + q[2], q[1] + q[3]));
+            let fill = match layout.slots[s] {
                 Slot::Node(node) => overlay
                     .and_then(|o| o.get(node).copied().flatten())
                     .unwrap_or_else(|| stage.categories[node].color()),
                 Slot::Module(_) => MODULE_FILL,
             };
-            mesh.add_colored_rect(Rect::from_center_size(p, Vec2::splat(2.0)), fill);
+            let r = Rect::from_min_max(a, b);
+            mesh.add_colored_rect(
+                Rect::from_center_size(r.center(), r.size().max(Vec2::splat(1.5))),
+                fill,
+            );
         }
         painter.add(Shape::mesh(mesh));
         let a = world_to_minimap(layout, mini, view.min);
@@ -731,36 +655,37 @@ impl GraphView {
     }
 
     /// The value carried by the edge nearest to `p` (within 5 points).
-    fn edge_near(&self, rect: Rect, view: Rect, layout: &Layout, p: Pos2) -> Option<usize> {
-        let v = self.view_layout()?;
+    fn edge_near(&self, rect: Rect, view: Rect, layout: &GraphLayout, p: Pos2) -> Option<usize> {
         let mut best: Option<(f32, usize)> = None;
-        for e in &v.edges {
-            if !Self::edge_visible(view, layout, e.from, e.to) {
+        for e in &layout.edges {
+            if !Self::edge_visible(view, e) {
                 continue;
             }
-            let (a, b) = self.edge_points(rect, layout, e.from, e.to);
-            let d = distance_to_segment(p, a, b);
-            if d < 5.0 && best.is_none_or(|(bd, _)| d < bd) {
-                best = Some((d, e.value));
+            for pair in e.points.windows(2) {
+                let (a, b) = (self.to_screen(rect, pair[0]), self.to_screen(rect, pair[1]));
+                let d = distance_to_segment(p, a, b);
+                if d < 5.0 && best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, e.value));
+                }
             }
         }
         best.map(|(_, value)| value)
     }
 }
 
-fn minimap_scale(layout: &Layout, mini: Rect) -> (f32, Pos2) {
+fn minimap_scale(layout: &GraphLayout, mini: Rect) -> (f32, Pos2) {
     let b = layout.bounds;
     let (w, h) = ((b[2] - b[0]).max(1.0), (b[3] - b[1]).max(1.0));
     let s = ((mini.width() - 8.0) / w).min((mini.height() - 8.0) / h);
     (s, Pos2::new((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0))
 }
 
-fn world_to_minimap(layout: &Layout, mini: Rect, p: Pos2) -> Pos2 {
+fn world_to_minimap(layout: &GraphLayout, mini: Rect, p: Pos2) -> Pos2 {
     let (s, c) = minimap_scale(layout, mini);
     mini.center() + (p - c) * s
 }
 
-fn minimap_to_world(layout: &Layout, mini: Rect, p: Pos2) -> Pos2 {
+fn minimap_to_world(layout: &GraphLayout, mini: Rect, p: Pos2) -> Pos2 {
     let (s, c) = minimap_scale(layout, mini);
     c + (p - mini.center()) / s
 }

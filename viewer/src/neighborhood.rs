@@ -79,7 +79,7 @@ impl Neighbourhood {
         edges.dedup();
         let widths: Vec<f32> = members
             .iter()
-            .map(|&m| stage.layout.width[m].min(120.0))
+            .map(|&m| stage.widths[m].min(120.0))
             .collect();
         let layout = layered(&widths, &edges);
         let mut sg: StableGraph<NodeId, ()> = StableGraph::new();
@@ -90,7 +90,7 @@ impl Neighbourhood {
         let mut graph: egui_graphs::Graph<NodeId, ()> = egui_graphs::to_graph(&sg);
         for (i, &m) in members.iter().enumerate() {
             if let Some(n) = graph.node_mut(idx[i]) {
-                n.set_location(Pos2::new(layout.pos[i][0] * 1.2, layout.pos[i][1] * 1.6));
+                n.set_location(Pos2::new(layout[i][0] * 1.2, layout[i][1] * 1.6));
                 n.set_label(stage.labels[m].clone());
                 n.set_color(stage.categories[m].color());
                 n.set_selected(m == center);

@@ -1,12 +1,13 @@
 //! One stage as the viewer shows it: an IR graph with its layout, labels, categories and module
 //! groups, and what a stage of etscope's own lowering adds (its pass, its numbers).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use etscope_core::ir::{Graph, NodeId, NodeKind};
 
 use crate::category::Category;
-use crate::layout::{layered, Layout};
+use crate::layout::{GraphLayout, Modules};
 
 /// One lowering stage as the viewer shows it.
 #[derive(Debug, Clone)]
@@ -14,10 +15,13 @@ pub struct StageView {
     /// `pte`, `exported`, `edge`, `edge_after_transform`, ...
     pub name: String,
     pub graph: Graph,
-    pub layout: Layout,
+    /// Every module unfolded (shared: a canvas holds it for a frame without copying it).
+    pub layout: Arc<GraphLayout>,
     pub categories: Vec<Category>,
     /// Short label per node (drawn inside the box).
     pub labels: Vec<String>,
+    /// Box width per node.
+    pub widths: Vec<f32>,
     /// Module groups from `nn_module_stack` (outer modules before the modules they contain).
     pub modules: Vec<ModuleGroup>,
     /// For a stage that is a pass's output on the program: the pass.
@@ -116,8 +120,9 @@ impl ModuleGroup {
     }
 }
 
-/// Groups nodes by their module stacks; bounds come from `layout`.
-pub fn module_groups(graph: &Graph, layout: &Layout) -> Vec<ModuleGroup> {
+/// Groups nodes by their module stacks, outer modules first (bounds are set by
+/// [`StageView::relayout`]).
+pub fn module_groups(graph: &Graph) -> Vec<ModuleGroup> {
     let mut by_path: BTreeMap<String, ModuleGroup> = BTreeMap::new();
     for n in &graph.nodes {
         for (depth, f) in n
@@ -134,22 +139,9 @@ pub fn module_groups(graph: &Graph, layout: &Layout) -> Vec<ModuleGroup> {
                     depth,
                     nested: 0,
                     nodes: Vec::new(),
-                    bounds: [
-                        f32::INFINITY,
-                        f32::INFINITY,
-                        f32::NEG_INFINITY,
-                        f32::NEG_INFINITY,
-                    ],
+                    bounds: [0.0; 4],
                 });
             g.nodes.push(n.id);
-            let (p, w) = (layout.pos[n.id], layout.width[n.id]);
-            let h = crate::layout::NODE_HEIGHT / 2.0;
-            g.bounds = [
-                g.bounds[0].min(p[0] - w / 2.0),
-                g.bounds[1].min(p[1] - h),
-                g.bounds[2].max(p[0] + w / 2.0),
-                g.bounds[3].max(p[1] + h),
-            ];
         }
     }
     // paths sort so that a module's descendants follow it directly
@@ -170,11 +162,7 @@ pub fn module_groups(graph: &Graph, layout: &Layout) -> Vec<ModuleGroup> {
         }
     }
     let mut groups: Vec<ModuleGroup> = by_path.into_values().collect();
-    groups.sort_by(|a, b| {
-        a.depth
-            .cmp(&b.depth)
-            .then(a.bounds[1].total_cmp(&b.bounds[1]))
-    });
+    groups.sort_by_key(|g| (g.depth, g.nodes.first().copied()));
     groups
 }
 
@@ -198,20 +186,83 @@ impl StageView {
             })
             .collect();
         let widths: Vec<f32> = labels.iter().map(|l| label_width(l)).collect();
-        let edges: Vec<(usize, usize)> = graph.edges.iter().map(|e| (e.from, e.to)).collect();
-        let layout = layered(&widths, &edges);
         let categories = graph.nodes.iter().map(|n| n.category()).collect();
-        let modules = module_groups(&graph, &layout);
-        StageView {
+        let modules = module_groups(&graph);
+        let mut view = StageView {
             name: name.to_string(),
             graph,
-            layout,
+            layout: Arc::new(GraphLayout::default()),
             categories,
             labels,
+            widths,
             modules,
             pass: None,
             lowering: None,
             unbuilt: None,
-        }
+        };
+        view.relayout();
+        view
     }
+
+    /// Lays the stage out again with every module unfolded (after its module stacks changed),
+    /// and sets each module's bounds.
+    pub fn relayout(&mut self) {
+        self.modules = module_groups(&self.graph);
+        let layout = self.lay_out(&BTreeSet::new());
+        for (i, m) in self.modules.iter_mut().enumerate() {
+            let mut b = [
+                f32::INFINITY,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NEG_INFINITY,
+            ];
+            let rects = layout
+                .frames
+                .iter()
+                .filter(|f| f.module == i)
+                .map(|f| f.rect)
+                .chain(m.nodes.iter().filter_map(|&n| {
+                    layout
+                        .slot_of
+                        .get(n)
+                        .and_then(|&s| layout.rects.get(s))
+                        .copied()
+                }));
+            for r in rects {
+                b = [
+                    b[0].min(r[0]),
+                    b[1].min(r[1]),
+                    b[2].max(r[0] + r[2]),
+                    b[3].max(r[1] + r[3]),
+                ];
+            }
+            m.bounds = if b[0].is_finite() { b } else { [0.0; 4] };
+        }
+        self.layout = Arc::new(layout);
+    }
+
+    /// The stage's layout with the modules in `folded` drawn as one box each.
+    pub fn lay_out(&self, folded: &BTreeSet<String>) -> GraphLayout {
+        let modules = Modules {
+            index: self
+                .modules
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.path.as_str(), i))
+                .collect(),
+            header_width: self.modules.iter().map(|m| header_width(&m.path)).collect(),
+            folded_width: (0..self.modules.len())
+                .map(|i| {
+                    label_width(&crate::view_layout::module_label(self, i)).max(header_width(""))
+                })
+                .collect(),
+            folded,
+        };
+        GraphLayout::new(&self.graph, &self.widths, &modules)
+    }
+}
+
+/// The least width of an unfolded module's box: room for its path in the name strip.
+fn header_width(path: &str) -> f32 {
+    (path.chars().count() as f32 * 6.5 + 30.0).clamp(60.0, 260.0)
 }

@@ -9,6 +9,9 @@ use etscope_core::formats::kind::FileKind;
 use etscope_core::ir::{
     from_export::graph_from_export, from_pte::graph_from_plan, Graph, NodeKind,
 };
+use etscope_viewer::document::{Document, StageView};
+use etscope_viewer::layout::Slot;
+use serde_json::json;
 
 use crate::load;
 use crate::table::Table;
@@ -52,7 +55,86 @@ pub fn load_graph(path: &Path, stage: Option<&str>, method: Option<&str>) -> Res
     }
 }
 
-pub fn run(path: &Path, stage: Option<&str>, method: Option<&str>, as_json: bool) -> Result<()> {
+/// The stage the window draws for `path`: a program with the module paths of the ETRecord
+/// beside it (when it fits), or an ETRecord's stage.
+fn drawn_stage(path: &Path, stage: Option<&str>, method: Option<&str>) -> Result<StageView> {
+    let record = path.with_extension("etrecord");
+    let is_program = crate::siblings::is_program(path);
+    if is_program && method.is_none() && record.is_file() {
+        let name = path.display().to_string();
+        let mut doc = Document::from_program_bytes(&name, load::bytes(path)?)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        if let Err(e) = doc.attach(&record.display().to_string(), &load::bytes(&record)?) {
+            load::warn_skipped(&record, &anyhow!("{e}"));
+        }
+        if let Some(view) = doc.pte_stage.and_then(|i| doc.stages.get(i)) {
+            return Ok(view.clone());
+        }
+    }
+    let graph = load_graph(path, stage, method)?;
+    let name = graph.stage.clone();
+    Ok(StageView::new(&name, graph))
+}
+
+/// The drawn geometry as `graph --layout --json` writes it (docs/cli-json.md): world
+/// coordinates, x and y the top-left corner, every module unfolded.
+fn layout_json(view: &StageView) -> serde_json::Value {
+    let l = &view.layout;
+    let nodes: Vec<serde_json::Value> = l
+        .slots
+        .iter()
+        .zip(&l.rects)
+        .filter_map(|(s, r)| match s {
+            Slot::Node(n) => Some(json!({"id": n, "x": r[0], "y": r[1], "w": r[2], "h": r[3]})),
+            Slot::Module(_) => None,
+        })
+        .collect();
+    let edges: Vec<serde_json::Value> = l
+        .edges
+        .iter()
+        .map(
+            |e| json!({"from": e.from_node, "to": e.to_node, "value": e.value, "points": e.points}),
+        )
+        .collect();
+    let modules: Vec<serde_json::Value> = l
+        .frames
+        .iter()
+        .map(|f| {
+            let r = f.rect;
+            json!({"path": view.modules[f.module].path, "x": r[0], "y": r[1], "w": r[2], "h": r[3]})
+        })
+        .collect();
+    json!({"nodes": nodes, "edges": edges, "modules": modules})
+}
+
+pub fn run(
+    path: &Path,
+    stage: Option<&str>,
+    method: Option<&str>,
+    as_json: bool,
+    with_layout: bool,
+) -> Result<()> {
+    if with_layout {
+        let view = drawn_stage(path, stage, method)?;
+        let mut out = serde_json::to_value(&view.graph)?;
+        if let Some(o) = out.as_object_mut() {
+            o.insert("layout".into(), layout_json(&view));
+        }
+        if as_json {
+            return super::print_json(&out);
+        }
+        let b = view.layout.bounds;
+        println!(
+            "{}: {} boxes, {} edges, {} module boxes, {:.0} × {:.0}",
+            path.display(),
+            view.layout.slots.len(),
+            view.layout.edges.len(),
+            view.layout.frames.len(),
+            b[2] - b[0],
+            b[3] - b[1]
+        );
+        return Ok(());
+    }
     let graph = load_graph(path, stage, method)?;
     if as_json {
         return super::print_json(&graph);

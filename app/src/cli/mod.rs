@@ -182,6 +182,10 @@ pub enum Command {
         method: Option<String>,
         #[arg(long)]
         json: bool,
+        /// The geometry the window draws (every module unfolded): with --json, a "layout"
+        /// object of node boxes, edge polylines and module boxes (docs/cli-json.md).
+        #[arg(long)]
+        layout: bool,
     },
     /// Lower an ETRecord's edge graph for a Cortex-M core with etscope's own passes (ExecuTorch
     /// 1.5.1's Cortex-M pass list), pass by pass; `-o` writes the lowered program.
@@ -640,7 +644,8 @@ pub fn run(command: Command) -> Result<()> {
             stage,
             method,
             json,
-        } => graph::run(&file, stage.as_deref(), method.as_deref(), json),
+            layout,
+        } => graph::run(&file, stage.as_deref(), method.as_deref(), json, layout),
         Command::Lower {
             file,
             flow,
