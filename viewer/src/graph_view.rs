@@ -18,13 +18,18 @@ use crate::view_layout::{module_label, Slot, ViewLayout};
 /// Below this on-screen node height, nodes are drawn as plain boxes in one mesh.
 const LOD_BOXES_BELOW: f32 = 9.0;
 /// Text smaller than this (screen points) is not drawn: the box alone, the tooltip names it.
-const LEGIBLE_TEXT: f32 = 9.5;
+const LEGIBLE_TEXT: f32 = 9.0;
 /// Above this zoom edge labels (tensor shapes) and arrow heads are drawn.
 const DETAILS_ABOVE: f32 = 0.8;
 /// The minimap's largest size in points; on a small canvas it takes a fifth of each side at most.
 const MINIMAP: Vec2 = Vec2::new(200.0, 150.0);
-/// Graphs with more nodes than this open with a level of modules collapsed.
-const COLLAPSE_MODULES_ABOVE: usize = 300;
+/// Graphs with more nodes than this open with their large modules folded.
+const FOLD_MODULES_ABOVE: usize = 150;
+/// A module of at least this many nodes is folded when a large graph opens.
+const FOLD_MODULES_OF: usize = 8;
+/// A module with child modules holding more than this share of the graph is a wrapper: its
+/// children are folded instead of it (else the whole model would open as one box).
+const WRAPPER_SHARE: f32 = 0.6;
 /// Color of collapsed module boxes.
 const MODULE_FILL: Color32 = Color32::from_rgb(0x2a, 0x3a, 0x55);
 
@@ -43,7 +48,9 @@ pub struct GraphView {
     pub last_rect: Rect,
     /// Collapsed module paths.
     pub collapsed: BTreeSet<String>,
-    modules_initialized: bool,
+    /// How many modules the stage had when the folded set was first chosen (a program's
+    /// modules arrive with its ETRecord, after its first frame).
+    modules_initialized: Option<usize>,
     /// The drawn layout for `collapsed` (rebuilt when it changes).
     view: Option<ViewLayout>,
 }
@@ -59,7 +66,7 @@ impl Default for GraphView {
             focus_pending: None,
             last_rect: Rect::NOTHING,
             collapsed: BTreeSet::new(),
-            modules_initialized: false,
+            modules_initialized: None,
             view: None,
         }
     }
@@ -73,6 +80,28 @@ pub struct GraphResponse {
     /// The background was clicked (selection cleared).
     pub cleared: bool,
     pub hovered: Option<NodeId>,
+}
+
+/// The modules a stage opens with folded: none for a small graph; for a large one the
+/// outermost modules of some size that are not wrappers of most of the graph (a GRU becomes one
+/// box with its op count; a model wrapped in one module opens at its children).
+pub fn initially_folded(stage: &StageView) -> BTreeSet<String> {
+    let n = stage.graph.nodes.len();
+    let mut folded = BTreeSet::new();
+    if n <= FOLD_MODULES_ABOVE {
+        return folded;
+    }
+    // modules come outer before inner, and a module's path prefixes its children's
+    for m in &stage.modules {
+        let inside_folded = folded
+            .iter()
+            .any(|f: &String| m.path.starts_with(&format!("{f}.")));
+        let wrapper = m.nested > 0 && m.nodes.len() as f32 > WRAPPER_SHARE * n as f32;
+        if !inside_folded && !wrapper && m.nodes.len() >= FOLD_MODULES_OF {
+            folded.insert(m.path.clone());
+        }
+    }
+    folded
 }
 
 /// Optional per-node fill colors (heat overlays, diff errors); `None` keeps the category color.
@@ -148,25 +177,10 @@ impl GraphView {
 
     /// Brings the drawn layout in line with the collapsed set (and the selection's modules).
     fn sync_modules(&mut self, stage: &StageView) {
-        if !self.modules_initialized {
-            self.modules_initialized = true;
-            if stage.graph.nodes.len() > COLLAPSE_MODULES_ABOVE {
-                // the shallowest level with several modules (a single wrapper module would
-                // otherwise fold the whole model into one box)
-                let depths: BTreeSet<usize> = stage.modules.iter().map(|m| m.depth).collect();
-                let level = depths
-                    .iter()
-                    .copied()
-                    .find(|&d| stage.modules.iter().filter(|m| m.depth == d).count() >= 3);
-                if let Some(level) = level {
-                    self.collapsed = stage
-                        .modules
-                        .iter()
-                        .filter(|m| m.depth == level)
-                        .map(|m| m.path.clone())
-                        .collect();
-                }
-            }
+        if self.modules_initialized != Some(stage.modules.len()) {
+            self.modules_initialized = Some(stage.modules.len());
+            self.fit_pending = true;
+            self.collapsed = initially_folded(stage);
         }
         // the selection is never folded away: open the modules around it
         if let Some(sel) = self.selected {
@@ -428,8 +442,13 @@ impl GraphView {
             if label.is_empty() || pts.len() < 2 {
                 continue;
             }
-            let at = pts[0] + Vec2::new(4.0, 4.0 * self.zoom);
             let galley = painter.layout_no_wrap(label, font.clone(), Color32::from_gray(160));
+            // on the side the edge does not turn to
+            let at = if pts[1].x > pts[0].x + 1.0 {
+                pts[0] + Vec2::new(-4.0 - galley.size().x, 4.0 * self.zoom)
+            } else {
+                pts[0] + Vec2::new(4.0, 4.0 * self.zoom)
+            };
             let r = Rect::from_min_size(at, galley.size());
             let blocked =
                 labels.iter().any(|l| l.intersects(r)) || self.covers_a_box(rect, layout, r);
@@ -460,7 +479,7 @@ impl GraphView {
         stage: &StageView,
         layout: &GraphLayout,
     ) {
-        let font_px = 11.0 * self.zoom;
+        let font_px = 0.7 * HEADER * self.zoom;
         let font = FontId::proportional(font_px.min(14.0));
         for f in &layout.frames {
             let b = f.rect;
@@ -521,8 +540,16 @@ impl GraphView {
             None => Vec::new(),
         };
         let mut mesh = Mesh::default();
-        let font_px = 12.0 * self.zoom;
+        let font_px = 14.0 * self.zoom;
         let font = FontId::proportional(font_px.min(18.0));
+        // a folded module's name stays legible further out (it carries the picture there):
+        // at least 11 points while its box is 14 points high
+        let module_px = if node_h >= 14.0 {
+            font_px.max(11.0).min(node_h * 0.75).min(18.0)
+        } else {
+            font_px
+        };
+        let module_font = FontId::proportional(module_px);
         {
             for &s in layout.slots_between(view.min.y, view.max.y) {
                 let q = layout.rects[s];
@@ -569,7 +596,11 @@ impl GraphView {
                 if let Some(st) = outline {
                     painter.rect_stroke(r, radius, st, StrokeKind::Outside);
                 }
-                if font_px >= LEGIBLE_TEXT {
+                let (text_px, text_font) = match layout.slots[s] {
+                    Slot::Module(_) => (module_px, &module_font),
+                    Slot::Node(_) => (font_px, &font),
+                };
+                if text_px >= LEGIBLE_TEXT {
                     let text = match (&label, layout.slots[s]) {
                         (Some(l), _) => l.as_str(),
                         (None, Slot::Node(n)) => stage.labels[n].as_str(),
@@ -580,7 +611,7 @@ impl GraphView {
                         let galley = crate::paint::cut_to_width(
                             painter,
                             text.to_string(),
-                            font.clone(),
+                            text_font.clone(),
                             Color32::WHITE,
                             r.width() - 6.0,
                         );

@@ -168,7 +168,7 @@ pub fn module_groups(graph: &Graph) -> Vec<ModuleGroup> {
 
 /// Label width estimate (pixels at zoom 1) used for layout.
 fn label_width(label: &str) -> f32 {
-    (label.chars().count() as f32 * 7.0 + 20.0).clamp(48.0, 260.0)
+    (label.chars().count() as f32 * 8.2 + 20.0).clamp(48.0, 300.0)
 }
 
 impl StageView {

@@ -17,12 +17,12 @@ use super::NODE_HEIGHT;
 /// Horizontal padding inside a module's box.
 pub const MODULE_PAD: f32 = 10.0;
 /// Height of a module box's name strip.
-pub const HEADER: f32 = 18.0;
+pub const HEADER: f32 = 20.0;
 /// Width of a port (the column an edge enters or leaves a module in).
 const PORT_WIDTH: f32 = 2.0;
 const SPACING: Spacing = Spacing {
-    rank_gap: 34.0,
-    port_gap: HEADER + 16.0,
+    rank_gap: 22.0,
+    port_gap: HEADER + 12.0,
     item_gap: 24.0,
     dummy_gap: 12.0,
 };

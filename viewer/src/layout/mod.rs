@@ -15,7 +15,7 @@ pub mod rank;
 pub use compound::{DrawnEdge, Frame, GraphLayout, Modules, Slot};
 
 /// Node box height.
-pub const NODE_HEIGHT: f32 = 30.0;
+pub const NODE_HEIGHT: f32 = 26.0;
 /// Least horizontal gap between two boxes of a rank.
 pub const NODE_GAP: f32 = 24.0;
 
