@@ -12,6 +12,7 @@ use serde_json::Value;
 mod board;
 mod diff;
 mod eval;
+mod graph_layout;
 mod inspect;
 mod lower_plan;
 mod profile;

@@ -159,9 +159,19 @@ pub fn lay_out(items: &[Item], edges: &[LevelEdge], sp: &Spacing) -> LevelLayout
         }
     }
     let n_ranks = rank_of.iter().max().map_or(0, |m| m + 1);
+    // two starts, as dot makes: depth first from the top and from the bottom; the better wins
     let mut ranks: Vec<Vec<usize>> = vec![Vec::new(); n_ranks];
-    initial_order(&rank_of, &down, n, &mut ranks);
-    order::order(&mut ranks, &up, &down);
+    initial_order(&rank_of, &down, (0..n).collect(), &mut ranks);
+    let crossings = order::order(&mut ranks, &up, &down);
+    if crossings > 0 {
+        let mut from_below: Vec<Vec<usize>> = vec![Vec::new(); n_ranks];
+        let mut starts: Vec<usize> = (0..n).collect();
+        starts.sort_by_key(|&v| std::cmp::Reverse(rank_of[v]));
+        initial_order(&rank_of, &up, starts, &mut from_below);
+        if order::order(&mut from_below, &up, &down) < crossings {
+            ranks = from_below;
+        }
+    }
     let gap = |a: usize, b: usize| {
         if is_dummy(a) || is_dummy(b) {
             sp.dummy_gap
@@ -230,11 +240,17 @@ pub fn lay_out(items: &[Item], edges: &[LevelEdge], sp: &Spacing) -> LevelLayout
     }
 }
 
-/// Ranks filled in depth-first order from the items in index order: a chain starts together.
-fn initial_order(rank_of: &[usize], down: &[Vec<Link>], items: usize, ranks: &mut [Vec<usize>]) {
+/// Ranks filled in depth-first order along `links` from `starts` in turn: a chain starts
+/// together.
+fn initial_order(
+    rank_of: &[usize],
+    links: &[Vec<Link>],
+    starts: Vec<usize>,
+    ranks: &mut [Vec<usize>],
+) {
     let mut seen = vec![false; rank_of.len()];
     let mut stack = Vec::new();
-    for start in 0..items {
+    for start in starts {
         if seen[start] {
             continue;
         }
@@ -245,7 +261,7 @@ fn initial_order(rank_of: &[usize], down: &[Vec<Link>], items: usize, ranks: &mu
             }
             seen[v] = true;
             ranks[rank_of[v]].push(v);
-            for l in down[v].iter().rev() {
+            for l in links[v].iter().rev() {
                 if !seen[l.other] {
                     stack.push(l.other);
                 }

@@ -17,10 +17,11 @@ pub struct Link {
 /// Largest rank transposition visits (its cost grows with the square of a rank's degree).
 const TRANSPOSE_RANK_LIMIT: usize = 600;
 /// Sweeps of the barycenter heuristic (each followed by transposition).
-const SWEEPS: usize = 16;
+const SWEEPS: usize = 48;
 
 /// Orders every rank in place; `up[v]`/`down[v]` are `v`'s segments to the rank above/below.
-pub fn order(ranks: &mut [Vec<usize>], up: &[Vec<Link>], down: &[Vec<Link>]) {
+/// Returns the crossings left.
+pub fn order(ranks: &mut [Vec<usize>], up: &[Vec<Link>], down: &[Vec<Link>]) -> usize {
     let mut idx = vec![0usize; up.len()];
     index(ranks, &mut idx);
     let mut best = ranks.to_vec();
@@ -29,16 +30,24 @@ pub fn order(ranks: &mut [Vec<usize>], up: &[Vec<Link>], down: &[Vec<Link>]) {
         if best_crossings == 0 {
             break;
         }
+        // barycenters, and in the second half medians (dot's weighted median): each finds
+        // orders the other misses; the best seen is kept
+        let median = sweep >= SWEEPS / 2;
+        if sweep == SWEEPS / 2 {
+            ranks.clone_from_slice(&best);
+            index(ranks, &mut idx);
+        }
         if sweep % 2 == 0 {
             for rank in ranks.iter_mut().skip(1) {
-                sort_by_barycenter(rank, up, &mut idx);
+                sort_by_key(rank, up, &mut idx, median);
             }
         } else {
             for r in (0..ranks.len().saturating_sub(1)).rev() {
-                sort_by_barycenter(&mut ranks[r], down, &mut idx);
+                sort_by_key(&mut ranks[r], down, &mut idx, median);
             }
         }
-        transpose(ranks, up, down, &mut idx);
+        // every fourth sweep also swaps neighbours that tie, to leave a plateau (as dot does)
+        transpose(ranks, up, down, &mut idx, sweep % 4 == 3);
         let c = total_crossings(ranks, down, &idx);
         if c < best_crossings {
             best_crossings = c;
@@ -46,6 +55,7 @@ pub fn order(ranks: &mut [Vec<usize>], up: &[Vec<Link>], down: &[Vec<Link>]) {
         }
     }
     ranks.clone_from_slice(&best);
+    best_crossings
 }
 
 fn index(ranks: &[Vec<usize>], idx: &mut [usize]) {
@@ -56,18 +66,27 @@ fn index(ranks: &[Vec<usize>], idx: &mut [usize]) {
     }
 }
 
-fn sort_by_barycenter(rank: &mut [usize], links: &[Vec<Link>], idx: &mut [usize]) {
+fn sort_by_key(rank: &mut [usize], links: &[Vec<Link>], idx: &mut [usize], median: bool) {
     let mut keyed: Vec<(f32, usize, usize)> = rank
         .iter()
         .map(|&v| {
             let ls = &links[v];
-            let key = if ls.is_empty() {
+            let mut at: Vec<f32> = ls
+                .iter()
+                .map(|l| idx[l.other] as f32 + l.theirs - l.mine)
+                .collect();
+            let key = if at.is_empty() {
                 idx[v] as f32
+            } else if median {
+                at.sort_by(f32::total_cmp);
+                let m = at.len() / 2;
+                if at.len() % 2 == 1 {
+                    at[m]
+                } else {
+                    (at[m - 1] + at[m]) / 2.0
+                }
             } else {
-                ls.iter()
-                    .map(|l| idx[l.other] as f32 + l.theirs - l.mine)
-                    .sum::<f32>()
-                    / ls.len() as f32
+                at.iter().sum::<f32>() / at.len() as f32
             };
             (key, idx[v], v)
         })
@@ -135,8 +154,14 @@ fn pair_crossings(v: usize, w: usize, links: &[Vec<Link>], idx: &[usize]) -> usi
 }
 
 /// Swaps neighbours of a rank while that removes crossings.
-fn transpose(ranks: &mut [Vec<usize>], up: &[Vec<Link>], down: &[Vec<Link>], idx: &mut [usize]) {
-    for _ in 0..4 {
+fn transpose(
+    ranks: &mut [Vec<usize>],
+    up: &[Vec<Link>],
+    down: &[Vec<Link>],
+    idx: &mut [usize],
+    ties: bool,
+) {
+    for pass in 0..4 {
         let mut improved = false;
         for rank in ranks.iter_mut() {
             if rank.len() < 2 || rank.len() > TRANSPOSE_RANK_LIMIT {
@@ -146,7 +171,7 @@ fn transpose(ranks: &mut [Vec<usize>], up: &[Vec<Link>], down: &[Vec<Link>], idx
                 let (v, w) = (rank[i], rank[i + 1]);
                 let keep = pair_crossings(v, w, up, idx) + pair_crossings(v, w, down, idx);
                 let swap = pair_crossings(w, v, up, idx) + pair_crossings(w, v, down, idx);
-                if swap < keep {
+                if swap < keep || ties && pass == 0 && swap == keep && keep > 0 {
                     rank.swap(i, i + 1);
                     idx[w] = i;
                     idx[v] = i + 1;
