@@ -24,6 +24,29 @@ fn transcendental(op: &str) -> bool {
     .any(|n| op.contains(n))
 }
 
+/// The length of the sum behind one output element (MACs = outputs × this), from the operands
+/// the operator's schema names: a matrix product's shared dimension (`mm`/`bmm`/`matmul`:
+/// `self`'s last; `addmm`/`baddbmm`: `mat1`/`batch1`'s last; `linear`: the weight's last), a
+/// convolution's weight elements per output channel (in-channels ÷ groups × kernel).
+fn reduction(op: &str, ts: &[&crate::formats::pte::Tensor]) -> Option<usize> {
+    let last = |i: usize| -> Option<usize> {
+        ts.get(i)
+            .and_then(|t| t.sizes.last())
+            .and_then(|&d| usize::try_from(d).ok())
+    };
+    let name = op.split("::").nth(1).unwrap_or(op);
+    let base = name.split('.').next().unwrap_or(name);
+    match base {
+        "addmm" | "baddbmm" | "linear" => last(1),
+        "mm" | "bmm" | "matmul" => last(0),
+        _ => ts.get(1).and_then(|t| {
+            let n = elements(t)?;
+            let o = usize::try_from(*t.sizes.first()?).ok()?;
+            n.checked_div(o)
+        }),
+    }
+}
+
 /// A portable kernel call of `op` (qualified name) in `category`.
 pub fn price(
     p: &Pricer,
@@ -48,13 +71,7 @@ pub fn price(
     let mut out = Priced::new("portable kernel", 0);
     match category {
         Category::Convolution | Category::Linear => {
-            // MACs: outputs × (the weight's elements ÷ its first dim)
-            let w = ts.get(1).and_then(|t| {
-                let n = elements(t)?;
-                let o = usize::try_from(*t.sizes.first()?).ok()?;
-                n.checked_div(o)
-            });
-            let k = w.unwrap_or(1) as f64;
+            let k = reduction(op, &ts).unwrap_or(1) as f64;
             let macs = out_elems * k;
             out.path = "portable convolution/matmul loop (coarse: per MAC)".into();
             out.macs = macs as u64;
