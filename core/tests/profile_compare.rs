@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use etscope_core::analysis::cost::measured::measured_vs_estimate;
+use etscope_core::analysis::cost::measured::{measured_vs_estimate, CaptureMachine};
 use etscope_core::analysis::cost::{estimate, Core, CostOptions};
 use etscope_core::analysis::diff_sources::program_graph;
 use etscope_core::analysis::profile::{profile, Profile};
@@ -129,7 +129,7 @@ fn a_second_capture_of_one_program_is_matched_by_instruction_and_gated() {
 }
 
 #[test]
-fn an_emulated_capture_against_the_estimate_has_one_typical_ratio() {
+fn a_capture_is_set_against_the_estimate_only_as_the_part_it_models() {
     let pte = "assets/ds_cnn_kws/model_int8_cortex_m55.pte";
     let program = Program::parse(read(pte)).expect("program");
     let (_, prof) = side(
@@ -147,7 +147,13 @@ fn an_emulated_capture_against_the_estimate_has_one_typical_ratio() {
         },
     )
     .expect("estimate");
-    let m = measured_vs_estimate(&prof, &est, Some(1000.0), 2.0);
+    // the emulator's instruction counts are not the part's cycles: refused, saying so
+    let qemu = CaptureMachine::declared(Some("cortex-m55 (emulated)"), true);
+    let why = measured_vs_estimate(&prof, &qemu, &est, Some(1000.0), 2.0).expect_err("unlike");
+    assert!(why.0.contains("instruction counts"), "{why}");
+    // the same events as a Cortex-M55 part's capture: one typical ratio, outliers around it
+    let part = CaptureMachine::declared(Some("Cortex-M55"), false);
+    let m = measured_vs_estimate(&prof, &part, &est, Some(1000.0), 2.0).expect("same machine");
     assert!(m.measured_in_us);
     assert_eq!(m.rows.len(), prof.rows.len());
     assert!(m.rows.iter().all(|r| r.estimated_us.is_some()));

@@ -94,6 +94,8 @@ impl std::fmt::Debug for EtrecordReload {
     }
 }
 
+pub use etscope_core::analysis::cost::measured::CaptureMachine;
+
 /// A time unit a source declares for its profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeclaredTime {
@@ -103,6 +105,8 @@ pub struct DeclaredTime {
     pub source: String,
     /// The target is an emulator: the times are its instruction counts, not cycles.
     pub emulated: bool,
+    /// The core the target declared (`None`: it declared none).
+    pub core: Option<String>,
 }
 
 impl DeclaredTime {
@@ -112,6 +116,7 @@ impl DeclaredTime {
             ticks_per_us: 1000.0,
             source: format!("the capture's {tick_hz} Hz clock, stored in ns"),
             emulated: false,
+            core: None,
         }
     }
 
@@ -125,9 +130,20 @@ impl DeclaredTime {
             } else {
                 format!("the capture's {tick_hz} Hz clock ({core}), stored in ns")
             },
+            core: Some(core.to_string()),
             ..DeclaredTime::from_capture(tick_hz)
         }
     }
+
+    /// The machine the capture's times come from.
+    pub fn machine(&self) -> CaptureMachine {
+        CaptureMachine::declared(self.core.as_deref(), self.emulated)
+    }
+}
+
+/// The machine a document's capture comes from (undeclared when the capture says nothing).
+pub fn capture_machine(declared: Option<&DeclaredTime>) -> CaptureMachine {
+    declared.map_or(CaptureMachine::Undeclared, DeclaredTime::machine)
 }
 
 /// What an emulator's times are, said wherever they are shown.

@@ -295,12 +295,18 @@ pub enum Command {
         #[arg(long)]
         ticks_per_us: Option<f64>,
         /// Beside every measured time, the estimate on this core (m0plus, m3, m4, m7, m33,
-        /// m55, m85; `etscope cost`) and measured ÷ estimated, far-off ratios flagged.
+        /// m55, m85; `etscope cost`) and measured ÷ estimated, far-off ratios flagged — only
+        /// when the capture comes from a part with that core (declared by the capture, or
+        /// by --capture-core); a host's or an emulator's capture is never priced as a part.
         #[arg(long)]
         estimate: Option<String>,
         /// The estimate's clock in MHz (default: a clock parts with the core commonly run at).
         #[arg(long, requires = "estimate")]
         mhz: Option<f64>,
+        /// The core of the part the ETDump was captured on, for a capture that declares none
+        /// (an ETDump a board wrote over its UART); refused when the capture declares another.
+        #[arg(long)]
+        capture_core: Option<String>,
         /// A second capture B to compare with this one (A), operator by operator: p50, p90,
         /// jitter and the change, sorted by impact.
         #[arg(long, conflicts_with = "live")]
@@ -704,6 +710,7 @@ pub fn run(command: Command) -> Result<()> {
             ticks_per_us,
             estimate,
             mhz,
+            capture_core,
             compare,
             compare_pte,
             compare_etrecord,
@@ -738,6 +745,7 @@ pub fn run(command: Command) -> Result<()> {
                 ticks_per_us,
                 estimate: estimate.as_deref(),
                 mhz,
+                capture_core: capture_core.as_deref(),
                 csv: csv.as_deref(),
                 json,
             }),

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use etscope_core::analysis::cost::measured::{measured_vs_estimate, OUTLIER_BAND};
+use etscope_core::analysis::cost::measured::{measured_vs_estimate, CaptureMachine, OUTLIER_BAND};
 use etscope_core::analysis::cost::{estimate, CostOptions};
 use etscope_core::analysis::profile::{profile, DurationStats, TickRate};
 use serde_json::{json, Value};
@@ -21,6 +21,7 @@ pub struct ProfileArgs<'a> {
     pub ticks_per_us: Option<f64>,
     pub estimate: Option<&'a str>,
     pub mhz: Option<f64>,
+    pub capture_core: Option<&'a str>,
     pub csv: Option<&'a Path>,
     pub json: bool,
 }
@@ -69,6 +70,25 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
         println!("times: {}", etscope_viewer::document::EMULATED_TIMES);
     }
     let rate = ticks_per_us.or(declared.map(|_| 1000.0)).map(TickRate);
+    let machine = match (&target, args.capture_core) {
+        (None, None) => CaptureMachine::Undeclared,
+        (None, Some(c)) => {
+            super::cost::parse_core(c)?;
+            CaptureMachine::declared(Some(c), false)
+        }
+        (Some(t), given) => {
+            if let Some(c) = given.filter(|c| !t.core.eq_ignore_ascii_case(c)) {
+                bail!(
+                    "{}: the capture declares its target core {:?}; --capture-core {c} contradicts it",
+                    etdump.display(),
+                    t.core
+                );
+            }
+            CaptureMachine::declared(Some(&t.core), emulated)
+        }
+    };
+    // the estimate asked for, and why it is not set against the capture when it is not
+    let mut unlike: Option<(CostOptions, String)> = None;
     let vs = match args.estimate {
         Some(core) => {
             let core = super::cost::parse_core(core)?;
@@ -79,10 +99,13 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
             };
             let est = estimate(&program, plan_index, options)
                 .map_err(|e| anyhow!("{}: {e}", pte.display()))?;
-            Some((
-                options,
-                measured_vs_estimate(&prof, &est, rate.map(|r| r.0), OUTLIER_BAND),
-            ))
+            match measured_vs_estimate(&prof, &machine, &est, rate.map(|r| r.0), OUTLIER_BAND) {
+                Ok(m) => Some((options, m)),
+                Err(why) => {
+                    unlike = Some((options, why.0));
+                    None
+                }
+            }
         }
         None => None,
     };
@@ -152,17 +175,29 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
             },
             "rows": rows,
             "events": events,
-            "estimate": vs.as_ref().map(|(o, m)| json!({
-                "core": o.core.key(),
-                "mhz": o.mhz,
-                "what": etscope_core::analysis::cost::ESTIMATE_WHAT,
-                "measured_in_us": m.measured_in_us,
-                "median_ratio": m.median_ratio,
-                "band": m.band,
-            })),
+            "machine": &machine,
+            "estimate": match (&vs, &unlike) {
+                (Some((o, m)), _) => json!({
+                    "core": o.core.key(),
+                    "mhz": o.mhz,
+                    "what": etscope_core::analysis::cost::ESTIMATE_WHAT,
+                    "compared": true,
+                    "measured_in_us": m.measured_in_us,
+                    "median_ratio": m.median_ratio,
+                    "band": m.band,
+                }),
+                (None, Some((o, why))) => json!({
+                    "core": o.core.key(),
+                    "mhz": o.mhz,
+                    "what": etscope_core::analysis::cost::ESTIMATE_WHAT,
+                    "compared": false,
+                    "why": why,
+                }),
+                (None, None) => Value::Null,
+            },
         }));
     }
-    let unit = if rate.is_some() { "us" } else { "ticks" };
+    let unit = if rate.is_some() { "µs" } else { "ticks" };
     let fmt = |x: f64| match rate {
         Some(r) => format!("{:.3}", r.to_us(x)),
         None => format!("{x:.0}"),
@@ -174,6 +209,13 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
         prof.runs,
         prof.rows.len()
     );
+    if let Some((o, why)) = &unlike {
+        println!(
+            "not set against the estimate on {} @ {} MHz: {why} (`etscope cost` prints the estimate alone)",
+            o.core.name(),
+            o.mhz
+        );
+    }
     if let Some((o, m)) = &vs {
         println!(
             "estimated on {} @ {} MHz: an estimate (docs/cost-model.md), not a measurement; measured ÷ estimated ({}), flagged when over {}× from the median ({})",

@@ -414,16 +414,23 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if let Some(note) = super::profile_tab::time_note(&dv.doc) {
             ui.label(RichText::new(note).italics());
         }
+        dv.cost.follow_capture(&dv.doc, &mut app.cost);
         ui.horizontal(|ui| app.cost.ui(ui));
         // the live profile changes every frame: measured against the (cached) estimate here
+        let machine = etscope_viewer::document::capture_machine(dv.doc.declared_time.as_ref());
         let vs = dv.cost.estimate(&dv.doc, app.cost).map(|est| {
             etscope_core::analysis::cost::measured::measured_vs_estimate(
                 &profile,
+                &machine,
                 est,
                 dv.doc.declared_time.as_ref().map(|t| t.ticks_per_us),
                 etscope_core::analysis::cost::measured::OUTLIER_BAND,
             )
         });
+        if let Some(Err(why)) = &vs {
+            super::profile_tab::unlike_note(ui, &why.0);
+        }
+        let vs = vs.and_then(Result::ok);
         ScrollArea::vertical().id_salt("live-table").show(ui, |ui| {
             clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table, vs.as_ref());
         });

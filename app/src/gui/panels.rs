@@ -80,7 +80,7 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         }
         ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(|p| {
             // what the Profile tab shows beside each operator: the estimate too
-            let vs = dv.cost.measured(&dv.doc, picker, rate);
+            let vs = dv.cost.measured(&dv.doc, picker, rate).and_then(Result::ok);
             export::profile_csv(p, rate, vs, times)
         }),
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),

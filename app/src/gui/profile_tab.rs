@@ -14,6 +14,7 @@ use etscope_core::analysis::profile::{profile, Profile};
 use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison};
 use etscope_core::ir::Graph;
 use etscope_viewer::cost_view::{self, CostPicker};
+use etscope_viewer::document::capture_machine;
 use etscope_viewer::profile_compare_view::{self, CompareState};
 use etscope_viewer::profile_view;
 
@@ -30,7 +31,10 @@ type MeasuredKey = (u64, CostPicker, Option<u64>);
 pub struct CostCache {
     /// The estimate (`Err`: why there is none).
     estimate: Option<(EstimateKey, Result<CostEstimate, String>)>,
-    measured: Option<(MeasuredKey, MeasuredVsEstimate)>,
+    /// The capture against the estimate, or why it is not set against it (another machine).
+    measured: Option<(MeasuredKey, Result<MeasuredVsEstimate, String>)>,
+    /// The document revision whose capture's core the estimate last followed.
+    followed: Option<u64>,
 }
 
 impl CostCache {
@@ -54,22 +58,48 @@ impl CostCache {
         self.estimate.as_ref().and_then(|e| e.1.as_ref().ok())
     }
 
-    /// `doc`'s capture against the estimate on `picker`.
+    /// `doc`'s capture against the estimate on `picker` (`Err`: why it is not set against
+    /// it — the capture is not of the part the estimate models).
     pub fn measured(
         &mut self,
         doc: &Document,
         picker: CostPicker,
         ticks_per_us: Option<f64>,
-    ) -> Option<&MeasuredVsEstimate> {
+    ) -> Option<Result<&MeasuredVsEstimate, &str>> {
         let key = (doc.revision, picker, ticks_per_us.map(f64::to_bits));
         if self.measured.as_ref().map(|m| &m.0) != Some(&key) {
             let prof = doc.profile.as_ref()?;
+            let machine = capture_machine(doc.declared_time.as_ref());
             let est = self.estimate(doc, picker)?;
-            let m = measured_vs_estimate(prof, est, ticks_per_us, OUTLIER_BAND);
+            let m = measured_vs_estimate(prof, &machine, est, ticks_per_us, OUTLIER_BAND)
+                .map_err(|e| e.0);
             self.measured = Some((key, m));
         }
-        self.measured.as_ref().map(|m| &m.1)
+        self.measured
+            .as_ref()
+            .map(|m| m.1.as_ref().map_err(String::as_str))
     }
+
+    /// Sets `picker`'s core to the core `doc`'s capture declares, once per capture (the user
+    /// may pick another afterwards).
+    pub fn follow_capture(&mut self, doc: &Document, picker: &mut CostPicker) {
+        if self.followed == Some(doc.revision) {
+            return;
+        }
+        self.followed = Some(doc.revision);
+        if let Some(core) = capture_machine(doc.declared_time.as_ref()).core() {
+            picker.core = core;
+        }
+    }
+}
+
+/// The line said where measured ÷ estimated would be and is not.
+pub fn unlike_note(ui: &mut egui::Ui, why: &str) {
+    ui.label(
+        RichText::new(format!("Measured ÷ estimated not shown: {why}."))
+            .italics()
+            .color(egui::Color32::from_rgb(0xe0, 0xb0, 0x60)),
+    );
 }
 
 /// A capture B compared with the document's own (A).
@@ -198,11 +228,12 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         .filter(|(i, d)| *i != app.active && d.doc.profile.is_some())
         .map(|(i, d)| (i, d.doc.title.clone()))
         .collect();
-    let picker = app.cost;
     let active = app.active;
     let Some(dv) = app.docs.get_mut(active) else {
         return;
     };
+    dv.cost.follow_capture(&dv.doc, &mut app.cost);
+    let picker = app.cost;
     if dv.doc.profile.is_some() {
         ui.horizontal_wrapped(|ui| {
             ui.label("Compare with:");
@@ -255,6 +286,10 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             if let Some(note) = time_note(doc) {
                 ui.label(RichText::new(note).italics());
             }
+            if let Some(Err(why)) = vs {
+                unlike_note(ui, why);
+            }
+            let vs = vs.and_then(Result::ok);
             let table_height = (ui.available_height() * 0.62).max(200.0);
             ui.allocate_ui(egui::vec2(ui.available_width(), table_height), |ui| {
                 clicked = profile_view::table_ui(ui, profile, table, vs);

@@ -10,34 +10,82 @@ fn ds(name: &str) -> PathBuf {
 }
 
 #[test]
-fn every_profiled_operator_stands_beside_its_estimate() {
-    let (pte, dump) = (
-        ds("model_int8_cortex_m55.pte"),
-        fixture("captures/ds_cnn_m55_explicit_board.etdp"),
-    );
+fn a_capture_stands_beside_its_estimate_only_when_it_comes_from_the_modelled_part() {
+    let pte = ds("model_int8_cortex_m55.pte");
+    let board = fixture("captures/ds_cnn_m55_explicit_board.etdp");
+    // the emulated board's capture: QEMU's instruction counts are never priced as a part
     let d = json(&[
         "profile",
         "--pte",
         p(&pte),
         "--etdump",
-        p(&dump),
+        p(&board),
+        "--estimate",
+        "m55",
+        "--json",
+    ]);
+    assert_eq!(d["machine"]["kind"], "emulator");
+    assert_eq!(d["estimate"]["compared"], false);
+    assert!(d["estimate"]["why"]
+        .as_str()
+        .is_some_and(|w| w.contains("instruction counts")));
+    assert!(d["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .all(|r| r.get("measured_over_estimated").is_none()));
+    let text = etscope(&[
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&board),
+        "--estimate",
+        "m4",
+    ]);
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        out.contains("not set against the estimate on Cortex-M4 @ 120 MHz"),
+        "{out}"
+    );
+    assert!(!out.contains("meas÷est"), "{out}");
+    // a capture that declares no machine (the same events without their raw stream): refused
+    let dir = std::env::temp_dir().join(format!("etscope-undeclared-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bare = dir.join("capture.etdp");
+    std::fs::copy(&board, &bare).expect("copied");
+    let d = json(&[
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&bare),
+        "--estimate",
+        "m55",
+        "--json",
+    ]);
+    assert_eq!(d["machine"]["kind"], "undeclared");
+    assert_eq!(d["estimate"]["compared"], false);
+    // … until the user says which part it came from: then each operator beside its estimate
+    let d = json(&[
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&bare),
+        "--capture-core",
+        "m55",
+        "--ticks-per-us",
+        "1000",
         "--estimate",
         "m55",
         "--mhz",
         "400",
         "--json",
     ]);
+    assert_eq!(d["estimate"]["compared"], true);
     assert_eq!(d["estimate"]["core"], "m55");
-    assert_eq!(d["estimate"]["mhz"], 400.0);
-    assert!(d["estimate"]["what"]
-        .as_str()
-        .is_some_and(|w| w.starts_with("estimate")));
-    // a capture saved from the emulated board holds nanoseconds: its raw stream says so, and
-    // that its ticks are QEMU's instruction counts
     assert_eq!(d["estimate"]["measured_in_us"], true);
-    assert!(d["times"]
-        .as_str()
-        .is_some_and(|t| t.starts_with("QEMU instruction counts")));
     let cost = json(&["cost", p(&pte), "--core", "m55", "--mhz", "400", "--json"]);
     let rows = d["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 17);
@@ -54,29 +102,16 @@ fn every_profiled_operator_stands_beside_its_estimate() {
         let rel = r["relative_to_median"].as_f64().expect("relative");
         assert_eq!(r["outlier"], !(0.5..=2.0).contains(&rel));
     }
-    let text = etscope(&[
-        "profile",
-        "--pte",
-        p(&pte),
-        "--etdump",
-        p(&dump),
-        "--estimate",
-        "m4",
-    ]);
-    let out = String::from_utf8_lossy(&text.stdout);
-    assert!(
-        out.contains("estimated on Cortex-M4 @ 120 MHz: an estimate"),
-        "{out}"
-    );
-    assert!(out.contains("meas÷est"), "{out}");
     // --csv writes what the window's File ▸ export writes, the estimate and the times included
-    let csv = std::env::temp_dir().join(format!("etscope-profile-{}.csv", std::process::id()));
+    let csv = dir.join("profile.csv");
     let wrote = etscope(&[
         "profile",
         "--pte",
         p(&pte),
         "--etdump",
-        p(&dump),
+        p(&bare),
+        "--capture-core",
+        "m55",
         "--estimate",
         "m55",
         "--csv",
@@ -84,14 +119,27 @@ fn every_profiled_operator_stands_beside_its_estimate() {
     ]);
     assert!(wrote.status.success());
     let text = std::fs::read_to_string(&csv).expect("csv written");
-    let _ = std::fs::remove_file(&csv);
+    let _ = std::fs::remove_dir_all(&dir);
     let header = text.lines().next().expect("header");
     assert!(
-        header.starts_with("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw,avg_us")
-            && header.ends_with(",estimated_us,measured_over_estimated,outlier,times"),
+        header.starts_with("instruction_id,op,event_name,count,avg,min,max,p10,p50,p90,raw")
+            && header.ends_with(",estimated_us,measured_over_estimated,outlier"),
         "{header}"
     );
     assert_eq!(text.lines().count(), 18);
+    // a core the capture contradicts is refused, naming both
+    let refused = etscope(&[
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&board),
+        "--capture-core",
+        "m4",
+    ]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("cortex-m55") && err.contains("m4"), "{err}");
 }
 
 #[test]

@@ -187,11 +187,12 @@ fn without_a_capture_the_profile_tab_shows_the_estimate_and_the_heat_follows_it(
         .expect("the new core's estimate");
 }
 
-/// A capture beside its estimate (measured ÷ estimated), then Profile ▸ Compare with a second
-/// capture of the program (`--compare-capture`): the comparison's table, and an operator's
-/// per-run series once its name is clicked.
+/// A capture is never set against an estimate of another machine (a host ETDump that declares
+/// no core against a Cortex-M7 estimate; the emulated board's instruction counts), saying why;
+/// then Profile ▸ Compare with a second capture of the program (`--compare-capture`): the
+/// comparison's table, and an operator's per-run series once its name is clicked.
 #[test]
-fn a_capture_stands_beside_its_estimate_and_compares_with_another() {
+fn a_capture_is_not_priced_as_another_machine_and_compares_with_another() {
     let mut harness = app_starting(StartOptions {
         files: vec![
             ds_asset("model_fp32.pte"),
@@ -203,8 +204,11 @@ fn a_capture_stands_beside_its_estimate_and_compares_with_another() {
     });
     harness.get_by_label("Profile").click();
     harness.run_steps(3);
-    harness.get_by_label("meas ÷ est");
-    harness.get_by_label("est. (µs)");
+    harness
+        .get_all_by_label_contains("Measured ÷ estimated not shown: the capture comes from a machine the capture does not declare")
+        .next()
+        .expect("the host capture is not priced as a Cortex-M7");
+    assert!(harness.query_by_label("meas ÷ est").is_none());
     // an emulated board's capture says what its times are
     let mut harness = app_starting(StartOptions {
         files: vec![
@@ -222,6 +226,17 @@ fn a_capture_stands_beside_its_estimate_and_compares_with_another() {
         )
         .next()
         .expect("the emulated board's times named");
+    // … and never set against an estimate; the estimate follows the core the capture declares
+    harness
+        .get_all_by_label_contains(
+            "Measured ÷ estimated not shown: the capture comes from an emulator",
+        )
+        .next()
+        .expect("the emulator's counts are not priced as a part");
+    harness
+        .get_all_by_label_contains("the estimate models a Cortex-M55 part")
+        .next()
+        .expect("the estimate follows the capture's core");
     // the comparison, as `--compare-capture` starts it
     let mut harness = app_starting(StartOptions {
         files: vec![

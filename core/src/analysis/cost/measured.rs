@@ -3,14 +3,101 @@
 //! an operator the part runs much slower or faster than the model of its CMSIS-NN path says —
 //! a cache miss pattern, a path the build did not take, a slow memory).
 //!
+//! A capture is set against an estimate only when both are of the same machine: a part whose
+//! core the capture declares and the estimate models ([`CaptureMachine::unlike`]). An ETDump
+//! that declares no core (ExecuTorch's runtime writes them on whatever ran it, often a PC) and an
+//! emulator's instruction counts are never priced as a Cortex-M part.
+//!
 //! The typical ratio is the median over the priced rows, so a capture whose clock is unknown
-//! (raw ticks) or that counts something else than cycles (QEMU's instruction counts) still
-//! shows which operators stand out; only with a known clock is the ratio itself a speed.
+//! (raw ticks) still shows which operators stand out; only with a known clock is the ratio
+//! itself a speed.
 
 use serde::Serialize;
+use thiserror::Error;
 
-use super::CostEstimate;
+use super::{Core, CostEstimate};
 use crate::analysis::profile::Profile;
+
+/// The machine a capture's times come from, as the capture declares it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CaptureMachine {
+    /// Nothing declared: an ETDump as ExecuTorch's runtime writes it, on whatever ran it.
+    Undeclared,
+    /// An emulator (QEMU): its ticks count instructions, not a part's cycles.
+    Emulator { core: String },
+    /// A part, with the core it declares (`model`: the core model of that name, if any).
+    Part {
+        core: String,
+        #[serde(serialize_with = "core_key")]
+        model: Option<Core>,
+    },
+}
+
+impl CaptureMachine {
+    /// From a capture's declared core name (`None`: nothing declared) and whether its target
+    /// is an emulator.
+    pub fn declared(core: Option<&str>, emulated: bool) -> CaptureMachine {
+        match core.map(str::trim).filter(|c| !c.is_empty()) {
+            None => CaptureMachine::Undeclared,
+            Some(c) if emulated => CaptureMachine::Emulator {
+                core: c.to_string(),
+            },
+            Some(c) => CaptureMachine::Part {
+                core: c.to_string(),
+                model: Core::parse(c),
+            },
+        }
+    }
+
+    /// As tables and notes say it.
+    pub fn describe(&self) -> String {
+        match self {
+            CaptureMachine::Undeclared => {
+                "a machine the capture does not declare (an ETDump without a target record, as ExecuTorch's runtime writes on a PC)".into()
+            }
+            CaptureMachine::Emulator { core } => {
+                format!("an emulator ({core}): instruction counts, not cycles")
+            }
+            CaptureMachine::Part { core, .. } => format!("a {core} part"),
+        }
+    }
+
+    /// The core an estimate should model to be set against this capture.
+    pub fn core(&self) -> Option<Core> {
+        match self {
+            CaptureMachine::Part { model, .. } => *model,
+            CaptureMachine::Emulator { core } => {
+                Core::parse(core.split_whitespace().next().unwrap_or(core))
+            }
+            CaptureMachine::Undeclared => None,
+        }
+    }
+
+    /// Why this capture cannot be set against an estimate of `core` (`None`: it can).
+    pub fn unlike(&self, core: Core) -> Option<String> {
+        match self {
+            CaptureMachine::Part { model: Some(m), .. } if *m == core => None,
+            other => Some(format!(
+                "the capture comes from {}; the estimate models a {} part: measured ÷ estimated is shown only for a capture from the part the estimate models",
+                other.describe(),
+                core.name()
+            )),
+        }
+    }
+}
+
+fn core_key<S: serde::Serializer>(c: &Option<Core>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_str(c.key()),
+        None => s.serialize_none(),
+    }
+}
+
+/// A capture that is not of the estimate's machine.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{0}")]
+pub struct Unlike(pub String);
 
 /// Measured ÷ estimated further than this factor from the capture's median ratio is an
 /// outlier (the CLI's, the Profile tab's and the Live tab's band).
@@ -68,14 +155,19 @@ impl MeasuredVsEstimate {
     }
 }
 
-/// Every row of `profile` against `estimate`; `ticks_per_us` converts the capture's ticks when
-/// its clock is known; `band` (> 1) bounds what is not an outlier.
+/// Every row of `profile`, captured on `machine`, against `estimate`; `ticks_per_us` converts
+/// the capture's ticks when its clock is known; `band` (> 1) bounds what is not an outlier.
+/// Refused when the capture is not of the part the estimate models.
 pub fn measured_vs_estimate(
     profile: &Profile,
+    machine: &CaptureMachine,
     estimate: &CostEstimate,
     ticks_per_us: Option<f64>,
     band: f64,
-) -> MeasuredVsEstimate {
+) -> Result<MeasuredVsEstimate, Unlike> {
+    if let Some(why) = machine.unlike(estimate.options.core) {
+        return Err(Unlike(why));
+    }
     let mhz = estimate.options.mhz;
     let rate = ticks_per_us.filter(|r| r.is_finite() && *r > 0.0);
     let mut rows: Vec<MeasuredRow> = profile
@@ -119,10 +211,39 @@ pub fn measured_vs_estimate(
             r.outlier = r.relative.is_some_and(|x| x > band || x < 1.0 / band);
         }
     }
-    MeasuredVsEstimate {
+    Ok(MeasuredVsEstimate {
         measured_in_us: rate.is_some(),
         median_ratio,
         band,
         rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_capture_of_the_modelled_part_is_set_against_its_estimate() {
+        let m4 = CaptureMachine::declared(Some("cortex-m4"), false);
+        assert_eq!(m4.unlike(Core::M4), None);
+        assert!(m4
+            .unlike(Core::M55)
+            .is_some_and(|w| w.contains("Cortex-M55")));
+        let host = CaptureMachine::declared(None, false);
+        assert!(host
+            .unlike(Core::M4)
+            .is_some_and(|w| w.contains("does not declare")));
+        let qemu = CaptureMachine::declared(Some("cortex-m55 (emulated)"), true);
+        assert!(qemu
+            .unlike(Core::M55)
+            .is_some_and(|w| w.contains("instruction counts")));
+        assert_eq!(
+            qemu.core(),
+            Some(Core::M55),
+            "the estimate follows the emulated core"
+        );
+        let other = CaptureMachine::declared(Some("riscv32"), false);
+        assert!(other.unlike(Core::M4).is_some());
     }
 }
