@@ -107,6 +107,8 @@ pub struct DeclaredTime {
     pub emulated: bool,
     /// The core the target declared (`None`: it declared none).
     pub core: Option<String>,
+    /// The target's tick clock in Hz.
+    pub clock_hz: Option<u32>,
 }
 
 impl DeclaredTime {
@@ -117,6 +119,7 @@ impl DeclaredTime {
             source: format!("the capture's {tick_hz} Hz clock, stored in ns"),
             emulated: false,
             core: None,
+            clock_hz: Some(tick_hz),
         }
     }
 
@@ -144,6 +147,35 @@ impl DeclaredTime {
 /// The machine a document's capture comes from (undeclared when the capture says nothing).
 pub fn capture_machine(declared: Option<&DeclaredTime>) -> CaptureMachine {
     declared.map_or(CaptureMachine::Undeclared, DeclaredTime::machine)
+}
+
+/// The machine and clock a document's capture comes from.
+pub fn capture_origin(
+    declared: Option<&DeclaredTime>,
+) -> etscope_core::analysis::profile_compare::Origin {
+    etscope_core::analysis::profile_compare::Origin {
+        machine: capture_machine(declared),
+        clock_hz: declared.and_then(|t| t.clock_hz),
+    }
+}
+
+impl Document {
+    /// The capture's name as a comparison names a side: its file (the last ETDump attached, or
+    /// the live capture) and the program it ran.
+    pub fn capture_name(&self) -> String {
+        let file = self
+            .files
+            .iter()
+            .rev()
+            .find(|f| f.ends_with(".etdp") || f.ends_with(".etdump") || f.ends_with(".bin"))
+            .map(|f| {
+                std::path::Path::new(f)
+                    .file_name()
+                    .map_or(f.clone(), |n| n.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "the live capture".to_string());
+        format!("{file} ({})", self.title)
+    }
 }
 
 /// What an emulator's times are, said wherever they are shown.

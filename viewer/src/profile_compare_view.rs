@@ -55,6 +55,9 @@ pub fn compare_ui(
     if unit == "ticks" {
         ui.weak("raw ticks of both captures, taken to be one clock");
     }
+    if let Some(w) = &cmp.warning {
+        ui.colored_label(Color32::from_rgb(0xe0, 0xb0, 0x60), format!("⚠ {w}"));
+    }
     let mut clicked = None;
     let row_height = ui.text_style_height(&egui::TextStyle::Monospace) + 6.0;
     let table_height = (ui.available_height() * 0.6).max(120.0);
@@ -172,11 +175,23 @@ pub fn compare_ui(
         }
         Some(r) => {
             let runs = |s: Option<&Spread>| s.map_or(0, |s| s.series.len());
+            // the range each side spans, said in numbers: the chart starts at 0, so a
+            // rounding difference is not drawn as a change
+            let range = |s: Option<&Spread>| {
+                s.filter(|s| !s.series.is_empty())
+                    .map_or(String::new(), |s| {
+                        let lo = s.series.iter().copied().fold(f64::INFINITY, f64::min);
+                        let hi = s.series.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                        format!(" {lo:.digits$}–{hi:.digits$}")
+                    })
+            };
             ui.label(format!(
-                "{}: time per run ({unit}), A ({} runs) and B ({} runs)",
+                "{}: time per run ({unit}, axis from 0), A ({} runs{}) and B ({} runs{})",
                 r.op.trim_start_matches("cortex_m::"),
                 runs(r.a.as_ref()),
-                runs(r.b.as_ref())
+                range(r.a.as_ref()),
+                runs(r.b.as_ref()),
+                range(r.b.as_ref())
             ));
             let points = |s: &Spread| -> Vec<[f64; 2]> {
                 s.series
@@ -206,6 +221,7 @@ pub fn compare_ui(
                 .height(ui.available_height().max(120.0))
                 .x_axis_label("run")
                 .y_axis_label(unit)
+                .include_y(0.0)
                 .allow_scroll(false)
                 .show(ui, |plot| {
                     for (line, dots) in [la, lb].into_iter().flatten() {

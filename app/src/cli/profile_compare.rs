@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
+use etscope_core::analysis::cost::measured::CaptureMachine;
 use etscope_core::analysis::diff_sources::program_graph;
 use etscope_core::analysis::profile::profile;
-use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison};
+use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison, Origin};
 use etscope_core::ir::Graph;
 use serde_json::json;
 
@@ -109,13 +110,29 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
             ticks_per_us: rate,
         }
     }
-    let cmp = compare(side(&a, a_rate), side(&b, b_rate)).map_err(|e| {
-        anyhow!(
-            "{} vs {}: {e}",
-            args.etdump.display(),
-            args.b_etdump.display()
-        )
-    })?;
+    let origin = |etdump: &Path| {
+        let t = load::capture_target(etdump);
+        Origin {
+            machine: CaptureMachine::declared(
+                t.as_ref().map(|t| t.core.as_str()),
+                t.as_ref()
+                    .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core)),
+            ),
+            clock_hz: t.map(|t| t.tick_hz).filter(|&hz| hz > 0),
+        }
+    };
+    let cmp = compare(side(&a, a_rate), side(&b, b_rate))
+        .map_err(|e| {
+            anyhow!(
+                "{} vs {}: {e}",
+                args.etdump.display(),
+                args.b_etdump.display()
+            )
+        })?
+        .from_origins(&origin(args.etdump), &origin(args.b_etdump));
+    if let (Some(w), false) = (&cmp.warning, args.json) {
+        eprintln!("warning: {w}");
+    }
     if let Some(path) = args.csv {
         std::fs::write(path, to_csv(&cmp))
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
@@ -163,7 +180,8 @@ pub fn to_json(cmp: &Comparison, a: &Path, b: &Path) -> serde_json::Value {
     json!({
         "a": a.display().to_string(),
         "b": b.display().to_string(),
-        "unit": cmp.unit.label(),
+        "unit": cmp.unit.key(),
+        "warning": cmp.warning,
         "a_total_p50": cmp.a_total_p50,
         "b_total_p50": cmp.b_total_p50,
         "matched": cmp.matched(),
@@ -212,7 +230,7 @@ fn render(cmp: &Comparison, a: &Path, b: &Path) -> String {
         a.display(),
         b.display(),
         cmp.matched(),
-        if cmp.unit.label() == "ticks" {
+        if cmp.unit == etscope_core::analysis::profile_compare::Unit::Ticks {
             " (raw ticks of both captures, taken to be one clock)"
         } else {
             ""

@@ -11,10 +11,11 @@ use etscope_core::analysis::cost::measured::{
 };
 use etscope_core::analysis::cost::{estimate, CostEstimate, CostOptions};
 use etscope_core::analysis::profile::{profile, Profile};
+use etscope_core::analysis::profile_compare::Origin;
 use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison};
 use etscope_core::ir::Graph;
 use etscope_viewer::cost_view::{self, CostPicker};
-use etscope_viewer::document::capture_machine;
+use etscope_viewer::document::{capture_machine, capture_origin};
 use etscope_viewer::profile_compare_view::{self, CompareState};
 use etscope_viewer::profile_view;
 
@@ -102,8 +103,10 @@ pub fn unlike_note(ui: &mut egui::Ui, why: &str) {
     );
 }
 
-/// A capture B compared with the document's own (A).
+/// A capture B compared with the document's own (A), each named the same way (its file and
+/// the program it ran).
 pub struct CaptureCompare {
+    pub a_name: String,
     pub b_name: String,
     pub result: Result<Comparison, String>,
     pub state: CompareState,
@@ -118,6 +121,7 @@ fn compare_docs(
     b_profile: &Profile,
     b_graph: Option<&Graph>,
     b_rate: Option<f64>,
+    b_origin: &Origin,
 ) -> CaptureCompare {
     let result = match &a.profile {
         None => Err("this document has no capture to compare".to_string()),
@@ -135,10 +139,12 @@ fn compare_docs(
                     ticks_per_us: b_rate,
                 },
             )
+            .map(|c| c.from_origins(&capture_origin(a.declared_time.as_ref()), b_origin))
             .map_err(|e| e.to_string())
         }
     };
     CaptureCompare {
+        a_name: a.capture_name(),
         b_name,
         result,
         state: CompareState::default(),
@@ -170,10 +176,11 @@ pub(super) fn compare_with_document(app: &mut EtscopeApp, other: usize) {
         compare_docs(
             &app.docs[a].doc,
             ra,
-            bd.title.clone(),
+            bd.capture_name(),
             bp,
             bd.pte_graph(),
             rb,
+            &capture_origin(bd.declared_time.as_ref()),
         )
     };
     app.docs[a].capture_compare = Some(made);
@@ -207,11 +214,22 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
     };
     match read() {
         Ok(b) => {
-            let name = path
+            let file = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, b_rate));
+            let name = format!("{file} ({})", dv.doc.title);
+            let target = crate::load::capture_target(path);
+            let origin = Origin {
+                machine: etscope_core::analysis::cost::measured::CaptureMachine::declared(
+                    target.as_ref().map(|t| t.core.as_str()),
+                    target
+                        .as_ref()
+                        .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core)),
+                ),
+                clock_hz: target.map(|t| t.tick_hz).filter(|&hz| hz > 0),
+            };
+            dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, b_rate, &origin));
         }
         Err(e) => app.messages.push(e),
     }
@@ -267,7 +285,7 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 clicked = profile_compare_view::compare_ui(
                     ui,
                     cmp,
-                    &dv.doc.title,
+                    &cc.a_name,
                     &cc.b_name,
                     &mut cc.state,
                 );

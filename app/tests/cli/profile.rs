@@ -164,6 +164,11 @@ fn two_exports_captures_compare_through_their_etrecords_in_json_and_csv() {
         "--json",
     ]);
     assert_eq!(d["unit"], "us");
+    assert!(
+        d["warning"].is_null(),
+        "one machine, one clock: {}",
+        d["warning"]
+    );
     assert_eq!(d["matched"], 17);
     let rows = d["rows"].as_array().expect("rows");
     for r in rows {
@@ -178,6 +183,35 @@ fn two_exports_captures_compare_through_their_etrecords_in_json_and_csv() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("op,module,matched_by,a_instruction,b_instruction,a_p50"));
     assert_eq!(lines.len(), 18);
+}
+
+#[test]
+fn captures_of_two_machines_are_compared_with_a_warning_saying_so() {
+    // the emulated board's capture against the same events with no machine declared
+    let board = fixture("captures/ds_cnn_m55_explicit_board.etdp");
+    let dir = std::env::temp_dir().join(format!("etscope-machines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bare = dir.join("capture.etdp");
+    std::fs::copy(&board, &bare).expect("copied");
+    let pte = ds("model_int8_cortex_m55.pte");
+    let args = [
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&board),
+        "--compare",
+        p(&bare),
+        "--compare-ticks-per-us",
+        "1000",
+    ];
+    let d = json(&[&args[..], &["--json"]].concat());
+    let w = d["warning"].as_str().expect("a warning");
+    assert!(w.contains("two machines") && w.contains("emulator"), "{w}");
+    let text = etscope(&args);
+    let err = String::from_utf8_lossy(&text.stderr);
+    assert!(err.contains("warning: A comes from an emulator"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::analysis::cost::measured::CaptureMachine;
+
 use super::profile::{DurationStats, OpRow, Profile};
 use crate::ir::Graph;
 
@@ -62,11 +64,47 @@ pub enum Unit {
 }
 
 impl Unit {
-    /// The short name.
+    /// As people read it (`µs`), everywhere a table or a chart names it.
     pub fn label(self) -> &'static str {
+        match self {
+            Unit::Microseconds => "µs",
+            Unit::Ticks => "ticks",
+        }
+    }
+
+    /// As JSON writes it (`us`, ASCII).
+    pub fn key(self) -> &'static str {
         match self {
             Unit::Microseconds => "us",
             Unit::Ticks => "ticks",
+        }
+    }
+}
+
+/// The machine and clock a capture comes from, as it declares them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    pub machine: CaptureMachine,
+    /// The target's tick clock in Hz, when declared.
+    pub clock_hz: Option<u32>,
+}
+
+impl Origin {
+    /// Why a comparison of captures from `a` and `b` compares machines or clocks rather than
+    /// two builds (`None`: the same machine and clock, as far as both declare).
+    pub fn differs(a: &Origin, b: &Origin) -> Option<String> {
+        if a.machine != b.machine {
+            return Some(format!(
+                "A comes from {}, B from {}: the change compares two machines, not two builds",
+                a.machine.describe(),
+                b.machine.describe()
+            ));
+        }
+        match (a.clock_hz, b.clock_hz) {
+            (Some(x), Some(y)) if x != y => Some(format!(
+                "A was timed by a {x} Hz clock, B by a {y} Hz clock: the change compares two clocks"
+            )),
+            _ => None,
         }
     }
 }
@@ -109,9 +147,18 @@ pub struct Comparison {
     /// The sum of every operator's p50 on each side.
     pub a_total_p50: f64,
     pub b_total_p50: f64,
+    /// Set by [`Comparison::from_origins`] when the captures come from different machines or
+    /// clocks: said wherever the comparison is shown.
+    pub warning: Option<String>,
 }
 
 impl Comparison {
+    /// Notes where the two captures come from (a warning when they differ).
+    pub fn from_origins(mut self, a: &Origin, b: &Origin) -> Comparison {
+        self.warning = Origin::differs(a, b);
+        self
+    }
+
     /// The matched rows whose p50 grew by more than `fraction` (0.1 = 10%), among those that
     /// take at least `min_share` of A's total p50 (a CI gate leaves out operators too short
     /// for their noise to mean anything).
@@ -210,6 +257,7 @@ pub fn compare(a: CaptureSide<'_>, b: CaptureSide<'_>) -> Result<Comparison, Com
         rows,
         a_total_p50,
         b_total_p50,
+        warning: None,
     })
 }
 
