@@ -17,6 +17,25 @@ fn number_after(q: &str, prefixes: &[&str]) -> Option<usize> {
         .and_then(|rest| rest.trim().parse().ok())
 }
 
+/// A hit as the results list shows it: the node, its instruction, why it matched and its module
+/// (`relu #5 — aten::relu.out · blocks.1.act`), so hits of one operator are told apart.
+pub fn hit_label(graph: &Graph, hit: &Hit) -> String {
+    let Some(n) = graph.nodes.get(hit.node) else {
+        return hit.reason.clone();
+    };
+    let mut s = n.name.clone();
+    if let Some(i) = n.instruction_id {
+        s.push_str(&format!(" #{i}"));
+    }
+    s.push_str(" — ");
+    s.push_str(&hit.reason);
+    if let Some(m) = n.innermost_module() {
+        s.push_str(" · ");
+        s.push_str(m);
+    }
+    s
+}
+
 /// Nodes matching `query`, best first (exact id matches before name matches), at most `limit`.
 pub fn search(graph: &Graph, query: &str, limit: usize) -> Vec<Hit> {
     let q = query.trim().to_ascii_lowercase();

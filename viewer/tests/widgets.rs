@@ -76,6 +76,19 @@ fn layouts_of_every_stage_are_layered_and_overlap_free() {
     }
 }
 
+/// Hits of one operator are told apart: each names its instruction (and its module).
+#[test]
+fn search_hits_of_one_operator_are_distinguished() {
+    let d = doc(&["model_int8_cortex_m55.pte"]);
+    let g = d.pte_graph().expect("pte");
+    let hits = search::search(g, "quantize", 50);
+    assert!(hits.len() > 1, "{hits:?}");
+    let labels: std::collections::BTreeSet<String> =
+        hits.iter().map(|h| search::hit_label(g, h)).collect();
+    assert_eq!(labels.len(), hits.len(), "{labels:?}");
+    assert!(labels.iter().all(|l| l.contains(" #")), "{labels:?}");
+}
+
 #[test]
 fn search_finds_ops_instructions_values_and_handles() {
     let d = doc(&["model_fp32.pte", "model_fp32.etrecord"]);

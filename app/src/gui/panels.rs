@@ -532,12 +532,9 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         .max_height(180.0)
         .show(ui, |ui| {
             for h in &dv.hits {
-                let n = &dv.doc.stages[dv.stage].graph.nodes[h.node];
+                let graph = &dv.doc.stages[dv.stage].graph;
                 if ui
-                    .selectable_label(
-                        dv.selected() == Some(h.node),
-                        format!("{} — {}", n.name, h.reason),
-                    )
+                    .selectable_label(dv.selected() == Some(h.node), search::hit_label(graph, h))
                     .clicked()
                 {
                     pick = Some(h.node);
