@@ -721,7 +721,19 @@ fn minimap_to_world(layout: &GraphLayout, mini: Rect, p: Pos2) -> Pos2 {
     c + (p - mini.center()) / s
 }
 
+/// A segment as two triangles (no feathering: thousands go into one mesh). A vertical or
+/// horizontal one is centred on a pixel row or column and at least a pixel wide, else a thin
+/// line on a pixel boundary covers no pixel's centre and is not drawn at all.
 fn add_segment(mesh: &mut Mesh, a: Pos2, b: Pos2, width: f32, color: Color32) {
+    let width = width.max(1.0);
+    let centre = |v: f32| (v - 0.5).round() + 0.5;
+    let (a, b) = if (a.x - b.x).abs() < 0.01 {
+        (Pos2::new(centre(a.x), a.y), Pos2::new(centre(a.x), b.y))
+    } else if (a.y - b.y).abs() < 0.01 {
+        (Pos2::new(a.x, centre(a.y)), Pos2::new(b.x, centre(a.y)))
+    } else {
+        (a, b)
+    };
     let dir = (b - a).normalized();
     let n = Vec2::new(-dir.y, dir.x) * (width / 2.0);
     let base = mesh.vertices.len() as u32;
