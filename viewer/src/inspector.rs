@@ -15,6 +15,12 @@ pub enum InspectorAction {
     Select(NodeId),
 }
 
+/// Monospace text that wraps at the panel's edge (a tensor's quantization, a long module path)
+/// instead of running past it and being cut.
+fn wrapped(ui: &mut Ui, text: impl Into<String>) -> egui::Response {
+    ui.add(egui::Label::new(RichText::new(text.into()).monospace()).wrap())
+}
+
 fn tensor_rows(ui: &mut Ui, graph: &Graph, ids: &[usize], title: &str) -> Option<InspectorAction> {
     let mut action = None;
     CollapsingHeader::new(format!("{title} ({})", ids.len()))
@@ -25,7 +31,7 @@ fn tensor_rows(ui: &mut Ui, graph: &Graph, ids: &[usize], title: &str) -> Option
                     continue;
                 };
                 ui.group(|ui| {
-                    ui.label(RichText::new(value_summary(graph, v)).monospace());
+                    wrapped(ui, value_summary(graph, v));
                     Grid::new(("tensor", title, v))
                         .num_columns(2)
                         .show(ui, |ui| {
@@ -139,7 +145,7 @@ pub fn inspector_ui(
             ui.end_row();
             if let Some(m) = n.module_stack.last() {
                 ui.label("module");
-                ui.monospace(format!("{} ({})", m.path, m.class));
+                wrapped(ui, format!("{} ({})", m.path, m.class));
                 ui.end_row();
             }
         });
@@ -215,9 +221,11 @@ pub fn inspector_ui(
             .show(ui, |ui| {
                 // name and value side by side (the value's kind in the name's tooltip), so a
                 // narrow panel still shows the values
+                let value_width = (ui.available_width() - 90.0).max(80.0);
                 Grid::new("node-args")
                     .num_columns(2)
                     .striped(true)
+                    .max_col_width(value_width)
                     .show(ui, |ui| {
                         for (i, a) in n.args.iter().enumerate() {
                             ui.monospace(crate::args::arg_name(n, i))
@@ -226,7 +234,7 @@ pub fn inspector_ui(
                                 etscope_core::ir::ArgData::Tensor(v) => value_summary(graph, v),
                                 _ => crate::args::render_arg(graph, a),
                             };
-                            ui.monospace(text);
+                            wrapped(ui, text);
                             ui.end_row();
                         }
                     });

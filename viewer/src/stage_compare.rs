@@ -43,6 +43,27 @@ impl Change {
     }
 }
 
+/// The legend of the side-by-side panes: what each colour means there.
+pub fn legend_ui(ui: &mut Ui) {
+    ui.label(RichText::new("Legend (side by side)").strong());
+    for (c, what) in [
+        (Change::Kept, "the same operator in both stages"),
+        (
+            Change::Changed,
+            "replaced by another operator, or other arguments",
+        ),
+        (Change::Fused, "merged with others (N:M)"),
+        (Change::New, "only in the right stage"),
+        (Change::Removed, "only in the left stage"),
+    ] {
+        ui.horizontal(|ui| {
+            let (r, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+            ui.painter().rect_filled(r, 2.0, c.color());
+            ui.label(c.label()).on_hover_text(what);
+        });
+    }
+}
+
 /// Two stages of one document side by side.
 pub struct StageCompare {
     pub left: usize,
@@ -54,6 +75,60 @@ pub struct StageCompare {
     pub right_marks: Vec<Option<Change>>,
     left_colors: Vec<Option<Color32>>,
     right_colors: Vec<Option<Color32>>,
+    /// Operators without debug handles that both stages run, paired by operator in order
+    /// (left, right): a pass-made `pad` both keep is kept, not removed on one side and new on
+    /// the other.
+    paired: Vec<(NodeId, NodeId)>,
+}
+
+/// Pairs what one side marks removed with what the other marks new when they are the same
+/// operator, the k-th with the k-th in graph order; marks them kept (or changed, when their
+/// arguments differ) and returns the pairs.
+fn pair_unmatched(
+    doc: &Document,
+    (left, right): (usize, usize),
+    left_marks: &mut [Option<Change>],
+    right_marks: &mut [Option<Change>],
+) -> Vec<(NodeId, NodeId)> {
+    let (gl, gr) = (&doc.stages[left].graph, &doc.stages[right].graph);
+    let mut waiting: std::collections::HashMap<String, std::collections::VecDeque<NodeId>> =
+        std::collections::HashMap::new();
+    for (n, m) in left_marks.iter().enumerate() {
+        if *m == Some(Change::Removed) {
+            waiting
+                .entry(gl.nodes[n].op.clone())
+                .or_default()
+                .push_back(n);
+        }
+    }
+    let comparable_args = (doc.stages[left].name == "pte") == (doc.stages[right].name == "pte");
+    let mut pairs = Vec::new();
+    for (n, m) in right_marks.iter_mut().enumerate() {
+        if *m != Some(Change::New) {
+            continue;
+        }
+        let Some(l) = waiting.get_mut(&gr.nodes[n].op).and_then(|q| q.pop_front()) else {
+            continue;
+        };
+        let same_args = !comparable_args
+            || gl.nodes[l]
+                .args
+                .iter()
+                .map(|a| crate::args::render_arg(gl, a))
+                .eq(gr.nodes[n]
+                    .args
+                    .iter()
+                    .map(|a| crate::args::render_arg(gr, a)));
+        let mark = if same_args {
+            Change::Kept
+        } else {
+            Change::Changed
+        };
+        *m = Some(mark);
+        left_marks[l] = Some(mark);
+        pairs.push((l, n));
+    }
+    pairs
 }
 
 fn is_op(doc: &Document, stage: usize, n: NodeId) -> bool {
@@ -120,8 +195,9 @@ impl StageCompare {
         if left >= doc.stages.len() || right >= doc.stages.len() || left == right {
             return None;
         }
-        let left_marks = marks(doc, left, right, true);
-        let right_marks = marks(doc, right, left, false);
+        let mut left_marks = marks(doc, left, right, true);
+        let mut right_marks = marks(doc, right, left, false);
+        let paired = pair_unmatched(doc, (left, right), &mut left_marks, &mut right_marks);
         let colors = |m: &[Option<Change>]| m.iter().map(|c| c.map(Change::color)).collect();
         Some(StageCompare {
             left,
@@ -130,6 +206,7 @@ impl StageCompare {
             right_colors: colors(&right_marks),
             left_marks,
             right_marks,
+            paired,
             left_view: GraphView::default(),
             right_view: GraphView::default(),
         })
@@ -143,7 +220,18 @@ impl StageCompare {
         } else {
             (self.right, self.left)
         };
-        let there = doc.corresponding(from, node, to);
+        let mut there = doc.corresponding(from, node, to);
+        if there.is_empty() {
+            there = self
+                .paired
+                .iter()
+                .filter_map(|&(l, r)| match on_left {
+                    true if l == node => Some(r),
+                    false if r == node => Some(l),
+                    _ => None,
+                })
+                .collect();
+        }
         let (this, other) = if on_left {
             (&mut self.left_view, &mut self.right_view)
         } else {

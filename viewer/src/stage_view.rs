@@ -252,14 +252,18 @@ impl StageView {
                 .collect(),
             header_width: self.modules.iter().map(|m| header_width(&m.path)).collect(),
             folded_width: (0..self.modules.len())
-                .map(|i| {
-                    label_width(&crate::view_layout::module_label(self, i)).max(header_width(""))
-                })
+                .map(|i| label_width(&module_label(self, i)).max(header_width("")))
                 .collect(),
             folded,
         };
         GraphLayout::new(&self.graph, &self.widths, &modules)
     }
+}
+
+/// The text of a folded module's box.
+pub fn module_label(stage: &StageView, m: usize) -> String {
+    let g = &stage.modules[m];
+    format!("+ {} ({}, {} ops)", g.path, g.short_class(), g.nodes.len())
 }
 
 /// The least width of an unfolded module's box: room for its path in the name strip.

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use etscope_core::ir::NodeId;
 
-use crate::document::StageView;
 use crate::layout::GraphLayout;
 pub use crate::layout::Slot;
+pub use crate::stage_view::module_label;
+use crate::stage_view::StageView;
 
 /// The drawn layout of a stage for one set of folded modules.
 #[derive(Debug, Clone)]
@@ -18,12 +19,6 @@ pub struct ViewLayout {
     pub layout: Arc<GraphLayout>,
     /// The folded set this was built for.
     pub collapsed: BTreeSet<String>,
-}
-
-/// The text of a folded module box.
-pub fn module_label(stage: &StageView, m: usize) -> String {
-    let g = &stage.modules[m];
-    format!("+ {} ({}, {} ops)", g.path, g.short_class(), g.nodes.len())
 }
 
 impl ViewLayout {

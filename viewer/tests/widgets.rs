@@ -366,6 +366,42 @@ fn the_diff_pair_panel_shows_the_selected_rows_tensors_as_compared() {
     harness.get_by_label("|A − B|");
 }
 
+/// A `pad` the Cortex-M passes made (no debug handle) and the program keeps is kept on both
+/// sides, and selecting it on one selects it on the other.
+#[test]
+fn an_operator_both_stages_keep_without_debug_handles_is_kept_on_both_sides() {
+    use etscope_viewer::stage_compare::{Change, StageCompare};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/ds_cnn_kws");
+    let mut d = Document::from_program_bytes(
+        "model_int8_cortex_m55.pte",
+        read(&dir.join("model_int8_cortex_m55.pte")),
+    )
+    .expect("program");
+    d.attach(
+        "model_int8_cortex_m55.etrecord",
+        &read(&dir.join("model_int8_cortex_m55.etrecord")),
+    )
+    .expect("etrecord");
+    let stage = |name: &str| d.stages.iter().position(|s| s.name == name).expect("stage");
+    let (after, pte) = (stage("edge_after_transform"), stage("pte"));
+    let mut sc = StageCompare::new(&d, after, pte).expect("two stages");
+    let pad = |s: usize| {
+        d.stages[s]
+            .graph
+            .nodes
+            .iter()
+            .find(|n| n.op == "cortex_m::pad")
+            .expect("a pad")
+            .id
+    };
+    let (l, r) = (pad(after), pad(pte));
+    assert!(d.stages[pte].graph.nodes[r].debug_handles.is_empty());
+    assert_eq!(sc.left_marks[l], Some(Change::Kept));
+    assert_eq!(sc.right_marks[r], Some(Change::Kept));
+    assert_eq!(sc.select(&d, l, true), vec![r]);
+    assert_eq!(sc.select(&d, r, false), vec![l]);
+}
+
 #[test]
 fn selecting_in_one_stage_pane_selects_the_matched_nodes_in_the_other() {
     use etscope_viewer::stage_compare::{Change, StageCompare};

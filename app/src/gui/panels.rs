@@ -425,6 +425,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         ui.separator();
     }
     let app_cost_label = app.cost.label();
+    let (app_tab_is_graph, app_tab_is_diff) = (app.tab == Tab::Graph, app.tab == Tab::Diff);
     let dv = &mut app.docs[app.active];
     ui.label(RichText::new("Stages").strong());
     let mut switch = None;
@@ -582,7 +583,13 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             dv.select(n);
         }
     }
-    if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
+    if app_tab_is_graph && dv.side_by_side.is_some() {
+        // the panes colour what lowering did, not the op's category
+        etscope_viewer::stage_compare::legend_ui(ui);
+    } else if app_tab_is_diff {
+        ui.label(RichText::new("Legend (Diff)").strong());
+        ui.weak("nodes coloured by the SNR of their row: the scale above the panes");
+    } else if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
         profile_view::heat_legend_ui(ui, "time share of the hottest op:");
     } else if dv.heat && dv.doc.program.is_some() && Some(dv.stage) == dv.doc.pte_stage {
         profile_view::heat_legend_ui(

@@ -9,17 +9,7 @@
 use super::order::{self, Link};
 use super::place::{self, Pull};
 use super::rank;
-
-/// What an item of a level is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ItemKind {
-    /// A node or a module's box.
-    Normal,
-    /// Where an edge from outside enters the level (the first row).
-    InPort,
-    /// Where an edge leaves the level (the last row).
-    OutPort,
-}
+pub use super::ItemKind;
 
 /// An item to place.
 #[derive(Debug, Clone, Copy)]

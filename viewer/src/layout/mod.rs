@@ -14,6 +14,17 @@ pub mod rank;
 
 pub use compound::{DrawnEdge, Frame, GraphLayout, Modules, Slot};
 
+/// What an item of a level is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    /// A node or a module's box.
+    Normal,
+    /// Where an edge from outside enters the level (the first row).
+    InPort,
+    /// Where an edge leaves the level (the last row).
+    OutPort,
+}
+
 /// Node box height.
 pub const NODE_HEIGHT: f32 = 26.0;
 /// Least horizontal gap between two boxes of a rank.

@@ -3,7 +3,7 @@
 //! pulled down next to their first consumer (a constant or a second input sits where it is used,
 //! not at the top with a long edge).
 
-use super::level::ItemKind;
+use super::ItemKind;
 
 /// Kahn's algorithm taking ready items in index order; items left in cycles follow in index
 /// order (a cycle cannot come from a program's graph; it is broken, never looped on).
