@@ -231,6 +231,39 @@ fn damaged_files_end_a_screenshot_run_promptly_with_the_error_shown() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// eframe restores the window size the last session left; `--size` wins over it.
+#[test]
+fn a_given_size_wins_over_the_window_the_last_session_left() {
+    let Some((_server, display)) = xvfb() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("etscope-window-size-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let pte = tiny("model_int8_cortex_m55.pte");
+    // a session without --size leaves its window (clamped to the 1280x800 screen) in the settings
+    let first = screenshot_run(&display, &dir, "first", &[pte.as_os_str()], 60);
+    assert!(first.status.success(), "{}", first.stderr);
+    assert!(
+        dir.join("etscope/app.ron").is_file(),
+        "the session left no settings"
+    );
+    let second = screenshot_run(
+        &display,
+        &dir,
+        "second",
+        &["--size".as_ref(), "900x600".as_ref(), pte.as_os_str()],
+        60,
+    );
+    assert!(second.status.success(), "{}", second.stderr);
+    assert_eq!(
+        (second.image.width(), second.image.height()),
+        (900, 600),
+        "the window kept the last session's size"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_missing_tool_skips_with_the_packages_named_unless_tools_are_required() {
     let missing = [("qemu-system-arm", "qemu-system-arm")];

@@ -624,8 +624,9 @@ pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
             .with_title("etscope")
             .with_drag_and_drop(true),
         renderer: eframe::Renderer::Glow,
-        // a size asked for on the command line wins over the one the last session left
+        // a size asked for on the command line is not remembered as the next session's
         persist_window: start.size.is_none(),
+        window_builder: start.size.map(given_size_wins),
         ..Default::default()
     };
     let failure = std::sync::Arc::new(std::sync::Mutex::new(None));
@@ -648,6 +649,18 @@ pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
         Some(e) => Err(anyhow::anyhow!(e)),
         None => Ok(()),
     }
+}
+
+/// The hook that makes `--size` win over the window the last session left: eframe restores the
+/// saved size (and maximized or fullscreen state) whether or not `persist_window` is set, and
+/// calls this hook after it.
+fn given_size_wins(size: [f32; 2]) -> eframe::WindowBuilderHook {
+    Box::new(move |builder| {
+        builder
+            .with_inner_size(size)
+            .with_maximized(false)
+            .with_fullscreen(false)
+    })
 }
 
 impl eframe::App for EtscopeApp {
