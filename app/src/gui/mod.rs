@@ -77,6 +77,8 @@ pub enum Command {
     CloseDocument(usize),
     /// Copy a saved live capture (and its companions) to a name the user picks.
     SaveCaptureAs(PathBuf),
+    /// Pick where the next live capture is saved (the Live tab's form).
+    ChooseCaptureFile,
     /// Reopen a document without a file that was found beside its program.
     RemoveFound {
         doc: usize,
