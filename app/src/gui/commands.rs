@@ -113,6 +113,24 @@ impl EtscopeApp {
                         None => {}
                     }
                 }
+                Command::ChooseCaptureFile => {
+                    let started = std::time::Instant::now();
+                    let current = self.live_form.out_path();
+                    let mut dialog = rfd::FileDialog::new().add_filter("ETDump", &["etdp"]);
+                    if let Some(dir) = current.parent().filter(|d| d.is_dir()) {
+                        dialog = dialog.set_directory(dir);
+                    }
+                    if let Some(name) = current.file_name() {
+                        dialog = dialog.set_file_name(name.to_string_lossy());
+                    }
+                    match dialog.save_file() {
+                        Some(to) => self.live_form.out = to.display().to_string(),
+                        None if started.elapsed().as_millis() < 50 => self.messages.push(
+                            "no file dialog is available here (it needs xdg-desktop-portal or zenity): type the capture's path in the field".into(),
+                        ),
+                        None => {}
+                    }
+                }
                 Command::CompareProfileWith(other) => {
                     profile_tab::compare_with_document(self, other);
                 }

@@ -1,7 +1,9 @@
 //! The Live tab: choose a target (emulated board, GDB server, debug probe), start, pause, stop;
 //! throughput, frames, losses and runs so far; the per-op table of the recent runs. Each snapshot
 //! replaces the document's ETDump, so the Profile tab, the graph's heat overlay and the Timeline
-//! follow the capture, and captured outputs feed Diff's "vs device capture".
+//! follow the capture, and captured outputs feed Diff's "vs device capture". Captures are
+//! saved where the form says (by default the app's data directory), never silently into the
+//! current directory.
 
 use std::path::PathBuf;
 
@@ -45,13 +47,38 @@ impl Default for LiveForm {
             elf: String::new(),
             probe: String::new(),
             chip: String::new(),
-            out: "live_capture.etdp".into(),
+            out: capture_dir().join(DEFAULT_CAPTURE).display().to_string(),
             probes: None,
         }
     }
 }
 
+/// The capture's file name when the form names none.
+const DEFAULT_CAPTURE: &str = "live_capture.etdp";
+
+/// Where captures go unless the user chooses otherwise: `captures/` in the app's data directory
+/// (the one eframe keeps the settings in: `$XDG_DATA_HOME/etscope`, else
+/// `~/.local/share/etscope` on Linux), or the temporary directory where there is none.
+pub fn capture_dir() -> PathBuf {
+    eframe::storage_dir("etscope")
+        .map(|d| d.join("captures"))
+        .unwrap_or_else(|| std::env::temp_dir().join("etscope-captures"))
+}
+
 impl LiveForm {
+    /// The capture's path as the form gives it: a relative name (or none) is taken in
+    /// [`capture_dir`], never in the current directory.
+    pub fn out_path(&self) -> PathBuf {
+        let given = PathBuf::from(self.out.trim());
+        if given.as_os_str().is_empty() {
+            capture_dir().join(DEFAULT_CAPTURE)
+        } else if given.is_absolute() {
+            given
+        } else {
+            capture_dir().join(given)
+        }
+    }
+
     fn target(&self) -> LiveTarget {
         let elf = (!self.elf.trim().is_empty()).then(|| PathBuf::from(self.elf.trim()));
         match self.kind {
@@ -91,7 +118,11 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) -> Result<(), String> {
         return Err("a probe needs its chip (a probe-rs target name)".into());
     }
     // a capture already on disk is never overwritten: the next free name is used, and said
-    let asked = PathBuf::from(app.live_form.out.trim());
+    let asked = app.live_form.out_path();
+    if let Some(dir) = asked.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+    }
     let out = free_capture_path(&asked);
     if out != asked {
         app.messages.push(format!(
@@ -213,6 +244,7 @@ fn stat(ui: &mut egui::Ui, label: &str, value: String) {
 pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let running = app.live.as_ref().is_some_and(|(_, s)| s.running());
     let mut start_clicked = false;
+    let mut choose_clicked = false;
     ui.add_enabled_ui(!running, |ui| {
         let f = &mut app.live_form;
         ui.horizontal(|ui| {
@@ -279,14 +311,26 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui.end_row();
             }
             ui.label("save capture to");
-            ui.text_edit_singleline(&mut f.out)
-                .on_hover_text("OUT.etdp (+ OUT.bin for outputs); the raw stream goes to OUT.etsw as it arrives");
+            ui.horizontal(|ui| {
+                ui.add(egui::TextEdit::singleline(&mut f.out).desired_width(420.0))
+                    .on_hover_text("OUT.etdp (+ OUT.bin for outputs); the raw stream goes to OUT.etsw as it arrives; a name without a folder goes into the app's data directory");
+                if ui.button("Choose…").clicked() {
+                    choose_clicked = true;
+                }
+            });
             ui.end_row();
         });
+        ui.label(format!(
+            "The capture is saved to {} (+ .bin, .etsw beside it).",
+            f.out_path().display()
+        ));
         if ui.button("▶ Start").clicked() {
             start_clicked = true;
         }
     });
+    if choose_clicked {
+        app.commands.push(super::Command::ChooseCaptureFile);
+    }
     if start_clicked {
         if let Err(e) = start(app, ui.ctx()) {
             app.messages.push(e);

@@ -9,6 +9,7 @@ mod doc_view;
 pub mod host_core;
 pub mod live;
 pub mod live_tab;
+pub mod load_errors;
 pub mod loader;
 pub mod lowering;
 mod memory_tab;
@@ -76,6 +77,8 @@ pub enum Command {
     CloseDocument(usize),
     /// Copy a saved live capture (and its companions) to a name the user picks.
     SaveCaptureAs(PathBuf),
+    /// Pick where the next live capture is saved (the Live tab's form).
+    ChooseCaptureFile,
     /// Reopen a document without a file that was found beside its program.
     RemoveFound {
         doc: usize,
@@ -176,6 +179,8 @@ pub struct EtscopeApp {
     /// The core and clock of the estimate without a board (Profile, Live, heat overlay).
     pub cost: etscope_viewer::cost_view::CostPicker,
     pub messages: Vec<String>,
+    /// The files of the last load that could not be used, shown in the central panel.
+    pub load_errors: load_errors::LoadErrors,
     pub commands: Vec<Command>,
     start: StartOptions,
     start_applied: bool,
@@ -185,6 +190,9 @@ pub struct EtscopeApp {
     timings_reported: TimingsReported,
     /// The origin of the files of the load running now (for its documents).
     loading_sources: DocSources,
+    /// Set when a `--screenshot` run closes with none of the files given open: the process
+    /// then exits with this error ([`run_window`]).
+    exit_failure: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl EtscopeApp {
@@ -226,12 +234,14 @@ impl EtscopeApp {
             host: host_core::HostChoice::default(),
             cost: Default::default(),
             messages: Vec::new(),
+            load_errors: Default::default(),
             commands: Vec::new(),
             start_applied: false,
             screenshot_state: ScreenshotState::Idle,
             pending_png: None,
             timings_reported: TimingsReported::default(),
             loading_sources: DocSources::default(),
+            exit_failure: Default::default(),
             start,
         };
         if !app.start.files.is_empty() {
@@ -288,6 +298,7 @@ impl EtscopeApp {
     /// Applies finished loads.
     fn poll_job(&mut self, ctx: &egui::Context) {
         let Some(job) = &mut self.job else { return };
+        let paths = job.paths.clone();
         let mut done = None;
         for event in job.poll() {
             match event {
@@ -324,17 +335,29 @@ impl EtscopeApp {
             }
             let sources = std::mem::take(&mut self.loading_sources);
             // a file found by name that does not fit is skipped, the program kept
-            self.messages.extend(errors.into_iter().map(|e| {
-                if sources
-                    .found
-                    .iter()
-                    .any(|p| e.starts_with(&format!("{}:", p.display())))
-                {
-                    format!("{e} (found beside the program by name; skipped)")
-                } else {
-                    e
+            let errors: Vec<String> = errors
+                .into_iter()
+                .map(|e| {
+                    if sources
+                        .found
+                        .iter()
+                        .any(|p| e.starts_with(&format!("{}:", p.display())))
+                    {
+                        format!("{e} (found beside the program by name; skipped)")
+                    } else {
+                        e
+                    }
+                })
+                .collect();
+            if !self.start_applied {
+                // the files given on the command line: what could not be used is said on the
+                // terminal too, as `etscope open` says it
+                for e in &errors {
+                    eprintln!("etscope: error: {e}");
                 }
-            }));
+            }
+            self.load_errors = load_errors::LoadErrors::from_lines(&errors, &paths);
+            self.messages.extend(errors);
             // the previews give way to the documents with everything attached
             // (a preview being looked at keeps its camera and selection on the program's stage)
             let carried = self
@@ -379,6 +402,11 @@ impl EtscopeApp {
             return;
         }
         self.start_applied = true;
+        if self.start.screenshot.is_some() {
+            // armed before anything below can return early (no document open: the picture
+            // shows why, and the window closes); it still waits for the jobs started below
+            self.screenshot_state = ScreenshotState::Waiting(12);
+        }
         if let Some(spec) = self.start.estimate.clone() {
             match parse_estimate(&spec) {
                 Ok(picker) => {
@@ -475,9 +503,6 @@ impl EtscopeApp {
             if let Err(e) = live_tab::start(self, ctx) {
                 self.messages.push(e);
             }
-        }
-        if self.start.screenshot.is_some() {
-            self.screenshot_state = ScreenshotState::Waiting(12);
         }
     }
 
@@ -601,19 +626,42 @@ pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
             .with_title("etscope")
             .with_drag_and_drop(true),
         renderer: eframe::Renderer::Glow,
-        // a size asked for on the command line wins over the one the last session left
+        // a size asked for on the command line is not remembered as the next session's
         persist_window: start.size.is_none(),
+        window_builder: start.size.map(given_size_wins),
         ..Default::default()
     };
+    let failure = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let app_failure = failure.clone();
     eframe::run_native(
         "etscope",
         options,
-        Box::new(move |cc| Ok(Box::new(EtscopeApp::new(&cc.egui_ctx, cc.storage, start)))),
+        Box::new(move |cc| {
+            let mut app = EtscopeApp::new(&cc.egui_ctx, cc.storage, start);
+            app.exit_failure = app_failure;
+            Ok(Box::new(app))
+        }),
     )
     .map_err(|e| {
         anyhow::anyhow!(
             "cannot open a window: {e} (no display? the subcommands run headless, see --help)"
         )
+    })?;
+    match failure.lock().ok().and_then(|mut f| f.take()) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(()),
+    }
+}
+
+/// The hook that makes `--size` win over the window the last session left: eframe restores the
+/// saved size (and maximized or fullscreen state) whether or not `persist_window` is set, and
+/// calls this hook after it.
+fn given_size_wins(size: [f32; 2]) -> eframe::WindowBuilderHook {
+    Box::new(move |builder| {
+        builder
+            .with_inner_size(size)
+            .with_maximized(false)
+            .with_fullscreen(false)
     })
 }
 

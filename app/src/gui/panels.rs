@@ -389,6 +389,11 @@ fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 }
 
 fn welcome(app: &mut EtscopeApp, ui: &mut egui::Ui) {
+    if !app.load_errors.is_empty() {
+        // the files given could not be opened: said here, where they would have been drawn
+        ui.add_space(24.0);
+        app.load_errors.card_ui(ui, true);
+    }
     ui.vertical_centered(|ui| {
         ui.add_space(80.0);
         ui.heading("etscope");
@@ -614,6 +619,11 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let tab = app.tab;
     let picker = app.cost;
     let ticks = app.ticks_per_us();
+    // files of the last load that could not be used: said above what the others fill
+    if !app.load_errors.is_empty() {
+        app.load_errors.card_ui(ui, false);
+        ui.add_space(6.0);
+    }
     let dv = &mut app.docs[app.active];
     dv.profile_table.ticks_per_us = ticks;
     match tab {

@@ -49,6 +49,12 @@ impl EtscopeApp {
                         eprintln!("etscope: error: {}: {e}", path.display());
                     }
                 }
+                if self.docs.is_empty() && !self.start.files.is_empty() {
+                    // each file's error was printed when its load ended; the run failed
+                    if let Ok(mut failure) = self.exit_failure.lock() {
+                        *failure = Some("none of the files opened".into());
+                    }
+                }
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
         }

@@ -110,3 +110,36 @@ fn a_live_capture_never_overwrites_one_on_disk() {
     assert!(!dir.join("other.etdp").exists(), "nothing half-copied");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The Live tab saves captures where its form says — by default in the app's data directory,
+/// a bare name there too, never in the current directory — and shows that path.
+#[test]
+fn a_live_capture_goes_to_the_data_directory_unless_chosen_and_the_path_is_shown() {
+    let data = eframe::storage_dir("etscope").expect("a data directory on this system");
+    let form = etscope::gui::live_tab::LiveForm::default();
+    let default = form.out_path();
+    assert!(
+        default.is_absolute() && default.starts_with(&data),
+        "{}",
+        default.display()
+    );
+    let mut named = form.clone();
+    named.out = "mine.etdp".into();
+    assert_eq!(
+        named.out_path(),
+        etscope::gui::live_tab::capture_dir().join("mine.etdp")
+    );
+    let mut chosen = form;
+    let elsewhere = std::env::temp_dir().join("elsewhere.etdp");
+    chosen.out = elsewhere.display().to_string();
+    assert_eq!(chosen.out_path(), elsewhere);
+
+    let mut harness = app_with(&["model_int8_cortex_m55.pte"]);
+    harness.state_mut().tab = etscope::gui::Tab::Live;
+    harness.run_steps(2);
+    harness.get_by_label(&format!(
+        "The capture is saved to {} (+ .bin, .etsw beside it).",
+        default.display()
+    ));
+    harness.get_by_label("Choose…");
+}

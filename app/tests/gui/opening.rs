@@ -504,3 +504,40 @@ fn a_set_of_files_opens_the_same_in_the_window_and_on_the_command_line() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A damaged program given alone: nothing opens, and the central panel says which file and why
+/// (not only the status bar); beside a good program, a damaged ETRecord is named above its graph.
+#[test]
+fn a_damaged_file_is_named_with_its_reason_in_the_central_panel() {
+    let dir = std::env::temp_dir().join(format!("etscope-gui-card-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let pte = std::fs::read(tiny("model_int8_cortex_m55.pte")).expect("fixture");
+    std::fs::write(dir.join("bad.pte"), &pte[..pte.len() / 2]).expect("write");
+    std::fs::write(dir.join("bad.etrecord"), b"not a zip").expect("write");
+    let harness = app_starting(StartOptions {
+        files: vec![dir.join("bad.pte")],
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    assert!(harness.state().docs.is_empty());
+    harness.get_by_label_contains("Nothing could be opened");
+    harness.get_by_label("Could not open bad.pte");
+    let reason = &harness.state().load_errors.errors[0].reason;
+    assert!(
+        !reason.is_empty() && !reason.contains("bad.pte"),
+        "{reason}"
+    );
+    harness.get_by_label(reason);
+
+    let harness = app_starting(StartOptions {
+        files: vec![tiny("model_int8_cortex_m55.pte"), dir.join("bad.etrecord")],
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    assert_eq!(harness.state().docs.len(), 1, "the program opens");
+    harness.get_by_label_contains("A file could not be used");
+    harness.get_by_label("Could not open bad.etrecord");
+    harness.get_by_label_contains("stage pte · 8 nodes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
