@@ -93,8 +93,24 @@ fn viewer_has_no_eframe_no_dialogs_and_no_app() {
 #[test]
 fn viewer_sources_do_no_file_io() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../viewer/src");
-    for entry in std::fs::read_dir(&src).expect("viewer/src") {
-        let path = entry.expect("entry").path();
+    // every source file, in folders too (`layout/`)
+    let mut files = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("viewer/src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(
+        files.len() > 20,
+        "sanity: the sources were found: {files:?}"
+    );
+    for path in files {
         let text = std::fs::read_to_string(&path).expect("source");
         // unit tests may read fixtures; the library code above them may not
         let text = text.split("#[cfg(test)]").next().unwrap_or_default();

@@ -59,11 +59,23 @@ pub fn arg_name(node: &etscope_core::ir::Node, k: usize) -> String {
     let Some(schema) = node.def().and_then(|d| d.parsed_schema()) else {
         return k.to_string();
     };
-    if let Some(a) = schema.args.get(k) {
-        return a.name.clone();
+    // an out variant of a factory function has no TensorOptions: torchgen drops `dtype`,
+    // `layout`, `device` and `pin_memory` from `.out` overloads (`full.out(size, fill_value,
+    // *, out)`), so the emitted call's arguments skip them
+    let out_variant = node.overload == "out" || node.overload.ends_with("_out");
+    let has = |name: &str| schema.args.iter().any(|a| a.name == name);
+    let options = out_variant && has("layout") && has("device") && has("pin_memory");
+    let names: Vec<&str> = schema
+        .args
+        .iter()
+        .map(|a| a.name.as_str())
+        .filter(|n| !(options && matches!(*n, "dtype" | "layout" | "device" | "pin_memory")))
+        .collect();
+    if let Some(a) = names.get(k) {
+        return a.to_string();
     }
     let results = schema.returns.max(1);
-    match k - schema.args.len() {
+    match k - names.len() {
         j if j < results && results == 1 => "out".into(),
         j if j < results => format!("out{j}"),
         j if j == results => "returns".into(),
@@ -102,6 +114,14 @@ mod tests {
         assert_eq!(conv.args.len(), 11);
         assert_eq!(arg_name(conv, 9), "out");
         assert_eq!(arg_name(conv, 10), "returns");
+    }
+
+    #[test]
+    fn a_factory_functions_out_variant_is_named_without_tensor_options() {
+        let g = graph_of("tests/fixtures/portable_ops/ones/model.pte");
+        let full = g.nodes.iter().find(|n| n.op == "aten::full").expect("full");
+        let names: Vec<String> = (0..full.args.len()).map(|k| arg_name(full, k)).collect();
+        assert_eq!(names, ["size", "fill_value", "out", "returns"]);
     }
 
     #[test]

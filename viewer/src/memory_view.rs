@@ -69,37 +69,56 @@ pub fn arena_ui(
     let sx = |t: f64| plot.left() + ((t - x0) / (x1 - x0)) as f32 * plot.width();
     let sy = |b: f64| plot.bottom() - ((b - y0) / (y1 - y0)) as f32 * plot.height();
     let font = FontId::monospace(10.0);
-    // axes
+    // axes: bytes in KiB once the arena is a few KiB; instructions at whole steps
+    let kib = bytes >= 4096.0;
     for k in 0..=4 {
         let b = y0 + (y1 - y0) * f64::from(k) / 4.0;
         painter.text(
             Pos2::new(plot.left() - 4.0, sy(b)),
             Align2::RIGHT_CENTER,
-            format!("{:.0}", b),
+            if kib {
+                format!("{:.1}", b / 1024.0)
+            } else {
+                format!("{b:.0}")
+            },
             font.clone(),
             Color32::GRAY,
         );
-        let t = x0 + (x1 - x0) * f64::from(k) / 4.0;
+    }
+    let span = (x1 - x0).max(1.0);
+    let step = [
+        1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0,
+    ]
+    .into_iter()
+    .find(|s| span / s <= 10.0)
+    .unwrap_or(10_000.0);
+    let mut t = (x0 / step).ceil() * step;
+    while t <= x1 {
         painter.text(
-            Pos2::new(sx(t), plot.bottom() + 4.0),
+            Pos2::new(sx(t + 0.5), plot.bottom() + 4.0),
             Align2::CENTER_TOP,
-            format!("{t:.0}"),
+            format!("#{t:.0}"),
             font.clone(),
             Color32::GRAY,
         );
+        t += step;
     }
     // axis titles, with their units
     painter.text(
         Pos2::new(rect.left() + 4.0, rect.top() + 3.0),
         Align2::LEFT_TOP,
-        "offset in the arena (B)",
+        if kib {
+            "offset in the arena (KiB)"
+        } else {
+            "offset in the arena (B)"
+        },
         font.clone(),
         Color32::from_gray(170),
     );
     painter.text(
         Pos2::new(plot.center().x, rect.bottom() - 2.0),
         Align2::CENTER_BOTTOM,
-        "instruction (time, in execution order)",
+        "instruction (#, in execution order)",
         font.clone(),
         Color32::from_gray(170),
     );
@@ -176,7 +195,15 @@ pub fn arena_ui(
             painter.text(
                 Pos2::new(plot.right() - 2.0, y - 1.0),
                 Align2::RIGHT_BOTTOM,
-                format!("{} {value} B", names.join(" = ")),
+                if kib {
+                    format!(
+                        "{} {:.1} KiB ({value} B)",
+                        names.join(" = "),
+                        value as f64 / 1024.0
+                    )
+                } else {
+                    format!("{} {value} B", names.join(" = "))
+                },
                 font.clone(),
                 color,
             );

@@ -423,6 +423,22 @@ pub fn timeline(etdump: &ETDump) -> Vec<Vec<Span>> {
         .collect()
 }
 
+/// A round step near `raw` (1, 2 or 5 × a power of ten) and the decimals its labels need.
+pub fn nice_step(raw: f64) -> (f64, usize) {
+    if !(raw.is_finite() && raw > 0.0) {
+        return (1.0, 0);
+    }
+    let power = raw.log10().floor();
+    let base = 10f64.powf(power);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * base)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * base);
+    let decimals = if power < 0.0 { (-power) as usize } else { 0 };
+    (step, decimals)
+}
+
 /// Zoom and pan of the timeline.
 #[derive(Debug, Clone, Default)]
 pub struct TimelineState {
@@ -485,20 +501,34 @@ pub fn timeline_ui(
     // where it would run into the previous one
     let font = FontId::monospace(10.0);
     let mut last_label_end = f32::NEG_INFINITY;
-    for k in 0..=5 {
-        let t = lo + (hi - lo) * f64::from(k) / 5.0;
+    // ticks at round times in the shown unit (1, 2 or 5 × a power of ten), labelled with the
+    // decimals the step needs
+    let scale = units.ticks_per_us.unwrap_or(1.0);
+    let (step, decimals) = nice_step((hi - lo) / scale / 5.0);
+    let mut k = (lo / scale / step).ceil();
+    let mut marks = Vec::new();
+    while k * step * scale <= hi && marks.len() < 20 {
+        marks.push(k * step);
+        k += 1.0;
+    }
+    for (i, &shown) in marks.iter().enumerate() {
+        let t = shown * scale;
         let x = to_x(t, lo, hi);
         painter.line_segment(
             [Pos2::new(x, plot.top() - 4.0), Pos2::new(x, plot.bottom())],
             Stroke::new(0.5, Color32::from_gray(70)),
         );
         let galley = painter.layout_no_wrap(
-            format!("{} {}", units.fmt(t), units.unit()),
+            format!("{shown:.decimals$} {}", units.unit()),
             font.clone(),
             Color32::GRAY,
         );
         let width = galley.size().x;
-        let left = if k == 5 { x - 3.0 - width } else { x + 3.0 };
+        let left = if i + 1 == marks.len() && x + 3.0 + width > plot.right() {
+            x - 3.0 - width
+        } else {
+            x + 3.0
+        };
         if left > last_label_end + 8.0 {
             last_label_end = left + width;
             painter.galley(Pos2::new(left, rect.top() + 2.0), galley, Color32::GRAY);
@@ -559,4 +589,18 @@ pub fn timeline_ui(
         response.on_hover_text_at_pointer(t);
     }
     clicked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nice_step;
+
+    #[test]
+    fn timeline_ticks_fall_on_round_times() {
+        assert_eq!(nice_step(0.37), (0.5, 1));
+        assert_eq!(nice_step(3.0), (5.0, 0));
+        assert_eq!(nice_step(180.0), (200.0, 0));
+        assert_eq!(nice_step(0.0012), (0.002, 3));
+        assert_eq!(nice_step(f64::NAN), (1.0, 0));
+    }
 }

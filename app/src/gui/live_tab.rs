@@ -234,9 +234,11 @@ pub fn poll(app: &mut EtscopeApp) {
     }
 }
 
+/// One line of the capture's figures: the value on one line (changing figures that wrap make
+/// the rows below jump every frame).
 fn stat(ui: &mut egui::Ui, label: &str, value: String) {
     ui.label(label);
-    ui.monospace(value);
+    ui.add(egui::Label::new(egui::RichText::new(value).monospace()).extend());
     ui.end_row();
 }
 
@@ -432,7 +434,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui,
                 "lost",
                 format!(
-                    "{} frames, {} bytes in transit ({} CRC errors, {} malformed); {} frames / {} bytes dropped by the target",
+                    "{} frames, {} B in transit ({} CRC, {} malformed); target dropped {} frames, {} B",
                     w.lost_frames, w.lost_bytes, w.crc_errors, w.bad_payloads, c.device_dropped_frames, c.device_dropped_bytes
                 ),
             );

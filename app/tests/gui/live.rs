@@ -57,7 +57,7 @@ fn the_live_view_streams_the_emulated_board_into_profile_timeline_and_diff() {
     assert_eq!(dv.doc.captured.len(), 17 * 4);
     harness.get_by_label_contains("4 of 4 complete, 0 incomplete");
     harness.get_by_label("Save as…");
-    harness.get_by_label_contains("0 frames, 0 bytes in transit");
+    harness.get_by_label_contains("0 frames, 0 B in transit");
     // the saved capture reopens, and Diff compares the host run with the device capture
     assert!(out.is_file() && out.with_extension("bin").is_file());
     harness
