@@ -97,29 +97,10 @@ fn the_qdq_programs_equal_executorchs_runtime_on_every_image() {
     }
 }
 
-/// The scale of the program's final dequantize (one LSB of its output).
-fn output_lsb(name: &str) -> f64 {
-    let program = Program::parse(common::read(&dir().join(format!("{name}.pte")))).expect("pte");
-    let graph = etscope_core::ir::from_pte::graph_from_plan(&program, 0).expect("graph");
-    graph
-        .nodes
-        .iter()
-        .rev()
-        .find(|n| n.op.ends_with("dequantize_per_tensor"))
-        .and_then(|n| match n.args.get(1).map(|a| &a.data) {
-            Some(etscope_core::ir::ArgData::Float(s)) => Some(*s),
-            _ => None,
-        })
-        .expect("a final dequantize with its scale")
-}
-
 /// Where the device's arithmetic is the Python graph's, etscope's host run equals it on every
-/// image. The residual network ends in a 2×2 average pool, where CMSIS-NN's `arm_avgpool_s8`
-/// rounds ties away from zero and ExecuTorch's Python reference does not
-/// (`../shared/research/cmsis-device-arithmetic.md`): there the logits differ by at most one
-/// LSB of the output's scale, and no image changes its class.
+/// image: the CNN's programs (its flatten reads a contiguous copy, `_clone_dim_order`).
 #[test]
-fn the_cortex_m_programs_equal_the_python_cortex_m_graph_but_where_the_device_rounds() {
+fn the_cortex_m_programs_equal_the_python_cortex_m_graph_where_the_device_computes_it() {
     for (program, reference) in [
         ("cnn_int8_cortex_m55_default", "cm_python_cnn_default.npy"),
         (
@@ -133,24 +114,46 @@ fn the_cortex_m_programs_equal_the_python_cortex_m_graph_but_where_the_device_ro
             "{program}: {differ} images differ (by up to {worst}); top-1 on {top1:?}"
         );
     }
-    let program = "resnet_int8_cortex_m55_default";
-    let (worst, top1, differ) = against(program, "cm_python_resnet_default.npy");
-    let lsb = output_lsb(program);
-    assert!(top1.is_empty(), "{program}: top-1 differs on {top1:?}");
-    // one LSB, as two float32 dequantizations of neighbouring codes differ (within f32 rounding)
-    assert!(
-        worst <= lsb * (1.0 + 1e-4),
-        "{program}: {worst} is more than one LSB ({lsb})"
+}
+
+/// The residual network's default-flow program flattens its average pool's output with no
+/// copy: the `[1, 128]` tensor the linear layer reads is an alias of the pool's `[1, 8, 4, 4]`
+/// output, which is stored channels-last (dim order 0, 2, 3, 1; the same arena bytes). On the
+/// device the linear layer reads those bytes as they lie — the flatten in channels-last order,
+/// not the model's — so etscope's host does too (the emulated board agrees bit for bit:
+/// `app/tests/cli/eval.rs::the_board_runs_b_over_the_data_bit_for_bit_the_hosts`), and the
+/// program is far from the Python Cortex-M graph, which flattens in the model's order.
+#[test]
+fn a_flatten_of_channels_last_memory_is_read_as_the_device_reads_it() {
+    let program = Program::parse(common::read(
+        &dir().join("resnet_int8_cortex_m55_default.pte"),
+    ))
+    .expect("pte");
+    let graph = etscope_core::ir::from_pte::graph_from_plan(&program, 0).expect("graph");
+    let linear = graph
+        .nodes
+        .iter()
+        .find(|n| n.op == "cortex_m::quantized_linear")
+        .expect("a linear layer");
+    let flat = linear.inputs[0];
+    let pool = graph.values[flat]
+        .alias_of
+        .expect("the flatten is an alias");
+    assert_eq!(graph.values[pool].dim_order, vec![0, 2, 3, 1]);
+    assert_eq!(graph.values[pool].placement, graph.values[flat].placement);
+    // the Python graph flattens in the model's order: its logits are not the device's
+    let (_, top1, differ) = against(
+        "resnet_int8_cortex_m55_default",
+        "cm_python_resnet_default.npy",
     );
-    assert!(
-        differ > 0,
-        "the average pool's ties are met on these images ({differ})"
-    );
+    assert!(differ > 300 && top1.len() > 200, "{differ} {}", top1.len());
 }
 
 /// `eval`'s accuracies of every committed program equal the generator's (computed in Python:
 /// PyTorch eager for fp32, ExecuTorch's runtime for Q/DQ, the Python Cortex-M graph for the
-/// Cortex-M programs, whose top-1 etscope reproduces on every image above).
+/// Cortex-M programs, whose top-1 etscope reproduces on every image above) — but for the
+/// residual network's default-flow program, which the device runs as written: its flatten of
+/// channels-last memory costs it most of its accuracy.
 #[test]
 fn eval_reports_the_accuracies_of_every_program_the_generator_measured() {
     let x = read_npy(&common::read(&dir().join("test_x.npy"))).expect("x");
@@ -176,12 +179,6 @@ fn eval_reports_the_accuracies_of_every_program_the_generator_measured() {
             "resnet_int8_qdq_portable",
             "resnet_fp32",
             "resnet_qdq",
-        ),
-        (
-            "resnet_fp32",
-            "resnet_int8_cortex_m55_default",
-            "resnet_fp32",
-            "resnet_default",
         ),
     ] {
         let (sa, sb) = (prepared(a), prepared(b));

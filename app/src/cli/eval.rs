@@ -65,6 +65,7 @@ pub fn run(
     jobs: Option<usize>,
     shard: Option<&str>,
     sweep: super::eval_sensitivity::Sweep,
+    board: Option<Option<usize>>,
     choice: &DeviceChoice,
     as_json: bool,
 ) -> Result<()> {
@@ -114,7 +115,10 @@ pub fn run(
             a, b, &side_a, &d, choice, &eval, sweep,
         )?),
     };
-    print(&eval, rows.as_deref(), as_json)
+    let board = board
+        .map(|limit| super::eval_board::check(b, &d, limit, d.show))
+        .transpose()?;
+    print(&eval, rows.as_deref(), board.as_ref(), as_json)
 }
 
 /// `eval --merge PART.json…`: the parts' accumulators merged.
@@ -136,17 +140,21 @@ pub fn merge(parts: &[PathBuf], as_json: bool) -> Result<()> {
         }
     }
     let merged = merged.ok_or_else(|| anyhow!("eval --merge: no parts given"))?;
-    print(&merged, None, as_json)
+    print(&merged, None, None, as_json)
 }
 
 fn print(
     eval: &Evaluation,
     sensitivity: Option<&[super::eval_sensitivity::Variant]>,
+    board: Option<&super::eval_board::BoardCheck>,
     as_json: bool,
 ) -> Result<()> {
     let summary = eval.summary();
     if as_json {
         let mut doc = serde_json::to_value(&summary)?;
+        if let Some(b) = board {
+            doc["board"] = serde_json::to_value(b)?;
+        }
         if let Some(rows) = sensitivity {
             doc["sensitivity"] = serde_json::to_value(rows)?;
             doc["sensitivity_note"] = super::eval_sensitivity::NO_INT16.into();
@@ -157,6 +165,9 @@ fn print(
     print_text(eval, &summary);
     if let Some(rows) = sensitivity {
         super::eval_sensitivity::print_table(rows);
+    }
+    if let Some(b) = board {
+        super::eval_board::print_text(b);
     }
     Ok(())
 }

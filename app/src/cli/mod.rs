@@ -6,6 +6,7 @@ mod bundled;
 pub mod cost;
 mod diff;
 mod eval;
+mod eval_board;
 mod eval_runner;
 mod eval_sensitivity;
 mod graph;
@@ -447,6 +448,14 @@ pub enum Command {
         /// Merge these `eval --json` documents (shards of one dataset) instead of running.
         #[arg(long, num_args = 1.., conflicts_with_all = ["a", "b", "data", "shard"])]
         merge: Vec<PathBuf>,
+        /// Also run B (a .pte) on the emulated board (QEMU Cortex-M55) for each sample and say
+        /// where the board's outputs differ from the host's, instruction by instruction (they
+        /// must not). One boot per sample.
+        #[arg(long, conflicts_with = "merge")]
+        board: bool,
+        /// With --board: the board runs only the first N samples (of the slice).
+        #[arg(long, requires = "board")]
+        limit: Option<usize>,
         #[command(flatten)]
         device: run::DeviceChoice,
         #[arg(long)]
@@ -561,6 +570,8 @@ pub fn run(command: Command) -> Result<()> {
             keep_float,
             out,
             merge,
+            board,
+            limit,
             device,
             json,
         } => match (a, b, data) {
@@ -581,6 +592,7 @@ pub fn run(command: Command) -> Result<()> {
                         (true, true) => eval_sensitivity::Sweep::FloatOnly,
                         (true, false) => eval_sensitivity::Sweep::All,
                     },
+                    board.then_some(limit),
                     &device,
                     json,
                 )

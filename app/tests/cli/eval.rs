@@ -383,3 +383,48 @@ fn the_float_only_sweep_runs_each_layer_in_float_and_nothing_else() {
     assert_eq!(variants, ["as_shipped", "float", "float", "float"]);
     assert_eq!(rows[1]["group"], "conv1");
 }
+
+/// `eval --board --limit N`: B runs on the emulated board for the first N samples, every
+/// instruction's output equal to the host's bit for bit; the text says so and names the board.
+#[test]
+fn the_board_runs_b_over_the_data_bit_for_bit_the_hosts() {
+    if !tools::available(
+        "the_board_runs_b_over_the_data_bit_for_bit_the_hosts",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    for b in [
+        "cnn_int8_cortex_m55_default.pte",
+        "resnet_int8_cortex_m55_default.pte",
+    ] {
+        let doc = digits_eval(&digits().join(b), &["--board", "--limit", "3"]);
+        let board = &doc["board"];
+        assert_eq!(board["samples"], 3, "{board}");
+        assert_eq!(board["equal"], 3, "{board}");
+        assert!(board["differences"].as_array().is_some_and(Vec::is_empty));
+        assert!(
+            board["compared"].as_u64().is_some_and(|n| n >= 3 * 4),
+            "{board}"
+        );
+        assert!(board["board"].as_str().is_some_and(|s| s.contains("QEMU")));
+    }
+    // a lowering stage is not a program the board runs: refused, naming it
+    let dir = digits();
+    let stage = format!(
+        "{}#edge",
+        dir.join("cnn_int8_cortex_m55_default.etrecord").display()
+    );
+    let out = etscope(&[
+        "eval",
+        p(&dir.join("cnn_fp32.pte")),
+        &stage,
+        "--data",
+        p(&dir.join("test_x.npy")),
+        "--board",
+        "--limit",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a .pte"));
+}

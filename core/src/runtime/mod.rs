@@ -606,8 +606,36 @@ impl Runtime {
         Ok(())
     }
 
+    /// The contents a view of `src` sees: the source's bytes as stored (its dim order) read in
+    /// the view's own shape and dim order, as the device's runtime reads an alias of planned
+    /// memory. A flatten of a channels-last tensor sees its elements in channels-last order
+    /// (the Cortex-M default flow's `view` before a linear layer on the device); a view in the
+    /// same order as its source sees the source as it is.
+    fn storage_view(
+        &self,
+        src: usize,
+        src_shape: &[usize],
+        view: usize,
+        view_shape: &[usize],
+        buf: &crate::kernels::value::Buf,
+    ) -> crate::kernels::value::Buf {
+        let (so, vo) = (self.dim_orders.get(src), self.dim_orders.get(view));
+        match (so, vo) {
+            (Some(so), Some(vo))
+                if so.len() == src_shape.len()
+                    && vo.len() == view_shape.len()
+                    && !(layout::is_contiguous(so) && layout::is_contiguous(vo))
+                    && !(so == vo && src_shape == view_shape) =>
+            {
+                let stored = layout::to_memory(buf, src_shape, so);
+                layout::from_memory(&stored, view_shape, vo)
+            }
+            _ => buf.clone(),
+        }
+    }
+
     /// A view shares its source's storage: before it is read, it takes its source's contents
-    /// (with its own shape).
+    /// as stored, read in its own shape and order ([`Runtime::storage_view`]).
     fn resolve_views(&self, values: &mut [RValue], reads: &[usize]) {
         for &v in reads {
             let mut chain = Vec::new();
@@ -628,7 +656,7 @@ impl Runtime {
                         let refreshed = HostTensor {
                             dtype: d.dtype,
                             shape: d.shape.clone(),
-                            buf: s.buf.clone(),
+                            buf: self.storage_view(src, &s.shape, view, &d.shape, &s.buf),
                         };
                         values[view] = RValue::tensor(refreshed);
                     }
