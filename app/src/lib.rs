@@ -1,6 +1,7 @@
 //! The etscope application: the headless CLI and the eframe desktop window.
 
 pub mod board;
+pub mod board_check;
 pub mod cli;
 pub mod gui;
 pub mod job;

@@ -115,10 +115,41 @@ pub fn run(
             a, b, &side_a, &d, choice, &eval, sweep,
         )?),
     };
-    let board = board
-        .map(|limit| super::eval_board::check(b, &d, limit, d.show))
-        .transpose()?;
+    let board = board.map(|limit| board_over(b, &d, limit)).transpose()?;
     print(&eval, rows.as_deref(), board.as_ref(), as_json)
+}
+
+/// `--board [--limit N]`: B (a `.pte`) on the emulated board for the slice's first `limit`
+/// samples (all by default).
+fn board_over(
+    b: &str,
+    d: &Data<'_>,
+    limit: Option<usize>,
+) -> Result<crate::board_check::BoardCheck> {
+    if b.contains('#') {
+        bail!("eval --board runs a program on the board: {b} is a lowering stage, not a .pte");
+    }
+    let program = load::program(Path::new(b))?;
+    let range = d.slice.range();
+    let total = (range.end - range.start) as usize;
+    let n = limit.map_or(total, |l| l.min(total));
+    let mut samples = (range.start..range.start + n as u64).map(|i| {
+        d.dataset
+            .sample(i as usize, &d.shapes)
+            .map(|inputs| (i, inputs))
+            .with_context(|| format!("{}: sample {i}", d.path.display()))
+    });
+    let show = d.show;
+    let result = crate::board_check::check(b, &program, &mut samples, &mut |done| {
+        if show {
+            eprint!("\rboard: {done} / {n} samples");
+        }
+        true
+    });
+    if show {
+        eprintln!();
+    }
+    result
 }
 
 /// `eval --merge PART.json…`: the parts' accumulators merged.
@@ -146,7 +177,7 @@ pub fn merge(parts: &[PathBuf], as_json: bool) -> Result<()> {
 fn print(
     eval: &Evaluation,
     sensitivity: Option<&[super::eval_sensitivity::Variant]>,
-    board: Option<&super::eval_board::BoardCheck>,
+    board: Option<&crate::board_check::BoardCheck>,
     as_json: bool,
 ) -> Result<()> {
     let summary = eval.summary();
@@ -167,7 +198,7 @@ fn print(
         super::eval_sensitivity::print_table(rows);
     }
     if let Some(b) = board {
-        super::eval_board::print_text(b);
+        crate::board_check::print_text(b);
     }
     Ok(())
 }

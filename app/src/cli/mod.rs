@@ -6,7 +6,6 @@ mod bundled;
 pub mod cost;
 mod diff;
 mod eval;
-mod eval_board;
 mod eval_runner;
 mod eval_sensitivity;
 mod graph;
@@ -99,6 +98,10 @@ pub struct Cli {
     /// With --eval: then keep each layer of B in float in turn (B's ETRecord beside it).
     #[arg(long, requires = "eval")]
     pub sensitivity: bool,
+    /// With --eval: also run B on the emulated board for the first N samples, as `eval --board
+    /// --limit N` does.
+    #[arg(long, value_name = "N", requires = "eval")]
+    pub board_samples: Option<usize>,
 }
 
 /// `1280x800` → `[1280.0, 800.0]`.
@@ -144,6 +147,7 @@ impl Cli {
                 labels: self.labels,
                 eval: self.eval,
                 sensitivity: self.sensitivity,
+                board_samples: self.board_samples,
                 estimate: self.estimate,
                 compare_capture: self.compare_capture,
             }),

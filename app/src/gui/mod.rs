@@ -142,6 +142,8 @@ pub struct StartOptions {
     pub eval: bool,
     /// `--sensitivity`: then the sensitivity sweep.
     pub sensitivity: bool,
+    /// `--board-samples N`: the comparison also runs B on the emulated board for N samples.
+    pub board_samples: Option<usize>,
     /// `--estimate CORE[@MHZ]`: the Profile tab's core and clock.
     pub estimate: Option<String>,
     /// `--compare-capture FILE`: Profile ▸ Compare with this second capture of the program.
@@ -227,6 +229,8 @@ impl EtscopeApp {
                 data: start.data.clone(),
                 labels: start.labels.clone(),
                 sweep_after: start.sensitivity,
+                board: start.board_samples.is_some(),
+                board_limit: start.board_samples.unwrap_or(20),
                 ..Default::default()
             },
             live: None,

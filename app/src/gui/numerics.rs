@@ -37,6 +37,9 @@ pub struct NumericsState {
     /// Start the sweep when the comparison is done (`--sensitivity`).
     pub sweep_after: bool,
     pub start_sweep_pending: bool,
+    /// Also run B on the emulated board over the first `board_limit` samples.
+    pub board: bool,
+    pub board_limit: usize,
 }
 
 /// A finished evaluation: what was compared, and its numbers.
@@ -44,6 +47,8 @@ pub struct Finished {
     pub a: String,
     pub b: String,
     pub summary: Summary,
+    /// B on the emulated board against the host (when asked): `Err` says why it could not run.
+    pub board: Option<Result<crate::board_check::BoardCheck, String>>,
 }
 
 /// A (the active document) and B (the first other document with a program), when both have
@@ -77,6 +82,10 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
     };
     let (ta, tb) = (doc_a.title.clone(), doc_b.title.clone());
     let recs = (doc_a.whole_etrecord_later(), doc_b.whole_etrecord_later());
+    let board = app
+        .numerics
+        .board
+        .then_some(app.numerics.board_limit.max(1));
     let ctx = ctx.clone();
     app.numerics.error = None;
     app.numerics.job = Some(Job::spawn(
@@ -103,13 +112,35 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
                 handle,
                 None,
             )?;
+            let board = board.map(|limit| {
+                board_over(&tb, &pb, &data, &shapes, limit, handle).map_err(|e| format!("{e:#}"))
+            });
             Ok(Finished {
                 a: ta,
                 b: tb,
                 summary,
+                board,
             })
         },
     ));
+}
+
+/// B on the emulated board over the dataset's first `limit` samples, with progress and cancel.
+fn board_over(
+    name: &str,
+    program: &etscope_core::formats::pte::Program,
+    data: &std::path::Path,
+    shapes: &[Vec<usize>],
+    limit: usize,
+    handle: &crate::job::JobHandle,
+) -> anyhow::Result<crate::board_check::BoardCheck> {
+    let dataset = Dataset::open(data, shapes.len())?;
+    let n = limit.min(dataset.len());
+    let mut samples = (0..n).map(|i| dataset.sample(i, shapes).map(|inputs| (i as u64, inputs)));
+    crate::board_check::check(name, program, &mut samples, &mut |done| {
+        handle.progress(done as u64, n as u64);
+        !handle.cancelled()
+    })
 }
 
 /// A against B on every sample of the dataset at `data`, with progress and cancel; with
@@ -428,8 +459,19 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if super::busy::job_line(ui, job) {
             job.cancel();
         }
-    } else if app.numerics.data.is_some() && ui.button("Compare over the dataset").clicked() {
-        start_clicked = true;
+    } else if app.numerics.data.is_some() {
+        ui.horizontal(|ui| {
+            if ui.button("Compare over the dataset").clicked() {
+                start_clicked = true;
+            }
+            ui.checkbox(&mut app.numerics.board, "and run B on the emulated board")
+                .on_hover_text("QEMU mps3-an547 (Cortex-M55) with etscope's firmware, one boot per sample: every instruction's output compared bit for bit with the host's (they must be equal)");
+            if app.numerics.board {
+                ui.label("first");
+                ui.add(egui::DragValue::new(&mut app.numerics.board_limit).range(1..=100_000));
+                ui.label("samples");
+            }
+        });
     }
     if start_clicked {
         let ctx = ui.ctx().clone();
@@ -458,6 +500,26 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let Some(done) = &app.numerics.result else {
         return;
     };
+    match &done.board {
+        Some(Ok(c)) => {
+            let color = if c.differences.is_empty() {
+                Color32::from_rgb(110, 200, 120)
+            } else {
+                Color32::from_rgb(240, 90, 80)
+            };
+            ui.colored_label(color, c.headline());
+            for d in c.differences.iter().take(10) {
+                ui.monospace(d.line());
+            }
+        }
+        Some(Err(e)) => {
+            ui.colored_label(
+                Color32::from_rgb(240, 150, 90),
+                format!("board: not run: {e}"),
+            );
+        }
+        None => {}
+    }
     let s = &done.summary;
     let mut clicked: Option<usize> = None;
     // one dB axis for every group's box: from the lowest minimum to the highest 95th percentile

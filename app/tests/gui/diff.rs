@@ -339,3 +339,51 @@ fn the_diff_tab_compares_two_programs_over_a_dataset() {
     let (view, _) = dv.diff.as_ref().expect("the single-input diff");
     assert!(!view.report.rows.is_empty());
 }
+
+/// Diff ▸ over a dataset with "and run B on the emulated board": B on the board for the first
+/// samples, every instruction's output equal to the host's, said above the numbers.
+#[test]
+fn over_a_dataset_the_board_runs_b_and_says_it_equals_the_host() {
+    if !tools::available(
+        "over_a_dataset_the_board_runs_b_and_says_it_equals_the_host",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let digits = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
+    let mut harness = app_starting(StartOptions {
+        files: vec![
+            digits.join("resnet_fp32.pte"),
+            digits.join("resnet_int8_cortex_m55_default.pte"),
+        ],
+        data: Some(digits.join("test_x.npy")),
+        labels: Some(digits.join("test_y.npy")),
+        ..StartOptions::default()
+    });
+    harness.state_mut().tab = etscope::gui::Tab::Diff;
+    harness.run_steps(2);
+    harness
+        .get_by_label("and run B on the emulated board")
+        .click();
+    harness.run_steps(1);
+    harness.state_mut().numerics.board_limit = 4;
+    harness.get_by_label("Compare over the dataset").click();
+    harness.run_steps(1);
+    step_while(
+        &mut harness,
+        |app| app.numerics.job.is_some(),
+        120,
+        "the comparison with the board did not finish",
+    );
+    harness.run_steps(3);
+    let done = harness.state().numerics.result.as_ref().expect("a result");
+    let board = done
+        .board
+        .as_ref()
+        .expect("the board ran")
+        .as_ref()
+        .expect("without an error");
+    assert_eq!((board.samples, board.equal), (4, 4));
+    assert!(board.differences.is_empty());
+    harness.get_by_label_contains("4 samples: every instruction's output");
+}

@@ -1,7 +1,8 @@
-//! `eval --board [--limit N]`: B run on the emulated board (QEMU `mps3-an547` with the firmware
-//! of `board/`) for each sample, every instruction's output read back over RTT and compared bit
-//! for bit with the host's run of B on the same sample. The two must be equal; a difference is
-//! named by sample, instruction and operator. QEMU runs one sample per boot.
+//! A program over a dataset on the emulated board (QEMU `mps3-an547` with the firmware of
+//! `board/`), every instruction's output read back over RTT and compared bit for bit with the
+//! host's run on the same sample: they must be equal, so a difference is named by sample,
+//! instruction and operator. QEMU runs one sample per boot. `eval --board` and the window's
+//! Diff ▸ over a dataset both run it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -14,9 +15,6 @@ use etscope_core::runtime::{Runtime, Target};
 use etscope_core::tensor::TensorData;
 use etscope_profiler::session::{record_until, save_capture, Locate, Recorder, TargetSource};
 use serde::Serialize;
-
-use super::eval_runner::Data;
-use crate::load;
 
 /// What the board did over the samples.
 #[derive(Debug, Clone, Serialize)]
@@ -47,19 +45,17 @@ pub struct Difference {
 
 const BOARD: &str = "QEMU mps3-an547 (Cortex-M55) running etscope's firmware";
 
-/// Runs `b` (a `.pte`) on the board for the slice's first `limit` samples (all by default).
-pub fn check(b: &str, d: &Data<'_>, limit: Option<usize>, show: bool) -> Result<BoardCheck> {
-    if b.contains('#') {
-        bail!("eval --board runs a program on the board: {b} is a lowering stage, not a .pte");
-    }
-    let path = Path::new(b);
-    let program = load::program(path)?;
+/// Runs `program` (named `b`) on the board for each of `samples` (its index and inputs), with
+/// `progress(done)` after each; stops early when `cancelled()`.
+pub fn check(
+    b: &str,
+    program: &Program,
+    samples: &mut dyn Iterator<Item = Result<(u64, Vec<TensorData>)>>,
+    progress: &mut dyn FnMut(usize) -> bool,
+) -> Result<BoardCheck> {
     let plan = program.default_plan_index();
-    let target = Target::for_program(&program, plan);
+    let target = Target::for_program(program, plan);
     let elf = crate::board::firmware()?;
-    let range = d.slice.range();
-    let total = (range.end - range.start) as usize;
-    let n = limit.map_or(total, |l| l.min(total));
     let scratch = std::env::temp_dir().join(format!("etscope-eval-board-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)
         .with_context(|| format!("{}: cannot create", scratch.display()))?;
@@ -72,27 +68,21 @@ pub fn check(b: &str, d: &Data<'_>, limit: Option<usize>, show: bool) -> Result<
         board: BOARD,
     };
     let result = (|| -> Result<()> {
-        for i in range.start..range.start + n as u64 {
-            if show {
-                eprint!("\rboard: sample {} / {n}", out.samples + 1);
-            }
-            let inputs = d
-                .dataset
-                .sample(i as usize, &d.shapes)
-                .with_context(|| format!("{}: sample {i}", d.path.display()))?;
-            let diffs = one_sample(&program, plan, target, &inputs, &elf, &scratch, i, b)?;
+        for sample in samples {
+            let (i, inputs) = sample?;
+            let diffs = one_sample(program, plan, target, &inputs, &elf, &scratch, i, b)?;
             out.samples += 1;
             out.compared += diffs.1;
             if diffs.0.is_empty() {
                 out.equal += 1;
             }
             out.differences.extend(diffs.0);
+            if !progress(out.samples) {
+                bail!("cancelled");
+            }
         }
         Ok(())
     })();
-    if show {
-        eprintln!();
-    }
     let _ = std::fs::remove_dir_all(&scratch);
     result?;
     Ok(out)
@@ -197,30 +187,45 @@ fn one_sample(
     Ok((diffs, device.len()))
 }
 
-/// The check as the text output says it.
+impl BoardCheck {
+    /// The one line that says what the board did.
+    pub fn headline(&self) -> String {
+        let c = self;
+        format!(
+            "board: {} on {}, {} samples: {}",
+            c.program,
+            c.board,
+            c.samples,
+            if c.differences.is_empty() {
+                format!(
+                    "every instruction's output ({} compared) equal to the host's, bit for bit",
+                    c.compared
+                )
+            } else {
+                format!(
+                    "{} of {} samples differ from the host (they must not)",
+                    c.samples - c.equal,
+                    c.samples
+                )
+            }
+        )
+    }
+}
+
+impl Difference {
+    /// `sample 3: instruction 8 (cortex_m::quantized_linear.out): 10 of 10 elements differ`.
+    pub fn line(&self) -> String {
+        format!(
+            "sample {}: instruction {} ({}): {} of {} elements differ",
+            self.sample, self.instruction, self.op, self.differing, self.elements
+        )
+    }
+}
+
+/// The check as the text output says it (the first 20 differences).
 pub fn print_text(c: &BoardCheck) {
-    println!(
-        "board: {} on {}, {} samples: {}",
-        c.program,
-        c.board,
-        c.samples,
-        if c.differences.is_empty() {
-            format!(
-                "every instruction's output ({} compared) equal to the host's, bit for bit",
-                c.compared
-            )
-        } else {
-            format!(
-                "{} of {} samples differ from the host (they must not)",
-                c.samples - c.equal,
-                c.samples
-            )
-        }
-    );
+    println!("{}", c.headline());
     for d in c.differences.iter().take(20) {
-        println!(
-            "  sample {}: instruction {} ({}): {} of {} elements differ",
-            d.sample, d.instruction, d.op, d.differing, d.elements
-        );
+        println!("  {}", d.line());
     }
 }
