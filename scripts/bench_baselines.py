@@ -44,7 +44,36 @@ def ms(s):
     return f"{s * 1e3:9.3f} ms"
 
 
+def bench_times(text):
+    """The runtime bench's table rows `| <model> <variant> | <t> µs|ms | … |` → {model/variant: s}."""
+    times = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or len(cells[0].split()) != 2:
+            continue
+        value = cells[1].split()
+        if len(value) != 2 or value[1] not in ("µs", "ms"):
+            continue
+        try:
+            t = float(value[0])
+        except ValueError:
+            continue
+        times["/".join(cells[0].split())] = t / (1e6 if value[1] == "µs" else 1e3)
+    return times
+
+
+def self_check():
+    """The parser reads the bench's format (a baseline that cannot be measured is not printed)."""
+    sample = "| program | median run |\n|---|---|\n| ds_cnn_kws model_fp32 | 512 µs | 0.10 MB |\n| stress_large model_fp32 | 12.50 ms | 1 MB |"
+    got = bench_times(sample)
+    assert got == {"ds_cnn_kws/model_fp32": 512e-6, "stress_large/model_fp32": 12.5e-3}, got
+
+
 def main():
+    self_check()
+    if "--self-check" in sys.argv:
+        print("ok: the bench's rows parse")
+        return 0
     import numpy as np
     import torch
     from executorch.devtools import Inspector
@@ -54,12 +83,7 @@ def main():
         ["cargo", "bench", "-q", "-p", "etscope-core", "--bench", "runtime"],
         cwd=root, check=True, capture_output=True, text=True,
     ).stdout
-    ours = {}
-    for line in bench.splitlines():
-        # "<model> model_fp32: <us> µs per inference"
-        parts = line.split()
-        if len(parts) >= 4 and parts[1] == "model_fp32:":
-            ours[parts[0]] = float(parts[2]) / 1e6
+    ours = bench_times(bench)
     print("same run, same machine; medians")
     print(f"{'model':<24} {'work':<34} {'ExecuTorch':>12} {'etscope':>12}")
     for model in ["tiny_conv_relu_linear", "ds_cnn_kws", "mobilenet_v1_025_vww"]:
@@ -68,7 +92,10 @@ def main():
         m = _load_for_executorch(str(pte))
         inp = torch.from_numpy(np.load(x))
         et = median_time(lambda: m.forward((inp,)), 50)
-        es = ours.get(model, float("nan"))
+        es = ours.get(f"{model}/model_fp32")
+        if es is None:
+            # never a silent nan: the bench's output changed, or it skipped the model
+            sys.exit(f"the runtime bench printed no row for {model}/model_fp32:\n{bench}")
         print(f"{model:<24} {'fp32 inference, in process':<34} {ms(et):>12} {ms(es):>12}")
     for model in ["ds_cnn_kws", "stress_medium"]:
         d = ref / model
