@@ -198,3 +198,78 @@ fn a_fused_activation_is_compared_after_itself_on_both_sides() {
         );
     }
 }
+
+/// Without ETRecords, the quantities come from the programs' structure
+/// (`ir::quantity_structure`): every correct program is still clean; a row whose int8 tensor has
+/// no scale its program states says so instead of an SNR; every broken op whose row is compared
+/// is the first divergence at that row; one whose row cannot be compared is found at a compared
+/// row after it, or — when what follows hides it (a sigmoid head) — not at all, and is counted:
+/// never placed before its row.
+#[test]
+fn without_etrecords_correct_programs_are_clean_and_faults_are_never_placed_early() {
+    let plain = |d: &Path, variant: &str, bytes: Vec<u8>| {
+        let program = Program::parse(bytes).expect("program");
+        let input = read_npy(&common::read(&d.join("input.npy"))).expect("input");
+        program_source(variant, &program, None, &[input]).expect("runs")
+    };
+    let (mut own_row, mut later_row, mut unseen) = (0, 0, 0);
+    for case in CASES {
+        let d = dir(case);
+        let a = plain(&d, "model_fp32", common::read(&d.join("model_fp32.pte")));
+        for variant in VARIANTS {
+            let label = format!("{case} {variant} without ETRecords");
+            let bytes = common::read(&d.join(format!("{variant}.pte")));
+            let report = diff(&a, &plain(&d, variant, bytes.clone()), Threshold::default())
+                .expect("matched");
+            assert_eq!(report.matched_by, "structure", "{label}");
+            assert_eq!(
+                report.first_divergence,
+                None,
+                "{label}: {:#?}",
+                rows_of(&report)
+            );
+            for r in report.rows.iter().filter(|r| r.metrics.is_none()) {
+                assert!(
+                    r.note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("states no scale")),
+                    "{label}: a row neither compared nor saying why: {r:?}"
+                );
+            }
+            let program = Program::parse(bytes).expect("program");
+            for op in weighted(&program) {
+                let broken = break_op(&program, op.instruction).expect("breaks");
+                let report =
+                    diff(&a, &plain(&d, variant, broken), Threshold::default()).expect("matched");
+                let what = format!("{label}, {} {} negated", op.instruction, op.op);
+                let own = report
+                    .rows
+                    .iter()
+                    .position(|r| r.b_instructions.contains(&op.instruction))
+                    .unwrap_or_else(|| panic!("{what}: in no row: {:#?}", rows_of(&report)));
+                let compared = report.rows[own].metrics.is_some();
+                match report.first_divergence {
+                    Some(first) if compared => {
+                        assert_eq!(first, own, "{what}: {:#?}", rows_of(&report));
+                        own_row += 1;
+                    }
+                    Some(first) => {
+                        assert!(first > own, "{what}: placed early: {:#?}", rows_of(&report));
+                        later_row += 1;
+                    }
+                    None => {
+                        assert!(
+                            !compared,
+                            "{what}: missed at its compared row: {:#?}",
+                            rows_of(&report)
+                        );
+                        unseen += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!("without ETRecords: {own_row} faults at their own row, {later_row} at a compared row after it, {unseen} hidden by what follows their uncompared row");
+    assert_eq!(own_row + later_row + unseen, 96);
+    assert!(own_row > 0 && later_row > 0);
+}

@@ -17,7 +17,7 @@ use crate::runtime::RunResult;
 use crate::tensor::TensorData;
 
 use super::diff_groups::{
-    handle_groups, module_groups, operator_nodes, quantity_groups, rewrite_groups,
+    handle_groups, module_groups, operator_nodes, quantity_groups, rewrite_groups, structure_groups,
 };
 
 /// Intermediate outputs of one source, keyed by graph node.
@@ -283,8 +283,13 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         (groups, "quantity")
     } else {
         // without the quantities an ETRecord gives, by the module that produced each node
-        // (`nn_module_stack`), N:M
-        (module_groups(&a.graph, &b.graph), "module")
+        // (`nn_module_stack`), N:M; without modules either, by the quantities the programs'
+        // structure shows
+        let by_module = module_groups(&a.graph, &b.graph);
+        match structure_groups(&a.graph, &b.graph) {
+            Some(groups) if by_module.is_empty() => (groups, "structure"),
+            _ => (by_module, "module"),
+        }
     };
     if groups.is_empty() {
         return Err(DiffError::NoMatching {
@@ -536,6 +541,16 @@ fn comparable(g: &Graph, node: NodeId, t: &TensorData) -> Result<Vec<f64>, Strin
             .iter()
             .map(|&x| (x - q.zero_point as f64) * q.scale)
             .collect(),
+        // an 8- or 16-bit activation with no scale the program states (no ETRecord beside
+        // it, no quantize or dequantize next to it): its codes are not real values, and no
+        // SNR is made of them
+        (true, None) if matches!(t.dtype.element_size(), Some(1 | 2)) => {
+            return Err(format!(
+                "{} {}: its program states no scale for it (an ETRecord beside the program gives one); not compared with a float tensor",
+                t.dtype.short_name(),
+                g.nodes.get(node).map(|n| n.qualified_op()).unwrap_or_default()
+            ))
+        }
         _ => values,
     })
 }

@@ -209,6 +209,20 @@ pub(super) fn module_groups(a: &Graph, b: &Graph) -> Vec<Group> {
 /// and what flows into them, so its last node is a holder); a node that holds no quantity of
 /// the other side (the batch norm, a layout change, a quantize) joins the group its output
 /// flows into. `None` when the graphs share no quantity (no ETRecords).
+/// Groups of two programs no ETRecord describes, by the quantities their structure shows
+/// ([`crate::ir::quantity_structure`]); `None` when it cannot tell them.
+pub(super) fn structure_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
+    let (qa, qb) = crate::ir::quantity_structure::structural_quantities(a, b)?;
+    let with = |g: &Graph, q: Vec<Option<Quantity>>| {
+        let mut g = g.clone();
+        for (n, q) in g.nodes.iter_mut().zip(q) {
+            n.quantity = q;
+        }
+        g
+    };
+    quantity_groups(&with(a, qa), &with(b, qb))
+}
+
 pub(super) fn quantity_groups(a: &Graph, b: &Graph) -> Option<Vec<Group>> {
     let holders = |g: &Graph| {
         let mut m: BTreeMap<Quantity, Vec<NodeId>> = BTreeMap::new();

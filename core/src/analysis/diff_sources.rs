@@ -171,6 +171,8 @@ pub fn program_graph(program: &Program, etrecord: Option<&ETRecord>) -> Option<G
             graph.attach_quantities(Some(&edge_graph));
         }
     }
+    // what the program's own quantize and dequantize calls state, where nothing else did
+    graph.quant_from_qdq();
     Some(graph)
 }
 

@@ -16,6 +16,8 @@ pub mod layout;
 pub mod module;
 pub mod qparams;
 pub mod quantity;
+pub mod quantity_structure;
+mod stated_quant;
 
 pub use check::CheckError;
 
