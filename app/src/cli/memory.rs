@@ -17,11 +17,11 @@ pub fn run(
     target: &str,
     as_json: bool,
 ) -> Result<()> {
-    if !matches!(
-        target,
-        "m0" | "m3" | "m4" | "m7" | "m23" | "m33" | "m55" | "m85"
-    ) {
-        return Err(anyhow!("unknown --target {target:?}: one of m0, m3, m4, m7, m23, m33, m55, m85 (every Cortex-M lays ExecuTorch's types out alike)"));
+    if etscope_core::core_name::core_key(target).is_none() {
+        return Err(anyhow!(
+            "unknown --core {target:?}: one of {} (every Cortex-M lays ExecuTorch's types out alike)",
+            etscope_core::core_name::core_list()
+        ));
     }
     let program = load::program(path)?;
     let (index, _) = super::pick_plan(&program, method, path)?;

@@ -199,8 +199,9 @@ pub enum Command {
         /// `default` (NCHW tensors stored channels-last) or `explicit` (`_nhwc` operators).
         #[arg(long, default_value = "default")]
         flow: String,
-        /// The core: m55, m85 (Helium), m4, m7, m33 (DSP), m0, m3, m23 (plain C).
-        #[arg(long, default_value = "m55")]
+        /// The core: m55, m85 (Helium), m4, m7, m33, m35p (DSP), m0, m0plus, m3, m23 (plain C);
+        /// any spelling (`cortex-m55`, `M0+`). `--target` is the same.
+        #[arg(long = "core", visible_alias = "target", default_value = "m55")]
         target: String,
         /// The method (`forward` when omitted).
         #[arg(long)]
@@ -230,8 +231,9 @@ pub enum Command {
         file: PathBuf,
         #[arg(long)]
         method: Option<String>,
-        /// m0plus, m3, m4, m7, m33, m55 or m85.
-        #[arg(long, default_value = "m55")]
+        /// m0plus (m0), m3, m4, m7, m33 (m35p), m55 or m85; any spelling (`cortex-m4`, `M0+`).
+        /// `--target` is the same.
+        #[arg(long, visible_alias = "target", default_value = "m55")]
         core: String,
         /// Clock in MHz (default: a clock parts with the core commonly run at).
         #[arg(long)]
@@ -253,8 +255,8 @@ pub enum Command {
         #[arg(long)]
         replan: bool,
         /// The core whose RAM budget is shown (every Cortex-M is a 32-bit Arm target: the same
-        /// budget).
-        #[arg(long, default_value = "m55")]
+        /// budget). `--target` is the same.
+        #[arg(long = "core", visible_alias = "target", default_value = "m55")]
         target: String,
         #[arg(long)]
         json: bool,

@@ -17,10 +17,11 @@ use crate::table::Table;
 /// `diff`).
 #[derive(Debug, Default, Clone, Args)]
 pub struct DeviceChoice {
-    /// The core whose CMSIS-NN path the Cortex-M kernels model: m55/m85 (Helium), m4/m7/m33
-    /// (DSP), m0/m3/m23 (plain C). Default: what the program says (an M4 program's linear
-    /// layers carry a bias and no kernel sum), else m55.
-    #[arg(long)]
+    /// The core whose CMSIS-NN path the Cortex-M kernels model: m55/m85 (Helium), m4/m7/m33/
+    /// m35p (DSP), m0/m0plus/m3/m23 (plain C); any spelling (`cortex-m4`, `M0+`). Default:
+    /// what the program says (an M4 program's linear layers carry a bias and no kernel sum),
+    /// else m55. `--target` is the same.
+    #[arg(long = "core", visible_alias = "target")]
     pub target: Option<String>,
     /// Same as `--target m4` (a DSP core).
     #[arg(long, hide = true)]

@@ -371,3 +371,36 @@ fn run_refuses_a_c_library_function_newlib_computes_and_the_host_does_not_model(
         "sin with --libm glibc differs from ExecuTorch's runtime"
     );
 }
+
+/// Every command that takes a core takes `--core` (`--target` the same) in any spelling users
+/// type — one parser, `etscope_core::core_name`.
+#[test]
+fn every_command_that_takes_a_core_takes_core_in_any_spelling() {
+    for cmd in ["run", "diff", "eval", "lower", "cost", "memory"] {
+        let help = etscope(&[cmd, "--help"]);
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(text.contains("--core"), "{cmd} --help: {text}");
+    }
+    let pte = tiny("model_int8_cortex_m55.pte");
+    let rec = tiny("model_int8_cortex_m55.etrecord");
+    let input = tiny("input.npy");
+    for spelling in ["m0+", "Cortex-M4", "cortex_m55", "M35P"] {
+        for args in [
+            vec!["run", p(&pte), "--input", p(&input), "--core", spelling],
+            vec!["run", p(&pte), "--input", p(&input), "--target", spelling],
+            vec!["lower", p(&rec), "--core", spelling],
+            vec!["cost", p(&pte), "--core", spelling],
+            vec!["memory", p(&pte), "--core", spelling],
+        ] {
+            let out = etscope(&args);
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // a core the cost model has no timings of is named as such, not as unknown
+    let out = etscope(&["cost", p(&pte), "--core", "m23"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no timings of the Cortex-M23"));
+}

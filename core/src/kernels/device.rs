@@ -23,15 +23,18 @@ pub enum Target {
 impl Target {
     /// The core named on a command line (`m55`, `cortex-m4`, ...), `None` when unknown.
     pub fn parse(name: &str) -> Option<Target> {
-        let n = name.to_ascii_lowercase();
-        let n = n
-            .trim_start_matches("cortex-")
-            .trim_start_matches("cortex_");
-        match n {
-            "m55" | "m85" | "mve" | "helium" => Some(Target::CortexM55),
-            "m4" | "m7" | "m33" | "m35p" | "dsp" | "scalar" => Some(Target::CortexMScalar),
-            "m0" | "m0+" | "m3" | "m23" | "base" => Some(Target::CortexMBase),
-            _ => None,
+        match crate::core_name::core_key(name) {
+            Some("m55" | "m85") => Some(Target::CortexM55),
+            Some("m4" | "m7" | "m33" | "m35p") => Some(Target::CortexMScalar),
+            Some("m0" | "m0plus" | "m3" | "m23") => Some(Target::CortexMBase),
+            Some(_) => None,
+            // the paths by name
+            None => match name.trim().to_ascii_lowercase().as_str() {
+                "mve" | "helium" => Some(Target::CortexM55),
+                "dsp" | "scalar" => Some(Target::CortexMScalar),
+                "base" => Some(Target::CortexMBase),
+                _ => None,
+            },
         }
     }
 

@@ -129,11 +129,20 @@ impl Cpu {
         Cpu::M23,
     ];
 
-    /// Parses `m55`, `M55`, `cortex-m55`.
+    /// Parses any spelling [`crate::core_name::core_key`] reads (`m55`, `cortex-m55`, `M0+`);
+    /// the M0+ lowers as the M0 and the M35P as the M33 (one CMSIS-NN path each).
     pub fn parse(s: &str) -> Option<Cpu> {
-        let s = s.to_ascii_lowercase();
-        let s = s.strip_prefix("cortex-").unwrap_or(&s);
-        Cpu::ALL.into_iter().find(|c| c.name() == s)
+        Some(match crate::core_name::core_key(s)? {
+            "m0" | "m0plus" => Cpu::M0,
+            "m3" => Cpu::M3,
+            "m4" => Cpu::M4,
+            "m7" => Cpu::M7,
+            "m23" => Cpu::M23,
+            "m33" | "m35p" => Cpu::M33,
+            "m55" => Cpu::M55,
+            "m85" => Cpu::M85,
+            _ => return None,
+        })
     }
 
     pub fn name(self) -> &'static str {

@@ -51,16 +51,14 @@ impl Core {
         Core::M85,
     ];
 
-    /// The core named on a command line (`m4`, `cortex-m4`, `m0plus`, `m0+`).
+    /// The core named on a command line, any spelling [`crate::core_name::core_key`] reads
+    /// (`m4`, `cortex-m4`, `m0plus`, `M0+`); the M0 is priced as the M0+ and the M35P as the
+    /// M33 (one pipeline each). `None` for a core the model has no timings of (the M23).
     pub fn parse(name: &str) -> Option<Core> {
-        let n = name.to_ascii_lowercase();
-        let n = n
-            .trim_start_matches("cortex-")
-            .trim_start_matches("cortex_");
-        Some(match n {
-            "m0plus" | "m0+" | "m0" => Core::M0Plus,
+        Some(match crate::core_name::core_key(name)? {
+            "m0" | "m0plus" => Core::M0Plus,
             "m3" => Core::M3,
-            "m4" | "m4f" => Core::M4,
+            "m4" => Core::M4,
             "m7" => Core::M7,
             "m33" | "m35p" => Core::M33,
             "m55" => Core::M55,
@@ -69,13 +67,19 @@ impl Core {
         })
     }
 
-    /// [`Core::parse`], or a message naming `name` and the cores there are.
+    /// [`Core::parse`], or a message naming `name` and why: a core the model has no timings
+    /// of, or no core at all.
     pub fn parse_or_list(name: &str) -> Result<Core, String> {
-        Core::parse(name).ok_or_else(|| {
-            format!(
+        Core::parse(name).ok_or_else(|| match crate::core_name::core_key(name) {
+            Some(key) => format!(
+                "the cost model has no timings of the Cortex-{}: one of {}",
+                key.to_ascii_uppercase(),
+                Core::ALL.map(Core::key).join(", ")
+            ),
+            None => format!(
                 "unknown core {name:?}: one of {}",
                 Core::ALL.map(Core::key).join(", ")
-            )
+            ),
         })
     }
 
