@@ -210,19 +210,39 @@ pub fn run(
     } else {
         String::new()
     };
+    // nodes by instruction where they have one (a program), else by operator (a stage)
+    let at = |ids: &[usize], ops: &[String]| {
+        if ids.is_empty() {
+            ops.join(", ")
+        } else {
+            format!("instruction {ids:?} ({})", ops.join(", "))
+        }
+    };
+    let compared = report.rows.iter().filter(|r| r.metrics.is_some()).count();
+    let partly = if compared < report.rows.len() {
+        format!(
+            "; {compared} of {} rows compared, the others say why",
+            report.rows.len()
+        )
+    } else {
+        String::new()
+    };
     match report.first_divergence.and_then(|i| report.rows.get(i)) {
-        Some(r) => println!(
-            "first divergence: A instruction {:?} ({}) vs B {:?} ({}): SNR {} dB, {} carried in; the op lost {} dB (rule: SNR < {min_snr} dB and a loss >= {min_drop} dB{limit})",
-            r.a_instructions,
-            r.a_ops.join(", "),
-            r.b_instructions,
-            r.b_ops.join(", "),
-            r.metrics.map(|m| db(m.snr_db)).unwrap_or_default(),
-            r.snr_in_db.map(|s| format!("{} dB", db(s))).unwrap_or_else(|| "nothing".into()),
-            r.drop_db().map(db).unwrap_or_default(),
-        ),
+        Some(r) => {
+            let snr = r.metrics.map(|m| db(m.snr_db)).unwrap_or_default();
+            // what the op lost is said only against what it was given
+            let given = match (r.snr_in_db, r.drop_db()) {
+                (Some(s), Some(lost)) => format!("{} dB carried in, the op lost {} dB", db(s), db(lost)),
+                _ => "nothing compared before it".to_string(),
+            };
+            println!(
+                "first divergence: A {} vs B {}: SNR {snr} dB, {given} (rule: SNR < {min_snr} dB and a loss >= {min_drop} dB{limit}){partly}",
+                at(&r.a_instructions, &r.a_ops),
+                at(&r.b_instructions, &r.b_ops),
+            )
+        }
         None => println!(
-            "no divergence (no node below {min_snr} dB SNR that lost >= {min_drop} dB against what it was given{limit})"
+            "no divergence (no node below {min_snr} dB SNR that lost >= {min_drop} dB against what it was given{limit}){partly}"
         ),
     }
     Ok(())

@@ -69,6 +69,23 @@ fn folds_in(op: &str) -> bool {
     )
 }
 
+/// A multiply or divide by a constant: an int8 program folds it into the output scale of the
+/// op before it (hardswish's `/ 6` after its multiply).
+fn rescales(g: &Graph, m: &super::Node) -> bool {
+    let short = m.op.rsplit("::").next().unwrap_or(&m.op);
+    let computed = m
+        .inputs
+        .iter()
+        .filter(|&&v| {
+            g.values
+                .get(v)
+                .and_then(|x| x.producer)
+                .is_some_and(|p| !super::quantity::computes_on_constants_only(g, p))
+        })
+        .count();
+    matches!(short, "div" | "mul") && computed == 1
+}
+
 fn weighted(class: &str) -> bool {
     matches!(class, "convolution" | "linear" | "matmul")
 }
@@ -144,7 +161,7 @@ fn sequence(g: &Graph) -> Vec<Observed> {
                 break;
             };
             let t = crate::ops::traits_of(&m.op);
-            if folds_in(&m.op) {
+            if folds_in(&m.op) || rescales(g, m) {
                 holder = next;
             } else if !(t.quantizes || t.dequantizes) {
                 break;
@@ -199,10 +216,7 @@ fn align(a: &[Observed], b: &[Observed]) -> Option<Vec<(usize, usize)>> {
 
 /// The quantity each node of `a` and of `b` holds, found from the programs alone; `None` when
 /// the weighted operators cannot all be aligned.
-pub fn structural_quantities(
-    a: &Graph,
-    b: &Graph,
-) -> Option<(NodeQuantities, NodeQuantities)> {
+pub fn structural_quantities(a: &Graph, b: &Graph) -> Option<(NodeQuantities, NodeQuantities)> {
     let (sa, sb) = (sequence(a), sequence(b));
     let pairs = align(&sa, &sb)?;
     let count = |s: &[Observed]| s.iter().filter(|(c, _, _)| weighted(c)).count();
