@@ -255,6 +255,20 @@ fn capture(
     // Save whatever reached the disk, even when the transport failed mid-stream.
     let saved = save_capture(&raw, program, &pte.display().to_string(), out);
     match (result, saved) {
+        // a target that ran nothing (its firmware refused the program) is a failure, said with
+        // what the target logged
+        (Ok(()), Ok(s)) if s.counts.runs == 0 && s.counts.incomplete_runs == 0 => {
+            summary(out, &s, started.elapsed(), as_json)?;
+            Err(anyhow::anyhow!(
+                "{}: the target completed no run{}",
+                pte.display(),
+                if s.logs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; it logged: {}", s.logs.join(" | "))
+                }
+            ))
+        }
         (Ok(()), Ok(s)) => summary(out, &s, started.elapsed(), as_json),
         (Err(e), Ok(s)) => {
             summary(out, &s, started.elapsed(), as_json)?;

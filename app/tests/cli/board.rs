@@ -96,6 +96,38 @@ fn board_run_names_the_operator_the_firmware_lacks() {
 }
 
 #[test]
+fn board_run_refuses_a_float_operator_left_on_int8_tensors_before_qemu_starts() {
+    // ExecuTorch's default flow left a U-Net's first convolution as `aten::convolution` on
+    // int8 codes (tests/fixtures/tools/make_float_op_on_int8.py): refused at once, naming the
+    // instruction, not after the board idled with nothing run
+    let pte = fixture("programs/float_conv_on_int8/model.pte");
+    let input = fixture("programs/float_conv_on_int8/input.npy");
+    let started = std::time::Instant::now();
+    let out = etscope(&[
+        "board",
+        "run",
+        p(&pte),
+        "--input",
+        p(&input),
+        "--runs",
+        "1",
+        "-o",
+        "/tmp/never.etdp",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("instruction 1 calls aten::convolution.out on int8 tensors"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "refused only after {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn record_from_a_gdb_server_that_is_not_there_fails_at_once() {
     let out = etscope_or_hang(
         &[

@@ -72,6 +72,54 @@ pub enum BoardImageError {
     Feature(String),
     #[error("the image would take {0} bytes, more than the board's {MAX_BOARD_BYTES}")]
     TooLarge(usize),
+    #[error("instruction {instruction} calls {op} on {dtype} tensors; the board firmware computes it on float tensors only (a lowering that left a float operator on quantized tensors)")]
+    FloatOnly {
+        instruction: usize,
+        op: String,
+        dtype: String,
+    },
+}
+
+/// The portable operators the firmware computes on float tensors only (its `float tensors only`
+/// refusals), checked before an image is built.
+const FLOAT_ONLY: [&str; 10] = [
+    "aten::convolution",
+    "aten::mm",
+    "aten::bmm",
+    "aten::addmm",
+    "aten::relu",
+    "aten::sigmoid",
+    "aten::tanh",
+    "aten::gelu",
+    "aten::_softmax",
+    "aten::hardtanh",
+];
+
+/// A float-only operator called on integer tensors: refused before the board starts.
+fn check_float_only(program: &Program, plan_index: usize) -> Result<(), BoardImageError> {
+    let Some(plan) = program.plans.get(plan_index) else {
+        return Ok(());
+    };
+    for (i, ins) in plan.main_instructions().iter().enumerate() {
+        let Instruction::KernelCall { op_index, args } = ins else {
+            continue;
+        };
+        let Some(op) = plan.operators.get(*op_index) else {
+            continue;
+        };
+        if !FLOAT_ONLY.contains(&op.name.as_str()) {
+            continue;
+        }
+        let first = args.first().and_then(|&a| plan.tensor(a));
+        if let Some(t) = first.filter(|t| t.scalar_type != crate::ScalarType::Float) {
+            return Err(BoardImageError::FloatOnly {
+                instruction: i,
+                op: op.qualified(),
+                dtype: t.scalar_type.short_name(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What to put into an image besides the program.
@@ -111,6 +159,7 @@ pub fn build(
         .get(plan_index)
         .ok_or(BoardImageError::NoPlan(plan_index))?;
     check_supported(program, plan_index)?;
+    check_float_only(program, plan_index)?;
     let instructions = plan.main_instructions();
     let ops: Vec<u32> = plan
         .operators
