@@ -246,6 +246,12 @@ fn sigmoid(c: &mut Ctx<'_>, a: &[usize]) -> R {
     let expf = c.libm_f32(Function::Exp)?;
     pt::unary(c, a, move |x| 1.0 / (1.0 + expf(-x)))
 }
+fn hardswish(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    pt::unary(c, a, math::hardswish_f32)
+}
+fn hardsigmoid(c: &mut Ctx<'_>, a: &[usize]) -> R {
+    pt::unary(c, a, math::hardsigmoid_f32)
+}
 fn tanh(c: &mut Ctx<'_>, a: &[usize]) -> R {
     math::unary_libm(c, a, Function::Tanh)
 }
@@ -459,8 +465,8 @@ pub(super) static OPS: &[OpDef] = &[
     quantizer(on_board(op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)), 42, "GELU"), QuantizerRole::Pattern),
     quantizer(on_board(op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)), 58, "FLOAT_SOFTMAX"), QuantizerRole::Pattern),
     computed_by(op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None), &SOFTMAX),
-    quantizer(op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None), QuantizerRole::Pattern),
-    quantizer(fused_activation(op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, None)), QuantizerRole::Pattern),
+    quantizer(op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(hardswish)), QuantizerRole::Pattern),
+    quantizer(fused_activation(op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(hardsigmoid))), QuantizerRole::Pattern),
     quantizer(op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None), QuantizerRole::Pattern),
     on_board(op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(math::elu)), 129, "ELU"),
     // ---- elementwise arithmetic and comparison

@@ -479,8 +479,49 @@ pub fn clamp_tensor(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 
+/// `hardswish(x) = x · min(max(x + 3, 0), 6) / 6` in float, in ATen's order (the Cortex-M
+/// quantizer keeps it as one op in the Q/DQ edge graph; ExecuTorch's portable library has no
+/// kernel for it, so ATen's CPU kernel is what runs it).
+pub fn hardswish_f32(x: f32) -> f32 {
+    x * (x + 3.0).clamp(0.0, 6.0) / 6.0
+}
+
+/// `hardsigmoid(x) = min(max(x + 3, 0), 6) / 6` in float, as ATen computes it.
+pub fn hardsigmoid_f32(x: f32) -> f32 {
+    (x + 3.0).clamp(0.0, 6.0) / 6.0
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hardswish_and_hardsigmoid_equal_pytorchs_bit_for_bit() {
+        // torch 2.13.0+cu130: F.hardswish / F.hardsigmoid on these float32 inputs
+        let x: [u32; 12] = [
+            0xc0800000, 0xc0400000, 0xbfc00000, 0xbe99999a, 0x00000000, 0x3f333333, 0x3f800000,
+            0x4039999a, 0x40400000, 0x40b00000, 0x3a83126f, 0xc03fef9e,
+        ];
+        let swish: [u32; 12] = [
+            0x80000000, 0x80000000, 0xbec00000, 0xbe0a3d71, 0x00000000, 0x3edd0369, 0x3f2aaaab,
+            0x403681b5, 0x40400000, 0x40b00000, 0x3a031d9e, 0xba0304d1,
+        ];
+        let sigmoid: [u32; 12] = [
+            0x00000000, 0x00000000, 0x3e800000, 0x3ee66667, 0x3f000000, 0x3f1dddde, 0x3f2aaaab,
+            0x3f7bbbbc, 0x3f800000, 0x3f800000, 0x3f000aec, 0x392ec000,
+        ];
+        for k in 0..12 {
+            let v = f32::from_bits(x[k]);
+            assert_eq!(
+                super::hardswish_f32(v).to_bits(),
+                swish[k],
+                "hardswish({v})"
+            );
+            assert_eq!(
+                super::hardsigmoid_f32(v).to_bits(),
+                sigmoid[k],
+                "hardsigmoid({v})"
+            );
+        }
+    }
     use super::*;
 
     #[test]
