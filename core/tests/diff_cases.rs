@@ -281,3 +281,48 @@ fn without_etrecords_correct_programs_are_clean_and_faults_are_never_placed_earl
     assert_eq!(own_row + later_row + unseen, faults);
     assert!(own_row > 0 && later_row > 0);
 }
+
+/// Every int8 program against its own ETRecord's edge stage shows no divergence, in both flows
+/// for the M55 and the M4: where one handle covers a pattern of several edge nodes that becomes
+/// several calls (a convolution, a minimum and a multiply for a hardswish), the first call takes
+/// the pattern's first quantized tensor and the last call its last (`Graph::inherit_quant`).
+#[test]
+fn every_int8_program_equals_its_own_edge_stage() {
+    use etscope_core::analysis::diff_sources::stage_source_cancellable;
+    use etscope_core::runtime::Device;
+    // `hswish_se` too: its fp32 program decomposes hardswish, so fp32-vs-int8 rows are coarse
+    // there (docs/diff.md), but against its own edge stage every pattern is one row
+    for case in CASES.into_iter().chain(["hswish_se"]) {
+        let d = dir(case);
+        let input = read_npy(&common::read(&d.join("input.npy"))).expect("input");
+        for variant in VARIANTS {
+            let label = format!("{case} {variant}");
+            let rec = ETRecord::parse(&common::read(&d.join(format!("{variant}.etrecord"))))
+                .expect("etrecord");
+            let program =
+                Program::parse(common::read(&d.join(format!("{variant}.pte")))).expect("program");
+            let device = Device {
+                target: etscope_core::runtime::Target::for_program(&program, 0),
+                ..Device::default()
+            };
+            let a = stage_source_cancellable(
+                "edge",
+                &rec,
+                variant,
+                "edge",
+                std::slice::from_ref(&input),
+                device,
+                None,
+            )
+            .expect("the stage runs");
+            let b = source(&d, variant, common::read(&d.join(format!("{variant}.pte"))));
+            let report = diff(&a, &b, Threshold::default()).expect("comparable");
+            assert_eq!(
+                report.first_divergence,
+                None,
+                "{label}: {:#?}",
+                rows_of(&report)
+            );
+        }
+    }
+}

@@ -48,6 +48,16 @@ pub fn search(graph: &Graph, query: &str, limit: usize) -> Vec<Hit> {
             hits.push(Hit { node, reason });
         }
     };
+    // a node's label as the canvas draws it: `relu #5`, `quantized_conv2d #3`
+    if let Some((name, id)) = q.rsplit_once(" #") {
+        if let Ok(i) = id.trim().parse::<usize>() {
+            if let Some(node) = graph.node_for_instruction(i) {
+                if node.short_op().to_ascii_lowercase().contains(name.trim()) {
+                    push(&mut hits, node.id, format!("instruction {i}"));
+                }
+            }
+        }
+    }
     if let Some(i) =
         number_after(&q, &["#", "instruction ", "instr ", "i"]).or_else(|| q.parse().ok())
     {

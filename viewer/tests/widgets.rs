@@ -87,6 +87,10 @@ fn search_hits_of_one_operator_are_distinguished() {
         hits.iter().map(|h| search::hit_label(g, h)).collect();
     assert_eq!(labels.len(), hits.len(), "{labels:?}");
     assert!(labels.iter().all(|l| l.contains(" #")), "{labels:?}");
+    // a node found by its label as the canvas draws it
+    let first = hits[0].node;
+    let label = d.stages[d.pte_stage.expect("pte")].labels[first].clone();
+    assert_eq!(search::search(g, &label, 5)[0].node, first, "{label}");
 }
 
 #[test]

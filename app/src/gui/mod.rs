@@ -476,14 +476,21 @@ impl EtscopeApp {
         }
         if let Some(q) = self.start.select.clone() {
             let graph = &dv.doc.stages[dv.stage].graph;
-            if let Some(hit) = etscope_viewer::search::search(graph, &q, 1).first() {
-                let n = hit.node;
-                dv.select(n);
-                let stage = dv.stage;
-                if let Some(sc) = dv.side_by_side.as_mut() {
-                    let doc = &dv.doc;
-                    sc.select(doc, n, sc.left == stage);
+            match etscope_viewer::search::search(graph, &q, 1).first() {
+                Some(hit) => {
+                    let n = hit.node;
+                    dv.select(n);
+                    let stage = dv.stage;
+                    if let Some(sc) = dv.side_by_side.as_mut() {
+                        let doc = &dv.doc;
+                        sc.select(doc, n, sc.left == stage);
+                    }
                 }
+                // said, not ignored
+                None => self.messages.push(format!(
+                    "--select {q:?}: no node of stage {} matches",
+                    dv.doc.stages[dv.stage].name
+                )),
             }
         }
         if self.start.tab == Some(Tab::Diff) {

@@ -275,12 +275,12 @@ pub fn diff(a: &Source, b: &Source, threshold: Threshold) -> Result<DiffReport, 
         )
     } else if let Some(groups) = rewrite_groups(&a.graph, &b.graph) {
         (groups, "instruction")
+    } else if let Some(groups) = quantity_groups(&a.graph, &b.graph) {
+        // where both hold the same tensor of the model; before debug handles even within one
+        // export, where one handle's activation is fused into the op of another handle
+        (groups, "quantity")
     } else if same_export && !handle_groups(&a.graph, &b.graph).is_empty() {
         (handle_groups(&a.graph, &b.graph), "debug_handle")
-    } else if let Some(groups) = quantity_groups(&a.graph, &b.graph) {
-        // debug handles are numbered per export: different programs of one model are matched
-        // where both hold the same tensor of the model
-        (groups, "quantity")
     } else {
         // without the quantities an ETRecord gives, by the module that produced each node
         // (`nn_module_stack`), N:M; without modules either, by the quantities the programs'

@@ -552,11 +552,35 @@ impl Graph {
             }
             None
         };
+        // the nodes of this graph sharing each handle, in order: when a pattern of several
+        // edge nodes (conv → clamp → hardswish, one handle) becomes several calls here (conv,
+        // minimum, mul), the first call takes the first quantized tensor of the pattern and the
+        // last call the last; a call between them has no quantization this graph can tell
+        let mut siblings: std::collections::HashMap<u32, Vec<NodeId>> =
+            std::collections::HashMap::new();
+        for n in &self.nodes {
+            if matches!(n.kind, NodeKind::Operator | NodeKind::Delegate) {
+                for &h in &n.debug_handles {
+                    siblings.entry(h).or_default().push(n.id);
+                }
+            }
+        }
         for n in 0..self.nodes.len() {
             let handles = self.nodes[n].debug_handles.clone();
             let Some(q) = handles.iter().find_map(|&h| {
-                from.nodes_with_handle(h)
-                    .find_map(|m| m.outputs.first().and_then(|&o| quant_after(o)))
+                let quants: Vec<QuantParams> = from
+                    .nodes_with_handle(h)
+                    .filter_map(|m| m.outputs.first().and_then(|&o| quant_after(o)))
+                    .collect();
+                let group = siblings.get(&h).map_or(&[][..], Vec::as_slice);
+                let at = group.iter().position(|&x| x == n).unwrap_or(0);
+                match (quants.as_slice(), group.len()) {
+                    ([], _) => None,
+                    (qs, 1) => qs.last().copied(),
+                    (qs, m) if at + 1 == m => qs.last().copied(),
+                    (qs, _) if at == 0 => qs.first().copied(),
+                    _ => None,
+                }
             }) else {
                 continue;
             };
