@@ -366,6 +366,10 @@ fn portable_operators_run_on_the_board_equal_to_the_host() {
             "an operator the firmware does not implement",
         ),
         ("ethos_u55", "an Ethos-U delegate"),
+        (
+            "float_conv_on_int8",
+            "a float-only operator left on int8 tensors",
+        ),
     ];
     // and these, whose C library function the host does not model as newlib computes it (the
     // double-precision sin of a float64 tensor; refused on the host, naming the function)

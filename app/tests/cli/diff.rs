@@ -117,7 +117,9 @@ fn a_stage_against_its_program_names_module_and_instruction_of_every_group() {
     );
     let report = json(&["diff", &stage, p(&pte), "--input", p(&input), "--json"]);
     let rows = report["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 3);
+    // matched by quantity: the convolution (its input quantize with it) and the linear layer
+    assert_eq!(report["matched_by"], "quantity");
+    assert_eq!(rows.len(), 2);
     // every convolution and linear group knows its module, and the program's instruction
     for r in rows.iter().filter(|r| {
         r["b_ops"].as_array().is_some_and(|ops| {

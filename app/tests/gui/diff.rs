@@ -125,7 +125,7 @@ fn diff_mode_compares_the_program_with_a_lowering_stage() {
     wait_for_diff(&mut harness);
     harness.run_steps(3);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");
-    assert_eq!(view.report.matched_by, "debug_handle");
+    assert_eq!(view.report.matched_by, "quantity");
     // the Cortex-M stage and the program compute the same CMSIS-NN arithmetic
     assert!(view
         .report
