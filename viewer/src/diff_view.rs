@@ -410,10 +410,11 @@ impl DiffView {
                 ScrollArea::vertical()
                     .id_salt("diff-tensors")
                     .show(ui, |ui| {
+                        // real values (dequantized), whatever type each side holds
                         ui.label(RichText::new("A").strong());
-                        crate::tensor_view::tensor_ui(ui, "diff-a", &ta);
+                        crate::tensor_view::tensor_ui_as(ui, "diff-a", &ta, "values");
                         ui.label(RichText::new("B").strong());
-                        crate::tensor_view::tensor_ui(ui, "diff-b", &tb);
+                        crate::tensor_view::tensor_ui_as(ui, "diff-b", &tb, "values");
                         error_heatmap(ui, &ta, &tb);
                     });
             }
@@ -446,5 +447,5 @@ fn error_heatmap(ui: &mut Ui, a: &TensorData, b: &TensorData) {
         bytes: err.iter().flat_map(|v| v.to_le_bytes()).collect(),
     };
     ui.label(RichText::new("|A − B|").strong());
-    crate::tensor_view::tensor_ui(ui, "diff-err", &t);
+    crate::tensor_view::tensor_ui_as(ui, "diff-err", &t, "|A − B|");
 }

@@ -58,19 +58,20 @@ pub fn slice_count(t: &TensorData) -> usize {
 
 /// Shows stats, histogram and heatmap of one tensor.
 pub fn tensor_ui(ui: &mut Ui, id: &str, t: &TensorData) {
+    tensor_ui_as(ui, id, t, &t.dtype.short_name());
+}
+
+/// [`tensor_ui`] with the header naming the values as `what` (the Diff's compared values are
+/// real numbers computed from each side's own type, not a tensor of their storage type).
+pub fn tensor_ui_as(ui: &mut Ui, id: &str, t: &TensorData, what: &str) {
     let Ok(values) = t.to_f64() else {
         ui.label(format!("{} elements cannot be shown", t.dtype.name()));
         return;
     };
     let s = etscope_core::tensor::stats_of(&values);
     ui.monospace(format!(
-        "{}{:?}  min {:.5}  max {:.5}  mean {:.5}  std {:.5}",
-        t.dtype.short_name(),
-        t.shape,
-        s.min,
-        s.max,
-        s.mean,
-        s.std
+        "{what}{:?}  min {:.5}  max {:.5}  mean {:.5}  std {:.5}",
+        t.shape, s.min, s.max, s.mean, s.std
     ));
     if s.non_finite > 0 {
         ui.colored_label(
