@@ -237,7 +237,8 @@ impl StageCompare {
         } else {
             (&mut self.right_view, &mut self.left_view)
         };
-        this.selected = Some(node);
+        // both panes show the pair: the chosen node and its counterpart, each centred
+        this.focus(node);
         other.selected = there.first().copied();
         if let Some(&m) = there.first() {
             other.focus(m);

@@ -574,7 +574,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.horizontal_top(|ui| {
         if let Some(o) = s.outputs.first() {
             ui.vertical(|ui| {
-                ui.label(RichText::new("confusion: label × B's class").weak())
+                ui.label(RichText::new("confusion: label (rows) × B's class (columns)").weak())
                     .on_hover_text(
                         "rows: the label (A's top-1 without labels); columns: B's top-1",
                     );
@@ -796,10 +796,41 @@ fn confusion(ui: &mut egui::Ui, m: &[Vec<u64>]) {
         return;
     }
     let cell = 22.0;
-    let (rect, _) = ui.allocate_exact_size(
-        egui::vec2(cell * n as f32, cell * n as f32),
+    // class numbers along the top (B's class) and the left (the label), as the CLI's table
+    let margin = 18.0;
+    let (outer, _) = ui.allocate_exact_size(
+        egui::vec2(cell * n as f32 + margin, cell * n as f32 + margin),
         egui::Sense::hover(),
     );
+    let rect = egui::Rect::from_min_size(
+        outer.min + egui::vec2(margin, margin),
+        egui::vec2(cell * n as f32, cell * n as f32),
+    );
+    let ticks = ui.painter_at(outer);
+    for k in 0..n {
+        let font = egui::FontId::monospace(9.0);
+        let color = ui.visuals().weak_text_color();
+        ticks.text(
+            egui::pos2(
+                rect.min.x + (k as f32 + 0.5) * cell,
+                outer.min.y + margin / 2.0,
+            ),
+            egui::Align2::CENTER_CENTER,
+            k.to_string(),
+            font.clone(),
+            color,
+        );
+        ticks.text(
+            egui::pos2(
+                outer.min.x + margin / 2.0,
+                rect.min.y + (k as f32 + 0.5) * cell,
+            ),
+            egui::Align2::CENTER_CENTER,
+            k.to_string(),
+            font,
+            color,
+        );
+    }
     let painter = ui.painter_at(rect);
     for (r, row) in m.iter().enumerate() {
         let total: u64 = row.iter().sum();
