@@ -94,6 +94,19 @@ pub fn pte_info(p: &Program) -> Value {
                 // a hostile plan can declare millions; the first MAX_LISTED_ARENAS are listed
                 "arenas": plan.non_const_buffer_sizes.iter().enumerate().skip(1).take(super::MAX_LISTED_ARENAS)
                     .map(|(id, &size)| json!({"memory_id": id, "size": size})).collect::<Vec<_>>(),
+                // where the program does not compute what the model means (a float operator
+                // left on int8 codes) or the device computes it otherwise: the window's device
+                // notes, for the core the program was lowered for
+                "notes": etscope_core::analysis::device_notes::notes(
+                    plan,
+                    etscope_core::runtime::Device {
+                        target: etscope_core::runtime::Target::of_program(p, 0).unwrap_or_default(),
+                        ..Default::default()
+                    },
+                )
+                .iter()
+                .map(|n| json!({"instruction": n.instruction, "op": n.op, "kind": n.kind, "why": n.why}))
+                .collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -235,6 +248,14 @@ fn render(path: &Path, info: &Value) -> String {
                 }
                 for o in plan["operators"].as_array().into_iter().flatten() {
                     out.push_str(&format!("  op {}\n", o.as_str().unwrap_or("")));
+                }
+                for n in plan["notes"].as_array().into_iter().flatten() {
+                    out.push_str(&format!(
+                        "  note: instruction {} ({}): {}\n",
+                        field(n, "instruction"),
+                        n["op"].as_str().unwrap_or(""),
+                        n["why"].as_str().unwrap_or("")
+                    ));
                 }
                 for d in plan["delegate_backends"].as_array().into_iter().flatten() {
                     out.push_str(&format!(

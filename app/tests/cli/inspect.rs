@@ -528,3 +528,23 @@ fn the_preparation_budget_is_a_flag_whose_refusal_says_how_to_raise_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `info` says where a program does not compute what the model means: a float convolution
+/// ExecuTorch's default flow left on int8 codes is named with its instruction.
+#[test]
+fn info_names_a_float_layer_left_on_int8_codes() {
+    let pte = fixture("programs/float_conv_on_int8/model.pte");
+    let d = json(&["info", p(&pte), "--json"]);
+    let notes = d["plans"][0]["notes"].as_array().expect("notes");
+    assert!(
+        notes.iter().any(|n| n["instruction"] == 1
+            && n["op"] == "aten::convolution"
+            && n["kind"] == "lowering"),
+        "{notes:?}"
+    );
+    let text = String::from_utf8_lossy(&etscope(&["info", p(&pte)]).stdout).to_string();
+    assert!(
+        text.contains("note: instruction 1 (aten::convolution)"),
+        "{text}"
+    );
+}

@@ -94,6 +94,14 @@ fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Strin
             x.scalar_type.short_name()
         ));
     }
+    // a float weighted layer left on quantized codes (ExecuTorch's default flow can leave a
+    // convolution so): no requantization, its integers are not the layer's output
+    if int && traits(op).weighted && !op.starts_with("cortex_m::") {
+        return Some(format!(
+            "a float weighted layer ({op}) applied to {} codes: it multiplies and adds the integers with no requantization, not the values they stand for",
+            x.scalar_type.short_name()
+        ));
+    }
     if !int && traits(op).fusable_activation {
         let from_dq = producer_op(plan, *args.first()?).is_some_and(|p| traits(p).dequantizes);
         let out = *args.get(args.len().checked_sub(2)?)?;
