@@ -169,12 +169,21 @@ fn quantities_through_handles(g: &Graph, source: &Graph) -> Vec<Option<Quantity>
 fn source_quantities(g: &Graph) -> BTreeMap<NodeId, Quantity> {
     let mut calls: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut out = BTreeMap::new();
+    let decomposed = decomposed_activations(g);
     for n in &g.nodes {
         if !matches!(n.kind, NodeKind::Operator) || computes_on_constants_only(g, n.id) {
             continue;
         }
-        let Some(op) = op_class(&n.op) else {
-            continue;
+        // an activation module a graph computes as several ops (the fp32 program's hardswish:
+        // add, clamp, mul, div) holds one quantity, at its last op, named as the activation —
+        // what a quantized graph keeps as one pattern op
+        let op = match decomposed.get(&n.id) {
+            Some(Some(name)) => name.clone(),
+            Some(None) => continue,
+            None => match op_class(&n.op) {
+                Some(op) => op,
+                None => continue,
+            },
         };
         let module = n
             .module_stack
@@ -191,6 +200,41 @@ fn source_quantities(g: &Graph) -> BTreeMap<NodeId, Quantity> {
             },
         );
         *call += 1;
+    }
+    out
+}
+
+/// The activation modules (`nn.Hardswish`, `nn.Hardsigmoid`, `nn.SiLU`, `nn.GELU`, `nn.Mish`)
+/// a graph computes as several operators: each such node → `Some(activation)` for the last of
+/// its module instance, `None` for the others.
+fn decomposed_activations(g: &Graph) -> BTreeMap<NodeId, Option<String>> {
+    const ACTIVATIONS: [&str; 5] = ["Hardswish", "Hardsigmoid", "SiLU", "GELU", "Mish"];
+    let mut by_module: BTreeMap<String, (String, Vec<NodeId>)> = BTreeMap::new();
+    for n in &g.nodes {
+        if !matches!(n.kind, NodeKind::Operator) || computes_on_constants_only(g, n.id) {
+            continue;
+        }
+        let Some(frame) = n.module_stack.last() else {
+            continue;
+        };
+        let class = frame.class.rsplit('.').next().unwrap_or(&frame.class);
+        if ACTIVATIONS.contains(&class) && op_class(&n.op).is_some() {
+            by_module
+                .entry(frame.path.clone())
+                .or_insert_with(|| (class.to_ascii_lowercase(), Vec::new()))
+                .1
+                .push(n.id);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (_, (name, nodes)) in by_module {
+        if nodes.len() < 2 {
+            continue;
+        }
+        let last = nodes.iter().copied().max();
+        for n in nodes {
+            out.insert(n, (Some(n) == last).then(|| name.clone()));
+        }
     }
     out
 }
