@@ -88,6 +88,45 @@ pub fn check(
     Ok(out)
 }
 
+/// One inference of `image` (of `program`, named `name`) on the board: every instruction output
+/// it sent, read back over RTT into `scratch`.
+pub fn captured_on_board(
+    program: &Program,
+    image: &[u8],
+    elf: &Path,
+    scratch: &Path,
+    name: &str,
+) -> Result<Vec<etscope_core::formats::debug_buffer::CapturedTensor>> {
+    let qemu = crate::board::Qemu::start(elf, image)?;
+    let gdb = qemu.connect()?;
+    let mut source = TargetSource::new(Box::new(gdb), Locate::Address(qemu.control_block()?));
+    let raw = scratch.join("sample.etsw");
+    let mut recorder = Recorder::new(Some(&raw)).map_err(|e| anyhow!("{e}"))?;
+    record_until(
+        &mut recorder,
+        &mut source,
+        Some(1),
+        Duration::from_millis(1),
+        Duration::from_secs(60),
+        |_| true,
+    )
+    .map_err(|e| anyhow!("{name} on the board: {e}"))?;
+    drop(recorder);
+    let etdp = scratch.join("sample.etdp");
+    let saved = save_capture(&raw, program, name, &etdp).map_err(|e| anyhow!("{e}"))?;
+    let buffer = std::fs::read(etdp.with_extension("bin")).map_err(|_| {
+        anyhow!(
+            "{name}: the board sent no outputs (its log: {:?})",
+            saved.logs
+        )
+    })?;
+    let device = captured_tensors(&saved.etdump, &buffer).map_err(|e| anyhow!("{name}: {e}"))?;
+    if device.is_empty() {
+        bail!("{name}: the board sent no outputs");
+    }
+    Ok(device)
+}
+
 /// One sample on the board against the host: the differences and the outputs compared.
 #[allow(clippy::too_many_arguments)]
 fn one_sample(
@@ -111,34 +150,8 @@ fn one_sample(
     };
     let image = board_image::build(program, plan, inputs, &options)
         .map_err(|e| anyhow!("{name}: cannot run on the emulated board: {e}"))?;
-    let qemu = crate::board::Qemu::start(elf, &image.bytes)?;
-    let gdb = qemu.connect()?;
-    let mut source = TargetSource::new(Box::new(gdb), Locate::Address(qemu.control_block()?));
-    let raw = scratch.join("sample.etsw");
-    let mut recorder = Recorder::new(Some(&raw)).map_err(|e| anyhow!("{e}"))?;
-    record_until(
-        &mut recorder,
-        &mut source,
-        Some(1),
-        Duration::from_millis(1),
-        Duration::from_secs(60),
-        |_| true,
-    )
-    .map_err(|e| anyhow!("{name}: sample {sample} on the board: {e}"))?;
-    drop(recorder);
-    let etdp = scratch.join("sample.etdp");
-    let saved = save_capture(&raw, program, name, &etdp).map_err(|e| anyhow!("{e}"))?;
-    let buffer = std::fs::read(etdp.with_extension("bin")).map_err(|_| {
-        anyhow!(
-            "{name}: sample {sample}: the board sent no outputs (its log: {:?})",
-            saved.logs
-        )
-    })?;
-    let device = captured_tensors(&saved.etdump, &buffer)
-        .map_err(|e| anyhow!("{name}: sample {sample}: {e}"))?;
-    if device.is_empty() {
-        bail!("{name}: sample {sample}: the board sent no outputs");
-    }
+    let device = captured_on_board(program, &image.bytes, elf, scratch, name)
+        .map_err(|e| anyhow!("sample {sample}: {e}"))?;
     let op_of = |i: usize| {
         let graph_op = program.plans[plan]
             .main_instructions()

@@ -132,29 +132,10 @@ fn equals_the_host_on_the_board(
         }
         Err(e) => panic!("{name}: the host cannot run it: {e}"),
     };
-    let (_qemu, gdb, cb) = start(&image);
     let dir = out_dir(&format!("sweep-{}", name.replace('/', "_")));
-    let raw = dir.join("capture.etsw");
-    let mut source = TargetSource::new(Box::new(gdb), Locate::Address(cb));
-    let mut recorder = Recorder::new(Some(&raw)).expect("raw file");
-    record_until(
-        &mut recorder,
-        &mut source,
-        Some(1),
-        Duration::from_millis(1),
-        Duration::from_secs(60),
-        |_| true,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let saved = save_capture(&raw, program, name, &dir.join("capture.etdp")).expect("saved");
-    let buffer = std::fs::read(dir.join("capture.bin")).unwrap_or_else(|_| {
-        panic!(
-            "{name}: the board sent no outputs; its log: {:?}",
-            saved.logs
-        )
-    });
-    let device = captured_tensors(&saved.etdump, &buffer).expect("tensors resolve");
-    assert!(!device.is_empty(), "{name}: the board sent no outputs");
+    let elf = firmware().expect("firmware builds (arm-none-eabi-gcc installed by .ci/run)");
+    let device = etscope::board_check::captured_on_board(program, &image, &elf, &dir, name)
+        .unwrap_or_else(|e| panic!("{e}"));
     // every output bit for bit, float ones after a C library call (expf, tanhf, ...) included:
     // the host computes newlib's functions as the board does (`etscope_core::kernels::libm`)
     let plan = &program.plans[0];
