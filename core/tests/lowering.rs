@@ -348,7 +348,7 @@ fn check_flow_against_executorch(etr_path: &Path, cpu: Cpu, flow: Flow) {
                 assert_eq!(x.buf, y.buf, "{}: outputs differ", etr_path.display());
             }
         }
-        // an operator the host runtime lacks (a float transposed convolution): both stop there
+        // an operator the host runtime refuses: both stop there, with one message
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{}", etr_path.display()),
         (a, b) => panic!(
             "{}: one program runs, the other does not: {:?} / {:?}",

@@ -3,6 +3,7 @@
 //! same-shape elementwise arithmetic. Tensors are NCHW, row-major.
 
 pub mod conv_planes;
+pub mod conv_transposed;
 pub mod index;
 pub mod math;
 pub mod nn;
@@ -38,9 +39,7 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
     let stride = ctx.window_ints(args, 3)?;
     let padding = ctx.window_ints(args, 4)?;
     let dilation = ctx.window_ints(args, 5)?;
-    if ctx.bool(args, 6)? {
-        return Err(ctx.bad("transposed convolution is not implemented"));
-    }
+    let transposed = ctx.bool(args, 6)?;
     let groups = ctx.int(args, 8)?.max(1) as usize;
     // a 1-D convolution ([N, C, L] by [O, C/g, K]) is a 2-D one of height 1
     let one_d = input.shape.len() == 3 && weight.shape.len() == 3;
@@ -71,6 +70,48 @@ pub fn convolution(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError
         get(&dilation, 0),
         get(&dilation, 1),
     );
+    if transposed {
+        let output_padding = ctx.window_ints(args, 7)?;
+        let output_padding = if one_d {
+            [vec![0], output_padding].concat()
+        } else {
+            output_padding
+        };
+        let t = conv_transposed::Transposed {
+            input: [n, c, h, w],
+            weight: [oc, icg, kh, kw],
+            groups,
+            stride: (sh, sw),
+            padding: (ph, pw),
+            dilation: (dh, dw),
+            output_padding: (get(&output_padding, 0), get(&output_padding, 1)),
+        };
+        let fits = |len: usize, dims: &[usize]| crate::kernels::element_count(dims) == Some(len);
+        let dims = t.out_dims().filter(|_| {
+            sh > 0 && sw > 0 && fits(x.len(), &[n, c, h, w]) && fits(wt.len(), &[oc, icg, kh, kw])
+        });
+        let Some([_, out_c, out_h, out_w]) = dims else {
+            return Err(ctx.bad(format!(
+                "transposed: input {:?}, weight {:?}, groups {groups} do not fit",
+                input.shape, weight.shape
+            )));
+        };
+        if b.is_some_and(|b| b.len() != out_c) {
+            return Err(ctx.bad("the bias does not match the output channels"));
+        }
+        ctx.charge(&[n, out_c, out_h, out_w, icg, kh, kw])?;
+        ctx.out_len(&[n, out_c, out_h, out_w])?;
+        let out = t
+            .run(x, wt, b)
+            .ok_or_else(|| ctx.bad("transposed convolution sizes do not fit"))?;
+        let o = out_of(ctx, args)?;
+        let shape = if one_d {
+            vec![n, out_c, out_w]
+        } else {
+            vec![n, out_c, out_h, out_w]
+        };
+        return ctx.write(o, shape, Buf::F32(out));
+    }
     if sh == 0 || sw == 0 || icg.checked_mul(groups) != Some(c) || oc % groups != 0 {
         return Err(ctx.bad(format!(
             "input {:?}, weight {:?}, groups {groups} do not fit",
