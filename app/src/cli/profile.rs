@@ -84,7 +84,7 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
                     t.core
                 );
             }
-            CaptureMachine::declared(Some(&t.core), emulated)
+            load::capture_origin(Some(t)).machine
         }
     };
     // the estimate asked for, and why it is not set against the capture when it is not

@@ -5,10 +5,9 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use etscope_core::analysis::cost::measured::CaptureMachine;
 use etscope_core::analysis::diff_sources::program_graph;
 use etscope_core::analysis::profile::profile;
-use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison, Origin};
+use etscope_core::analysis::profile_compare::{compare, CaptureSide, Comparison};
 use etscope_core::ir::Graph;
 use serde_json::json;
 
@@ -98,11 +97,17 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
         .b_etrecord
         .or(if other_export { None } else { args.etrecord });
     let b = load_side(b_pte, args.b_etdump, b_etrecord, other_export)?;
-    // a capture saved by etscope from a target with a clock holds nanoseconds
-    let rate_of =
-        |given: Option<f64>, etdump: &Path| given.or(load::capture_target(etdump).map(|_| 1000.0));
-    let a_rate = rate_of(args.ticks_per_us, args.etdump);
-    let b_rate = rate_of(args.b_ticks_per_us.or(args.ticks_per_us), args.b_etdump);
+    // each capture's declared target, read once: a capture saved by etscope from a target with
+    // a clock holds nanoseconds, and says which machine it comes from
+    let (ta, tb) = (
+        load::capture_target(args.etdump),
+        load::capture_target(args.b_etdump),
+    );
+    let rate_of = |given: Option<f64>, t: &Option<etscope_profiler::wire::TargetInfo>| {
+        given.or(t.as_ref().map(|_| 1000.0))
+    };
+    let a_rate = rate_of(args.ticks_per_us, &ta);
+    let b_rate = rate_of(args.b_ticks_per_us.or(args.ticks_per_us), &tb);
     fn side(l: &Loaded, rate: Option<f64>) -> CaptureSide<'_> {
         CaptureSide {
             profile: &l.profile,
@@ -110,17 +115,6 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
             ticks_per_us: rate,
         }
     }
-    let origin = |etdump: &Path| {
-        let t = load::capture_target(etdump);
-        Origin {
-            machine: CaptureMachine::declared(
-                t.as_ref().map(|t| t.core.as_str()),
-                t.as_ref()
-                    .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core)),
-            ),
-            clock_hz: t.map(|t| t.tick_hz).filter(|&hz| hz > 0),
-        }
-    };
     let cmp = compare(side(&a, a_rate), side(&b, b_rate))
         .map_err(|e| {
             anyhow!(
@@ -129,7 +123,10 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
                 args.b_etdump.display()
             )
         })?
-        .from_origins(&origin(args.etdump), &origin(args.b_etdump));
+        .from_origins(
+            &load::capture_origin(ta.as_ref()),
+            &load::capture_origin(tb.as_ref()),
+        );
     if let (Some(w), false) = (&cmp.warning, args.json) {
         eprintln!("warning: {w}");
     }

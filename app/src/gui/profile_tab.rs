@@ -191,7 +191,10 @@ pub(super) fn compare_with_document(app: &mut EtscopeApp, other: usize) {
 pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
     let rate = app.ticks_per_us();
     // B's own clock: the one its raw stream declares (nanoseconds stored), else the toolbar's
-    let b_rate = crate::load::capture_target(path)
+    // B's declared target, read once: its clock (nanoseconds stored) and its machine
+    let b_target = crate::load::capture_target(path);
+    let b_rate = b_target
+        .as_ref()
         .map(|_| 1000.0)
         .or(app.settings.ticks_per_us);
     let Some(dv) = app.docs.get_mut(app.active) else {
@@ -219,16 +222,7 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let name = format!("{file} ({})", dv.doc.title);
-            let target = crate::load::capture_target(path);
-            let origin = Origin {
-                machine: etscope_core::analysis::cost::measured::CaptureMachine::declared(
-                    target.as_ref().map(|t| t.core.as_str()),
-                    target
-                        .as_ref()
-                        .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core)),
-                ),
-                clock_hz: target.map(|t| t.tick_hz).filter(|&hz| hz > 0),
-            };
+            let origin = crate::load::capture_origin(b_target.as_ref());
             dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, b_rate, &origin));
         }
         Err(e) => app.messages.push(e),

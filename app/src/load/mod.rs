@@ -150,6 +150,21 @@ pub fn capture_target(etdump: &Path) -> Option<etscope_profiler::wire::TargetInf
         .filter(|t| t.tick_hz > 0)
 }
 
+/// The machine and clock a capture comes from, as its declared target (if any) says: an
+/// emulator when the core name says so, the part it names otherwise, undeclared without one.
+pub fn capture_origin(
+    target: Option<&etscope_profiler::wire::TargetInfo>,
+) -> etscope_core::analysis::profile_compare::Origin {
+    use etscope_core::analysis::cost::measured::CaptureMachine;
+    etscope_core::analysis::profile_compare::Origin {
+        machine: CaptureMachine::declared(
+            target.map(|t| t.core.as_str()),
+            target.is_some_and(|t| etscope_profiler::session::is_emulated(&t.core)),
+        ),
+        clock_hz: target.map(|t| t.tick_hz).filter(|&hz| hz > 0),
+    }
+}
+
 /// Refuses an ETDump that was not recorded running `plan` of the program at `pte`.
 pub fn ensure_etdump_fits(
     plan: &etscope_core::formats::pte::ExecutionPlan,
