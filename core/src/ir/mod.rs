@@ -594,6 +594,19 @@ impl Graph {
         propagate_quant_through_moves(&mut self.values, &self.nodes);
     }
 
+    /// Each node's successors (the nodes reading one of its outputs), once each, in edge order.
+    pub fn successors(&self) -> Vec<Vec<NodeId>> {
+        let mut succ: Vec<Vec<NodeId>> = vec![Vec::new(); self.nodes.len()];
+        for e in &self.edges {
+            if let Some(s) = succ.get_mut(e.from) {
+                if !s.contains(&e.to) {
+                    s.push(e.to);
+                }
+            }
+        }
+        succ
+    }
+
     /// Recomputes `edges` and each value's consumers from node inputs/outputs, following aliases
     /// back to the producing node.
     pub(crate) fn link(&mut self) {

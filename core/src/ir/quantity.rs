@@ -98,37 +98,32 @@ impl Graph {
     }
 }
 
+/// A batch norm operator, any of the names an export gives it.
+pub(crate) fn is_batch_norm(op: &str) -> bool {
+    let short = op.rsplit("::").next().unwrap_or(op);
+    matches!(
+        short,
+        "_native_batch_norm_legit_no_training"
+            | "native_batch_norm"
+            | "_native_batch_norm_legit"
+            | "batch_norm"
+    )
+}
+
 /// A batch norm that alone reads a weighted op's output stands for that op's quantity: a
 /// quantizer folds it into the op (conv + bn observed as one), so the float program's op and
 /// its batch norm are one tensor of the model, the batch norm's output. Without this, a
 /// convolution whose batch norm feeds a residual add (no activation after it) would set the
 /// float convolution's output before its batch norm against the int8 one after it.
 fn batch_norms_take_over(g: &Graph, mut q: Vec<Option<Quantity>>) -> Vec<Option<Quantity>> {
-    let is_bn = |op: &str| {
-        let short = op.rsplit("::").next().unwrap_or(op);
-        matches!(
-            short,
-            "_native_batch_norm_legit_no_training"
-                | "native_batch_norm"
-                | "_native_batch_norm_legit"
-                | "batch_norm"
-        )
-    };
-    let mut succ: Vec<Vec<NodeId>> = vec![Vec::new(); g.nodes.len()];
-    for e in &g.edges {
-        if let Some(s) = succ.get_mut(e.from) {
-            if !s.contains(&e.to) {
-                s.push(e.to);
-            }
-        }
-    }
+    let succ = g.successors();
     for n in 0..g.nodes.len() {
         let weighted = crate::ops::traits_of(&g.nodes[n].op).weighted;
         if !weighted || q.get(n).is_none_or(Option::is_none) {
             continue;
         }
         if let [bn] = succ[n].as_slice() {
-            if g.nodes.get(*bn).is_some_and(|m| is_bn(&m.op)) {
+            if g.nodes.get(*bn).is_some_and(|m| is_batch_norm(&m.op)) {
                 let moved = q[n].take();
                 q[*bn] = moved;
             }

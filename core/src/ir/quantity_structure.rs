@@ -58,15 +58,7 @@ fn class(op: &str) -> Option<&'static str> {
 /// An op a lowering folds into the operator before it.
 fn folds_in(op: &str) -> bool {
     let short = op.rsplit("::").next().unwrap_or(op);
-    matches!(
-        short,
-        "relu"
-            | "relu6"
-            | "hardtanh"
-            | "clamp"
-            | "_native_batch_norm_legit_no_training"
-            | "native_batch_norm"
-    )
+    super::quantity::is_batch_norm(op) || matches!(short, "relu" | "relu6" | "hardtanh" | "clamp")
 }
 
 /// A multiply or divide by a constant: an int8 program folds it into the output scale of the
@@ -129,21 +121,8 @@ fn terminal(g: &Graph, succ: &[Vec<NodeId>], n: NodeId) -> bool {
     reaches
 }
 
-fn successors(g: &Graph) -> Vec<Vec<NodeId>> {
-    let mut succ: Vec<Vec<NodeId>> = vec![Vec::new(); g.nodes.len()];
-    for e in &g.edges {
-        if let Some(s) = succ.get_mut(e.from) {
-            if !s.contains(&e.to) {
-                s.push(e.to);
-            }
-        }
-    }
-    succ
-}
-
-/// The program's observed operators in execution order.
-fn sequence(g: &Graph) -> Vec<Observed> {
-    let succ = successors(g);
+/// The program's observed operators in execution order (`succ`: its successors).
+fn sequence(g: &Graph, succ: &[Vec<NodeId>]) -> Vec<Observed> {
     let mut out = Vec::new();
     for n in &g.nodes {
         if n.kind != NodeKind::Operator {
@@ -217,7 +196,8 @@ fn align(a: &[Observed], b: &[Observed]) -> Option<Vec<(usize, usize)>> {
 /// The quantity each node of `a` and of `b` holds, found from the programs alone; `None` when
 /// the weighted operators cannot all be aligned.
 pub fn structural_quantities(a: &Graph, b: &Graph) -> Option<(NodeQuantities, NodeQuantities)> {
-    let (sa, sb) = (sequence(a), sequence(b));
+    let (succ_a, succ_b) = (a.successors(), b.successors());
+    let (sa, sb) = (sequence(a, &succ_a), sequence(b, &succ_b));
     let pairs = align(&sa, &sb)?;
     let count = |s: &[Observed]| s.iter().filter(|(c, _, _)| weighted(c)).count();
     let aligned = pairs.iter().filter(|&&(i, _)| weighted(sa[i].0)).count();
@@ -227,7 +207,6 @@ pub fn structural_quantities(a: &Graph, b: &Graph) -> Option<(NodeQuantities, No
     let mut qa = vec![None; a.nodes.len()];
     let mut qb = vec![None; b.nodes.len()];
     let mut calls: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let (succ_a, succ_b) = (successors(a), successors(b));
     for (i, j) in pairs {
         if terminal(a, &succ_a, sa[i].2) != terminal(b, &succ_b, sb[j].2) {
             continue;
