@@ -385,11 +385,9 @@ impl GraphView {
     }
 
     fn edge_visible(view: Rect, e: &crate::layout::DrawnEdge) -> bool {
-        let mut r = Rect::NOTHING;
-        for p in &e.points {
-            r.extend_with(Pos2::new(p[0], p[1]));
-        }
-        r.intersects(view)
+        let b = e.bounds;
+        !e.points.is_empty()
+            && Rect::from_min_max(Pos2::new(b[0], b[1]), Pos2::new(b[2], b[3])).intersects(view)
     }
 
     fn selected_slot(&self) -> Option<usize> {

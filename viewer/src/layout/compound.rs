@@ -48,6 +48,8 @@ pub struct DrawnEdge {
     /// The tensor it carries.
     pub value: ValueId,
     pub points: Vec<[f32; 2]>,
+    /// min x, min y, max x, max y of `points` (the canvas culls by it every frame).
+    pub bounds: [f32; 4],
 }
 
 /// An unfolded module instance's box.
@@ -704,6 +706,22 @@ fn assemble(
         if !seen.insert((from, to, path.clone())) {
             continue;
         }
+        let bounds = points.iter().fold(
+            [
+                f32::INFINITY,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NEG_INFINITY,
+            ],
+            |b, p| {
+                [
+                    b[0].min(p[0]),
+                    b[1].min(p[1]),
+                    b[2].max(p[0]),
+                    b[3].max(p[1]),
+                ]
+            },
+        );
         out.edges.push(DrawnEdge {
             from,
             to,
@@ -711,6 +729,7 @@ fn assemble(
             to_node: *v,
             value: *value,
             points,
+            bounds,
         });
     }
     let mut b = [
@@ -725,10 +744,8 @@ fn assemble(
     for r in out.rects.iter().chain(out.frames.iter().map(|f| &f.rect)) {
         grow(r[0], r[1], r[0] + r[2], r[1] + r[3]);
     }
-    for e in &out.edges {
-        for p in &e.points {
-            grow(p[0], p[1], p[0], p[1]);
-        }
+    for e in out.edges.iter().filter(|e| !e.points.is_empty()) {
+        grow(e.bounds[0], e.bounds[1], e.bounds[2], e.bounds[3]);
     }
     out.bounds = if b[0].is_finite() { b } else { [0.0; 4] };
     let mut by_y: Vec<usize> = (0..out.slots.len()).collect();
