@@ -187,7 +187,6 @@ impl StageView {
             .collect();
         let widths: Vec<f32> = labels.iter().map(|l| label_width(l)).collect();
         let categories = graph.nodes.iter().map(|n| n.category()).collect();
-        let modules = module_groups(&graph);
         let mut view = StageView {
             name: name.to_string(),
             graph,
@@ -195,7 +194,8 @@ impl StageView {
             categories,
             labels,
             widths,
-            modules,
+            // grouped with the layout, once (`relayout`)
+            modules: Vec::new(),
             pass: None,
             lowering: None,
             unbuilt: None,
