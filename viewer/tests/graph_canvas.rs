@@ -111,6 +111,16 @@ fn texts(h: &Harness<'_, Canvas>) -> Vec<(String, f32)> {
     out
 }
 
+/// The first node of module `path`.
+fn first_node_of(c: &Canvas, path: &str) -> usize {
+    c.stage
+        .modules
+        .iter()
+        .find(|m| m.path == path)
+        .unwrap_or_else(|| panic!("no module {path}"))
+        .nodes[0]
+}
+
 fn click(h: &mut Harness<'_, Canvas>, at: Pos2) {
     h.event(Event::PointerMoved(at));
     for pressed in [true, false] {
@@ -130,13 +140,7 @@ fn a_large_graph_opens_folded_whole_and_centred_and_fit_brings_it_back() {
     let c = h.state();
     assert!(c.stage.graph.nodes.len() > 200);
     assert!(c.view.collapsed.contains("gru"), "{:?}", c.view.collapsed);
-    let gru_node = c
-        .stage
-        .modules
-        .iter()
-        .find(|m| m.path == "gru")
-        .expect("gru")
-        .nodes[0];
+    let gru_node = first_node_of(c, "gru");
     assert!(c.view.is_folded(gru_node));
     assert_all_visible(&h, "first frame");
     // panned and zoomed away, then View ▸ Fit
@@ -159,13 +163,7 @@ fn a_large_graph_opens_folded_whole_and_centred_and_fit_brings_it_back() {
 fn clicking_a_folded_module_unfolds_it_and_fit_shows_it_whole() {
     let mut h = canvas(program_stage("models/audio_gru"));
     let c = h.state();
-    let gru_node = c
-        .stage
-        .modules
-        .iter()
-        .find(|m| m.path == "gru")
-        .expect("gru")
-        .nodes[0];
+    let gru_node = first_node_of(c, "gru");
     assert!(c.view.is_folded(gru_node), "opens folded");
     let at = c.view.screen_pos(&c.stage, gru_node).expect("drawn");
     click(&mut h, at);
