@@ -35,8 +35,7 @@ fn diff_of_a_host_run_against_its_device_capture_has_no_divergence() {
 #[test]
 fn diff_runs_the_host_side_as_the_core_chosen_and_finds_what_that_core_changes() {
     // a capture of ExecuTorch's own runtime on an emulated Cortex-M55, rebuilt from its stream
-    let dir = std::env::temp_dir().join(format!("etscope-cli-diff-core-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = fresh_dir("cli-diff-core");
     let pte = tiny("model_int8_cortex_m55.pte");
     let stream = fixture(
         "executorch_runtime/m55_qemu_streams/tiny_conv_relu_linear__model_int8_cortex_m55.etsw",

@@ -63,9 +63,7 @@ fn summary(mut doc: Value) -> Value {
 
 #[test]
 fn eval_is_the_same_for_every_dataset_form_job_count_and_shard_split() {
-    let dir = std::env::temp_dir().join(format!("etscope-eval-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = fresh_dir("eval");
     let (folder, array, labels) = dataset(&dir, 23);
     let (a, b) = (tiny("model_fp32.pte"), tiny("model_int8_cortex_m55.pte"));
     let run = |data: &Path, extra: &[&str]| {
@@ -292,9 +290,7 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
 #[test]
 fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_sweep_predicted() {
     let dir = digits();
-    let tmp = std::env::temp_dir().join(format!("etscope-mixed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).expect("dir");
+    let tmp = fresh_dir("mixed");
     let mixed = tmp.join("mixed.pte");
     let out = etscope(&[
         "lower",

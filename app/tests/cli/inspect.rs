@@ -212,8 +212,7 @@ fn graph_json_has_nodes_edges_and_values() {
 
 #[test]
 fn bad_files_give_one_line_errors_naming_the_file() {
-    let dir = std::env::temp_dir().join(format!("etscope-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp");
+    let dir = fresh_dir("bad");
     let pte = std::fs::read(tiny("model_fp32.pte")).expect("pte");
     let etdp = std::fs::read(tiny("etdump_profile_5runs.etdp")).expect("etdp");
     let cases: Vec<(&str, Vec<u8>, &[&str])> = vec![
@@ -462,8 +461,7 @@ fn graph_json_arguments_carry_their_typed_data_equal_to_the_programs_values() {
 /// opens (a run that needs the missing weights names them).
 #[test]
 fn a_broken_neighbour_file_is_a_warning_not_a_refusal() {
-    let dir = std::env::temp_dir().join(format!("etscope-neighbour-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = fresh_dir("neighbour");
     // a program with external weights, its .ptd truncated
     let src = fixture("programs/external_weights");
     let pte = dir.join("model.pte");

@@ -63,6 +63,14 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
 }
 
+/// An empty scratch folder of this test process: `etscope-{name}-{pid}` under the temp dir.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("etscope-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
 fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }

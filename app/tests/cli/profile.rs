@@ -50,10 +50,8 @@ fn a_capture_stands_beside_its_estimate_only_when_it_comes_from_the_modelled_par
     );
     assert!(!out.contains("meas÷est"), "{out}");
     // a capture that declares no machine (the same events without their raw stream): refused
-    let dir = std::env::temp_dir().join(format!("etscope-undeclared-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let bare = dir.join("capture.etdp");
-    std::fs::copy(&board, &bare).expect("copied");
+    let dir = fresh_dir("undeclared");
+    let bare = without_its_raw_stream(&board, &dir);
     let d = json(&[
         "profile",
         "--pte",
@@ -189,10 +187,8 @@ fn two_exports_captures_compare_through_their_etrecords_in_json_and_csv() {
 fn captures_of_two_machines_are_compared_with_a_warning_saying_so() {
     // the emulated board's capture against the same events with no machine declared
     let board = fixture("captures/ds_cnn_m55_explicit_board.etdp");
-    let dir = std::env::temp_dir().join(format!("etscope-machines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let bare = dir.join("capture.etdp");
-    std::fs::copy(&board, &bare).expect("copied");
+    let dir = fresh_dir("machines");
+    let bare = without_its_raw_stream(&board, &dir);
     let pte = ds("model_int8_cortex_m55.pte");
     let args = [
         "profile",
@@ -308,4 +304,12 @@ fn a_replanned_program_costs_the_same_estimated_cycles() {
     let _ = std::fs::remove_file(&out);
     assert!(before.as_f64().is_some_and(|c| c > 0.0));
     assert_eq!(before, after);
+}
+
+/// The same events as `capture` without the raw stream beside it: a capture that declares no
+/// machine.
+fn without_its_raw_stream(capture: &Path, dir: &Path) -> PathBuf {
+    let bare = dir.join("capture.etdp");
+    std::fs::copy(capture, &bare).expect("copied");
+    bare
 }
