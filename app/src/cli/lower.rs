@@ -118,8 +118,14 @@ pub fn run(
     if let Some(edge_module) = edge_module {
         numerics(path, &etr, &edge_module, &stages, options, outputs.inputs)?;
     }
-    // the ETRecord's own result of these passes, when it has one
-    if let (Some(theirs), Some(last)) = (
+    // the ETRecord's own result of these passes, when it has one: of the program as quantized,
+    // so a mixed program (layers kept in float) is not set against it
+    if !outputs.keep_float.is_empty() {
+        println!(
+            "layers kept in float ({}): a mixed program, not compared with the ETRecord's edge_after_transform (ExecuTorch's lowering of the program as quantized)",
+            outputs.keep_float.join(", ")
+        );
+    } else if let (Some(theirs), Some(last)) = (
         etr.stage("edge_after_transform"),
         stages.last().map(|s| &s.module),
     ) {

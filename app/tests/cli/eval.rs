@@ -165,15 +165,16 @@ fn digits() -> PathBuf {
 
 /// `eval --json` of the digits fp32 CNN against `b` over the test split, with `extra`.
 fn digits_eval(b: &Path, extra: &[&str]) -> Value {
+    digits_eval_against(&digits().join("cnn_fp32.pte"), b, extra)
+}
+
+/// `eval A B` over the digits test set with its labels, as JSON.
+fn digits_eval_against(a: &Path, b: &Path, extra: &[&str]) -> Value {
     let dir = digits();
-    let (a, x, y) = (
-        dir.join("cnn_fp32.pte"),
-        dir.join("test_x.npy"),
-        dir.join("test_y.npy"),
-    );
+    let (x, y) = (dir.join("test_x.npy"), dir.join("test_y.npy"));
     let mut args = vec![
         "eval",
-        p(&a),
+        p(a),
         p(b),
         "--data",
         p(&x),
@@ -360,6 +361,67 @@ fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_swee
         assert!(!rows.is_empty());
         for r in rows {
             assert_eq!(r["metrics"]["max_abs"], 0.0, "image {i}: {r}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// The explicit-layout flow, both models: the sweep runs every weighted layer in float (ExecuTorch's
+/// explicit-layout validation refuses a float spatial layer; etscope's mixed program is
+/// ExecuTorch's own with that check relaxed, `core/tests/digits.rs`), `lower --flow explicit
+/// --keep-float G` writes the program whose accuracy the sweep predicted, and the emulated board
+/// runs it as the host does, every instruction's output equal.
+#[test]
+fn the_explicit_flow_sweep_runs_every_layer_in_float_and_its_mixed_program_on_the_board() {
+    let dir = digits();
+    let tmp = fresh_dir("explicit-mixed");
+    for (model, group) in [("cnn", "conv2"), ("resnet", "conv_a")] {
+        let a = dir.join(format!("{model}_fp32.pte"));
+        let b = dir.join(format!("{model}_int8_cortex_m55_explicit.pte"));
+        let doc = digits_eval_against(&a, &b, &["--sensitivity", "--float-only"]);
+        let rows = doc["sensitivity"].as_array().expect("a sensitivity table");
+        assert!(rows.len() >= 4, "{rows:?}");
+        for r in rows {
+            assert!(r["error"].is_null(), "{model}: {r}");
+            assert!(r["b_accuracy"].is_number(), "{model}: {r}");
+        }
+        let row = rows
+            .iter()
+            .find(|r| r["group"] == group)
+            .expect("the group's row");
+        let mixed = tmp.join(format!("{model}_{group}.pte"));
+        let out = etscope(&[
+            "lower",
+            p(&b.with_extension("etrecord")),
+            "--flow",
+            "explicit",
+            "--keep-float",
+            group,
+            "-o",
+            p(&mixed),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let board = tools::available(
+            "the_explicit_flow_sweep_runs_every_layer_in_float_and_its_mixed_program_on_the_board",
+            tools::BOARD,
+        );
+        let extra: &[&str] = if board {
+            &["--board", "--limit", "3"]
+        } else {
+            &[]
+        };
+        let full = digits_eval_against(&a, &mixed, extra);
+        for key in ["b_accuracy", "top1_agreement", "snr_db_mean"] {
+            assert_eq!(row[key], full["outputs"][0][key], "{model} {group}: {key}");
+        }
+        if board {
+            let board = &full["board"];
+            assert_eq!(board["samples"], 3, "{board}");
+            assert_eq!(board["equal"], 3, "{board}");
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);

@@ -18,6 +18,10 @@ pub struct Module {
     pub graph: Graph,
     pub constants: BTreeMap<ValueId, TensorData>,
     pub qparams: BTreeMap<String, NodeQParams>,
+    /// Nodes a caller left out of quantization on purpose (by name: `lower --keep-float`'s
+    /// layers and their activations). ExecuTorch's explicit-layout validation refuses any
+    /// spatial operator left in float; these it lets through, float and channels-first.
+    pub kept_float: BTreeSet<String>,
 }
 
 /// An invariant a module breaks.
@@ -76,6 +80,7 @@ impl Module {
             graph,
             constants: BTreeMap::new(),
             qparams: BTreeMap::new(),
+            kept_float: BTreeSet::new(),
         }
     }
 

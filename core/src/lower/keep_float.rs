@@ -50,6 +50,8 @@ pub fn keep_float(
         .collect();
     for &node in &kept {
         float_input(&mut module, node);
+        let name = module.graph.nodes[node].name.clone();
+        module.kept_float.insert(name);
     }
     // in the default flow the quantized layers read channels-last activations: a float
     // convolution's output goes to channels-last before the next one quantizes it

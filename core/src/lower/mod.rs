@@ -248,6 +248,7 @@ impl Module {
             graph,
             constants,
             qparams: BTreeMap::new(),
+            kept_float: Default::default(),
         })
     }
 

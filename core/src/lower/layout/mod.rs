@@ -161,7 +161,13 @@ impl Pass<Options> for SqueezeToView {
 }
 
 /// ValidateCortexMExplicitLayoutPass: every spatial op moved to NHWC, every layout permute a
-/// permutation of an int8 tensor of rank 1 to 4.
+/// permutation of an int8 tensor of rank 1 to 4. ExecuTorch refuses every spatial op left
+/// channels-first; a layer the caller kept in float on purpose ([`Module::kept_float`], `lower
+/// --keep-float`) reading a float tensor is let through: it runs channels-first on its portable
+/// kernel, the int8 transposes ExecuTorch's layout passes placed around it bring its neighbours'
+/// NHWC tensors to it and back (`tests/fixtures/tools/make_digits.py` makes ExecuTorch's own
+/// program of this kind, its validation relaxed the same way, and
+/// `core/tests/digits.rs::an_explicit_flow_layer_kept_in_float_equals_executorchs_own` compares).
 pub struct ValidateExplicitLayout;
 
 impl Pass<Options> for ValidateExplicitLayout {
@@ -171,10 +177,16 @@ impl Pass<Options> for ValidateExplicitLayout {
 
     fn run(&self, m: Module, _: &Options) -> Result<(Module, bool), LowerError> {
         for n in &m.graph.nodes {
-            if matches!(
-                op_name(n),
-                "aten::convolution" | "aten::avg_pool2d" | "aten::max_pool2d"
-            ) {
+            let kept_float = m.kept_float.contains(&n.name)
+                && n.inputs.first().is_some_and(|&v| {
+                    m.graph.values[v].dtype == Some(crate::dtype::ScalarType::Float)
+                });
+            if !kept_float
+                && matches!(
+                    op_name(n),
+                    "aten::convolution" | "aten::avg_pool2d" | "aten::max_pool2d"
+                )
+            {
                 return Err(fail(
                     self.name(),
                     format!(
