@@ -21,7 +21,7 @@
 
 pub mod analysis;
 pub mod board_image;
-pub mod core_name;
+pub mod cortex_m;
 pub mod dtype;
 pub mod error;
 pub mod formats;

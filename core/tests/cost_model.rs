@@ -146,7 +146,7 @@ fn price(p: &Pricer, layer: Layer) -> f64 {
 }
 
 fn model_cycles(layers: &[Layer], core: Core) -> f64 {
-    let p = Pricer::new(core, 0);
+    let p = Pricer::new(core, 0).expect("a priced core");
     layers.iter().map(|&l| price(&p, l)).sum()
 }
 
@@ -242,7 +242,7 @@ fn m55_per_operator_ratios_are_within_30_percent_of_the_mobilenet_v2_etdump() {
             15_319_785.0,
         ),
     ];
-    let p = Pricer::new(Core::M55, 0);
+    let p = Pricer::new(Core::M55, 0).expect("a priced core");
     let base_est = price(&p, rows[0].1);
     let base_measured = rows[0].2;
     println!("| operator | measured ÷ first conv | estimated ÷ first conv | error |\n|---|---:|---:|---:|");

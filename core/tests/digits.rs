@@ -247,7 +247,7 @@ fn eval_reports_the_accuracies_of_every_program_the_generator_measured() {
 /// and a module naming no weighted layer is refused with the ones there are.
 #[test]
 fn a_layer_kept_in_float_is_a_float_operator_of_the_lowered_program() {
-    use etscope_core::lower::{self, keep_float::keep_float, Cpu, Flow, Module, Options};
+    use etscope_core::lower::{self, keep_float::keep_float, Core, Flow, Module, Options};
     let rec = etscope_core::formats::etrecord::ETRecord::parse(&common::read(
         &dir().join("cnn_int8_cortex_m55_default_badcal.etrecord"),
     ))
@@ -255,7 +255,7 @@ fn a_layer_kept_in_float_is_a_float_operator_of_the_lowered_program() {
     let edge = Module::from_etrecord(&rec, None).expect("edge");
     let options = Options {
         flow: Flow::Default,
-        cpu: Cpu::M55,
+        core: Core::M55,
     };
     let err =
         keep_float(edge.clone(), &["no_such".to_string()], Flow::Default).expect_err("refused");
@@ -309,11 +309,11 @@ fn a_layer_kept_in_float_is_a_float_operator_of_the_lowered_program() {
 /// image — and both compute what ExecuTorch's Python graph of its program computes.
 #[test]
 fn an_explicit_flow_layer_kept_in_float_equals_executorchs_own() {
-    use etscope_core::lower::{self, keep_float::keep_float, Cpu, Flow, Module, Options};
+    use etscope_core::lower::{self, keep_float::keep_float, Core, Flow, Module, Options};
     let x = read_npy(&common::read(&dir().join("test_x.npy"))).expect("x");
     let options = Options {
         flow: Flow::Explicit,
-        cpu: Cpu::M55,
+        core: Core::M55,
     };
     for (model, groups) in [
         ("cnn", &["conv1", "conv2", "fc"][..]),

@@ -13,7 +13,7 @@ use etscope_core::formats::export_json::InputKind;
 use etscope_core::ir::from_export::graph_from_export;
 use etscope_core::ir::{Graph, ValueId};
 use etscope_core::lower::compare::{differences, Side};
-use etscope_core::lower::{self, Cpu, Flow, Module, Options};
+use etscope_core::lower::{self, Core, Flow, Module, Options};
 use etscope_core::tensor::TensorData;
 
 fn fixtures() -> PathBuf {
@@ -27,8 +27,8 @@ fn options_of(stem: &str) -> Options {
         .next()
         .and_then(Flow::parse)
         .expect("flow in the name");
-    let cpu = parts.next().and_then(Cpu::parse).expect("cpu in the name");
-    Options { flow, cpu }
+    let cpu = parts.next().and_then(Core::parse).expect("cpu in the name");
+    Options { flow, core: cpu }
 }
 
 /// A stage's graph and its constants by value id.
@@ -142,7 +142,7 @@ fn the_lowered_graph_runs_bit_equal_to_executorchs_program() {
             "{}: no representative input",
             path.display()
         );
-        let device = lower::device_for(options.cpu);
+        let device = lower::device_for(options.core);
         let last = &stages.last().expect("passes").module;
         let ours = last
             .runtime(device)
@@ -199,7 +199,7 @@ fn scratch_sizes_equal_cmsis_nns_own() {
             output: [1, tout(h, kh), tout(w, kw), c_out],
             ..g([c_out, kh, kw, c_in])
         };
-        for (b, isa) in [Isa::Mve, Isa::Dsp, Isa::Scalar].into_iter().enumerate() {
+        for (b, isa) in [Isa::Mve, Isa::Dsp, Isa::Plain].into_iter().enumerate() {
             let want = &r[9 + 6 * b..15 + 6 * b];
             let (tconv, reverse) = scratch::transpose_conv(isa, &transposed);
             let got = [
@@ -249,7 +249,7 @@ fn the_written_program_equals_executorchs_and_runs_bit_equal_at_every_instructio
         );
         // every instruction's output, bit for bit, on the ETRecord's input
         let inputs = etr.representative_inputs().expect("inputs");
-        let device = lower::device_for(options.cpu);
+        let device = lower::device_for(options.core);
         let run = |p: &Program| {
             Runtime::new(p, 0, device.target)
                 .expect("prepares")
@@ -294,15 +294,15 @@ fn the_written_program_equals_executorchs_and_runs_bit_equal_at_every_instructio
 /// what ExecuTorch made from the same edge graph: the lowered graph equals the ETRecord's
 /// `edge_after_transform`, the written program equals the `.pte` beside it, and both run
 /// bit-equal on the ETRecord's input.
-fn check_against_executorch(etr_path: &Path, cpu: Cpu) {
+fn check_against_executorch(etr_path: &Path, cpu: Core) {
     check_flow_against_executorch(etr_path, cpu, Flow::Default)
 }
 
-fn check_flow_against_executorch(etr_path: &Path, cpu: Cpu, flow: Flow) {
+fn check_flow_against_executorch(etr_path: &Path, cpu: Core, flow: Flow) {
     use etscope_core::formats::pte::Program;
     use etscope_core::lower::compare::program_differences;
     use etscope_core::runtime::Runtime;
-    let options = Options { flow, cpu };
+    let options = Options { flow, core: cpu };
     let etr = ETRecord::parse(&std::fs::read(etr_path).expect("read")).expect("parse");
     let module = Module::from_etrecord(&etr, None).expect("edge");
     let stages =
@@ -368,7 +368,7 @@ fn every_reference_etrecord_of_both_flows_lowers_to_executorchs_program() {
     };
     let mut checked = 0;
     for model in common::models() {
-        for (variant, cpu) in [("m55_default", Cpu::M55), ("m4_default", Cpu::M4)] {
+        for (variant, cpu) in [("m55_default", Core::M55), ("m4_default", Core::M4)] {
             let etr_path = model.join(format!("model_int8_cortex_{variant}.etrecord"));
             if etr_path.exists() {
                 check_against_executorch(&etr_path, cpu);
@@ -394,14 +394,14 @@ fn the_made_models_lower_to_executorchs_programs() {
         let path = entry.expect("entry").path();
         let etr = path.join("model_int8_cortex_m55_default.etrecord");
         if etr.exists() {
-            check_against_executorch(&etr, Cpu::M55);
+            check_against_executorch(&etr, Core::M55);
             default += 1;
         }
         // the explicit-layout flow: 1-D convolutions turned 2-D, views and permutes
         // canonicalised, permutes around element-wise regions (a residual add) removed
         let etr = path.join("model_int8_cortex_m55_explicit.etrecord");
         if etr.exists() {
-            check_flow_against_executorch(&etr, Cpu::M55, Flow::Explicit);
+            check_flow_against_executorch(&etr, Core::M55, Flow::Explicit);
             explicit += 1;
         }
     }
@@ -417,17 +417,17 @@ fn numeric_attribution_names_the_pass_that_brings_in_integer_arithmetic() {
     let cases = [
         (
             fixtures().join("ds_cnn_kws_m4_default.etrecord"),
-            Cpu::M4,
+            Core::M4,
             true,
         ),
         (
             common::fixtures().join("models/unet/model_int8_cortex_m55_default.etrecord"),
-            Cpu::M55,
+            Core::M55,
             true,
         ),
         (
             fixtures().join("tiny_conv_relu_linear_m55_default.etrecord"),
-            Cpu::M55,
+            Core::M55,
             false,
         ),
     ];
@@ -436,7 +436,7 @@ fn numeric_attribution_names_the_pass_that_brings_in_integer_arithmetic() {
         let edge = Module::from_etrecord(&etr, None).expect("edge");
         let options = Options {
             flow: Flow::Default,
-            cpu,
+            core: cpu,
         };
         let stages = lower::lower(edge.clone(), &options).expect("lowers");
         let inputs = etr.representative_inputs().expect("inputs");
@@ -485,13 +485,16 @@ fn every_operator_case_lowers_to_executorchs_program() {
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
         let mut parts = stem.rsplit("__");
-        let cpu = parts.next().and_then(Cpu::parse).expect("core in the name");
+        let cpu = parts
+            .next()
+            .and_then(Core::parse)
+            .expect("core in the name");
         let flow = parts
             .next()
             .and_then(Flow::parse)
             .expect("flow in the name");
         let etr = ETRecord::parse(&std::fs::read(path).expect("read")).expect("parse");
-        let options = Options { flow, cpu };
+        let options = Options { flow, core: cpu };
         if let Err(e) = lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options) {
             let text = e.to_string();
             assert!(
@@ -502,7 +505,7 @@ fn every_operator_case_lowers_to_executorchs_program() {
             continue;
         }
         check_flow_against_executorch(path, cpu, flow);
-        *equal.entry((flow.name(), cpu.name())).or_insert(0) += 1;
+        *equal.entry((flow.name(), cpu.key())).or_insert(0) += 1;
     }
     assert_eq!(equal.get(&("default", "m55")), Some(&87), "{equal:?}");
     assert_eq!(equal.get(&("default", "m4")), Some(&87), "{equal:?}");
@@ -523,7 +526,7 @@ fn refusal(m: Module) -> String {
         m,
         &Options {
             flow: Flow::Default,
-            cpu: Cpu::M55,
+            core: Core::M55,
         },
     ) {
         Ok(stages) => panic!("lowered through {} passes", stages.len()),
@@ -537,7 +540,7 @@ fn arguments_and_weights_no_exporter_writes_are_errors_naming_the_node() {
     let conv = "quantized_conv2d__k3_c3to4_relu6_functional__default__m55";
     let options = Options {
         flow: Flow::Default,
-        cpu: Cpu::M55,
+        core: Core::M55,
     };
     assert!(
         lower::lower(op_module(conv), &options).is_ok(),

@@ -10,7 +10,7 @@ use std::path::Path;
 const LAYERS: &[(&str, usize)] = &[
     ("dtype", 0),
     ("error", 0),
-    ("core_name", 0),
+    ("cortex_m", 0),
     ("tensor", 1),
     // readers of ExecuTorch's files
     ("formats", 2),

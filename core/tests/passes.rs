@@ -211,11 +211,7 @@ fn a_cortex_m_stage_and_its_program_agree_bit_for_bit_on_every_core() {
         let input = read_npy(&common::read(&dir.join("input.npy"))).expect("input");
         let stage = rec.stage("edge_after_transform").expect("stage");
         let weights = rec.stage_weights(stage).expect("weights");
-        for target in [
-            Target::CortexM55,
-            Target::CortexMScalar,
-            Target::CortexMBase,
-        ] {
+        for target in [Target::CortexM55, Target::CortexMDsp, Target::CortexMBase] {
             let device = Device {
                 target,
                 ..Device::default()
@@ -310,7 +306,7 @@ fn quantized_module() -> Module {
     let module = etscope_core::lower::Module::from_etrecord(&rec, None).expect("edge");
     let options = etscope_core::lower::Options {
         flow: etscope_core::lower::Flow::Default,
-        cpu: etscope_core::lower::Cpu::M4,
+        core: etscope_core::lower::Core::M4,
     };
     let stages = etscope_core::lower::lower(module, &options).expect("lowers");
     let annotated = stages

@@ -403,16 +403,16 @@ fn the_target_is_read_from_the_program() {
     );
     assert_eq!(
         target("model_int8_cortex_m4_default.pte"),
-        Some(Target::CortexMScalar)
+        Some(Target::CortexMDsp)
     );
     assert_eq!(target("model_fp32.pte"), None);
     // on the command line: the CMSIS-NN path each core runs
     for (name, want) in [
         ("m55", Target::CortexM55),
         ("cortex-m85", Target::CortexM55),
-        ("m4", Target::CortexMScalar),
-        ("Cortex-M33", Target::CortexMScalar),
-        ("m7", Target::CortexMScalar),
+        ("m4", Target::CortexMDsp),
+        ("Cortex-M33", Target::CortexMDsp),
+        ("m7", Target::CortexMDsp),
         ("m3", Target::CortexMBase),
         ("m0+", Target::CortexMBase),
         ("m23", Target::CortexMBase),
@@ -706,7 +706,7 @@ fn every_m55_program_computes_what_executorch_computes_on_an_emulated_cortex_m55
 #[test]
 fn every_m4_program_computes_what_executorch_computes_on_an_emulated_cortex_m4() {
     assert_every_program_of("__m4", "m4_qemu");
-    let (ops, models) = compare_with_board("m4_qemu", Target::CortexMScalar);
+    let (ops, models) = compare_with_board("m4_qemu", Target::CortexMDsp);
     assert!(
         ops >= 143 && models >= 2,
         "{ops} operator, {models} model programs"
@@ -739,7 +739,7 @@ fn a_helium_program_run_for_a_core_without_helium_is_told_it_loses_its_bias() {
             .count();
         (layers, found)
     };
-    let (layers, found) = linear_notes("model_int8_cortex_m55.pte", Target::CortexMScalar);
+    let (layers, found) = linear_notes("model_int8_cortex_m55.pte", Target::CortexMDsp);
     assert!(
         layers >= 1 && found >= layers,
         "{found} notes for {layers} layers"
@@ -749,7 +749,7 @@ fn a_helium_program_run_for_a_core_without_helium_is_told_it_loses_its_bias() {
         0
     );
     assert_eq!(
-        linear_notes("model_int8_cortex_m4_default.pte", Target::CortexMScalar).1,
+        linear_notes("model_int8_cortex_m4_default.pte", Target::CortexMDsp).1,
         0
     );
 }
@@ -767,12 +767,12 @@ fn programs_lowered_for_another_core_fail_where_the_board_fails() {
         "failed_on_m55",
         Target::CortexM55,
         15,
-        Target::CortexMScalar,
+        Target::CortexMDsp,
     );
     check_failures(
         "m4_qemu",
         "failed_on_m4",
-        Target::CortexMScalar,
+        Target::CortexMDsp,
         14,
         Target::CortexM55,
     );

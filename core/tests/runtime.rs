@@ -276,7 +276,7 @@ fn quantize_follows_the_target_core() {
         .expect("m55")
         .run(std::slice::from_ref(&input), true)
         .expect("runs");
-    let scalar = Runtime::new(&program, 0, Target::CortexMScalar)
+    let scalar = Runtime::new(&program, 0, Target::CortexMDsp)
         .expect("scalar")
         .run(std::slice::from_ref(&input), true)
         .expect("runs");

@@ -65,7 +65,7 @@ fn executorchs_runtime_streams_through_the_adapter_and_every_captured_output_equ
         m55.0 >= 118 && m55.1 >= 400,
         "M55: {m55:?} streams, tensors"
     );
-    let m4 = check_streams("m4_qemu_streams", "cortex-m4", Target::CortexMScalar);
+    let m4 = check_streams("m4_qemu_streams", "cortex-m4", Target::CortexMDsp);
     assert!(m4.0 >= 38 && m4.1 >= 100, "M4: {m4:?} streams, tensors");
 }
 

@@ -17,14 +17,19 @@ pub struct CostPicker {
 
 impl Default for CostPicker {
     fn default() -> Self {
-        CostPicker {
-            core: Core::M4,
-            mhz: 120.0,
-        }
+        CostPicker::for_core(Core::M4)
     }
 }
 
 impl CostPicker {
+    /// `core` at the clock parts with it commonly run at.
+    pub fn for_core(core: Core) -> CostPicker {
+        CostPicker {
+            core,
+            mhz: core.typical_mhz(),
+        }
+    }
+
     /// The picker's row: "Estimate on \[core\] @ \[MHz\] MHz" (what is drawn from it is keyed by
     /// the pick, so nothing needs telling that it changed).
     pub fn ui(&mut self, ui: &mut Ui) {
@@ -32,7 +37,7 @@ impl CostPicker {
         egui::ComboBox::from_id_salt("cost-core")
             .selected_text(self.core.name())
             .show_ui(ui, |ui| {
-                for c in Core::ALL {
+                for c in etscope_core::analysis::cost::priced_cores() {
                     ui.selectable_value(&mut self.core, c, c.name());
                 }
             });

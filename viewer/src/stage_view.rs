@@ -58,7 +58,7 @@ impl LoweringStage {
         options: &etscope_core::lower::Options,
         stages: Vec<etscope_core::lower::LoweredStage>,
     ) -> Vec<StageView> {
-        let group = format!("{} · {}", options.cpu.name(), options.flow.name());
+        let group = format!("{} · {}", options.core.key(), options.flow.name());
         stages
             .into_iter()
             .enumerate()

@@ -12,7 +12,7 @@ use crate::table::Table;
 
 /// The `--core` name as a core, or an error listing the choices.
 pub fn parse_core(name: &str) -> Result<Core> {
-    Core::parse_or_list(name).map_err(|e| anyhow!("--core: {e}"))
+    etscope_core::analysis::cost::priced_core(name).map_err(|e| anyhow!("--core: {e}"))
 }
 
 pub fn run(

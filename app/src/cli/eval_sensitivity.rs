@@ -10,9 +10,10 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use etscope_core::analysis::cost::{program_cycles, Core};
+use etscope_core::analysis::cost::program_cycles;
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::Evaluation;
+use etscope_core::cortex_m::Core;
 use etscope_core::formats::pte::Program;
 use etscope_core::lower::{self, Module, Options};
 use serde::Serialize;
@@ -55,24 +56,31 @@ pub struct Variant {
     /// docs/cost-model.md): what a float fallback costs in time.
     pub cycles: Option<f64>,
     pub cycles_core: Option<&'static str>,
+    /// Whether `cycles_core` was assumed from B's CMSIS-NN path (`--core` names none, and a
+    /// program says only its path: [`Core::standing_for`]).
+    pub cycles_core_assumed: bool,
     /// Why the variant has no numbers, when it has none.
     pub error: Option<String>,
 }
 
 /// B's program, what it was lowered for, and the edge module of its ETRecord (beside it),
 /// which the variants are lowered from again; `why` says what needs the ETRecord.
-fn shipped_edge(b: &str, choice: &DeviceChoice, why: &str) -> Result<(Program, Options, Module)> {
+fn shipped_edge(
+    b: &str,
+    choice: &DeviceChoice,
+    why: &str,
+) -> Result<(Program, Options, Module, bool)> {
     let pte = Path::new(b);
     let program = load::program(pte)?;
     let record = pte.with_extension("etrecord");
     let rec = load::etrecord(&record).map_err(|e| {
         anyhow!("{why} lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
     })?;
-    let device = choice.device(&program, program.default_plan_index())?;
-    let options = Options::lowered_for(&program, device.target);
+    let (core, named) = choice.core(&program, program.default_plan_index())?;
+    let options = Options::lowered_for(&program, core);
     let edge =
         Module::from_etrecord(&rec, None).map_err(|e| anyhow!("{}: {e}", record.display()))?;
-    Ok((program, options, edge))
+    Ok((program, options, edge, !named))
 }
 
 fn row(
@@ -80,7 +88,7 @@ fn row(
     variant: &'static str,
     eval: &Evaluation,
     program: &Program,
-    core: Option<Core>,
+    core: Option<(Core, bool)>,
 ) -> Variant {
     let s = eval.summary();
     let out = s.outputs.first();
@@ -93,8 +101,9 @@ fn row(
         snr_db_mean: out.and_then(|o| o.snr_db_mean),
         arena_bytes: program.default_plan().map(|p| p.planned_bytes()),
         flash_bytes: Some(program.bytes().len() as u64),
-        cycles: core.and_then(|c| program_cycles(program, c)),
-        cycles_core: core.map(Core::key),
+        cycles: core.and_then(|(c, _)| program_cycles(program, c)),
+        cycles_core: core.map(|(c, _)| c.key()),
+        cycles_core_assumed: core.is_some_and(|(_, assumed)| assumed),
         error: None,
     }
 }
@@ -109,12 +118,14 @@ pub fn sweep(
     shipped: &Evaluation,
     which: Sweep,
 ) -> Result<Vec<Variant>> {
-    let (program, options, edge) = shipped_edge(b, choice, "--sensitivity")?;
+    let (program, options, edge, assumed) = shipped_edge(b, choice, "--sensitivity")?;
     // A is the same for every variant: its outputs are computed once, and each variant runs
     // without capturing intermediates (the table compares outputs)
     let a_outputs = outputs_of(a, side_a, d)?;
     let groups = lower::keep_float::weighted_modules(&edge);
-    let core = options.cpu.cost_core();
+    let core = Some(options.core)
+        .filter(|c| c.timing().is_some())
+        .map(|c| (c, assumed));
     let mut rows = vec![row("", "as_shipped", shipped, &program, core)];
     let variants: Vec<(String, &'static str, Vec<String>)> = groups
         .iter()
@@ -151,6 +162,7 @@ pub fn sweep(
             flash_bytes: None,
             cycles: None,
             cycles_core: None,
+            cycles_core_assumed: false,
             error: Some(error),
         }));
     }
@@ -172,7 +184,7 @@ pub fn sweep(
 /// `eval --keep-float G… -o OUT`: B (a Cortex-M `.pte` with its ETRecord beside it) with those
 /// groups kept in float, written to `out`; returns its path, the program to evaluate.
 pub fn write_mixed(b: &str, kept: &[String], out: &Path, choice: &DeviceChoice) -> Result<String> {
-    let (_, options, edge) = shipped_edge(b, choice, "--keep-float")?;
+    let (_, options, edge, _) = shipped_edge(b, choice, "--keep-float")?;
     let mixed = mixed_program(&edge, kept, &options).map_err(|e| anyhow!("{b}: {e}"))?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
@@ -228,5 +240,14 @@ pub fn print_table(rows: &[Variant]) {
     }
     println!("sensitivity (float: the group kept in float; only_quantized: every other weighted layer in float; eval --keep-float GROUP -o mixed.pte writes one):");
     print!("{}", t.render());
+    if let Some(core) = rows
+        .iter()
+        .find(|r| r.cycles_core_assumed)
+        .and_then(|r| r.cycles_core)
+    {
+        println!(
+            "est. cycles on the {core}: assumed from B's CMSIS-NN path (a program does not name its core; --core names it)"
+        );
+    }
     println!("{NO_INT16}");
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::lower::compare::{changes, differences, Side};
-use etscope_core::lower::{self, Cpu, Flow, Module, Options};
+use etscope_core::lower::{self, Core, Flow, Module, Options};
 
 use crate::load;
 use crate::table::Table;
@@ -16,11 +16,9 @@ use crate::table::Table;
 pub fn options(flow: &str, target: &str) -> Result<Options> {
     let flow = Flow::parse(flow)
         .ok_or_else(|| anyhow!("unknown flow {flow:?}: use default or explicit"))?;
-    let cpu = Cpu::parse(target).ok_or_else(|| {
-        let names: Vec<&str> = Cpu::ALL.iter().map(|c| c.name()).collect();
-        anyhow!("unknown target {target:?}: use one of {}", names.join(", "))
-    })?;
-    Ok(Options { flow, cpu })
+    let core = Core::parse(target)
+        .ok_or_else(|| anyhow!("unknown core {target:?}: use one of {}", Core::list()))?;
+    Ok(Options { flow, core })
 }
 
 #[derive(serde::Serialize)]
@@ -83,7 +81,7 @@ pub fn run(
     if as_json {
         return super::print_json(&LowerJson {
             flow: options.flow.name(),
-            target: options.cpu.name(),
+            target: options.core.key(),
             passes: stages
                 .iter()
                 .map(|s| PassJson {
@@ -98,8 +96,8 @@ pub fn run(
         "{}: the edge graph ({} ops) lowered for {} ({:?} CMSIS-NN path), {} flow",
         path.display(),
         edge.op_count(),
-        options.cpu.name(),
-        options.cpu.isa(),
+        options.core.key(),
+        options.core.isa(),
         options.flow.name()
     );
     let mut t = Table::new(&[">#", "pass", ">ops before", ">ops after", "what changed"]);
@@ -204,7 +202,7 @@ fn numerics(
             })
             .collect::<Result<Vec<_>>>()?
     };
-    let device = lower::device_for(options.cpu);
+    let device = lower::device_for(options.core);
     let a = lower::execute::attribute(edge, stages, &inputs, device)
         .map_err(|e| anyhow!("{}: running the edge graph: {e}", path.display()))?;
     println!("numerics (each stage node by node against the stage before it):");

@@ -17,10 +17,10 @@ pub fn run(
     target: &str,
     as_json: bool,
 ) -> Result<()> {
-    if etscope_core::core_name::core_key(target).is_none() {
+    if etscope_core::cortex_m::Core::parse(target).is_none() {
         return Err(anyhow!(
             "unknown --core {target:?}: one of {} (every Cortex-M lays ExecuTorch's types out alike)",
-            etscope_core::core_name::core_list()
+            etscope_core::cortex_m::Core::list()
         ));
     }
     let program = load::program(path)?;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
+use etscope_core::cortex_m::Core;
 use etscope_core::formats::pte::Program;
 use etscope_core::kernels::libm::Libm;
 use etscope_core::runtime::{CmsisNn, Device, RunOptions, Runtime, Target};
@@ -78,12 +79,26 @@ impl DeviceChoice {
         Ok(match (&self.target, self.scalar) {
             (Some(name), _) => Some(Target::parse(name).ok_or_else(|| {
                 anyhow!(
-                    "--target {name}: unknown core (m55, m85, m4, m7, m33, m35p, m0, m0+, m3, m23)"
+                    "--core {name}: unknown core (one of {}, or a CMSIS-NN path: mve, dsp, plain)",
+                    Core::list()
                 )
             })?),
-            (None, true) => Some(Target::CortexMScalar),
+            (None, true) => Some(Target::CortexMDsp),
             (None, false) => None,
         })
+    }
+
+    /// The core of plan `index` of `program`: the one `--core` names, else the one its
+    /// CMSIS-NN path stands for (a program says only its path: [`Core::standing_for`]), with
+    /// whether the user named it.
+    pub fn core(&self, program: &Program, index: usize) -> Result<(Core, bool)> {
+        if let Some(name) = &self.target {
+            if let Some(core) = Core::parse(name) {
+                return Ok((core, true));
+            }
+        }
+        let device = self.device(program, index)?;
+        Ok((Core::standing_for(device.target), false))
     }
 }
 

@@ -164,6 +164,12 @@ pub struct DocSources {
 }
 
 impl DocView {
+    /// The core the program's CMSIS-NN path stands for, where the program is a Cortex-M one
+    /// (what the estimate and the lowering panel start on).
+    pub fn program_core(&self) -> Option<etscope_core::cortex_m::Core> {
+        program_core(&self.doc)
+    }
+
     pub fn new(doc: Document) -> DocView {
         let stage = doc.pte_stage.unwrap_or(0);
         let views = doc.stages.iter().map(|_| GraphView::default()).collect();
@@ -173,6 +179,7 @@ impl DocView {
             .map(etscope_viewer::profile_view::timeline)
             .unwrap_or_default();
         let arenas = doc.memory.as_ref().map_or(0, |m| m.arenas.len());
+        let core = program_core(&doc).unwrap_or(etscope_core::cortex_m::Core::M55);
         DocView {
             heat: doc.profile.is_some(),
             heat_cache: None,
@@ -197,7 +204,7 @@ impl DocView {
             stage_build_failed: Vec::new(),
             budget: None,
             compare_plan: "best".into(),
-            lowering: lowering::LoweringState::default(),
+            lowering: lowering::LoweringState::for_core(core),
             pass_job: None,
             cost: Default::default(),
             capture_compare: None,
@@ -370,4 +377,11 @@ impl EtscopeApp {
             }
         }
     }
+}
+
+/// The core `doc`'s program's CMSIS-NN path stands for, where its calls tell one.
+fn program_core(doc: &Document) -> Option<etscope_core::cortex_m::Core> {
+    let program = doc.program.as_ref()?;
+    etscope_core::kernels::Target::of_program(program, program.default_plan_index())
+        .map(etscope_core::cortex_m::Core::standing_for)
 }

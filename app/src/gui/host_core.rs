@@ -17,7 +17,7 @@ pub struct HostChoice {
 const TARGETS: [Option<Target>; 4] = [
     None,
     Some(Target::CortexM55),
-    Some(Target::CortexMScalar),
+    Some(Target::CortexMDsp),
     Some(Target::CortexMBase),
 ];
 

@@ -461,7 +461,11 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             ui.label(RichText::new(note).italics());
         }
         dv.cost.follow_capture(&dv.doc, &mut app.cost);
+        let before = app.cost;
         ui.horizontal(|ui| app.cost.ui(ui));
+        if app.cost != before {
+            app.cost_follows_program = false;
+        }
         // the live profile changes every frame: measured against the (cached) estimate here
         let machine = etscope_viewer::document::capture_machine(dv.doc.declared_time.as_ref());
         let vs = dv.cost.estimate(&dv.doc, app.cost).map(|est| {

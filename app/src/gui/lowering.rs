@@ -3,7 +3,7 @@
 //! a stage (grouped under what it was lowered for), cancellable while it runs.
 
 use eframe::egui::{self, RichText, Ui};
-use etscope_core::lower::{Cpu, Flow, Module, Options};
+use etscope_core::lower::{Core, Flow, Module, Options};
 use etscope_viewer::document::{LoweringStage, StageView};
 
 use super::DocView;
@@ -17,7 +17,7 @@ pub struct LoweringJob {
 
 /// The panel's choices and the running job.
 pub struct LoweringState {
-    pub cpu: Cpu,
+    pub core: Core,
     pub flow: Flow,
     pub job: Option<LoweringJob>,
     /// Why the last lowering failed, shown under the controls.
@@ -26,8 +26,15 @@ pub struct LoweringState {
 
 impl Default for LoweringState {
     fn default() -> Self {
+        LoweringState::for_core(Core::M55)
+    }
+}
+
+impl LoweringState {
+    /// Lowering for `core` (the open program's, where it tells), default flow.
+    pub fn for_core(core: Core) -> Self {
         LoweringState {
-            cpu: Cpu::M55,
+            core,
             flow: Flow::Default,
             job: None,
             error: None,
@@ -44,7 +51,7 @@ pub fn start(dv: &mut DocView, options: Options) {
     // an input to run the stages on: the one opened with the program, else the ETRecord's own
     let input = dv.doc.input.clone();
     let job = Job::spawn(
-        format!("lowering for {}", options.cpu.name()),
+        format!("lowering for {}", options.core.key()),
         || {},
         move |handle| -> Result<Vec<StageView>, String> {
             let etr = whole_etrecord()?;
@@ -64,7 +71,7 @@ pub fn start(dv: &mut DocView, options: Options) {
                         &edge,
                         &stages,
                         &inputs,
-                        etscope_core::lower::device_for(options.cpu),
+                        etscope_core::lower::device_for(options.core),
                     )
                     .ok()
                 })
@@ -128,11 +135,11 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
              pass list): every pass becomes a stage",
         );
         egui::ComboBox::from_id_salt("lower-cpu")
-            .selected_text(dv.lowering.cpu.name())
+            .selected_text(dv.lowering.core.key())
             .width(56.0)
             .show_ui(ui, |ui| {
-                for cpu in Cpu::ALL {
-                    ui.selectable_value(&mut dv.lowering.cpu, cpu, cpu.name())
+                for cpu in Core::ALL {
+                    ui.selectable_value(&mut dv.lowering.core, cpu, cpu.key())
                         .on_hover_text(format!("CMSIS-NN path: {:?}", cpu.isa()));
                 }
             });
@@ -155,7 +162,7 @@ pub fn controls(dv: &mut DocView, ui: &mut Ui) {
             None => {
                 if ui.button("Lower").clicked() {
                     let options = Options {
-                        cpu: dv.lowering.cpu,
+                        core: dv.lowering.core,
                         flow: dv.lowering.flow,
                     };
                     start(dv, options);

@@ -180,6 +180,9 @@ pub struct EtscopeApp {
     pub host: host_core::HostChoice,
     /// The core and clock of the estimate without a board (Profile, Live, heat overlay).
     pub cost: etscope_viewer::cost_view::CostPicker,
+    /// Whether the estimate's core follows the program opened last (its CMSIS-NN path's core):
+    /// until the user picks one, or `--estimate` names one.
+    pub cost_follows_program: bool,
     pub messages: Vec<String>,
     /// The files of the last load that could not be used, shown in the central panel.
     pub load_errors: load_errors::LoadErrors,
@@ -237,6 +240,7 @@ impl EtscopeApp {
             live_form: live_tab::LiveForm::default(),
             host: host_core::HostChoice::default(),
             cost: Default::default(),
+            cost_follows_program: true,
             messages: Vec::new(),
             load_errors: Default::default(),
             commands: Vec::new(),
@@ -381,6 +385,11 @@ impl EtscopeApp {
             }
             if self.docs.len() > first_new {
                 self.active = first_new;
+                if self.cost_follows_program {
+                    if let Some(core) = self.docs[first_new].program_core() {
+                        self.cost = etscope_viewer::cost_view::CostPicker::for_core(core);
+                    }
+                }
                 if let Some(view) = carried {
                     let dv = &mut self.docs[first_new];
                     if let Some(pte) = dv.doc.pte_stage {
@@ -415,6 +424,7 @@ impl EtscopeApp {
             match parse_estimate(&spec) {
                 Ok(picker) => {
                     self.cost = picker;
+                    self.cost_follows_program = false;
                     // asked for on the command line: the graph shows it where no capture does
                     for dv in &mut self.docs {
                         if dv.doc.profile.is_none() && dv.doc.program.is_some() {
@@ -433,14 +443,14 @@ impl EtscopeApp {
         };
         if let Some(target) = &self.start.lower {
             // lowered right away (not in a worker): the stages it names must exist below
-            match etscope_core::lower::Cpu::parse(target) {
+            match etscope_core::lower::Core::parse(target) {
                 Some(cpu) => {
                     let options = etscope_core::lower::Options {
-                        cpu,
+                        core: cpu,
                         flow: etscope_core::lower::Flow::Default,
                     };
                     // the panel shows what the stages were lowered for
-                    dv.lowering.cpu = cpu;
+                    dv.lowering.core = cpu;
                     lowering::start(dv, options);
                     if let Some(running) = dv.lowering.job.as_mut() {
                         running.job.block_until_done();
@@ -692,7 +702,7 @@ pub fn parse_estimate(spec: &str) -> Result<etscope_viewer::cost_view::CostPicke
         Some((c, m)) => (c, Some(m)),
         None => (spec, None),
     };
-    let core = etscope_core::analysis::cost::Core::parse_or_list(core)
+    let core = etscope_core::analysis::cost::priced_core(core)
         .map_err(|e| format!("--estimate {spec:?}: {e}"))?;
     let mhz = match mhz {
         Some(m) => match m.trim().parse::<f64>() {

@@ -271,8 +271,9 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
                     .map_err(|e| format!("{ta}: {e}"))?;
             let shapes = sa.graph.input_shapes();
             let target = etscope_core::kernels::device::Target::for_program(&pb, 0);
-            let options = Options::lowered_for(&pb, target);
-            let core = options.cpu.cost_core();
+            let options =
+                Options::lowered_for(&pb, etscope_core::cortex_m::Core::standing_for(target));
+            let core = Some(options.core).filter(|c| c.timing().is_some());
             let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
             // A is the same for every variant: its outputs once, the variants' outputs alone
             let a_outputs = outputs_over_dataset(&sa, &data, &shapes, handle)?;

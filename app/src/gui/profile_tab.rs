@@ -232,7 +232,11 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
 /// The Profile tab.
 pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let rate = app.ticks_per_us();
+    let before = app.cost;
     ui.horizontal(|ui| app.cost.ui(ui));
+    if app.cost != before {
+        app.cost_follows_program = false;
+    }
     let others: Vec<(usize, String)> = app
         .docs
         .iter()

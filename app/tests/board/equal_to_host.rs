@@ -99,7 +99,7 @@ fn every_operator_and_model_program_the_board_runs_equals_the_host_on_the_board(
 #[test]
 fn programs_etscope_lowered_run_on_the_board_equal_to_the_host() {
     use etscope_core::formats::etrecord::ETRecord;
-    use etscope_core::lower::{self, Cpu, Flow, Module, Options};
+    use etscope_core::lower::{self, Core, Flow, Module, Options};
     if !tools::available(
         "programs_etscope_lowered_run_on_the_board_equal_to_the_host",
         tools::BOARD,
@@ -109,17 +109,17 @@ fn programs_etscope_lowered_run_on_the_board_equal_to_the_host() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/lowering");
     let mut ran = 0;
     for (stem, cpu) in [
-        ("tiny_conv_relu_linear_m55_default", Cpu::M55),
-        ("tiny_conv_relu_linear_m4_default", Cpu::M4),
-        ("ds_cnn_kws_m55_default", Cpu::M55),
-        ("ds_cnn_kws_m4_default", Cpu::M4),
+        ("tiny_conv_relu_linear_m55_default", Core::M55),
+        ("tiny_conv_relu_linear_m4_default", Core::M4),
+        ("ds_cnn_kws_m55_default", Core::M55),
+        ("ds_cnn_kws_m4_default", Core::M4),
     ] {
         let etr =
             ETRecord::parse(&std::fs::read(dir.join(format!("{stem}.etrecord"))).expect("read"))
                 .expect("etrecord");
         let options = Options {
             flow: Flow::Default,
-            cpu,
+            core: cpu,
         };
         let stages = lower::lower(Module::from_etrecord(&etr, None).expect("edge"), &options)
             .expect("lowers");

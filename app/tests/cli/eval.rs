@@ -269,7 +269,10 @@ fn the_sensitivity_sweep_runs_every_weighted_layer_in_float_or_says_why_not() {
     }
     // and priced in time: each row's cycles are `etscope cost` of its program on the core B
     // was lowered for; a float fallback runs the portable kernels and costs more
+    // a program names its CMSIS-NN path, not its core: the M55 is assumed for Helium, and the
+    // table says so
     assert_eq!(rows[0]["cycles_core"], "m55");
+    assert_eq!(rows[0]["cycles_core_assumed"], true);
     let b_cost = json(&[
         "cost",
         p(&digits().join("cnn_int8_cortex_m55_default_badcal.pte")),
@@ -440,6 +443,16 @@ fn the_float_only_sweep_runs_each_layer_in_float_and_nothing_else() {
         .collect();
     assert_eq!(variants, ["as_shipped", "float", "float", "float"]);
     assert_eq!(rows[1]["group"], "conv1");
+    // the core `--core` names prices the variants (the same Helium path: the same programs)
+    let m85 = digits_eval(
+        &digits().join("cnn_int8_cortex_m55_default_badcal.pte"),
+        &["--sensitivity", "--float-only", "--core", "m85"],
+    );
+    let rows85 = m85["sensitivity"].as_array().expect("a sensitivity table");
+    assert_eq!(rows85[0]["cycles_core"], "m85");
+    assert_eq!(rows85[0]["cycles_core_assumed"], false);
+    assert_eq!(rows85[1]["b_accuracy"], rows[1]["b_accuracy"]);
+    assert!(rows85[0]["cycles"].as_f64() < rows[0]["cycles"].as_f64());
 }
 
 /// `eval --board --limit N`: B runs on the emulated board for the first N samples, every

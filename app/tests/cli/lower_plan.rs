@@ -73,7 +73,7 @@ fn lower_lists_every_pass_and_writes_a_program() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected an etrecord file"));
     let bad = etscope(&["lower", p(&etr), "--target", "m99"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown target"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown core \"m99\""));
 }
 
 /// `lower --flow default -o` of an ETRecord quantized for the explicit-layout flow would write a

@@ -182,7 +182,7 @@ fn diff_mode_runs_the_host_as_the_core_chosen() {
     harness.run_steps(2);
     assert_eq!(
         harness.state().host.target,
-        Some(etscope_core::runtime::Target::CortexMScalar)
+        Some(etscope_core::runtime::Target::CortexMDsp)
     );
     compare_with_the_device_capture(&mut harness);
     let (view, _) = harness.state().docs[0].diff.as_ref().expect("a comparison");

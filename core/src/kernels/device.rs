@@ -15,26 +15,46 @@ pub enum Target {
     #[default]
     CortexM55,
     /// Cores with the DSP extension and no Helium: Cortex-M4, M7, M33, M35P.
-    CortexMScalar,
+    CortexMDsp,
     /// Cores with neither: Cortex-M0, M0+, M3, M23 (CMSIS-NN's plain C path).
     CortexMBase,
+}
+
+/// What the kernels know of a core: the device arithmetic of its CMSIS-NN path.
+impl crate::cortex_m::Core {
+    /// The device arithmetic the host kernels model for this core (its CMSIS-NN path).
+    pub fn kernel_target(self) -> Target {
+        match self.isa() {
+            crate::cortex_m::Isa::Mve => Target::CortexM55,
+            crate::cortex_m::Isa::Dsp => Target::CortexMDsp,
+            crate::cortex_m::Isa::Plain => Target::CortexMBase,
+        }
+    }
+
+    /// The core a CMSIS-NN path stands for where nothing names the core (a program says only
+    /// its path): the M55 for Helium, the M4 for DSP, the M0+ for plain C. Whoever shows a
+    /// figure of it says the core was assumed.
+    pub fn standing_for(target: Target) -> crate::cortex_m::Core {
+        match target {
+            Target::CortexM55 => crate::cortex_m::Core::M55,
+            Target::CortexMDsp => crate::cortex_m::Core::M4,
+            Target::CortexMBase => crate::cortex_m::Core::M0Plus,
+        }
+    }
 }
 
 impl Target {
     /// The core named on a command line (`m55`, `cortex-m4`, ...), `None` when unknown.
     pub fn parse(name: &str) -> Option<Target> {
-        match crate::core_name::core_key(name) {
-            Some("m55" | "m85") => Some(Target::CortexM55),
-            Some("m4" | "m7" | "m33" | "m35p") => Some(Target::CortexMScalar),
-            Some("m0" | "m0plus" | "m3" | "m23") => Some(Target::CortexMBase),
-            Some(_) => None,
-            // the paths by name
-            None => match name.trim().to_ascii_lowercase().as_str() {
-                "mve" | "helium" => Some(Target::CortexM55),
-                "dsp" | "scalar" => Some(Target::CortexMScalar),
-                "base" => Some(Target::CortexMBase),
-                _ => None,
-            },
+        if let Some(core) = crate::cortex_m::Core::parse(name) {
+            return Some(core.kernel_target());
+        }
+        // the paths by name
+        match name.trim().to_ascii_lowercase().as_str() {
+            "mve" | "helium" => Some(Target::CortexM55),
+            "dsp" | "scalar" => Some(Target::CortexMDsp),
+            "base" | "plain" => Some(Target::CortexMBase),
+            _ => None,
         }
     }
 
@@ -42,8 +62,8 @@ impl Target {
     pub fn name(self) -> &'static str {
         match self {
             Target::CortexM55 => "Cortex-M55/M85 (Helium)",
-            Target::CortexMScalar => "Cortex-M4/M7/M33 (DSP)",
-            Target::CortexMBase => "Cortex-M0/M3/M23 (plain C)",
+            Target::CortexMDsp => "Cortex-M4/M7/M33/M35P (DSP)",
+            Target::CortexMBase => "Cortex-M0/M0+/M3/M23 (plain C)",
         }
     }
 
@@ -69,7 +89,7 @@ impl Target {
             match op.name.as_str() {
                 "cortex_m::quantized_linear" => match (value(2), value(3)) {
                     (_, Some(EValue::Tensor(_))) => return Some(Target::CortexM55),
-                    (_, Some(EValue::Null)) => return Some(Target::CortexMScalar),
+                    (_, Some(EValue::Null)) => return Some(Target::CortexMDsp),
                     _ => {}
                 },
                 "cortex_m::quantized_batch_matmul" => {
@@ -78,7 +98,7 @@ impl Target {
                         return Some(if bytes > 0 {
                             Target::CortexM55
                         } else {
-                            Target::CortexMScalar
+                            Target::CortexMDsp
                         });
                     }
                 }
@@ -89,7 +109,7 @@ impl Target {
                         .and_then(|c| core_buffers::fails_on(Target::CortexM55, c))
                         .is_some()
                     {
-                        return Some(Target::CortexMScalar);
+                        return Some(Target::CortexMDsp);
                     }
                 }
             }

@@ -76,113 +76,20 @@ impl Flow {
     }
 }
 
-/// The CMSIS-NN code path a core takes (`cmsis_nn.Backend` in ExecuTorch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Isa {
-    /// Helium (M55, M85).
-    Mve,
-    /// The DSP extension (M4, M7, M33).
-    Dsp,
-    /// Plain C (M0, M3, M23).
-    Scalar,
-}
-
-/// A Cortex-M core to lower for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Cpu {
-    M0,
-    M3,
-    M4,
-    M7,
-    M23,
-    M33,
-    M55,
-    M85,
-}
-
-impl Cpu {
-    /// This core in the cost model (`analysis::cost`), where the model has it (the Cortex-M23
-    /// it has not).
-    pub fn cost_core(self) -> Option<crate::analysis::cost::Core> {
-        use crate::analysis::cost::Core;
-        Some(match self {
-            Cpu::M0 => Core::M0Plus,
-            Cpu::M3 => Core::M3,
-            Cpu::M4 => Core::M4,
-            Cpu::M7 => Core::M7,
-            Cpu::M33 => Core::M33,
-            Cpu::M55 => Core::M55,
-            Cpu::M85 => Core::M85,
-            Cpu::M23 => return None,
-        })
-    }
-
-    /// Every core, in the order the CLI lists them.
-    pub const ALL: [Cpu; 8] = [
-        Cpu::M55,
-        Cpu::M85,
-        Cpu::M4,
-        Cpu::M7,
-        Cpu::M33,
-        Cpu::M0,
-        Cpu::M3,
-        Cpu::M23,
-    ];
-
-    /// Parses any spelling [`crate::core_name::core_key`] reads (`m55`, `cortex-m55`, `M0+`);
-    /// the M0+ lowers as the M0 and the M35P as the M33 (one CMSIS-NN path each).
-    pub fn parse(s: &str) -> Option<Cpu> {
-        Some(match crate::core_name::core_key(s)? {
-            "m0" | "m0plus" => Cpu::M0,
-            "m3" => Cpu::M3,
-            "m4" => Cpu::M4,
-            "m7" => Cpu::M7,
-            "m23" => Cpu::M23,
-            "m33" | "m35p" => Cpu::M33,
-            "m55" => Cpu::M55,
-            "m85" => Cpu::M85,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Cpu::M0 => "m0",
-            Cpu::M3 => "m3",
-            Cpu::M4 => "m4",
-            Cpu::M7 => "m7",
-            Cpu::M23 => "m23",
-            Cpu::M33 => "m33",
-            Cpu::M55 => "m55",
-            Cpu::M85 => "m85",
-        }
-    }
-
-    /// The CMSIS-NN path the core takes, as ExecuTorch's `CortexMTargetConfig` resolves it.
-    pub fn isa(self) -> Isa {
-        match self {
-            Cpu::M55 | Cpu::M85 => Isa::Mve,
-            Cpu::M4 | Cpu::M7 | Cpu::M33 => Isa::Dsp,
-            Cpu::M0 | Cpu::M3 | Cpu::M23 => Isa::Scalar,
-        }
-    }
-}
+pub use crate::cortex_m::{Core, Isa};
 
 /// What to lower for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     pub flow: Flow,
-    pub cpu: Cpu,
+    pub core: Core,
 }
 
 impl Options {
-    /// What `program` was lowered for, from its operators: the explicit flow when it calls
-    /// `_nhwc` kernels; the core whose CMSIS-NN path `target` (the device it runs as) takes.
-    pub fn lowered_for(
-        program: &crate::formats::pte::Program,
-        target: crate::kernels::device::Target,
-    ) -> Options {
-        use crate::kernels::device::Target;
+    /// What `program` was lowered for: the explicit flow when it calls `_nhwc` kernels, else the
+    /// default flow; on `core`, which the caller knows (a program says only its CMSIS-NN path,
+    /// [`crate::kernels::Target::for_program`], not which core of that path).
+    pub fn lowered_for(program: &crate::formats::pte::Program, core: Core) -> Options {
         let explicit = program
             .default_plan()
             .is_some_and(|p| p.operators.iter().any(|o| o.name.ends_with("_nhwc")));
@@ -192,24 +99,15 @@ impl Options {
             } else {
                 Flow::Default
             },
-            cpu: match target {
-                Target::CortexM55 => Cpu::M55,
-                Target::CortexMScalar => Cpu::M4,
-                _ => Cpu::M0,
-            },
+            core,
         }
     }
 }
 
-/// Target of the host kernels that model `cpu`'s CMSIS-NN path.
-pub fn device_for(cpu: Cpu) -> crate::runtime::Device {
-    use crate::kernels::device::Target;
+/// The host kernels' device for `core`'s CMSIS-NN path.
+pub fn device_for(core: Core) -> crate::runtime::Device {
     crate::runtime::Device {
-        target: match cpu.isa() {
-            Isa::Mve => Target::CortexM55,
-            Isa::Dsp => Target::CortexMScalar,
-            Isa::Scalar => Target::CortexMBase,
-        },
+        target: core.kernel_target(),
         ..Default::default()
     }
 }

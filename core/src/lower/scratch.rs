@@ -101,7 +101,7 @@ pub fn conv(isa: Isa, g: &ConvGeometry) -> i64 {
     match (isa, is_1_x_n(g)) {
         (Isa::Mve, true) => conv_1_x_n_mve(g),
         (Isa::Mve, false) => conv_mve(g),
-        (Isa::Dsp | Isa::Scalar, _) => conv_generic(g),
+        (Isa::Dsp | Isa::Plain, _) => conv_generic(g),
     }
 }
 
@@ -140,7 +140,7 @@ pub fn depthwise(isa: Isa, g: &ConvGeometry) -> i64 {
             }
         }
         Isa::Dsp if plain && !three_by_three => g.input[3] * g.filter[2] * g.filter[1] * 2,
-        Isa::Dsp | Isa::Scalar => 0,
+        Isa::Dsp | Isa::Plain => 0,
     }
 }
 
@@ -148,7 +148,7 @@ pub fn depthwise(isa: Isa, g: &ConvGeometry) -> i64 {
 pub fn avgpool(isa: Isa, channels: i64) -> i64 {
     match isa {
         Isa::Dsp => channels * 4,
-        Isa::Mve | Isa::Scalar => 0,
+        Isa::Mve | Isa::Plain => 0,
     }
 }
 
@@ -156,7 +156,7 @@ pub fn avgpool(isa: Isa, channels: i64) -> i64 {
 pub fn fully_connected(isa: Isa, output_channels: i64) -> i64 {
     match isa {
         Isa::Mve => output_channels * 4,
-        Isa::Dsp | Isa::Scalar => 0,
+        Isa::Dsp | Isa::Plain => 0,
     }
 }
 
@@ -182,7 +182,7 @@ pub fn transpose_conv(isa: Isa, g: &ConvGeometry) -> (i64, i64) {
         };
         match isa {
             Isa::Mve => conv_mve(&as_conv),
-            Isa::Dsp | Isa::Scalar => conv_generic(&as_conv),
+            Isa::Dsp | Isa::Plain => conv_generic(&as_conv),
         }
     } else {
         // (CMSIS-NN compares the kernel width with the vertical stride here)

@@ -200,7 +200,7 @@ fn lower_seeds() -> &'static [etscope_core::lower::Module] {
 /// arguments say (a group count of 0, a negative stride, sizes that disagree with the data).
 pub fn lower(data: &[u8]) {
     use etscope_core::ir::ArgData;
-    use etscope_core::lower::{Cpu, Flow, Options};
+    use etscope_core::lower::{Core, Flow, Options};
     let seeds = lower_seeds();
     let (Some(&pick), Some(&how)) = (data.first(), data.get(1)) else {
         return;
@@ -278,7 +278,7 @@ pub fn lower(data: &[u8]) {
         } else {
             Flow::Explicit
         },
-        cpu: [Cpu::M55, Cpu::M4, Cpu::M0, Cpu::M85][usize::from(how >> 1) % 4],
+        core: [Core::M55, Core::M4, Core::M0, Core::M85][usize::from(how >> 1) % 4],
     };
     let Ok(stages) = etscope_core::lower::lower(module, &options) else {
         return;

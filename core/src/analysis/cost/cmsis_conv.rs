@@ -21,7 +21,7 @@ fn ceil_div(a: usize, b: usize) -> usize {
 /// against `cols` weight rows (output channels) of `k` columns. Adds the loop mix and the
 /// weight bytes read, returns nothing.
 fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
-    match p.core.target() {
+    match p.core.kernel_target() {
         Target::CortexM55 => {
             let k16 = f(ceil_div(k, 16));
             let blocks = f(rows / 4) * f(cols);
@@ -42,7 +42,7 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
             }
             out.flash(p, f(ceil_div(rows, 4)) * f(cols) * f(k));
         }
-        Target::CortexMScalar => {
+        Target::CortexMDsp => {
             let blocks = f(ceil_div(rows, 2)) * f(ceil_div(cols, 2));
             let inner = MM_DSP_16 * f(k / 16) + MM_DSP_4 * f((k % 16) / 4) + MM_DSP_1 * f(k % 4);
             out.add(p.mix("2×2 blocks' columns (SMLAD)", inner * blocks));
@@ -86,7 +86,7 @@ fn matmul_s16(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) 
 /// `memcpy`, one per kernel tap of each output pixel, as `arm_convolve_s8` and the depthwise
 /// `_opt` kernels build their columns.
 fn im2col(p: &Pricer, out: &mut Priced, copies: usize, bytes: usize) {
-    let per = match p.core.target() {
+    let per = match p.core.kernel_target() {
         Target::CortexM55 => HELPER_CALL + MEMCPY_MVE_16 * f(ceil_div(bytes, 16)),
         _ => HELPER_CALL + MEMCPY_4 * f(ceil_div(bytes, 4)),
     };
@@ -126,8 +126,8 @@ pub fn conv(p: &Pricer, g: &Spatial, weight_in_ch: usize) -> Priced {
             g.pixels() * g.kernel_h * g.kernel_w,
             weight_in_ch,
         );
-        match p.core.target() {
-            Target::CortexMScalar => {
+        match p.core.kernel_target() {
+            Target::CortexMDsp => {
                 out.path = "arm_convolve_s8 (im2col s16, arm_nn_mat_mult_kernel_s8_s16)".into();
                 widen(p, &mut out, g.pixels(), k);
                 matmul_s16(p, &mut out, g.pixels(), g.out_ch, k);
@@ -151,14 +151,14 @@ pub fn depthwise(p: &Pricer, g: &Spatial, multiplier: usize) -> Priced {
     let taps = g.kernel_h * g.kernel_w;
     let macs = (g.outputs() * taps) as u64;
     let plain_dw = g.batch == 1 && multiplier == 1 && g.dilation == (1, 1);
-    match p.core.target() {
+    match p.core.kernel_target() {
         Target::CortexM55 if g.in_ch == 1 && g.out_ch > 1 => {
             let mut out = conv(p, g, 1);
             out.path = format!("one input channel: arm_convolve_wrapper_s8 → {}", out.path);
             out
         }
         Target::CortexM55 if plain_dw => depthwise_opt_mve(p, g, macs),
-        Target::CortexMScalar
+        Target::CortexMDsp
             if plain_dw
                 && g.kernel_h == 3
                 && g.kernel_w == 3
@@ -167,7 +167,7 @@ pub fn depthwise(p: &Pricer, g: &Spatial, multiplier: usize) -> Priced {
         {
             depthwise_3x3_dsp(p, g, macs)
         }
-        Target::CortexMScalar if plain_dw => depthwise_opt_dsp(p, g, macs),
+        Target::CortexMDsp if plain_dw => depthwise_opt_dsp(p, g, macs),
         _ if multiplier.is_multiple_of(4) => depthwise_mult_4(p, g, multiplier, macs),
         _ => depthwise_generic(p, g, macs),
     }
@@ -305,9 +305,9 @@ pub fn linear(p: &Pricer, rows: usize, cols: usize, k: usize, batch_matmul: bool
         return out;
     }
     let m = f(rows) * f(cols) * f(k);
-    let inner = match p.core.target() {
+    let inner = match p.core.kernel_target() {
         Target::CortexM55 => FC_MVE_64 * (m / 64.0),
-        Target::CortexMScalar => FC_DSP_16 * (m / 16.0),
+        Target::CortexMDsp => FC_DSP_16 * (m / 16.0),
         Target::CortexMBase => MM_PLAIN_1 * (m / 4.0),
     };
     out.add(p.mix("weight rows' columns", inner));

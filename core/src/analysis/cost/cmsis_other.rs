@@ -22,7 +22,7 @@ pub fn pool(p: &Pricer, g: &Spatial, average: bool) -> Priced {
         0,
     );
     let taps = f(g.kernel_h.min(g.in_h) * g.kernel_w.min(g.in_w)) * f(g.outputs());
-    let m = match p.core.target() {
+    let m = match p.core.kernel_target() {
         Target::CortexM55 => POOL_MVE_TAP_16 * (taps / 16.0),
         _ => POOL_TAP * taps,
     };
@@ -41,7 +41,7 @@ pub fn softmax(p: &Pricer, n: usize) -> Priced {
 /// `quantized_add` / `quantized_mul` (`arm_elementwise_add_s8`, `_mul_s8`) of `n` outputs.
 pub fn elementwise(p: &Pricer, n: usize, name: &'static str) -> Priced {
     let mut out = Priced::new(name, 0);
-    let m = match p.core.target() {
+    let m = match p.core.kernel_target() {
         Target::CortexM55 => ELEMENTWISE_MVE_16 * (f(n) / 16.0),
         _ => ELEMENTWISE_DSP * f(n),
     };
@@ -72,7 +72,7 @@ pub fn quantize(p: &Pricer, n: usize, quantize: bool) -> Priced {
     } else {
         (DEQUANTIZE_MVE_16, DEQUANTIZE_SCALAR)
     };
-    let tail = if p.core.target() == Target::CortexM55 {
+    let tail = if p.core.kernel_target() == Target::CortexM55 {
         out.path.push_str(" (MVE blocks of 16)");
         out.add(p.mix("blocks of 16", vector * f(n / 16)));
         n % 16
@@ -94,7 +94,7 @@ pub fn quantize(p: &Pricer, n: usize, quantize: bool) -> Priced {
 /// `pad` and other copies: `bytes` bytes out in `rows` contiguous runs.
 pub fn copy(p: &Pricer, bytes: usize, rows: usize, name: &'static str) -> Priced {
     let mut out = Priced::new(name, 0);
-    let per4 = match p.core.target() {
+    let per4 = match p.core.kernel_target() {
         Target::CortexM55 => MEMCPY_MVE_16 * 0.25,
         _ => MEMCPY_4,
     };

@@ -104,7 +104,10 @@ mod tests {
         let m = Mix::scalar(37.0, 20.0, 1.0, 32.0, 1.0);
         assert_eq!(m.instructions(), 91.0);
         // the M4's DSP inner loop of arm_nn_mat_mult_nt_t_s8: LDR 2, taken branch 3
-        assert_eq!(m.cycles(&Core::M4.timing()), 37.0 + 40.0 + 1.0 + 32.0 + 3.0);
+        assert_eq!(
+            m.cycles(&Core::M4.timing().expect("timed")),
+            37.0 + 40.0 + 1.0 + 32.0 + 3.0
+        );
         assert_eq!((m * 2.0 + m).instructions(), 273.0);
     }
 }

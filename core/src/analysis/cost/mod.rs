@@ -26,7 +26,7 @@ pub mod measured;
 pub mod mix;
 pub mod portable;
 
-pub use cores::{Core, Timing};
+pub use cores::{priced_core, priced_cores, Core, Timing};
 pub use mix::Mix;
 
 use crate::formats::pte::{Instruction, Program};
@@ -126,13 +126,14 @@ pub struct Pricer {
 const THUMB1_EXPANSION: f64 = 2.4;
 
 impl Pricer {
-    /// A pricer for `core` with `flash_wait_states` on weight reads.
-    pub fn new(core: Core, flash_wait_states: u32) -> Pricer {
-        Pricer {
+    /// A pricer for `core` with `flash_wait_states` on weight reads; `None` for a core the model
+    /// has no timings of.
+    pub fn new(core: Core, flash_wait_states: u32) -> Option<Pricer> {
+        Some(Pricer {
             core,
-            timing: core.timing(),
+            timing: core.timing()?,
             flash_wait_states,
-        }
+        })
     }
 
     /// ExecuTorch's per-call overhead on this core.
@@ -209,6 +210,8 @@ pub enum CostError {
     NoPlan(usize),
     #[error("clock {0} MHz is not a positive number")]
     Clock(f64),
+    #[error("the cost model has no timings of the {0}")]
+    Unpriced(&'static str),
 }
 
 /// The estimate of plan `plan_index` of `program` under `options`.
@@ -224,7 +227,8 @@ pub fn estimate(
     if !(options.mhz.is_finite() && options.mhz > 0.0) {
         return Err(CostError::Clock(options.mhz));
     }
-    let pricer = Pricer::new(options.core, options.flash_wait_states);
+    let pricer = Pricer::new(options.core, options.flash_wait_states)
+        .ok_or(CostError::Unpriced(options.core.name()))?;
     let mut rows = Vec::new();
     let mut would_not_run = Vec::new();
     for (id, ins) in plan.main_instructions().iter().enumerate() {
@@ -235,7 +239,7 @@ pub fn estimate(
                     continue;
                 };
                 if let Some(why) = core_buffers::call_in_program(plan, &op.name, args)
-                    .and_then(|c| core_buffers::fails_on(options.core.target(), c))
+                    .and_then(|c| core_buffers::fails_on(options.core.kernel_target(), c))
                 {
                     would_not_run.push((id, why.to_string()));
                 }
@@ -451,7 +455,7 @@ mod tests {
     #[test]
     fn every_kernel_call_of_a_cortex_m_program_is_priced_and_the_rows_add_up() {
         let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
-        for core in Core::ALL {
+        for core in priced_cores() {
             let e = estimate(&p, 0, options(core)).expect("estimate");
             let calls = p.plans[0]
                 .main_instructions()

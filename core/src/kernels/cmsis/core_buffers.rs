@@ -78,7 +78,7 @@ pub fn fails_on(target: Target, call: CoreCall) -> Option<&'static str> {
             }
         }
         (
-            Target::CortexMScalar,
+            Target::CortexMDsp,
             CoreCall::AvgPool {
                 scratch_bytes: 0,
                 channels,

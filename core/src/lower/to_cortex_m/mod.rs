@@ -38,7 +38,7 @@ impl Pass<Options> for AtenToCortexM {
     }
 
     fn run(&self, mut m: Module, options: &Options) -> Result<(Module, bool), LowerError> {
-        let isa = options.cpu.isa();
+        let isa = options.core.isa();
         let mut nodes = Vec::with_capacity(m.graph.nodes.len());
         let mut changed = false;
         for i in 0..m.graph.nodes.len() {
