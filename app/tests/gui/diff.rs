@@ -178,7 +178,7 @@ fn diff_mode_runs_the_host_as_the_core_chosen() {
         .get_by_value("the program's own core: Cortex-M55/M85 (Helium)")
         .click();
     harness.run_steps(2);
-    harness.get_by_label("Cortex-M4/M7/M33 (DSP)").click();
+    harness.get_by_label("Cortex-M4/M7/M33/M35P (DSP)").click();
     harness.run_steps(2);
     assert_eq!(
         harness.state().host.target,
