@@ -29,6 +29,7 @@ pub mod ir;
 pub mod kernels;
 pub mod lower;
 pub mod ops;
+pub mod part;
 pub mod passes;
 pub mod plan;
 pub mod runtime;

@@ -11,6 +11,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("dtype", 0),
     ("error", 0),
     ("cortex_m", 0),
+    ("part", 1),
     ("tensor", 1),
     // readers of ExecuTorch's files
     ("formats", 2),

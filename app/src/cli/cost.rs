@@ -1,10 +1,13 @@
-//! `etscope cost FILE.pte --core C [--mhz N] [--flash-wait-states N]`: every call's cycles on a
-//! Cortex-M core without a board (an estimate: core's `analysis::cost`), totals at the clock.
+//! `etscope cost FILE.pte --core C [--mhz N] [--flash-wait-states N]` or `--part NAME`: every
+//! call's cycles on a Cortex-M core without a board (an estimate: core's `analysis::cost`),
+//! totals at the clock. A part gives the core, the clock and the wait states of the region its
+//! default link reads the weights from (where a source states them).
 
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::analysis::cost::{estimate, Core, CostEstimate, CostOptions};
+use etscope_core::part::Part;
 use serde_json::json;
 
 use crate::load;
@@ -15,26 +18,98 @@ pub fn parse_core(name: &str) -> Result<Core> {
     etscope_core::analysis::cost::priced_core(name).map_err(|e| anyhow!("--core: {e}"))
 }
 
-pub fn run(
-    path: &Path,
-    method: Option<&str>,
-    core: &str,
-    mhz: Option<f64>,
-    flash_wait_states: u32,
-    as_json: bool,
-) -> Result<()> {
-    let core = parse_core(core)?;
+/// What `cost` and `fit` were asked to price on: a core, or a part.
+#[derive(Debug, Default, Clone)]
+pub struct Machine<'a> {
+    pub core: Option<&'a str>,
+    pub part: Option<&'a str>,
+    pub mhz: Option<f64>,
+    pub flash_wait_states: Option<u32>,
+}
+
+/// The part asked for, if any, and the options of the estimate: `--core` (default m55), or the
+/// part's core (a `--core` that contradicts it is refused), `--mhz` or the part's clock, and
+/// `--flash-wait-states` or the wait states of the part's constants region.
+pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
+    let part = m.part.map(super::parts::resolve).transpose()?;
+    let core = match (&part, m.core) {
+        (Some(p), Some(name)) => {
+            let named = parse_core(name)?;
+            if named != p.core {
+                return Err(anyhow!(
+                    "--core {name} contradicts --part {}, whose core is the {}",
+                    p.name,
+                    p.core.name()
+                ));
+            }
+            named
+        }
+        (Some(p), None) => p.core,
+        (None, name) => parse_core(name.unwrap_or("m55"))?,
+    };
+    if part.is_some() {
+        // the cost model must have timings of the part's core
+        parse_core(core.key())?;
+    }
+    let mhz = m
+        .mhz
+        .or(part.as_ref().map(|p| p.mhz))
+        .unwrap_or_else(|| core.typical_mhz());
+    let flash_wait_states = m
+        .flash_wait_states
+        .or_else(|| part.as_ref()?.constants_region()?.wait_states)
+        .unwrap_or(0);
+    Ok((
+        part,
+        CostOptions {
+            core,
+            mhz,
+            flash_wait_states,
+        },
+    ))
+}
+
+/// What the estimate charges for where the weights sit, in a sentence.
+pub fn memory_note(part: &Part, options: &CostOptions) -> String {
+    match part.constants_region() {
+        Some(r) => match r.wait_states {
+            Some(w) if w == options.flash_wait_states => format!(
+                "weights read in place from {} ({}): {w} wait states on every 16-byte line",
+                r.name,
+                r.kind.name()
+            ),
+            Some(w) => format!(
+                "weights read in place from {} ({}, {w} wait states by its source; {} charged as asked)",
+                r.name,
+                r.kind.name(),
+                options.flash_wait_states
+            ),
+            None => format!(
+                "weights read in place from {} ({}): its wait states at this clock are not known (docs/parts.md), so none are charged",
+                r.name,
+                r.kind.name()
+            ),
+        },
+        None => "the part's link names no constants region".to_string(),
+    }
+}
+
+pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
+    let (part, options) = options(machine)?;
     let program = load::program(path)?;
     let (index, _) = super::pick_plan(&program, method, path)?;
-    let options = CostOptions {
-        core,
-        mhz: mhz.unwrap_or_else(|| core.typical_mhz()),
-        flash_wait_states,
-    };
     let est = estimate(&program, index, options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&est))?);
+        let mut doc = to_json(&est);
+        if let (Some(p), Some(obj)) = (&part, doc.as_object_mut()) {
+            obj.insert("part".into(), super::parts::to_json(p));
+            obj.insert("memory_note".into(), json!(memory_note(p, &options)));
+        }
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
+        if let Some(p) = &part {
+            println!("part {}: {}", p.name, memory_note(p, &options));
+        }
         print!("{}", render(&est, path));
     }
     Ok(())

@@ -13,6 +13,7 @@ mod info;
 mod lower;
 mod memory;
 mod open;
+mod parts;
 mod plan;
 mod profile;
 pub mod profile_compare;
@@ -232,16 +233,26 @@ pub enum Command {
         #[arg(long)]
         method: Option<String>,
         /// m0plus (m0), m3, m4, m7, m33 (m35p), m55 or m85; any spelling (`cortex-m4`, `M0+`).
-        /// `--target` is the same.
-        #[arg(long, visible_alias = "target", default_value = "m55")]
-        core: String,
-        /// Clock in MHz (default: a clock parts with the core commonly run at).
+        /// `--target` is the same. Default: the part's core, else m55.
+        #[arg(long, visible_alias = "target")]
+        core: Option<String>,
+        /// A part (`etscope parts`), or a part file (NAME.toml): its core, clock and the wait
+        /// states of the memory its weights are read from.
+        #[arg(long)]
+        part: Option<String>,
+        /// Clock in MHz (default: the part's, else a clock parts with the core commonly run at).
         #[arg(long)]
         mhz: Option<f64>,
         /// Wait states of the flash the weights are read from, on every 16-byte line read
-        /// (default 0: zero-wait memory, or a flash accelerator that hides them).
-        #[arg(long, default_value_t = 0)]
-        flash_wait_states: u32,
+        /// (default: the part's constants region's where its source states them, else 0).
+        #[arg(long)]
+        flash_wait_states: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the built-in parts: core, clock, memory regions (base, size, kind, wait states,
+    /// source) and where a default link puts code, constants, arenas and the stack.
+    Parts {
         #[arg(long)]
         json: bool,
     },
@@ -692,19 +703,24 @@ pub fn run(command: Command) -> Result<()> {
             method.as_deref(),
             json,
         ),
+        Command::Parts { json } => parts::run(json),
         Command::Cost {
             file,
             method,
             core,
+            part,
             mhz,
             flash_wait_states,
             json,
         } => cost::run(
             &file,
             method.as_deref(),
-            &core,
-            mhz,
-            flash_wait_states,
+            &cost::Machine {
+                core: core.as_deref(),
+                part: part.as_deref(),
+                mhz,
+                flash_wait_states,
+            },
             json,
         ),
         Command::Memory {

@@ -15,6 +15,7 @@ mod eval;
 mod graph_layout;
 mod inspect;
 mod lower_plan;
+mod parts;
 mod profile;
 mod run;
 

@@ -1,0 +1,370 @@
+//! A part: a Cortex-M core ([`Core`]) at a clock with its memory regions, and where a default
+//! link puts code, constants, the planned arenas and the stack. The built-in parts are
+//! `parts.toml` beside this file (every region names its source, expanded in `docs/parts.md`);
+//! a part of the user's own is a TOML text of the same form, read by the same [`parse`] and
+//! refused with an error naming the part, the region and the field.
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::cortex_m::Core;
+
+/// What kind of memory a region is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionKind {
+    Itcm,
+    Dtcm,
+    Sram,
+    Flash,
+    Mram,
+    External,
+}
+
+impl RegionKind {
+    /// Every kind as a part file spells it.
+    pub const NAMES: [&'static str; 6] = ["itcm", "dtcm", "sram", "flash", "mram", "external"];
+
+    pub fn parse(s: &str) -> Option<RegionKind> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "itcm" => RegionKind::Itcm,
+            "dtcm" => RegionKind::Dtcm,
+            "sram" => RegionKind::Sram,
+            "flash" => RegionKind::Flash,
+            "mram" => RegionKind::Mram,
+            "external" => RegionKind::External,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RegionKind::Itcm => "itcm",
+            RegionKind::Dtcm => "dtcm",
+            RegionKind::Sram => "sram",
+            RegionKind::Flash => "flash",
+            RegionKind::Mram => "mram",
+            RegionKind::External => "external",
+        }
+    }
+}
+
+/// One memory region of a part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    pub name: String,
+    pub kind: RegionKind,
+    pub base: u64,
+    pub size: u64,
+    /// Wait states on a read at the part's clock, where a source states them (`None`: not
+    /// known, and not charged).
+    pub wait_states: Option<u32>,
+    /// Where the facts come from.
+    pub source: String,
+}
+
+/// Where a default link puts each kind of thing: region names of the part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    pub code: String,
+    pub constants: String,
+    pub arenas: String,
+    pub stack: String,
+    pub source: String,
+}
+
+/// A part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub name: String,
+    pub core: Core,
+    pub mhz: f64,
+    /// Why the clock is what it is, where it is not the part's own (a simulator's).
+    pub mhz_note: Option<String>,
+    /// The chip's name in probe-rs's target database, where it has the chip.
+    pub probe_rs_chip: Option<String>,
+    pub regions: Vec<Region>,
+    pub link: Link,
+}
+
+impl Part {
+    /// The region named `name`.
+    pub fn region(&self, name: &str) -> Option<&Region> {
+        self.regions.iter().find(|r| r.name == name)
+    }
+
+    /// The region the constants (the program's weights, read in place) sit in.
+    pub fn constants_region(&self) -> Option<&Region> {
+        self.region(&self.link.constants)
+    }
+}
+
+/// Why a part file is refused.
+#[derive(Debug, Error, PartialEq)]
+pub enum PartError {
+    #[error("{origin}: not TOML: {detail}")]
+    Toml { origin: String, detail: String },
+    #[error("{origin}: part {part:?}: {field}: {detail}")]
+    Field {
+        origin: String,
+        part: String,
+        field: String,
+        detail: String,
+    },
+    #[error("{origin}: no [[part]] table")]
+    Empty { origin: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileToml {
+    #[serde(default)]
+    part: Vec<PartToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartToml {
+    name: String,
+    core: String,
+    mhz: f64,
+    mhz_note: Option<String>,
+    probe_rs_chip: Option<String>,
+    link: LinkToml,
+    #[serde(default)]
+    region: Vec<RegionToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkToml {
+    code: String,
+    constants: String,
+    arenas: String,
+    stack: String,
+    #[serde(default)]
+    source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegionToml {
+    name: String,
+    kind: String,
+    base: String,
+    size: u64,
+    wait_states: Option<u32>,
+    #[serde(default)]
+    source: String,
+}
+
+/// The parts of a part file's `text` (`origin` names it in errors), each checked: a core
+/// etscope knows, a positive clock, regions with a kind, a hexadecimal base and a size that
+/// stay within the 32-bit address space, distinct region names, and a link that names regions
+/// of the part.
+pub fn parse(text: &str, origin: &str) -> Result<Vec<Part>, PartError> {
+    let file: FileToml = toml::from_str(text).map_err(|e| PartError::Toml {
+        origin: origin.to_string(),
+        detail: e.to_string().trim().replace('\n', " "),
+    })?;
+    if file.part.is_empty() {
+        return Err(PartError::Empty {
+            origin: origin.to_string(),
+        });
+    }
+    file.part.into_iter().map(|p| checked(p, origin)).collect()
+}
+
+fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
+    let fail = |field: &str, detail: String| PartError::Field {
+        origin: origin.to_string(),
+        part: p.name.clone(),
+        field: field.to_string(),
+        detail,
+    };
+    let core = Core::parse_or_list(&p.core).map_err(|e| fail("core", e))?;
+    if !(p.mhz.is_finite() && p.mhz > 0.0) {
+        return Err(fail("mhz", format!("{} is not a positive clock", p.mhz)));
+    }
+    let mut regions: Vec<Region> = Vec::with_capacity(p.region.len());
+    for r in &p.region {
+        let field = |f: &str| format!("region {:?}: {f}", r.name);
+        let kind = RegionKind::parse(&r.kind).ok_or_else(|| {
+            fail(
+                &field("kind"),
+                format!("{:?}: one of {}", r.kind, RegionKind::NAMES.join(", ")),
+            )
+        })?;
+        let digits = r
+            .base
+            .trim()
+            .trim_start_matches("0x")
+            .trim_start_matches("0X");
+        let base = u64::from_str_radix(digits, 16).map_err(|_| {
+            fail(
+                &field("base"),
+                format!("{:?} is not a hexadecimal address", r.base),
+            )
+        })?;
+        if r.size == 0 {
+            return Err(fail(&field("size"), "0 bytes".into()));
+        }
+        let end = base.checked_add(r.size).filter(|&e| e <= 1 << 32);
+        if end.is_none() {
+            return Err(fail(
+                &field("size"),
+                format!(
+                    "{} bytes from {:#x} pass the end of the 32-bit address space",
+                    r.size, base
+                ),
+            ));
+        }
+        if regions.iter().any(|o| o.name == r.name) {
+            return Err(fail(&field("name"), "a second region of that name".into()));
+        }
+        regions.push(Region {
+            name: r.name.clone(),
+            kind,
+            base,
+            size: r.size,
+            wait_states: r.wait_states,
+            source: r.source.clone(),
+        });
+    }
+    let l = &p.link;
+    for (what, name) in [
+        ("code", &l.code),
+        ("constants", &l.constants),
+        ("arenas", &l.arenas),
+        ("stack", &l.stack),
+    ] {
+        if !regions.iter().any(|r| &r.name == name) {
+            let names: Vec<&str> = regions.iter().map(|r| r.name.as_str()).collect();
+            return Err(fail(
+                &format!("link.{what}"),
+                format!("{name:?} is not a region of the part: {names:?}"),
+            ));
+        }
+    }
+    Ok(Part {
+        name: p.name.clone(),
+        core,
+        mhz: p.mhz,
+        mhz_note: p.mhz_note.clone(),
+        probe_rs_chip: p.probe_rs_chip.clone(),
+        regions,
+        link: Link {
+            code: l.code.clone(),
+            constants: l.constants.clone(),
+            arenas: l.arenas.clone(),
+            stack: l.stack.clone(),
+            source: l.source.clone(),
+        },
+    })
+}
+
+/// The built-in parts (`parts.toml`).
+pub fn builtin() -> Vec<Part> {
+    // checked by the test below: a built-in part that does not read is a build's bug
+    parse(include_str!("parts.toml"), "built-in parts").unwrap_or_default()
+}
+
+/// The built-in part named `name` (case-insensitive).
+pub fn find(name: &str) -> Option<Part> {
+    builtin()
+        .into_iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_part_reads_and_links_to_its_own_regions() {
+        let parts = parse(include_str!("parts.toml"), "built-in parts").expect("reads");
+        let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+        for want in [
+            "alif-e8-hp",
+            "ek-ra8d1",
+            "ek-ra6m4",
+            "nucleo-l4r5zi",
+            "nrf5340-dk",
+            "numaker-m467hj",
+            "nucleo-h7a3zi",
+            "nucleo-g0b1re",
+            "pico2",
+            "corstone-300",
+            "corstone-320",
+            "mps3-an547",
+        ] {
+            assert!(names.contains(&want), "{want} missing: {names:?}");
+        }
+        for p in &parts {
+            assert!(p.regions.iter().all(|r| !r.source.is_empty()), "{}", p.name);
+            assert!(p.constants_region().is_some());
+        }
+        assert_eq!(find("NUCLEO-L4R5ZI").map(|p| p.core), Some(Core::M4));
+    }
+
+    #[test]
+    fn a_bad_part_file_is_refused_naming_the_part_and_the_field() {
+        let good = r#"
+[[part]]
+name = "mine"
+core = "m33"
+mhz = 100
+[part.link]
+code = "flash"
+constants = "flash"
+arenas = "ram"
+stack = "ram"
+[[part.region]]
+name = "flash"
+kind = "flash"
+base = "0x0"
+size = 1024
+wait_states = 2
+[[part.region]]
+name = "ram"
+kind = "sram"
+base = "0x20000000"
+size = 512
+"#;
+        let parts = parse(good, "mine.toml").expect("reads");
+        assert_eq!(parts[0].core, Core::M33);
+        assert_eq!(
+            parts[0].constants_region().and_then(|r| r.wait_states),
+            Some(2)
+        );
+        for (bad, field) in [
+            (good.replace("\"m33\"", "\"m99\""), "core"),
+            (good.replace("mhz = 100", "mhz = 0"), "mhz"),
+            (
+                good.replace("kind = \"sram\"", "kind = \"dram\""),
+                "region \"ram\": kind",
+            ),
+            (good.replace("0x20000000", "0xZZ"), "region \"ram\": base"),
+            (
+                good.replace("size = 512", "size = 0"),
+                "region \"ram\": size",
+            ),
+            (
+                good.replace("base = \"0x20000000\"", "base = \"0xFFFFFF00\""),
+                "region \"ram\": size",
+            ),
+            (
+                good.replace("arenas = \"ram\"", "arenas = \"dtcm\""),
+                "link.arenas",
+            ),
+        ] {
+            let err = parse(&bad, "mine.toml").expect_err(field).to_string();
+            assert!(
+                err.starts_with("mine.toml: part \"mine\": ") && err.contains(field),
+                "{field}: {err}"
+            );
+        }
+        let err = parse("[[part]]\nname = 1", "x.toml").expect_err("not a part");
+        assert!(err.to_string().starts_with("x.toml: not TOML"), "{err}");
+        assert!(parse("", "empty.toml").is_err());
+    }
+}
