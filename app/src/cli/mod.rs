@@ -8,6 +8,7 @@ mod diff;
 mod eval;
 mod eval_runner;
 mod eval_sensitivity;
+mod fit;
 mod graph;
 mod info;
 mod lower;
@@ -247,6 +248,22 @@ pub enum Command {
         /// (default: the part's constants region's where its source states them, else 0).
         #[arg(long)]
         flash_wait_states: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Does a program fit a part: every pool ExecuTorch's runtime needs with its exact size and
+    /// region, the program and its code in flash, each region's use, the estimated latency, and
+    /// what-ifs (inputs as int8, a better planner).
+    Fit {
+        file: PathBuf,
+        #[arg(long)]
+        method: Option<String>,
+        /// A part (`etscope parts`), or a part file (NAME.toml).
+        #[arg(long)]
+        part: String,
+        /// The clock in MHz (default: the part's).
+        #[arg(long)]
+        mhz: Option<f64>,
         #[arg(long)]
         json: bool,
     },
@@ -704,6 +721,23 @@ pub fn run(command: Command) -> Result<()> {
             json,
         ),
         Command::Parts { json } => parts::run(json),
+        Command::Fit {
+            file,
+            method,
+            part,
+            mhz,
+            json,
+        } => fit::run(
+            &file,
+            method.as_deref(),
+            &cost::Machine {
+                core: None,
+                part: Some(&part),
+                mhz,
+                flash_wait_states: None,
+            },
+            json,
+        ),
         Command::Cost {
             file,
             method,

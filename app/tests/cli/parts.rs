@@ -158,3 +158,149 @@ size = 262144
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fit`: the pools add up to the RAM total, each region's use covers what its link puts there,
+/// `fits` agrees with the regions, the estimate is `cost --part`'s, and a program with float
+/// inputs has the int8-inputs what-if with less RAM; a part too small says it does not fit.
+#[test]
+fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
+    let digits = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
+    let pte = digits.join("cnn_int8_cortex_m55_default.pte");
+    let pte = pte.to_str().expect("path");
+    for part in ["mps3-an547", "alif-e8-hp", "nucleo-l4r5zi"] {
+        let d = json(&["fit", pte, "--part", part, "--json"]);
+        let pools = d["ram"]["pools"].as_array().expect("pools");
+        let sum: u64 = pools
+            .iter()
+            .map(|p| p["bytes"].as_u64().expect("bytes"))
+            .sum();
+        assert_eq!(Some(sum), d["ram"]["total"].as_u64(), "{part}");
+        // the planned arena is the program's, the method allocator ExecuTorch's runtime's
+        assert!(pools.iter().any(|p| p["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("planned arena"))));
+        assert!(pools.iter().any(|p| p["name"] == "method allocator"));
+        let regions = d["regions"].as_array().expect("regions");
+        for r in regions {
+            let placed: u64 = pools
+                .iter()
+                .filter(|p| p["region"] == r["name"])
+                .map(|p| p["bytes"].as_u64().expect("bytes"))
+                .sum();
+            assert!(r["used"].as_u64().expect("used") >= placed, "{part}: {r}");
+        }
+        let fits = regions
+            .iter()
+            .all(|r| r["used"].as_u64() <= r["size"].as_u64());
+        assert_eq!(d["fits"], fits, "{part}");
+        let fl = &d["flash"];
+        assert_eq!(
+            fl["program"].as_u64(),
+            std::fs::metadata(pte).ok().map(|m| m.len())
+        );
+        assert!(fl["total"].as_u64() >= fl["program"].as_u64());
+        // code not measured is null, and the document says the total is a lower bound
+        assert_eq!(fl["complete"], false);
+        assert!(fl["kernels"].is_null());
+        // the CMSIS-NN functions the convolutions and the linear layer call, and what those call
+        let linked = fl["cmsis_nn_functions"].as_object().expect("functions");
+        for f in [
+            "arm_convolve_wrapper_s8",
+            "arm_fully_connected_s8",
+            "arm_nn_vec_mat_mult_t_s8",
+        ] {
+            assert!(linked.contains_key(f), "{part}: {f} not linked");
+        }
+        let sum: u64 = linked.values().map(|v| v.as_u64().expect("size")).sum();
+        assert_eq!(fl["cmsis_nn"].as_u64(), Some(sum));
+        assert_eq!(
+            fl["total"].as_u64(),
+            Some(
+                fl["program"].as_u64().expect("program")
+                    + fl["runtime"].as_u64().expect("runtime")
+                    + sum
+            )
+        );
+        let int8 = d["what_if"]
+            .as_array()
+            .expect("what-ifs")
+            .iter()
+            .find(|w| w["change"].as_str().is_some_and(|c| c.contains("int8")))
+            .expect("an int8-inputs what-if");
+        // the digits CNN's float input is not on its arena's peak: passing it as int8 saves none
+        assert!(
+            int8["ram_total"].as_u64() <= d["ram"]["total"].as_u64(),
+            "{int8}"
+        );
+        let cost = json(&["cost", pte, "--part", part, "--json"]);
+        assert_eq!(cost["total_ms"], d["latency_ms"], "{part}");
+    }
+    // ground truth: the arena the what-if predicts is the one ExecuTorch plans for the same model
+    // exported with its own QuantizeInputs (tests/fixtures/tools/make_quantize_io.py)
+    let io = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/quantize_io");
+    let d = json(&[
+        "fit",
+        io.join("model_int8_m55.pte").to_str().expect("path"),
+        "--part",
+        "mps3-an547",
+        "--json",
+    ]);
+    let theirs = json(&[
+        "fit",
+        io.join("model_int8_m55_quantized_inputs.pte")
+            .to_str()
+            .expect("path"),
+        "--part",
+        "mps3-an547",
+        "--json",
+    ]);
+    let arena = |doc: &serde_json::Value| doc["ram"]["pools"][0]["bytes"].as_u64().expect("arena");
+    let int8 = d["what_if"]
+        .as_array()
+        .expect("what-ifs")
+        .iter()
+        .find(|w| w["change"].as_str().is_some_and(|c| c.contains("int8")))
+        .expect("an int8-inputs what-if");
+    // the what-if keeps the method allocator and temp allocator of the program as it is
+    let others = d["ram"]["total"].as_u64().expect("total") - arena(&d);
+    assert_eq!(
+        int8["ram_total"].as_u64().expect("ram") - others,
+        arena(&theirs),
+        "{int8}"
+    );
+    assert!(arena(&theirs) < arena(&d));
+    // a part whose RAM is smaller than the arena does not fit, and says which region is over
+    let dir = fresh_dir("fit-small");
+    let file = dir.join("small.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[part]]
+name = "small"
+core = "m55"
+mhz = 100
+[part.link]
+code = "flash"
+constants = "flash"
+arenas = "ram"
+stack = "ram"
+[[part.region]]
+name = "flash"
+kind = "flash"
+base = "0x0"
+size = 1048576
+[[part.region]]
+name = "ram"
+kind = "sram"
+base = "0x20000000"
+size = 1024
+"#,
+    )
+    .expect("write");
+    let d = json(&["fit", pte, "--part", file.to_str().expect("path"), "--json"]);
+    assert_eq!(d["fits"], false);
+    let out = etscope(&["fit", pte, "--part", file.to_str().expect("path")]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("does NOT fit"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OVER"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

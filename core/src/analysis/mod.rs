@@ -22,6 +22,7 @@ mod diff_groups;
 pub mod diff_sources;
 pub mod eval;
 pub mod fault;
+pub mod fit;
 pub mod identity;
 pub mod profile;
 pub mod profile_compare;

@@ -4,6 +4,8 @@
 //! a part of the user's own is a TOML text of the same form, read by the same [`parse`] and
 //! refused with an error naming the part, the region and the field.
 
+pub mod code;
+
 use serde::Deserialize;
 use thiserror::Error;
 

@@ -104,7 +104,7 @@ impl Bump {
 }
 
 /// What loading one method takes from the application's allocators.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct MethodAllocation {
     pub layout: &'static str,
     /// Bytes of the method allocator `Method::load` uses when a temp allocator of

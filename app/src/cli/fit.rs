@@ -1,0 +1,201 @@
+//! `etscope fit FILE.pte --part NAME [--json]`: does the program fit the part — every pool
+//! ExecuTorch's runtime needs with its exact size and the region a default link puts it in, the
+//! program and the code that runs it in flash, each region's use against its size, the
+//! estimated latency on the part (`cost --part`), and what-ifs priced the same way (inputs
+//! passed as int8, etscope's best-fit planner).
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use etscope_core::analysis::cost::estimate;
+use etscope_core::analysis::fit::{self, CodeSizes, Fit};
+use etscope_core::part::Part;
+use serde_json::{json, Value};
+
+use super::cost::{memory_note, Machine};
+use crate::load;
+use crate::table::Table;
+
+/// ExecuTorch's runtime without operators on a Cortex-M, stripped: its CI's bare-metal size
+/// test (GCC 15.2, threshold 118,000 B), as `../shared/research/memory-placement-and-flash.md`
+/// records it. A published figure of a build after 1.5.1, not a link of this program's.
+const RUNTIME_PUBLISHED: u64 = 115_868;
+
+/// Where each code term comes from, as the JSON and the text say it.
+const CODE_SOURCES: &str = "runtime: ExecuTorch CI's bare-metal size test without operators (115,868 B, GCC 15.2, a build after 1.5.1: published, not linked here); cmsis_nn: the CMSIS-NN functions the program's cortex_m kernels call and what those call, each once, at their sizes compiled -O3 for the part's CMSIS-NN path (scripts/code_size/cmsis_nn.py, CMSIS-NN dbf45dbf, GCC 12.2; not a linked image); kernels: ExecuTorch's operator code, not measured yet (null), so flash.total is a lower bound";
+
+pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
+    let (part, options) = super::cost::options(machine)?;
+    let part = part.ok_or_else(|| anyhow!("fit needs --part (`etscope parts` lists them)"))?;
+    let program = load::program(path)?;
+    let (index, _) = super::pick_plan(&program, method, path)?;
+    let est = estimate(&program, index, options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let ops: Vec<String> = program
+        .plans
+        .get(index)
+        .map(|p| p.operators.iter().map(|o| o.qualified()).collect())
+        .unwrap_or_default();
+    let cmsis = etscope_core::part::code::cmsis_nn(&ops, part.core);
+    let code = CodeSizes {
+        runtime: Some(RUNTIME_PUBLISHED),
+        kernels: None,
+        cmsis_nn: Some(cmsis.bytes),
+    };
+    let base =
+        fit::fit(&program, index, &part, code).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let budget = fit::budget(&program, index).ok_or_else(|| {
+        anyhow!(
+            "{}: the program's memory cannot be budgeted",
+            path.display()
+        )
+    })?;
+    let mut what_if: Vec<Value> = Vec::new();
+    if let Some(arenas) = fit::arenas_with_int8_inputs(&program, index) {
+        let f = fit::refit(&part, &base, &arenas, &budget);
+        // the quantize calls on the inputs are gone
+        let saved: f64 = est
+            .rows
+            .iter()
+            .take_while(|r| r.op.contains("quantize_per_tensor") && !r.op.contains("dequantize"))
+            .filter_map(|r| r.cycles)
+            .sum();
+        what_if.push(json!({
+            "change": "inputs passed as int8 (ExecuTorch's QuantizeInputs: the application quantizes)",
+            "ram_total": f.ram_total,
+            "flash_total": f.flash_total,
+            "latency_ms": (est.total_cycles() - saved) / (options.mhz * 1000.0),
+            "fits": f.fits,
+            "note": "the arenas re-planned by ExecuTorch's greedy planner with each quantized input's int8 copy as the input (equal to the arena ExecuTorch plans after its own QuantizeInputs, tests/fixtures/quantize_io); the method allocator and the flash as the program's, though ExecuTorch's program has one call fewer (188 B less method allocator there) and adds constant methods for the input's scale and zero point (896 B more flash there)",
+        }));
+    }
+    if let Some(arenas) = best_fit_arenas(&program, index) {
+        let f = fit::refit(&part, &base, &arenas, &budget);
+        what_if.push(json!({
+            "change": "etscope's best-fit planner (`memory --replan`, `plan --write`): the same calls, each arena placed anew",
+            "ram_total": f.ram_total,
+            "flash_total": f.flash_total,
+            "latency_ms": est.total_ms(),
+            "fits": f.fits,
+            "note": "the same calls in the same order: the estimate does not change",
+        }));
+    }
+    let mut doc = to_json(
+        &part,
+        &base,
+        est.total_cycles(),
+        est.total_ms(),
+        &what_if,
+        &memory_note(&part, &options),
+    );
+    doc["flash"]["cmsis_nn_functions"] = json!(cmsis.functions);
+    doc["flash"]["unknown_ops"] = json!(cmsis.unknown_ops);
+    if as_json {
+        return super::print_json(&doc);
+    }
+    print!("{}", render(path, &part, &base, est.total_ms(), &what_if));
+    Ok(())
+}
+
+/// Each arena's size under etscope's best-fit planner, checked (`None` when none is smaller).
+fn best_fit_arenas(
+    program: &etscope_core::formats::pte::Program,
+    index: usize,
+) -> Option<Vec<u64>> {
+    use etscope_core::plan::{alternatives, derive};
+    let graph = etscope_core::ir::from_pte::graph_from_plan(program, index)?;
+    let plan = derive(&graph);
+    let mut sizes: Vec<u64> = graph.arenas.clone();
+    let mut smaller = false;
+    for alt in alternatives::alternatives(&graph, &plan) {
+        let arena = plan.arenas.iter().find(|a| a.memory_id == alt.memory_id)?;
+        let bf = alt.algorithm("best_fit")?;
+        if !alternatives::check(arena, bf).is_empty() {
+            return None;
+        }
+        let slot = sizes.get_mut(usize::try_from(alt.memory_id).ok()?.checked_sub(1)?)?;
+        if bf.peak < *slot {
+            *slot = bf.peak;
+            smaller = true;
+        }
+    }
+    smaller.then_some(sizes)
+}
+
+fn to_json(part: &Part, f: &Fit, cycles: f64, ms: f64, what_if: &[Value], note: &str) -> Value {
+    json!({
+        "part": super::parts::to_json(part),
+        "fits": f.fits,
+        "latency_ms": ms,
+        "total_cycles": cycles,
+        "memory_note": note,
+        "ram": {"total": f.ram_total, "pools": f.pools},
+        "flash": {
+            "total": f.flash_total,
+            "complete": f.flash_complete,
+            "program": f.program,
+            "runtime": f.code.runtime,
+            "kernels": f.code.kernels,
+            "cmsis_nn": f.code.cmsis_nn,
+            "sources": CODE_SOURCES,
+        },
+        "regions": f.regions,
+        "what_if": what_if,
+        "not_modelled": f.not_modelled,
+    })
+}
+
+fn render(path: &Path, part: &Part, f: &Fit, ms: f64, what_if: &[Value]) -> String {
+    let mut s = format!(
+        "{} on {} ({} @ {} MHz): {}\n",
+        path.display(),
+        part.name,
+        part.core.name(),
+        part.mhz,
+        if f.fits { "fits" } else { "does NOT fit" }
+    );
+    let mut t = Table::new(&["pool", ">bytes", "region"]);
+    for p in &f.pools {
+        t.row(vec![p.name.clone(), p.bytes.to_string(), p.region.clone()]);
+    }
+    t.row(vec![
+        "RAM in all".into(),
+        f.ram_total.to_string(),
+        String::new(),
+    ]);
+    s.push_str(&t.render());
+    s.push_str(&format!(
+        "flash: program {} B + runtime {} B (published) + CMSIS-NN {} B (measured per function) + kernels (not measured) ≥ {} B\n",
+        f.program,
+        f.code.runtime.unwrap_or(0),
+        f.code.cmsis_nn.unwrap_or(0),
+        f.flash_total
+    ));
+    let mut r = Table::new(&["region", ">used", ">size", ""]);
+    for u in f.regions.iter().filter(|u| u.used > 0) {
+        r.row(vec![
+            u.name.clone(),
+            u.used.to_string(),
+            u.size.to_string(),
+            if u.used > u.size {
+                "OVER".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    s.push_str(&r.render());
+    s.push_str(&format!(
+        "estimated latency: {ms:.3} ms (an estimate, `cost --part {}`)\n",
+        part.name
+    ));
+    for w in what_if {
+        s.push_str(&format!(
+            "what if {}: RAM {} B, flash ≥ {} B, {:.3} ms\n",
+            w["change"].as_str().unwrap_or(""),
+            w["ram_total"],
+            w["flash_total"],
+            w["latency_ms"].as_f64().unwrap_or(f64::NAN)
+        ));
+    }
+    s
+}

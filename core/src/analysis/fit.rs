@@ -1,0 +1,278 @@
+//! Does a program fit a part: every pool ExecuTorch's runtime needs on the core, with its size
+//! and the region a default link puts it in ([`crate::part::Link`]); the program in flash (read
+//! in place) with the code that runs it where its size is known; per region, used against its
+//! size; and what-ifs priced the same way.
+//!
+//! The pools are [`crate::plan::budget`]'s, which equal ExecuTorch's runtime byte for byte: each
+//! planned arena (one per memory id), the method allocator, the temp allocator, a delegate's
+//! scratch. The code is what the caller measured ([`CodeSizes`]); a term not measured is `None`
+//! and the flash total says it is a lower bound.
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::formats::pte::Program;
+use crate::ir::{Graph, Storage};
+use crate::part::Part;
+use crate::plan::budget::{ram_budget, RamBudget};
+
+/// One pool of RAM.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pool {
+    pub name: String,
+    pub bytes: u64,
+    pub region: String,
+}
+
+/// Code in flash beside the program, where measured (`None`: not measured).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CodeSizes {
+    pub runtime: Option<u64>,
+    pub kernels: Option<u64>,
+    pub cmsis_nn: Option<u64>,
+}
+
+/// A region's use.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegionUse {
+    pub name: String,
+    pub used: u64,
+    pub size: u64,
+}
+
+/// The fit of a program on a part.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fit {
+    pub pools: Vec<Pool>,
+    pub ram_total: u64,
+    pub program: u64,
+    pub code: CodeSizes,
+    /// The program and every measured code term.
+    pub flash_total: u64,
+    /// Whether every code term was measured (else `flash_total` is a lower bound).
+    pub flash_complete: bool,
+    pub regions: Vec<RegionUse>,
+    pub fits: bool,
+    /// What the budget does not count (a delegate's own allocations, external constants).
+    pub not_modelled: Vec<String>,
+}
+
+/// Why a fit cannot be made.
+#[derive(Debug, Error, PartialEq)]
+pub enum FitError {
+    #[error("no plan {0}")]
+    NoPlan(usize),
+    #[error("the program's memory cannot be budgeted: {0}")]
+    Budget(String),
+}
+
+/// The fit of plan `plan_index` of `program` on `part`, its code in flash as `code` measured.
+pub fn fit(
+    program: &Program,
+    plan_index: usize,
+    part: &Part,
+    code: CodeSizes,
+) -> Result<Fit, FitError> {
+    let graph = crate::ir::from_pte::graph_from_plan(program, plan_index)
+        .ok_or(FitError::NoPlan(plan_index))?;
+    let plan = crate::plan::derive(&graph);
+    let budget = ram_budget(program, plan_index, &plan)
+        .ok_or_else(|| FitError::Budget("ExecuTorch's types are not laid out for it".into()))?;
+    let arenas: Vec<u64> = program
+        .plans
+        .get(plan_index)
+        .ok_or(FitError::NoPlan(plan_index))?
+        .non_const_buffer_sizes
+        .iter()
+        .skip(1)
+        .map(|&s| u64::try_from(s).unwrap_or(0))
+        .collect();
+    Ok(assemble(
+        part,
+        &arenas,
+        &budget,
+        program.bytes().len() as u64,
+        code,
+    ))
+}
+
+/// The pools, regions and totals of a program whose arenas are `arenas` (memory ids 1, 2, …).
+fn assemble(part: &Part, arenas: &[u64], budget: &RamBudget, program: u64, code: CodeSizes) -> Fit {
+    let ram = &part.link.arenas;
+    let mut pools: Vec<Pool> = arenas
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b > 0)
+        .map(|(i, &bytes)| Pool {
+            name: format!("planned arena (memory id {})", i + 1),
+            bytes,
+            region: ram.clone(),
+        })
+        .collect();
+    for (name, bytes) in [
+        ("method allocator", budget.method_allocator),
+        ("temp allocator", budget.temp_allocator),
+        ("delegate scratch", budget.scratch),
+    ] {
+        if bytes > 0 {
+            pools.push(Pool {
+                name: name.to_string(),
+                bytes,
+                region: ram.clone(),
+            });
+        }
+    }
+    let ram_total = pools
+        .iter()
+        .map(|p| p.bytes)
+        .fold(0u64, u64::saturating_add);
+    let measured = [code.runtime, code.kernels, code.cmsis_nn];
+    let code_total = measured
+        .iter()
+        .flatten()
+        .fold(0u64, |a, &b| a.saturating_add(b));
+    let flash_total = program.saturating_add(code_total);
+    let regions: Vec<RegionUse> = part
+        .regions
+        .iter()
+        .map(|r| {
+            let mut used = pools
+                .iter()
+                .filter(|p| p.region == r.name)
+                .fold(0u64, |a, p| a.saturating_add(p.bytes));
+            if part.link.constants == r.name {
+                used = used.saturating_add(program);
+            }
+            if part.link.code == r.name {
+                used = used.saturating_add(code_total);
+            }
+            RegionUse {
+                name: r.name.clone(),
+                used,
+                size: r.size,
+            }
+        })
+        .collect();
+    Fit {
+        fits: regions.iter().all(|r| r.used <= r.size),
+        pools,
+        ram_total,
+        program,
+        code,
+        flash_total,
+        flash_complete: measured.iter().all(Option::is_some),
+        regions,
+        not_modelled: budget.method.not_modelled.clone(),
+    }
+}
+
+/// What the program's planned arenas become when its float inputs are passed as int8 (as
+/// ExecuTorch's `QuantizeInputs` makes a program take them): each input that only a quantize
+/// reads is gone from the arena, the quantize's output is the input, and ExecuTorch's greedy
+/// planner places the rest again. `None` when no input is quantized on entry.
+pub fn arenas_with_int8_inputs(program: &Program, plan_index: usize) -> Option<Vec<u64>> {
+    let mut graph = crate::ir::from_pte::graph_from_plan(program, plan_index)?;
+    if !quantized_inputs_as_inputs(&mut graph) {
+        return None;
+    }
+    let plan = crate::plan::derive(&graph);
+    let placed = crate::plan::executorch::plan(&graph, &plan);
+    Some(
+        (1..=graph.arenas.len())
+            .map(|id| {
+                u32::try_from(id)
+                    .ok()
+                    .and_then(|id| placed.get(&id))
+                    .map_or(0, |a| a.size)
+            })
+            .collect(),
+    )
+}
+
+/// Rewrites `graph` so that each input read only by a quantize is replaced by that quantize's
+/// output; whether any was.
+fn quantized_inputs_as_inputs(graph: &mut Graph) -> bool {
+    let mut changed = false;
+    for k in 0..graph.inputs.len() {
+        let v = graph.inputs[k];
+        let [reader] = graph.values[v].consumers[..] else {
+            continue;
+        };
+        let node = &graph.nodes[reader];
+        let quantizes = node.def().is_some_and(|d| d.traits.quantizes);
+        let Some(&q) = node.outputs.first() else {
+            continue;
+        };
+        if !quantizes || node.inputs.first() != Some(&v) {
+            continue;
+        }
+        graph.inputs[k] = q;
+        graph.values[q].producer = None;
+        graph.values[v].storage = Storage::Unplanned;
+        graph.values[v].placement = None;
+        changed = true;
+    }
+    changed
+}
+
+/// `fit` of a program whose arenas are `arenas` instead (a what-if), the rest as `base` measured.
+pub fn refit(part: &Part, base: &Fit, arenas: &[u64], budget_of: &RamBudget) -> Fit {
+    assemble(part, arenas, budget_of, base.program, base.code)
+}
+
+/// The budget `fit` used, for what-ifs that change only the arenas.
+pub fn budget(program: &Program, plan_index: usize) -> Option<RamBudget> {
+    let graph = crate::ir::from_pte::graph_from_plan(program, plan_index)?;
+    ram_budget(program, plan_index, &crate::plan::derive(&graph))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pools_add_up_and_a_region_counts_what_the_link_puts_in_it() {
+        let part = crate::part::find("nucleo-l4r5zi").expect("a built-in part");
+        let budget = RamBudget {
+            planned: 1000,
+            method_allocator: 300,
+            temp_allocator: 40,
+            scratch: 0,
+            flash: 5000,
+            planned_scratch: 0,
+            total_ram: 1340,
+            method: crate::plan::budget::MethodAllocation::default(),
+        };
+        let fit = assemble(
+            &part,
+            &[600, 400],
+            &budget,
+            5000,
+            CodeSizes {
+                runtime: Some(100_000),
+                kernels: None,
+                cmsis_nn: Some(7000),
+            },
+        );
+        assert_eq!(fit.ram_total, 1340);
+        assert_eq!(fit.pools.len(), 4);
+        assert_eq!(fit.flash_total, 112_000);
+        assert!(!fit.flash_complete);
+        let ram = fit
+            .regions
+            .iter()
+            .find(|r| r.name == "SRAM1")
+            .expect("SRAM1");
+        assert_eq!(ram.used, 1340);
+        let flash = fit
+            .regions
+            .iter()
+            .find(|r| r.name == "Flash")
+            .expect("flash");
+        assert_eq!(flash.used, 112_000);
+        assert!(fit.fits);
+        // an arena larger than the region does not fit
+        let big = assemble(&part, &[10 << 20], &budget, 5000, CodeSizes::default());
+        assert!(!big.fits);
+    }
+}
