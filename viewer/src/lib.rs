@@ -11,6 +11,7 @@ pub mod cost_view;
 pub mod diff_view;
 pub mod document;
 pub mod export;
+pub mod fit_view;
 pub mod graph_view;
 pub mod inspector;
 pub mod layout;

@@ -58,6 +58,9 @@ pub struct Cli {
     /// (m0plus, m3, m4, m7, m33, m55, m85; default Cortex-M4 @ 120 MHz).
     #[arg(long, value_name = "CORE[@MHZ]")]
     pub estimate: Option<String>,
+    /// The Memory tab's part (`etscope parts`): each region a bar with what sits in it.
+    #[arg(long, value_name = "PART")]
+    pub part: Option<String>,
     /// Profile ▸ Compare with: a second capture (`.etdp`) of the program opened.
     #[arg(long, value_name = "FILE")]
     pub compare_capture: Option<PathBuf>,
@@ -151,6 +154,7 @@ impl Cli {
                 sensitivity: self.sensitivity,
                 board_samples: self.board_samples,
                 estimate: self.estimate,
+                part: self.part,
                 compare_capture: self.compare_capture,
             }),
         }

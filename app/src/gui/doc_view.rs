@@ -55,6 +55,8 @@ pub struct DocView {
     pub compare_plan: String,
     /// "Lower for": the choices and a running lowering.
     pub lowering: lowering::LoweringState,
+    /// The Memory tab's part and the program's fit on it.
+    pub part_fit: super::part_fit::PartFit,
     /// The program's pass stages being computed after a load (see
     /// `Document::pass_stages_deferred`).
     pub pass_job: Option<Job<Vec<etscope_viewer::document::StageView>>>,
@@ -205,6 +207,7 @@ impl DocView {
             budget: None,
             compare_plan: "best".into(),
             lowering: lowering::LoweringState::for_core(core),
+            part_fit: Default::default(),
             pass_job: None,
             cost: Default::default(),
             capture_compare: None,

@@ -26,6 +26,9 @@ pub(super) fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
             None => super::doc_view::start_replan(dv, ui.ctx()),
         }
     }
+    if let Some(program) = dv.doc.program.as_ref() {
+        dv.part_fit.ui(ui, program, program.default_plan_index());
+    }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
     let (doc, states, replan, compare, budget) = (
         &dv.doc,

@@ -15,6 +15,7 @@ pub mod lowering;
 mod memory_tab;
 pub mod numerics;
 mod panels;
+pub mod part_fit;
 mod profile_tab;
 mod screenshot;
 pub use panels::SEARCH_ID;
@@ -146,6 +147,8 @@ pub struct StartOptions {
     pub board_samples: Option<usize>,
     /// `--estimate CORE[@MHZ]`: the Profile tab's core and clock.
     pub estimate: Option<String>,
+    /// `--part NAME`: the Memory tab's part.
+    pub part: Option<String>,
     /// `--compare-capture FILE`: Profile ▸ Compare with this second capture of the program.
     pub compare_capture: Option<PathBuf>,
     /// ETRecord stages with more nodes are built when first shown (`None`:
@@ -433,6 +436,17 @@ impl EtscopeApp {
                     }
                 }
                 Err(e) => self.messages.push(e),
+            }
+        }
+        if let Some(name) = self.start.part.clone() {
+            if etscope_core::part::find(&name).is_some() {
+                for dv in &mut self.docs {
+                    dv.part_fit.pick(Some(&name));
+                }
+            } else {
+                self.messages.push(format!(
+                    "--part {name}: no such part (`etscope parts` lists them)"
+                ));
             }
         }
         if let Some(path) = self.start.compare_capture.clone() {

@@ -124,6 +124,35 @@ fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     harness.get_by_label_contains("method allocator ");
 }
 
+/// On a part, the Memory tab draws every region that holds something with what sits in it
+/// (the numbers `etscope fit` prints), and says whether it all fits.
+#[test]
+fn the_memory_tab_on_a_part_shows_each_region_with_what_sits_in_it() {
+    let mut harness = app_with(&["model_int8_cortex_m55.pte"]);
+    harness.state_mut().tab = etscope::gui::Tab::Memory;
+    harness.run_steps(2);
+    harness.get_by_value("(pick a part)");
+    harness.state_mut().docs[0]
+        .part_fit
+        .pick(Some("nucleo-l4r5zi"));
+    harness.run_steps(2);
+    harness.get_by_label_contains("fits nucleo-l4r5zi");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .args(["fit", "--json", "--part", "nucleo-l4r5zi"])
+        .arg(tiny("model_int8_cortex_m55.pte"))
+        .output()
+        .expect("cli runs");
+    let fit: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for r in fit["regions"].as_array().expect("regions") {
+        let used = r["used"].as_u64().expect("used");
+        if used > 0 {
+            let name = r["name"].as_str().expect("name");
+            harness.get_by_label_contains(&format!("{name}: {used} / {} B", r["size"]));
+        }
+    }
+    harness.get_by_label_contains("flash is a lower bound");
+}
+
 fn ds_asset(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../assets/ds_cnn_kws")
