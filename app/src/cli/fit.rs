@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::analysis::cost::estimate;
-use etscope_core::analysis::fit::{self, CodeSizes, Fit};
+use etscope_core::analysis::fit::{self, Fit};
 use etscope_core::part::Part;
 use serde_json::{json, Value};
 
@@ -16,31 +16,13 @@ use super::cost::{memory_note, Machine};
 use crate::load;
 use crate::table::Table;
 
-/// ExecuTorch's runtime without operators on a Cortex-M, stripped: its CI's bare-metal size
-/// test (GCC 15.2, threshold 118,000 B), as `../shared/research/memory-placement-and-flash.md`
-/// records it. A published figure of a build after 1.5.1, not a link of this program's.
-const RUNTIME_PUBLISHED: u64 = 115_868;
-
-/// Where each code term comes from, as the JSON and the text say it.
-const CODE_SOURCES: &str = "runtime: ExecuTorch CI's bare-metal size test without operators (115,868 B, GCC 15.2, a build after 1.5.1: published, not linked here); cmsis_nn: the CMSIS-NN functions the program's cortex_m kernels call and what those call, each once, at their sizes compiled -O3 for the part's CMSIS-NN path (scripts/code_size/cmsis_nn.py, CMSIS-NN dbf45dbf, GCC 12.2; not a linked image); kernels: ExecuTorch's operator code, not measured yet (null), so flash.total is a lower bound";
-
 pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
     let (part, options) = super::cost::options(machine)?;
     let part = part.ok_or_else(|| anyhow!("fit needs --part (`etscope parts` lists them)"))?;
     let program = load::program(path)?;
     let (index, _) = super::pick_plan(&program, method, path)?;
     let est = estimate(&program, index, options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let ops: Vec<String> = program
-        .plans
-        .get(index)
-        .map(|p| p.operators.iter().map(|o| o.qualified()).collect())
-        .unwrap_or_default();
-    let cmsis = etscope_core::part::code::cmsis_nn(&ops, part.core);
-    let code = CodeSizes {
-        runtime: Some(RUNTIME_PUBLISHED),
-        kernels: None,
-        cmsis_nn: Some(cmsis.bytes),
-    };
+    let (code, cmsis) = fit::code_sizes(&program, index, part.core);
     let base =
         fit::fit(&program, index, &part, code).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let budget = fit::budget(&program, index).ok_or_else(|| {
@@ -136,7 +118,7 @@ fn to_json(part: &Part, f: &Fit, cycles: f64, ms: f64, what_if: &[Value], note: 
             "runtime": f.code.runtime,
             "kernels": f.code.kernels,
             "cmsis_nn": f.code.cmsis_nn,
-            "sources": CODE_SOURCES,
+            "sources": fit::CODE_SOURCES,
         },
         "regions": f.regions,
         "what_if": what_if,

@@ -2,12 +2,9 @@
 //! picked (`etscope fit`'s answer, `core::analysis::fit`), computed once per pick.
 
 use eframe::egui;
-use etscope_core::analysis::fit::{self, CodeSizes, Fit};
+use etscope_core::analysis::fit::{self, Fit};
 use etscope_core::formats::pte::Program;
 use etscope_core::part::{self, Part};
-
-/// ExecuTorch's runtime without operators, as `fit` counts it (a published figure).
-const RUNTIME_PUBLISHED: u64 = 115_868;
 
 /// The part picked and the program's fit on it.
 #[derive(Default)]
@@ -27,16 +24,7 @@ impl PartFit {
     pub fn fit(&mut self, program: &Program, plan: usize) -> Option<&Result<Fit, String>> {
         let part = self.part.as_ref()?;
         if self.fit.is_none() {
-            let ops: Vec<String> = program
-                .plans
-                .get(plan)
-                .map(|p| p.operators.iter().map(|o| o.qualified()).collect())
-                .unwrap_or_default();
-            let code = CodeSizes {
-                runtime: Some(RUNTIME_PUBLISHED),
-                kernels: None,
-                cmsis_nn: Some(part::code::cmsis_nn(&ops, part.core).bytes),
-            };
+            let (code, _) = fit::code_sizes(program, plan, part.core);
             self.fit = Some(fit::fit(program, plan, part, code).map_err(|e| e.to_string()));
         }
         self.fit.as_ref()

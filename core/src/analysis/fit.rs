@@ -57,6 +57,37 @@ pub struct Fit {
     pub not_modelled: Vec<String>,
 }
 
+/// ExecuTorch's runtime without operators on a Cortex-M, stripped: its CI's bare-metal size
+/// test (GCC 15.2, threshold 118,000 B), as `../shared/research/memory-placement-and-flash.md`
+/// records it. A published figure of a build after 1.5.1, not a link of this program's.
+pub const RUNTIME_PUBLISHED: u64 = 115_868;
+
+/// Where each code term of [`code_sizes`] comes from.
+pub const CODE_SOURCES: &str = "runtime: ExecuTorch CI's bare-metal size test without operators (115,868 B, GCC 15.2, a build after 1.5.1: published, not linked here); cmsis_nn: the CMSIS-NN functions the program's cortex_m kernels call and what those call, each once, at their sizes compiled -O3 for the part's CMSIS-NN path (scripts/code_size/cmsis_nn.py, CMSIS-NN dbf45dbf, GCC 12.2; not a linked image); kernels: ExecuTorch's operator code, not measured yet (null), so flash.total is a lower bound";
+
+/// The code plan `plan_index` of `program` links on `core`, as far as it is measured, and the
+/// CMSIS-NN functions behind its figure.
+pub fn code_sizes(
+    program: &Program,
+    plan_index: usize,
+    core: crate::cortex_m::Core,
+) -> (CodeSizes, crate::part::code::CmsisNnCode) {
+    let ops: Vec<String> = program
+        .plans
+        .get(plan_index)
+        .map(|p| p.operators.iter().map(|o| o.qualified()).collect())
+        .unwrap_or_default();
+    let cmsis = crate::part::code::cmsis_nn(&ops, core);
+    (
+        CodeSizes {
+            runtime: Some(RUNTIME_PUBLISHED),
+            kernels: None,
+            cmsis_nn: Some(cmsis.bytes),
+        },
+        cmsis,
+    )
+}
+
 /// Why a fit cannot be made.
 #[derive(Debug, Error, PartialEq)]
 pub enum FitError {
