@@ -16,7 +16,13 @@ use super::cost::{memory_note, Machine};
 use crate::load;
 use crate::table::Table;
 
-pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
+pub fn run(
+    path: &Path,
+    method: Option<&str>,
+    out: Option<&Path>,
+    machine: &Machine<'_>,
+    as_json: bool,
+) -> Result<()> {
     let (part, options) = super::cost::options(machine)?;
     let part = part.ok_or_else(|| anyhow!("fit needs --part (`etscope parts` lists them)"))?;
     let program = load::program(path)?;
@@ -69,13 +75,72 @@ pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bo
         &what_if,
         &memory_note(&part, &options),
     );
+    if let Some(dir) = out {
+        doc["written"] = json!(write_files(dir, path, &program, index, &part, &base)?);
+    }
     doc["flash"]["cmsis_nn_functions"] = json!(cmsis.functions);
     doc["flash"]["unknown_ops"] = json!(cmsis.unknown_ops);
     if as_json {
         return super::print_json(&doc);
     }
     print!("{}", render(path, &part, &base, est.total_ms(), &what_if));
+    if let Some(w) = doc["written"].as_array() {
+        for p in w {
+            println!("wrote {}", p.as_str().unwrap_or_default());
+        }
+    }
     Ok(())
+}
+
+/// `etscope_pools.h` and `etscope_regions.ld` in `dir` (made if missing); the paths written.
+fn write_files(
+    dir: &Path,
+    path: &Path,
+    program: &etscope_core::formats::pte::Program,
+    index: usize,
+    part: &Part,
+    f: &Fit,
+) -> Result<Vec<String>> {
+    use etscope_core::analysis::fit_files;
+    let plan = program
+        .plans
+        .get(index)
+        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
+    let arenas: Vec<u64> = plan
+        .non_const_buffer_sizes
+        .iter()
+        .skip(1)
+        .map(|&s| u64::try_from(s).unwrap_or(0))
+        .collect();
+    let pool = |name: &str| {
+        f.pools
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(0, |p| p.bytes)
+    };
+    let pools = fit_files::runner_pools(
+        &arenas,
+        pool("method allocator"),
+        pool("temp allocator"),
+        plan.inputs.len() as u64,
+    );
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    let mut written = Vec::new();
+    for (file, text) in [
+        ("etscope_pools.h", fit_files::header(&name, part, f, pools)),
+        (
+            "etscope_regions.ld",
+            fit_files::linker_fragment(part, pools),
+        ),
+    ] {
+        let p = dir.join(file);
+        std::fs::write(&p, text).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
+        written.push(p.display().to_string());
+    }
+    Ok(written)
 }
 
 /// Each arena's size under etscope's best-fit planner, checked (`None` when none is smaller).

@@ -268,6 +268,11 @@ pub enum Command {
         /// The clock in MHz (default: the part's).
         #[arg(long)]
         mhz: Option<f64>,
+        /// Write the pool sizes as a C header for ExecuTorch's Arm bare-metal runner
+        /// (`etscope_pools.h`) and the part's regions as a linker-script fragment
+        /// (`etscope_regions.ld`) into this folder.
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -730,10 +735,12 @@ pub fn run(command: Command) -> Result<()> {
             method,
             part,
             mhz,
+            out,
             json,
         } => fit::run(
             &file,
             method.as_deref(),
+            out.as_deref(),
             &cost::Machine {
                 core: None,
                 part: Some(&part),

@@ -304,3 +304,129 @@ size = 1024
     assert!(String::from_utf8_lossy(&out.stdout).contains("OVER"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fit -o`: the header and the linker fragment build into a Cortex-M55 image with the Arm GNU
+/// toolchain, the runner's pools declared as ExecuTorch's Arm bare-metal runner declares them
+/// land in the region the part's link names, at the sizes `fit` computed.
+#[test]
+fn fit_writes_a_header_and_a_linker_fragment_that_build_into_an_image() {
+    let digits = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/digits");
+    let pte = digits.join("cnn_int8_cortex_m55_default.pte");
+    let dir = fresh_dir("fit-out");
+    let d = json(&[
+        "fit",
+        pte.to_str().expect("path"),
+        "--part",
+        "mps3-an547",
+        "-o",
+        dir.to_str().expect("path"),
+        "--json",
+    ]);
+    assert_eq!(d["written"].as_array().map(Vec::len), Some(2), "{d}");
+    let header = std::fs::read_to_string(dir.join("etscope_pools.h")).expect("header");
+    let define = |name: &str| -> u64 {
+        header
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .and_then(|v| v.trim_end_matches('u').parse().ok())
+            .unwrap_or_else(|| panic!("{name} not in the header:\n{header}"))
+    };
+    let pool = define("ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE");
+    let temp = define("ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE");
+    // the pools the runner needs: the arena (16-aligned), Method::load's allocator, one input's
+    // EValue; the temp pool is the temp allocator
+    let bytes = |name: &str| {
+        d["ram"]["pools"]
+            .as_array()
+            .expect("pools")
+            .iter()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p["bytes"].as_u64())
+            .expect(name)
+    };
+    let arena = bytes("planned arena (memory id 1)");
+    assert_eq!(
+        pool,
+        arena.div_ceil(16) * 16 + bytes("method allocator") + 16
+    );
+    assert_eq!(temp, bytes("temp allocator"));
+    if !super::tools::available(
+        "fit_writes_a_header_and_a_linker_fragment_that_build_into_an_image",
+        super::tools::BOARD,
+    ) {
+        return;
+    }
+    std::fs::write(
+        dir.join("main.c"),
+        r#"#include "etscope_pools.h"
+unsigned char __attribute__((section(".bss.method_allocator_sec"), aligned(16)))
+    method_allocation_pool[ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE];
+unsigned char __attribute__((section(".bss.tensor_arena"), aligned(16)))
+    temp_allocation_pool[ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE];
+const unsigned char __attribute__((section("network_model_sec"), aligned(16))) model_pte[16] = {1};
+void Reset_Handler(void) { for (;;) { } }
+"#,
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("image.ld"),
+        "INCLUDE etscope_regions.ld\nENTRY(Reset_Handler)\nSECTIONS\n{\n  .text : { *(.text*) } > ITCM\n}\n",
+    )
+    .expect("write");
+    let cc = std::process::Command::new("arm-none-eabi-gcc")
+        .current_dir(&dir)
+        .args([
+            "-mcpu=cortex-m55",
+            "-mthumb",
+            "-nostdlib",
+            "-T",
+            "image.ld",
+            "-L",
+            ".",
+            "main.c",
+            "-o",
+            "image.elf",
+        ])
+        .output()
+        .expect("arm-none-eabi-gcc runs");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let nm = std::process::Command::new("arm-none-eabi-nm")
+        .current_dir(&dir)
+        .args(["-S", "image.elf"])
+        .output()
+        .expect("arm-none-eabi-nm runs");
+    let symbols = String::from_utf8_lossy(&nm.stdout).to_string();
+    let region = d["part"]["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .find(|r| r["name"] == d["part"]["link"]["arenas"])
+        .expect("the arenas' region")
+        .clone();
+    let (base, size) = (
+        region["base"].as_u64().expect("base"),
+        region["size"].as_u64().expect("size"),
+    );
+    for (symbol, want) in [
+        ("method_allocation_pool", pool),
+        ("temp_allocation_pool", temp),
+    ] {
+        let line = symbols
+            .lines()
+            .find(|l| l.ends_with(&format!(" {symbol}")))
+            .unwrap_or_else(|| panic!("{symbol} not in the image:\n{symbols}"));
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let addr = u64::from_str_radix(fields[0], 16).expect("address");
+        let len = u64::from_str_radix(fields[1], 16).expect("size");
+        assert_eq!(len, want, "{symbol}");
+        assert!(
+            addr >= base && addr + len <= base + size,
+            "{symbol} at {addr:#x}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

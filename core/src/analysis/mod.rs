@@ -23,6 +23,7 @@ pub mod diff_sources;
 pub mod eval;
 pub mod fault;
 pub mod fit;
+pub mod fit_files;
 pub mod identity;
 pub mod profile;
 pub mod profile_compare;

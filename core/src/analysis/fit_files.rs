@@ -1,0 +1,179 @@
+//! What `fit -o DIR` writes for a firmware: a C header with the pool sizes under the names
+//! ExecuTorch's Arm bare-metal runner reads (`examples/arm/executor_runner/arm_executor_runner.cpp`,
+//! read at pytorch/executorch cff6f4dd, after 1.5.1), and a GNU linker-script fragment with the
+//! part's regions and the runner's pool sections placed where the part's link puts them.
+//!
+//! The runner takes every planned arena but memory id 3 from its method-allocator pool (each
+//! `allocate(size, 16)`), then `Method::load`'s allocations, then the list of input `EValue`s
+//! (`prepare_input_tensors`); memory id 3 comes from the `.fast_memory` pool; the temp
+//! allocator is the `.bss.tensor_arena` pool. A build with ETDump adds its debug buffer to the
+//! method-allocator pool, which the header says.
+
+use std::fmt::Write;
+
+use super::fit::Fit;
+use crate::part::Part;
+
+/// The size of an `EValue` on a 32-bit Arm core (an 8-byte payload and a 4-byte tag, 8-aligned).
+const EVALUE_ARM32: u64 = 16;
+
+/// The runner's pools for a program with `arenas` (memory ids 1, 2, …), `method_allocator` and
+/// `temp_allocator` bytes of `Method::load`, and `inputs` inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunnerPools {
+    pub method_allocator_pool: u64,
+    pub temp_allocator_pool: u64,
+    pub planned_fast_memory: u64,
+}
+
+fn round16(n: u64) -> u64 {
+    n.div_ceil(16).saturating_mul(16)
+}
+
+/// The pool sizes the runner needs.
+pub fn runner_pools(
+    arenas: &[u64],
+    method_allocator: u64,
+    temp_allocator: u64,
+    inputs: u64,
+) -> RunnerPools {
+    let slow: u64 = arenas
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i + 1 != 3)
+        .map(|(_, &b)| round16(b))
+        .fold(0u64, u64::saturating_add);
+    RunnerPools {
+        method_allocator_pool: slow
+            .saturating_add(method_allocator)
+            .saturating_add(round16(inputs.saturating_mul(EVALUE_ARM32))),
+        temp_allocator_pool: temp_allocator,
+        planned_fast_memory: arenas.get(2).copied().unwrap_or(0),
+    }
+}
+
+/// A region name as a linker-script identifier (`Flash bank 1` → `FLASH_BANK_1`).
+pub fn linker_name(region: &str) -> String {
+    let mut out: String = region
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let out = out.trim_matches('_').to_string();
+    if out.starts_with(|c: char| c.is_ascii_digit()) || out.is_empty() {
+        format!("R_{out}")
+    } else {
+        out
+    }
+}
+
+/// The header: the runner's three pool sizes, and each part of them as etscope computed it.
+pub fn header(program_name: &str, part: &Part, fit: &Fit, pools: RunnerPools) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "/* Written by `etscope fit {program_name} --part {} -o`: pool sizes for ExecuTorch's Arm\n * bare-metal runner (examples/arm/executor_runner), on a {} @ {} MHz.\n * The method-allocator pool holds every planned arena but memory id 3 (16-aligned), the\n * method allocator Method::load takes (ExecuTorch 1.5.1's runtime, modelled byte for byte)\n * and the inputs' EValue list; add ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
+        part.name,
+        part.core.name(),
+        part.mhz
+    );
+    let _ = writeln!(s, "#ifndef ETSCOPE_POOLS_H\n#define ETSCOPE_POOLS_H\n");
+    for p in &fit.pools {
+        let _ = writeln!(
+            s,
+            "#define ETSCOPE_{} {}u /* in {} */",
+            linker_name(&p.name),
+            p.bytes,
+            p.region
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n#define ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {}u",
+        pools.method_allocator_pool
+    );
+    let _ = writeln!(
+        s,
+        "#define ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {}u",
+        pools.temp_allocator_pool
+    );
+    if pools.planned_fast_memory > 0 {
+        let _ = writeln!(
+            s,
+            "#define ET_ARM_BAREMETAL_PLANNED_FAST_MEMORY_SIZE {}u",
+            pools.planned_fast_memory
+        );
+    }
+    let _ = writeln!(s, "\n#endif /* ETSCOPE_POOLS_H */");
+    s
+}
+
+/// The linker fragment: the part's regions, and the runner's sections placed as the part's
+/// link puts arenas and constants.
+pub fn linker_fragment(part: &Part, pools: RunnerPools) -> String {
+    let mut s = format!(
+        "/* Written by `etscope fit --part {} -o`: the part's memory regions (docs/parts.md) and\n * where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest. */\nMEMORY\n{{\n",
+        part.name
+    );
+    for r in &part.regions {
+        let _ = writeln!(
+            s,
+            "  {} (rwx) : ORIGIN = {:#010x}, LENGTH = {:#x} /* {} */",
+            linker_name(&r.name),
+            r.base,
+            r.size,
+            r.kind.name()
+        );
+    }
+    s.push_str("}\n\nSECTIONS\n{\n");
+    let ram = linker_name(&part.link.arenas);
+    let rom = linker_name(&part.link.constants);
+    let _ = writeln!(
+        s,
+        "  .bss.method_allocator_sec (NOLOAD) : ALIGN(16) {{ *(.bss.method_allocator_sec) }} > {ram}"
+    );
+    let _ = writeln!(
+        s,
+        "  .bss.tensor_arena (NOLOAD) : ALIGN(16) {{ *(.bss.tensor_arena) }} > {ram}"
+    );
+    if pools.planned_fast_memory > 0 {
+        let _ = writeln!(
+            s,
+            "  .fast_memory (NOLOAD) : ALIGN(16) {{ *(.fast_memory) }} > {ram}"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  network_model_sec : ALIGN(16) {{ KEEP(*(network_model_sec)) }} > {rom}"
+    );
+    s.push_str("}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_method_allocator_pool_holds_the_slow_arenas_load_and_the_inputs() {
+        let p = runner_pools(&[1000, 0, 512], 300, 40, 2);
+        // arena 1 rounded to 16 (1008), arena 3 in fast memory; 2 inputs × 16 B
+        assert_eq!(p.method_allocator_pool, 1008 + 300 + 32);
+        assert_eq!(p.temp_allocator_pool, 40);
+        assert_eq!(p.planned_fast_memory, 512);
+        assert_eq!(linker_name("Flash bank 1"), "FLASH_BANK_1");
+        assert_eq!(
+            linker_name("planned arena (memory id 1)"),
+            "PLANNED_ARENA_MEMORY_ID_1"
+        );
+        assert_eq!(linker_name("0 wait"), "R_0_WAIT");
+    }
+}
