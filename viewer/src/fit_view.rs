@@ -40,9 +40,9 @@ fn contents(part: &Part, fit: &Fit, region: &str) -> Vec<(String, u64, Color32)>
         .sum::<u64>();
     if part.link.code == region && code > 0 {
         let what = if fit.flash_complete {
-            "code".to_string()
+            "code (ExecuTorch's runtime, the kernels, CMSIS-NN)".to_string()
         } else {
-            "code measured so far (ExecuTorch's kernels not yet)".to_string()
+            "code measured (an operator's kernel is not)".to_string()
         };
         out.push((what, code, CODE));
     }
@@ -130,8 +130,9 @@ pub fn fit_ui(ui: &mut Ui, part: &Part, fit: &Fit) {
             ui.colored_label(colour, "■");
             ui.label(name);
         }
+        ui.label("· code: object sizes measured per build, not a linked image");
         if !fit.flash_complete {
-            ui.label("· flash is a lower bound: ExecuTorch's kernel code is not measured yet");
+            ui.label("· flash is a lower bound: an operator's kernel is not measured");
         }
     });
 }

@@ -78,7 +78,8 @@ pub fn run(
     if let Some(dir) = out {
         doc["written"] = json!(write_files(dir, path, &program, index, &part, &base)?);
     }
-    doc["flash"]["cmsis_nn_functions"] = json!(cmsis.functions);
+    doc["flash"]["cmsis_nn_functions"] = json!(cmsis.cmsis_nn_functions);
+    doc["flash"]["kernel_files"] = json!(cmsis.kernel_files);
     doc["flash"]["unknown_ops"] = json!(cmsis.unknown_ops);
     if as_json {
         return super::print_json(&doc);
@@ -211,11 +212,17 @@ fn render(path: &Path, part: &Part, f: &Fit, ms: f64, what_if: &[Value]) -> Stri
     ]);
     s.push_str(&t.render());
     s.push_str(&format!(
-        "flash: program {} B + runtime {} B (published) + CMSIS-NN {} B (measured per function) + kernels (not measured) ≥ {} B\n",
+        "flash: program {} B + runtime {} B + kernels {} B + CMSIS-NN {} B = {} B{} (object sizes measured per build, not a linked image; the C library not counted)\n",
         f.program,
         f.code.runtime.unwrap_or(0),
+        f.code.kernels.unwrap_or(0),
         f.code.cmsis_nn.unwrap_or(0),
-        f.flash_total
+        f.flash_total,
+        if f.flash_complete {
+            ""
+        } else {
+            " at least (an operator's kernel is not measured)"
+        }
     ));
     let mut r = Table::new(&["region", ">used", ">size", ""]);
     for u in f.regions.iter().filter(|u| u.used > 0) {
@@ -237,7 +244,7 @@ fn render(path: &Path, part: &Part, f: &Fit, ms: f64, what_if: &[Value]) -> Stri
     ));
     for w in what_if {
         s.push_str(&format!(
-            "what if {}: RAM {} B, flash ≥ {} B, {:.3} ms\n",
+            "what if {}: RAM {} B, flash {} B, {:.3} ms\n",
             w["change"].as_str().unwrap_or(""),
             w["ram_total"],
             w["flash_total"],

@@ -499,3 +499,30 @@ fn the_board_runs_b_over_the_data_bit_for_bit_the_hosts() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a .pte"));
 }
+
+/// The sweep lowers B's ETRecord again: one beside B that another export wrote is refused,
+/// naming both files, instead of sweeping another program's layers.
+#[test]
+fn the_sweep_refuses_an_etrecord_that_is_not_bs() {
+    let dir = digits();
+    let tmp = fresh_dir("sweep-other-etrecord");
+    let b = tmp.join("b.pte");
+    std::fs::copy(dir.join("cnn_int8_cortex_m55_default_badcal.pte"), &b).expect("copy");
+    std::fs::copy(
+        dir.join("resnet_int8_cortex_m55_default.etrecord"),
+        tmp.join("b.etrecord"),
+    )
+    .expect("copy");
+    let out = etscope(&[
+        "eval",
+        p(&dir.join("cnn_fp32.pte")),
+        p(&b),
+        "--data",
+        p(&dir.join("test_x.npy")),
+        "--sensitivity",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("b.etrecord: does not belong to"), "{err}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -199,9 +199,16 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
             std::fs::metadata(pte).ok().map(|m| m.len())
         );
         assert!(fl["total"].as_u64() >= fl["program"].as_u64());
-        // code not measured is null, and the document says the total is a lower bound
-        assert_eq!(fl["complete"], false);
-        assert!(fl["kernels"].is_null());
+        // every operator's kernel measured: the code is the runtime, the kernels and CMSIS-NN
+        assert_eq!(fl["complete"], true, "{fl}");
+        assert!(fl["unknown_ops"].as_array().is_some_and(Vec::is_empty));
+        let files = fl["kernel_files"].as_object().expect("kernel files");
+        assert!(
+            files.contains_key("cortex_m::op_quantized_conv2d"),
+            "{files:?}"
+        );
+        // the kernel registry's static table is RAM the runtime keeps
+        assert!(pools.iter().any(|p| p["name"] == "kernel registry"));
         // the CMSIS-NN functions the convolutions and the linear layer call, and what those call
         let linked = fl["cmsis_nn_functions"].as_object().expect("functions");
         for f in [
@@ -218,6 +225,7 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
             Some(
                 fl["program"].as_u64().expect("program")
                     + fl["runtime"].as_u64().expect("runtime")
+                    + fl["kernels"].as_u64().expect("kernels")
                     + sum
             )
         );
@@ -269,6 +277,21 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
         "{int8}"
     );
     assert!(arena(&theirs) < arena(&d));
+    // an operator no measured kernel implements is named, and flash is then a lower bound
+    // (ExecuTorch's own explicit-flow mixed program calls aten::linear.out, which the portable
+    // library does not have)
+    let mixed = json(&[
+        "fit",
+        digits
+            .join("cnn_int8_cortex_m55_explicit_float_fc.pte")
+            .to_str()
+            .expect("path"),
+        "--part",
+        "mps3-an547",
+        "--json",
+    ]);
+    assert_eq!(mixed["flash"]["complete"], false);
+    assert_eq!(mixed["flash"]["unknown_ops"][0], "aten::linear.out");
     // a part whose RAM is smaller than the arena does not fit, and says which region is over
     let dir = fresh_dir("fit-small");
     let file = dir.join("small.toml");

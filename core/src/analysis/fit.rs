@@ -24,12 +24,17 @@ pub struct Pool {
     pub region: String,
 }
 
-/// Code in flash beside the program, where measured (`None`: not measured).
+/// Code in flash beside the program, where measured (`None`: not measured), and the RAM the
+/// runtime's code keeps statically.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct CodeSizes {
     pub runtime: Option<u64>,
     pub kernels: Option<u64>,
     pub cmsis_nn: Option<u64>,
+    /// The kernel registry's static table (`.bss` of the runtime): RAM.
+    pub kernel_registry_ram: u64,
+    /// Whether every operator's kernel was measured.
+    pub complete: bool,
 }
 
 /// A region's use.
@@ -57,34 +62,31 @@ pub struct Fit {
     pub not_modelled: Vec<String>,
 }
 
-/// ExecuTorch's runtime without operators on a Cortex-M, stripped: its CI's bare-metal size
-/// test (GCC 15.2, threshold 118,000 B), as `../shared/research/memory-placement-and-flash.md`
-/// records it. A published figure of a build after 1.5.1, not a link of this program's.
-pub const RUNTIME_PUBLISHED: u64 = 115_868;
-
 /// Where each code term of [`code_sizes`] comes from.
-pub const CODE_SOURCES: &str = "runtime: ExecuTorch CI's bare-metal size test without operators (115,868 B, GCC 15.2, a build after 1.5.1: published, not linked here); cmsis_nn: the CMSIS-NN functions the program's cortex_m kernels call and what those call, each once, at their sizes compiled -O3 for the part's CMSIS-NN path (scripts/code_size/cmsis_nn.py, CMSIS-NN dbf45dbf, GCC 12.2; not a linked image); kernels: ExecuTorch's operator code, not measured yet (null), so flash.total is a lower bound";
+pub const CODE_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once (inline code they share counted in each); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
 
-/// The code plan `plan_index` of `program` links on `core`, as far as it is measured, and the
-/// CMSIS-NN functions behind its figure.
+/// The code plan `plan_index` of `program` links on `core`, as measured.
 pub fn code_sizes(
     program: &Program,
     plan_index: usize,
     core: crate::cortex_m::Core,
-) -> (CodeSizes, crate::part::code::CmsisNnCode) {
+) -> (CodeSizes, crate::part::code::ProgramCode) {
     let ops: Vec<String> = program
         .plans
         .get(plan_index)
         .map(|p| p.operators.iter().map(|o| o.qualified()).collect())
         .unwrap_or_default();
-    let cmsis = crate::part::code::cmsis_nn(&ops, core);
+    let code = crate::part::code::program_code(&ops, core);
+    let measured = |bytes: u64| (bytes > 0).then_some(bytes);
     (
         CodeSizes {
-            runtime: Some(RUNTIME_PUBLISHED),
-            kernels: None,
-            cmsis_nn: Some(cmsis.bytes),
+            runtime: measured(code.runtime),
+            kernels: Some(code.kernels),
+            cmsis_nn: Some(code.cmsis_nn),
+            kernel_registry_ram: code.kernel_registry_ram,
+            complete: code.unknown_ops.is_empty(),
         },
-        cmsis,
+        code,
     )
 }
 
@@ -144,6 +146,7 @@ fn assemble(part: &Part, arenas: &[u64], budget: &RamBudget, program: u64, code:
         ("method allocator", budget.method_allocator),
         ("temp allocator", budget.temp_allocator),
         ("delegate scratch", budget.scratch),
+        ("kernel registry", code.kernel_registry_ram),
     ] {
         if bytes > 0 {
             pools.push(Pool {
@@ -191,7 +194,7 @@ fn assemble(part: &Part, arenas: &[u64], budget: &RamBudget, program: u64, code:
         program,
         code,
         flash_total,
-        flash_complete: measured.iter().all(Option::is_some),
+        flash_complete: code.complete && measured.iter().all(Option::is_some),
         regions,
         not_modelled: budget.method.not_modelled.clone(),
     }
@@ -283,6 +286,8 @@ mod tests {
                 runtime: Some(100_000),
                 kernels: None,
                 cmsis_nn: Some(7000),
+                kernel_registry_ram: 0,
+                complete: true,
             },
         );
         assert_eq!(fit.ram_total, 1340);

@@ -1,8 +1,11 @@
-//! The CMSIS-NN code a program links: the CMSIS-NN functions its `cortex_m::` kernels call
-//! (ExecuTorch 1.5.1's `backends/cortex_m/ops/op_*.cpp`), closed over what those call, each
-//! counted once, at the sizes `scripts/code_size/cmsis_nn.py` measured (`cmsis_nn_code.json`:
-//! CMSIS-NN dbf45dbf, the commit ExecuTorch 1.5.1 pins, compiled -O3 per CMSIS-NN path with the
-//! Arm GNU toolchain).
+//! The code a program links on a core: ExecuTorch's runtime, the kernel files its operators
+//! select (selective build: each file once, with the support files it calls, each once), and
+//! the CMSIS-NN functions those kernels call, closed over what those call, each once. Sizes are
+//! object sizes measured with the Arm GNU toolchain per CPU build, not a linked image:
+//! `executorch_code.json` (`scripts/code_size/executorch.py` + `compact.py`: ExecuTorch at
+//! 455652a2, the public commit closest to 1.5.1, runtime -Oz, kernels -O3) and
+//! `cmsis_nn_code.json` (`scripts/code_size/cmsis_nn.py`: CMSIS-NN dbf45dbf, -O3). The C and
+//! C++ libraries and the compiler's helpers are not counted.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,80 +14,125 @@ use serde::Deserialize;
 use crate::cortex_m::{Core, Isa};
 
 #[derive(Deserialize)]
-struct Table {
-    paths: BTreeMap<String, PathTable>,
+struct CmsisTable {
+    paths: BTreeMap<String, CmsisPath>,
 }
 
 #[derive(Deserialize)]
-struct PathTable {
-    functions: BTreeMap<String, Function>,
+struct CmsisPath {
+    functions: BTreeMap<String, CmsisFunction>,
 }
 
 #[derive(Deserialize)]
-struct Function {
+struct CmsisFunction {
     size: u64,
     calls: Vec<String>,
 }
 
-/// The CMSIS-NN function a `cortex_m::` operator calls (ExecuTorch 1.5.1's
-/// `backends/cortex_m/ops/op_*.cpp`, as `../shared/research/cmsis-device-arithmetic.md` lists
-/// them); `None` for an operator that calls none (quantize, dequantize, the activation table).
-pub fn entry(op: &str) -> Option<Option<&'static str>> {
-    let base = op
-        .strip_prefix("cortex_m::")?
-        .split('.')
-        .next()?
-        .trim_end_matches("_nhwc");
-    Some(match base {
-        "quantized_add" => Some("arm_elementwise_add_s8"),
-        "quantized_mul" => Some("arm_elementwise_mul_s8"),
-        "quantized_linear" => Some("arm_fully_connected_s8"),
-        "quantized_conv2d" => Some("arm_convolve_wrapper_s8"),
-        "quantized_depthwise_conv2d" => Some("arm_depthwise_conv_wrapper_s8"),
-        "quantized_transpose_conv2d" => Some("arm_transpose_conv_wrapper_s8"),
-        "quantized_avg_pool2d" => Some("arm_avgpool_s8"),
-        "quantized_max_pool2d" => Some("arm_max_pool_s8"),
-        "quantized_batch_matmul" => Some("arm_batch_matmul_s8"),
-        "softmax" => Some("arm_softmax_s8"),
-        "transpose" => Some("arm_transpose_s8"),
-        "pad" => Some("arm_pad_s8"),
-        "minimum" => Some("arm_minimum_s8"),
-        "maximum" => Some("arm_maximum_s8"),
-        "quantize_per_tensor" | "dequantize_per_tensor" | "quantized_activation" => None,
-        _ => return None,
-    })
+#[derive(Deserialize)]
+struct EtTable {
+    operators: BTreeMap<String, String>,
+    builds: BTreeMap<String, EtBuild>,
 }
 
-/// What a program's CMSIS-NN code comes to on `core`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CmsisNnCode {
-    /// Every function linked, with its size.
-    pub functions: BTreeMap<String, u64>,
-    pub bytes: u64,
-    /// `cortex_m::` operators of the program etscope does not know the CMSIS-NN calls of
-    /// (then `bytes` is a lower bound).
+#[derive(Deserialize)]
+struct EtBuild {
+    runtime_text: u64,
+    runtime_rodata: u64,
+    kernel_registry_bss: u64,
+    kernels: BTreeMap<String, EtKernel>,
+    support: BTreeMap<String, u64>,
+}
+
+#[derive(Deserialize)]
+struct EtKernel {
+    size: u64,
+    support: Vec<String>,
+    cmsis_nn: Vec<String>,
+}
+
+/// What a program's code comes to on a core.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgramCode {
+    /// ExecuTorch's runtime: text and read-only data.
+    pub runtime: u64,
+    /// The kernel files the operators select and the support files they call, each once.
+    pub kernels: u64,
+    pub kernel_files: BTreeMap<String, u64>,
+    /// The CMSIS-NN functions linked, each with its size.
+    pub cmsis_nn: u64,
+    pub cmsis_nn_functions: BTreeMap<String, u64>,
+    /// The kernel registry's static table (`MAX_KERNEL_NUM` slots): RAM, not flash.
+    pub kernel_registry_ram: u64,
+    /// Operators of the program no measured kernel implements (then `kernels` is a lower
+    /// bound), and what else was not measured.
     pub unknown_ops: Vec<String>,
 }
 
-/// The CMSIS-NN code of a program whose operators are `ops` (qualified names), on `core`'s
-/// CMSIS-NN path.
-pub fn cmsis_nn(ops: &[String], core: Core) -> CmsisNnCode {
-    let table: Option<Table> = serde_json::from_str(include_str!("cmsis_nn_code.json")).ok();
-    let key = match core.isa() {
-        Isa::Mve => "mve",
-        Isa::Dsp => "dsp",
-        Isa::Plain => "plain",
-    };
-    let functions = table.as_ref().and_then(|t| t.paths.get(key));
-    let mut unknown_ops = Vec::new();
-    let mut todo: Vec<String> = Vec::new();
-    for op in ops.iter().filter(|o| o.starts_with("cortex_m::")) {
-        match entry(op) {
-            Some(Some(f)) => todo.push(f.to_string()),
-            Some(None) => {}
-            None => unknown_ops.push(op.clone()),
-        }
+/// The CPU build of the measured tables for `core`'s CMSIS-NN path.
+fn build_of(core: Core) -> (&'static str, &'static str) {
+    match core.isa() {
+        Isa::Mve => ("cortex-m55", "mve"),
+        Isa::Dsp => ("cortex-m4", "dsp"),
+        Isa::Plain => ("cortex-m0plus", "plain"),
     }
+}
+
+/// The code of a program whose operators are `ops` (qualified names) on `core`.
+pub fn program_code(ops: &[String], core: Core) -> ProgramCode {
+    let (build, _) = build_of(core);
+    let mut out = ProgramCode::default();
+    let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
+    let Some((et, b)) = et
+        .as_ref()
+        .and_then(|t| t.builds.get(build).map(|b| (t, b)))
+    else {
+        out.unknown_ops
+            .push(format!("(no measured ExecuTorch table for {build})"));
+        return out;
+    };
+    out.runtime = b.runtime_text.saturating_add(b.runtime_rodata);
+    out.kernel_registry_ram = b.kernel_registry_bss;
+    let mut support: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut entries: Vec<String> = Vec::new();
+    for op in ops {
+        let Some((key, kernel)) = et
+            .operators
+            .get(op)
+            .and_then(|k| b.kernels.get(k).map(|v| (k, v)))
+        else {
+            out.unknown_ops.push(op.clone());
+            continue;
+        };
+        out.kernel_files.insert(key.clone(), kernel.size);
+        for f in &kernel.support {
+            if let Some(&size) = b.support.get(f) {
+                support.insert(f, size);
+            }
+        }
+        entries.extend(kernel.cmsis_nn.iter().cloned());
+    }
+    out.kernels = out
+        .kernel_files
+        .values()
+        .chain(support.values())
+        .fold(0u64, |a, &s| a.saturating_add(s));
+    out.cmsis_nn_functions = cmsis_nn_closure(entries, core);
+    out.cmsis_nn = out
+        .cmsis_nn_functions
+        .values()
+        .fold(0u64, |a, &s| a.saturating_add(s));
+    out.unknown_ops.sort();
+    out.unknown_ops.dedup();
+    out
+}
+
+/// The CMSIS-NN functions `entries` call, closed over their calls, with their sizes on `core`'s
+/// CMSIS-NN path.
+fn cmsis_nn_closure(entries: Vec<String>, core: Core) -> BTreeMap<String, u64> {
+    let table: Option<CmsisTable> = serde_json::from_str(include_str!("cmsis_nn_code.json")).ok();
+    let functions = table.as_ref().and_then(|t| t.paths.get(build_of(core).1));
+    let mut todo = entries;
     let mut linked: BTreeMap<String, u64> = BTreeMap::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     while let Some(f) = todo.pop() {
@@ -95,19 +143,10 @@ pub fn cmsis_nn(ops: &[String], core: Core) -> CmsisNnCode {
         let Some(def) = functions.and_then(|t| t.functions.get(&f)) else {
             continue;
         };
-        linked.insert(f.clone(), def.size);
+        linked.insert(f, def.size);
         todo.extend(def.calls.iter().cloned());
     }
-    if functions.is_none() {
-        unknown_ops.push(format!("(no measured table for the {key} path)"));
-    }
-    unknown_ops.sort();
-    unknown_ops.dedup();
-    CmsisNnCode {
-        bytes: linked.values().fold(0u64, |a, &b| a.saturating_add(b)),
-        functions: linked,
-        unknown_ops,
-    }
+    linked
 }
 
 #[cfg(test)]
@@ -115,28 +154,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_convolution_links_the_wrapper_and_every_path_it_may_take_once() {
+    fn a_convolution_links_its_kernel_the_wrapper_and_every_path_it_may_take_once() {
         let ops = vec![
-            "cortex_m::quantized_conv2d.out".to_string(),
             "cortex_m::quantized_conv2d.out".to_string(),
             "cortex_m::quantize_per_tensor.out".to_string(),
         ];
-        let mve = cmsis_nn(&ops, Core::M55);
+        let mve = program_code(&ops, Core::M55);
         assert!(mve.unknown_ops.is_empty(), "{:?}", mve.unknown_ops);
+        assert!(mve.runtime > 30_000 && mve.kernel_registry_ram > 0);
+        assert_eq!(mve.kernel_files.len(), 2, "{:?}", mve.kernel_files);
         for f in [
             "arm_convolve_wrapper_s8",
             "arm_convolve_s8",
             "arm_convolve_1x1_s8_fast",
             "arm_nn_mat_mult_nt_t_s8",
         ] {
-            assert!(mve.functions.contains_key(f), "{f}: {:?}", mve.functions);
+            assert!(
+                mve.cmsis_nn_functions.contains_key(f),
+                "{f}: {:?}",
+                mve.cmsis_nn_functions
+            );
         }
-        assert_eq!(mve.bytes, mve.functions.values().sum::<u64>());
+        assert_eq!(mve.cmsis_nn, mve.cmsis_nn_functions.values().sum::<u64>());
+        // the same operator twice is linked once
+        let twice = program_code(&[ops[0].clone(), ops[0].clone()], Core::M55);
+        assert_eq!(twice.kernels, program_code(&ops[..1], Core::M55).kernels);
         // another path, other code
-        let plain = cmsis_nn(&ops, Core::M0Plus);
-        assert!(plain.bytes > 0 && plain.bytes != mve.bytes);
-        // an operator whose calls are not known makes the figure a lower bound, named
-        let odd = cmsis_nn(&["cortex_m::quantized_lstm.out".to_string()], Core::M55);
-        assert_eq!(odd.unknown_ops, ["cortex_m::quantized_lstm.out"]);
+        let plain = program_code(&ops, Core::M0Plus);
+        assert!(plain.cmsis_nn > 0 && plain.cmsis_nn != mve.cmsis_nn);
+        // an operator no measured kernel implements makes the figure a lower bound, named
+        let lstm = format!("cortex_m::{}.out", "quantized_lstm"); // not an operator of 1.5.1
+        let odd = program_code(std::slice::from_ref(&lstm), Core::M55);
+        assert_eq!(odd.unknown_ops, [lstm]);
     }
 }
