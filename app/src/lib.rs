@@ -3,6 +3,7 @@
 pub mod board;
 pub mod board_check;
 pub mod cli;
+pub mod eval_runner;
 pub mod gui;
 pub mod job;
 pub mod load;

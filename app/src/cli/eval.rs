@@ -10,8 +10,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::{Evaluation, Slice, Summary};
 
-use super::eval_runner::{evaluate, Data};
 use super::run::DeviceChoice;
+use crate::eval_runner::{evaluate, Data, Progress};
 use crate::load;
 use crate::load::dataset::{labels, Dataset};
 use crate::table::Table;
@@ -103,7 +103,11 @@ pub fn run(
         jobs: jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .clamp(1, 256),
-        show: std::io::stderr().is_terminal() && !as_json,
+        progress: if std::io::stderr().is_terminal() && !as_json {
+            Progress::Stderr
+        } else {
+            Progress::Silent
+        },
         dataset,
         labels,
         shapes,
@@ -139,7 +143,7 @@ fn board_over(
             .map(|inputs| (i, inputs))
             .with_context(|| format!("{}: sample {i}", d.path.display()))
     });
-    let show = d.show;
+    let show = matches!(d.progress, Progress::Stderr);
     let result = crate::board_check::check(b, &program, &mut samples, &mut |done| {
         if show {
             eprint!("\rboard: {done} / {n} samples");

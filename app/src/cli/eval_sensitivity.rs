@@ -18,8 +18,8 @@ use etscope_core::formats::pte::Program;
 use etscope_core::lower::{self, Module, Options};
 use serde::Serialize;
 
-use super::eval_runner::{evaluate_outputs, outputs_of, Data};
 use super::run::DeviceChoice;
+use crate::eval_runner::{evaluate_outputs, outputs_of, Data};
 use crate::load;
 use crate::table::Table;
 

@@ -6,7 +6,6 @@ mod bundled;
 pub mod cost;
 mod diff;
 mod eval;
-mod eval_runner;
 mod eval_sensitivity;
 mod fit;
 mod graph;

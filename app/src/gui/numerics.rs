@@ -8,10 +8,11 @@ use std::path::PathBuf;
 
 use eframe::egui::{self, Color32, RichText};
 use etscope_core::analysis::diff_sources::PreparedSource;
-use etscope_core::analysis::eval::{Evaluation, Slice, Summary};
+use etscope_core::analysis::eval::{Slice, Summary};
 use etscope_core::tensor::TensorData;
 
 use super::EtscopeApp;
+use crate::eval_runner::{evaluate, evaluate_outputs, outputs_of, Data, Progress};
 use crate::job::Job;
 use crate::load::dataset::{labels, Dataset};
 
@@ -143,9 +144,33 @@ fn board_over(
     })
 }
 
-/// A against B on every sample of the dataset at `data`, with progress and cancel; with
-/// `a_outputs` (A's outputs on every sample, from [`outputs_over_dataset`]) the outputs alone
-/// are compared and B captures nothing else (the sensitivity sweep).
+/// The dataset at `data` (and its labels) as one run over every sample shares it, reporting to
+/// `handle` (progress, and its cancel stops the workers).
+fn whole_dataset<'a>(
+    data: &'a std::path::Path,
+    label_path: Option<&std::path::Path>,
+    shapes: &[Vec<usize>],
+    handle: &'a crate::job::JobHandle,
+) -> Result<Data<'a>, String> {
+    let dataset = Dataset::open(data, shapes.len()).map_err(|e| format!("{e:#}"))?;
+    let labels = label_path
+        .map(|p| labels(p).map_err(|e| format!("{e:#}")))
+        .transpose()?;
+    Ok(Data {
+        path: data,
+        slice: Slice::whole(dataset.len() as u64),
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        progress: Progress::Job(handle),
+        dataset,
+        labels,
+        shapes: shapes.to_vec(),
+    })
+}
+
+/// A against B on every sample of the dataset at `data`, with progress and cancel (the CLI's
+/// `eval` loop, `crate::eval_runner`); with `a_outputs` (A's outputs on every sample, from
+/// [`outputs_over_dataset`]) the outputs alone are compared and B captures nothing else (the
+/// sensitivity sweep).
 fn over_dataset(
     sa: &PreparedSource,
     sb: &PreparedSource,
@@ -155,45 +180,12 @@ fn over_dataset(
     handle: &crate::job::JobHandle,
     a_outputs: Option<&[Vec<TensorData>]>,
 ) -> Result<Summary, String> {
-    let dataset = Dataset::open(data, shapes.len()).map_err(|e| format!("{e:#}"))?;
-    let labels = label_path
-        .map(|p| labels(p).map_err(|e| format!("{e:#}")))
-        .transpose()?;
-    let n = dataset.len();
-    let mut eval = Evaluation::new(&sa.label, &sb.label, &Slice::whole(n as u64));
-    for i in 0..n {
-        if handle.cancelled() {
-            return Err("cancelled".into());
-        }
-        handle.progress(i as u64, n as u64);
-        let inputs = dataset.sample(i, shapes).map_err(|e| format!("{e:#}"))?;
-        let label = labels.as_ref().and_then(|l| l.get(i).copied());
-        let sample = |e: etscope_core::analysis::diff_sources::SourceError, who: &str| {
-            format!("{who}: sample {i}: {e}")
-        };
-        match a_outputs {
-            Some(outs) => {
-                let oa = outs
-                    .get(i)
-                    .ok_or_else(|| format!("{}: no outputs kept for sample {i}", sa.label))?;
-                let ob = sb
-                    .run_outputs(&inputs, None)
-                    .map_err(|e| sample(e, &sb.label))?;
-                eval.add_outputs(
-                    i as u64,
-                    &sa.outputs_source(oa),
-                    &sb.outputs_source(&ob),
-                    label,
-                )
-            }
-            None => {
-                let ra = sa.run(&inputs, None).map_err(|e| sample(e, &sa.label))?;
-                let rb = sb.run(&inputs, None).map_err(|e| sample(e, &sb.label))?;
-                eval.add(i as u64, &ra, &rb, label)
-            }
-        }
-        .map_err(|e| e.to_string())?;
+    let d = whole_dataset(data, label_path, shapes, handle)?;
+    let eval = match a_outputs {
+        Some(outs) => evaluate_outputs(&sa.label, &sb.label, sa, outs, sb, &d),
+        None => evaluate(&sa.label, &sb.label, sa, sb, &d),
     }
+    .map_err(|e| format!("{e:#}"))?;
     Ok(eval.summary())
 }
 
@@ -204,19 +196,8 @@ fn outputs_over_dataset(
     shapes: &[Vec<usize>],
     handle: &crate::job::JobHandle,
 ) -> Result<Vec<Vec<TensorData>>, String> {
-    let dataset = Dataset::open(data, shapes.len()).map_err(|e| format!("{e:#}"))?;
-    let n = dataset.len();
-    (0..n)
-        .map(|i| {
-            if handle.cancelled() {
-                return Err("cancelled".to_string());
-            }
-            handle.progress(i as u64, n as u64);
-            let inputs = dataset.sample(i, shapes).map_err(|e| format!("{e:#}"))?;
-            sa.run_outputs(&inputs, None)
-                .map_err(|e| format!("{}: sample {i}: {e}", sa.label))
-        })
-        .collect()
+    let d = whole_dataset(data, None, shapes, handle)?;
+    outputs_of(&sa.label, sa, &d).map_err(|e| format!("{e:#}"))
 }
 
 /// One row of the window's sensitivity bars.

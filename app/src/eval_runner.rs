@@ -1,6 +1,7 @@
 //! One evaluation over the data: A and B run on every sample of a slice, the samples spread
-//! over the jobs, their accumulators merged exactly. `eval` and its sensitivity sweep both run
-//! through it.
+//! over the jobs, their accumulators merged exactly. `eval`, its sensitivity sweep and the
+//! window's Diff ▸ over a dataset all run through it; progress goes to the terminal or to the
+//! window's job, which can cancel it.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,15 +13,24 @@ use etscope_core::tensor::TensorData;
 
 use crate::load::dataset::Dataset;
 
+/// Where a run over the data reports how far it is.
+pub enum Progress<'a> {
+    Silent,
+    /// A line on the terminal's standard error.
+    Stderr,
+    /// The window's job: its progress bar, and its cancel button stops the workers.
+    Job(&'a crate::job::JobHandle),
+}
+
 /// What every run over the data shares.
-pub(super) struct Data<'a> {
+pub struct Data<'a> {
     pub path: &'a Path,
     pub dataset: Dataset,
     pub labels: Option<Vec<i64>>,
     pub shapes: Vec<Vec<usize>>,
     pub slice: Slice,
     pub jobs: usize,
-    pub show: bool,
+    pub progress: Progress<'a>,
 }
 
 /// The slice's samples spread over the jobs: each worker starts from `init()` and folds its
@@ -34,6 +44,7 @@ fn spread<T: Send>(
 ) -> Result<Vec<T>> {
     let range = d.slice.range();
     let done = AtomicU64::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let total = range.end - range.start;
     let jobs = d.jobs as u64;
     let chunks: Vec<std::ops::Range<u64>> = (0..jobs)
@@ -47,11 +58,14 @@ fn spread<T: Send>(
         let workers: Vec<_> = chunks
             .iter()
             .map(|r| {
-                let (done, init, step) = (&done, &init, &step);
+                let (done, stop, init, step) = (&done, &stop, &init, &step);
                 let r = r.clone();
                 scope.spawn(move || -> Result<T> {
                     let mut acc = init();
                     for i in r {
+                        if stop.load(Ordering::Relaxed) {
+                            return Err(anyhow!("cancelled"));
+                        }
                         let inputs = d
                             .dataset
                             .sample(i as usize, &d.shapes)
@@ -63,12 +77,19 @@ fn spread<T: Send>(
                 })
             })
             .collect();
-        while d.show && workers.iter().any(|w| !w.is_finished()) {
-            eprint!(
-                "\r{what}: {} / {total} samples",
-                done.load(Ordering::Relaxed)
-            );
-            std::thread::sleep(std::time::Duration::from_millis(200));
+        while !matches!(d.progress, Progress::Silent) && workers.iter().any(|w| !w.is_finished()) {
+            let n = done.load(Ordering::Relaxed);
+            match d.progress {
+                Progress::Stderr => eprint!("\r{what}: {n} / {total} samples"),
+                Progress::Job(handle) => {
+                    handle.progress(n, total);
+                    if handle.cancelled() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                Progress::Silent => {}
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
         workers
             .into_iter()
@@ -78,7 +99,7 @@ fn spread<T: Send>(
             })
             .collect()
     });
-    if d.show {
+    if matches!(d.progress, Progress::Stderr) {
         eprintln!("\r{what}: {total} / {total} samples");
     }
     parts.into_iter().collect()
@@ -94,7 +115,7 @@ fn merged(a: &str, b: &str, d: &Data<'_>, parts: Vec<Evaluation>) -> Result<Eval
 }
 
 /// A against B over the slice, the samples spread over the jobs (merged exactly).
-pub(super) fn evaluate(
+pub fn evaluate(
     a: &str,
     b: &str,
     side_a: &PreparedSource,
@@ -122,11 +143,7 @@ pub(super) fn evaluate(
 
 /// A's outputs on every sample of the slice, in slice order: run once, then compared with
 /// every variant of the sensitivity sweep.
-pub(super) fn outputs_of(
-    a: &str,
-    side_a: &PreparedSource,
-    d: &Data<'_>,
-) -> Result<Vec<Vec<TensorData>>> {
+pub fn outputs_of(a: &str, side_a: &PreparedSource, d: &Data<'_>) -> Result<Vec<Vec<TensorData>>> {
     let parts = spread(a, d, Vec::new, |outs, i, inputs| {
         outs.push(
             side_a
@@ -140,7 +157,7 @@ pub(super) fn outputs_of(
 
 /// A's outputs (`a_outputs`, from [`outputs_of`] over the same slice) against B's over the
 /// slice: output statistics only, B run without capturing anything else.
-pub(super) fn evaluate_outputs(
+pub fn evaluate_outputs(
     a: &str,
     b: &str,
     side_a: &PreparedSource,
@@ -175,7 +192,7 @@ pub(super) fn evaluate_outputs(
 }
 
 /// Adds a worker's samples (the same slice) to `eval`.
-pub(super) fn merge_samples(eval: &mut Evaluation, part: &Evaluation) -> Result<()> {
+pub fn merge_samples(eval: &mut Evaluation, part: &Evaluation) -> Result<()> {
     let mut part = part.clone();
     // within one slice the workers share its number: merge them as distinct pieces
     part.shards_seen = vec![u64::MAX];
