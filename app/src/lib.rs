@@ -8,4 +8,5 @@ pub mod gui;
 pub mod job;
 pub mod load;
 pub mod siblings;
+pub mod sweep;
 mod table;

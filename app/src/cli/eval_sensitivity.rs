@@ -10,58 +10,16 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use etscope_core::analysis::cost::program_cycles;
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::Evaluation;
-use etscope_core::cortex_m::Core;
 use etscope_core::formats::pte::Program;
 use etscope_core::lower::{self, Module, Options};
-use serde::Serialize;
 
 use super::run::DeviceChoice;
-use crate::eval_runner::{evaluate_outputs, outputs_of, Data};
+use crate::eval_runner::{outputs_of, Data};
 use crate::load;
+pub use crate::sweep::{Sweep, Variant, NO_INT16};
 use crate::table::Table;
-
-/// Which variants the sweep runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sweep {
-    Off,
-    /// Each weighted layer in float alone.
-    FloatOnly,
-    /// Those, and each layer alone quantized (every other in float).
-    All,
-}
-
-/// Why the sweep has no int16 variant: the backend has no 16-bit weighted layer to offer.
-pub const NO_INT16: &str = "no int16 variants: ExecuTorch 1.5.1's Cortex-M backend computes 16-bit activations only in quantized_div; its convolutions, depthwise convolutions, linears and batch matmuls are int8 (tests/fixtures/ops)";
-
-/// One row of the sensitivity table (`docs/cli-json.md`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Variant {
-    /// What `lower --keep-float` takes.
-    pub group: String,
-    pub module: String,
-    /// `float` (the layer kept in float), `only_quantized` (every other weighted layer kept in
-    /// float), or `as_shipped` (B itself, the baseline).
-    pub variant: &'static str,
-    pub b_accuracy: Option<f64>,
-    pub top1_agreement: Option<f64>,
-    pub snr_db_mean: Option<f64>,
-    /// Planned memory of the variant's arenas.
-    pub arena_bytes: Option<u64>,
-    /// The variant program's size.
-    pub flash_bytes: Option<u64>,
-    /// Its estimated cycles per inference on `cycles_core` (the core B was lowered for;
-    /// docs/cost-model.md): what a float fallback costs in time.
-    pub cycles: Option<f64>,
-    pub cycles_core: Option<&'static str>,
-    /// Whether `cycles_core` was assumed from B's CMSIS-NN path (`--core` names none, and a
-    /// program says only its path: [`Core::standing_for`]).
-    pub cycles_core_assumed: bool,
-    /// Why the variant has no numbers, when it has none.
-    pub error: Option<String>,
-}
 
 /// B's program, what it was lowered for, and the edge module of its ETRecord (beside it),
 /// which the variants are lowered from again; `why` says what needs the ETRecord.
@@ -88,32 +46,8 @@ fn shipped_edge(
     Ok((program, options, edge, !named))
 }
 
-fn row(
-    group: &str,
-    variant: &'static str,
-    eval: &Evaluation,
-    program: &Program,
-    core: Option<(Core, bool)>,
-) -> Variant {
-    let s = eval.summary();
-    let out = s.outputs.first();
-    Variant {
-        group: group.to_string(),
-        module: group.to_string(),
-        variant,
-        b_accuracy: out.and_then(|o| o.b_accuracy),
-        top1_agreement: out.and_then(|o| o.top1_agreement),
-        snr_db_mean: out.and_then(|o| o.snr_db_mean),
-        arena_bytes: program.default_plan().map(|p| p.planned_bytes()),
-        flash_bytes: Some(program.bytes().len() as u64),
-        cycles: core.and_then(|(c, _)| program_cycles(program, c)),
-        cycles_core: core.map(|(c, _)| c.key()),
-        cycles_core_assumed: core.is_some_and(|(_, assumed)| assumed),
-        error: None,
-    }
-}
-
-/// Every weighted layer of B kept in float in turn, each variant run over the data.
+/// Every weighted layer of B kept in float in turn, each variant run over the data
+/// ([`crate::sweep::variants`], which the window runs too).
 pub fn sweep(
     a: &str,
     b: &str,
@@ -127,63 +61,25 @@ pub fn sweep(
     // A is the same for every variant: its outputs are computed once, and each variant runs
     // without capturing intermediates (the table compares outputs)
     let a_outputs = outputs_of(a, side_a, d)?;
-    let groups = lower::keep_float::weighted_modules(&edge);
-    let core = Some(options.core)
-        .filter(|c| c.timing().is_some())
-        .map(|c| (c, assumed));
-    let mut rows = vec![row("", "as_shipped", shipped, &program, core)];
-    let variants: Vec<(String, &'static str, Vec<String>)> = groups
-        .iter()
-        .map(|g| (g.clone(), "float", vec![g.clone()]))
-        .chain(
-            groups
-                .iter()
-                .filter(|_| groups.len() > 1 && which == Sweep::All)
-                .map(|g| {
-                    let others: Vec<String> = groups.iter().filter(|o| *o != g).cloned().collect();
-                    (g.clone(), "only_quantized", others)
-                }),
-        )
-        .collect();
-    for (g, variant, kept) in variants {
-        let made = mixed_program(&edge, &kept, &options);
-        let label = format!("{b} with {} in float", kept.join(","));
-        let result = made.and_then(|p| {
-            let device = choice.device(&p, 0).map_err(|e| e.to_string())?;
-            let side = PreparedSource::program(&label, &p, None, Some(device))
-                .map_err(|e| e.to_string())?;
-            let eval = evaluate_outputs(a, &label, side_a, &a_outputs, &side, d)
-                .map_err(|e| format!("{e:#}"))?;
-            Ok(row(&g, variant, &eval, &p, core))
-        });
-        rows.push(result.unwrap_or_else(|error| Variant {
-            group: g.clone(),
-            module: g.clone(),
-            variant,
-            b_accuracy: None,
-            top1_agreement: None,
-            snr_db_mean: None,
-            arena_bytes: None,
-            flash_bytes: None,
-            cycles: None,
-            cycles_core: None,
-            cycles_core_assumed: false,
-            error: Some(error),
-        }));
-    }
-    let key = |v: &Variant| {
-        v.b_accuracy
-            .or(v.top1_agreement)
-            .unwrap_or(f64::NEG_INFINITY)
+    let shipped = crate::sweep::Shipped {
+        program: &program,
+        evaluation: shipped,
     };
-    // the float variants, the most recovered first (accuracy with labels, else agreement with
-    // A), failures last; then the only-quantized ones, the least harmful first
-    rows[1..].sort_by(|x, y| {
-        (x.variant != "float")
-            .cmp(&(y.variant != "float"))
-            .then(key(y).total_cmp(&key(x)))
-    });
-    Ok(rows)
+    Ok(crate::sweep::variants(
+        &crate::sweep::Sides {
+            a,
+            b,
+            side_a,
+            a_outputs: &a_outputs,
+            data: d,
+        },
+        &edge,
+        &options,
+        assumed,
+        which,
+        Some(shipped),
+        &|p| choice.device(p, 0).map_err(|e| e.to_string()),
+    ))
 }
 
 /// `eval --keep-float G… -o OUT`: B (a Cortex-M `.pte` with its ETRecord beside it) with those

@@ -9,10 +9,9 @@ use std::path::PathBuf;
 use eframe::egui::{self, Color32, RichText};
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::analysis::eval::{Slice, Summary};
-use etscope_core::tensor::TensorData;
 
 use super::EtscopeApp;
-use crate::eval_runner::{evaluate, evaluate_outputs, outputs_of, Data, Progress};
+use crate::eval_runner::{evaluate, outputs_of, Data, Progress};
 use crate::job::Job;
 use crate::load::dataset::{labels, Dataset};
 
@@ -104,15 +103,7 @@ pub fn start(app: &mut EtscopeApp, ctx: &egui::Context) {
                 };
             let (sa, sb) = (side(&ta, &pa, &rec_a)?, side(&tb, &pb, &rec_b)?);
             let shapes = sa.graph.input_shapes();
-            let summary = over_dataset(
-                &sa,
-                &sb,
-                &data,
-                label_path.as_deref(),
-                &shapes,
-                handle,
-                None,
-            )?;
+            let summary = over_dataset(&sa, &sb, &data, label_path.as_deref(), &shapes, handle)?;
             let board = board.map(|limit| {
                 board_over(&tb, &pb, &data, &shapes, limit, handle).map_err(|e| format!("{e:#}"))
             });
@@ -168,9 +159,7 @@ fn whole_dataset<'a>(
 }
 
 /// A against B on every sample of the dataset at `data`, with progress and cancel (the CLI's
-/// `eval` loop, `crate::eval_runner`); with `a_outputs` (A's outputs on every sample, from
-/// [`outputs_over_dataset`]) the outputs alone are compared and B captures nothing else (the
-/// sensitivity sweep).
+/// `eval` loop, `crate::eval_runner`).
 fn over_dataset(
     sa: &PreparedSource,
     sb: &PreparedSource,
@@ -178,31 +167,17 @@ fn over_dataset(
     label_path: Option<&std::path::Path>,
     shapes: &[Vec<usize>],
     handle: &crate::job::JobHandle,
-    a_outputs: Option<&[Vec<TensorData>]>,
 ) -> Result<Summary, String> {
     let d = whole_dataset(data, label_path, shapes, handle)?;
-    let eval = match a_outputs {
-        Some(outs) => evaluate_outputs(&sa.label, &sb.label, sa, outs, sb, &d),
-        None => evaluate(&sa.label, &sb.label, sa, sb, &d),
-    }
-    .map_err(|e| format!("{e:#}"))?;
+    let eval = evaluate(&sa.label, &sb.label, sa, sb, &d).map_err(|e| format!("{e:#}"))?;
     Ok(eval.summary())
-}
-
-/// `sa`'s outputs on every sample of the dataset at `data` (run once for the whole sweep).
-fn outputs_over_dataset(
-    sa: &PreparedSource,
-    data: &std::path::Path,
-    shapes: &[Vec<usize>],
-    handle: &crate::job::JobHandle,
-) -> Result<Vec<Vec<TensorData>>, String> {
-    let d = whole_dataset(data, None, shapes, handle)?;
-    outputs_of(&sa.label, sa, &d).map_err(|e| format!("{e:#}"))
 }
 
 /// One row of the window's sensitivity bars.
 pub struct SensitivityRow {
     pub group: String,
+    /// `float` (the layer kept in float) or `only_quantized` (every other layer in float).
+    pub variant: &'static str,
     /// B's accuracy with labels, else its agreement with A.
     pub metric: Option<f64>,
     pub arena_bytes: u64,
@@ -212,7 +187,23 @@ pub struct SensitivityRow {
     pub error: Option<String>,
 }
 
-/// Each weighted layer of B kept in float in turn (B's ETRecord lowered again), every variant
+impl From<crate::sweep::Variant> for SensitivityRow {
+    fn from(v: crate::sweep::Variant) -> Self {
+        let core = v.cycles_core.and_then(etscope_core::cortex_m::Core::parse);
+        SensitivityRow {
+            group: v.group,
+            variant: v.variant,
+            metric: v.b_accuracy.or(v.top1_agreement),
+            arena_bytes: v.arena_bytes.unwrap_or(0),
+            flash_bytes: v.flash_bytes.unwrap_or(0),
+            cycles: v.cycles.zip(core),
+            error: v.error,
+        }
+    }
+}
+
+/// Each weighted layer of B kept in float in turn and each alone quantized (B's ETRecord
+/// lowered again, [`crate::sweep::variants`] as `eval --sensitivity` runs them), every variant
 /// over the dataset against A, on a worker.
 fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
     if app.numerics.sensitivity_job.is_some() {
@@ -242,7 +233,7 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
         "keeping each layer in float",
         move || ctx.request_repaint(),
         move |handle| -> Result<Vec<SensitivityRow>, String> {
-            use etscope_core::lower::{keep_float, Module, Options};
+            use etscope_core::lower::{Module, Options};
             let (ta, pa) = a;
             let (tb, pb, read_b) = b;
             let rec_a = rec_a.map(|read| read()).transpose()?;
@@ -254,59 +245,30 @@ fn start_sensitivity(app: &mut EtscopeApp, ctx: &egui::Context) {
             let target = etscope_core::kernels::device::Target::for_program(&pb, 0);
             let options =
                 Options::lowered_for(&pb, etscope_core::cortex_m::Core::standing_for(target));
-            let core = Some(options.core).filter(|c| c.timing().is_some());
             let edge = Module::from_etrecord(&rec_b, None).map_err(|e| format!("{tb}: {e}"))?;
             // A is the same for every variant: its outputs once, the variants' outputs alone
-            let a_outputs = outputs_over_dataset(&sa, &data, &shapes, handle)?;
-            let mut rows = Vec::new();
-            for g in keep_float::weighted_modules(&edge) {
-                if handle.cancelled() {
-                    return Err("cancelled".into());
-                }
-                let made = keep_float::mixed_program(&edge, std::slice::from_ref(&g), &options)
-                    .map_err(|e| e.to_string())
-                    .and_then(|bytes| {
-                        etscope_core::formats::pte::Program::parse(bytes).map_err(|e| e.to_string())
-                    });
-                let row = made.and_then(|p| {
-                    let label = format!("{tb} with {g} in float");
-                    let sb = PreparedSource::program(&label, &p, None, None)
-                        .map_err(|e| e.to_string())?;
-                    let s = over_dataset(
-                        &sa,
-                        &sb,
-                        &data,
-                        label_path.as_deref(),
-                        &shapes,
-                        handle,
-                        Some(&a_outputs),
-                    )?;
-                    let out = s.outputs.first();
-                    Ok(SensitivityRow {
-                        group: g.clone(),
-                        metric: out.and_then(|o| o.b_accuracy.or(o.top1_agreement)),
-                        arena_bytes: p.default_plan().map_or(0, |pl| pl.planned_bytes()),
-                        flash_bytes: p.bytes().len() as u64,
-                        cycles: core.and_then(|c| {
-                            etscope_core::analysis::cost::program_cycles(&p, c).map(|x| (x, c))
-                        }),
-                        error: None,
-                    })
-                });
-                rows.push(row.unwrap_or_else(|e| SensitivityRow {
-                    group: g.clone(),
-                    metric: None,
-                    arena_bytes: 0,
-                    flash_bytes: 0,
-                    cycles: None,
-                    error: Some(e),
-                }));
+            let d = whole_dataset(&data, label_path.as_deref(), &shapes, handle)?;
+            let a_outputs = outputs_of(&ta, &sa, &d).map_err(|e| format!("{e:#}"))?;
+            let variants = crate::sweep::variants(
+                &crate::sweep::Sides {
+                    a: &ta,
+                    b: &tb,
+                    side_a: &sa,
+                    a_outputs: &a_outputs,
+                    data: &d,
+                },
+                &edge,
+                &options,
+                true,
+                crate::sweep::Sweep::All,
+                None,
+                &|p| Ok(etscope_core::runtime::Device::for_program(p, 0)),
+            );
+            if handle.cancelled() {
+                return Err("cancelled".into());
             }
-            rows.sort_by(|x, y| {
-                y.metric
-                    .unwrap_or(-1.0)
-                    .total_cmp(&x.metric.unwrap_or(-1.0))
-            });
+            let rows: Vec<SensitivityRow> =
+                variants.into_iter().map(SensitivityRow::from).collect();
             Ok(rows)
         },
     ));
@@ -657,14 +619,24 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 fn sensitivity_bars(ui: &mut egui::Ui, rows: &[SensitivityRow], shipped: Option<f64>) {
     ui.label(
         RichText::new(
-            "each layer of B kept in float: accuracy (agreement without labels) against bytes",
+            "each layer of B kept in float, then each alone quantized: accuracy (agreement without labels) against bytes",
         )
         .weak(),
     );
     let width = 260.0;
     for r in rows {
         ui.horizontal(|ui| {
-            ui.add_sized([90.0, 16.0], egui::Label::new(r.group.clone()));
+            let name = if r.variant == "only_quantized" {
+                format!("only {} int8", r.group)
+            } else {
+                r.group.clone()
+            };
+            ui.add_sized([130.0, 16.0], egui::Label::new(name).truncate())
+                .on_hover_text(if r.variant == "only_quantized" {
+                    "this layer alone quantized, every other weighted layer in float"
+                } else {
+                    "this layer kept in float, every other as shipped"
+                });
             let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 14.0), egui::Sense::hover());
             let painter = ui.painter_at(rect);
             painter.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);

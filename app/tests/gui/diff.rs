@@ -320,8 +320,17 @@ fn the_diff_tab_compares_two_programs_over_a_dataset() {
         let rows = app.numerics.sensitivity.as_ref().expect("rows");
         assert_eq!(rows[0].group, "conv1");
         assert_eq!(rows[0].metric, Some(332.0 / 360.0));
+        // the variants `eval --sensitivity` runs: each layer alone quantized too
+        assert!(rows.iter().any(|r| r.variant == "only_quantized"));
     }
-    harness.get_by_label_contains("92.22%  ·  arena");
+    // conv1 in float, and conv2 or fc alone quantized (conv1 in float with them), recover alike
+    assert_eq!(
+        harness
+            .get_all_by_label_contains("92.22%  ·  arena")
+            .count(),
+        3
+    );
+    harness.get_by_label("only conv2 int8");
     // a worst sample opens the single-input Diff of the two programs on it
     harness.get_by_label("20").click();
     harness.run_steps(1);
