@@ -45,6 +45,8 @@ pub struct Outputs<'a> {
     pub inputs: &'a [std::path::PathBuf],
     /// Modules whose weighted layers stay in float (a mixed program).
     pub keep_float: &'a [String],
+    /// The inputs passed as int8 (ExecuTorch's `QuantizeInputs` first).
+    pub quantize_io: bool,
 }
 
 pub fn run(
@@ -63,13 +65,23 @@ pub fn run(
             etscope_core::lower::keep_float::keep_float(module, outputs.keep_float, options.flow)
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
+    if outputs.quantize_io {
+        module = etscope_core::lower::quantize_io::quantize_inputs(module)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
     let edge_module = outputs.numerics.then(|| module.clone());
     let edge = module.graph.clone();
     let stages = lower::lower(module, &options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(out) = out {
         let last = &stages.last().ok_or_else(|| anyhow!("no passes"))?.module;
-        let bytes = etscope_core::lower::emit::program(last, &options)
-            .map_err(|e| anyhow!("{}: writing the program: {e}", path.display()))?;
+        let bytes = etscope_core::lower::emit::program(last, &options).map_err(|e| {
+            let why = if outputs.quantize_io && options.flow == lower::Flow::Default {
+                " (ExecuTorch's own QuantizeInputs writes this program too, and its Cortex-M convolution refuses it the same way: the int8 input is declared contiguous; the explicit-layout flow takes int8 inputs)"
+            } else {
+                ""
+            };
+            anyhow!("{}: writing the program: {e}{why}", path.display())
+        })?;
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         }
@@ -118,7 +130,11 @@ pub fn run(
     }
     // the ETRecord's own result of these passes, when it has one: of the program as quantized,
     // so a mixed program (layers kept in float) is not set against it
-    if !outputs.keep_float.is_empty() {
+    if outputs.quantize_io {
+        println!(
+            "inputs passed as int8: not compared with the ETRecord's edge_after_transform (ExecuTorch's lowering of the program as it takes float inputs)"
+        );
+    } else if !outputs.keep_float.is_empty() {
         println!(
             "layers kept in float ({}): a mixed program, not compared with the ETRecord's edge_after_transform (ExecuTorch's lowering of the program as quantized)",
             outputs.keep_float.join(", ")

@@ -228,6 +228,10 @@ pub enum Command {
         /// `eval` names its groups): a mixed program.
         #[arg(long, value_delimiter = ',')]
         keep_float: Vec<String>,
+        /// The program takes its inputs as int8: ExecuTorch's `QuantizeInputs` before the
+        /// Cortex-M passes (the application quantizes; every input must be read by a quantize).
+        #[arg(long)]
+        quantize_io: bool,
     },
     /// Estimate every call's cycles on a Cortex-M core without a board: the path CMSIS-NN takes
     /// for the call's shape on that core, priced from its compiled loops and the core's
@@ -716,6 +720,7 @@ pub fn run(command: Command) -> Result<()> {
             numerics,
             input,
             keep_float,
+            quantize_io,
         } => lower::run(
             &file,
             lower::options(&flow, &target)?,
@@ -724,6 +729,7 @@ pub fn run(command: Command) -> Result<()> {
                 numerics: numerics || !input.is_empty(),
                 inputs: &input,
                 keep_float: &keep_float,
+                quantize_io,
             },
             method.as_deref(),
             json,

@@ -33,6 +33,7 @@ pub mod fuse_activation;
 pub mod keep_float;
 pub mod layout;
 pub mod lut;
+pub mod quantize_io;
 pub mod remove_getitem;
 pub mod replace_quant;
 mod retrace;
