@@ -114,7 +114,7 @@ pub fn captured_on_board(
     drop(recorder);
     let etdp = scratch.join("sample.etdp");
     let saved = save_capture(&raw, program, name, &etdp).map_err(|e| anyhow!("{e}"))?;
-    let buffer = std::fs::read(etdp.with_extension("bin")).map_err(|_| {
+    let buffer = std::fs::read(crate::siblings::debug_buffer_of(&etdp)).map_err(|_| {
         anyhow!(
             "{name}: the board sent no outputs (its log: {:?})",
             saved.logs

@@ -16,17 +16,36 @@ pub fn is_program(path: &Path) -> bool {
     )
 }
 
-/// The files beside `program` that its name points to, in loading order, that exist.
+/// The ETRecord a program's name points to: `model.etrecord` beside `model.pte`.
+pub fn etrecord_of(program: &Path) -> PathBuf {
+    program.with_extension("etrecord")
+}
+
+/// The external weights a program's name points to: `model.ptd`.
+pub fn ptd_of(program: &Path) -> PathBuf {
+    program.with_extension("ptd")
+}
+
+/// The ETDump a program's name points to: `model.etdp`.
+pub fn etdump_of(program: &Path) -> PathBuf {
+    program.with_extension("etdp")
+}
+
+/// The debug buffer that goes with an ETDump: `model.bin` beside `model.etdp`.
+pub fn debug_buffer_of(etdump: &Path) -> PathBuf {
+    etdump.with_extension("bin")
+}
+
+/// The files beside `program` that its name points to, in loading order, that exist (the
+/// names every command looks for too: [`etrecord_of`], [`ptd_of`], [`etdump_of`]).
 pub fn beside(program: &Path) -> Vec<PathBuf> {
-    // the names the CLI looks for too (`pte.with_extension("etrecord")`, `"ptd"`)
-    let named = |extension: &str| program.with_extension(extension);
-    let mut found = vec![named("etrecord"), named("ptd")];
-    let etdump = named("etdp");
+    let mut found = vec![etrecord_of(program), ptd_of(program)];
+    let etdump = etdump_of(program);
     if etdump.is_file() {
-        found.push(etdump);
-        found.push(named("bin"));
+        found.push(debug_buffer_of(&etdump));
+        found.insert(found.len() - 1, etdump);
     }
-    let own_input = named("input.npy");
+    let own_input = program.with_extension("input.npy");
     found.push(if own_input.is_file() {
         own_input
     } else {

@@ -25,8 +25,11 @@ fn lowered(stem: &str, flow: Flow) -> Result<Program, String> {
         flow,
         core: Core::M55,
     };
-    let stages = lower::lower(quantize_inputs(edge).map_err(|e| e.to_string())?, &options)
-        .map_err(|e| e.to_string())?;
+    let (edge, how) = quantize_inputs(edge).map_err(|e| e.to_string())?;
+    // the one input, quantized as the program's own quantize did it
+    assert_eq!(how.len(), 1);
+    assert!(how[0].scale > 0.0 && (how[0].quant_min, how[0].quant_max) == (-128, 127));
+    let stages = lower::lower(edge, &options).map_err(|e| e.to_string())?;
     let bytes = lower::emit::program(&stages.last().expect("passes").module, &options)
         .map_err(|e| e.to_string())?;
     Program::parse(bytes).map_err(|e| e.to_string())

@@ -71,6 +71,17 @@ pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
 
 /// What the estimate charges for where the weights sit, in a sentence.
 pub fn memory_note(part: &Part, options: &CostOptions) -> String {
+    let note = weights_note(part, options);
+    if options.mhz == part.mhz {
+        return note;
+    }
+    format!(
+        "{note} (wait states as the part's source states them at its {} MHz; at {} MHz they may differ: --flash-wait-states sets them)",
+        part.mhz, options.mhz
+    )
+}
+
+fn weights_note(part: &Part, options: &CostOptions) -> String {
     match part.constants_region() {
         Some(r) => match r.wait_states {
             Some(w) if w == options.flash_wait_states => format!(

@@ -45,7 +45,7 @@ pub(super) fn program_and_record(
     Option<(ETRecord, String)>,
 )> {
     let program = load::program(pte)?;
-    let sibling = pte.with_extension("etrecord");
+    let sibling = crate::siblings::etrecord_of(pte);
     if !sibling.exists() {
         return Ok((program, None));
     }

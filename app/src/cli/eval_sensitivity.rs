@@ -30,7 +30,7 @@ fn shipped_edge(
 ) -> Result<(Program, Options, Module, bool)> {
     let pte = Path::new(b);
     let program = load::program(pte)?;
-    let record = pte.with_extension("etrecord");
+    let record = crate::siblings::etrecord_of(pte);
     let rec = load::etrecord(&record).map_err(|e| {
         anyhow!("{why} lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
     })?;

@@ -80,11 +80,36 @@ pub fn run(
     }
     doc["flash"]["cmsis_nn_functions"] = json!(cmsis.cmsis_nn_functions);
     doc["flash"]["kernel_files"] = json!(cmsis.kernel_files);
+    doc["flash"]["kernel_support_files"] = json!(cmsis.support_files);
     doc["flash"]["unknown_ops"] = json!(cmsis.unknown_ops);
+    // a program lowered for another CMSIS-NN path fails on this part, however well it fits
+    let would_not_run: Vec<Value> = est
+        .would_not_run
+        .iter()
+        .map(|(id, why)| json!({"instruction_id": id, "why": why}))
+        .collect();
+    doc["runs"] = json!(would_not_run.is_empty());
+    doc["would_not_run"] = json!(would_not_run);
+    doc["mhz"] = json!(options.mhz);
     if as_json {
         return super::print_json(&doc);
     }
-    print!("{}", render(path, &part, &base, est.total_ms(), &what_if));
+    print!(
+        "{}",
+        render(path, &part, options.mhz, &base, est.total_ms(), &what_if)
+    );
+    println!("part {}: {}", part.name, memory_note(&part, &options));
+    if let Some((id, why)) = est.would_not_run.first() {
+        println!(
+            "does NOT run on the {}'s {}: instruction {id}: {why}{}",
+            part.name,
+            part.core.name(),
+            match est.would_not_run.len() {
+                1 => String::new(),
+                n => format!(" (and {} more calls)", n - 1),
+            }
+        );
+    }
     if let Some(w) = doc["written"].as_array() {
         for p in w {
             println!("wrote {}", p.as_str().unwrap_or_default());
@@ -192,13 +217,13 @@ fn to_json(part: &Part, f: &Fit, cycles: f64, ms: f64, what_if: &[Value], note: 
     })
 }
 
-fn render(path: &Path, part: &Part, f: &Fit, ms: f64, what_if: &[Value]) -> String {
+fn render(path: &Path, part: &Part, mhz: f64, f: &Fit, ms: f64, what_if: &[Value]) -> String {
     let mut s = format!(
         "{} on {} ({} @ {} MHz): {}\n",
         path.display(),
         part.name,
         part.core.name(),
-        part.mhz,
+        mhz,
         if f.fits { "fits" } else { "does NOT fit" }
     );
     let mut t = Table::new(&["pool", ">bytes", "region"]);

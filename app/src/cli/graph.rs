@@ -58,7 +58,7 @@ pub fn load_graph(path: &Path, stage: Option<&str>, method: Option<&str>) -> Res
 /// The stage the window draws for `path`: a program with the module paths of the ETRecord
 /// beside it (when it fits), or an ETRecord's stage.
 fn drawn_stage(path: &Path, stage: Option<&str>, method: Option<&str>) -> Result<StageView> {
-    let record = path.with_extension("etrecord");
+    let record = crate::siblings::etrecord_of(path);
     let is_program = crate::siblings::is_program(path);
     if is_program && method.is_none() && record.is_file() {
         let name = path.display().to_string();

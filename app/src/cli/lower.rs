@@ -66,8 +66,16 @@ pub fn run(
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
     if outputs.quantize_io {
-        module = etscope_core::lower::quantize_io::quantize_inputs(module)
+        let (quantized, how) = etscope_core::lower::quantize_io::quantize_inputs(module)
             .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        module = quantized;
+        // what the application must do to each input, which the program no longer does
+        for q in &how {
+            eprintln!(
+                "input {}: int8, quantized by the application as clamp(round(x / {}) + {}, {}, {})",
+                q.index, q.scale, q.zero_point, q.quant_min, q.quant_max
+            );
+        }
     }
     let edge_module = outputs.numerics.then(|| module.clone());
     let edge = module.graph.clone();

@@ -87,7 +87,7 @@ pub fn program(path: &Path) -> Result<Program> {
             .program),
         FileKind::Pte => {
             let mut program = Program::parse(data).with_context(|| path.display().to_string())?;
-            let ptd = path.with_extension("ptd");
+            let ptd = crate::siblings::ptd_of(path);
             if !program.external_keys().is_empty() && ptd.exists() {
                 // a neighbour found by name: a warning when it cannot be used, never a refusal
                 // of the program (its graph, plan and memory need no weights; a run that does

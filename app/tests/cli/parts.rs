@@ -292,6 +292,18 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
     ]);
     assert_eq!(mixed["flash"]["complete"], false);
     assert_eq!(mixed["flash"]["unknown_ops"][0], "aten::linear.out");
+    // a program lowered for a core without Helium fits a Helium part but does not run there:
+    // CMSIS-NN's MVE linear needs the kernel sum the M4 program does not carry
+    let m4 = tiny("model_int8_cortex_m4_default.pte");
+    let on = |part: &str| json(&["fit", m4.to_str().expect("path"), "--part", part, "--json"]);
+    let helium = on("alif-e8-hp");
+    assert_eq!(helium["runs"], false, "{}", helium["would_not_run"]);
+    assert!(helium["would_not_run"][0]["why"]
+        .as_str()
+        .is_some_and(|w| w.contains("kernel sum")));
+    assert_eq!(on("nucleo-l4r5zi")["runs"], true);
+    let out = etscope(&["fit", m4.to_str().expect("path"), "--part", "alif-e8-hp"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("does NOT run on the alif-e8-hp"));
     // a part whose RAM is smaller than the arena does not fit, and says which region is over
     let dir = fresh_dir("fit-small");
     let file = dir.join("small.toml");

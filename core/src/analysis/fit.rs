@@ -63,7 +63,7 @@ pub struct Fit {
 }
 
 /// Where each code term of [`code_sizes`] comes from.
-pub const CODE_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once (inline code they share counted in each); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
+pub const CODE_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once and whole (inline code they share counted in each; a link keeps only the support functions called, so this errs high); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
 
 /// The code plan `plan_index` of `program` links on `core`, as measured.
 pub fn code_sizes(

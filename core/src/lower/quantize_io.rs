@@ -8,15 +8,28 @@
 
 use crate::ir::NodeKind;
 
-use super::edit::{fail, op_name, set_nodes};
+use super::edit::{fail, float_arg, int_arg, op_name, set_nodes};
 use super::{LowerError, Module};
 
 const PASS: &str = "QuantizeInputs";
 
-/// `module` taking its inputs as int8 (every input).
-pub fn quantize_inputs(mut module: Module) -> Result<Module, LowerError> {
+/// How the application quantizes input `index` before it calls the program:
+/// `q = clamp(round(x / scale) + zero_point, quant_min, quant_max)` (what ExecuTorch's
+/// `QuantizeInputs` also writes as the methods `input<k>_scale`, `_zp`, `_quant_min`, `_quant_max`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputQuantization {
+    pub index: usize,
+    pub scale: f64,
+    pub zero_point: i64,
+    pub quant_min: i64,
+    pub quant_max: i64,
+}
+
+/// `module` taking its inputs as int8 (every input), and how each is quantized.
+pub fn quantize_inputs(mut module: Module) -> Result<(Module, Vec<InputQuantization>), LowerError> {
     let g = &module.graph;
     let mut removed = Vec::new();
+    let mut quantization = Vec::new();
     let mut inputs = g.inputs.clone();
     for (k, &v) in g.inputs.iter().enumerate() {
         let value = &g.values[v];
@@ -47,6 +60,17 @@ pub fn quantize_inputs(mut module: Module) -> Result<Module, LowerError> {
         let Some(&out) = q.outputs.first() else {
             return Err(fail(PASS, format!("{} has no output", q.name)));
         };
+        let arg = |k: usize| {
+            int_arg(q, k)
+                .ok_or_else(|| fail(PASS, format!("{}: argument {k} is not an integer", q.name)))
+        };
+        quantization.push(InputQuantization {
+            index: k,
+            scale: float_arg(q, 1).ok_or_else(|| fail(PASS, format!("{}: no scale", q.name)))?,
+            zero_point: arg(2)?,
+            quant_min: arg(3)?,
+            quant_max: arg(4)?,
+        });
         inputs[k] = out;
         removed.push(reader);
     }
@@ -59,5 +83,5 @@ pub fn quantize_inputs(mut module: Module) -> Result<Module, LowerError> {
         module.graph.values[v].producer = None;
     }
     set_nodes(&mut module.graph, nodes);
-    Ok(module)
+    Ok((module, quantization))
 }

@@ -59,6 +59,8 @@ pub struct ProgramCode {
     /// The kernel files the operators select and the support files they call, each once.
     pub kernels: u64,
     pub kernel_files: BTreeMap<String, u64>,
+    /// The kernels' out-of-line support files (`kernels/portable/cpu/util/…`), each once.
+    pub support_files: BTreeMap<String, u64>,
     /// The CMSIS-NN functions linked, each with its size.
     pub cmsis_nn: u64,
     pub cmsis_nn_functions: BTreeMap<String, u64>,
@@ -112,10 +114,14 @@ pub fn program_code(ops: &[String], core: Core) -> ProgramCode {
         }
         entries.extend(kernel.cmsis_nn.iter().cloned());
     }
+    out.support_files = support
+        .into_iter()
+        .map(|(f, s)| (f.to_string(), s))
+        .collect();
     out.kernels = out
         .kernel_files
         .values()
-        .chain(support.values())
+        .chain(out.support_files.values())
         .fold(0u64, |a, &s| a.saturating_add(s));
     out.cmsis_nn_functions = cmsis_nn_closure(entries, core);
     out.cmsis_nn = out

@@ -152,7 +152,7 @@ struct LinkToml {
 struct RegionToml {
     name: String,
     kind: String,
-    base: String,
+    base: toml::Value,
     size: u64,
     wait_states: Option<u32>,
     #[serde(default)]
@@ -196,15 +196,13 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
                 format!("{:?}: one of {}", r.kind, RegionKind::NAMES.join(", ")),
             )
         })?;
-        let digits = r
-            .base
-            .trim()
-            .trim_start_matches("0x")
-            .trim_start_matches("0X");
-        let base = u64::from_str_radix(digits, 16).map_err(|_| {
+        let base = address(&r.base).ok_or_else(|| {
             fail(
                 &field("base"),
-                format!("{:?} is not a hexadecimal address", r.base),
+                format!(
+                    "{} is not an address: an integer, or a string in hexadecimal with 0x (\"0x20000000\") or in decimal",
+                    r.base
+                ),
             )
         })?;
         if r.size == 0 {
@@ -233,6 +231,23 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
         });
     }
     let l = &p.link;
+    // RAM pools in flash would not run: the arenas and the stack go to memory that is written
+    for (what, name) in [("arenas", &l.arenas), ("stack", &l.stack)] {
+        if let Some(r) = regions
+            .iter()
+            .find(|r| &r.name == name)
+            .filter(|r| matches!(r.kind, RegionKind::Flash | RegionKind::Mram))
+        {
+            return Err(fail(
+                &format!("link.{what}"),
+                format!(
+                    "{name:?} is {} ({}): the {what} are written at run time, so they go to RAM",
+                    r.kind.name(),
+                    r.name
+                ),
+            ));
+        }
+    }
     for (what, name) in [
         ("code", &l.code),
         ("constants", &l.constants),
@@ -262,6 +277,22 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
             source: l.source.clone(),
         },
     })
+}
+
+/// A region's base as a part file writes it: an integer, or a string in hexadecimal with `0x`
+/// or in decimal.
+fn address(v: &toml::Value) -> Option<u64> {
+    match v {
+        toml::Value::Integer(i) => u64::try_from(*i).ok(),
+        toml::Value::String(s) => {
+            let s = s.trim().replace('_', "");
+            match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                None => s.parse().ok(),
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The built-in parts (`parts.toml`).
@@ -334,6 +365,21 @@ size = 512
 "#;
         let parts = parse(good, "mine.toml").expect("reads");
         assert_eq!(parts[0].core, Core::M33);
+        // a base in decimal, as an integer, or in hexadecimal with 0x: the same address
+        for base in [
+            "\"536870912\"",
+            "536870912",
+            "0x20000000",
+            "\"0x2000_0000\"",
+        ] {
+            let text = good.replace("\"0x20000000\"", base);
+            let p = parse(&text, "mine.toml").unwrap_or_else(|e| panic!("{base}: {e}"));
+            assert_eq!(
+                p[0].region("ram").map(|r| r.base),
+                Some(0x2000_0000),
+                "{base}"
+            );
+        }
         assert_eq!(
             parts[0].constants_region().and_then(|r| r.wait_states),
             Some(2)
@@ -356,6 +402,10 @@ size = 512
             ),
             (
                 good.replace("arenas = \"ram\"", "arenas = \"dtcm\""),
+                "link.arenas",
+            ),
+            (
+                good.replace("arenas = \"ram\"", "arenas = \"flash\""),
                 "link.arenas",
             ),
         ] {
