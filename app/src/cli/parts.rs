@@ -99,7 +99,7 @@ pub fn run(as_json: bool) -> Result<()> {
             format!("{}{}", p.mhz, if p.mhz_note.is_some() { "*" } else { "" }),
             p.regions
                 .iter()
-                .map(|r| format!("{} {}", r.kind.name(), kib(r.size)))
+                .map(|r| format!("{} {}", r.name, kib(r.size)))
                 .collect::<Vec<_>>()
                 .join(", "),
             p.link.constants.clone(),

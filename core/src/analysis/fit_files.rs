@@ -80,7 +80,7 @@ pub fn header(program_name: &str, part: &Part, fit: &Fit, pools: RunnerPools) ->
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "/* Written by `etscope fit {program_name} --part {} -o`: pool sizes for ExecuTorch's Arm\n * bare-metal runner (examples/arm/executor_runner), on a {} @ {} MHz.\n * The method-allocator pool holds every planned arena but memory id 3 (16-aligned), the\n * method allocator Method::load takes (ExecuTorch 1.5.1's runtime, modelled byte for byte)\n * and the inputs' EValue list; add ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
+        "/* Written by `etscope fit {program_name} --part {} -o`: pool sizes for ExecuTorch's Arm\n * bare-metal runner (examples/arm/executor_runner), on a {} @ {} MHz.\n * The method-allocator pool holds the planned arenas (16-aligned; memory id 3, when a program\n * has one, goes to the fast-memory pool instead), the method allocator Method::load takes\n * (ExecuTorch 1.5.1's runtime, modelled byte for byte) and the inputs' EValue list; add\n * ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
         part.name,
         part.core.name(),
         part.mhz
@@ -124,12 +124,18 @@ pub fn linker_fragment(part: &Part, pools: RunnerPools) -> String {
         part.name
     );
     for r in &part.regions {
+        // flash and MRAM are read and executed, not written at run time
+        let access = match r.kind {
+            crate::part::RegionKind::Flash | crate::part::RegionKind::Mram => "rx",
+            _ => "rwx",
+        };
         let _ = writeln!(
             s,
-            "  {} (rwx) : ORIGIN = {:#010x}, LENGTH = {:#x} /* {} */",
+            "  {} ({access}) : ORIGIN = {:#010x}, LENGTH = {:#x} /* {}: {} */",
             linker_name(&r.name),
             r.base,
             r.size,
+            r.name,
             r.kind.name()
         );
     }
@@ -140,9 +146,10 @@ pub fn linker_fragment(part: &Part, pools: RunnerPools) -> String {
         s,
         "  .bss.method_allocator_sec (NOLOAD) : ALIGN(16) {{ *(.bss.method_allocator_sec) }} > {ram}"
     );
+    // the runner's name for its temp-allocator pool, not the planned arena
     let _ = writeln!(
         s,
-        "  .bss.tensor_arena (NOLOAD) : ALIGN(16) {{ *(.bss.tensor_arena) }} > {ram}"
+        "  .bss.tensor_arena (NOLOAD) : ALIGN(16) {{ *(.bss.tensor_arena) }} > {ram} /* the temp allocator */"
     );
     if pools.planned_fast_memory > 0 {
         let _ = writeln!(
