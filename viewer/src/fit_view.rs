@@ -49,14 +49,18 @@ fn contents(part: &Part, fit: &Fit, region: &str) -> Vec<(String, u64, Color32)>
     out
 }
 
-/// The part's regions that hold anything, each a bar; the header says whether it all fits.
-pub fn fit_ui(ui: &mut Ui, part: &Part, fit: &Fit) {
+/// The part's regions that hold anything, each a bar; the header says whether it all fits and,
+/// with `refused` (why the part's core would not run the program), that it does not run.
+pub fn fit_ui(ui: &mut Ui, part: &Part, fit: &Fit, refused: Option<&str>) {
     let verdict = if fit.fits {
         RichText::new(format!("fits {}", part.name)).color(Color32::from_rgb(90, 170, 90))
     } else {
         RichText::new(format!("does NOT fit {}", part.name)).color(OVER)
     };
     ui.label(verdict.strong());
+    if let Some(why) = refused {
+        ui.label(RichText::new(why).color(OVER).strong());
+    }
     let used: Vec<_> = fit.regions.iter().filter(|r| r.used > 0).collect();
     let bar = (ui.available_width().min(900.0) - 370.0).max(120.0);
     for r in used {

@@ -11,6 +11,8 @@ use etscope_core::part::{self, Part};
 pub struct PartFit {
     pub part: Option<Part>,
     fit: Option<Result<Fit, String>>,
+    /// The calls the part's core refuses (a program lowered for another CMSIS-NN path).
+    would_not_run: Vec<(usize, String)>,
 }
 
 impl PartFit {
@@ -26,6 +28,7 @@ impl PartFit {
         if self.fit.is_none() {
             let (code, _) = fit::code_sizes(program, plan, part.core);
             self.fit = Some(fit::fit(program, plan, part, code).map_err(|e| e.to_string()));
+            self.would_not_run = fit::would_not_run(program, plan, part.core);
         }
         self.fit.as_ref()
     }
@@ -54,8 +57,22 @@ impl PartFit {
         let Some(part) = self.part.clone() else {
             return;
         };
-        match self.fit(program, plan) {
-            Some(Ok(f)) => etscope_viewer::fit_view::fit_ui(ui, &part, f),
+        // computed first (it fills `would_not_run`), then read
+        if self.fit(program, plan).is_none() {
+            return;
+        }
+        let refused = self.would_not_run.first().map(|(id, why)| {
+            format!(
+                "does NOT run on its {}: instruction {id}: {why}{}",
+                part.core.name(),
+                match self.would_not_run.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more calls)", n - 1),
+                }
+            )
+        });
+        match &self.fit {
+            Some(Ok(f)) => etscope_viewer::fit_view::fit_ui(ui, &part, f, refused.as_deref()),
             Some(Err(e)) => {
                 ui.colored_label(egui::Color32::from_rgb(240, 120, 90), e);
             }

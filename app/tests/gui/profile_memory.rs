@@ -153,6 +153,25 @@ fn the_memory_tab_on_a_part_shows_each_region_with_what_sits_in_it() {
     harness.get_by_label_contains("object sizes measured per build, not a linked image");
 }
 
+/// A program lowered for a core without Helium fits a Helium part's memory, and the tab says
+/// that part's core does not run it (as `etscope fit` does).
+#[test]
+fn the_memory_tab_says_when_the_parts_core_does_not_run_the_program() {
+    let mut harness = app_with(&["model_int8_cortex_m4_default.pte"]);
+    harness.state_mut().tab = etscope::gui::Tab::Memory;
+    harness.run_steps(2);
+    harness.state_mut().docs[0]
+        .part_fit
+        .pick(Some("alif-e8-hp"));
+    harness.run_steps(2);
+    harness.get_by_label_contains("does NOT run on its Cortex-M55");
+    harness.state_mut().docs[0]
+        .part_fit
+        .pick(Some("nucleo-l4r5zi"));
+    harness.run_steps(2);
+    assert!(harness.query_by_label_contains("does NOT run").is_none());
+}
+
 fn ds_asset(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../assets/ds_cnn_kws")

@@ -90,6 +90,23 @@ pub fn code_sizes(
     )
 }
 
+/// The calls of plan `plan_index` that `core` refuses (a program lowered for another CMSIS-NN
+/// path: `cost`'s `would_not_run`), each with why; empty when it runs there.
+pub fn would_not_run(
+    program: &Program,
+    plan_index: usize,
+    core: crate::cortex_m::Core,
+) -> Vec<(usize, String)> {
+    let options = crate::analysis::cost::CostOptions {
+        core,
+        mhz: core.typical_mhz(),
+        flash_wait_states: 0,
+    };
+    crate::analysis::cost::estimate(program, plan_index, options)
+        .map(|e| e.would_not_run)
+        .unwrap_or_default()
+}
+
 /// Why a fit cannot be made.
 #[derive(Debug, Error, PartialEq)]
 pub enum FitError {
