@@ -32,25 +32,20 @@ pub struct Machine<'a> {
 /// `--flash-wait-states` or the wait states of the part's constants region.
 pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
     let part = m.part.map(super::parts::resolve).transpose()?;
-    let core = match (&part, m.core) {
-        (Some(p), Some(name)) => {
-            let named = parse_core(name)?;
-            if named != p.core {
-                return Err(anyhow!(
-                    "--core {name} contradicts --part {}, whose core is the {}",
-                    p.name,
-                    p.core.name()
-                ));
-            }
-            named
+    let named = m.core.map(parse_core).transpose()?;
+    let core = match (&part, named) {
+        (Some(p), Some(c)) if c != p.core => {
+            return Err(anyhow!(
+                "--core {} contradicts --part {}, whose core is the {}",
+                m.core.unwrap_or_default(),
+                p.name,
+                p.core.name()
+            ))
         }
-        (Some(p), None) => p.core,
-        (None, name) => parse_core(name.unwrap_or("m55"))?,
+        (Some(p), _) => parse_core(p.core.key())?, // the cost model must have its timings
+        (None, Some(c)) => c,
+        (None, None) => Core::M55,
     };
-    if part.is_some() {
-        // the cost model must have timings of the part's core
-        parse_core(core.key())?;
-    }
     let mhz = m
         .mhz
         .or(part.as_ref().map(|p| p.mhz))

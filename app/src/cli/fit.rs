@@ -31,15 +31,9 @@ pub fn run(
     let (code, cmsis) = fit::code_sizes(&program, index, part.core);
     let base =
         fit::fit(&program, index, &part, code).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let budget = fit::budget(&program, index).ok_or_else(|| {
-        anyhow!(
-            "{}: the program's memory cannot be budgeted",
-            path.display()
-        )
-    })?;
     let mut what_if: Vec<Value> = Vec::new();
     if let Some(arenas) = fit::arenas_with_int8_inputs(&program, index) {
-        let f = fit::refit(&part, &base, &arenas, &budget);
+        let f = fit::refit(&part, &base, arenas);
         // the quantize calls on the inputs are gone
         let saved: f64 = est
             .rows
@@ -57,7 +51,7 @@ pub fn run(
         }));
     }
     if let Some(arenas) = best_fit_arenas(&program, index) {
-        let f = fit::refit(&part, &base, &arenas, &budget);
+        let f = fit::refit(&part, &base, arenas);
         what_if.push(json!({
             "change": "etscope's best-fit planner (`memory --replan`, `plan --write`): the same calls, each arena placed anew",
             "ram_total": f.ram_total,
@@ -99,16 +93,8 @@ pub fn run(
         render(path, &part, options.mhz, &base, est.total_ms(), &what_if)
     );
     println!("part {}: {}", part.name, memory_note(&part, &options));
-    if let Some((id, why)) = est.would_not_run.first() {
-        println!(
-            "does NOT run on the {}'s {}: instruction {id}: {why}{}",
-            part.name,
-            part.core.name(),
-            match est.would_not_run.len() {
-                1 => String::new(),
-                n => format!(" (and {} more calls)", n - 1),
-            }
-        );
+    if let Some(note) = fit::not_run_note(&part, &est.would_not_run) {
+        println!("{note}");
     }
     if let Some(w) = doc["written"].as_array() {
         for p in w {
@@ -128,27 +114,17 @@ fn write_files(
     f: &Fit,
 ) -> Result<Vec<String>> {
     use etscope_core::analysis::fit_files;
-    let plan = program
+    let inputs = program
         .plans
         .get(index)
-        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
-    let arenas: Vec<u64> = plan
-        .non_const_buffer_sizes
-        .iter()
-        .skip(1)
-        .map(|&s| u64::try_from(s).unwrap_or(0))
-        .collect();
-    let pool = |name: &str| {
-        f.pools
-            .iter()
-            .find(|p| p.name == name)
-            .map_or(0, |p| p.bytes)
-    };
+        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?
+        .inputs
+        .len();
     let pools = fit_files::runner_pools(
-        &arenas,
-        pool("method allocator"),
-        pool("temp allocator"),
-        plan.inputs.len() as u64,
+        &f.arenas,
+        f.budget.method_allocator,
+        f.budget.temp_allocator,
+        inputs as u64,
     );
     std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
     let name = path

@@ -61,16 +61,7 @@ impl PartFit {
         if self.fit(program, plan).is_none() {
             return;
         }
-        let refused = self.would_not_run.first().map(|(id, why)| {
-            format!(
-                "does NOT run on its {}: instruction {id}: {why}{}",
-                part.core.name(),
-                match self.would_not_run.len() {
-                    1 => String::new(),
-                    n => format!(" (and {} more calls)", n - 1),
-                }
-            )
-        });
+        let refused = fit::not_run_note(&part, &self.would_not_run);
         match &self.fit {
             Some(Ok(f)) => etscope_viewer::fit_view::fit_ui(ui, &part, f, refused.as_deref()),
             Some(Err(e)) => {

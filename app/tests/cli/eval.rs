@@ -168,6 +168,25 @@ fn digits_eval(b: &Path, extra: &[&str]) -> Value {
     digits_eval_against(&digits().join("cnn_fp32.pte"), b, extra)
 }
 
+/// `lower ETRECORD --flow FLOW --keep-float GROUP -o OUT`, which must succeed.
+fn lower_keep_float(etrecord: &Path, flow: &str, group: &str, out: &Path) {
+    let run = etscope(&[
+        "lower",
+        p(etrecord),
+        "--flow",
+        flow,
+        "--keep-float",
+        group,
+        "-o",
+        p(out),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
 /// `eval A B` over the digits test set with its labels, as JSON.
 fn digits_eval_against(a: &Path, b: &Path, extra: &[&str]) -> Value {
     let dir = digits();
@@ -296,18 +315,11 @@ fn the_mixed_program_runs_on_the_board_as_on_the_host_with_the_accuracy_the_swee
     let dir = digits();
     let tmp = fresh_dir("mixed");
     let mixed = tmp.join("mixed.pte");
-    let out = etscope(&[
-        "lower",
-        p(&dir.join("cnn_int8_cortex_m55_default_badcal.etrecord")),
-        "--keep-float",
+    lower_keep_float(
+        &dir.join("cnn_int8_cortex_m55_default_badcal.etrecord"),
+        "default",
         "conv1",
-        "-o",
-        p(&mixed),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &mixed,
     );
     let doc = digits_eval(&mixed, &[]);
     let accuracy = doc["outputs"][0]["b_accuracy"].as_f64().expect("accuracy");
@@ -393,21 +405,7 @@ fn the_explicit_flow_sweep_runs_every_layer_in_float_and_its_mixed_program_on_th
             .find(|r| r["group"] == group)
             .expect("the group's row");
         let mixed = tmp.join(format!("{model}_{group}.pte"));
-        let out = etscope(&[
-            "lower",
-            p(&b.with_extension("etrecord")),
-            "--flow",
-            "explicit",
-            "--keep-float",
-            group,
-            "-o",
-            p(&mixed),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        lower_keep_float(&b.with_extension("etrecord"), "explicit", group, &mixed);
         let board = tools::available(
             "the_explicit_flow_sweep_runs_every_layer_in_float_and_its_mixed_program_on_the_board",
             tools::BOARD,

@@ -105,14 +105,15 @@ fn cost_on_a_part_takes_its_core_clock_and_the_wait_states_of_its_weights_memory
     assert!(String::from_utf8_lossy(&out.stderr).contains("nucleo-l4r5zi"));
 }
 
-#[test]
-fn a_part_file_of_the_users_own_is_read_by_the_same_rules() {
-    let dir = fresh_dir("part-file");
-    let file = dir.join("mine.toml");
-    let text = r#"
+/// A part file of one part at 100 MHz: 1 MiB of flash (with `flash_wait_states`, when given) at
+/// 0x0 holding code and constants, `ram_bytes` of SRAM at 0x20000000 holding arenas and stack.
+fn part_file(name: &str, core: &str, flash_wait_states: Option<u32>, ram_bytes: u64) -> String {
+    let wait = flash_wait_states.map_or(String::new(), |w| format!("wait_states = {w}\n"));
+    format!(
+        r#"
 [[part]]
-name = "my-board"
-core = "cortex-m33"
+name = "{name}"
+core = "{core}"
 mhz = 100
 [part.link]
 code = "flash"
@@ -124,13 +125,20 @@ name = "flash"
 kind = "flash"
 base = "0x0"
 size = 1048576
-wait_states = 2
-[[part.region]]
+{wait}[[part.region]]
 name = "ram"
 kind = "sram"
 base = "0x20000000"
-size = 262144
-"#;
+size = {ram_bytes}
+"#
+    )
+}
+
+#[test]
+fn a_part_file_of_the_users_own_is_read_by_the_same_rules() {
+    let dir = fresh_dir("part-file");
+    let file = dir.join("mine.toml");
+    let text = part_file("my-board", "cortex-m33", Some(2), 262_144);
     std::fs::write(&file, text).expect("write");
     let pte = tiny("model_int8_cortex_m4_default.pte");
     let doc = json(&[
@@ -143,7 +151,7 @@ size = 262144
     assert_eq!(doc["core"], "m33");
     assert_eq!(doc["mhz"], 100.0);
     assert_eq!(doc["flash_wait_states"], 2);
-    std::fs::write(&file, text.replace("size = 262144", "size = 0")).expect("write");
+    std::fs::write(&file, part_file("my-board", "cortex-m33", Some(2), 0)).expect("write");
     let out = etscope(&[
         "cost",
         pte.to_str().expect("path"),
@@ -307,31 +315,7 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
     // a part whose RAM is smaller than the arena does not fit, and says which region is over
     let dir = fresh_dir("fit-small");
     let file = dir.join("small.toml");
-    std::fs::write(
-        &file,
-        r#"
-[[part]]
-name = "small"
-core = "m55"
-mhz = 100
-[part.link]
-code = "flash"
-constants = "flash"
-arenas = "ram"
-stack = "ram"
-[[part.region]]
-name = "flash"
-kind = "flash"
-base = "0x0"
-size = 1048576
-[[part.region]]
-name = "ram"
-kind = "sram"
-base = "0x20000000"
-size = 1024
-"#,
-    )
-    .expect("write");
+    std::fs::write(&file, part_file("small", "m55", None, 1024)).expect("write");
     let d = json(&["fit", pte, "--part", file.to_str().expect("path"), "--json"]);
     assert_eq!(d["fits"], false);
     let out = etscope(&["fit", pte, "--part", file.to_str().expect("path")]);

@@ -60,6 +60,12 @@ pub struct Fit {
     pub fits: bool,
     /// What the budget does not count (a delegate's own allocations, external constants).
     pub not_modelled: Vec<String>,
+    /// The planned arenas' sizes (memory ids 1, 2, …) the pools hold.
+    #[serde(skip)]
+    pub arenas: Vec<u64>,
+    /// The runtime's budget behind the other pools, which a what-if of the arenas keeps.
+    #[serde(skip)]
+    pub budget: RamBudget,
 }
 
 /// Where each code term of [`code_sizes`] comes from.
@@ -107,6 +113,21 @@ pub fn would_not_run(
         .unwrap_or_default()
 }
 
+/// What `fit` says of a program `part`'s core refuses ([`would_not_run`]): the first call and
+/// why, and how many more; `None` when it runs there.
+pub fn not_run_note(part: &Part, would_not_run: &[(usize, String)]) -> Option<String> {
+    let (id, why) = would_not_run.first()?;
+    let more = match would_not_run.len() {
+        1 => String::new(),
+        n => format!(" (and {} more calls)", n - 1),
+    };
+    Some(format!(
+        "does NOT run on the {}'s {}: instruction {id}: {why}{more}",
+        part.name,
+        part.core.name()
+    ))
+}
+
 /// Why a fit cannot be made.
 #[derive(Debug, Error, PartialEq)]
 pub enum FitError {
@@ -128,26 +149,23 @@ pub fn fit(
     let plan = crate::plan::derive(&graph);
     let budget = ram_budget(program, plan_index, &plan)
         .ok_or_else(|| FitError::Budget("ExecuTorch's types are not laid out for it".into()))?;
-    let arenas: Vec<u64> = program
-        .plans
-        .get(plan_index)
-        .ok_or(FitError::NoPlan(plan_index))?
-        .non_const_buffer_sizes
-        .iter()
-        .skip(1)
-        .map(|&s| u64::try_from(s).unwrap_or(0))
-        .collect();
     Ok(assemble(
         part,
-        &arenas,
-        &budget,
+        graph.arenas,
+        budget,
         program.bytes().len() as u64,
         code,
     ))
 }
 
 /// The pools, regions and totals of a program whose arenas are `arenas` (memory ids 1, 2, …).
-fn assemble(part: &Part, arenas: &[u64], budget: &RamBudget, program: u64, code: CodeSizes) -> Fit {
+fn assemble(
+    part: &Part,
+    arenas: Vec<u64>,
+    budget: RamBudget,
+    program: u64,
+    code: CodeSizes,
+) -> Fit {
     let ram = &part.link.arenas;
     let mut pools: Vec<Pool> = arenas
         .iter()
@@ -214,6 +232,8 @@ fn assemble(part: &Part, arenas: &[u64], budget: &RamBudget, program: u64, code:
         flash_complete: code.complete && measured.iter().all(Option::is_some),
         regions,
         not_modelled: budget.method.not_modelled.clone(),
+        arenas,
+        budget,
     }
 }
 
@@ -267,14 +287,8 @@ fn quantized_inputs_as_inputs(graph: &mut Graph) -> bool {
 }
 
 /// `fit` of a program whose arenas are `arenas` instead (a what-if), the rest as `base` measured.
-pub fn refit(part: &Part, base: &Fit, arenas: &[u64], budget_of: &RamBudget) -> Fit {
-    assemble(part, arenas, budget_of, base.program, base.code)
-}
-
-/// The budget `fit` used, for what-ifs that change only the arenas.
-pub fn budget(program: &Program, plan_index: usize) -> Option<RamBudget> {
-    let graph = crate::ir::from_pte::graph_from_plan(program, plan_index)?;
-    ram_budget(program, plan_index, &crate::plan::derive(&graph))
+pub fn refit(part: &Part, base: &Fit, arenas: Vec<u64>) -> Fit {
+    assemble(part, arenas, base.budget.clone(), base.program, base.code)
 }
 
 #[cfg(test)]
@@ -296,8 +310,8 @@ mod tests {
         };
         let fit = assemble(
             &part,
-            &[600, 400],
-            &budget,
+            vec![600, 400],
+            budget.clone(),
             5000,
             CodeSizes {
                 runtime: Some(100_000),
@@ -325,7 +339,7 @@ mod tests {
         assert_eq!(flash.used, 112_000);
         assert!(fit.fits);
         // an arena larger than the region does not fit
-        let big = assemble(&part, &[10 << 20], &budget, 5000, CodeSizes::default());
+        let big = assemble(&part, vec![10 << 20], budget, 5000, CodeSizes::default());
         assert!(!big.fits);
     }
 }
