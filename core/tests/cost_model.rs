@@ -146,7 +146,7 @@ fn price(p: &Pricer, layer: Layer) -> f64 {
 }
 
 fn model_cycles(layers: &[Layer], core: Core) -> f64 {
-    let p = Pricer::new(core, 0).expect("a priced core");
+    let p = Pricer::new(core).expect("a priced core");
     layers.iter().map(|&l| price(&p, l)).sum()
 }
 
@@ -242,7 +242,7 @@ fn m55_per_operator_ratios_are_within_30_percent_of_the_mobilenet_v2_etdump() {
             15_319_785.0,
         ),
     ];
-    let p = Pricer::new(Core::M55, 0).expect("a priced core");
+    let p = Pricer::new(Core::M55).expect("a priced core");
     let base_est = price(&p, rows[0].1);
     let base_measured = rows[0].2;
     println!("| operator | measured ÷ first conv | estimated ÷ first conv | error |\n|---|---:|---:|---:|");
@@ -285,16 +285,8 @@ fn the_reference_programs_cost_what_their_written_out_layers_cost() {
         ] {
             let bytes = std::fs::read(root.join(model).join(file)).expect("reference program");
             let program = etscope_core::formats::pte::Program::parse(bytes).expect("parses");
-            let est = estimate(
-                &program,
-                0,
-                CostOptions {
-                    core,
-                    mhz: 100.0,
-                    flash_wait_states: 0,
-                },
-            )
-            .expect("estimate");
+            let est =
+                estimate(&program, 0, CostOptions::compute_only(core, 100.0)).expect("estimate");
             assert_eq!(est.unpriced(), 0, "{model}/{file}");
             let written = model_cycles(&layers_of(model), core);
             let got = est.total_cycles();

@@ -33,11 +33,7 @@ fn every_models_macs_equal_pytorchs_count() {
                 .collect();
             let program =
                 Program::parse(common::read(&dir.join("model_fp32.pte"))).expect("program");
-            let options = CostOptions {
-                core: Core::M4,
-                mhz: 100.0,
-                flash_wait_states: 0,
-            };
+            let options = CostOptions::compute_only(Core::M4, 100.0);
             let e = estimate(&program, 0, options).expect("estimate");
             let mut ours: BTreeMap<String, u64> = BTreeMap::new();
             for r in e.rows.iter().filter(|r| r.macs > 0) {

@@ -137,16 +137,7 @@ fn a_capture_is_set_against_the_estimate_only_as_the_part_it_models() {
         None,
         "tests/fixtures/captures/ds_cnn_m55_explicit_board.etdp",
     );
-    let est = estimate(
-        &program,
-        0,
-        CostOptions {
-            core: Core::M55,
-            mhz: 32.0,
-            flash_wait_states: 0,
-        },
-    )
-    .expect("estimate");
+    let est = estimate(&program, 0, CostOptions::compute_only(Core::M55, 32.0)).expect("estimate");
     // the emulator's instruction counts are not the part's cycles: refused, saying so
     let qemu = CaptureMachine::declared(Some("cortex-m55 (emulated)"), true);
     let why = measured_vs_estimate(&prof, &qemu, &est, Some(1000.0), 2.0).expect_err("unlike");

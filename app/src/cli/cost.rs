@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use etscope_core::analysis::cost::{estimate, Core, CostEstimate, CostOptions};
-use etscope_core::part::Part;
+use etscope_core::analysis::cost::{estimate, Core, CostEstimate, CostOptions, MemoryCosts};
+use etscope_core::part::{Part, RegionKind};
 use serde_json::json;
 
 use crate::load;
@@ -50,18 +50,11 @@ pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
         .mhz
         .or(part.as_ref().map(|p| p.mhz))
         .unwrap_or_else(|| core.typical_mhz());
-    let flash_wait_states = m
-        .flash_wait_states
-        .or_else(|| part.as_ref()?.constants_region()?.wait_states)
-        .unwrap_or(0);
-    Ok((
-        part,
-        CostOptions {
-            core,
-            mhz,
-            flash_wait_states,
-        },
-    ))
+    let mut memory = part.as_ref().map(MemoryCosts::of_part).unwrap_or_default();
+    if let Some(w) = m.flash_wait_states {
+        memory.weights.wait_states = w;
+    }
+    Ok((part, CostOptions { core, mhz, memory }))
 }
 
 /// What the estimate charges for where the weights sit, in a sentence.
@@ -77,18 +70,26 @@ pub fn memory_note(part: &Part, options: &CostOptions) -> String {
 }
 
 fn weights_note(part: &Part, options: &CostOptions) -> String {
-    match part.constants_region() {
+    let m = &options.memory;
+    let weights = match part.constants_region() {
         Some(r) => match r.wait_states {
-            Some(w) if w == options.flash_wait_states => format!(
-                "weights read in place from {} ({}): {w} wait states on every 16-byte line",
+            Some(w) if w == m.weights.wait_states => format!(
+                "weights read in place from {} ({}): {w} wait states on every {}-byte line",
                 r.name,
-                r.kind.name()
+                r.kind.name(),
+                m.weights.line_bytes
             ),
             Some(w) => format!(
                 "weights read in place from {} ({}, {w} wait states by its source; {} charged as asked)",
                 r.name,
                 r.kind.name(),
-                options.flash_wait_states
+                m.weights.wait_states
+            ),
+            None if m.weights.wait_states > 0 => format!(
+                "weights read in place from {} ({}): {} wait states charged as asked",
+                r.name,
+                r.kind.name(),
+                m.weights.wait_states
             ),
             None => format!(
                 "weights read in place from {} ({}): its wait states at this clock are not known (docs/parts.md), so none are charged",
@@ -97,7 +98,34 @@ fn weights_note(part: &Part, options: &CostOptions) -> String {
             ),
         },
         None => "the part's link names no constants region".to_string(),
-    }
+    };
+    let arenas = match part.region(&part.link.arenas) {
+        Some(r) => match r.wait_states {
+            Some(w) => format!(
+                "arenas in {} ({}): {w} wait states on every {}-byte access",
+                r.name,
+                r.kind.name(),
+                m.arenas.line_bytes
+            ),
+            None if matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm) => {
+                format!("arenas in {} ({}): zero wait states", r.name, r.kind.name())
+            }
+            None => format!(
+                "arenas in {} ({}): its wait states are not known, so none are charged",
+                r.name,
+                r.kind.name()
+            ),
+        },
+        None => String::new(),
+    };
+    let cache = match &part.cache {
+        Some(c) if c.data > 0 => format!(
+            "; a {} KiB data cache holds a call's weights when they fit in half of it",
+            c.data / 1024
+        ),
+        _ => String::new(),
+    };
+    format!("{weights}; {arenas}{cache}")
 }
 
 pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
@@ -127,7 +155,8 @@ pub fn to_json(est: &CostEstimate) -> serde_json::Value {
     json!({
         "core": o.core.key(),
         "mhz": o.mhz,
-        "flash_wait_states": o.flash_wait_states,
+        "flash_wait_states": o.memory.weights.wait_states,
+        "memory": o.memory,
         "what": etscope_core::analysis::cost::ESTIMATE_WHAT,
         "total_cycles": est.total_cycles(),
         "total_ms": est.total_ms(),
@@ -154,8 +183,11 @@ fn render(est: &CostEstimate, path: &Path) -> String {
         path.display(),
         o.core.name(),
         o.mhz,
-        if o.flash_wait_states > 0 {
-            format!(", {} flash wait states on weight reads", o.flash_wait_states)
+        if o.memory.weights.wait_states > 0 {
+            format!(
+                ", {} wait states on weight reads",
+                o.memory.weights.wait_states
+            )
         } else {
             String::new()
         }

@@ -2,14 +2,17 @@
 //! ExecuTorch's runtime needs with its exact size and the region a default link puts it in, the
 //! program and the code that runs it in flash, each region's use against its size, the
 //! estimated latency on the part (`cost --part`), and what-ifs priced the same way (inputs
-//! passed as int8, etscope's best-fit planner).
+//! passed as int8, etscope's best-fit planner, the placement advisor's). `--place auto|FILE`
+//! reports the placed program instead: each pool and call's weights in the region the
+//! placement chose, the estimate before and after, and with `-o` the placement file.
 
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use etscope_core::analysis::cost::estimate;
+use etscope_core::analysis::cost::{estimate, CostEstimate};
 use etscope_core::analysis::fit::{self, Fit};
-use etscope_core::part::Part;
+use etscope_core::analysis::place;
+use etscope_core::part::{Part, RegionKind};
 use serde_json::{json, Value};
 
 use super::cost::{memory_note, Machine};
@@ -20,6 +23,7 @@ pub fn run(
     path: &Path,
     method: Option<&str>,
     out: Option<&Path>,
+    place: Option<&str>,
     machine: &Machine<'_>,
     as_json: bool,
 ) -> Result<()> {
@@ -31,6 +35,19 @@ pub fn run(
     let (code, cmsis) = fit::code_sizes(&program, index, part.core);
     let base =
         fit::fit(&program, index, &part, code).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let placement = match place {
+        None => None,
+        Some("auto") => Some(place::advise(&part, &base, &est)),
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?;
+            let choices = place::parse(&text, file)?;
+            Some(place::apply(&part, &base, &est, &choices, file)?)
+        }
+    };
+    let shown = placement
+        .as_ref()
+        .map_or_else(|| base.clone(), |p| fit::with_placement(&part, &base, p));
+    let shown_est = placement.as_ref().map_or(&est, |p| &p.estimate);
     let mut what_if: Vec<Value> = Vec::new();
     if let Some(arenas) = fit::arenas_with_int8_inputs(&program, index) {
         let f = fit::refit(&part, &base, arenas);
@@ -47,7 +64,7 @@ pub fn run(
             "flash_total": f.flash_total,
             "latency_ms": (est.total_cycles() - saved) / (options.mhz * 1000.0),
             "fits": f.fits,
-            "note": "the arenas re-planned by ExecuTorch's greedy planner with each quantized input's int8 copy as the input (equal to the arena ExecuTorch plans after its own QuantizeInputs, tests/fixtures/quantize_io); the method allocator and the flash as the program's, though ExecuTorch's program has one call fewer (188 B less method allocator there) and adds constant methods for the input's scale and zero point (896 B more flash there). In the default flow ExecuTorch's QuantizeInputs program declares the int8 input contiguous and its Cortex-M convolution refuses it; the explicit-layout flow's runs (`lower --quantize-io`, core/tests/quantize_io.rs)",
+            "note": "with the part's default link; the arenas re-planned by ExecuTorch's greedy planner with each quantized input's int8 copy as the input (equal to the arena ExecuTorch plans after its own QuantizeInputs, tests/fixtures/quantize_io); the method allocator and the flash as the program's, though ExecuTorch's program has one call fewer (188 B less method allocator there) and adds constant methods for the input's scale and zero point (896 B more flash there). In the default flow ExecuTorch's QuantizeInputs program declares the int8 input contiguous and its Cortex-M convolution refuses it; the explicit-layout flow's runs (`lower --quantize-io`, core/tests/quantize_io.rs)",
         }));
     }
     if let Some(arenas) = best_fit_arenas(&program, index) {
@@ -58,19 +75,43 @@ pub fn run(
             "flash_total": f.flash_total,
             "latency_ms": est.total_ms(),
             "fits": f.fits,
-            "note": "the same calls in the same order: the estimate does not change",
+            "note": "with the part's default link; the same calls in the same order: the estimate does not change",
+        }));
+    }
+    if placement.is_none() {
+        let advised = place::advise(&part, &base, &est);
+        let f = fit::with_placement(&part, &base, &advised);
+        let moved = advised.moved().count();
+        what_if.push(json!({
+            "change": format!("placement by the advisor (`--place auto`): {moved} blocks moved"),
+            "ram_total": f.ram_total,
+            "flash_total": f.flash_total,
+            "latency_ms": advised.after_cycles / (options.mhz * 1000.0),
+            "fits": f.fits,
+            "note": placement_note(&part, &advised),
         }));
     }
     let mut doc = to_json(
         &part,
-        &base,
-        est.total_cycles(),
-        est.total_ms(),
+        &shown,
+        shown_est.total_cycles(),
+        shown_est.total_ms(),
         &what_if,
         &memory_note(&part, &options),
     );
+    if let Some(p) = &placement {
+        doc["placement"] = placement_json(&part, p, options.mhz, place.unwrap_or_default());
+    }
     if let Some(dir) = out {
-        doc["written"] = json!(write_files(dir, path, &program, index, &part, &base)?);
+        doc["written"] = json!(write_files(
+            dir,
+            path,
+            &program,
+            index,
+            &part,
+            &shown,
+            placement.as_ref().map(|p| (p, &est))
+        )?);
     }
     doc["flash"]["cmsis_nn_functions"] = json!(cmsis.cmsis_nn_functions);
     doc["flash"]["kernel_files"] = json!(cmsis.kernel_files);
@@ -90,9 +131,19 @@ pub fn run(
     }
     print!(
         "{}",
-        render(path, &part, options.mhz, &base, est.total_ms(), &what_if)
+        render(
+            path,
+            &part,
+            options.mhz,
+            &shown,
+            shown_est.total_ms(),
+            &what_if
+        )
     );
     println!("part {}: {}", part.name, memory_note(&part, &options));
+    if let Some(p) = &placement {
+        print!("{}", render_placement(&part, p, options.mhz));
+    }
     if let Some(note) = fit::not_run_note(&part, &est.would_not_run) {
         println!("{note}");
     }
@@ -104,6 +155,117 @@ pub fn run(
     Ok(())
 }
 
+/// What a placement's figures rest on, in a sentence: which regions' costs are known.
+fn placement_note(part: &Part, p: &place::Placement) -> String {
+    let known: Vec<String> = part
+        .regions
+        .iter()
+        .filter(|r| r.wait_states.is_some() || matches!(r.kind, RegionKind::Dtcm))
+        .map(|r| format!("{} ({})", r.name, r.wait_states.unwrap_or(0)))
+        .collect();
+    let unknown: Vec<&str> = part
+        .regions
+        .iter()
+        .filter(|r| {
+            r.wait_states.is_none() && !matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm)
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    let mut s = format!(
+        "an estimate: each call's weight reads and activation bytes charged the wait states of the region they sit in; wait states known for {}",
+        if known.is_empty() { "no region".to_string() } else { known.join(", ") }
+    );
+    if !unknown.is_empty() {
+        s.push_str(&format!(
+            "; not known, so charged none: {} (a part file can give them, docs/parts.md)",
+            unknown.join(", ")
+        ));
+    }
+    if p.after_cycles >= p.before_cycles {
+        s.push_str("; no move lowers the estimate");
+    }
+    s
+}
+
+fn placement_json(part: &Part, p: &place::Placement, mhz: f64, how: &str) -> Value {
+    let ms = |c: f64| c / (mhz * 1000.0);
+    json!({
+        "how": if how == "auto" { "auto" } else { "file" },
+        "file": (how != "auto").then_some(how),
+        "blocks": p.blocks,
+        "moved": p.moved().count(),
+        "before_ms": ms(p.before_cycles),
+        "after_ms": ms(p.after_cycles),
+        "bound_ms": ms(p.bound_cycles),
+        "optimal": p.after_cycles - p.bound_cycles < 0.5,
+        "note": placement_note(part, p),
+        "not_written": not_written(p),
+    })
+}
+
+/// What a firmware needs for the placement that `-o` does not write yet.
+fn not_written(p: &place::Placement) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.moved().any(|b| b.is_weights()) {
+        out.push("the weights placed in RAM as a .ptd the firmware loads there, and the program that reads them from it: not written yet; ExecuTorch's way is external constants (ExecutorchBackendConfig.external_constants) loaded through a NamedDataMap, or a DataLoader that copies the constant segment".to_string());
+    }
+    out
+}
+
+fn render_placement(part: &Part, p: &place::Placement, mhz: f64) -> String {
+    let ms = |c: f64| c / (mhz * 1000.0);
+    let mut s = format!(
+        "placement: {} blocks moved; estimate {:.3} ms with the default link, {:.3} ms placed{}
+",
+        p.moved().count(),
+        ms(p.before_cycles),
+        ms(p.after_cycles),
+        if p.after_cycles - p.bound_cycles < 0.5 {
+            " (no placement of these blocks does better)".to_string()
+        } else {
+            format!(
+                " (no placement of these blocks goes under {:.3} ms)",
+                ms(p.bound_cycles)
+            )
+        }
+    );
+    let mut t = Table::new(&[
+        "block",
+        ">bytes",
+        "default",
+        "placed",
+        ">memory cycles default",
+        ">placed",
+    ]);
+    for b in &p.blocks {
+        t.row(vec![
+            b.name.clone(),
+            b.bytes.to_string(),
+            b.default_region.clone(),
+            if b.region == b.default_region {
+                "—".into()
+            } else {
+                b.region.clone()
+            },
+            format!("{:.0}", b.default_memory_cycles),
+            format!("{:.0}", b.memory_cycles),
+        ]);
+    }
+    s.push_str(&t.render());
+    s.push_str(&format!(
+        "{}
+",
+        placement_note(part, p)
+    ));
+    for w in not_written(p) {
+        s.push_str(&format!(
+            "not written: {w}
+"
+        ));
+    }
+    s
+}
+
 /// `etscope_pools.h` and `etscope_regions.ld` in `dir` (made if missing); the paths written.
 fn write_files(
     dir: &Path,
@@ -112,6 +274,7 @@ fn write_files(
     index: usize,
     part: &Part,
     f: &Fit,
+    placed: Option<(&place::Placement, &CostEstimate)>,
 ) -> Result<Vec<String>> {
     use etscope_core::analysis::fit_files;
     let inputs = program
@@ -130,19 +293,50 @@ fn write_files(
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().to_string());
-    let mut written = Vec::new();
-    for (file, text) in [
-        ("etscope_pools.h", fit_files::header(&name, part, f, pools)),
+    let sections = match placed {
+        Some((p, _)) => fit_files::Sections::placed(part, p),
+        None => fit_files::Sections::default_link(part),
+    };
+    let mut files = vec![
         (
-            "etscope_regions.ld",
-            fit_files::linker_fragment(part, pools),
+            "etscope_pools.h".to_string(),
+            fit_files::header(&name, part, f, pools),
         ),
-    ] {
+        (
+            "etscope_regions.ld".to_string(),
+            fit_files::linker_fragment(part, pools, &sections),
+        ),
+    ];
+    if let Some((p, before)) = placed {
+        files.push(("placement.toml".into(), place::to_toml(p, &name, part)));
+        files.push((
+            "placed_cost.csv".into(),
+            placed_cost_csv(before, &p.estimate),
+        ));
+    }
+    let mut written = Vec::new();
+    for (file, text) in files {
         let p = dir.join(file);
         std::fs::write(&p, text).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
         written.push(p.display().to_string());
     }
     Ok(written)
+}
+
+/// Each call's estimated cycles with the default link and placed.
+fn placed_cost_csv(before: &CostEstimate, after: &CostEstimate) -> String {
+    let mut s = String::from("instruction_id,op,cycles_default_link,cycles_placed\n");
+    for (b, a) in before.rows.iter().zip(&after.rows) {
+        let c = |x: Option<f64>| x.map_or(String::new(), |c| format!("{c:.0}"));
+        s.push_str(&format!(
+            "{},{},{},{}\n",
+            b.instruction_id,
+            b.op,
+            c(b.cycles),
+            c(a.cycles)
+        ));
+    }
+    s
 }
 
 /// Each arena's size under etscope's best-fit planner, checked (`None` when none is smaller).

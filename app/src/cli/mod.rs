@@ -273,9 +273,15 @@ pub enum Command {
         mhz: Option<f64>,
         /// Write the pool sizes as a C header for ExecuTorch's Arm bare-metal runner
         /// (`etscope_pools.h`) and the part's regions as a linker-script fragment
-        /// (`etscope_regions.ld`) into this folder.
+        /// (`etscope_regions.ld`) into this folder; with --place also the placement
+        /// (`placement.toml`) and the estimate per call before and after it (`placed_cost.csv`).
         #[arg(short = 'o', long = "out")]
         out: Option<PathBuf>,
+        /// Place the pools and each call's weights in the part's regions: `auto` (the advisor:
+        /// the placement that lowers the estimate most under the regions' sizes), or a
+        /// placement file (`placement.toml`, as `-o` writes it).
+        #[arg(long)]
+        place: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -741,11 +747,13 @@ pub fn run(command: Command) -> Result<()> {
             part,
             mhz,
             out,
+            place,
             json,
         } => fit::run(
             &file,
             method.as_deref(),
             out.as_deref(),
+            place.as_deref(),
             &cost::Machine {
                 core: None,
                 part: Some(&part),

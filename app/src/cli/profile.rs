@@ -92,11 +92,8 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
     let vs = match args.estimate {
         Some(core) => {
             let core = super::cost::parse_core(core)?;
-            let options = CostOptions {
-                core,
-                mhz: args.mhz.unwrap_or_else(|| core.typical_mhz()),
-                flash_wait_states: 0,
-            };
+            let options =
+                CostOptions::compute_only(core, args.mhz.unwrap_or_else(|| core.typical_mhz()));
             let est = estimate(&program, plan_index, options)
                 .map_err(|e| anyhow!("{}: {e}", pte.display()))?;
             match measured_vs_estimate(&prof, &machine, &est, rate.map(|r| r.0), OUTLIER_BAND) {

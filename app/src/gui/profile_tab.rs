@@ -47,11 +47,7 @@ impl CostCache {
             let made = estimate(
                 program,
                 doc.plan_index,
-                CostOptions {
-                    core: picker.core,
-                    mhz: picker.mhz,
-                    flash_wait_states: 0,
-                },
+                CostOptions::compute_only(picker.core, picker.mhz),
             )
             .map_err(|e| e.to_string());
             self.estimate = Some((key, made));

@@ -103,11 +103,7 @@ pub fn would_not_run(
     plan_index: usize,
     core: crate::cortex_m::Core,
 ) -> Vec<(usize, String)> {
-    let options = crate::analysis::cost::CostOptions {
-        core,
-        mhz: core.typical_mhz(),
-        flash_wait_states: 0,
-    };
+    let options = crate::analysis::cost::CostOptions::compute_only(core, core.typical_mhz());
     crate::analysis::cost::estimate(program, plan_index, options)
         .map(|e| e.would_not_run)
         .unwrap_or_default()
@@ -191,6 +187,66 @@ fn assemble(
             });
         }
     }
+    totals(part, pools, arenas, budget, program, code)
+}
+
+/// The placed program's fit: each pool in the region `placement` put its block in, and each
+/// call's weights the placement copies into RAM as a pool of its own (the load image stays in
+/// flash).
+pub fn with_placement(
+    part: &Part,
+    base: &Fit,
+    placement: &crate::analysis::place::Placement,
+) -> Fit {
+    let region_of = |block: &str| {
+        placement
+            .blocks
+            .iter()
+            .find(|b| b.name == block)
+            .map(|b| b.region.clone())
+    };
+    let mut pools: Vec<Pool> = base
+        .pools
+        .iter()
+        .map(|p| {
+            let block = match p.name.as_str() {
+                "planned arena (memory id 3)" => "fast memory (memory id 3)",
+                n if n.starts_with("planned arena") || n == "method allocator" => {
+                    "method allocator pool"
+                }
+                n => n,
+            };
+            Pool {
+                region: region_of(block).unwrap_or_else(|| p.region.clone()),
+                ..p.clone()
+            }
+        })
+        .collect();
+    pools.extend(placement.moved().filter(|b| b.is_weights()).map(|b| Pool {
+        name: b.name.clone(),
+        bytes: b.bytes,
+        region: b.region.clone(),
+    }));
+    totals(
+        part,
+        pools,
+        base.arenas.clone(),
+        base.budget.clone(),
+        base.program,
+        base.code,
+    )
+}
+
+/// The totals and each region's use of `pools` with the program and its code where the
+/// part's link puts them.
+fn totals(
+    part: &Part,
+    pools: Vec<Pool>,
+    arenas: Vec<u64>,
+    budget: RamBudget,
+    program: u64,
+    code: CodeSizes,
+) -> Fit {
     let ram_total = pools
         .iter()
         .map(|p| p.bytes)

@@ -116,9 +116,47 @@ pub fn header(program_name: &str, part: &Part, fit: &Fit, pools: RunnerPools) ->
     s
 }
 
-/// The linker fragment: the part's regions, and the runner's sections placed as the part's
-/// link puts arenas and constants.
-pub fn linker_fragment(part: &Part, pools: RunnerPools) -> String {
+/// The region each of the runner's pool sections goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sections {
+    /// `.bss.method_allocator_sec`: the planned arenas but memory id 3, and `Method::load`'s.
+    pub method_allocator: String,
+    /// `.bss.tensor_arena`: the temp allocator.
+    pub temp_allocator: String,
+    /// `.fast_memory`: memory id 3.
+    pub fast_memory: String,
+}
+
+impl Sections {
+    /// Where the part's default link puts them: all with the arenas.
+    pub fn default_link(part: &Part) -> Sections {
+        Sections {
+            method_allocator: part.link.arenas.clone(),
+            temp_allocator: part.link.arenas.clone(),
+            fast_memory: part.link.arenas.clone(),
+        }
+    }
+
+    /// Where `placement` puts them (a pool it does not hold stays with the link's arenas).
+    pub fn placed(part: &Part, placement: &super::place::Placement) -> Sections {
+        let at = |block: &str| {
+            placement
+                .blocks
+                .iter()
+                .find(|b| b.name == block)
+                .map_or_else(|| part.link.arenas.clone(), |b| b.region.clone())
+        };
+        Sections {
+            method_allocator: at("method allocator pool"),
+            temp_allocator: at("temp allocator"),
+            fast_memory: at("fast memory (memory id 3)"),
+        }
+    }
+}
+
+/// The linker fragment: the part's regions, and the runner's sections placed in `sections`,
+/// the program where the part's link puts constants.
+pub fn linker_fragment(part: &Part, pools: RunnerPools, sections: &Sections) -> String {
     let mut s = format!(
         "/* Written by `etscope fit --part {} -o`: the part's memory regions (docs/parts.md) and\n * where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest. */\nMEMORY\n{{\n",
         part.name
@@ -140,21 +178,23 @@ pub fn linker_fragment(part: &Part, pools: RunnerPools) -> String {
         );
     }
     s.push_str("}\n\nSECTIONS\n{\n");
-    let ram = linker_name(&part.link.arenas);
     let rom = linker_name(&part.link.constants);
     let _ = writeln!(
         s,
-        "  .bss.method_allocator_sec (NOLOAD) : ALIGN(16) {{ *(.bss.method_allocator_sec) }} > {ram}"
+        "  .bss.method_allocator_sec (NOLOAD) : ALIGN(16) {{ *(.bss.method_allocator_sec) }} > {}",
+        linker_name(&sections.method_allocator)
     );
     // the runner's name for its temp-allocator pool, not the planned arena
     let _ = writeln!(
         s,
-        "  .bss.tensor_arena (NOLOAD) : ALIGN(16) {{ *(.bss.tensor_arena) }} > {ram} /* the temp allocator */"
+        "  .bss.tensor_arena (NOLOAD) : ALIGN(16) {{ *(.bss.tensor_arena) }} > {} /* the temp allocator */",
+        linker_name(&sections.temp_allocator)
     );
     if pools.planned_fast_memory > 0 {
         let _ = writeln!(
             s,
-            "  .fast_memory (NOLOAD) : ALIGN(16) {{ *(.fast_memory) }} > {ram}"
+            "  .fast_memory (NOLOAD) : ALIGN(16) {{ *(.fast_memory) }} > {}",
+            linker_name(&sections.fast_memory)
         );
     }
     let _ = writeln!(

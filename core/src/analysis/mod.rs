@@ -13,6 +13,10 @@
 //! - [`identity`] — whether an ETDump or ETRecord belongs to a program
 //! - [`device_notes`] — calls the board computes differently, and what the lowering left that
 //!   no runtime computes as meant
+//! - [`fit`], [`fit_files`] — does a program fit a part: pools, flash with its code, regions;
+//!   the files a firmware includes
+//! - [`place`] — where each pool and each call's weights go on a part, priced, and the
+//!   advisor that chooses
 //! - [`fault`] — fault injection (one weighted operator's parameters negated) for testing diffs
 
 pub mod cost;
@@ -25,5 +29,6 @@ pub mod fault;
 pub mod fit;
 pub mod fit_files;
 pub mod identity;
+pub mod place;
 pub mod profile;
 pub mod profile_compare;

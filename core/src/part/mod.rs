@@ -60,6 +60,9 @@ pub struct Region {
     /// Wait states on a read at the part's clock, where a source states them (`None`: not
     /// known, and not charged).
     pub wait_states: Option<u32>,
+    /// Bytes one access moves, where the part file says (`None`: a flash line of 16 bytes for
+    /// flash, MRAM and external memory; the core's data bus for RAM).
+    pub line_bytes: Option<u32>,
     /// Where the facts come from.
     pub source: String,
 }
@@ -86,6 +89,18 @@ pub struct Part {
     pub probe_rs_chip: Option<String>,
     pub regions: Vec<Region>,
     pub link: Link,
+    /// The caches the core runs with, where a source states them.
+    pub cache: Option<Cache>,
+}
+
+/// The core's caches as the part's startup code leaves them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cache {
+    /// Bytes of data cache (0: none, or left off).
+    pub data: u32,
+    /// Bytes of instruction cache (0: none, or left off).
+    pub instruction: u32,
+    pub source: String,
 }
 
 impl Part {
@@ -132,8 +147,18 @@ struct PartToml {
     mhz_note: Option<String>,
     probe_rs_chip: Option<String>,
     link: LinkToml,
+    cache: Option<CacheToml>,
     #[serde(default)]
     region: Vec<RegionToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CacheToml {
+    data: u32,
+    instruction: u32,
+    #[serde(default)]
+    source: String,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +180,7 @@ struct RegionToml {
     base: toml::Value,
     size: u64,
     wait_states: Option<u32>,
+    line_bytes: Option<u32>,
     #[serde(default)]
     source: String,
 }
@@ -218,6 +244,9 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
                 ),
             ));
         }
+        if r.line_bytes == Some(0) {
+            return Err(fail(&field("line_bytes"), "0 bytes".into()));
+        }
         if regions.iter().any(|o| o.name == r.name) {
             return Err(fail(&field("name"), "a second region of that name".into()));
         }
@@ -227,6 +256,7 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
             base,
             size: r.size,
             wait_states: r.wait_states,
+            line_bytes: r.line_bytes,
             source: r.source.clone(),
         });
     }
@@ -276,6 +306,11 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
             stack: l.stack.clone(),
             source: l.source.clone(),
         },
+        cache: p.cache.as_ref().map(|c| Cache {
+            data: c.data,
+            instruction: c.instruction,
+            source: c.source.clone(),
+        }),
     })
 }
 

@@ -40,7 +40,7 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
                     MM_MVE_TAIL_16 * (k16 * tail) + MM_MVE_TAIL_OUT * tail,
                 ));
             }
-            out.flash(p, f(ceil_div(rows, 4)) * f(cols) * f(k));
+            out.weights_read(f(ceil_div(rows, 4)) * f(cols) * f(k));
         }
         Target::CortexMDsp => {
             let blocks = f(ceil_div(rows, 2)) * f(ceil_div(cols, 2));
@@ -54,7 +54,7 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
                 "weight-row offset sums",
                 MM_DSP_ROW_SUM * (f(k) * f(ceil_div(cols, 2))),
             ));
-            out.flash(p, f(ceil_div(rows, 2)) * f(cols) * f(k));
+            out.weights_read(f(ceil_div(rows, 2)) * f(cols) * f(k));
         }
         Target::CortexMBase => {
             let blocks = f(ceil_div(rows, 2)) * f(ceil_div(cols, 2));
@@ -63,7 +63,7 @@ fn matmul(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) {
                 "2×2 blocks' requantization and stores",
                 MM_PLAIN_BLOCK * blocks,
             ));
-            out.flash(p, f(ceil_div(rows, 2)) * f(cols) * f(k));
+            out.weights_read(f(ceil_div(rows, 2)) * f(cols) * f(k));
         }
     }
 }
@@ -79,7 +79,7 @@ fn matmul_s16(p: &Pricer, out: &mut Priced, rows: usize, cols: usize, k: usize) 
         "2×2 blocks' requantization and stores",
         MK_DSP_BLOCK * blocks,
     ));
-    out.flash(p, f(ceil_div(rows, 2)) * f(cols) * f(k));
+    out.weights_read(f(ceil_div(rows, 2)) * f(cols) * f(k));
 }
 
 /// `copies` copies of `bytes` bytes each into a column buffer: `arm_memcpy_s8` (Helium) or
@@ -191,7 +191,7 @@ fn depthwise_3x3_dsp(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
         DW3_DSP_CHANNEL * (f(g.out_ch % 4) * px),
     ));
     out.add(p.mix("pixel loops", DW_PIXEL * px));
-    out.flash(p, px * f(9 * g.out_ch));
+    out.weights_read(px * f(9 * g.out_ch));
     out
 }
 
@@ -211,7 +211,7 @@ fn depthwise_opt_dsp(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
         MM_DSP_BLOCK * groups,
     ));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
-    out.flash(p, f(g.pixels()) * f(taps * g.out_ch));
+    out.weights_read(f(g.pixels()) * f(taps * g.out_ch));
     out
 }
 
@@ -234,7 +234,7 @@ fn depthwise_opt_mve(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
         DWOPT_MVE_BLOCK * blocks,
     ));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
-    out.flash(p, f(ceil_div(g.pixels(), 4)) * f(taps * g.out_ch));
+    out.weights_read(f(ceil_div(g.pixels(), 4)) * f(taps * g.out_ch));
     out
 }
 
@@ -252,7 +252,7 @@ fn depthwise_mult_4(p: &Pricer, g: &Spatial, multiplier: usize, macs: u64) -> Pr
         MM_DSP_BLOCK * quads,
     ));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
-    out.flash(p, f(g.pixels()) * f(g.kernel_h * g.kernel_w * g.out_ch));
+    out.weights_read(f(g.pixels()) * f(g.kernel_h * g.kernel_w * g.out_ch));
     out
 }
 
@@ -266,7 +266,7 @@ fn depthwise_generic(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
     ));
     out.add(p.mix("requantization and stores", MM_DSP_BLOCK * (outputs / 4.0)));
     out.add(p.mix("pixel loops", DW_PIXEL * f(g.pixels())));
-    out.flash(p, outputs * f(g.kernel_h * g.kernel_w));
+    out.weights_read(outputs * f(g.kernel_h * g.kernel_w));
     out
 }
 
@@ -284,7 +284,7 @@ pub fn transpose_conv(p: &Pricer, g: &Spatial, weight_in_ch: usize) -> Priced {
         "requantization and stores",
         MM_DSP_BLOCK * (f(g.outputs()) / 4.0),
     ));
-    out.flash(p, macs as f64);
+    out.weights_read(macs as f64);
     out
 }
 
@@ -315,6 +315,6 @@ pub fn linear(p: &Pricer, rows: usize, cols: usize, k: usize, batch_matmul: bool
         "outputs' requantization and stores",
         FC_OUT * (f(rows) * f(cols)),
     ));
-    out.flash(p, f(rows) * f(cols) * f(k));
+    out.weights_read(f(rows) * f(cols) * f(k));
     out
 }

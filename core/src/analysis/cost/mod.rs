@@ -5,15 +5,17 @@
 //! The model counts instructions, not time on a bus: each CMSIS-NN loop's instruction mix as
 //! GCC compiles it (`loops`, counted with `scripts/cost/loop_mix.py`), times the loop's trip
 //! count for the call's shape (`cmsis_conv`, `cmsis_other`), priced at the core's instruction
-//! timings from its Technical Reference Manual (`cores`), plus flash wait states on weight
-//! reads when asked. It leaves out caches, bus contention and wait states beyond the
-//! parameter; docs/cost-model.md writes each term down and how it compares with published
-//! measurements (`core/tests/cost_model.rs`).
+//! timings from its Technical Reference Manual (`cores`), plus the wait states of the memory
+//! each call's weights and activations sit in (`memory`), when a part or a placement gives
+//! them. It leaves out code fetch, instruction caches and bus contention; docs/cost-model.md
+//! writes each term down and how it compares with published measurements
+//! (`core/tests/cost_model.rs`).
 //!
 //! - [`cores`] — the cores, their CMSIS-NN path and instruction timings
 //! - [`mix`] — an instruction mix and its cycles
 //! - [`loops`] — CMSIS-NN's loops as instruction mixes
 //! - [`call`] — a call's shape from the program
+//! - [`memory`] — a call's memory traffic and what its regions' wait states cost
 //! - [`cmsis_conv`], [`cmsis_other`], [`portable`] — one function per kernel path
 //! - [`measured`] — a capture's times against the estimate, outliers flagged
 
@@ -23,10 +25,12 @@ pub mod cmsis_other;
 pub mod cores;
 pub mod loops;
 pub mod measured;
+pub mod memory;
 pub mod mix;
 pub mod portable;
 
 pub use cores::{priced_core, priced_cores, Core, Timing};
+pub use memory::{MemoryCosts, RegionCost, Traffic};
 pub use mix::Mix;
 
 use crate::formats::pte::{Instruction, Program};
@@ -34,7 +38,7 @@ use crate::kernels::cmsis::core_buffers;
 use call::{bytes, elements, int_arg, spatial, tensor_arg_of, tensors};
 
 /// What an estimate is, said wherever one is shown (CLI, JSON, the window).
-pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings (docs/cost-model.md); no caches or bus contention";
+pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings, plus the wait states of the memory the data sits in where known (docs/cost-model.md); no code fetch, instruction cache or bus contention";
 
 /// What the estimate is asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,9 +46,19 @@ pub struct CostOptions {
     pub core: Core,
     /// Clock in MHz (for milliseconds).
     pub mhz: f64,
-    /// Flash wait states on every 16-byte line of weights a kernel reads (0: weights in
-    /// zero-wait memory or hidden by the part's flash accelerator).
-    pub flash_wait_states: u32,
+    /// What the memory the weights and the arenas sit in costs (zero: zero-wait memory).
+    pub memory: MemoryCosts,
+}
+
+impl CostOptions {
+    /// Compute only: every access at the core's own timing.
+    pub fn compute_only(core: Core, mhz: f64) -> CostOptions {
+        CostOptions {
+            core,
+            mhz,
+            memory: MemoryCosts::default(),
+        }
+    }
 }
 
 /// The estimated cycles of `program`'s default plan on `core` (every priced call; `None` when
@@ -54,11 +68,7 @@ pub fn program_cycles(program: &Program, core: Core) -> Option<f64> {
     estimate(
         program,
         program.default_plan_index(),
-        CostOptions {
-            core,
-            mhz: core.typical_mhz(),
-            flash_wait_states: 0,
-        },
+        CostOptions::compute_only(core, core.typical_mhz()),
     )
     .ok()
     .map(|e| e.total_cycles())
@@ -77,6 +87,8 @@ pub struct Priced {
     pub path: String,
     pub macs: u64,
     pub terms: Vec<Term>,
+    /// Bytes of weights the loops read, re-reads counted (the memory terms' input).
+    pub weight_reads: f64,
 }
 
 impl Priced {
@@ -85,6 +97,7 @@ impl Priced {
             path: path.to_string(),
             macs,
             terms: Vec::new(),
+            weight_reads: 0.0,
         }
     }
 
@@ -98,14 +111,9 @@ impl Priced {
         self.add(Term { name, cycles });
     }
 
-    /// Flash wait states on `weight_bytes` bytes of weights read.
-    fn flash(&mut self, p: &Pricer, weight_bytes: f64) {
-        if p.flash_wait_states > 0 {
-            self.add_cycles(
-                "flash wait states on weight reads",
-                weight_bytes / 16.0 * f64::from(p.flash_wait_states),
-            );
-        }
+    /// `bytes` bytes of weights read by the loops (priced where the weights sit, `memory`).
+    fn weights_read(&mut self, bytes: f64) {
+        self.weight_reads += bytes;
     }
 
     /// The sum of the terms.
@@ -118,7 +126,6 @@ impl Priced {
 pub struct Pricer {
     pub core: Core,
     pub timing: Timing,
-    pub flash_wait_states: u32,
 }
 
 /// Thumb-1 (Cortex-M0+) executes more instructions for the same C than Thumb-2: the M0+ build
@@ -126,13 +133,11 @@ pub struct Pricer {
 const THUMB1_EXPANSION: f64 = 2.4;
 
 impl Pricer {
-    /// A pricer for `core` with `flash_wait_states` on weight reads; `None` for a core the model
-    /// has no timings of.
-    pub fn new(core: Core, flash_wait_states: u32) -> Option<Pricer> {
+    /// A pricer for `core`; `None` for a core the model has no timings of.
+    pub fn new(core: Core) -> Option<Pricer> {
         Some(Pricer {
             core,
             timing: core.timing()?,
-            flash_wait_states,
         })
     }
 
@@ -165,6 +170,8 @@ pub struct CostRow {
     /// `None` when etscope has no model of the call (the reason is in `note`).
     pub cycles: Option<f64>,
     pub terms: Vec<Term>,
+    /// The call's memory traffic (priced rows only).
+    pub traffic: Option<Traffic>,
     pub note: Option<String>,
 }
 
@@ -192,6 +199,29 @@ impl CostEstimate {
     /// Rows without a model (the total leaves them out).
     pub fn unpriced(&self) -> usize {
         self.rows.iter().filter(|r| r.cycles.is_none()).count()
+    }
+
+    /// The same estimate with its data placed elsewhere: each call's weights at
+    /// `weights(instruction_id)`, each arena at `arena(memory_id)`; the compute terms kept.
+    pub fn placed(
+        &self,
+        weights: impl Fn(usize) -> RegionCost,
+        arena: impl Fn(u32) -> RegionCost,
+    ) -> CostEstimate {
+        let mut out = self.clone();
+        for row in &mut out.rows {
+            let (Some(traffic), Some(_)) = (&row.traffic, row.cycles) else {
+                continue;
+            };
+            row.terms.retain(|t| !memory::is_memory_term(t));
+            row.terms.extend(traffic.terms(
+                weights(row.instruction_id),
+                &arena,
+                self.options.memory.dcache_bytes,
+            ));
+            row.cycles = Some(row.terms.iter().map(|t| t.cycles).sum());
+        }
+        out
     }
 
     /// The row of instruction `id` (rows are in instruction order).
@@ -227,8 +257,8 @@ pub fn estimate(
     if !(options.mhz.is_finite() && options.mhz > 0.0) {
         return Err(CostError::Clock(options.mhz));
     }
-    let pricer = Pricer::new(options.core, options.flash_wait_states)
-        .ok_or(CostError::Unpriced(options.core.name()))?;
+    let pricer = Pricer::new(options.core).ok_or(CostError::Unpriced(options.core.name()))?;
+    let memory = options.memory;
     let mut rows = Vec::new();
     let mut would_not_run = Vec::new();
     for (id, ins) in plan.main_instructions().iter().enumerate() {
@@ -247,6 +277,12 @@ pub fn estimate(
                 match price_call(&pricer, plan, &op.name, &op.overload, args) {
                     Ok(mut priced) => {
                         priced.add(pricer.mix("ExecuTorch call overhead", loops::CALL_OVERHEAD));
+                        let traffic = Traffic::of_call(plan, args, priced.weight_reads);
+                        priced.terms.extend(traffic.terms(
+                            memory.weights,
+                            |_| memory.arenas,
+                            memory.dcache_bytes,
+                        ));
                         rows.push(CostRow {
                             instruction_id: id,
                             op: qualified,
@@ -254,6 +290,7 @@ pub fn estimate(
                             macs: priced.macs,
                             cycles: Some(priced.cycles()),
                             terms: priced.terms,
+                            traffic: Some(traffic),
                             note: None,
                         });
                     }
@@ -291,6 +328,7 @@ fn unpriced(id: usize, op: &str, why: &str) -> CostRow {
         macs: 0,
         cycles: None,
         terms: Vec::new(),
+        traffic: None,
         note: Some(why.to_string()),
     }
 }
@@ -365,6 +403,7 @@ fn price_call(
             for t in &mut one.terms {
                 t.cycles *= b as f64;
             }
+            one.weight_reads *= b as f64;
             one.macs *= b as u64;
             Ok(one)
         }
@@ -445,11 +484,7 @@ mod tests {
     }
 
     fn options(core: Core) -> CostOptions {
-        CostOptions {
-            core,
-            mhz: 100.0,
-            flash_wait_states: 0,
-        }
+        CostOptions::compute_only(core, 100.0)
     }
 
     #[test]
@@ -479,7 +514,13 @@ mod tests {
                 &p,
                 0,
                 CostOptions {
-                    flash_wait_states: ws,
+                    memory: MemoryCosts {
+                        weights: RegionCost {
+                            wait_states: ws,
+                            line_bytes: 16,
+                        },
+                        ..MemoryCosts::default()
+                    },
                     ..options(core)
                 },
             )
