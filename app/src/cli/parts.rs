@@ -60,6 +60,7 @@ pub fn to_json(p: &Part) -> serde_json::Value {
             "base": r.base,
             "size": r.size,
             "wait_states": r.wait_states,
+            "line_bytes": r.line_bytes,
             "source": r.source,
         })).collect::<Vec<_>>(),
         "link": {
@@ -69,6 +70,11 @@ pub fn to_json(p: &Part) -> serde_json::Value {
             "stack": p.link.stack,
             "source": p.link.source,
         },
+        "cache": p.cache.as_ref().map(|c| json!({
+            "data": c.data,
+            "instruction": c.instruction,
+            "source": c.source,
+        })),
     })
 }
 
