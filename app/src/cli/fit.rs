@@ -12,7 +12,7 @@ use anyhow::{anyhow, Result};
 use etscope_core::analysis::cost::{estimate, CostEstimate};
 use etscope_core::analysis::fit::{self, Fit};
 use etscope_core::analysis::place;
-use etscope_core::part::{Part, RegionKind};
+use etscope_core::part::Part;
 use serde_json::{json, Value};
 
 use super::cost::{memory_note, Machine};
@@ -88,7 +88,7 @@ pub fn run(
             "flash_total": f.flash_total,
             "latency_ms": advised.after_cycles / (options.mhz * 1000.0),
             "fits": f.fits,
-            "note": placement_note(&part, &advised),
+            "note": place::note(&part, &advised),
         }));
     }
     let mut doc = to_json(
@@ -155,38 +155,6 @@ pub fn run(
     Ok(())
 }
 
-/// What a placement's figures rest on, in a sentence: which regions' costs are known.
-fn placement_note(part: &Part, p: &place::Placement) -> String {
-    let known: Vec<String> = part
-        .regions
-        .iter()
-        .filter(|r| r.wait_states.is_some() || matches!(r.kind, RegionKind::Dtcm))
-        .map(|r| format!("{} ({})", r.name, r.wait_states.unwrap_or(0)))
-        .collect();
-    let unknown: Vec<&str> = part
-        .regions
-        .iter()
-        .filter(|r| {
-            r.wait_states.is_none() && !matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm)
-        })
-        .map(|r| r.name.as_str())
-        .collect();
-    let mut s = format!(
-        "an estimate: each call's weight reads and activation bytes charged the wait states of the region they sit in; wait states known for {}",
-        if known.is_empty() { "no region".to_string() } else { known.join(", ") }
-    );
-    if !unknown.is_empty() {
-        s.push_str(&format!(
-            "; not known, so charged none: {} (a part file can give them, docs/parts.md)",
-            unknown.join(", ")
-        ));
-    }
-    if p.after_cycles >= p.before_cycles {
-        s.push_str("; no move lowers the estimate");
-    }
-    s
-}
-
 fn placement_json(part: &Part, p: &place::Placement, mhz: f64, how: &str) -> Value {
     let ms = |c: f64| c / (mhz * 1000.0);
     json!({
@@ -198,7 +166,7 @@ fn placement_json(part: &Part, p: &place::Placement, mhz: f64, how: &str) -> Val
         "after_ms": ms(p.after_cycles),
         "bound_ms": ms(p.bound_cycles),
         "optimal": p.after_cycles - p.bound_cycles < 0.5,
-        "note": placement_note(part, p),
+        "note": place::note(part, p),
         "not_written": not_written(p),
     })
 }
@@ -255,7 +223,7 @@ fn render_placement(part: &Part, p: &place::Placement, mhz: f64) -> String {
     s.push_str(&format!(
         "{}
 ",
-        placement_note(part, p)
+        place::note(part, p)
     ));
     for w in not_written(p) {
         s.push_str(&format!(

@@ -28,6 +28,8 @@ pub(super) fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
     }
     if let Some(program) = dv.doc.program.as_ref() {
         dv.part_fit.ui(ui, program, program.default_plan_index());
+        // the Profile tab's estimate prices the memory as placed here
+        dv.cost.follow_placement(dv.part_fit.placed_estimate());
     }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
     let (doc, states, replan, compare, budget) = (

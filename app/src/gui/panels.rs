@@ -19,6 +19,8 @@ pub enum ExportKind {
     ProfileCsv,
     MemoryCsv,
     ChromeTrace,
+    /// The Memory tab's placement on its part, as `fit --place FILE` reads it.
+    Placement,
 }
 
 impl ExportKind {
@@ -28,6 +30,7 @@ impl ExportKind {
             ExportKind::GraphPng => "png",
             ExportKind::ProfileCsv | ExportKind::MemoryCsv => "csv",
             ExportKind::ChromeTrace => "json",
+            ExportKind::Placement => "toml",
         }
     }
 }
@@ -51,6 +54,7 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             ExportKind::ProfileCsv => "profile",
             ExportKind::MemoryCsv => "memory",
             ExportKind::ChromeTrace => "trace",
+            ExportKind::Placement => "placement",
         },
         kind.extension()
     );
@@ -86,6 +90,7 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
         ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty())
             .then(|| export::chrome_trace(&dv.timeline_runs, ticks, times)),
+        ExportKind::Placement => dv.part_fit.placement_toml(&dv.doc.title),
         ExportKind::GraphPng => {
             let rect = dv.views[dv.stage].last_rect;
             app.request_png(path, rect, ctx);
@@ -98,7 +103,7 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             Err(e) => format!("{}: cannot write: {e}", path.display()),
         },
         None => {
-            "nothing to export: open an ETDump (profile, trace) or a program (memory) first".into()
+            "nothing to export: open an ETDump (profile, trace) or a program (memory), or pick a part in the Memory tab (placement), first".into()
         }
     });
 }
@@ -262,6 +267,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ("Export profile as CSV", ExportKind::ProfileCsv),
                 ("Export memory plan as CSV", ExportKind::MemoryCsv),
                 ("Export trace for Perfetto", ExportKind::ChromeTrace),
+                ("Export placement on the part", ExportKind::Placement),
             ] {
                 if ui
                     .add_enabled(!app.docs.is_empty(), egui::Button::new(label))

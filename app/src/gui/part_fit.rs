@@ -1,39 +1,100 @@
 //! The Memory tab's part: a picker of the built-in parts, and the program's fit on the one
-//! picked (`etscope fit`'s answer, `core::analysis::fit`), computed once per pick.
+//! picked (`etscope fit`'s answer, `core::analysis::fit`), with a placement of its pools and
+//! each call's weights (`core::analysis::place`): the default link, the advisor's with one
+//! click, or blocks dragged to another region; each priced with the part's memory
+//! (`fit --place`), computed once per pick or move.
 
 use eframe::egui;
+use etscope_core::analysis::cost::{estimate, CostEstimate, CostOptions, MemoryCosts};
 use etscope_core::analysis::fit::{self, Fit};
+use etscope_core::analysis::place::{self, Choice, Placement};
 use etscope_core::formats::pte::Program;
 use etscope_core::part::{self, Part};
 
-/// The part picked and the program's fit on it.
+/// What the part's fit is computed from and what the user chose.
+struct Priced {
+    base: Fit,
+    est: CostEstimate,
+    placement: Placement,
+    /// The placed program's fit.
+    placed: Fit,
+}
+
+/// The part picked, the program's fit on it and its placement.
 #[derive(Default)]
 pub struct PartFit {
     pub part: Option<Part>,
-    fit: Option<Result<Fit, String>>,
+    priced: Option<Result<Priced, String>>,
+    /// The blocks moved from the default link (the advisor's, or dragged).
+    choices: Vec<Choice>,
+    /// Why the last move was refused.
+    refusal: Option<String>,
     /// The calls the part's core refuses (a program lowered for another CMSIS-NN path).
     would_not_run: Vec<(usize, String)>,
+    /// Counts every pick and move (what the Profile tab's estimate follows).
+    revision: u64,
 }
 
 impl PartFit {
-    /// Picks the built-in part `name` (`None`: none).
+    /// Picks the built-in part `name` (`None`: none); the placement starts at the default link.
     pub fn pick(&mut self, name: Option<&str>) {
         self.part = name.and_then(part::find);
-        self.fit = None;
+        self.priced = None;
+        self.revision += 1;
+        self.choices.clear();
+        self.refusal = None;
     }
 
-    /// The fit on the picked part, computed on first use.
-    pub fn fit(&mut self, program: &Program, plan: usize) -> Option<&Result<Fit, String>> {
+    /// The fit on the picked part, as placed.
+    pub fn fit(&mut self, program: &Program, plan: usize) -> Option<Result<&Fit, &String>> {
+        self.priced(program, plan)?;
+        self.priced.as_ref().map(|p| p.as_ref().map(|p| &p.placed))
+    }
+
+    /// The placement now shown (`None` before a part is picked or when it cannot be priced).
+    pub fn placement(&self) -> Option<&Placement> {
+        self.priced.as_ref()?.as_ref().ok().map(|p| &p.placement)
+    }
+
+    /// The placed estimate, its revision and the part's name (what the Profile tab follows).
+    pub fn placed_estimate(&self) -> Option<(u64, &str, &CostEstimate)> {
         let part = self.part.as_ref()?;
-        if self.fit.is_none() {
-            let (code, _) = fit::code_sizes(program, plan, part.core);
-            self.fit = Some(fit::fit(program, plan, part, code).map_err(|e| e.to_string()));
-            self.would_not_run = fit::would_not_run(program, plan, part.core);
-        }
-        self.fit.as_ref()
+        let placement = self.placement()?;
+        Some((self.revision, part.name.as_str(), &placement.estimate))
     }
 
-    /// The picker, then the fit's regions.
+    /// The placement as `fit --place FILE` reads it back (`None` without one).
+    pub fn placement_toml(&self, program_name: &str) -> Option<String> {
+        let part = self.part.as_ref()?;
+        Some(place::to_toml(self.placement()?, program_name, part))
+    }
+
+    fn priced(&mut self, program: &Program, plan: usize) -> Option<()> {
+        let part = self.part.as_ref()?;
+        if self.priced.is_none() {
+            self.would_not_run = fit::would_not_run(program, plan, part.core);
+            self.priced = Some(price(program, plan, part, &self.choices));
+        }
+        Some(())
+    }
+
+    /// Applies `choices` anew (after a move or the advisor).
+    fn reprice(&mut self, program: &Program, plan: usize, choices: Vec<Choice>) {
+        let Some(part) = self.part.as_ref() else {
+            return;
+        };
+        match price(program, plan, part, &choices) {
+            Ok(p) => {
+                self.choices = choices;
+                self.priced = Some(Ok(p));
+                self.refusal = None;
+                self.revision += 1;
+            }
+            Err(e) => self.refusal = Some(e),
+        }
+    }
+
+    /// The picker, the placement's controls and estimate, then the fit's regions.
     pub fn ui(&mut self, ui: &mut egui::Ui, program: &Program, plan: usize) {
         ui.horizontal(|ui| {
             ui.label("On the part");
@@ -57,17 +118,127 @@ impl PartFit {
         let Some(part) = self.part.clone() else {
             return;
         };
-        // computed first (it fills `would_not_run`), then read
-        if self.fit(program, plan).is_none() {
+        if self.priced(program, plan).is_none() {
             return;
         }
         let refused = fit::not_run_note(&part, &self.would_not_run);
-        match &self.fit {
-            Some(Ok(f)) => etscope_viewer::fit_view::fit_ui(ui, &part, f, refused.as_deref()),
+        let mut asked = None;
+        let moved = match &self.priced {
+            Some(Ok(p)) => {
+                asked = placement_bar(ui, &part, p, self.refusal.as_deref());
+                etscope_viewer::fit_view::fit_ui(
+                    ui,
+                    &part,
+                    &p.placed,
+                    Some(&p.placement),
+                    refused.as_deref(),
+                )
+            }
             Some(Err(e)) => {
                 ui.colored_label(egui::Color32::from_rgb(240, 120, 90), e);
+                None
             }
-            None => {}
+            None => None,
+        };
+        if let Some(m) = moved {
+            let mut choices = self.choices.clone();
+            choices.retain(|c| c.block != m.block);
+            choices.push(Choice {
+                block: m.block,
+                region: m.region,
+                bytes: None,
+            });
+            self.reprice(program, plan, choices);
+        }
+        // the advisor or the default link asked for in the bar above
+        if let Some(asked) = asked {
+            self.reprice(program, plan, asked);
         }
     }
+}
+
+/// The program's fit, estimate and placement on `part` with `choices` applied.
+fn price(
+    program: &Program,
+    plan: usize,
+    part: &Part,
+    choices: &[Choice],
+) -> Result<Priced, String> {
+    let options = CostOptions {
+        core: part.core,
+        mhz: part.mhz,
+        memory: MemoryCosts::of_part(part),
+    };
+    let est = estimate(program, plan, options).map_err(|e| e.to_string())?;
+    let (code, _) = fit::code_sizes(program, plan, part.core);
+    let base = fit::fit(program, plan, part, code).map_err(|e| e.to_string())?;
+    let placement =
+        place::apply(part, &base, &est, choices, "the Memory tab").map_err(|e| e.to_string())?;
+    let placed = fit::with_placement(part, &base, &placement);
+    Ok(Priced {
+        base,
+        est,
+        placement,
+        placed,
+    })
+}
+
+/// "Placement [Default link] [Advise]", the estimate before and after, and what it rests on;
+/// the choices asked for, if a button was pressed.
+fn placement_bar(
+    ui: &mut egui::Ui,
+    part: &Part,
+    p: &Priced,
+    refusal: Option<&str>,
+) -> Option<Vec<Choice>> {
+    let ms = |c: f64| c / (part.mhz * 1000.0);
+    let mut asked = None;
+    ui.horizontal(|ui| {
+        ui.label("Placement");
+        if ui
+            .button("Default link")
+            .on_hover_text("every pool and the weights where the part's default link puts them")
+            .clicked()
+        {
+            asked = Some(Vec::new());
+        }
+        if ui
+            .button("Advise")
+            .on_hover_text("the placement that lowers the estimate most under the regions' sizes (`etscope fit --place auto`); File ▸ Export placement writes it")
+            .clicked()
+        {
+            let advised = place::advise(part, &p.base, &p.est);
+            asked = Some(
+                advised
+                    .moved()
+                    .map(|b| Choice {
+                        block: b.name.clone(),
+                        region: b.region.clone(),
+                        bytes: None,
+                    })
+                    .collect(),
+            );
+        }
+        let pl = &p.placement;
+        ui.label(format!(
+            "estimate {:.3} ms with the default link, {:.3} ms as placed ({} blocks moved){}",
+            ms(pl.before_cycles),
+            ms(pl.after_cycles),
+            pl.moved().count(),
+            if pl.after_cycles - pl.bound_cycles < 0.5 {
+                String::new()
+            } else {
+                format!("; no placement goes under {:.3} ms", ms(pl.bound_cycles))
+            }
+        ));
+    });
+    ui.label(
+        egui::RichText::new(place::note(part, &p.placement))
+            .small()
+            .color(egui::Color32::GRAY),
+    );
+    if let Some(why) = refusal {
+        ui.colored_label(egui::Color32::from_rgb(240, 120, 90), why);
+    }
+    asked
 }

@@ -36,23 +36,62 @@ pub struct CostCache {
     measured: Option<(MeasuredKey, Result<MeasuredVsEstimate, String>)>,
     /// The document revision whose capture's core the estimate last followed.
     followed: Option<u64>,
+    /// The Memory tab's placed estimate (its revision, the part's name): used instead of the
+    /// compute-only one when the picker is on the part's core.
+    placed: Option<(u64, String, CostEstimate)>,
 }
 
 impl CostCache {
     /// The estimate of `doc`'s program on `picker`, computed when either changed.
     pub fn estimate(&mut self, doc: &Document, picker: CostPicker) -> Option<&CostEstimate> {
-        let key = (doc.revision, picker);
+        let placed = self
+            .placed
+            .as_ref()
+            .filter(|p| p.2.options.core == picker.core);
+        let key = (
+            doc.revision ^ placed.map_or(0, |p| p.0.rotate_left(32)),
+            picker,
+        );
         if self.estimate.as_ref().map(|e| e.0) != Some(key) {
             let program = doc.program.as_ref()?;
-            let made = estimate(
-                program,
-                doc.plan_index,
-                CostOptions::compute_only(picker.core, picker.mhz),
-            )
-            .map_err(|e| e.to_string());
+            let made = match placed {
+                // the part's memory as the Memory tab places it, at the picker's clock
+                Some((_, _, est)) => {
+                    let mut est = est.clone();
+                    est.options.mhz = picker.mhz;
+                    Ok(est)
+                }
+                None => estimate(
+                    program,
+                    doc.plan_index,
+                    CostOptions::compute_only(picker.core, picker.mhz),
+                )
+                .map_err(|e| e.to_string()),
+            };
             self.estimate = Some((key, made));
         }
         self.estimate.as_ref().and_then(|e| e.1.as_ref().ok())
+    }
+
+    /// Follows the Memory tab's placement (`None`: no part picked): its estimate replaces the
+    /// compute-only one on the part's core.
+    pub fn follow_placement(&mut self, placed: Option<(u64, &str, &CostEstimate)>) {
+        let same = match (&self.placed, placed) {
+            (Some(a), Some(b)) => a.0 == b.0 && a.1 == b.1,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.placed = placed.map(|(r, n, e)| (r, n.to_string(), e.clone()));
+        }
+    }
+
+    /// The part whose placement the estimate on `picker` prices, when it does.
+    pub fn placed_part(&self, picker: CostPicker) -> Option<&str> {
+        self.placed
+            .as_ref()
+            .filter(|p| p.2.options.core == picker.core)
+            .map(|p| p.1.as_str())
     }
 
     /// `doc`'s capture against the estimate on `picker` (`Err`: why it is not set against
@@ -328,9 +367,13 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 });
         }
     } else {
+        let placed_on = dv.cost.placed_part(picker).map(str::to_string);
         match dv.cost.estimate(&dv.doc, picker) {
             Some(est) => {
                 ui.weak("No capture is open: every call's estimated cost on the chosen core. Drop an ETDump on the window to see measured times beside it.");
+                if let Some(part) = placed_on {
+                    ui.weak(format!("The memory terms price the data where the Memory tab places it on the {part}."));
+                }
                 clicked = cost_view::estimate_table_ui(ui, est);
             }
             None => {

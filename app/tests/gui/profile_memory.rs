@@ -363,3 +363,133 @@ fn a_second_capture_is_compared_in_its_own_clock_or_refused() {
     assert!(err.contains("clock"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// On a part whose flash has wait states, "Advise" places the program as `fit --place auto`
+/// does (the same estimate before and after), and dragging one call's weights from flash to
+/// the DTCM bar prices that move as `fit --place FILE` does.
+#[test]
+fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_prices_it() {
+    let pte = ds_asset("model_int8_cortex_m55.pte");
+    let mut harness = app_starting(StartOptions {
+        files: vec![pte.clone()],
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    harness.state_mut().tab = etscope::gui::Tab::Memory;
+    harness.run_steps(2);
+    harness.state_mut().docs[0].part_fit.pick(Some("ek-ra8d1"));
+    harness.run_steps(2);
+    let cli = |place: Option<&std::path::Path>| -> serde_json::Value {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"));
+        c.args(["fit", "--json", "--part", "ek-ra8d1"]).arg(&pte);
+        if let Some(p) = place {
+            c.arg("--place").arg(p);
+        } else {
+            c.args(["--place", "auto"]);
+        }
+        let out = c.output().expect("cli runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let line = |p: &serde_json::Value| {
+        format!(
+            "estimate {:.3} ms with the default link, {:.3} ms as placed ({} blocks moved)",
+            p["before_ms"].as_f64().expect("before"),
+            p["after_ms"].as_f64().expect("after"),
+            p["moved"]
+        )
+    };
+    // the default link first: nothing moved
+    harness.get_by_label_contains("ms as placed (0 blocks moved)");
+    harness.get_by_label("Advise").click();
+    harness.run_steps(2);
+    let auto = cli(None);
+    assert!(auto["placement"]["moved"].as_u64().expect("moved") > 0);
+    harness.get_by_label_contains(&line(&auto["placement"]));
+    // back to the default link, then drag the first call's weights onto the DTCM bar
+    harness.get_by_label("Default link").click();
+    harness.run_steps(2);
+    let (bars, blocks) = harness.ctx.data(|d| {
+        (
+            d.get_temp::<Vec<(String, egui::Rect)>>(egui::Id::new("fit-bars"))
+                .expect("the bars"),
+            d.get_temp::<Vec<(String, egui::Rect)>>(egui::Id::new("fit-blocks"))
+                .expect("the blocks"),
+        )
+    });
+    let (block, from) = blocks
+        .iter()
+        .find(|(b, _)| b.starts_with("weights of #"))
+        .cloned()
+        .expect("a call's weights in flash");
+    let (_, to) = bars
+        .iter()
+        .find(|(r, _)| r == "DTCM")
+        .cloned()
+        .expect("the DTCM bar");
+    let press = |pos: egui::Pos2, pressed: bool| egui::Event::PointerButton {
+        pos,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: egui::Modifiers::NONE,
+    };
+    harness.event(egui::Event::PointerMoved(from.center()));
+    harness.run_steps(1);
+    harness.event(press(from.center(), true));
+    harness.run_steps(1);
+    for k in 1..=5 {
+        let t = k as f32 / 5.0;
+        harness.event(egui::Event::PointerMoved(
+            from.center().lerp(to.center(), t),
+        ));
+        harness.run_steps(1);
+    }
+    harness.event(press(to.center(), false));
+    harness.run_steps(2);
+    let placed = harness.state().docs[0]
+        .part_fit
+        .placement()
+        .expect("a placement")
+        .blocks
+        .iter()
+        .find(|b| b.name == block)
+        .map(|b| b.region.clone());
+    assert_eq!(placed.as_deref(), Some("DTCM"), "{block} was not moved");
+    let dir = std::env::temp_dir().join(format!("etscope-drag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("placement.toml");
+    std::fs::write(
+        &file,
+        format!("[[place]]\nblock = {block:?}\nregion = \"DTCM\"\n"),
+    )
+    .expect("write");
+    let one = cli(Some(&file));
+    assert_eq!(one["placement"]["moved"], 1);
+    harness.get_by_label_contains(&line(&one["placement"]));
+    // the Profile tab's estimate on the part's core prices the memory as placed
+    harness.state_mut().cost = etscope_viewer::cost_view::CostPicker {
+        core: etscope_core::cortex_m::Core::M85,
+        mhz: 480.0,
+    };
+    harness.get_by_label("Profile").click();
+    harness.run_steps(3);
+    harness.get_by_label_contains("where the Memory tab places it on the ek-ra8d1");
+    let total = one["total_cycles"].as_f64().expect("cycles");
+    let app = harness.state_mut();
+    let dv = &mut app.docs[0];
+    let est = dv
+        .cost
+        .estimate(
+            &dv.doc,
+            etscope_viewer::cost_view::CostPicker {
+                core: etscope_core::cortex_m::Core::M85,
+                mhz: 480.0,
+            },
+        )
+        .expect("an estimate");
+    assert!((est.total_cycles() - total).abs() < 1e-6 * total);
+}

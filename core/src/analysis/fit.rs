@@ -208,18 +208,10 @@ pub fn with_placement(
     let mut pools: Vec<Pool> = base
         .pools
         .iter()
-        .map(|p| {
-            let block = match p.name.as_str() {
-                "planned arena (memory id 3)" => "fast memory (memory id 3)",
-                n if n.starts_with("planned arena") || n == "method allocator" => {
-                    "method allocator pool"
-                }
-                n => n,
-            };
-            Pool {
-                region: region_of(block).unwrap_or_else(|| p.region.clone()),
-                ..p.clone()
-            }
+        .map(|p| Pool {
+            region: region_of(crate::analysis::place::block_of_pool(&p.name))
+                .unwrap_or_else(|| p.region.clone()),
+            ..p.clone()
         })
         .collect();
     pools.extend(placement.moved().filter(|b| b.is_weights()).map(|b| Pool {

@@ -85,6 +85,17 @@ impl Placement {
     }
 }
 
+/// The block a pool of [`Fit::pools`] moves with: the planned arenas but memory id 3 and the
+/// method allocator are the runner's one method-allocator pool; a call's weights copied to RAM
+/// are their own block; any other pool is a block of its own name.
+pub fn block_of_pool(pool: &str) -> &str {
+    match pool {
+        "planned arena (memory id 3)" => "fast memory (memory id 3)",
+        n if n.starts_with("planned arena") || n == "method allocator" => "method allocator pool",
+        n => n,
+    }
+}
+
 /// Why a placement cannot be made or read.
 #[derive(Debug, Error, PartialEq)]
 pub enum PlaceError {
@@ -489,6 +500,39 @@ pub fn default(part: &Part, fit: &Fit, est: &CostEstimate) -> Placement {
         .map(|b| m.region_index(&b.default_region).unwrap_or(0))
         .collect();
     m.assemble(&regions)
+}
+
+/// What a placement's figures rest on, in a sentence: which regions' wait states are known
+/// (the rest are charged none), and whether any move lowers the estimate.
+pub fn note(part: &Part, p: &Placement) -> String {
+    let known: Vec<String> = part
+        .regions
+        .iter()
+        .filter(|r| r.wait_states.is_some() || matches!(r.kind, RegionKind::Dtcm))
+        .map(|r| format!("{} ({})", r.name, r.wait_states.unwrap_or(0)))
+        .collect();
+    let unknown: Vec<&str> = part
+        .regions
+        .iter()
+        .filter(|r| {
+            r.wait_states.is_none() && !matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm)
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    let mut s = format!(
+        "an estimate: each call's weight reads and activation bytes charged the wait states of the region they sit in; wait states known for {}",
+        if known.is_empty() { "no region".to_string() } else { known.join(", ") }
+    );
+    if !unknown.is_empty() {
+        s.push_str(&format!(
+            "; not known, so charged none: {} (a part file can give them, docs/parts.md)",
+            unknown.join(", ")
+        ));
+    }
+    if p.after_cycles >= p.before_cycles {
+        s.push_str("; no move lowers the estimate");
+    }
+    s
 }
 
 /// One line of a placement file: a block and the region it goes to.
