@@ -44,6 +44,7 @@ shot timeline   "$ds/model_fp32.pte" "$ds/etdump_profile_5runs.etdp" --view time
 shot memory     "$ds/model_int8_cortex_m55.pte" --view memory --select "#3"
 shot memory_plans "$root/tests/fixtures/models/resnet/model_int8_cortex_m55_default.pte" --view memory
 shot memory_part "$mb/model_int8_cortex_m55.pte" --view memory --part alif-e8-hp
+shot memory_placed "$mb/model_int8_cortex_m55.pte" --view memory --part ek-ra8d1 --place auto
 shot diff_broken "$root/assets/ds_cnn_kws/model_fp32.pte" "$root/assets/ds_cnn_kws/model_fp32.etrecord" "$root/assets/ds_cnn_kws/model_int8_cortex_m55_broken.pte" "$root/assets/ds_cnn_kws/model_int8_cortex_m55_broken.etrecord" "$root/assets/ds_cnn_kws/input.npy" --view diff
 shot diff       "$ds/model_fp32.pte" "$ds/model_fp32.etrecord" "$ds/model_int8_cortex_m55.pte" "$ds/model_int8_cortex_m55.etrecord" "$ds/input.npy" --view diff
 shot modules    "$ref/stress_medium/model_fp32.pte" "$ref/stress_medium/model_fp32.etrecord" --view graph --stage edge

@@ -60,6 +60,10 @@ pub struct Cli {
     /// The Memory tab's part (`etscope parts`): each region a bar with what sits in it.
     #[arg(long, value_name = "PART")]
     pub part: Option<String>,
+    /// The Memory tab's placement on `--part`: `auto` (the advisor's) or a placement file, as
+    /// `etscope fit --place` takes them.
+    #[arg(long, value_name = "auto|FILE", requires = "part")]
+    pub place: Option<String>,
     /// Profile ▸ Compare with: a second capture (`.etdp`) of the program opened.
     #[arg(long, value_name = "FILE")]
     pub compare_capture: Option<PathBuf>,
@@ -154,6 +158,7 @@ impl Cli {
                 board_samples: self.board_samples,
                 estimate: self.estimate,
                 part: self.part,
+                place: self.place,
                 compare_capture: self.compare_capture,
             }),
         }

@@ -149,6 +149,8 @@ pub struct StartOptions {
     pub estimate: Option<String>,
     /// `--part NAME`: the Memory tab's part.
     pub part: Option<String>,
+    /// `--place auto|FILE`: the Memory tab's placement on that part.
+    pub place: Option<String>,
     /// `--compare-capture FILE`: Profile ▸ Compare with this second capture of the program.
     pub compare_capture: Option<PathBuf>,
     /// ETRecord stages with more nodes are built when first shown (`None`:
@@ -442,6 +444,9 @@ impl EtscopeApp {
             if etscope_core::part::find(&name).is_some() {
                 for dv in &mut self.docs {
                     dv.part_fit.pick(Some(&name));
+                    if let Some(place) = &self.start.place {
+                        dv.part_fit.request(place);
+                    }
                 }
             } else {
                 self.messages.push(format!(

@@ -33,6 +33,8 @@ pub struct PartFit {
     would_not_run: Vec<(usize, String)>,
     /// Counts every pick and move (what the Profile tab's estimate follows).
     revision: u64,
+    /// A placement asked for before the fit was priced (`--place auto|FILE`).
+    requested: Option<String>,
 }
 
 impl PartFit {
@@ -54,6 +56,27 @@ impl PartFit {
     /// The placement now shown (`None` before a part is picked or when it cannot be priced).
     pub fn placement(&self) -> Option<&Placement> {
         self.priced.as_ref()?.as_ref().ok().map(|p| &p.placement)
+    }
+
+    /// Asks for a placement, applied when the fit is first drawn: `auto` (the advisor's) or a
+    /// placement file's path.
+    pub fn request(&mut self, place: &str) {
+        self.requested = Some(place.to_string());
+    }
+
+    /// The choices `requested` names, or why they cannot be had.
+    fn requested_choices(&self, place: &str) -> Result<Vec<Choice>, String> {
+        let p = match self.priced.as_ref() {
+            Some(Ok(p)) => p,
+            Some(Err(e)) => return Err(e.clone()),
+            None => return Err("no fit yet".into()),
+        };
+        let part = self.part.as_ref().ok_or("no part")?;
+        if place == "auto" {
+            return Ok(advised_choices(part, p));
+        }
+        let text = std::fs::read_to_string(place).map_err(|e| format!("{place}: {e}"))?;
+        place::parse(&text, place).map_err(|e| e.to_string())
     }
 
     /// The placed estimate, its revision and the part's name (what the Profile tab follows).
@@ -120,6 +143,12 @@ impl PartFit {
         };
         if self.priced(program, plan).is_none() {
             return;
+        }
+        if let Some(place) = self.requested.take() {
+            match self.requested_choices(&place) {
+                Ok(choices) => self.reprice(program, plan, choices),
+                Err(e) => self.refusal = Some(format!("--place {place}: {e}")),
+            }
         }
         let refused = fit::not_run_note(&part, &self.would_not_run);
         let mut asked = None;
@@ -207,17 +236,7 @@ fn placement_bar(
             .on_hover_text("the placement that lowers the estimate most under the regions' sizes (`etscope fit --place auto`); File ▸ Export placement writes it")
             .clicked()
         {
-            let advised = place::advise(part, &p.base, &p.est);
-            asked = Some(
-                advised
-                    .moved()
-                    .map(|b| Choice {
-                        block: b.name.clone(),
-                        region: b.region.clone(),
-                        bytes: None,
-                    })
-                    .collect(),
-            );
+            asked = Some(advised_choices(part, p));
         }
         let pl = &p.placement;
         ui.label(format!(
@@ -241,4 +260,16 @@ fn placement_bar(
         ui.colored_label(egui::Color32::from_rgb(240, 120, 90), why);
     }
     asked
+}
+
+/// The advisor's placement as choices.
+fn advised_choices(part: &Part, p: &Priced) -> Vec<Choice> {
+    place::advise(part, &p.base, &p.est)
+        .moved()
+        .map(|b| Choice {
+            block: b.name.clone(),
+            region: b.region.clone(),
+            bytes: None,
+        })
+        .collect()
 }
