@@ -41,9 +41,25 @@ void *scratch(uint32_t bytes) {
   return (void *)at;
 }
 
+/* constants a placement copied out of the image: {image offset, bytes, address} each */
+static const uint32_t *placed;
+static uint32_t n_placed;
+/* reads of constants answered from their placed copies (a placed run's proof that the kernels
+ * read the copies) */
+static uint32_t placed_reads;
+
 void *tensor_data(const value_rec *v) {
   if (!v || v->kind != V_TENSOR) return 0;
-  if (v->mem == 0) return (void *)(image + v->off);
+  if (v->mem == 0) {
+    for (uint32_t k = 0; k < n_placed; k++) {
+      const uint32_t *p = placed + 3u * k;
+      if (v->off >= p[0] && v->off - p[0] < p[1]) {
+        placed_reads++;
+        return (void *)(uintptr_t)(p[2] + (v->off - p[0]));
+      }
+    }
+    return (void *)(image + v->off);
+  }
   if (v->mem == 255) return 0;
   return arena_base[v->mem] + v->off;
 }
@@ -108,9 +124,23 @@ uint32_t image_bind(const uint8_t *at, uint32_t ddr_bytes) {
   uint32_t n_arenas = image_u32(36);
   const uint32_t *arena_sizes = (const uint32_t *)(image + image_u32(40));
   uint8_t *next = (uint8_t *)((uintptr_t)at + ((image_u32(8) + 15u) & ~15u));
+  /* a placement's addresses: an arena at its own address (0: after the image, as without one),
+   * constants copied where they run from */
+  uint32_t n_at = image_u32(76);
+  const uint32_t *arena_at = n_at ? (const uint32_t *)(image + image_u32(80)) : 0;
   for (uint32_t i = 0; i < n_arenas && i < 255u; i++) {
+    if (i < n_at && arena_at[i] != 0u) {
+      arena_base[i] = (uint8_t *)(uintptr_t)arena_at[i];
+      continue;
+    }
     arena_base[i] = next;
     next += (arena_sizes[i] + 15u) & ~15u;
+  }
+  n_placed = image_u32(84);
+  placed = n_placed ? (const uint32_t *)(image + image_u32(88)) : 0;
+  for (uint32_t k = 0; k < n_placed; k++) {
+    const uint32_t *p = placed + 3u * k;
+    memcpy((void *)(uintptr_t)p[2], image + p[0], p[1]);
   }
   uintptr_t end = (uintptr_t)at + ddr_bytes, from = ((uintptr_t)next + 15u) & ~(uintptr_t)15u;
   uintptr_t room = end > from ? (end - from) / 4u : 0u;
@@ -121,3 +151,21 @@ uint32_t image_bind(const uint8_t *at, uint32_t ddr_bytes) {
   scratch_at = scratch_base;
   return n_values;
 }
+
+void *arena_address(uint32_t i) { return i < 255u ? arena_base[i] : 0; }
+
+uint32_t placed_constants(uint32_t *bytes) {
+  /* values that share a constant share its copy: each address counted once */
+  uint32_t b = 0, n = 0;
+  for (uint32_t k = 0; k < n_placed; k++) {
+    uint32_t seen = 0;
+    for (uint32_t j = 0; j < k && !seen; j++) seen = placed[3u * j + 2u] == placed[3u * k + 2u];
+    if (seen) continue;
+    b += placed[3u * k + 1u];
+    n++;
+  }
+  *bytes = b;
+  return n;
+}
+
+uint32_t placed_constant_reads(void) { return placed_reads; }

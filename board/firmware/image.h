@@ -28,6 +28,13 @@ extern const uint8_t *image;
  * image, the work memory and the scratch in the rest of the `ddr_bytes` from `at`. Returns the
  * number of values. */
 uint32_t image_bind(const uint8_t *at, uint32_t ddr_bytes);
+/* arena `i`'s address (after image_bind) */
+void *arena_address(uint32_t i);
+/* the constants a placement copied out of the image (values sharing one counted once): their
+ * count, `*bytes` their size */
+uint32_t placed_constants(uint32_t *bytes);
+/* how many times a kernel's constant was read from its placed copy */
+uint32_t placed_constant_reads(void);
 /* the little-endian u32 at byte `off` of the image header */
 uint32_t image_u32(uint32_t off);
 

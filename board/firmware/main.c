@@ -75,6 +75,58 @@ static void send_output(uint32_t instr, const uint32_t *a, uint32_t n) {
   etscope_trace_tensor(instr, 0, o->dtype, o->rank, sizes_of(o), order, tensor_data(o), o->u.t.nbytes);
 }
 
+/* `v` as 8 hex digits after "0x", or in decimal, at `out`; the end */
+static char *put_hex(char *out, uint32_t v) {
+  *out++ = '0';
+  *out++ = 'x';
+  for (int k = 7; k >= 0; k--) *out++ = "0123456789abcdef"[(v >> (4 * k)) & 15u];
+  return out;
+}
+static char *put_dec(char *out, uint32_t v) {
+  char digits[10];
+  int n = 0;
+  do {
+    digits[n++] = (char)('0' + v % 10u);
+    v /= 10u;
+  } while (v);
+  while (n) *out++ = digits[--n];
+  return out;
+}
+static char *put_str(char *out, const char *s) {
+  while (*s) *out++ = *s++;
+  return out;
+}
+
+/* where a placement put each arena and how many constants it copied, one log line each (a
+ * placed image only: header fields 76 and 84) */
+static void log_placement(void) {
+  if (image_u32(76) == 0u && image_u32(84) == 0u) return;
+  char line[96];
+  uint32_t n_arenas = image_u32(36);
+  const uint32_t *sizes = (const uint32_t *)(image + image_u32(40));
+  for (uint32_t i = 1; i < n_arenas && i < 255u; i++) {
+    if (sizes[i] == 0u) continue;
+    char *p = put_str(line, "placed: arena ");
+    p = put_dec(p, i);
+    p = put_str(p, " at ");
+    p = put_hex(p, (uint32_t)(uintptr_t)arena_address(i));
+    p = put_str(p, ", ");
+    p = put_dec(p, sizes[i]);
+    p = put_str(p, " bytes");
+    *p = 0;
+    etscope_trace_log(line);
+  }
+  uint32_t bytes;
+  uint32_t n = placed_constants(&bytes);
+  char *p = put_str(line, "placed: ");
+  p = put_dec(p, n);
+  p = put_str(p, " constant tensors copied out of the image, ");
+  p = put_dec(p, bytes);
+  p = put_str(p, " bytes");
+  *p = 0;
+  etscope_trace_log(line);
+}
+
 int main(void) {
   g_board_state = 1;
   image = (const uint8_t *)IMAGE_BASE; /* read the header before binding */
@@ -107,6 +159,7 @@ int main(void) {
   /* " (emulated)": QEMU's instruction counts, not cycles (docs/wire-format.md) */
   etscope_trace_target_info(image_u32(60) == 0 ? "cortex-m55 (emulated)" : "cortex-m4 (emulated)", TICK_HZ,
                             program_id, "forward", runs);
+  log_placement();
   for (uint32_t run = 0; run < runs && !board_error(); run++) {
     for (uint32_t i = 0; i < n_inputs; i++) {
       const value_rec *v = inputs[3 * i] < n_values ? value_at(inputs[3 * i]) : 0;
@@ -128,6 +181,15 @@ int main(void) {
       if (intermediates) send_output(k, args, ins->nargs);
     }
     if (board_error()) break;
+    /* before the last run's end, which the host may stop reading at */
+    if (run + 1u == runs && image_u32(84) != 0u) {
+      char line[64];
+      char *p = put_str(line, "placed: ");
+      p = put_dec(p, placed_constant_reads());
+      p = put_str(p, " reads of constants from their copies");
+      *p = 0;
+      etscope_trace_log(line);
+    }
     etscope_trace_run_end(run, ticks());
   }
   if (board_error()) {

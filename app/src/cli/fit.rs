@@ -35,15 +35,9 @@ pub fn run(
     let (code, cmsis) = fit::code_sizes(&program, index, part.core);
     let base =
         fit::fit(&program, index, &part, code).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let placement = match place {
-        None => None,
-        Some("auto") => Some(place::advise(&part, &base, &est)),
-        Some(file) => {
-            let text = std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?;
-            let choices = place::parse(&text, file)?;
-            Some(place::apply(&part, &base, &est, &choices, file)?)
-        }
-    };
+    let placement = place
+        .map(|how| placement(&part, &base, &est, how))
+        .transpose()?;
     let shown = placement
         .as_ref()
         .map_or_else(|| base.clone(), |p| fit::with_placement(&part, &base, p));
@@ -169,6 +163,53 @@ fn placement_json(part: &Part, p: &place::Placement, mhz: f64, how: &str) -> Val
         "note": place::note(part, p),
         "not_written": not_written(p),
     })
+}
+
+/// The placement `how` names: `auto` (the advisor's) or a placement file's path.
+pub fn placement(
+    part: &Part,
+    base: &Fit,
+    est: &CostEstimate,
+    how: &str,
+) -> Result<place::Placement> {
+    if how == "auto" {
+        return Ok(place::advise(part, base, est));
+    }
+    let text = std::fs::read_to_string(how).map_err(|e| anyhow!("{how}: {e}"))?;
+    let choices = place::parse(&text, how)?;
+    Ok(place::apply(part, base, est, &choices, how)?)
+}
+
+/// The board image's addresses for plan `index` of `program` placed as `how` says on the
+/// emulated board's part.
+pub fn board_placement(
+    program: &etscope_core::formats::pte::Program,
+    index: usize,
+    how: &str,
+) -> Result<etscope_core::board_image::BoardPlacement> {
+    use etscope_core::analysis::cost::{CostOptions, MemoryCosts};
+    use etscope_core::board_image::{BOARD_PART, FIRMWARE_REGIONS};
+    let part = etscope_core::part::find(BOARD_PART)
+        .ok_or_else(|| anyhow!("no built-in part {BOARD_PART}"))?;
+    let options = CostOptions {
+        core: part.core,
+        mhz: part.mhz,
+        memory: MemoryCosts::of_part(&part),
+    };
+    let est = estimate(program, index, options)?;
+    let (code, _) = fit::code_sizes(program, index, part.core);
+    let base = fit::fit(program, index, &part, code)?;
+    let placed = placement(&part, &base, &est, how)?;
+    let plan = program
+        .plans
+        .get(index)
+        .ok_or_else(|| anyhow!("no plan {index}"))?;
+    Ok(place::board_addresses(
+        &part,
+        &placed,
+        plan,
+        &FIRMWARE_REGIONS,
+    )?)
 }
 
 /// What a firmware needs for the placement that `-o` does not write yet.

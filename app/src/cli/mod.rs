@@ -607,6 +607,10 @@ pub struct BoardJob {
     /// Also send every instruction's output tensor (debug events + OUT.bin).
     #[arg(long)]
     pub intermediates: bool,
+    /// Place the arenas and each call's weights in the board's regions (SRAM, ISRAM, DDR) as a
+    /// placement file says (`etscope fit --part mps3-an547 --place …`), or `auto`.
+    #[arg(long, value_name = "auto|FILE")]
+    pub place: Option<String>,
     #[arg(long, short = 'o')]
     pub out: PathBuf,
 }

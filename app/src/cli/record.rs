@@ -325,12 +325,18 @@ pub fn image_of(
     input: Option<&Path>,
     runs: u32,
     intermediates: bool,
+    place: Option<&str>,
 ) -> Result<Vec<u8>> {
     let target = etscope_core::runtime::Target::for_program(program, program.default_plan_index());
+    let placement = place
+        .map(|how| super::fit::board_placement(program, program.default_plan_index(), how))
+        .transpose()
+        .with_context(|| format!("{}: cannot place it on the emulated board", pte.display()))?;
     let options = BoardOptions {
         runs,
         intermediates,
         scalar_core: !target.has_helium(),
+        placement,
         ..BoardOptions::default()
     };
     let image = board_image::build(
@@ -353,6 +359,7 @@ pub fn board_export(job: &BoardJob) -> Result<()> {
         job.input.as_deref(),
         job.runs,
         job.intermediates,
+        job.place.as_deref(),
     )?;
     std::fs::write(out, &bytes).with_context(|| format!("{}: cannot write", out.display()))?;
     println!("{}: board image, {} bytes", out.display(), bytes.len());
@@ -363,7 +370,14 @@ pub fn board_export(job: &BoardJob) -> Result<()> {
 pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
     let (pte, out, runs) = (job.pte.as_path(), job.out.as_path(), job.runs);
     let program = load::program(pte)?;
-    let image = image_of(pte, &program, job.input.as_deref(), runs, job.intermediates)?;
+    let image = image_of(
+        pte,
+        &program,
+        job.input.as_deref(),
+        runs,
+        job.intermediates,
+        job.place.as_deref(),
+    )?;
     let elf = crate::board::firmware()?;
     let qemu = crate::board::Qemu::start(&elf, &image)?;
     let gdb = qemu.connect()?;
@@ -390,6 +404,9 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
             etscope_viewer::document::EMULATED_TIMES,
             pte.display()
         );
+        if job.place.is_some() {
+            println!("placement: QEMU models no memory timing, so a placed run takes the instructions an unplaced one does; what the placement saves is an estimate (`etscope fit --place`)");
+        }
     }
     Ok(())
 }

@@ -248,3 +248,180 @@ fn board_run_live_piped_to_a_file_prints_one_final_table() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A placed program on the emulated board: its arenas and each call's weights moved to the
+/// board's SRAM and ISRAM by a placement file, run with the same instructions, give every
+/// instruction's output equal, bit for bit, to the program run unplaced; the firmware says
+/// where it put each arena (at fit's size) and how many constant bytes it copied (the moved
+/// weights' bytes `fit --place` counts), and that the kernels read the copies. Varied over an
+/// explicit-layout M55 program, a default-flow M55 program and an M4 program.
+#[test]
+fn a_placed_program_runs_on_the_board_with_every_output_as_unplaced_and_its_pools_as_fit_computed()
+{
+    if !tools::available(
+        "a_placed_program_runs_on_the_board_with_every_output_as_unplaced_and_its_pools_as_fit_computed",
+        tools::BOARD,
+    ) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("etscope-cli-placed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    for (k, pte) in [
+        tiny("model_int8_cortex_m55.pte"),
+        fixtures.join("digits/cnn_int8_cortex_m55_default.pte"),
+        tiny("model_int8_cortex_m4_default.pte"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        // every block of the program: the arena pool to SRAM, the weights alternately to SRAM
+        // and ISRAM
+        let auto = json(&[
+            "fit",
+            p(pte),
+            "--part",
+            "mps3-an547",
+            "--place",
+            "auto",
+            "--json",
+        ]);
+        let mut file = String::new();
+        let mut weights = 0;
+        for (i, b) in auto["placement"]["blocks"]
+            .as_array()
+            .expect("blocks")
+            .iter()
+            .enumerate()
+        {
+            let name = b["name"].as_str().expect("name");
+            let region = match name {
+                "method allocator pool" => "SRAM",
+                n if n.starts_with("weights of #") => {
+                    weights += b["bytes"].as_u64().expect("bytes");
+                    if i % 2 == 0 {
+                        "SRAM"
+                    } else {
+                        "ISRAM"
+                    }
+                }
+                _ => continue,
+            };
+            file.push_str(&format!(
+                "[[place]]\nblock = {name:?}\nregion = {region:?}\n"
+            ));
+        }
+        assert!(weights > 0, "{}: no weights to place", pte.display());
+        let place = dir.join(format!("placement{k}.toml"));
+        std::fs::write(&place, &file).expect("write");
+        let placed = json(&[
+            "fit",
+            p(pte),
+            "--part",
+            "mps3-an547",
+            "--place",
+            p(&place),
+            "--json",
+        ]);
+        let arena = placed["ram"]["pools"]
+            .as_array()
+            .expect("pools")
+            .iter()
+            .find(|x| x["name"] == "planned arena (memory id 1)")
+            .expect("arena 1")
+            .clone();
+        assert_eq!(arena["region"], "SRAM");
+        let run = |name: &str, place: Option<&Path>| -> (Value, PathBuf) {
+            let out = dir.join(format!("{name}{k}.etdp"));
+            let mut args = vec!["board", "run", p(pte), "--runs", "2", "--intermediates"];
+            if let Some(f) = place {
+                args.extend(["--place", p(f)]);
+            }
+            args.extend(["-o", p(&out), "--json"]);
+            (json(&args), out)
+        };
+        let (plain, plain_out) = run("plain", None);
+        let (moved, moved_out) = run("placed", Some(&place));
+        assert_eq!(moved["runs"], 2);
+        let logs: Vec<String> = moved["logs"]
+            .as_array()
+            .expect("logs")
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect();
+        assert!(
+            logs.contains(&format!(
+                "placed: arena 1 at 0x01000000, {} bytes",
+                arena["bytes"]
+            )),
+            "{}: {logs:?}",
+            pte.display()
+        );
+        assert!(
+            logs.iter().any(|l| l.ends_with(&format!(
+                "constant tensors copied out of the image, {weights} bytes"
+            ))),
+            "{}: {logs:?}",
+            pte.display()
+        );
+        let reads = logs
+            .iter()
+            .find_map(|l| {
+                l.strip_prefix("placed: ")?
+                    .strip_suffix(" reads of constants from their copies")
+            })
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("the reads line");
+        assert!(reads > 0, "{logs:?}");
+        assert!(plain["logs"].as_array().is_none_or(|l| l.is_empty()));
+        // every instruction's output of both runs, equal byte for byte
+        let tensors = |out: &Path| -> Vec<Vec<u8>> {
+            let d = dir.join(format!(
+                "{}-tensors",
+                out.file_stem().expect("stem").to_string_lossy()
+            ));
+            json(&[
+                "tensors",
+                "--etdump",
+                p(out),
+                "--debug-buffer",
+                p(&out.with_extension("bin")),
+                "--dump",
+                p(&d),
+                "--json",
+            ]);
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
+                .expect("dumped")
+                .map(|e| e.expect("entry").path())
+                .collect();
+            files.sort();
+            files
+                .iter()
+                .map(|f| std::fs::read(f).expect("npy"))
+                .collect()
+        };
+        let (a, b) = (tensors(&plain_out), tensors(&moved_out));
+        assert!(!a.is_empty());
+        assert_eq!(a, b, "{}: a placed run's outputs differ", pte.display());
+    }
+    // a region the firmware keeps for itself is refused, naming it
+    let bad = dir.join("dtcm.toml");
+    std::fs::write(
+        &bad,
+        "[[place]]\nblock = \"method allocator pool\"\nregion = \"DTCM\"\n",
+    )
+    .expect("write");
+    let out = etscope(&[
+        "board",
+        "run",
+        p(&tiny("model_int8_cortex_m55.pte")),
+        "--place",
+        p(&bad),
+        "-o",
+        p(&dir.join("bad.etdp")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("DTCM") && err.contains("stack"), "{err}");
+}

@@ -40,6 +40,9 @@ pub struct Block {
     pub memory_cycles: f64,
     /// The same where the default link puts it.
     pub default_memory_cycles: f64,
+    /// A call's weights: the constant-segment indices (`data_buffer_idx`) of its tensors.
+    #[serde(skip)]
+    pub constants: Vec<u32>,
     #[serde(skip)]
     kind: Kind,
 }
@@ -75,6 +78,14 @@ impl Block {
     /// Whether the block is a call's weights (else a pool).
     pub fn is_weights(&self) -> bool {
         matches!(self.kind, Kind::Weights(_))
+    }
+
+    /// The memory ids of the planned arenas the block holds (empty for other blocks).
+    pub fn memory_ids(&self) -> &[u32] {
+        match &self.kind {
+            Kind::Arenas(ids) => ids,
+            _ => &[],
+        }
     }
 }
 
@@ -134,6 +145,7 @@ impl<'a> Model<'a> {
                         region: region.to_string(),
                         memory_cycles: 0.0,
                         default_memory_cycles: 0.0,
+                        constants: Vec::new(),
                         kind,
                     });
                 }
@@ -208,7 +220,12 @@ impl<'a> Model<'a> {
                     Kind::Weights(row.instruction_id),
                 );
                 for &(idx, _) in &t.constants {
-                    owner.entry(idx).or_insert(b);
+                    if !owner.contains_key(&idx) {
+                        owner.insert(idx, b);
+                        if let Some(block) = blocks.get_mut(b) {
+                            block.constants.push(idx);
+                        }
+                    }
                 }
             }
             // a call's weights are priced where its largest constant sits
@@ -660,4 +677,87 @@ mod tests {
         .expect("reads");
         assert_eq!(ok[0].region, "DTCM");
     }
+}
+
+/// The addresses a placement on the emulated board's part gives the board image: each region
+/// holds its blocks from its base, 16-aligned, in block order; a block where the part's link
+/// puts it keeps the firmware's own place (arenas after the image, constants read in place).
+/// Pools the board's firmware has no counterpart of (the temp allocator, a delegate's scratch)
+/// take no address. A region the firmware keeps for itself (`reserved`: name and what it
+/// holds) or a region too small for what is placed in it is refused, naming it.
+pub fn board_addresses(
+    part: &Part,
+    placement: &Placement,
+    plan: &crate::formats::pte::ExecutionPlan,
+    reserved: &[(&str, &str)],
+) -> Result<crate::board_image::BoardPlacement, PlaceError> {
+    let fail = |detail: String| PlaceError::Entry {
+        origin: format!("the placement on {}", part.name),
+        entry: 0,
+        detail,
+    };
+    let arenas = &plan.non_const_buffer_sizes;
+    let mut out = crate::board_image::BoardPlacement {
+        arena_at: vec![0; arenas.len()],
+        constant_at: Vec::new(),
+    };
+    let mut cursor: BTreeMap<&str, u64> = BTreeMap::new();
+    for b in placement.moved() {
+        let (ids, constants) = (b.memory_ids(), &b.constants);
+        if ids.is_empty() && constants.is_empty() {
+            continue;
+        }
+        if let Some((_, what)) = reserved.iter().find(|(r, _)| *r == b.region) {
+            return Err(fail(format!(
+                "{:?} is placed in {}, which the board's firmware keeps for {what}",
+                b.name, b.region
+            )));
+        }
+        let region = part
+            .region(&b.region)
+            .ok_or_else(|| fail(format!("no region {}", b.region)))?;
+        let at = cursor.entry(region.name.as_str()).or_insert(region.base);
+        let mut take = |bytes: u64| -> Result<u32, PlaceError> {
+            let here = *at;
+            let end = here
+                .checked_add(bytes.div_ceil(16).saturating_mul(16))
+                .filter(|&e| e <= region.base.saturating_add(region.size))
+                .ok_or_else(|| {
+                    fail(format!(
+                        "{} ({} B) holds less than what is placed in it",
+                        region.name, region.size
+                    ))
+                })?;
+            *at = end;
+            u32::try_from(here).map_err(|_| fail(format!("{} is above 4 GiB", region.name)))
+        };
+        for &id in ids {
+            let size = arenas
+                .get(id as usize)
+                .map_or(0, |&s| u64::try_from(s).unwrap_or(0));
+            if size > 0 {
+                out.arena_at[id as usize] = take(size)?;
+            }
+        }
+        // every value reading one of the block's constants reads the one copy
+        let mut copied: BTreeMap<u32, u32> = BTreeMap::new();
+        for (v, value) in plan.values.iter().enumerate() {
+            let crate::formats::pte::EValue::Tensor(t) = value else {
+                continue;
+            };
+            if !t.is_constant() || !constants.contains(&t.data_buffer_idx) {
+                continue;
+            }
+            let address = match copied.get(&t.data_buffer_idx) {
+                Some(&a) => a,
+                None => {
+                    let a = take(t.nbytes)?;
+                    copied.insert(t.data_buffer_idx, a);
+                    a
+                }
+            };
+            out.constant_at.push((v, address));
+        }
+    }
+    Ok(out)
 }

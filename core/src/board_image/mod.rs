@@ -16,7 +16,9 @@
 //! | 44 | u32 input count, u32 offset (12-byte records: value, data offset, byte count) |
 //! | 52 | u32 runs, u32 flags (bit 0: send intermediate outputs; bit 1: drop frames when the RTT ring is full; bit 2: stream without computing; bits 16..31: ring size in KiB, 0 = all), u32 target (0 = Helium core, 1 = scalar core) |
 //! | 64 | u64 program identity ([`crate::analysis::identity::program_fingerprint`]) |
-//! | 72 | u32 total arena bytes, then zero padding to 96 |
+//! | 72 | u32 total arena bytes |
+//! | 76 | u32 placed-arena count, u32 offset (u32 address per arena, 0 = after the image), or 0, 0 |
+//! | 84 | u32 placed-constant count, u32 offset (12-byte records: image data offset, byte count, address the firmware copies them to before the first run), or 0, 0; then zero padding to 96 |
 //!
 //! A value record: u8 kind, u8 scalar type, u8 rank, u8 memory (0 = constant in the image,
 //! 1..=254 = arena, 255 = none), u32 offset (tensor data; list: count), then for scalars an
@@ -50,6 +52,15 @@ const HEADER_BYTES: usize = 96;
 const VALUE_BYTES: usize = 32;
 /// Largest image (and arena total) the emulated board holds: its DDR window minus firmware use.
 pub const MAX_BOARD_BYTES: usize = 256 << 20;
+
+/// The emulated board's part (`etscope parts`): a placement for the board is made on it.
+pub const BOARD_PART: &str = "mps3-an547";
+/// The regions of [`BOARD_PART`] the firmware keeps for itself (`board/firmware/link.ld`), and
+/// what it keeps there: a placement may not put a block in them.
+pub const FIRMWARE_REGIONS: [(&str, &str); 2] = [
+    ("ITCM", "its code"),
+    ("DTCM", "its data, its RTT buffer and its stack"),
+];
 
 /// Why a program cannot become a board image.
 #[derive(Debug, Error)]
@@ -151,6 +162,19 @@ pub struct BoardOptions {
     pub ring_kib: u16,
     /// Send every frame (times, outputs) without computing: the transport benchmark's producer.
     pub stream_only: bool,
+    /// Where the arenas and constants go in the board's memory (`None`: the arenas after the
+    /// image, the constants read in place).
+    pub placement: Option<BoardPlacement>,
+}
+
+/// Addresses in the board's memory for the arenas and for constants a placement moves
+/// (`crate::analysis::place::board_addresses` computes them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoardPlacement {
+    /// Per memory id (index 0 unused): the arena's address, 0 = after the image.
+    pub arena_at: Vec<u32>,
+    /// Constant tensors copied out of the image: (value index, address).
+    pub constant_at: Vec<(usize, u32)>,
 }
 
 /// A built image and what it holds.
@@ -261,6 +285,10 @@ pub fn build(
             detail: "at least one run".into(),
         });
     }
+    let (placed_arenas, placed_constants) = match &options.placement {
+        Some(p) => write_placement(&mut w, p, values_at, plan.values.len())?,
+        None => ((0, 0), (0, 0)),
+    };
     w.align(16);
     let total = w.buf.len();
     w.put_u32(8, total as u32);
@@ -285,11 +313,63 @@ pub fn build(
     w.put_u32(60, u32::from(options.scalar_core));
     w.buf[64..72].copy_from_slice(&program_fingerprint(program.bytes()).to_le_bytes());
     w.put_u32(72, arena_total as u32);
+    w.put_u32(76, placed_arenas.0);
+    w.put_u32(80, placed_arenas.1);
+    w.put_u32(84, placed_constants.0);
+    w.put_u32(88, placed_constants.1);
     Ok(BoardImage {
         bytes: w.buf,
         instructions: instructions.len(),
         arena_bytes: arena_total,
     })
+}
+
+/// The placement's two tables: (count, offset) of the arenas' addresses and of the constants'
+/// records, each constant's image offset and size read from its written value record.
+fn write_placement(
+    w: &mut Writer,
+    p: &BoardPlacement,
+    values_at: usize,
+    n_values: usize,
+) -> Result<((u32, u32), (u32, u32)), BoardImageError> {
+    let arenas = if p.arena_at.is_empty() {
+        (0, 0)
+    } else {
+        let at = w.append(&le_u32s(p.arena_at.iter().copied()), 4)?;
+        (p.arena_at.len() as u32, at)
+    };
+    let mut records = Vec::with_capacity(p.constant_at.len() * 12);
+    for &(value, address) in &p.constant_at {
+        let verr = |detail: &str| BoardImageError::Value {
+            value,
+            detail: detail.to_string(),
+        };
+        if value >= n_values {
+            return Err(verr("no such value to place"));
+        }
+        let rec = values_at + value * VALUE_BYTES;
+        let field = |k: usize| {
+            w.buf
+                .get(rec + k..rec + k + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let (kind, memory) = (w.buf.get(rec).copied(), w.buf.get(rec + 3).copied());
+        if kind != Some(ValueKind::Tensor as u8) || memory != Some(0) {
+            return Err(verr(
+                "placed as a constant, but it is not a constant tensor",
+            ));
+        }
+        let (Some(off), Some(bytes)) = (field(4), field(8)) else {
+            return Err(verr("its record is cut short"));
+        };
+        records.extend(le_u32s([off, bytes, address]));
+    }
+    let constants = if records.is_empty() {
+        (0, 0)
+    } else {
+        (p.constant_at.len() as u32, w.append(&records, 4)?)
+    };
+    Ok((arenas, constants))
 }
 
 /// The zero input of every plan input (when the user gives none).
