@@ -220,8 +220,8 @@ impl<'a> Model<'a> {
                     Kind::Weights(row.instruction_id),
                 );
                 for &(idx, _) in &t.constants {
-                    if !owner.contains_key(&idx) {
-                        owner.insert(idx, b);
+                    if let std::collections::btree_map::Entry::Vacant(e) = owner.entry(idx) {
+                        e.insert(b);
                         if let Some(block) = blocks.get_mut(b) {
                             block.constants.push(idx);
                         }

@@ -324,14 +324,17 @@ pub fn build(
     })
 }
 
-/// The placement's two tables: (count, offset) of the arenas' addresses and of the constants'
-/// records, each constant's image offset and size read from its written value record.
+/// A table of the image: its record count and offset.
+type Table = (u32, u32);
+
+/// The placement's two tables: the arenas' addresses and the constants' records, each
+/// constant's image offset and size read from its written value record.
 fn write_placement(
     w: &mut Writer,
     p: &BoardPlacement,
     values_at: usize,
     n_values: usize,
-) -> Result<((u32, u32), (u32, u32)), BoardImageError> {
+) -> Result<(Table, Table), BoardImageError> {
     let arenas = if p.arena_at.is_empty() {
         (0, 0)
     } else {
