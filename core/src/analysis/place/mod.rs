@@ -11,15 +11,23 @@
 //! gap between the two says how far from optimal the choice can be. [`apply`] prices a placement
 //! the user wrote ([`parse`]).
 //!
+//! - [`file`] — a placement as a file (`--place FILE`, `placement.toml`)
+//! - [`board`] — a placement's addresses on the emulated board
+//!
 //! What may go where: pools to RAM (DTCM or SRAM; the link's own arena region); weights to RAM
 //! or where the link reads them. ITCM is left to code and external memory to what the link
 //! puts there. The code, the program's load image, the kernel registry and the stack stay where
 //! the link puts them.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
+mod board;
+mod file;
 
-use serde::{Deserialize, Serialize};
+pub use board::board_addresses;
+pub use file::{parse, to_toml, Choice};
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 use thiserror::Error;
 
 use super::cost::{CostEstimate, RegionCost};
@@ -552,33 +560,6 @@ pub fn note(part: &Part, p: &Placement) -> String {
     s
 }
 
-/// One line of a placement file: a block and the region it goes to.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Choice {
-    pub block: String,
-    pub region: String,
-    /// Written for the reader; not read.
-    #[serde(default)]
-    pub bytes: Option<u64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlacementFile {
-    #[serde(default)]
-    place: Vec<Choice>,
-}
-
-/// The choices of a placement file's `text` (`origin` names it in errors).
-pub fn parse(text: &str, origin: &str) -> Result<Vec<Choice>, PlaceError> {
-    let file: PlacementFile = toml::from_str(text).map_err(|e| PlaceError::Toml {
-        origin: origin.to_string(),
-        detail: e.to_string().trim().replace('\n', " "),
-    })?;
-    Ok(file.place)
-}
-
 /// `choices` applied over the default link (a block not named stays there), priced; an entry
 /// naming no block of the program, no region of the part or a region the block may not go to
 /// is refused, naming it (`origin` names the file).
@@ -642,23 +623,6 @@ pub fn apply(
     Ok(m.assemble(&regions))
 }
 
-/// A placement as a file `--place FILE` reads back: every block not where the default link
-/// puts it.
-pub fn to_toml(p: &Placement, program: &str, part: &Part) -> String {
-    let mut s = format!(
-        "# etscope placement of {program} on {}: the blocks not where the part's default link puts them.\n# Read back with `etscope fit {program} --part {} --place FILE`.\n# Estimate: {:.0} cycles with the default link, {:.0} with this placement.\n",
-        part.name, part.name, p.before_cycles, p.after_cycles
-    );
-    for b in p.moved() {
-        let _ = write!(
-            s,
-            "\n[[place]]\nblock = {:?}\nregion = {:?}\nbytes = {}\n",
-            b.name, b.region, b.bytes
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -677,87 +641,4 @@ mod tests {
         .expect("reads");
         assert_eq!(ok[0].region, "DTCM");
     }
-}
-
-/// The addresses a placement on the emulated board's part gives the board image: each region
-/// holds its blocks from its base, 16-aligned, in block order; a block where the part's link
-/// puts it keeps the firmware's own place (arenas after the image, constants read in place).
-/// Pools the board's firmware has no counterpart of (the temp allocator, a delegate's scratch)
-/// take no address. A region the firmware keeps for itself (`reserved`: name and what it
-/// holds) or a region too small for what is placed in it is refused, naming it.
-pub fn board_addresses(
-    part: &Part,
-    placement: &Placement,
-    plan: &crate::formats::pte::ExecutionPlan,
-    reserved: &[(&str, &str)],
-) -> Result<crate::board_image::BoardPlacement, PlaceError> {
-    let fail = |detail: String| PlaceError::Entry {
-        origin: format!("the placement on {}", part.name),
-        entry: 0,
-        detail,
-    };
-    let arenas = &plan.non_const_buffer_sizes;
-    let mut out = crate::board_image::BoardPlacement {
-        arena_at: vec![0; arenas.len()],
-        constant_at: Vec::new(),
-    };
-    let mut cursor: BTreeMap<&str, u64> = BTreeMap::new();
-    for b in placement.moved() {
-        let (ids, constants) = (b.memory_ids(), &b.constants);
-        if ids.is_empty() && constants.is_empty() {
-            continue;
-        }
-        if let Some((_, what)) = reserved.iter().find(|(r, _)| *r == b.region) {
-            return Err(fail(format!(
-                "{:?} is placed in {}, which the board's firmware keeps for {what}",
-                b.name, b.region
-            )));
-        }
-        let region = part
-            .region(&b.region)
-            .ok_or_else(|| fail(format!("no region {}", b.region)))?;
-        let at = cursor.entry(region.name.as_str()).or_insert(region.base);
-        let mut take = |bytes: u64| -> Result<u32, PlaceError> {
-            let here = *at;
-            let end = here
-                .checked_add(bytes.div_ceil(16).saturating_mul(16))
-                .filter(|&e| e <= region.base.saturating_add(region.size))
-                .ok_or_else(|| {
-                    fail(format!(
-                        "{} ({} B) holds less than what is placed in it",
-                        region.name, region.size
-                    ))
-                })?;
-            *at = end;
-            u32::try_from(here).map_err(|_| fail(format!("{} is above 4 GiB", region.name)))
-        };
-        for &id in ids {
-            let size = arenas
-                .get(id as usize)
-                .map_or(0, |&s| u64::try_from(s).unwrap_or(0));
-            if size > 0 {
-                out.arena_at[id as usize] = take(size)?;
-            }
-        }
-        // every value reading one of the block's constants reads the one copy
-        let mut copied: BTreeMap<u32, u32> = BTreeMap::new();
-        for (v, value) in plan.values.iter().enumerate() {
-            let crate::formats::pte::EValue::Tensor(t) = value else {
-                continue;
-            };
-            if !t.is_constant() || !constants.contains(&t.data_buffer_idx) {
-                continue;
-            }
-            let address = match copied.get(&t.data_buffer_idx) {
-                Some(&a) => a,
-                None => {
-                    let a = take(t.nbytes)?;
-                    copied.insert(t.data_buffer_idx, a);
-                    a
-                }
-            };
-            out.constant_at.push((v, address));
-        }
-    }
-    Ok(out)
 }

@@ -1,0 +1,90 @@
+//! A placement's addresses on the emulated board (`board run --place`): where each region's
+//! blocks start, for the board image to carry and the firmware to use.
+
+use std::collections::BTreeMap;
+
+use super::{PlaceError, Placement};
+use crate::part::Part;
+
+/// The addresses a placement on the emulated board's part gives the board image: each region
+/// holds its blocks from its base, 16-aligned, in block order; a block where the part's link
+/// puts it keeps the firmware's own place (arenas after the image, constants read in place).
+/// Pools the board's firmware has no counterpart of (the temp allocator, a delegate's scratch)
+/// take no address. A region the firmware keeps for itself (`reserved`: name and what it
+/// holds) or a region too small for what is placed in it is refused, naming it.
+pub fn board_addresses(
+    part: &Part,
+    placement: &Placement,
+    plan: &crate::formats::pte::ExecutionPlan,
+    reserved: &[(&str, &str)],
+) -> Result<crate::board_image::BoardPlacement, PlaceError> {
+    let fail = |detail: String| PlaceError::Entry {
+        origin: format!("the placement on {}", part.name),
+        entry: 0,
+        detail,
+    };
+    let arenas = &plan.non_const_buffer_sizes;
+    let mut out = crate::board_image::BoardPlacement {
+        arena_at: vec![0; arenas.len()],
+        constant_at: Vec::new(),
+    };
+    let mut cursor: BTreeMap<&str, u64> = BTreeMap::new();
+    for b in placement.moved() {
+        let (ids, constants) = (b.memory_ids(), &b.constants);
+        if ids.is_empty() && constants.is_empty() {
+            continue;
+        }
+        if let Some((_, what)) = reserved.iter().find(|(r, _)| *r == b.region) {
+            return Err(fail(format!(
+                "{:?} is placed in {}, which the board's firmware keeps for {what}",
+                b.name, b.region
+            )));
+        }
+        let region = part
+            .region(&b.region)
+            .ok_or_else(|| fail(format!("no region {}", b.region)))?;
+        let at = cursor.entry(region.name.as_str()).or_insert(region.base);
+        let mut take = |bytes: u64| -> Result<u32, PlaceError> {
+            let here = *at;
+            let end = here
+                .checked_add(bytes.div_ceil(16).saturating_mul(16))
+                .filter(|&e| e <= region.base.saturating_add(region.size))
+                .ok_or_else(|| {
+                    fail(format!(
+                        "{} ({} B) holds less than what is placed in it",
+                        region.name, region.size
+                    ))
+                })?;
+            *at = end;
+            u32::try_from(here).map_err(|_| fail(format!("{} is above 4 GiB", region.name)))
+        };
+        for &id in ids {
+            let size = arenas
+                .get(id as usize)
+                .map_or(0, |&s| u64::try_from(s).unwrap_or(0));
+            if size > 0 {
+                out.arena_at[id as usize] = take(size)?;
+            }
+        }
+        // every value reading one of the block's constants reads the one copy
+        let mut copied: BTreeMap<u32, u32> = BTreeMap::new();
+        for (v, value) in plan.values.iter().enumerate() {
+            let crate::formats::pte::EValue::Tensor(t) = value else {
+                continue;
+            };
+            if !t.is_constant() || !constants.contains(&t.data_buffer_idx) {
+                continue;
+            }
+            let address = match copied.get(&t.data_buffer_idx) {
+                Some(&a) => a,
+                None => {
+                    let a = take(t.nbytes)?;
+                    copied.insert(t.data_buffer_idx, a);
+                    a
+                }
+            };
+            out.constant_at.push((v, address));
+        }
+    }
+    Ok(out)
+}
