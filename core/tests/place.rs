@@ -275,6 +275,17 @@ fn a_placement_file_naming_what_the_program_lacks_is_refused_naming_the_entry() 
     }];
     let e = place::apply(&part, &f, &est, &to_flash, "mine.toml").unwrap_err();
     assert!(e.to_string().contains("may not go to flash"), "{e}");
+    // one block placed twice: refused, naming both entries
+    let twice = place::parse(
+        "[[place]]\nblock = \"temp allocator\"\nregion = \"dtcm\"\n[[place]]\nblock = \"temp allocator\"\nregion = \"sram\"\n",
+        "mine.toml",
+    )
+    .expect("reads");
+    let e = place::apply(&part, &f, &est, &twice, "mine.toml").unwrap_err();
+    assert!(
+        e.to_string().contains("entry 2") && e.to_string().contains("entry 1 placed it first"),
+        "{e}"
+    );
     // what the advisor writes reads back to the same placement
     let advised = place::advise(&part, &f, &est);
     let text = place::to_toml(&advised, "cnn.pte", &part);

@@ -24,6 +24,7 @@ pub fn run(
     method: Option<&str>,
     out: Option<&Path>,
     place: Option<&str>,
+    check: bool,
     machine: &Machine<'_>,
     as_json: bool,
 ) -> Result<()> {
@@ -121,8 +122,14 @@ pub fn run(
     doc["would_not_run"] = json!(would_not_run);
     doc["mhz"] = json!(options.mhz);
     if as_json {
-        return super::print_json(&doc);
+        super::print_json(&doc)?;
+        return gate(
+            check,
+            &shown,
+            fit::not_run_note(&part, &est.would_not_run).as_deref(),
+        );
     }
+    let not_run = fit::not_run_note(&part, &est.would_not_run);
     print!(
         "{}",
         render(
@@ -130,21 +137,47 @@ pub fn run(
             &part,
             options.mhz,
             &shown,
-            shown_est.total_ms(),
-            &what_if
+            (
+                shown_est.total_ms(),
+                placement.is_some().then(|| est.total_ms())
+            ),
+            &what_if,
+            not_run.as_deref()
         )
     );
     println!("part {}: {}", part.name, memory_note(&part, &options));
     if let Some(p) = &placement {
         print!("{}", render_placement(&part, p, options.mhz));
     }
-    if let Some(note) = fit::not_run_note(&part, &est.would_not_run) {
-        println!("{note}");
-    }
     if let Some(w) = doc["written"].as_array() {
         for p in w {
             println!("wrote {}", p.as_str().unwrap_or_default());
         }
+    }
+    gate(check, &shown, not_run.as_deref())
+}
+
+/// `--check`: an error (exit 1) when the program does not fit the part or its core does not
+/// run it, after the report is printed.
+fn gate(check: bool, f: &Fit, not_run: Option<&str>) -> Result<()> {
+    if !check {
+        return Ok(());
+    }
+    if let Some(why) = not_run {
+        return Err(super::profile_compare::GateFailed(why.to_string()).into());
+    }
+    if !f.fits {
+        let over: Vec<String> = f
+            .regions
+            .iter()
+            .filter(|r| r.used > r.size)
+            .map(|r| format!("{} over by {} B", r.name, r.used - r.size))
+            .collect();
+        return Err(super::profile_compare::GateFailed(format!(
+            "does not fit: {}",
+            over.join(", ")
+        ))
+        .into());
     }
     Ok(())
 }
@@ -188,7 +221,7 @@ pub fn board_placement(
     how: &str,
 ) -> Result<etscope_core::board_image::BoardPlacement> {
     use etscope_core::analysis::cost::{CostOptions, MemoryCosts};
-    use etscope_core::board_image::{BOARD_PART, FIRMWARE_REGIONS};
+    use etscope_core::board_image::{board_addresses, BOARD_PART, FIRMWARE_REGIONS};
     let part = etscope_core::part::find(BOARD_PART)
         .ok_or_else(|| anyhow!("no built-in part {BOARD_PART}"))?;
     let options = CostOptions {
@@ -204,12 +237,7 @@ pub fn board_placement(
         .plans
         .get(index)
         .ok_or_else(|| anyhow!("no plan {index}"))?;
-    Ok(place::board_addresses(
-        &part,
-        &placed,
-        plan,
-        &FIRMWARE_REGIONS,
-    )?)
+    board_addresses(&part, &placed, plan, &FIRMWARE_REGIONS).map_err(|e| anyhow!("{how}: {e}"))
 }
 
 /// What a firmware needs for the placement that `-o` does not write yet.
@@ -396,14 +424,23 @@ fn to_json(part: &Part, f: &Fit, cycles: f64, ms: f64, what_if: &[Value], note: 
     })
 }
 
-fn render(path: &Path, part: &Part, mhz: f64, f: &Fit, ms: f64, what_if: &[Value]) -> String {
+fn render(
+    path: &Path,
+    part: &Part,
+    mhz: f64,
+    f: &Fit,
+    (ms, default_link_ms): (f64, Option<f64>),
+    what_if: &[Value],
+    not_run: Option<&str>,
+) -> String {
     let mut s = format!(
-        "{} on {} ({} @ {} MHz): {}\n",
+        "{} on {} ({} @ {} MHz): {}{}\n",
         path.display(),
         part.name,
         part.core.name(),
         mhz,
-        if f.fits { "fits" } else { "does NOT fit" }
+        if f.fits { "fits" } else { "does NOT fit" },
+        not_run.map_or(String::new(), |n| format!(", but {n}"))
     );
     let mut t = Table::new(&["pool", ">bytes", "region"]);
     for p in &f.pools {
@@ -442,14 +479,25 @@ fn render(path: &Path, part: &Part, mhz: f64, f: &Fit, ms: f64, what_if: &[Value
         ]);
     }
     s.push_str(&r.render());
-    s.push_str(&format!(
-        "estimated latency: {ms:.3} ms (an estimate, `cost --part {}`)\n",
-        part.name
-    ));
+    s.push_str(&match default_link_ms {
+        None => format!(
+            "estimated latency: {ms:.3} ms (an estimate, `cost --part {}`)\n",
+            part.name
+        ),
+        Some(d) => format!(
+            "estimated latency: {ms:.3} ms as placed (an estimate; {d:.3} ms with the default link, as `cost --part {}` gives)\n",
+            part.name
+        ),
+    });
     for w in what_if {
         s.push_str(&format!(
-            "what if {}: RAM {} B, flash {} B, {:.3} ms\n",
+            "what if {}{}: RAM {} B, flash {} B, {:.3} ms\n",
             w["change"].as_str().unwrap_or(""),
+            if default_link_ms.is_some() {
+                " (with the default link, not the placement)"
+            } else {
+                ""
+            },
             w["ram_total"],
             w["flash_total"],
             w["latency_ms"].as_f64().unwrap_or(f64::NAN)

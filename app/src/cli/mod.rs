@@ -287,6 +287,10 @@ pub enum Command {
         /// placement file (`placement.toml`, as `-o` writes it).
         #[arg(long)]
         place: Option<String>,
+        /// Exit 1 (after the report) when the program does not fit the part or the part's core
+        /// does not run it: a CI gate.
+        #[arg(long)]
+        check: bool,
         #[arg(long)]
         json: bool,
     },
@@ -599,9 +603,10 @@ pub enum BoardAction {
 #[derive(Debug, Args)]
 pub struct BoardJob {
     pub pte: PathBuf,
-    /// The program's input (`.npy`); zeros when omitted.
+    /// The program's inputs (`.npy`), one `--input` per program input in order; zeros when
+    /// omitted.
     #[arg(long)]
-    pub input: Option<PathBuf>,
+    pub input: Vec<PathBuf>,
     #[arg(long, default_value_t = 10)]
     pub runs: u32,
     /// Also send every instruction's output tensor (debug events + OUT.bin).
@@ -757,12 +762,14 @@ pub fn run(command: Command) -> Result<()> {
             mhz,
             out,
             place,
+            check,
             json,
         } => fit::run(
             &file,
             method.as_deref(),
             out.as_deref(),
             place.as_deref(),
+            check,
             &cost::Machine {
                 core: None,
                 part: Some(&part),

@@ -306,23 +306,28 @@ pub fn replay(raw: &Path, pte: &Path, out: &Path, as_json: bool) -> Result<()> {
 
 fn board_inputs(
     program: &Program,
-    input: Option<&Path>,
+    input: &[std::path::PathBuf],
 ) -> Result<Vec<etscope_core::tensor::TensorData>> {
-    match input {
-        Some(p) => Ok(vec![etscope_core::formats::npy::read_npy(&load::bytes(p)?)
-            .with_context(|| p.display().to_string())?]),
-        None => Ok(board_image::zero_inputs(
+    if input.is_empty() {
+        return Ok(board_image::zero_inputs(
             program,
             program.default_plan_index(),
-        )),
+        ));
     }
+    input
+        .iter()
+        .map(|p| {
+            etscope_core::formats::npy::read_npy(&load::bytes(p)?)
+                .with_context(|| p.display().to_string())
+        })
+        .collect()
 }
 
 /// The board image of `pte` (for `board export` and `board run`).
 pub fn image_of(
     pte: &Path,
     program: &Program,
-    input: Option<&Path>,
+    input: &[std::path::PathBuf],
     runs: u32,
     intermediates: bool,
     place: Option<&str>,
@@ -356,7 +361,7 @@ pub fn board_export(job: &BoardJob) -> Result<()> {
     let bytes = image_of(
         pte,
         &program,
-        job.input.as_deref(),
+        &job.input,
         job.runs,
         job.intermediates,
         job.place.as_deref(),
@@ -373,7 +378,7 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
     let image = image_of(
         pte,
         &program,
-        job.input.as_deref(),
+        &job.input,
         runs,
         job.intermediates,
         job.place.as_deref(),

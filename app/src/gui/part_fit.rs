@@ -233,7 +233,7 @@ fn placement_bar(
         }
         if ui
             .button("Advise")
-            .on_hover_text("the placement that lowers the estimate most under the regions' sizes (`etscope fit --place auto`); File ▸ Export placement writes it")
+            .on_hover_text("the placement that lowers the estimate most under the regions' sizes (`etscope fit --place auto`); the File menu's Export placement on the part writes it")
             .clicked()
         {
             asked = Some(advised_choices(part, p));

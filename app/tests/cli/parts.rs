@@ -449,3 +449,47 @@ void Reset_Handler(void) { for (;;) { } }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fit --check` is a gate: exit 1 after the report when the program does not fit the part or
+/// the part's core does not run it, 0 when it fits and runs; without `--check` a report is a
+/// report (exit 0).
+#[test]
+fn fit_check_exits_1_when_the_program_does_not_fit_or_run() {
+    let dir = fresh_dir("fit-check");
+    let pte = tiny("model_int8_cortex_m4_default.pte");
+    let fit = |part: &str, check: bool| {
+        let mut args = vec!["fit", pte.to_str().expect("path"), "--part", part];
+        if check {
+            args.push("--check");
+        }
+        etscope(&args)
+    };
+    let roomy = dir.join("roomy.toml");
+    std::fs::write(&roomy, part_file("roomy", "cortex-m4", None, 1 << 20)).expect("write");
+    let tight = dir.join("tight.toml");
+    std::fs::write(&tight, part_file("tight", "cortex-m4", None, 1024)).expect("write");
+    assert_eq!(
+        fit(roomy.to_str().expect("path"), true).status.code(),
+        Some(0)
+    );
+    let over = fit(tight.to_str().expect("path"), true);
+    assert_eq!(over.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&over.stdout).contains("does NOT fit"));
+    let err = String::from_utf8_lossy(&over.stderr);
+    assert!(err.contains("does not fit: ram over by"), "{err}");
+    assert_eq!(
+        fit(tight.to_str().expect("path"), false).status.code(),
+        Some(0)
+    );
+    // an M4 program on a Helium part fits its memory, but its core does not run it
+    let helium = fit("alif-e8-hp", true);
+    assert_eq!(helium.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&helium.stdout);
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|l| l.contains("fits, but does NOT run")),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -66,7 +66,15 @@ pub struct Fit {
     /// The runtime's budget behind the other pools, which a what-if of the arenas keeps.
     #[serde(skip)]
     pub budget: RamBudget,
+    /// The plan's inputs (the Arm runner keeps a list of their `EValue`s in its pool).
+    #[serde(skip)]
+    pub inputs: u64,
 }
+
+/// The pool of what ExecuTorch's Arm runner takes from its method-allocator pool beyond the
+/// arenas and `Method::load`: each arena's rounding to 16 bytes and the inputs' `EValue` list
+/// (`fit_files::runner_pools`), so that the pools add up to the pool it is built with.
+pub const RUNNER_PADDING: &str = "runner: arena alignment and the inputs' list";
 
 /// Where each code term of [`code_sizes`] comes from.
 pub const CODE_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once and whole (inline code they share counted in each; a link keeps only the support functions called, so this errs high); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
@@ -145,12 +153,17 @@ pub fn fit(
     let plan = crate::plan::derive(&graph);
     let budget = ram_budget(program, plan_index, &plan)
         .ok_or_else(|| FitError::Budget("ExecuTorch's types are not laid out for it".into()))?;
+    let inputs = program
+        .plans
+        .get(plan_index)
+        .map_or(0, |p| p.inputs.len() as u64);
     Ok(assemble(
         part,
         graph.arenas,
         budget,
         program.bytes().len() as u64,
         code,
+        inputs,
     ))
 }
 
@@ -161,6 +174,7 @@ fn assemble(
     budget: RamBudget,
     program: u64,
     code: CodeSizes,
+    inputs: u64,
 ) -> Fit {
     let ram = &part.link.arenas;
     let mut pools: Vec<Pool> = arenas
@@ -173,8 +187,24 @@ fn assemble(
             region: ram.clone(),
         })
         .collect();
+    let runner = super::fit_files::runner_pools(
+        &arenas,
+        budget.method_allocator,
+        budget.temp_allocator,
+        inputs,
+    );
+    let slow: u64 = arenas
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i + 1 != 3)
+        .map(|(_, &b)| b)
+        .fold(budget.method_allocator, u64::saturating_add);
     for (name, bytes) in [
         ("method allocator", budget.method_allocator),
+        (
+            RUNNER_PADDING,
+            runner.method_allocator_pool.saturating_sub(slow),
+        ),
         ("temp allocator", budget.temp_allocator),
         ("delegate scratch", budget.scratch),
         ("kernel registry", code.kernel_registry_ram),
@@ -187,7 +217,7 @@ fn assemble(
             });
         }
     }
-    totals(part, pools, arenas, budget, program, code)
+    totals(part, pools, arenas, budget, program, code, inputs)
 }
 
 /// The placed program's fit: each pool in the region `placement` put its block in, and each
@@ -226,6 +256,7 @@ pub fn with_placement(
         base.budget.clone(),
         base.program,
         base.code,
+        base.inputs,
     )
 }
 
@@ -238,6 +269,7 @@ fn totals(
     budget: RamBudget,
     program: u64,
     code: CodeSizes,
+    inputs: u64,
 ) -> Fit {
     let ram_total = pools
         .iter()
@@ -282,6 +314,7 @@ fn totals(
         not_modelled: budget.method.not_modelled.clone(),
         arenas,
         budget,
+        inputs,
     }
 }
 
@@ -336,7 +369,14 @@ fn quantized_inputs_as_inputs(graph: &mut Graph) -> bool {
 
 /// `fit` of a program whose arenas are `arenas` instead (a what-if), the rest as `base` measured.
 pub fn refit(part: &Part, base: &Fit, arenas: Vec<u64>) -> Fit {
-    assemble(part, arenas, base.budget.clone(), base.program, base.code)
+    assemble(
+        part,
+        arenas,
+        base.budget.clone(),
+        base.program,
+        base.code,
+        base.inputs,
+    )
 }
 
 #[cfg(test)]
@@ -368,9 +408,18 @@ mod tests {
                 kernel_registry_ram: 0,
                 complete: true,
             },
+            1,
         );
-        assert_eq!(fit.ram_total, 1340);
-        assert_eq!(fit.pools.len(), 4);
+        // the runner's pool: 608 + 400 (each arena rounded to 16) + 300 + 16 (one input's
+        // EValue): 24 bytes beyond the arenas and the method allocator
+        let padding = fit
+            .pools
+            .iter()
+            .find(|p| p.name == RUNNER_PADDING)
+            .expect("the runner's padding");
+        assert_eq!(padding.bytes, 24);
+        assert_eq!(fit.ram_total, 1364);
+        assert_eq!(fit.pools.len(), 5);
         assert_eq!(fit.flash_total, 112_000);
         assert!(!fit.flash_complete);
         let ram = fit
@@ -378,7 +427,7 @@ mod tests {
             .iter()
             .find(|r| r.name == "SRAM1")
             .expect("SRAM1");
-        assert_eq!(ram.used, 1340);
+        assert_eq!(ram.used, 1364);
         let flash = fit
             .regions
             .iter()
@@ -387,7 +436,7 @@ mod tests {
         assert_eq!(flash.used, 112_000);
         assert!(fit.fits);
         // an arena larger than the region does not fit
-        let big = assemble(&part, vec![10 << 20], budget, 5000, CodeSizes::default());
+        let big = assemble(&part, vec![10 << 20], budget, 5000, CodeSizes::default(), 0);
         assert!(!big.fits);
     }
 }

@@ -31,6 +31,7 @@
 //! from `board/firmware/opcodes.h`, which [`opcodes_header`] writes.
 
 mod opcodes;
+mod placement;
 mod support;
 mod values;
 mod writer;
@@ -38,6 +39,7 @@ mod writer;
 use thiserror::Error;
 
 pub use opcodes::{board_kernels, opcodes_header};
+pub use placement::board_addresses;
 pub use support::{board_kernel, check_supported, supported_operators};
 pub use values::ValueKind;
 

@@ -260,6 +260,24 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
             source: r.source.clone(),
         });
     }
+    // two regions over one address range would count one byte twice
+    for (i, a) in regions.iter().enumerate() {
+        if let Some(b) = regions[..i].iter().find(|b| {
+            a.base < b.base.saturating_add(b.size) && b.base < a.base.saturating_add(a.size)
+        }) {
+            return Err(fail(
+                &format!("region {:?}: base", a.name),
+                format!(
+                    "{:#x}..{:#x} overlaps region {:?} ({:#x}..{:#x})",
+                    a.base,
+                    a.base.saturating_add(a.size),
+                    b.name,
+                    b.base,
+                    b.base.saturating_add(b.size)
+                ),
+            ));
+        }
+    }
     let l = &p.link;
     // RAM pools in flash would not run: the arenas and the stack go to memory that is written
     for (what, name) in [("arenas", &l.arenas), ("stack", &l.stack)] {
@@ -400,6 +418,10 @@ size = 512
 "#;
         let parts = parse(good, "mine.toml").expect("reads");
         assert_eq!(parts[0].core, Core::M33);
+        // a region over another's addresses
+        let e =
+            parse(&good.replace("\"0x20000000\"", "\"0x200\""), "mine.toml").expect_err("overlap");
+        assert!(e.to_string().contains("overlaps region \"flash\""), "{e}");
         // a base in decimal, as an integer, or in hexadecimal with 0x: the same address
         for base in [
             "\"536870912\"",

@@ -39,7 +39,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Choice>, PlaceError> {
 /// puts it.
 pub fn to_toml(p: &Placement, program: &str, part: &Part) -> String {
     let mut s = format!(
-        "# etscope placement of {program} on {}: the blocks not where the part's default link puts them.\n# Read back with `etscope fit {program} --part {} --place FILE`.\n# Estimate: {:.0} cycles with the default link, {:.0} with this placement.\n",
+        "# etscope placement of {program} on {}: the blocks not where the part's default link puts them.\n# Read back with `etscope fit {program} --part {} --place FILE` (--part the part file, for a part of your own).\n# Estimate: {:.0} cycles with the default link, {:.0} with this placement.\n",
         part.name, part.name, p.before_cycles, p.after_cycles
     );
     for b in p.moved() {

@@ -12,17 +12,14 @@
 //! the user wrote ([`parse`]).
 //!
 //! - [`file`] — a placement as a file (`--place FILE`, `placement.toml`)
-//! - [`board`] — a placement's addresses on the emulated board
 //!
 //! What may go where: pools to RAM (DTCM or SRAM; the link's own arena region); weights to RAM
 //! or where the link reads them. ITCM is left to code and external memory to what the link
 //! puts there. The code, the program's load image, the kernel registry and the stack stay where
 //! the link puts them.
 
-mod board;
 mod file;
 
-pub use board::board_addresses;
 pub use file::{parse, to_toml, Choice};
 
 use std::collections::BTreeMap;
@@ -110,7 +107,12 @@ impl Placement {
 pub fn block_of_pool(pool: &str) -> &str {
     match pool {
         "planned arena (memory id 3)" => "fast memory (memory id 3)",
-        n if n.starts_with("planned arena") || n == "method allocator" => "method allocator pool",
+        n if n.starts_with("planned arena")
+            || n == "method allocator"
+            || n == super::fit::RUNNER_PADDING =>
+        {
+            "method allocator pool"
+        }
         n => n,
     }
 }
@@ -118,8 +120,10 @@ pub fn block_of_pool(pool: &str) -> &str {
 /// Why a placement cannot be made or read.
 #[derive(Debug, Error, PartialEq)]
 pub enum PlaceError {
-    #[error("{origin}: not TOML: {detail}")]
+    #[error("{origin}: not a placement file: {detail}")]
     Toml { origin: String, detail: String },
+    #[error("{0}")]
+    Board(String),
     #[error("{origin}: entry {entry}: {detail}")]
     Entry {
         origin: String,
@@ -158,47 +162,27 @@ impl<'a> Model<'a> {
                     });
                 }
             };
-        // the Arm runner's pools: memory ids 1 and 2 (and any beyond 3) come from the
-        // method-allocator pool, id 3 from its fast-memory pool
-        let arena = |id: usize| fit.arenas.get(id - 1).copied().unwrap_or(0);
+        // the Arm runner's pools, as fit counts them: memory ids 1 and 2 (and any beyond 3),
+        // the method allocator and the runner's padding are its method-allocator pool, id 3
+        // its fast-memory pool; the kernel registry is the runtime's .bss and stays
+        let pool_bytes = |block: &str| {
+            fit.pools
+                .iter()
+                .filter(|p| block_of_pool(&p.name) == block)
+                .fold(0u64, |a, p| a.saturating_add(p.bytes))
+        };
         let slow_ids: Vec<u32> = (1..=fit.arenas.len())
             .filter(|&id| id != 3)
             .filter_map(|id| u32::try_from(id).ok())
             .collect();
-        // (the runner rounds each arena up to 16 bytes: etscope_pools.h says so; the blocks
-        // are fit's pools, byte for byte)
-        let slow: u64 = slow_ids
-            .iter()
-            .map(|&id| arena(id as usize))
-            .fold(fit.budget.method_allocator, u64::saturating_add);
-        block(
-            &mut blocks,
-            "method allocator pool".into(),
-            slow,
-            &ram,
-            Kind::Arenas(slow_ids),
-        );
-        block(
-            &mut blocks,
-            "fast memory (memory id 3)".into(),
-            arena(3),
-            &ram,
-            Kind::Arenas(vec![3]),
-        );
-        block(
-            &mut blocks,
-            "temp allocator".into(),
-            fit.budget.temp_allocator,
-            &ram,
-            Kind::Pool,
-        );
-        block(
-            &mut blocks,
-            "delegate scratch".into(),
-            fit.budget.scratch,
-            &ram,
-            Kind::Pool,
-        );
+        for (name, kind) in [
+            ("method allocator pool", Kind::Arenas(slow_ids)),
+            ("fast memory (memory id 3)", Kind::Arenas(vec![3])),
+            ("temp allocator", Kind::Pool),
+            ("delegate scratch", Kind::Pool),
+        ] {
+            block(&mut blocks, name.into(), pool_bytes(name), &ram, kind);
+        }
         // each call's constants not read by an earlier call
         let mut owner: BTreeMap<u32, usize> = BTreeMap::new();
         let mut weights_of = BTreeMap::new();
@@ -533,8 +517,15 @@ pub fn note(part: &Part, p: &Placement) -> String {
     let known: Vec<String> = part
         .regions
         .iter()
-        .filter(|r| r.wait_states.is_some() || matches!(r.kind, RegionKind::Dtcm))
-        .map(|r| format!("{} ({})", r.name, r.wait_states.unwrap_or(0)))
+        .filter_map(|r| Some(format!("{} ({})", r.name, r.wait_states?)))
+        .collect();
+    let tcm: Vec<&str> = part
+        .regions
+        .iter()
+        .filter(|r| {
+            r.wait_states.is_none() && matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm)
+        })
+        .map(|r| r.name.as_str())
         .collect();
     let unknown: Vec<&str> = part
         .regions
@@ -545,9 +536,15 @@ pub fn note(part: &Part, p: &Placement) -> String {
         .map(|r| r.name.as_str())
         .collect();
     let mut s = format!(
-        "an estimate: each call's weight reads and activation bytes charged the wait states of the region they sit in; wait states known for {}",
-        if known.is_empty() { "no region".to_string() } else { known.join(", ") }
+        "an estimate: each call's weight reads and activation bytes charged the wait states of the region they sit in; wait states a source states: {}",
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
     );
+    if !tcm.is_empty() {
+        s.push_str(&format!(
+            "; taken as zero-wait (tightly coupled memory, no source states it for this part): {}",
+            tcm.join(", ")
+        ));
+    }
     if !unknown.is_empty() {
         s.push_str(&format!(
             "; not known, so charged none: {} (a part file can give them, docs/parts.md)",
@@ -616,6 +613,17 @@ pub fn apply(
                 m.blocks[b].name,
                 c.region,
                 part.regions[r].kind.name()
+            )));
+        }
+        if let Some(first) = choices[..k].iter().position(|o| {
+            m.blocks.iter().position(|x| {
+                x.name == o.block || x.name.split(" (").next() == Some(o.block.as_str())
+            }) == Some(b)
+        }) {
+            return Err(fail(format!(
+                "{:?} is placed a second time (entry {} placed it first)",
+                m.blocks[b].name,
+                first + 1
             )));
         }
         regions[b] = r;

@@ -1,9 +1,11 @@
 //! A placement's addresses on the emulated board (`board run --place`): where each region's
-//! blocks start, for the board image to carry and the firmware to use.
+//! blocks start, for the image to carry (its header fields 76 and 84) and the firmware to use.
 
 use std::collections::BTreeMap;
 
-use super::{PlaceError, Placement};
+use super::BoardPlacement;
+use crate::analysis::place::{PlaceError, Placement};
+use crate::formats::pte::{EValue, ExecutionPlan};
 use crate::part::Part;
 
 /// The addresses a placement on the emulated board's part gives the board image: each region
@@ -15,16 +17,12 @@ use crate::part::Part;
 pub fn board_addresses(
     part: &Part,
     placement: &Placement,
-    plan: &crate::formats::pte::ExecutionPlan,
+    plan: &ExecutionPlan,
     reserved: &[(&str, &str)],
-) -> Result<crate::board_image::BoardPlacement, PlaceError> {
-    let fail = |detail: String| PlaceError::Entry {
-        origin: format!("the placement on {}", part.name),
-        entry: 0,
-        detail,
-    };
+) -> Result<BoardPlacement, PlaceError> {
+    let fail = |detail: String| PlaceError::Board(format!("on the emulated board: {detail}"));
     let arenas = &plan.non_const_buffer_sizes;
-    let mut out = crate::board_image::BoardPlacement {
+    let mut out = BoardPlacement {
         arena_at: vec![0; arenas.len()],
         constant_at: Vec::new(),
     };
@@ -69,7 +67,7 @@ pub fn board_addresses(
         // every value reading one of the block's constants reads the one copy
         let mut copied: BTreeMap<u32, u32> = BTreeMap::new();
         for (v, value) in plan.values.iter().enumerate() {
-            let crate::formats::pte::EValue::Tensor(t) = value else {
+            let EValue::Tensor(t) = value else {
                 continue;
             };
             if !t.is_constant() || !constants.contains(&t.data_buffer_idx) {
