@@ -33,8 +33,9 @@ pub struct PartFit {
     would_not_run: Vec<(usize, String)>,
     /// Counts every pick and move (what the Profile tab's estimate follows).
     revision: u64,
-    /// A placement asked for before the fit was priced (`--place auto|FILE`).
-    requested: Option<String>,
+    /// A placement asked for before the fit was priced (`--place auto|FILE`): `None` inside
+    /// for the advisor's, else the file's choices or why they cannot be read.
+    requested: Option<Option<Result<Vec<Choice>, String>>>,
 }
 
 impl PartFit {
@@ -59,24 +60,30 @@ impl PartFit {
     }
 
     /// Asks for a placement, applied when the fit is first drawn: `auto` (the advisor's) or a
-    /// placement file's path.
+    /// placement file's path, read now (not inside a frame).
     pub fn request(&mut self, place: &str) {
-        self.requested = Some(place.to_string());
+        self.requested = Some((place != "auto").then(|| {
+            std::fs::read_to_string(place)
+                .map_err(|e| format!("{place}: {e}"))
+                .and_then(|text| place::parse(&text, place).map_err(|e| e.to_string()))
+        }));
     }
 
-    /// The choices `requested` names, or why they cannot be had.
-    fn requested_choices(&self, place: &str) -> Result<Vec<Choice>, String> {
+    /// The choices requested: the advisor's, or the file's.
+    fn requested_choices(
+        &self,
+        requested: Option<Result<Vec<Choice>, String>>,
+    ) -> Result<Vec<Choice>, String> {
         let p = match self.priced.as_ref() {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Err(e.clone()),
             None => return Err("no fit yet".into()),
         };
         let part = self.part.as_ref().ok_or("no part")?;
-        if place == "auto" {
-            return Ok(advised_choices(part, p));
+        match requested {
+            None => Ok(advised_choices(part, p)),
+            Some(file) => file,
         }
-        let text = std::fs::read_to_string(place).map_err(|e| format!("{place}: {e}"))?;
-        place::parse(&text, place).map_err(|e| e.to_string())
     }
 
     /// The placed estimate, its revision and the part's name (what the Profile tab follows).
@@ -144,10 +151,10 @@ impl PartFit {
         if self.priced(program, plan).is_none() {
             return;
         }
-        if let Some(place) = self.requested.take() {
-            match self.requested_choices(&place) {
+        if let Some(requested) = self.requested.take() {
+            match self.requested_choices(requested) {
                 Ok(choices) => self.reprice(program, plan, choices),
-                Err(e) => self.refusal = Some(format!("--place {place}: {e}")),
+                Err(e) => self.refusal = Some(format!("--place: {e}")),
             }
         }
         let refused = fit::not_run_note(&part, &self.would_not_run);
