@@ -1,6 +1,7 @@
 //! Every character the window writes exists in the fonts it draws with: a glyph missing from
-//! egui's bundled fonts draws as an empty box (▲▼⟷✕ did). Scans the string literals of the
-//! viewer and the window's code and asks egui's own font set for each non-ASCII character.
+//! egui's bundled fonts draws as an empty box (▲▼⟷✕ did). Scans the string and character
+//! literals of the viewer, the window's code and the crates whose text it shows (core, the
+//! loader, the profiler), and asks egui's own font set for each non-ASCII character.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -8,25 +9,56 @@ use std::path::Path;
 use eframe::egui;
 use skrifa::MetadataProvider as _;
 
-/// Non-ASCII characters inside the double-quoted literals of `source` (comment lines skipped).
+/// Non-ASCII characters inside the string and character literals of `source` (comment lines
+/// skipped), `\\u{…}` escapes decoded.
 fn literal_characters(source: &str, into: &mut BTreeSet<char>) {
     for line in source.lines() {
         let code = line.trim_start();
         if code.starts_with("//") {
             continue;
         }
+        let chars: Vec<char> = code.chars().collect();
         let mut inside = false;
-        let mut escaped = false;
-        for c in code.chars() {
+        let mut k = 0;
+        while k < chars.len() {
+            let c = chars[k];
             match c {
-                _ if escaped => escaped = false,
-                '\\' if inside => escaped = true,
+                '\\' if inside => {
+                    // `\\u{2715}` is the character it names; any other escape is ASCII
+                    if chars.get(k + 1) == Some(&'u') && chars.get(k + 2) == Some(&'{') {
+                        let hex: String =
+                            chars[k + 3..].iter().take_while(|&&h| h != '}').collect();
+                        if let Some(ch) =
+                            u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
+                        {
+                            if !ch.is_ascii() {
+                                into.insert(ch);
+                            }
+                        }
+                        k += 3 + hex.len();
+                    } else {
+                        k += 1;
+                    }
+                }
                 '"' => inside = !inside,
+                // a character literal: 'x' (a lifetime has no closing quote two chars on)
+                '\'' if !inside && chars.get(k + 2) == Some(&'\'') => {
+                    // `.replace('→', ">")` names a character so as not to draw it
+                    let before: String = chars[..k].iter().collect();
+                    let replaced = before.ends_with("replace(");
+                    if let Some(&ch) = chars.get(k + 1).filter(|_| !replaced) {
+                        if !ch.is_ascii() {
+                            into.insert(ch);
+                        }
+                    }
+                    k += 2;
+                }
                 c if inside && !c.is_ascii() => {
                     into.insert(c);
                 }
                 _ => {}
             }
+            k += 1;
         }
     }
 }
@@ -49,6 +81,11 @@ fn every_character_the_window_writes_exists_in_its_fonts() {
     let mut used = BTreeSet::new();
     scan(&root.join("../viewer/src"), &mut used);
     scan(&root.join("src/gui"), &mut used);
+    // what the window shows of the other crates: the core's messages and notes, the loader's
+    // and the profiler's
+    scan(&root.join("src/load"), &mut used);
+    scan(&root.join("../core/src"), &mut used);
+    scan(&root.join("../profiler/src"), &mut used);
     assert!(
         used.contains(&'µ'),
         "the scan finds the characters in use: {used:?}"

@@ -114,22 +114,38 @@ fn viewer_sources_do_no_file_io() {
         let text = std::fs::read_to_string(&path).expect("source");
         // unit tests may read fixtures; the library code above them may not
         let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for io in ["std::fs::", "File::open", "File::create", "rfd::"] {
+        for io in [
+            "std::fs",
+            "fs::read",
+            "fs::write",
+            "File::open",
+            "File::create",
+            "OpenOptions",
+            "rfd::",
+        ] {
             assert!(!text.contains(io), "{} uses {io}", path.display());
+        }
+        // a grouped import of the file system (`use std::{fs, io}`)
+        for line in text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("use std::{"))
+        {
+            assert!(
+                !line.split(['{', ',', '}', ' ']).any(|w| w == "fs"),
+                "{} imports std::fs: {line}",
+                path.display()
+            );
         }
     }
 }
 
-/// The FlatBuffers types stay where ExecuTorch's formats are read and written: the readers in
-/// `core::formats` and the `.pte` writer in `core::lower::emit`; every other module of the
-/// workspace sees plain Rust types.
+/// The FlatBuffers types stay where ExecuTorch's formats are read and written: the readers and
+/// the writers in `core::formats`; every other module of the workspace sees plain Rust types
+/// (neither the `flatbuffers` crate nor the generated tables of `formats::generated`).
 #[test]
 fn flatbuffers_types_stay_in_the_readers_and_the_writer() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let allowed = [
-        root.join("core/src/formats"),
-        root.join("core/src/lower/emit"),
-    ];
+    let allowed = [root.join("core/src/formats")];
     let mut offenders = Vec::new();
     let mut seen = 0;
     for path in common::rust_sources(&["core/src", "profiler/src", "viewer/src", "app/src"]) {
@@ -138,7 +154,12 @@ fn flatbuffers_types_stay_in_the_readers_and_the_writer() {
         let uses = code
             .lines()
             .filter(|l| !l.trim_start().starts_with("//"))
-            .any(|l| l.contains("flatbuffers::") || l.contains("use flatbuffers"));
+            .any(|l| {
+                l.contains("flatbuffers::")
+                    || l.contains("use flatbuffers")
+                    || l.contains("generated::")
+                    || l.contains("_flatbuffer::")
+            });
         if uses {
             seen += 1;
             if !allowed.iter().any(|a| path.starts_with(a)) {
@@ -154,4 +175,52 @@ fn flatbuffers_types_stay_in_the_readers_and_the_writer() {
         offenders.is_empty(),
         "FlatBuffers types outside the readers and the writer: {offenders:#?}"
     );
+}
+
+/// `anyhow` is the application's: the libraries (`core`, `profiler`, `viewer`) name their
+/// errors with `thiserror` and never depend on `anyhow` themselves (a dependency's own use of
+/// it is that crate's business).
+#[test]
+fn only_the_app_depends_on_anyhow() {
+    let direct = |package: &str| -> BTreeSet<String> {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .args([
+                "tree",
+                "--offline",
+                "--locked",
+                "-e",
+                "normal",
+                "--depth",
+                "1",
+                "--prefix",
+                "none",
+                "--format",
+                "{p}",
+                "-p",
+                package,
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo tree runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(
+        direct("etscope").contains("anyhow"),
+        "sanity: the app's direct dependencies were read"
+    );
+    for library in ["etscope-core", "etscope-profiler", "etscope-viewer"] {
+        let deps = direct(library);
+        assert!(deps.contains("thiserror"), "sanity: {library}: {deps:?}");
+        assert!(!deps.contains("anyhow"), "{library} depends on anyhow");
+    }
 }

@@ -180,11 +180,10 @@ pub fn estimate_table_ui(ui: &mut Ui, est: &CostEstimate) -> Option<usize> {
                     }
                 });
                 row.col(|ui| {
-                    // egui's fonts have no arrow: the CLI's `→` drawn as `>`
                     let text = if r.path.is_empty() {
                         r.note.clone().unwrap_or_default()
                     } else {
-                        r.path.replace('→', ">")
+                        r.path.clone()
                     };
                     let terms: Vec<String> = r
                         .terms

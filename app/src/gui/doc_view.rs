@@ -30,6 +30,8 @@ pub struct DocView {
     /// The heat overlay of (stage, document revision, the estimate's core and clock), computed
     /// once, not per frame.
     pub(super) heat_cache: Option<(HeatKey, etscope_viewer::diff_view::NodeColors)>,
+    /// How many times the heat overlay was computed (what its cache saves is counted).
+    pub heat_computed: u64,
     pub neighbourhood: Option<Neighbourhood>,
     /// Two stages side by side in the Graph tab.
     pub side_by_side: Option<etscope_viewer::stage_compare::StageCompare>,
@@ -185,6 +187,7 @@ impl DocView {
         DocView {
             heat: doc.profile.is_some(),
             heat_cache: None,
+            heat_computed: 0,
             doc,
             stage,
             views,
@@ -234,6 +237,7 @@ impl DocView {
                 }
             };
             self.heat_cache = Some((key, colors));
+            self.heat_computed += 1;
         }
         self.heat_cache.as_ref().map(|c| c.1.as_slice())
     }

@@ -200,6 +200,12 @@ fn the_transport_closing_mid_stream_is_an_error_and_what_arrived_is_on_disk() {
     );
     let err = result.expect_err("a vanished GDB server is an error");
     assert!(started.elapsed() < Duration::from_secs(20), "no hang");
+    // every byte the decoder saw is on disk
+    assert_eq!(
+        std::fs::metadata(&raw).expect("raw capture").len(),
+        recorder.stats().wire.bytes,
+        "the raw capture holds every byte decoded"
+    );
     let text = err.to_string();
     assert!(text.contains("GDB server"), "{text}");
     let saved = save_capture(

@@ -29,33 +29,54 @@ fn profile_table_rows_equal_the_cli_numbers() {
     }
 }
 
-/// The heat overlay is derived once per stage and document revision, not once per frame.
+/// The heat overlay is derived once per stage and document revision, not once per frame: over
+/// ten frames of the graph it is computed once, a new capture makes it once more, and what it
+/// holds then is the new capture's overlay.
 #[test]
 fn the_heat_overlay_is_computed_once_not_per_frame() {
     let mut harness = app_with(&["model_fp32.pte", "etdump_profile_5runs.etdp"]);
-    harness.run_steps(3);
+    harness.state_mut().tab = etscope::gui::Tab::Graph;
+    harness.state_mut().docs[0].heat = true;
+    harness.run_steps(10);
+    assert_eq!(
+        harness.state().docs[0].heat_computed,
+        1,
+        "ten frames of the graph computed the overlay once"
+    );
     let dv = &mut harness.state_mut().docs[0];
-    let first = dv
-        .heat_overlay(Default::default())
-        .expect("overlay")
-        .as_ptr();
-    let again = dv
-        .heat_overlay(Default::default())
-        .expect("overlay")
-        .as_ptr();
-    assert_eq!(first, again, "the same cached overlay");
-    let before = dv.doc.revision;
-    let (dump, prof) = (
+    let (dump, mut prof) = (
         dv.doc.etdump.clone().expect("etdump"),
         dv.doc.profile.clone().expect("profile"),
     );
+    // a capture whose first operator takes all the time: another overlay
+    for (k, row) in prof.rows.iter_mut().enumerate() {
+        let n = row.stats.raw.len();
+        row.stats = etscope_core::analysis::profile::DurationStats::of(vec![
+            if k == 0 {
+                1_000_000
+            } else {
+                1
+            };
+            n
+        ]);
+    }
+    let before = dv.doc.revision;
     dv.doc
-        .set_live_capture(dump, prof, Vec::new(), Vec::new(), None);
+        .set_live_capture(dump, prof.clone(), Vec::new(), Vec::new(), None);
     assert!(dv.doc.revision > before);
-    assert!(
-        dv.heat_overlay(Default::default()).is_some(),
-        "recomputed for the new revision"
+    harness.run_steps(10);
+    let dv = &mut harness.state_mut().docs[0];
+    assert_eq!(
+        dv.heat_computed, 2,
+        "once more for the new capture, not per frame"
     );
+    let stage = dv.stage;
+    let fresh = etscope_viewer::profile_view::heat_overlay(&dv.doc.stages[stage].graph, &prof);
+    let cached = dv
+        .heat_overlay(Default::default())
+        .expect("overlay")
+        .to_vec();
+    assert_eq!(cached, fresh, "the cache holds the new capture's overlay");
 }
 
 /// A capture that declares its clock drives every µs figure, whatever rate the toolbar holds;
@@ -95,7 +116,12 @@ fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     let mut harness = app_with(&["model_int8_qdq_portable.pte"]);
     harness.state_mut().tab = etscope::gui::Tab::Memory;
     harness.run_steps(1);
-    // the planners run on a worker, not inside the frame
+    // the planners run on a worker, not inside the frame: after the first frame the job is
+    // running and no plan is in yet
+    assert!(
+        harness.state().docs[0].replan_job.is_some() && harness.state().docs[0].replan.is_none(),
+        "the planners ran inside the frame"
+    );
     step_while(
         &mut harness,
         |app| app.docs[0].replan.is_none(),

@@ -113,10 +113,10 @@ pub fn conv(p: &Pricer, g: &Spatial, weight_in_ch: usize) -> Priced {
         && weight_in_ch == g.in_ch;
     let mut out = Priced::new("", macs);
     if is_1x1 && g.stride == (1, 1) {
-        out.path = "arm_convolve_1x1_s8_fast → arm_nn_mat_mult_nt_t_s8".into();
+        out.path = "arm_convolve_1x1_s8_fast > arm_nn_mat_mult_nt_t_s8".into();
         matmul(p, &mut out, g.pixels(), g.out_ch, k);
     } else if is_1x1 {
-        out.path = "arm_convolve_1x1_s8 (strided) → arm_nn_mat_mult_nt_t_s8 per output row".into();
+        out.path = "arm_convolve_1x1_s8 (strided) > arm_nn_mat_mult_nt_t_s8 per output row".into();
         out.add(p.mix("per-row calls", HELPER_CALL * f(g.batch * g.out_h * 4)));
         matmul(p, &mut out, g.pixels(), g.out_ch, k);
     } else {
@@ -154,7 +154,7 @@ pub fn depthwise(p: &Pricer, g: &Spatial, multiplier: usize) -> Priced {
     match p.core.kernel_target() {
         Target::CortexM55 if g.in_ch == 1 && g.out_ch > 1 => {
             let mut out = conv(p, g, 1);
-            out.path = format!("one input channel: arm_convolve_wrapper_s8 → {}", out.path);
+            out.path = format!("one input channel: arm_convolve_wrapper_s8 > {}", out.path);
             out
         }
         Target::CortexM55 if plain_dw => depthwise_opt_mve(p, g, macs),
@@ -219,7 +219,7 @@ fn depthwise_opt_dsp(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
 /// `arm_nn_depthwise_conv_nt_t_s8` over four pixels × four channels.
 fn depthwise_opt_mve(p: &Pricer, g: &Spatial, macs: u64) -> Priced {
     let mut out = Priced::new(
-        "arm_depthwise_conv_s8_opt (MVE, im2col) → arm_nn_depthwise_conv_nt_t_s8",
+        "arm_depthwise_conv_s8_opt (MVE, im2col) > arm_nn_depthwise_conv_nt_t_s8",
         macs,
     );
     let taps = g.kernel_h * g.kernel_w;
@@ -294,9 +294,9 @@ pub fn linear(p: &Pricer, rows: usize, cols: usize, k: usize, batch_matmul: bool
     let macs = (rows * cols * k) as u64;
     let mut out = Priced::new(
         if batch_matmul {
-            "arm_batch_matmul_s8 → arm_nn_mat_mult_nt_t_s8"
+            "arm_batch_matmul_s8 > arm_nn_mat_mult_nt_t_s8"
         } else {
-            "arm_fully_connected_s8 → arm_nn_vec_mat_mult_t_s8"
+            "arm_fully_connected_s8 > arm_nn_vec_mat_mult_t_s8"
         },
         macs,
     );
