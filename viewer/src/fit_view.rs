@@ -274,7 +274,7 @@ pub fn fit_ui(
             ui.colored_label(colour, "■");
             ui.label(name);
         }
-        ui.label("· code: object sizes measured per build, not a linked image");
+        ui.label(format!("· {}", fit.code_note()));
         if !fit.flash_complete {
             ui.label("· flash is a lower bound: an operator's kernel is not measured");
         }

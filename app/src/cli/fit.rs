@@ -108,10 +108,14 @@ pub fn run(
             placement.as_ref().map(|p| (p, &est))
         )?);
     }
+    doc["flash"]["sources"] = json!(fit::code_sources(cmsis.model));
+    doc["flash"]["linked"] = json!(cmsis.model == etscope_core::part::code::CodeModel::Linked);
+    doc["flash"]["runtime_parts"] = json!(cmsis.runtime_parts);
     doc["flash"]["cmsis_nn_functions"] = json!(cmsis.cmsis_nn_functions);
     doc["flash"]["kernel_files"] = json!(cmsis.kernel_files);
     doc["flash"]["kernel_support_files"] = json!(cmsis.support_files);
     doc["flash"]["unknown_ops"] = json!(cmsis.unknown_ops);
+    doc["flash"]["unknown_why"] = json!(cmsis.unknown_why);
     // a program lowered for another CMSIS-NN path fails on this part, however well it fits
     let would_not_run: Vec<Value> = est
         .would_not_run
@@ -416,7 +420,6 @@ fn to_json(part: &Part, f: &Fit, cycles: f64, ms: f64, what_if: &[Value], note: 
             "runtime": f.code.runtime,
             "kernels": f.code.kernels,
             "cmsis_nn": f.code.cmsis_nn,
-            "sources": fit::CODE_SOURCES,
         },
         "regions": f.regions,
         "what_if": what_if,
@@ -453,7 +456,7 @@ fn render(
     ]);
     s.push_str(&t.render());
     s.push_str(&format!(
-        "flash: program {} B + runtime {} B + kernels {} B + CMSIS-NN {} B = {} B{} (object sizes measured per build, not a linked image; the C library not counted)\n",
+        "flash: program {} B + runtime {} B + kernels {} B + CMSIS-NN {} B = {} B{} ({})\n",
         f.program,
         f.code.runtime.unwrap_or(0),
         f.code.kernels.unwrap_or(0),
@@ -463,7 +466,8 @@ fn render(
             ""
         } else {
             " at least (an operator's kernel is not measured)"
-        }
+        },
+        f.code_note()
     ));
     let mut r = Table::new(&["region", ">used", ">size", ""]);
     for u in f.regions.iter().filter(|u| u.used > 0) {

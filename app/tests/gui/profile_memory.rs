@@ -176,7 +176,7 @@ fn the_memory_tab_on_a_part_shows_each_region_with_what_sits_in_it() {
             harness.get_by_label_contains(&format!("{name}: {used} / {} B", r["size"]));
         }
     }
-    harness.get_by_label_contains("object sizes measured per build, not a linked image");
+    harness.get_by_label_contains("code sized from real linked images");
 }
 
 /// A program lowered for a core without Helium fits a Helium part's memory, and the tab says

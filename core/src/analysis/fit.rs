@@ -35,6 +35,8 @@ pub struct CodeSizes {
     pub kernel_registry_ram: u64,
     /// Whether every operator's kernel was measured.
     pub complete: bool,
+    /// How the code was sized.
+    pub model: crate::part::code::CodeModel,
 }
 
 /// A region's use.
@@ -76,8 +78,19 @@ pub struct Fit {
 /// (`fit_files::runner_pools`), so that the pools add up to the pool it is built with.
 pub const RUNNER_PADDING: &str = "runner: arena alignment and the inputs' list";
 
-/// Where each code term of [`code_sizes`] comes from.
-pub const CODE_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once and whole (inline code they share counted in each; a link keeps only the support functions called, so this errs high); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
+/// Where each code term comes from, by how it was sized.
+pub fn code_sources(model: crate::part::code::CodeModel) -> &'static str {
+    match model {
+        crate::part::code::CodeModel::Linked => LINKED_SOURCES,
+        crate::part::code::CodeModel::Objects => OBJECT_SOURCES,
+    }
+}
+
+/// The code terms from real linked images (the Helium and DSP builds).
+pub const LINKED_SOURCES: &str = "from real linked bare-metal images (Arm GNU toolchain GCC 12.2, newlib-nano, --gc-sections; scripts/code_size/linked/): runtime = an image with no operator registered (ExecuTorch's runtime as its Arm runner links it at -Oz, the runner's main and input preparation, the C library, the compiler's helpers, startup); kernels = what linking each of the program's operators alone added (its kernel at -O3 and its generated registration), each support, runtime and library object once and each kernel family's shared registration once; cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch at 455652a2, the public commit closest to 1.5.1. Within 3 % of four real images linked whole (tests/fixtures/linked_images.json); a real runner adds its logging, timing and any delegate";
+
+/// The code terms from object sizes (plain-C builds).
+pub const OBJECT_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once and whole (a link keeps only the support functions called, so this errs high); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
 
 /// The code plan `plan_index` of `program` links on `core`, as measured.
 pub fn code_sizes(
@@ -99,9 +112,24 @@ pub fn code_sizes(
             cmsis_nn: Some(code.cmsis_nn),
             kernel_registry_ram: code.kernel_registry_ram,
             complete: code.unknown_ops.is_empty(),
+            model: code.model,
         },
         code,
     )
+}
+
+impl Fit {
+    /// What the code figures are, in a few words (the CLI and the Memory tab say it).
+    pub fn code_note(&self) -> &'static str {
+        match self.code.model {
+            crate::part::code::CodeModel::Linked => {
+                "code sized from real linked images: runtime, C library and startup in an image with no operator, each operator as linking it added"
+            }
+            crate::part::code::CodeModel::Objects => {
+                "code: object sizes measured per build, not a linked image; the C library not counted"
+            }
+        }
+    }
 }
 
 /// The calls of plan `plan_index` that `core` refuses (a program lowered for another CMSIS-NN
@@ -407,6 +435,7 @@ mod tests {
                 cmsis_nn: Some(7000),
                 kernel_registry_ram: 0,
                 complete: true,
+                model: crate::part::code::CodeModel::Objects,
             },
             1,
         );

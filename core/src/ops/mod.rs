@@ -226,6 +226,16 @@ impl OpDef {
         table::parsed_schema(self)
     }
 
+    /// The position of the argument `name` in a call of this operator: its place in the
+    /// schema (an out variant's call has the schema's arguments first, then its outs), read by
+    /// name so that no reader counts arguments (`None`: no schema, or no such argument).
+    pub fn arg(&self, name: &str) -> Option<usize> {
+        self.parsed_schema()?
+            .args
+            .iter()
+            .position(|a| a.name == name)
+    }
+
     /// The operator without its namespace (`convolution`).
     pub fn short_name(&self) -> &'static str {
         self.name.rsplit("::").next().unwrap_or(self.name)
@@ -249,6 +259,12 @@ pub fn lookup(name: &str, overload: &str) -> Option<OpId> {
     ids.iter()
         .copied()
         .find(|&id| overload.is_empty() || def(id).overloads.contains(&overload))
+}
+
+/// The position of argument `arg` in a call of operator `name` (any overload), by its schema's
+/// name for it ([`OpDef::arg`]).
+pub fn arg_of(name: &str, arg: &str) -> Option<usize> {
+    def(lookup(name, "")?).arg(arg)
 }
 
 /// The entry of a qualified `name.overload` (`aten::add.Scalar_out`, `cortex_m::pad.out`).

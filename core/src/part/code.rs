@@ -1,11 +1,17 @@
-//! The code a program links on a core: ExecuTorch's runtime, the kernel files its operators
-//! select (selective build: each file once, with the support files it calls, each once), and
-//! the CMSIS-NN functions those kernels call, closed over what those call, each once. Sizes are
-//! object sizes measured with the Arm GNU toolchain per CPU build, not a linked image:
-//! `executorch_code.json` (`scripts/code_size/executorch.py` + `compact.py`: ExecuTorch at
-//! 455652a2, the public commit closest to 1.5.1, runtime -Oz, kernels -O3) and
-//! `cmsis_nn_code.json` (`scripts/code_size/cmsis_nn.py`: CMSIS-NN dbf45dbf, -O3). The C and
-//! C++ libraries and the compiler's helpers are not counted.
+//! The code a program links on a core, in flash beside the program.
+//!
+//! Where a real linked image measured it (the Helium and DSP builds: `linked_code.json`,
+//! `scripts/code_size/linked/`): an image with no operator — ExecuTorch's runtime as its Arm
+//! runner links it, the runner's main and input preparation, the C library, the compiler's
+//! helpers, startup — then, per operator the program calls, what linking it alone added (its
+//! kernel, its registration), each support, runtime and library object once, each kernel
+//! family's shared registration once. Elsewhere (plain-C cores) the object sizes of
+//! `executorch_code.json` (`scripts/code_size/executorch.py`: each kernel file and support file
+//! whole, the runtime's objects whole, no C library), which err high.
+//!
+//! Either way the CMSIS-NN functions the kernels call, closed over what those call, each once
+//! (`cmsis_nn_code.json`, `scripts/code_size/cmsis_nn.py`: CMSIS-NN dbf45dbf, -O3), and
+//! ExecuTorch at 455652a2, the public commit closest to 1.5.1.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,11 +57,49 @@ struct EtKernel {
     cmsis_nn: Vec<String>,
 }
 
+#[derive(Deserialize)]
+struct LinkedTable {
+    builds: BTreeMap<String, LinkedBuild>,
+}
+
+#[derive(Deserialize)]
+struct LinkedBuild {
+    baseline: BTreeMap<String, u64>,
+    ops: BTreeMap<String, LinkedOp>,
+    #[serde(default)]
+    failed: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct LinkedOp {
+    kernel: i64,
+    registration: i64,
+    registration_shared: i64,
+    /// `group:object` → bytes (support, runtime, libc, libgcc objects the operator pulled in;
+    /// negative where its image swapped a baseline object for a smaller one).
+    objects: BTreeMap<String, i64>,
+}
+
+/// How a program's code was sized.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeModel {
+    /// Real linked images: one with no operator, one per operator.
+    #[default]
+    Linked,
+    /// Object sizes, each file whole; no C library.
+    Objects,
+}
+
 /// What a program's code comes to on a core.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramCode {
-    /// ExecuTorch's runtime: text and read-only data.
+    pub model: CodeModel,
+    /// ExecuTorch's runtime; with [`CodeModel::Linked`] the whole image without operators (the
+    /// runtime as linked, the runner's main, the C library, the compiler's helpers, startup),
+    /// its parts in `runtime_parts`.
     pub runtime: u64,
+    pub runtime_parts: BTreeMap<String, u64>,
     /// The kernel files the operators select and the support files they call, each once.
     pub kernels: u64,
     pub kernel_files: BTreeMap<String, u64>,
@@ -69,6 +113,8 @@ pub struct ProgramCode {
     /// Operators of the program no measured kernel implements (then `kernels` is a lower
     /// bound), and what else was not measured.
     pub unknown_ops: Vec<String>,
+    /// Why an unknown operator is, where it is known (its image did not link).
+    pub unknown_why: BTreeMap<String, String>,
 }
 
 /// The CPU build of the measured tables for `core`'s CMSIS-NN path.
@@ -80,10 +126,108 @@ fn build_of(core: Core) -> (&'static str, &'static str) {
     }
 }
 
-/// The code of a program whose operators are `ops` (qualified names) on `core`.
+/// The code of a program whose operators are `ops` (qualified names) on `core`: from linked
+/// images where they were measured for its build, else from object sizes.
 pub fn program_code(ops: &[String], core: Core) -> ProgramCode {
     let (build, _) = build_of(core);
-    let mut out = ProgramCode::default();
+    let linked: Option<LinkedTable> = serde_json::from_str(include_str!("linked_code.json")).ok();
+    match linked.as_ref().and_then(|t| t.builds.get(build)) {
+        Some(b) => linked_code(ops, core, b),
+        None => object_code(ops, core),
+    }
+}
+
+/// The family whose generated registration an operator's kernel is in.
+fn family(op: &str) -> &'static str {
+    match op.split("::").next() {
+        Some("cortex_m") => "cortex_m",
+        Some("quantized_decomposed") => "quantized",
+        _ => "portable",
+    }
+}
+
+fn linked_code(ops: &[String], core: Core, b: &LinkedBuild) -> ProgramCode {
+    let mut out = ProgramCode {
+        model: CodeModel::Linked,
+        runtime: b.baseline.get("total").copied().unwrap_or(0),
+        runtime_parts: b
+            .baseline
+            .iter()
+            .filter(|(k, _)| k.as_str() != "total")
+            .map(|(k, &v)| (k.clone(), v))
+            .collect(),
+        ..ProgramCode::default()
+    };
+    // the kernel registry's table is the runtime's .bss, as the object tables measured it
+    let objects = object_code(&[], core);
+    out.kernel_registry_ram = objects.kernel_registry_ram;
+    let mut shared: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut once: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut kernels: i64 = 0;
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut entries: Vec<String> = Vec::new();
+    let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
+    let calls = et
+        .as_ref()
+        .and_then(|t| Some((t, t.builds.get(build_of(core).0)?)));
+    for op in ops {
+        if !seen.insert(op.as_str()) {
+            continue;
+        }
+        let Some(o) = b.ops.get(op) else {
+            out.unknown_ops.push(op.clone());
+            if let Some(why) = b.failed.get(op) {
+                out.unknown_why.insert(
+                    op.clone(),
+                    format!(
+                        "its image did not link: {}",
+                        why.chars().take(160).collect::<String>()
+                    ),
+                );
+            }
+            continue;
+        };
+        let own = o.registration.saturating_sub(o.registration_shared);
+        kernels = kernels.saturating_add(o.kernel).saturating_add(own);
+        out.kernel_files.insert(
+            op.clone(),
+            u64::try_from(o.kernel.saturating_add(own).max(0)).unwrap_or(0),
+        );
+        let s = shared.entry(family(op)).or_default();
+        *s = (*s).max(o.registration_shared);
+        for (obj, &size) in &o.objects {
+            once.insert(obj.as_str(), size);
+        }
+        // the CMSIS-NN functions: the object tables know which each kernel calls
+        if let Some(k) = calls.and_then(|(t, b)| b.kernels.get(t.operators.get(op)?)) {
+            entries.extend(k.cmsis_nn.iter().cloned());
+        }
+    }
+    let families: i64 = shared.values().sum();
+    let objs: i64 = once.values().sum();
+    out.support_files = once
+        .into_iter()
+        .map(|(f, s)| (f.to_string(), u64::try_from(s.max(0)).unwrap_or(0)))
+        .collect();
+    out.kernels =
+        u64::try_from(kernels.saturating_add(families).saturating_add(objs).max(0)).unwrap_or(0);
+    out.cmsis_nn_functions = cmsis_nn_closure(entries, core);
+    out.cmsis_nn = out
+        .cmsis_nn_functions
+        .values()
+        .fold(0u64, |a, &s| a.saturating_add(s));
+    out.unknown_ops.sort();
+    out.unknown_ops.dedup();
+    out
+}
+
+/// The code from object sizes, each file whole (plain-C builds, and the kernel registry).
+fn object_code(ops: &[String], core: Core) -> ProgramCode {
+    let (build, _) = build_of(core);
+    let mut out = ProgramCode {
+        model: CodeModel::Objects,
+        ..ProgramCode::default()
+    };
     let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
     let Some((et, b)) = et
         .as_ref()

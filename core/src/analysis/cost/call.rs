@@ -74,39 +74,32 @@ fn pair(plan: &ExecutionPlan, args: &[usize], k: usize, default: usize) -> (usiz
     (at(0), at(1))
 }
 
-/// The geometry of a `cortex_m::` convolution, depthwise convolution or pool call: input
-/// argument 0, the out tensor last, the kernel from the weight (`[O,H,W,I]` or `[1,H,W,C·m]`,
-/// argument 1) or from the pool's `kernel_size` (argument 1).
+/// The geometry of a `cortex_m::` convolution, depthwise convolution or pool call, each
+/// argument read by its schema name: `input`, the out tensor last, the kernel from the `weight`
+/// (`[O,H,W,I]` or `[1,H,W,C·m]`) or from the pool's `kernel_size`, `stride`, `padding` and
+/// `dilation` (a pool without one, and a transposed convolution's `output_padding`, are not it).
 pub fn spatial(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Spatial> {
+    let arg = |name: &str| crate::ops::arg_of(op, name);
     let is_nhwc = op.ends_with("_nhwc");
-    let input = nhwc(tensor_arg(plan, args, 0)?, is_nhwc)?;
+    let input = nhwc(tensor_arg(plan, args, arg("input")?)?, is_nhwc)?;
     let out = nhwc(tensor_arg(plan, args, args.len().checked_sub(1)?)?, is_nhwc)?;
-    let pool = op.contains("pool2d");
-    let (kernel_h, kernel_w) = if pool {
-        pair(plan, args, 1, 1)
-    } else {
-        let w = tensor_arg(plan, args, 1)?;
-        let h = usize::try_from(*w.sizes.get(1)?).ok()?;
-        let x = usize::try_from(*w.sizes.get(2)?).ok()?;
-        (h, x)
+    let (kernel_h, kernel_w) = match arg("kernel_size") {
+        Some(k) => pair(plan, args, k, 1),
+        None => {
+            let w = tensor_arg(plan, args, arg("weight")?)?;
+            let h = usize::try_from(*w.sizes.get(1)?).ok()?;
+            let x = usize::try_from(*w.sizes.get(2)?).ok()?;
+            (h, x)
+        }
     };
-    let (stride, padding, dilation) = if pool {
-        (
-            pair(plan, args, 2, 1),
-            pair(plan, args, 3, 0),
-            if op.contains("max_pool") {
-                pair(plan, args, 4, 1)
-            } else {
-                (1, 1)
-            },
-        )
-    } else {
-        (
-            pair(plan, args, 3, 1),
-            pair(plan, args, 4, 0),
-            pair(plan, args, 5, 1),
-        )
+    let named = |name: &str, default: usize| {
+        arg(name).map_or((default, default), |k| pair(plan, args, k, default))
     };
+    let (stride, padding, dilation) = (
+        named("stride", 1),
+        named("padding", 0),
+        named("dilation", 1),
+    );
     Some(Spatial {
         batch: input[0],
         in_h: input[1],

@@ -35,6 +35,7 @@ pub use mix::Mix;
 
 use crate::formats::pte::{Instruction, Program};
 use crate::kernels::cmsis::core_buffers;
+use crate::ops::arg_of as arg;
 use call::{bytes, elements, int_arg, spatial, tensor_arg_of, tensors};
 
 /// What an estimate is, said wherever one is shown (CLI, JSON, the window).
@@ -351,40 +352,50 @@ fn price_call(
     match name {
         "cortex_m::quantized_conv2d" | "cortex_m::quantized_conv2d_nhwc" => {
             let g = spatial(plan, name, args).ok_or_else(shape)?;
-            let wi = tensor_arg_of(plan, args, 1)
+            let wi = arg(name, "weight")
+                .and_then(|k| tensor_arg_of(plan, args, k))
                 .and_then(|w| w.sizes.get(3).and_then(|&s| usize::try_from(s).ok()))
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::conv(p, &g, wi))
         }
         "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
             let g = spatial(plan, name, args).ok_or_else(shape)?;
-            let m = int_arg(plan, args, 6)
+            let m = arg(name, "depth_multiplier")
+                .and_then(|k| int_arg(plan, args, k))
                 .and_then(|m| usize::try_from(m).ok())
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::depthwise(p, &g, m))
         }
         "cortex_m::quantized_transpose_conv2d" | "cortex_m::quantized_transpose_conv2d_nhwc" => {
             let g = spatial(plan, name, args).ok_or_else(shape)?;
-            let wi = tensor_arg_of(plan, args, 1)
+            let wi = arg(name, "weight")
+                .and_then(|k| tensor_arg_of(plan, args, k))
                 .and_then(|w| w.sizes.get(3).and_then(|&s| usize::try_from(s).ok()))
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::transpose_conv(p, &g, wi))
         }
         "cortex_m::quantized_linear" => {
-            let w = tensor_arg_of(plan, args, 1).ok_or_else(shape)?;
+            let w = arg(name, "weights")
+                .and_then(|k| tensor_arg_of(plan, args, k))
+                .ok_or_else(shape)?;
             let (cols, k) = match w.sizes.as_slice() {
                 &[n, k] => (usize::try_from(n).ok(), usize::try_from(k).ok()),
                 _ => (None, None),
             };
             let (cols, k) = (cols.ok_or_else(shape)?, k.ok_or_else(shape)?);
-            let input = tensor_arg_of(plan, args, 0)
+            let input = arg(name, "input")
+                .and_then(|k| tensor_arg_of(plan, args, k))
                 .and_then(elements)
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::linear(p, input / k.max(1), cols, k, false))
         }
         "cortex_m::quantized_batch_matmul" => {
-            let lhs = tensor_arg_of(plan, args, 0).ok_or_else(shape)?;
-            let rhs = tensor_arg_of(plan, args, 2).ok_or_else(shape)?;
+            let lhs = arg(name, "lhs")
+                .and_then(|k| tensor_arg_of(plan, args, k))
+                .ok_or_else(shape)?;
+            let rhs = arg(name, "rhs_transposed")
+                .and_then(|k| tensor_arg_of(plan, args, k))
+                .ok_or_else(shape)?;
             let dims = |t: &crate::formats::pte::Tensor| -> Option<(usize, usize, usize)> {
                 let s: Vec<usize> = t
                     .sizes
