@@ -44,54 +44,65 @@ static void permuted_copy(const uint8_t *src, const int32_t *in_sizes, const uin
   }
 }
 
+/* The position of a convolution's or a depthwise convolution's argument NAME in its call, from
+ * the registry's schemas (opcodes.h); their `_nhwc` forms place every argument alike
+ * (core/src/board_image/opcodes.rs checks it). */
+#define CONV_ARG(NAME) (depthwise ? ARG_DEPTHWISE_##NAME : ARG_CONV_##NAME)
+
 static int run_conv(const uint32_t *a, uint32_t n, int depthwise, int nchw) {
   int32_t in[4], od[4], wd[4];
-  uint32_t k0 = depthwise ? 1u : 0u;
-  const value_rec *x = val(a, n, 0), *w = val(a, n, 1), *b = val(a, n, 2), *o = out_of(a, n);
+  const value_rec *x = val(a, n, CONV_ARG(INPUT)), *w = val(a, n, CONV_ARG(WEIGHT)),
+                  *b = val(a, n, CONV_ARG(BIAS)), *o = out_of(a, n);
   if (nhwc_dims(x, nchw, in) || nhwc_dims(o, nchw, od) || !w || w->rank != 4)
     return fail("conv: activations and weight must be 4-D tensors");
   memcpy(wd, sizes_of(w), sizeof wd);
-  k_window win = {(int32_t)list_pair(val(a, n, 3), 0, 1), (int32_t)list_pair(val(a, n, 3), 1, 1),
-                  (int32_t)list_pair(val(a, n, 4), 0, 0), (int32_t)list_pair(val(a, n, 4), 1, 0),
-                  (int32_t)list_pair(val(a, n, 5), 0, 1), (int32_t)list_pair(val(a, n, 5), 1, 1)};
+  const value_rec *st = val(a, n, CONV_ARG(STRIDE)), *pd = val(a, n, CONV_ARG(PADDING)),
+                  *dl = val(a, n, CONV_ARG(DILATION));
+  k_window win = {(int32_t)list_pair(st, 0, 1), (int32_t)list_pair(st, 1, 1),
+                  (int32_t)list_pair(pd, 0, 0), (int32_t)list_pair(pd, 1, 0),
+                  (int32_t)list_pair(dl, 0, 1), (int32_t)list_pair(dl, 1, 1)};
   int32_t dm = 0;
   if (depthwise) {
-    dm = (int32_t)ival(val(a, n, 6));
+    dm = (int32_t)ival(val(a, n, ARG_DEPTHWISE_DEPTH_MULTIPLIER));
     if (dm < 1) dm = 1;
   }
-  k_requant rq = {(const int32_t *)tensor_data(val(a, n, 8 + k0)),
-                  (const int32_t *)tensor_data(val(a, n, 9 + k0)), 0,
-                  (int32_t)ival(val(a, n, 7 + k0)), (int32_t)ival(val(a, n, 10 + k0)),
-                  (int32_t)ival(val(a, n, 11 + k0))};
+  k_requant rq = {(const int32_t *)tensor_data(val(a, n, CONV_ARG(REQUANTIZE_MULTIPLIERS))),
+                  (const int32_t *)tensor_data(val(a, n, CONV_ARG(REQUANTIZE_SHIFTS))), 0,
+                  (int32_t)ival(val(a, n, CONV_ARG(OUTPUT_OFFSET))),
+                  (int32_t)ival(val(a, n, CONV_ARG(ACTIVATION_MIN))),
+                  (int32_t)ival(val(a, n, CONV_ARG(ACTIVATION_MAX)))};
   if (!rq.multipliers || !rq.shifts) return fail("conv: missing multipliers or shifts");
   k_conv_s8((const int8_t *)tensor_data(x), in, (const int8_t *)tensor_data(w), wd,
             b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0, dm, &win,
-            (int32_t)ival(val(a, n, 6 + k0)), &rq, (int8_t *)tensor_data(o), od);
+            (int32_t)ival(val(a, n, CONV_ARG(INPUT_OFFSET))), &rq, (int8_t *)tensor_data(o), od);
   return 0;
 }
 
-/* cortex_m::quantized_transpose_conv2d[_nhwc]: input, weight [oc, kh, kw, ic], bias, stride,
- * padding, output_padding, dilation, input_offset, output_offset, multipliers, shifts, act_min,
- * act_max, scratch, output_scratch, out. */
+/* cortex_m::quantized_transpose_conv2d[_nhwc] (weight [oc, kh, kw, ic]), its arguments by name. */
 static int run_transpose_conv(const uint32_t *a, uint32_t n, int nchw) {
   k_tconv t;
-  const value_rec *x = val(a, n, 0), *w = val(a, n, 1), *b = val(a, n, 2), *o = out_of(a, n);
+  const value_rec *x = val(a, n, ARG_TRANSPOSE_CONV_INPUT), *w = val(a, n, ARG_TRANSPOSE_CONV_WEIGHT),
+                  *b = val(a, n, ARG_TRANSPOSE_CONV_BIAS), *o = out_of(a, n);
   if (nhwc_dims(x, nchw, t.in) || nhwc_dims(o, nchw, t.od) || !w || w->rank != 4)
     return fail("transpose conv: activations and weight must be 4-D tensors");
   memcpy(t.wd, sizes_of(w), sizeof t.wd);
   if (t.wd[0] != t.od[3] || t.wd[3] != t.in[3]) return fail("transpose conv: channels do not match");
-  t.sh = (int32_t)list_pair(val(a, n, 3), 0, 1);
-  t.sw = (int32_t)list_pair(val(a, n, 3), 1, 1);
-  t.ph = (int32_t)list_pair(val(a, n, 4), 0, 0);
-  t.pw = (int32_t)list_pair(val(a, n, 4), 1, 0);
+  const value_rec *st = val(a, n, ARG_TRANSPOSE_CONV_STRIDE), *pd = val(a, n, ARG_TRANSPOSE_CONV_PADDING);
+  t.sh = (int32_t)list_pair(st, 0, 1);
+  t.sw = (int32_t)list_pair(st, 1, 1);
+  t.ph = (int32_t)list_pair(pd, 0, 0);
+  t.pw = (int32_t)list_pair(pd, 1, 0);
   if (t.sh < 1 || t.sw < 1) return fail("transpose conv: zero stride");
-  k_requant rq = {(const int32_t *)tensor_data(val(a, n, 9)), (const int32_t *)tensor_data(val(a, n, 10)), 0,
-                  (int32_t)ival(val(a, n, 8)), (int32_t)ival(val(a, n, 11)), (int32_t)ival(val(a, n, 12))};
+  k_requant rq = {(const int32_t *)tensor_data(val(a, n, ARG_TRANSPOSE_CONV_REQUANTIZE_MULTIPLIERS)),
+                  (const int32_t *)tensor_data(val(a, n, ARG_TRANSPOSE_CONV_REQUANTIZE_SHIFTS)), 0,
+                  (int32_t)ival(val(a, n, ARG_TRANSPOSE_CONV_OUTPUT_OFFSET)),
+                  (int32_t)ival(val(a, n, ARG_TRANSPOSE_CONV_ACTIVATION_MIN)),
+                  (int32_t)ival(val(a, n, ARG_TRANSPOSE_CONV_ACTIVATION_MAX))};
   if (!rq.multipliers || !rq.shifts) return fail("transpose conv: missing multipliers or shifts");
   t.x = (const int8_t *)tensor_data(x);
   t.w = (const int8_t *)tensor_data(w);
   t.bias = b && b->kind == V_TENSOR ? (const int32_t *)tensor_data(b) : 0;
-  t.input_offset = (int32_t)ival(val(a, n, 7));
+  t.input_offset = (int32_t)ival(val(a, n, ARG_TRANSPOSE_CONV_INPUT_OFFSET));
   t.rq = &rq;
   int32_t work_len;
   int32_t *work = work_memory(&work_len);
@@ -100,23 +111,26 @@ static int run_transpose_conv(const uint32_t *a, uint32_t n, int nchw) {
   return 0;
 }
 
+/* The position of an average or max pool's argument NAME (their `_nhwc` forms alike). */
+#define POOL_ARG(NAME) (max ? ARG_MAX_POOL_##NAME : ARG_AVG_POOL_##NAME)
+
 static int run_pool(const uint32_t *a, uint32_t n, int max, int nchw) {
   int32_t in[4], od[4];
-  const value_rec *x = val(a, n, 0), *o = out_of(a, n), *p = val(a, n, 3);
+  const value_rec *x = val(a, n, POOL_ARG(INPUT)), *o = out_of(a, n), *p = val(a, n, POOL_ARG(PADDING));
   if (nhwc_dims(x, nchw, in) || nhwc_dims(o, nchw, od)) return fail("pool: 4-D tensors only");
   uint32_t np;
   const int64_t *pl = list(p, &np);
   int64_t ph = np > 0 ? pl[0] : 0, pw = np > 1 ? pl[1] : ph;
-  k_window win = {(int32_t)list_pair(val(a, n, 2), 0, 1), (int32_t)list_pair(val(a, n, 2), 1, 1),
+  const value_rec *st = val(a, n, POOL_ARG(STRIDE)), *ks = val(a, n, POOL_ARG(KERNEL_SIZE));
+  k_window win = {(int32_t)list_pair(st, 0, 1), (int32_t)list_pair(st, 1, 1),
                   (int32_t)(ph < 0 ? 0 : ph), (int32_t)(pw < 0 ? 0 : pw), 1, 1};
   int32_t lo = -128, hi = 127;
   if (max) {
-    lo = (int32_t)ival(val(a, n, 8));
-    hi = (int32_t)ival(val(a, n, 9));
+    lo = (int32_t)ival(val(a, n, ARG_MAX_POOL_ACTIVATION_MIN));
+    hi = (int32_t)ival(val(a, n, ARG_MAX_POOL_ACTIVATION_MAX));
   }
-  k_pool_s8((const int8_t *)tensor_data(x), in, (int32_t)list_pair(val(a, n, 1), 0, 1),
-            (int32_t)list_pair(val(a, n, 1), 1, 1), &win, max, lo, hi, (int8_t *)tensor_data(o),
-            od);
+  k_pool_s8((const int8_t *)tensor_data(x), in, (int32_t)list_pair(ks, 0, 1),
+            (int32_t)list_pair(ks, 1, 1), &win, max, lo, hi, (int8_t *)tensor_data(o), od);
   return 0;
 }
 
@@ -124,7 +138,8 @@ static int run_pool(const uint32_t *a, uint32_t n, int max, int nchw) {
  * the operands as they lie in memory, or (the backend's channel broadcast) a channels-last 4-D
  * tensor in runs of its channel count against a tensor that holds only its channels. */
 static int run_add_mul(const uint32_t *a, uint32_t n, int mul) {
-  const value_rec *x = val(a, n, 0), *y = val(a, n, mul ? 2 : 4), *o = out_of(a, n);
+  const value_rec *x = val(a, n, mul ? ARG_QUANTIZED_MUL_SELF : ARG_QUANTIZED_ADD_SELF),
+                  *y = val(a, n, mul ? ARG_QUANTIZED_MUL_OTHER : ARG_QUANTIZED_ADD_OTHER), *o = out_of(a, n);
   if (!x || !y || !o || x->kind != V_TENSOR || y->kind != V_TENSOR || o->kind != V_TENSOR ||
       x->dtype != ST_CHAR || y->dtype != ST_CHAR || o->dtype != ST_CHAR)
     return fail("add/mul: int8 tensors only");
@@ -143,9 +158,10 @@ static int run_add_mul(const uint32_t *a, uint32_t n, int mul) {
   const int8_t *small = (const int8_t *)tensor_data(swapped ? x : y);
   int8_t *out = (int8_t *)tensor_data(o);
   int32_t lo = -128, hi = 127;
-  if (!mul && n >= 15) {
-    lo = (int32_t)ival(val(a, n, 11));
-    hi = (int32_t)ival(val(a, n, 12));
+  /* an add with its activation bounds (its call then holds them, the out and the result) */
+  if (!mul && n > ARG_QUANTIZED_ADD_ACTIVATION_MAX + 2u) {
+    lo = (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_ACTIVATION_MIN));
+    hi = (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_ACTIVATION_MAX));
   }
   for (uint32_t i = 0; i < total; i++) {
     int32_t p = big[i], q = small[c ? i % c : i];
@@ -156,19 +172,24 @@ static int run_add_mul(const uint32_t *a, uint32_t n, int mul) {
     }
     int32_t r;
     if (mul) {
-      int32_t prod = (int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, 1))) *
-                               (uint32_t)(q - (int32_t)ival(val(a, n, 3))));
-      r = k_requantize(prod, (int32_t)ival(val(a, n, 5)), (int32_t)ival(val(a, n, 6))) +
-          (int32_t)ival(val(a, n, 4));
+      int32_t prod = (int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, ARG_QUANTIZED_MUL_SELF_ZERO_POINT))) *
+                               (uint32_t)(q - (int32_t)ival(val(a, n, ARG_QUANTIZED_MUL_OTHER_ZERO_POINT))));
+      r = k_requantize(prod, (int32_t)ival(val(a, n, ARG_QUANTIZED_MUL_OUTPUT_MULTIPLIER)),
+                       (int32_t)ival(val(a, n, ARG_QUANTIZED_MUL_OUTPUT_SHIFT))) +
+          (int32_t)ival(val(a, n, ARG_QUANTIZED_MUL_OUTPUT_ZERO_POINT));
     } else {
-      int32_t sa = k_requantize((int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, 1))) << 20),
-                                (int32_t)ival(val(a, n, 2)), (int32_t)ival(val(a, n, 3)));
-      int32_t sb = k_requantize((int32_t)((uint32_t)(q - (int32_t)ival(val(a, n, 5))) << 20),
-                                (int32_t)ival(val(a, n, 6)), (int32_t)ival(val(a, n, 7)));
+      int32_t sa = k_requantize(
+          (int32_t)((uint32_t)(p - (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_SELF_ZERO_POINT))) << 20),
+          (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_SELF_MULTIPLIER)),
+          (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_SELF_SHIFT)));
+      int32_t sb = k_requantize(
+          (int32_t)((uint32_t)(q - (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_OTHER_ZERO_POINT))) << 20),
+          (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_OTHER_MULTIPLIER)),
+          (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_OTHER_SHIFT)));
       r = (int32_t)((uint32_t)k_requantize((int32_t)((uint32_t)sa + (uint32_t)sb),
-                                           (int32_t)ival(val(a, n, 9)),
-                                           (int32_t)ival(val(a, n, 10))) +
-                    (uint32_t)(int32_t)ival(val(a, n, 8)));
+                                           (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_OUTPUT_MULTIPLIER)),
+                                           (int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_OUTPUT_SHIFT))) +
+                    (uint32_t)(int32_t)ival(val(a, n, ARG_QUANTIZED_ADD_OUTPUT_ZERO_POINT)));
     }
     out[i] = (int8_t)(r < lo ? lo : r > hi ? hi : r);
   }

@@ -112,3 +112,59 @@ fn the_firmware_declares_no_operator_codes_of_its_own() {
         }
     }
 }
+
+/// The firmware reads an integer kernel's arguments by name (`ARG_<kernel>_<argument>` in the
+/// header); where one C function serves a kernel and its `_nhwc` form by one kernel's names,
+/// both forms place every argument alike. And the integer kernels' C reads no argument by a
+/// bare number for the calls it names by schema (conv, depthwise, transpose conv, pools, add,
+/// mul).
+#[test]
+fn the_firmware_reads_integer_kernels_arguments_by_their_schema_names() {
+    let header = opcodes_header();
+    let position = |symbol: &str, arg: &str| -> Option<usize> {
+        let key = format!("  ARG_{symbol}_{arg} = ");
+        let line = header.lines().find(|l| l.starts_with(&key))?;
+        line[key.len()..].trim_end_matches(',').parse().ok()
+    };
+    assert_eq!(
+        position("LINEAR", "KERNEL_SUM"),
+        Some(3),
+        "sanity: {header}"
+    );
+    for base in [
+        "CONV",
+        "DEPTHWISE",
+        "TRANSPOSE_CONV",
+        "AVG_POOL",
+        "MAX_POOL",
+    ] {
+        let names: Vec<String> = header
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(&format!("ARG_{base}_")))
+            .filter(|rest| !rest.starts_with("NHWC_"))
+            .filter_map(|rest| rest.split(' ').next().map(str::to_string))
+            .collect();
+        assert!(!names.is_empty(), "{base}: no arguments in the header");
+        for arg in names {
+            assert_eq!(
+                position(base, &arg),
+                position(&format!("{base}_NHWC"), &arg),
+                "{base} and {base}_NHWC place {arg} differently"
+            );
+        }
+    }
+    let c = std::fs::read_to_string(firmware_dir().join("integer.c")).expect("integer.c");
+    for f in ["run_conv", "run_transpose_conv", "run_pool", "run_add_mul"] {
+        let start = c
+            .find(&format!("static int {f}("))
+            .unwrap_or_else(|| panic!("{f} in integer.c"));
+        let body = &c[start..];
+        let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+        for bare in (0..16).map(|k| format!("val(a, n, {k})")) {
+            assert!(
+                !body.contains(&bare),
+                "{f} reads {bare}: by position, not by name"
+            );
+        }
+    }
+}

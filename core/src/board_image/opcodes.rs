@@ -55,6 +55,51 @@ pub fn opcodes_header() -> String {
             let _ = writeln!(out, "    case OP_{}:", kernel.symbol);
         }
     }
-    out.push_str("      return 1;\n    default:\n      return 0;\n  }\n}\n\n#endif\n");
+    out.push_str("      return 1;\n    default:\n      return 0;\n  }\n}\n\n");
+    out.push_str(&argument_indices());
+    out.push_str("#endif\n");
+    out
+}
+
+/// `ARG_<kernel>_<argument> = k` for every argument of every integer kernel's operator schema:
+/// the firmware reads a call's arguments by these names, never by counting. Operators that
+/// share a kernel share their arguments' positions (a difference is a registry bug, and
+/// panics the generator's test).
+fn argument_indices() -> String {
+    let mut out = String::from(
+        "/* The position of each argument in a call of each integer kernel's operators, from the\n * \
+         registry's schemas. */\nenum {\n",
+    );
+    for (kernel, names) in board_kernels().values() {
+        if kernel.family != BoardFamily::Integer {
+            continue;
+        }
+        let schemas: Vec<_> = names
+            .iter()
+            .filter_map(|n| crate::ops::lookup(n, "").map(crate::ops::def))
+            .filter_map(|d| d.parsed_schema())
+            .collect();
+        let Some(first) = schemas.first() else {
+            continue;
+        };
+        for (k, a) in first.args.iter().enumerate() {
+            for other in &schemas[1..] {
+                assert_eq!(
+                    other.args.iter().position(|b| b.name == a.name),
+                    Some(k),
+                    "{}: the operators of one kernel place `{}` differently",
+                    kernel.symbol,
+                    a.name
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  ARG_{}_{} = {k},",
+                kernel.symbol,
+                a.name.to_ascii_uppercase()
+            );
+        }
+    }
+    out.push_str("};\n\n");
     out
 }
