@@ -14,6 +14,9 @@ pub const MAX_WINDOW_EXTENT: u64 = 1 << 20;
 pub struct Ctx<'a> {
     pub values: &'a mut Vec<RValue>,
     pub op: &'a str,
+    /// The position of each argument by the name the operator's schema gives it (the runtime
+    /// asks the registry, a layer above the kernels; [`Ctx::named`]).
+    pub names: &'a dyn Fn(&str) -> Option<usize>,
     pub instruction: usize,
     /// The device whose arithmetic the `cortex_m::` kernels reproduce.
     pub device: Device,
@@ -78,6 +81,13 @@ impl Ctx<'_> {
     }
 
     /// An error about this call's arguments.
+    /// The position of the argument the operator's schema calls `name` (an error naming the
+    /// operator and the argument when it has none): kernels read arguments by name.
+    pub fn named(&self, name: &str) -> Result<usize, RuntimeError> {
+        (self.names)(name)
+            .ok_or_else(|| self.bad(format!("the operator's schema has no argument {name:?}")))
+    }
+
     pub fn bad(&self, detail: impl Into<String>) -> RuntimeError {
         RuntimeError::BadArgs {
             op: self.op.to_string(),

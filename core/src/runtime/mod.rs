@@ -104,6 +104,8 @@ struct Step {
     position: usize,
     /// `op.overload`, for errors.
     op: String,
+    /// The operator's registry entry (its schema names the kernel's arguments).
+    def: Option<&'static crate::ops::OpDef>,
     action: Action,
     /// The kernel's argument slots in the value table.
     slots: Vec<usize>,
@@ -452,9 +454,12 @@ impl Runtime {
             let mut next = pc + 1;
             match &step.action {
                 Action::Kernel(kernel) => {
+                    let def = step.def;
+                    let names = move |name: &str| def.and_then(|d| d.arg(name));
                     let mut ctx = Ctx {
                         values,
                         op: &step.op,
+                        names: &names,
                         instruction: step.position,
                         device: self.device,
                         dim_orders: &self.dim_orders,

@@ -312,6 +312,7 @@ fn graph_with_plan(
             node: node.id,
             position,
             op: node.qualified_op(),
+            def: node.def(),
             action,
             slots,
             reads: node.inputs.clone(),

@@ -344,16 +344,14 @@ fn weight_dims(ctx: &Ctx<'_>, shape: &[usize]) -> Result<[usize; 4], RuntimeErro
     }
 }
 
-fn requant_args(
-    ctx: &Ctx<'_>,
-    args: &[usize],
-    k_mult: usize,
-    out_offset: i32,
-    k_act: usize,
-) -> Result<Requant, RuntimeError> {
-    let multipliers = i32s(ctx, ctx.tensor(args, k_mult)?)?;
-    let shifts = i32s(ctx, ctx.tensor(args, k_mult + 1)?)?;
-    let (act_min, act_max) = ctx.range(int32(ctx, args, k_act)?, int32(ctx, args, k_act + 1)?)?;
+fn requant_args(ctx: &Ctx<'_>, args: &[usize]) -> Result<Requant, RuntimeError> {
+    let multipliers = i32s(ctx, ctx.tensor(args, ctx.named("requantize_multipliers")?)?)?;
+    let shifts = i32s(ctx, ctx.tensor(args, ctx.named("requantize_shifts")?)?)?;
+    let out_offset = int32(ctx, args, ctx.named("output_offset")?)?;
+    let (act_min, act_max) = ctx.range(
+        int32(ctx, args, ctx.named("activation_min")?)?,
+        int32(ctx, args, ctx.named("activation_max")?)?,
+    )?;
     Ok(Requant {
         multipliers,
         shifts,
@@ -363,11 +361,11 @@ fn requant_args(
     })
 }
 
-fn window(ctx: &Ctx<'_>, args: &[usize], k: usize) -> Result<Window, RuntimeError> {
+fn window(ctx: &Ctx<'_>, args: &[usize]) -> Result<Window, RuntimeError> {
     let (s, p, d) = (
-        ctx.window_ints(args, k)?,
-        ctx.window_ints(args, k + 1)?,
-        ctx.window_ints(args, k + 2)?,
+        ctx.window_ints(args, ctx.named("stride")?)?,
+        ctx.window_ints(args, ctx.named("padding")?)?,
+        ctx.window_ints(args, ctx.named("dilation")?)?,
     );
     let win = Window {
         stride: (pair(&s, 0), pair(&s, 1)),
@@ -391,18 +389,20 @@ pub fn conv2d(
     depthwise: bool,
     act: Act,
 ) -> Result<(), RuntimeError> {
-    let k0 = usize::from(depthwise); // depthwise has depth_multiplier before the offsets
-    let input = activation_in(ctx, args, 0, act)?;
-    let weight = ctx.tensor(args, 1)?;
-    let bias = ctx.opt_tensor(args, 2)?.map(|b| i32s(ctx, b)).transpose()?;
-    let win = window(ctx, args, 3)?;
+    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
+    let weight = ctx.tensor(args, ctx.named("weight")?)?;
+    let bias = ctx
+        .opt_tensor(args, ctx.named("bias")?)?
+        .map(|b| i32s(ctx, b))
+        .transpose()?;
+    let win = window(ctx, args)?;
     let depth_multiplier = if depthwise {
-        Some(ctx.int(args, 6)?.max(1) as usize)
+        Some(ctx.int(args, ctx.named("depth_multiplier")?)?.max(1) as usize)
     } else {
         None
     };
-    let in_off = int32(ctx, args, 6 + k0)?;
-    let rq = requant_args(ctx, args, 8 + k0, int32(ctx, args, 7 + k0)?, 10 + k0)?;
+    let in_off = int32(ctx, args, ctx.named("input_offset")?)?;
+    let rq = requant_args(ctx, args)?;
     let o = out_of(ctx, args)?;
     let od = activation_out(ctx, o, act)?;
     let wd = weight_dims(ctx, &weight.shape)?;
@@ -416,7 +416,7 @@ pub fn conv2d(
     check_channels(ctx, fits, &input, &weight.shape, od, &rq, bias.as_deref())?;
     if let Some(m) = depth_multiplier {
         let call = CoreCall::Depthwise {
-            scratch_bytes: scratch_bytes(ctx, args, 12 + k0)?,
+            scratch_bytes: scratch_bytes(ctx, args, ctx.named("scratch")?)?,
             batch: input.dims[0],
             in_channels: c,
             out_channels: oc,
@@ -594,17 +594,23 @@ pub fn transpose_conv_rolling(t: &TransposeConv<'_>, out: &mut [i8]) {
 /// act_max, scratch, output_scratch, out)`: `arm_transpose_conv_wrapper_s8` of the device's
 /// CMSIS-NN version.
 pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), RuntimeError> {
-    let input = activation_in(ctx, args, 0, act)?;
-    let weight = ctx.tensor(args, 1)?;
-    let bias = ctx.opt_tensor(args, 2)?.map(|b| i32s(ctx, b)).transpose()?;
-    let (s, p) = (ctx.window_ints(args, 3)?, ctx.window_ints(args, 4)?);
+    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
+    let weight = ctx.tensor(args, ctx.named("weight")?)?;
+    let bias = ctx
+        .opt_tensor(args, ctx.named("bias")?)?
+        .map(|b| i32s(ctx, b))
+        .transpose()?;
+    let (s, p) = (
+        ctx.window_ints(args, ctx.named("stride")?)?,
+        ctx.window_ints(args, ctx.named("padding")?)?,
+    );
     let stride = (pair(&s, 0), pair(&s, 1));
     let padding = (pair(&p, 0), pair(&p, 1));
     if stride.0 == 0 || stride.1 == 0 {
         return Err(ctx.bad("zero stride"));
     }
-    let in_off = int32(ctx, args, 7)?;
-    let rq = requant_args(ctx, args, 9, int32(ctx, args, 8)?, 11)?;
+    let in_off = int32(ctx, args, ctx.named("input_offset")?)?;
+    let rq = requant_args(ctx, args)?;
     let o = out_of(ctx, args)?;
     let od = activation_out(ctx, o, act)?;
     let wd = weight_dims(ctx, &weight.shape)?;
@@ -648,10 +654,16 @@ pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(
 /// `Σ x·w + filter_offset·Σ x + kernel_sum`; without it (or on a core without MVE, which never
 /// reads it), `Σ (x+input_offset)(w+filter_offset) + bias`.
 pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    let input = ctx.stored(args, 0)?;
-    let weight = ctx.tensor(args, 1)?;
-    let bias = ctx.opt_tensor(args, 2)?.map(|t| i32s(ctx, t)).transpose()?;
-    let kernel_sum = ctx.opt_tensor(args, 3)?.map(|t| i32s(ctx, t)).transpose()?;
+    let input = ctx.stored(args, ctx.named("input")?)?;
+    let weight = ctx.tensor(args, ctx.named("weights")?)?;
+    let bias = ctx
+        .opt_tensor(args, ctx.named("bias")?)?
+        .map(|t| i32s(ctx, t))
+        .transpose()?;
+    let kernel_sum = ctx
+        .opt_tensor(args, ctx.named("kernel_sum")?)?
+        .map(|t| i32s(ctx, t))
+        .transpose()?;
     // Only the MVE path reads the kernel sum (`ctx->buf`); on a core without Helium a program
     // lowered for one (kernel sum, no bias) runs without its bias, and on a Helium core a call
     // without one fails.
@@ -662,12 +674,15 @@ pub fn linear(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         return Err(ctx.device_fails(why));
     }
     let kernel_sum = kernel_sum.filter(|_| ctx.device.target.has_helium());
-    let in_off = int32(ctx, args, 4)?;
-    let f_off = int32(ctx, args, 5)?;
-    let out_off = int32(ctx, args, 6)?;
-    let mults = ctx.ints(args, 7)?;
-    let shifts = ctx.ints(args, 8)?;
-    let (act_max, act_min) = (int32(ctx, args, 9)?, int32(ctx, args, 10)?);
+    let in_off = int32(ctx, args, ctx.named("input_offset")?)?;
+    let f_off = int32(ctx, args, ctx.named("filter_offset")?)?;
+    let out_off = int32(ctx, args, ctx.named("output_offset")?)?;
+    let mults = ctx.ints(args, ctx.named("requantize_multipliers")?)?;
+    let shifts = ctx.ints(args, ctx.named("requantize_shifts")?)?;
+    let (act_max, act_min) = (
+        int32(ctx, args, ctx.named("activation_max")?)?,
+        int32(ctx, args, ctx.named("activation_min")?)?,
+    );
     let (act_min, act_max) = ctx.range(act_min, act_max)?;
     let [outs, ins] = match weight.shape.as_slice() {
         [a, b] => [*a, *b],

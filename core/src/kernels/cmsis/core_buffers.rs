@@ -103,8 +103,6 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
             .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))?;
         n.checked_mul(t.scalar_type.element_size().unwrap_or(1))
     };
-    // each argument by its schema name (the registry's), never by counting
-    let arg = |name: &str| crate::ops::arg_of(op, name);
     // sizes are NHWC in the explicit-layout `_nhwc` ops, NCHW (stored channels-last) otherwise
     let nhwc = op.ends_with("_nhwc");
     let dim = |t: &crate::formats::pte::Tensor, nchw: usize, nhwc_i: usize| {
@@ -115,36 +113,31 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
     match op {
         "cortex_m::quantized_linear" => Some(CoreCall::Linear {
             kernel_sum: matches!(
-                arg("kernel_sum")
-                    .and_then(|k| args.get(k))
-                    .and_then(|&v| plan.values.get(v)),
+                args.get(3).and_then(|&v| plan.values.get(v)),
                 Some(EValue::Tensor(_))
             ),
         }),
         "cortex_m::quantized_batch_matmul" => Some(CoreCall::BatchMatmul {
-            scratch_bytes: bytes(arg("scratch")?)?,
+            scratch_bytes: bytes(7)?,
         }),
         "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
             let (x, out) = (
-                tensor_arg(plan, args, arg("input")?)?,
+                tensor_arg(plan, args, 0)?,
                 tensor_arg(plan, args, args.len().checked_sub(2)?)?,
             );
-            let dilation = int_list(plan, args, arg("dilation")?);
+            let dilation = int_list(plan, args, 5);
             let d = |i: usize| {
                 dilation
                     .get(i)
                     .and_then(|&v| usize::try_from(v).ok())
                     .unwrap_or(1)
             };
-            let multiplier = match args
-                .get(arg("depth_multiplier")?)
-                .and_then(|&v| plan.values.get(v))
-            {
+            let multiplier = match args.get(6).and_then(|&v| plan.values.get(v)) {
                 Some(EValue::Int(m)) => usize::try_from(*m).ok()?,
                 _ => return None,
             };
             Some(CoreCall::Depthwise {
-                scratch_bytes: bytes(arg("scratch")?)?,
+                scratch_bytes: bytes(13)?,
                 batch: dim(x, 0, 0)?,
                 in_channels: dim(x, 1, 3)?,
                 out_channels: dim(out, 1, 3)?,
@@ -154,8 +147,8 @@ pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option
         }
         "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => {
             Some(CoreCall::AvgPool {
-                scratch_bytes: bytes(arg("scratch")?)?,
-                channels: dim(tensor_arg(plan, args, arg("input")?)?, 1, 3)?,
+                scratch_bytes: bytes(8)?,
+                channels: dim(tensor_arg(plan, args, 0)?, 1, 3)?,
             })
         }
         _ => None,

@@ -58,9 +58,9 @@ pub fn pool_s8(
 
 fn window(ctx: &Ctx<'_>, args: &[usize]) -> Result<PoolWindow, RuntimeError> {
     let (k, s, p) = (
-        ctx.window_ints(args, 1)?,
-        ctx.window_ints(args, 2)?,
-        ctx.window_ints(args, 3)?,
+        ctx.window_ints(args, ctx.named("kernel_size")?)?,
+        ctx.window_ints(args, ctx.named("stride")?)?,
+        ctx.window_ints(args, ctx.named("padding")?)?,
     );
     let win = PoolWindow {
         kernel: (pair(&k, 0), pair(&k, 1)),
@@ -118,9 +118,9 @@ fn pool(
 /// `quantized_avg_pool2d[_nhwc].out(input, kernel, stride, padding, ceil_mode, zero_point,
 /// multiplier, shift, scratch, out)`.
 pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), RuntimeError> {
-    let input = activation_in(ctx, args, 0, act)?;
+    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
     let call = CoreCall::AvgPool {
-        scratch_bytes: scratch_bytes(ctx, args, 8)?,
+        scratch_bytes: scratch_bytes(ctx, args, ctx.named("scratch")?)?,
         channels: input.dims[3],
     };
     if let Some(why) = fails_on(ctx.device.target, call) {
@@ -134,12 +134,15 @@ pub fn avg_pool2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), Run
 /// `quantized_max_pool2d[_nhwc].out(input, kernel, stride, padding, dilation, ceil_mode,
 /// input_zero_point, output_zero_point, activation_min, activation_max, out)`.
 pub fn max_pool2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), RuntimeError> {
-    let d = ctx.ints(args, 4)?;
+    let d = ctx.ints(args, ctx.named("dilation")?)?;
     if d.iter().any(|&v| v != 1) {
         return Err(ctx.bad(format!("dilation {d:?}: arm_max_pool_s8 has none")));
     }
-    let bounds = ctx.range(int32(ctx, args, 8)?, int32(ctx, args, 9)?)?;
-    let input = activation_in(ctx, args, 0, act)?;
+    let bounds = ctx.range(
+        int32(ctx, args, ctx.named("activation_min")?)?,
+        int32(ctx, args, ctx.named("activation_max")?)?,
+    )?;
+    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
     pool(ctx, args, act, input, bounds, |win| {
         win.iter().copied().max().unwrap_or(-128)
     })
