@@ -1,16 +1,17 @@
-//! Inputs passed as int8 (`lower --quantize-io`, ExecuTorch's `QuantizeInputs` before the
-//! Cortex-M passes) against ExecuTorch's own program of the same model exported with its
-//! `QuantizeInputs` (`tests/fixtures/tools/make_quantize_io.py`): in the explicit-layout flow
-//! the same calls and the same outputs on int8 inputs; in the default flow ExecuTorch's program
-//! declares its int8 input contiguous, which the Cortex-M convolution refuses, and etscope
-//! refuses to write it, saying why.
+//! Inputs and outputs passed as int8 (`lower --quantize-io[=inputs|outputs|both]`, ExecuTorch's
+//! `QuantizeInputs` and `QuantizeOutputs` before the Cortex-M passes) against ExecuTorch's own
+//! programs of the same model exported with them (`tests/fixtures/tools/make_quantize_io.py`):
+//! in the explicit-layout flow the same calls and the same outputs; in the default flow this
+//! model's program stores its input contiguous, which the Cortex-M convolution refuses, in
+//! ExecuTorch's programs as in etscope's, and etscope refuses to write it, saying why.
 
 mod common;
 
 use etscope_core::analysis::diff_sources::PreparedSource;
 use etscope_core::formats::etrecord::ETRecord;
 use etscope_core::formats::pte::{Instruction, Program};
-use etscope_core::lower::{self, quantize_io::quantize_inputs, Core, Flow, Module, Options};
+use etscope_core::lower::quantize_io::{quantize_inputs, quantize_outputs};
+use etscope_core::lower::{self, Core, Flow, Module, Options};
 use etscope_core::tensor::TensorData;
 
 fn dir() -> std::path::PathBuf {
@@ -109,4 +110,95 @@ fn the_default_flow_with_int8_inputs_is_refused_as_executorchs_own_program_fails
     }];
     let refused = side.run(&input, None).expect_err("the kernel refuses");
     assert!(refused.to_string().contains("channels-last"), "{refused}");
+}
+
+/// The program as `lower --quantize-io=both|outputs` makes it from the ETRecord `stem`.
+fn lowered_with(stem: &str, flow: Flow, inputs: bool) -> Program {
+    let rec =
+        ETRecord::parse(&common::read(&dir().join(format!("{stem}.etrecord")))).expect("etrecord");
+    let mut edge = Module::from_etrecord(&rec, None).expect("edge");
+    let options = Options {
+        flow,
+        core: Core::M55,
+    };
+    if inputs {
+        edge = quantize_inputs(edge).expect("int8 inputs").0;
+    }
+    let (edge, how) = quantize_outputs(edge).expect("int8 outputs");
+    // the one output, dequantized as the program's own dequantize did it
+    assert_eq!(how.len(), 1);
+    assert!(how[0].scale > 0.0 && (how[0].quant_min, how[0].quant_max) == (-128, 127));
+    let stages = lower::lower(edge, &options).expect("lowers");
+    Program::parse(
+        lower::emit::program(&stages.last().expect("passes").module, &options).expect("writes"),
+    )
+    .expect("reads")
+}
+
+/// Runs `p` on `input`: its first output, as the diff compares it.
+fn output_bytes(p: &Program, input: &[TensorData]) -> Vec<f64> {
+    let side = PreparedSource::program("p", p, None, None).expect("prepares");
+    let run = side.run(input, None).expect("runs");
+    let out = etscope_core::analysis::diff::comparable_output(&run, &run, 0)
+        .expect("an output")
+        .expect("comparable")
+        .0;
+    out.iter().map(|&x| f64::from(x)).collect()
+}
+
+#[test]
+fn outputs_returned_as_int8_equal_executorchs_quantize_outputs_program_and_fail_where_it_fails() {
+    // explicit flow, inputs and outputs as int8: ExecuTorch's QuantizeInputs + QuantizeOutputs
+    let ours = lowered_with("model_int8_m55_explicit", Flow::Explicit, true);
+    let theirs = Program::parse(common::read(
+        &dir().join("model_int8_m55_explicit_quantized_io.pte"),
+    ))
+    .expect("pte");
+    assert_eq!(calls(&ours), calls(&theirs));
+    assert!(!calls(&ours)
+        .iter()
+        .any(|c| c.contains("quantize_per_tensor")));
+    for seed in 0..6u64 {
+        let input = [TensorData {
+            dtype: etscope_core::ScalarType::Char,
+            shape: vec![1, 3, 48, 48],
+            bytes: (0..3 * 48 * 48u64)
+                .map(|i| ((i * 2654435761 + seed * 131) >> 9) as u8)
+                .collect(),
+        }];
+        let (a, b) = (output_bytes(&ours, &input), output_bytes(&theirs, &input));
+        assert_eq!(a.len(), 4, "four int8 logits");
+        assert_eq!(a, b, "input {seed}");
+    }
+    // default flow, outputs alone (the float input stays): this model's default-flow program
+    // stores its input contiguous, which the Cortex-M convolution refuses, with or without
+    // QuantizeOutputs: ExecuTorch's own QuantizeOutputs program fails there on the host, and
+    // etscope's lowering refuses to write it, saying so
+    let theirs = Program::parse(common::read(
+        &dir().join("model_int8_m55_quantized_outputs.pte"),
+    ))
+    .expect("pte");
+    assert!(!calls(&theirs).iter().any(|c| c.contains("dequantize")));
+    let side = PreparedSource::program("executorch", &theirs, None, None).expect("prepares");
+    let input = [TensorData {
+        dtype: etscope_core::ScalarType::Float,
+        shape: vec![1, 3, 48, 48],
+        bytes: vec![0; 3 * 48 * 48 * 4],
+    }];
+    let refused = side.run(&input, None).expect_err("the kernel refuses");
+    assert!(refused.to_string().contains("channels-last"), "{refused}");
+    let rec =
+        ETRecord::parse(&common::read(&dir().join("model_int8_m55.etrecord"))).expect("etrecord");
+    let edge = quantize_outputs(Module::from_etrecord(&rec, None).expect("edge"))
+        .expect("int8 outputs")
+        .0;
+    let options = Options {
+        flow: Flow::Default,
+        core: Core::M55,
+    };
+    let stages = lower::lower(edge, &options).expect("lowers");
+    let err = lower::emit::program(&stages.last().expect("passes").module, &options)
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("channels-last"), "{err}");
 }

@@ -46,7 +46,9 @@ pub struct Outputs<'a> {
     /// Modules whose weighted layers stay in float (a mixed program).
     pub keep_float: &'a [String],
     /// The inputs passed as int8 (ExecuTorch's `QuantizeInputs` first).
-    pub quantize_io: bool,
+    pub quantize_inputs: bool,
+    /// The outputs returned as int8 (ExecuTorch's `QuantizeOutputs` first).
+    pub quantize_outputs: bool,
 }
 
 pub fn run(
@@ -65,7 +67,7 @@ pub fn run(
             etscope_core::lower::keep_float::keep_float(module, outputs.keep_float, options.flow)
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
-    if outputs.quantize_io {
+    if outputs.quantize_inputs {
         let (quantized, how) = etscope_core::lower::quantize_io::quantize_inputs(module)
             .map_err(|e| anyhow!("{}: {e}", path.display()))?;
         module = quantized;
@@ -77,13 +79,25 @@ pub fn run(
             );
         }
     }
+    if outputs.quantize_outputs {
+        let (quantized, how) = etscope_core::lower::quantize_io::quantize_outputs(module)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        module = quantized;
+        for q in &how {
+            eprintln!(
+                "output {}: int8 in [{}, {}], dequantized by the application as (q - {}) · {}",
+                q.index, q.quant_min, q.quant_max, q.zero_point, q.scale
+            );
+        }
+    }
+    let quantize_io = outputs.quantize_inputs || outputs.quantize_outputs;
     let edge_module = outputs.numerics.then(|| module.clone());
     let edge = module.graph.clone();
     let stages = lower::lower(module, &options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(out) = out {
         let last = &stages.last().ok_or_else(|| anyhow!("no passes"))?.module;
         let bytes = etscope_core::lower::emit::program(last, &options).map_err(|e| {
-            let why = if outputs.quantize_io && options.flow == lower::Flow::Default {
+            let why = if outputs.quantize_inputs && options.flow == lower::Flow::Default {
                 " (ExecuTorch's own QuantizeInputs writes this program too, and its Cortex-M convolution refuses it the same way: the int8 input is declared contiguous; the explicit-layout flow takes int8 inputs)"
             } else {
                 ""
@@ -138,9 +152,9 @@ pub fn run(
     }
     // the ETRecord's own result of these passes, when it has one: of the program as quantized,
     // so a mixed program (layers kept in float) is not set against it
-    if outputs.quantize_io {
+    if quantize_io {
         println!(
-            "inputs passed as int8: not compared with the ETRecord's edge_after_transform (ExecuTorch's lowering of the program as it takes float inputs)"
+            "inputs or outputs passed as int8: not compared with the ETRecord's edge_after_transform (ExecuTorch's lowering of the program as it takes and returns floats)"
         );
     } else if !outputs.keep_float.is_empty() {
         println!(

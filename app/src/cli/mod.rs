@@ -233,10 +233,13 @@ pub enum Command {
         /// `eval` names its groups): a mixed program.
         #[arg(long, value_delimiter = ',')]
         keep_float: Vec<String>,
-        /// The program takes its inputs as int8: ExecuTorch's `QuantizeInputs` before the
-        /// Cortex-M passes (the application quantizes; every input must be read by a quantize).
-        #[arg(long)]
-        quantize_io: bool,
+        /// The program takes its inputs (`inputs`, the default), returns its outputs
+        /// (`outputs`) or both (`both`) as int8: ExecuTorch's `QuantizeInputs` /
+        /// `QuantizeOutputs` before the Cortex-M passes (the application quantizes and
+        /// dequantizes; every input must be read by a quantize, every output made by a
+        /// dequantize).
+        #[arg(long, value_name = "inputs|outputs|both", num_args = 0..=1, default_missing_value = "inputs", value_parser = ["inputs", "outputs", "both"])]
+        quantize_io: Option<String>,
     },
     /// Estimate every call's cycles on a Cortex-M core without a board: the path CMSIS-NN takes
     /// for the call's shape on that core, priced from its compiled loops and the core's
@@ -749,7 +752,8 @@ pub fn run(command: Command) -> Result<()> {
                 numerics: numerics || !input.is_empty(),
                 inputs: &input,
                 keep_float: &keep_float,
-                quantize_io,
+                quantize_inputs: matches!(quantize_io.as_deref(), Some("inputs" | "both")),
+                quantize_outputs: matches!(quantize_io.as_deref(), Some("outputs" | "both")),
             },
             method.as_deref(),
             json,

@@ -288,6 +288,42 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
         "{int8}"
     );
     assert!(arena(&theirs) < arena(&d));
+    // and with the outputs as int8 too, the arena ExecuTorch plans after QuantizeInputs and
+    // QuantizeOutputs (the explicit flow's, the one whose program runs)
+    let base = json(&[
+        "fit",
+        io.join("model_int8_m55_explicit.pte")
+            .to_str()
+            .expect("path"),
+        "--part",
+        "mps3-an547",
+        "--json",
+    ]);
+    let both = json(&[
+        "fit",
+        io.join("model_int8_m55_explicit_quantized_io.pte")
+            .to_str()
+            .expect("path"),
+        "--part",
+        "mps3-an547",
+        "--json",
+    ]);
+    let io_what_if = base["what_if"]
+        .as_array()
+        .expect("what-ifs")
+        .iter()
+        .find(|w| {
+            w["change"]
+                .as_str()
+                .is_some_and(|c| c.contains("inputs and outputs"))
+        })
+        .expect("an int8 inputs-and-outputs what-if");
+    let others = base["ram"]["total"].as_u64().expect("total") - arena(&base);
+    assert_eq!(
+        io_what_if["ram_total"].as_u64().expect("ram") - others,
+        arena(&both),
+        "{io_what_if}"
+    );
     // an operator no measured kernel implements is named, and flash is then a lower bound
     // (ExecuTorch's own explicit-flow mixed program calls aten::linear.out, which the portable
     // library does not have)

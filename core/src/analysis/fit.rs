@@ -351,8 +351,21 @@ fn totals(
 /// reads is gone from the arena, the quantize's output is the input, and ExecuTorch's greedy
 /// planner places the rest again. `None` when no input is quantized on entry.
 pub fn arenas_with_int8_inputs(program: &Program, plan_index: usize) -> Option<Vec<u64>> {
+    arenas_with_int8_io(program, plan_index, false)
+}
+
+/// The arenas as [`arenas_with_int8_inputs`], and with `outputs` the outputs returned as int8
+/// too (ExecuTorch's `QuantizeOutputs`: each output a dequantize makes is the dequantize's int8
+/// input, the float tensor gone from the arena). `None` when nothing changes.
+pub fn arenas_with_int8_io(
+    program: &Program,
+    plan_index: usize,
+    outputs: bool,
+) -> Option<Vec<u64>> {
     let mut graph = crate::ir::from_pte::graph_from_plan(program, plan_index)?;
-    if !quantized_inputs_as_inputs(&mut graph) {
+    let inputs = quantized_inputs_as_inputs(&mut graph);
+    let outs = outputs && quantized_outputs_as_outputs(&mut graph);
+    if !(inputs || outs) || (outputs && !outs) {
         return None;
     }
     let plan = crate::plan::derive(&graph);
@@ -390,6 +403,35 @@ fn quantized_inputs_as_inputs(graph: &mut Graph) -> bool {
         graph.values[q].producer = None;
         graph.values[v].storage = Storage::Unplanned;
         graph.values[v].placement = None;
+        changed = true;
+    }
+    changed
+}
+
+/// Rewrites `graph` so that each output a dequantize makes is replaced by the dequantize's
+/// input; whether any was.
+fn quantized_outputs_as_outputs(graph: &mut Graph) -> bool {
+    let mut changed = false;
+    for k in 0..graph.outputs.len() {
+        let o = graph.outputs[k];
+        let Some(node) = graph.values[o].producer.and_then(|p| graph.nodes.get(p)) else {
+            continue;
+        };
+        let dequantizes = node.def().is_some_and(|d| d.traits.dequantizes);
+        let Some(&codes) = node.inputs.first() else {
+            continue;
+        };
+        if !dequantizes
+            || graph.values[o]
+                .consumers
+                .iter()
+                .any(|&c| graph.nodes[c].kind != crate::ir::NodeKind::Output)
+        {
+            continue;
+        }
+        graph.outputs[k] = codes;
+        graph.values[o].storage = Storage::Unplanned;
+        graph.values[o].placement = None;
         changed = true;
     }
     changed

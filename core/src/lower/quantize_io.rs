@@ -1,14 +1,22 @@
-//! Inputs passed as int8, before the lowering: ExecuTorch's `QuantizeInputs`
-//! (`exir/passes/quantize_io_pass.py`, `quantize_input`) on an edge graph. Each program input
-//! that a `quantize_per_tensor` alone reads is replaced by that quantize's output: the program
-//! takes the int8 codes and the application quantizes. An input read by anything else is
-//! refused, as ExecuTorch refuses it. Not an ExecuTorch Cortex-M pass: `lower --quantize-io`
-//! runs it before them (`core/tests/lowering.rs` checks the result against ExecuTorch's own
-//! program, `tests/fixtures/quantize_io`).
+//! Inputs and outputs passed as int8, before the lowering: ExecuTorch's `QuantizeInputs` and
+//! `QuantizeOutputs` (`exir/passes/quantize_io_pass.py`, `quantize_input`, `quantize_output`)
+//! on an edge graph.
+//!
+//! - Each program input that a `quantize_per_tensor` alone reads is replaced by that quantize's
+//!   output: the program takes the int8 codes and the application quantizes. An input read by
+//!   anything else is refused, as ExecuTorch refuses it.
+//! - Each program output a `dequantize_per_tensor` produces is replaced by the dequantize's
+//!   input: the program returns the int8 codes and the application dequantizes. An output
+//!   produced by anything else is refused, as ExecuTorch refuses it; the dequantize goes when
+//!   nothing else reads it (ExecuTorch's `eliminate_dead_code`).
+//!
+//! Not ExecuTorch Cortex-M passes: `lower --quantize-io` runs them before them
+//! (`core/tests/quantize_io.rs` checks the results against ExecuTorch's own programs,
+//! `tests/fixtures/quantize_io`).
 
 use crate::ir::NodeKind;
 
-use super::edit::{fail, float_arg, int_arg, op_name, set_nodes};
+use super::edit::{fail, float_arg, int_arg, op_name, remove_dead, set_nodes};
 use super::{LowerError, Module};
 
 const PASS: &str = "QuantizeInputs";
@@ -83,5 +91,74 @@ pub fn quantize_inputs(mut module: Module) -> Result<(Module, Vec<InputQuantizat
         module.graph.values[v].producer = None;
     }
     set_nodes(&mut module.graph, nodes);
+    Ok((module, quantization))
+}
+
+const OUTPUTS: &str = "QuantizeOutputs";
+
+/// How the application dequantizes output `index` after the call:
+/// `x = (q - zero_point) · scale` (ExecuTorch's `QuantizeOutputs` also writes the methods
+/// `output<k>_scale`, `_zp`, `_quant_min`, `_quant_max`).
+pub type OutputQuantization = InputQuantization;
+
+/// `module` returning its outputs as int8 (every output), and how each is dequantized.
+pub fn quantize_outputs(
+    mut module: Module,
+) -> Result<(Module, Vec<OutputQuantization>), LowerError> {
+    let g = &module.graph;
+    let mut outputs = g.outputs.clone();
+    let mut quantization = Vec::new();
+    for (k, &v) in g.outputs.iter().enumerate() {
+        let value = &g.values[v];
+        let dq = value.producer.and_then(|p| g.nodes.get(p)).filter(|d| {
+            d.kind == NodeKind::Operator
+                && op_name(d) == "quantized_decomposed::dequantize_per_tensor"
+        });
+        let Some(dq) = dq else {
+            return Err(fail(
+                OUTPUTS,
+                format!(
+                    "output {k} ({}) is not made by a dequantize_per_tensor; ExecuTorch's QuantizeOutputs takes an output the model dequantizes last",
+                    value.name
+                ),
+            ));
+        };
+        let Some(&codes) = dq.inputs.first() else {
+            return Err(fail(OUTPUTS, format!("{} has no input", dq.name)));
+        };
+        let arg = |k: usize| {
+            int_arg(dq, k).ok_or_else(|| {
+                fail(
+                    OUTPUTS,
+                    format!("{}: argument {k} is not an integer", dq.name),
+                )
+            })
+        };
+        quantization.push(OutputQuantization {
+            index: k,
+            scale: float_arg(dq, 1)
+                .ok_or_else(|| fail(OUTPUTS, format!("{}: no scale", dq.name)))?,
+            zero_point: arg(2)?,
+            quant_min: arg(3)?,
+            quant_max: arg(4)?,
+        });
+        outputs[k] = codes;
+    }
+    // the graph's outputs and its output node's inputs name the int8 codes
+    for n in module
+        .graph
+        .nodes
+        .iter_mut()
+        .filter(|n| n.kind == NodeKind::Output)
+    {
+        for v in n.inputs.iter_mut() {
+            if let Some(k) = module.graph.outputs.iter().position(|o| o == v) {
+                *v = outputs[k];
+            }
+        }
+    }
+    module.graph.outputs = outputs;
+    module.graph.relink();
+    remove_dead(&mut module.graph);
     Ok((module, quantization))
 }
