@@ -364,8 +364,13 @@ pub fn arenas_with_int8_io(
 ) -> Option<Vec<u64>> {
     let mut graph = crate::ir::from_pte::graph_from_plan(program, plan_index)?;
     let inputs = quantized_inputs_as_inputs(&mut graph);
-    let outs = outputs && quantized_outputs_as_outputs(&mut graph);
-    if !(inputs || outs) || (outputs && !outs) {
+    // what was asked changed something: the outputs when asked, else the inputs
+    let changed = if outputs {
+        quantized_outputs_as_outputs(&mut graph)
+    } else {
+        inputs
+    };
+    if !changed {
         return None;
     }
     let plan = crate::plan::derive(&graph);
