@@ -143,7 +143,7 @@ fn output_bytes(p: &Program, input: &[TensorData]) -> Vec<f64> {
         .expect("an output")
         .expect("comparable")
         .0;
-    out.iter().map(|&x| f64::from(x)).collect()
+    out.to_vec()
 }
 
 #[test]
