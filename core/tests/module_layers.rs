@@ -217,3 +217,59 @@ fn the_runtime_executes_only_the_ir() {
         }
     }
 }
+
+/// The lowering reads a scalar argument (an int, a float, an int list, a bool) by the name the
+/// operator's schema gives it (`edit::pos`), not by a bare position. Not yet: the layout passes
+/// (`lower/layout/`), which also read etscope's own layout permutes and `aten::pad`, which have
+/// no schema in the registry.
+#[test]
+fn the_lowering_reads_scalar_arguments_by_schema_name() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lower");
+    let layout = root.join("layout");
+    let mut files = vec![root];
+    let mut offenders = Vec::new();
+    let mut scanned = 0;
+    while let Some(p) = files.pop() {
+        if p == layout {
+            continue;
+        }
+        if p.is_dir() {
+            files.extend(
+                std::fs::read_dir(&p)
+                    .expect("dir")
+                    .map(|e| e.expect("entry").path()),
+            );
+            continue;
+        }
+        if p.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        scanned += 1;
+        let text = std::fs::read_to_string(&p).expect("source");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (k, line) in code.lines().enumerate() {
+            for reader in ["int_arg(", "float_arg(", "ints_arg(", "bool_arg("] {
+                let mut rest = line;
+                while let Some(at) = rest.find(reader) {
+                    rest = &rest[at + reader.len()..];
+                    // `reader(node, 3)`: the second argument is a bare number
+                    let call: String = rest.chars().take_while(|&c| c != ')').collect();
+                    let bare = call.split(',').nth(1).is_some_and(|a| {
+                        !a.trim().is_empty() && a.trim().chars().all(|c| c.is_ascii_digit())
+                    });
+                    if bare && !line.trim_start().starts_with("pub fn") {
+                        offenders.push(format!("{}:{}: {}", p.display(), k + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        scanned > 15,
+        "sanity: the lowering's sources were read ({scanned})"
+    );
+    assert!(
+        offenders.is_empty(),
+        "arguments read by position: {offenders:#?}"
+    );
+}

@@ -5,7 +5,7 @@
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Graph, Node, NodeKind, ValueId};
 
-use super::edit::{int_arg, op_name};
+use super::edit::{int_arg, op_name, pos};
 
 pub(super) const DQ_OPS: [&str; 4] = [
     "quantized_decomposed::dequantize_per_tensor",
@@ -62,10 +62,17 @@ pub(super) fn pattern_accepts(g: &Graph, n: &Node, flow: super::Flow) -> bool {
     use super::edit::{arg, ints_arg};
     let shape = |k: usize| super::edit::tensor_arg(n, k).map(|v| g.values[v].shape.clone());
     match op_name(n) {
-        "aten::avg_pool2d" => matches!(arg(n, 6), None | Some(ArgData::None)),
-        "aten::convolution" if super::edit::bool_arg(n, 6) == Some(true) => {
-            let all = |k: usize, v: i64| ints_arg(n, k).is_none_or(|x| x.iter().all(|&e| e == v));
-            all(7, 0) && all(5, 1) && int_arg(n, 8).unwrap_or(1) == 1
+        "aten::avg_pool2d" => matches!(
+            arg(n, pos(n, "divisor_override")),
+            None | Some(ArgData::None)
+        ),
+        "aten::convolution" if super::edit::bool_arg(n, pos(n, "transposed")) == Some(true) => {
+            let all = |name: &str, v: i64| {
+                ints_arg(n, pos(n, name)).is_none_or(|x| x.iter().all(|&e| e == v))
+            };
+            all("output_padding", 0)
+                && all("dilation", 1)
+                && int_arg(n, pos(n, "groups")).unwrap_or(1) == 1
         }
         "aten::add" | "aten::sub" | "aten::mul" => {
             let alpha_ok = match arg(n, 2) {
@@ -95,7 +102,7 @@ pub(super) fn pattern_accepts(g: &Graph, n: &Node, flow: super::Flow) -> bool {
         // graph's softmax inputs: the 4-D cases over dim 1 stay in float)
         "aten::_softmax" => {
             let rank = shape(0).map_or(0, |s| s.len()) as i64;
-            int_arg(n, 1).map(|d| d.rem_euclid(rank.max(1))) == Some(rank - 1)
+            int_arg(n, pos(n, "dim")).map(|d| d.rem_euclid(rank.max(1))) == Some(rank - 1)
         }
         "aten::bmm" => match (shape(0), shape(1)) {
             (Some(a), Some(b)) => a.len() == 3 && b.len() == 3 && a[0] == b[0] && a[2] == b[1],
@@ -159,8 +166,8 @@ pub(super) fn annotated(
         };
         let qparams = |node: &Node| {
             (
-                super::edit::float_arg(node, 1).map(f64::to_bits),
-                int_arg(node, 2),
+                super::edit::float_arg(node, pos(node, "scale")).map(f64::to_bits),
+                int_arg(node, pos(node, "zero_point")),
             )
         };
         // ... and only if its region is quantized again after it (directly, or after more

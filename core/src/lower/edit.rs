@@ -1,5 +1,6 @@
-//! Small graph edits the lowering passes share: reading a node's arguments by schema position,
-//! making values, constants and nodes, rewiring uses, and renumbering after nodes moved.
+//! Small graph edits the lowering passes share: reading a node's arguments by the names its
+//! schema gives them ([`pos`]), making values, constants and nodes, rewiring uses, and
+//! renumbering after nodes moved.
 
 use crate::dtype::ScalarType;
 use crate::ir::{Arg, ArgData, Graph, Node, NodeId, NodeKind, Storage, ValueId, ValueInfo};
@@ -14,6 +15,19 @@ pub fn fail(pass: &'static str, detail: impl Into<String>) -> PassError {
         pass,
         detail: detail.into(),
     }
+}
+
+/// The position of the argument `node`'s operator schema calls `name` (past every argument when
+/// the operator has no such argument, so that reading it gives `None`; a name no schema of the
+/// operator has is a bug of the pass, caught in debug builds).
+pub fn pos(node: &Node, name: &str) -> usize {
+    let found = node.def().and_then(|d| d.arg(name));
+    debug_assert!(
+        found.is_some() || node.def().and_then(|d| d.parsed_schema()).is_none(),
+        "{}: no argument {name:?} in its schema",
+        node.qualified_op()
+    );
+    found.unwrap_or(usize::MAX)
 }
 
 /// Argument `k` of `node` (by position), `None` past the end.

@@ -39,19 +39,19 @@ pub fn quant_args_of(m: &Module, n: &Node) -> Option<QuantArgs> {
         QuantArgs {
             scales: scales.to_f64().ok()?,
             zero_points,
-            axis: Some(int_arg(n, 3)?),
-            qmin: int_arg(n, 4)?,
-            qmax: int_arg(n, 5)?,
-            dtype: dtype(6)?,
+            axis: Some(int_arg(n, super::edit::pos(n, "axis"))?),
+            qmin: int_arg(n, super::edit::pos(n, "quant_min"))?,
+            qmax: int_arg(n, super::edit::pos(n, "quant_max"))?,
+            dtype: dtype(super::edit::pos(n, "dtype"))?,
         }
     } else {
         QuantArgs {
-            scales: vec![float_arg(n, 1)?],
-            zero_points: vec![int_arg(n, 2)?],
+            scales: vec![float_arg(n, super::edit::pos(n, "scale"))?],
+            zero_points: vec![int_arg(n, super::edit::pos(n, "zero_point"))?],
             axis: None,
-            qmin: int_arg(n, 3)?,
-            qmax: int_arg(n, 4)?,
-            dtype: dtype(5)?,
+            qmin: int_arg(n, super::edit::pos(n, "quant_min"))?,
+            qmax: int_arg(n, super::edit::pos(n, "quant_max"))?,
+            dtype: dtype(super::edit::pos(n, "dtype"))?,
         }
     };
     Some(args)

@@ -11,7 +11,7 @@ use crate::ir::{ArgData, NodeKind, ValueId};
 use crate::tensor::TensorData;
 
 use super::edit::{
-    add_constant, float_arg, int_arg, op_name, remove_dead, replace_in_node, tensor_arg,
+    add_constant, float_arg, int_arg, op_name, pos, remove_dead, replace_in_node, tensor_arg,
 };
 use super::{LowerError, Module};
 
@@ -269,15 +269,16 @@ fn dequantized(m: &Module, v: ValueId) -> Result<Option<TensorData>, LowerError>
                 .ok_or_else(|| fail(format!("{}: argument {k} is not a constant", dq.name)))?;
             t.to_f64().map_err(|e| fail(format!("{}: {e}", dq.name)))
         };
-        let axis = int_arg(dq, 3).unwrap_or(0);
-        let zps = match dq.args.get(2).map(|a| &a.data) {
+        let axis = int_arg(dq, pos(dq, "axis")).unwrap_or(0);
+        let zps = match dq.args.get(pos(dq, "zero_points")).map(|a| &a.data) {
             Some(ArgData::Tensor(_)) => tensor(2)?,
             _ => Vec::new(),
         };
         (tensor(1)?, zps, Some(axis))
     } else {
-        let scale = float_arg(dq, 1).ok_or_else(|| fail(format!("{}: no scale", dq.name)))?;
-        let zp = int_arg(dq, 2).unwrap_or(0) as f64;
+        let scale = float_arg(dq, pos(dq, "scale"))
+            .ok_or_else(|| fail(format!("{}: no scale", dq.name)))?;
+        let zp = int_arg(dq, pos(dq, "zero_point")).unwrap_or(0) as f64;
         (vec![scale], vec![zp], None)
     };
     let rank = q.shape.len();

@@ -16,7 +16,7 @@
 
 use crate::ir::NodeKind;
 
-use super::edit::{fail, float_arg, int_arg, op_name, remove_dead, set_nodes};
+use super::edit::{fail, float_arg, int_arg, op_name, pos, remove_dead, set_nodes};
 use super::{LowerError, Module};
 
 const PASS: &str = "QuantizeInputs";
@@ -74,7 +74,8 @@ pub fn quantize_inputs(mut module: Module) -> Result<(Module, Vec<InputQuantizat
         };
         quantization.push(InputQuantization {
             index: k,
-            scale: float_arg(q, 1).ok_or_else(|| fail(PASS, format!("{}: no scale", q.name)))?,
+            scale: float_arg(q, pos(q, "scale"))
+                .ok_or_else(|| fail(PASS, format!("{}: no scale", q.name)))?,
             zero_point: arg(2)?,
             quant_min: arg(3)?,
             quant_max: arg(4)?,
@@ -136,7 +137,7 @@ pub fn quantize_outputs(
         };
         quantization.push(OutputQuantization {
             index: k,
-            scale: float_arg(dq, 1)
+            scale: float_arg(dq, pos(dq, "scale"))
                 .ok_or_else(|| fail(OUTPUTS, format!("{}: no scale", dq.name)))?,
             zero_point: arg(2)?,
             quant_min: arg(3)?,

@@ -5,18 +5,21 @@
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node};
 
-use super::edit::{int_arg, is_op};
+use super::edit::{int_arg, is_op, pos};
 use super::{LowerError, Module, Options, Pass};
 
 pub struct ReplaceQuantNodes;
 
 /// Whether a per-tensor (de)quantize's range fits the int8/int16 kernel.
 pub fn qualifies(node: &Node) -> bool {
-    let dtype = match node.args.get(5).map(|a| &a.data) {
+    let dtype = match node.args.get(pos(node, "dtype")).map(|a| &a.data) {
         Some(ArgData::ScalarType(t)) => *t,
         _ => return false,
     };
-    let (Some(qmin), Some(qmax)) = (int_arg(node, 3), int_arg(node, 4)) else {
+    let (Some(qmin), Some(qmax)) = (
+        int_arg(node, pos(node, "quant_min")),
+        int_arg(node, pos(node, "quant_max")),
+    ) else {
         return false;
     };
     match dtype {

@@ -149,7 +149,10 @@ fn permutable(g: &Graph, n: NodeId) -> bool {
     }
     let op = op_name(node);
     match op {
-        "aten::constant_pad_nd" => ints_arg(node, 1).is_some_and(|p| p.len() % 2 == 0),
+        "aten::constant_pad_nd" => {
+            ints_arg(node, super::super::edit::pos(node, "pad")).is_some_and(|p| p.len() % 2 == 0)
+        }
+        // `aten::pad` has no schema in the registry: (input, pad, mode, value) by position
         "aten::pad" => {
             let constant = matches!(
                 node.args.get(2).map(|a| &a.data),

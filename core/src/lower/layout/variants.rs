@@ -55,7 +55,9 @@ impl Pass<Options> for ChannelsLastVariants {
                         per_tensor(qin)
                             && per_tensor(qout)
                             && matches!(
-                                node.args.get(6).map(|a| &a.data),
+                                node.args
+                                    .get(super::super::edit::pos(&node, "divisor_override"))
+                                    .map(|a| &a.data),
                                 None | Some(ArgData::None)
                             )
                     }

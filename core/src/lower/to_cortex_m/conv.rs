@@ -4,7 +4,7 @@
 
 use crate::ir::{ArgData, Node, ValueId};
 
-use super::super::edit::{add_constant, bool_arg, int_arg, meta, op_name, tensor_arg};
+use super::super::edit::{add_constant, bool_arg, int_arg, meta, op_name, pos, tensor_arg};
 use super::super::qparams::{quantize_multiplier, NodeQParams, QuantArgs};
 use super::super::scratch::{self, ConvGeometry};
 use super::super::{Isa, LowerError, Module};
@@ -22,10 +22,10 @@ pub(super) fn convolution(
     let stride = pair(node, 3, [1, 1])?;
     let padding = pair(node, 4, [0, 0])?;
     let dilation = pair(node, 5, [1, 1])?;
-    if bool_arg(node, 6) == Some(true) {
+    if bool_arg(node, pos(node, "transposed")) == Some(true) {
         return transpose_convolution(m, node, q, isa);
     }
-    let groups = int_arg(node, 8).unwrap_or(1);
+    let groups = int_arg(node, pos(node, "groups")).unwrap_or(1);
     let inq = input_q(node, q, 0)?;
     let wq = input_q(node, q, 1)?;
     let outq = output_q(node, q)?;

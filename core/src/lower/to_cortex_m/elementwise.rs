@@ -5,7 +5,7 @@ use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node, ValueId};
 use crate::tensor::TensorData;
 
-use super::super::edit::{add_constant, bool_arg, int_arg, op_name, tensor_arg};
+use super::super::edit::{add_constant, bool_arg, int_arg, op_name, pos, tensor_arg};
 use super::super::qparams::{quantize_multiplier, NodeQParams, QuantArgs};
 use super::super::{LowerError, Module};
 use super::build::*;
@@ -93,11 +93,11 @@ pub(super) fn softmax(
     node: &Node,
     q: &NodeQParams,
 ) -> Result<Option<Replacement>, LowerError> {
-    if bool_arg(node, 2) == Some(true) {
+    if bool_arg(node, pos(node, "half_to_float")) == Some(true) {
         return Ok(None);
     }
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-    let dim = int_arg(node, 1).ok_or_else(|| bad(node, "no dim"))?;
+    let dim = int_arg(node, pos(node, "dim")).ok_or_else(|| bad(node, "no dim"))?;
     let (inq, outq) = (input_q(node, q, 0)?, output_q(node, q)?);
     if (outq.scale() - 1.0 / 256.0).abs() > 1e-12 || outq.zp() != -128 {
         return Err(bad(
@@ -129,7 +129,7 @@ pub(super) fn softmax(
 }
 
 pub(super) fn add(m: &mut Module, node: &Node, q: &NodeQParams) -> Result<Replacement, LowerError> {
-    let alpha = match node.args.get(2).map(|a| &a.data) {
+    let alpha = match node.args.get(pos(node, "alpha")).map(|a| &a.data) {
         None => 1,
         Some(ArgData::Int(a)) => *a,
         Some(ArgData::Float(f)) if f.fract() == 0.0 => *f as i64,

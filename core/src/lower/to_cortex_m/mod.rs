@@ -17,7 +17,7 @@ use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node, NodeKind, Storage, ValueId};
 
 use super::edit::{
-    channels_last_dim_order, ints_arg, meta, new_tensor, op_name, remove_dead, set_nodes,
+    channels_last_dim_order, ints_arg, meta, new_tensor, op_name, pos, remove_dead, set_nodes,
     tensor_arg, unique_name,
 };
 use super::qparams::NodeQParams;
@@ -130,7 +130,7 @@ fn substitute(
 fn transpose(m: &mut Module, node: &Node) -> Result<Replacement, LowerError> {
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
     let rank = meta(&m.graph, x).1.len() as i64;
-    let perms = ints_arg(node, 1).ok_or_else(|| bad(node, "no permutation"))?;
+    let perms = ints_arg(node, pos(node, "dims")).ok_or_else(|| bad(node, "no permutation"))?;
     let perms = perms
         .iter()
         .map(|p| Some(p.rem_euclid(rank.max(1))))
@@ -155,7 +155,7 @@ fn retype_new_calls(m: &mut Module) -> Vec<ValueId> {
         }
         let dtype = match n.op.as_str() {
             "cortex_m::dequantize_per_tensor" => Some(ScalarType::Float),
-            "cortex_m::quantize_per_tensor" => match n.args.get(5).map(|a| &a.data) {
+            "cortex_m::quantize_per_tensor" => match n.args.get(pos(n, "dtype")).map(|a| &a.data) {
                 Some(ArgData::ScalarType(t)) => Some(*t),
                 _ => None,
             },

@@ -5,7 +5,7 @@ use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node, Storage};
 
 use super::super::edit::{
-    bool_arg, float_arg, ints_arg, make_node, meta, new_tensor, op_name, tensor_arg,
+    bool_arg, float_arg, ints_arg, make_node, meta, new_tensor, op_name, pos, tensor_arg,
 };
 use super::super::qparams::{quantize_multiplier, quantize_val, NodeQParams};
 use super::super::scratch::{self};
@@ -22,9 +22,13 @@ pub(super) fn avg_pool2d(
     let kernel = pair(node, 1, [1, 1])?;
     let stride = pool_stride(node, 2, kernel)?;
     let padding = pair(node, 3, [0, 0])?;
-    let ceil_mode = bool_arg(node, 4).unwrap_or(false);
-    let count_include_pad = bool_arg(node, 5).unwrap_or(true);
-    if node.args.get(6).is_some_and(|a| a.data != ArgData::None) {
+    let ceil_mode = bool_arg(node, pos(node, "ceil_mode")).unwrap_or(false);
+    let count_include_pad = bool_arg(node, pos(node, "count_include_pad")).unwrap_or(true);
+    if node
+        .args
+        .get(pos(node, "divisor_override"))
+        .is_some_and(|a| a.data != ArgData::None)
+    {
         return Ok(None);
     }
     let inq = input_q(node, q, 0)?;
@@ -121,7 +125,7 @@ pub(super) fn max_pool2d(
     let stride = pool_stride(node, 2, kernel)?;
     let padding = pair(node, 3, [0, 0])?;
     let dilation = pair(node, 4, [1, 1])?;
-    let ceil_mode = bool_arg(node, 5).unwrap_or(false);
+    let ceil_mode = bool_arg(node, pos(node, "ceil_mode")).unwrap_or(false);
     if dilation != [1, 1] || ceil_mode {
         return Ok(None);
     }
@@ -160,8 +164,8 @@ pub(super) fn constant_pad(
         return Ok(None);
     };
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-    let padding = ints_arg(node, 1).ok_or_else(|| bad(node, "no padding"))?;
-    let value = float_arg(node, 2).unwrap_or(0.0);
+    let padding = ints_arg(node, pos(node, "pad")).ok_or_else(|| bad(node, "no padding"))?;
+    let value = float_arg(node, pos(node, "value")).unwrap_or(0.0);
     let pad_value = quantize_val(value, inq.scale(), inq.zp(), -128, 127);
     let xv = &m.graph.values[x];
     let rank = xv.shape.len();
