@@ -345,3 +345,49 @@ fn whole_etdumps_sent_in_chunks_with_their_debug_data_read_back_as_sent() {
         assert_eq!(a.tensor, b.tensor);
     }
 }
+
+/// The recorder keeps a bounded live window: a stream of more runs than `LIVE_WINDOW_RUNS`
+/// leaves that many runs in its live view, every run still counted, and every byte
+/// on disk.
+#[test]
+fn the_recorders_live_view_keeps_a_bounded_window_of_runs() {
+    use etscope_profiler::session::LIVE_WINDOW_RUNS;
+    use etscope_profiler::wire::{encode, encode_record};
+    let dir = std::env::temp_dir().join(format!("etscope-live-window-{}", std::process::id()));
+    let raw = dir.join("many.etsw");
+    let mut rec = Recorder::new(Some(&raw)).expect("recorder");
+    let runs = LIVE_WINDOW_RUNS + 40;
+    let mut seq = 0u32;
+    let mut push = |rec: &mut Recorder, r: Record| {
+        let (kind, payload) = encode_record(&r);
+        rec.ingest(&encode(kind, seq, &payload)).expect("ingests");
+        seq += 1;
+    };
+    for run in 0..runs as u32 {
+        let t = u64::from(run) * 1000;
+        push(&mut rec, Record::RunStart { run, ticks: t });
+        push(
+            &mut rec,
+            Record::Op {
+                instruction: 0,
+                chain: 0,
+                start: t + 1,
+                end: t + 10,
+            },
+        );
+        push(&mut rec, Record::RunEnd { run, ticks: t + 20 });
+    }
+    let stats = rec.stats();
+    assert_eq!(stats.capture.runs, runs as u64, "every run counted");
+    assert_eq!(
+        rec.live().runs().count(),
+        LIVE_WINDOW_RUNS,
+        "the live view keeps the newest {LIVE_WINDOW_RUNS} runs"
+    );
+    assert_eq!(
+        std::fs::metadata(&raw).expect("raw").len(),
+        stats.wire.bytes,
+        "every byte on disk"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
