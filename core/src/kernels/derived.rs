@@ -21,6 +21,11 @@ impl Derived {
         }
     }
 
+    /// Whether slot `slot` may keep a derived form (a fixed constant).
+    pub fn is_fixed(&self, slot: usize) -> bool {
+        self.cells.get(slot).is_some_and(Option::is_some)
+    }
+
     /// The form of value `slot` that `make` derives, kept when the slot is fixed; `fits` says
     /// whether a kept form was derived for this call's parameters (another call may read the
     /// same constant differently, e.g. with another offset): when it was not, the form is

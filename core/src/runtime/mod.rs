@@ -717,6 +717,54 @@ pub fn supports(op: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Only a constant no instruction writes and no value aliases may keep a derived form: a
+    /// cache of anything else could make a run different.
+    #[test]
+    fn a_written_or_aliased_constant_keeps_no_derived_form() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/tiny_conv_relu_linear"
+        );
+        let bytes = std::fs::read(format!("{dir}/model_int8_cortex_m55.pte")).expect("fixture");
+        let program = Program::parse(bytes).expect("parses");
+        let rt = Runtime::new(&program, 0, Target::default()).expect("prepares");
+        let constants: Vec<usize> = rt
+            .graph
+            .values
+            .iter()
+            .filter(|v| v.storage == crate::ir::Storage::Constant && v.alias_of.is_none())
+            .map(|v| v.id)
+            .collect();
+        let [aliased, written, untouched, ..] = constants[..] else {
+            panic!("three constants: {constants:?}");
+        };
+        let slots = rt.initial.len();
+        let as_is = prepare::derived_store(&rt.graph, &rt.steps, slots);
+        for c in [aliased, written, untouched] {
+            assert!(as_is.is_fixed(c), "constant {c} of the program as it is");
+        }
+        let mut graph = rt.graph.clone();
+        let view = graph
+            .values
+            .iter()
+            .position(|v| v.storage != crate::ir::Storage::Constant)
+            .expect("a non-constant value");
+        graph.values[view].alias_of = Some(aliased);
+        let mut steps = rt.steps.clone();
+        steps[0].writes.push(written);
+        let store = prepare::derived_store(&graph, &steps, slots);
+        assert!(
+            !store.is_fixed(aliased),
+            "an aliased constant is shared with a view"
+        );
+        assert!(
+            !store.is_fixed(written),
+            "a written constant changes between runs"
+        );
+        assert!(store.is_fixed(untouched));
+        assert!(!store.is_fixed(view));
+    }
+
     #[test]
     fn a_run_shares_the_prepared_constants_instead_of_copying_them() {
         let dir = concat!(

@@ -157,7 +157,7 @@ fn literal(d: &ArgData) -> RValue {
 
 /// The store of derived constant forms: a slot may keep one when it holds a program constant
 /// that no instruction writes and that shares storage with nothing.
-fn derived_store(graph: &Graph, steps: &[Step], slots: usize) -> Derived {
+pub(super) fn derived_store(graph: &Graph, steps: &[Step], slots: usize) -> Derived {
     let mut fixed: Vec<bool> = (0..slots)
         .map(|v| {
             graph.values.get(v).is_some_and(|info| {
