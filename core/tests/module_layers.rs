@@ -56,18 +56,43 @@ fn uses() -> BTreeMap<String, BTreeSet<String>> {
             }
             let text = std::fs::read_to_string(&path).expect("reads source");
             let used = out.entry(first.clone()).or_default();
-            for line in text.lines() {
-                let code = line.trim_start();
-                if code.starts_with("//") {
-                    continue;
+            // comment lines out, then the whole file as one text: a grouped import spans lines
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let ident = |rest: &str| -> String {
+                rest.chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
+                    .collect()
+            };
+            for (at, _) in code.match_indices("crate::") {
+                let rest = &code[at + "crate::".len()..];
+                let mut names = Vec::new();
+                match rest.strip_prefix('{') {
+                    // `crate::{runtime::X, ops}`: every first path segment of the group
+                    Some(group) => {
+                        let mut depth = 0usize;
+                        let mut start = true;
+                        for (k, c) in group.char_indices() {
+                            match c {
+                                '{' => depth += 1,
+                                '}' if depth == 0 => break,
+                                '}' => depth -= 1,
+                                ',' if depth == 0 => start = true,
+                                c if start && !c.is_whitespace() => {
+                                    names.push(ident(&group[k..]));
+                                    start = false;
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    None => names.push(ident(rest)),
                 }
-                for (at, _) in code.match_indices("crate::") {
-                    let rest = &code[at + "crate::".len()..];
-                    let name: String = rest
-                        .chars()
-                        .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
-                        .collect();
-                    if !name.is_empty() && name != first {
+                for name in names {
+                    if !name.is_empty() && name != first && name != "self" {
                         used.insert(name);
                     }
                 }
