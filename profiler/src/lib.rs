@@ -11,6 +11,7 @@
 
 pub mod aggregate;
 pub mod capture;
+pub mod chip;
 pub mod elf;
 pub mod framing;
 pub mod replay;

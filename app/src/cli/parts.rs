@@ -1,6 +1,7 @@
 //! `etscope parts [--json]`: the built-in parts (`core/src/part/parts.toml`, sources in
 //! docs/parts.md), and how every command that takes `--part` finds one: a built-in part's name,
-//! or a TOML file of the same form (`mine.toml`, `mine.toml#name` when it holds several).
+//! or a TOML file of the same form (`mine.toml`, `mine.toml#name` when it holds several), whose
+//! part may name a probe-rs chip (`probe_rs_chip`) instead of listing its regions.
 
 use std::path::Path;
 
@@ -28,7 +29,8 @@ pub fn resolve(spec: &str) -> Result<Part> {
         ));
     }
     let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{file}: {e}"))?;
-    let parts = part::parse(&text, file)?;
+    // a part that names a probe-rs chip and lists no regions takes the chip's memory map
+    let parts = part::parse_with(&text, file, &etscope_profiler::chip::memory_map)?;
     match name {
         Some(n) => parts
             .into_iter()

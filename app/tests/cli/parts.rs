@@ -532,3 +532,73 @@ fn fit_check_exits_1_when_the_program_does_not_fit_or_run() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A part file may name a probe-rs chip instead of listing its regions: the regions come from
+/// probe-rs's target database (the same bases and sizes as the built-in part sourced from it),
+/// with a default link; a chip probe-rs does not know is refused, naming the field.
+#[test]
+fn a_part_file_that_names_a_probe_rs_chip_takes_its_memory_map() {
+    let dir = fresh_dir("chip-part");
+    let file = dir.join("chip.toml");
+    std::fs::write(
+        &file,
+        "[[part]]\nname = \"my-h7a3\"\ncore = \"m7\"\nmhz = 280\nprobe_rs_chip = \"STM32H7A3ZI\"\n",
+    )
+    .expect("write");
+    let pte = tiny("model_int8_cortex_m4_default.pte");
+    let d = json(&[
+        "fit",
+        pte.to_str().expect("path"),
+        "--part",
+        file.to_str().expect("path"),
+        "--json",
+    ]);
+    let regions = d["part"]["regions"].as_array().expect("regions");
+    let at = |name: &str| {
+        regions
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| (r["kind"].clone(), r["base"].as_u64(), r["size"].as_u64()))
+    };
+    let builtin = json(&["parts", "--json"]);
+    let h7 = builtin
+        .as_array()
+        .expect("parts")
+        .iter()
+        .find(|p| p["name"] == "nucleo-h7a3zi")
+        .expect("the built-in H7A3");
+    let base_of = |name: &str| {
+        h7["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .find(|r| r["name"] == name)
+            .and_then(|r| r["base"].as_u64())
+    };
+    assert_eq!(at("BANK_1").map(|r| r.1), Some(base_of("Flash bank 1")));
+    assert_eq!(
+        at("DTCM").map(|r| (r.0, r.1)),
+        Some((serde_json::json!("dtcm"), base_of("DTCM")))
+    );
+    assert_eq!(d["part"]["link"]["constants"], "BANK_1");
+    assert_eq!(d["fits"], true);
+    // a chip probe-rs does not know
+    std::fs::write(
+        &file,
+        "[[part]]\nname = \"nope\"\ncore = \"m4\"\nmhz = 100\nprobe_rs_chip = \"NOT_A_CHIP_123\"\n",
+    )
+    .expect("write");
+    let out = etscope(&[
+        "fit",
+        pte.to_str().expect("path"),
+        "--part",
+        file.to_str().expect("path"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("probe_rs_chip") && err.contains("NOT_A_CHIP_123"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

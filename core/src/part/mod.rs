@@ -115,6 +115,19 @@ impl Part {
     }
 }
 
+/// A region of a chip's memory map, as a target database lists it (the app reads probe-rs's for
+/// a part file that names `probe_rs_chip` and lists no regions).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChipRegion {
+    pub name: String,
+    /// RAM is `Sram`, non-volatile memory `Flash`.
+    pub kind: RegionKind,
+    pub base: u64,
+    pub size: u64,
+    /// Where the chip boots from: a default link's code and constants.
+    pub boot: bool,
+}
+
 /// Why a part file is refused.
 #[derive(Debug, Error, PartialEq)]
 pub enum PartError {
@@ -146,7 +159,7 @@ struct PartToml {
     mhz: f64,
     mhz_note: Option<String>,
     probe_rs_chip: Option<String>,
-    link: LinkToml,
+    link: Option<LinkToml>,
     cache: Option<CacheToml>,
     #[serde(default)]
     region: Vec<RegionToml>,
@@ -190,6 +203,22 @@ struct RegionToml {
 /// stay within the 32-bit address space, distinct region names, and a link that names regions
 /// of the part.
 pub fn parse(text: &str, origin: &str) -> Result<Vec<Part>, PartError> {
+    parse_with(text, origin, &|chip| {
+        Err(format!(
+            "no regions listed, and the regions of chip {chip:?} are read from probe-rs by the app"
+        ))
+    })
+}
+
+/// [`parse`], where a part that names `probe_rs_chip` and lists no regions takes the chip's
+/// memory map from `chip_regions` (the app's: probe-rs's target database), and without a
+/// `[part.link]` a default link: code and constants in the boot flash (else the first), the
+/// arenas and the stack in the largest RAM.
+pub fn parse_with(
+    text: &str,
+    origin: &str,
+    chip_regions: &dyn Fn(&str) -> Result<Vec<ChipRegion>, String>,
+) -> Result<Vec<Part>, PartError> {
     let file: FileToml = toml::from_str(text).map_err(|e| PartError::Toml {
         origin: origin.to_string(),
         detail: e.to_string().trim().replace('\n', " "),
@@ -199,7 +228,66 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Part>, PartError> {
             origin: origin.to_string(),
         });
     }
-    file.part.into_iter().map(|p| checked(p, origin)).collect()
+    file.part
+        .into_iter()
+        .map(|p| checked(from_chip(p, origin, chip_regions)?, origin))
+        .collect()
+}
+
+/// `p` with the regions and default link of its probe-rs chip, when it lists none.
+fn from_chip(
+    mut p: PartToml,
+    origin: &str,
+    chip_regions: &dyn Fn(&str) -> Result<Vec<ChipRegion>, String>,
+) -> Result<PartToml, PartError> {
+    let Some(chip) = p.probe_rs_chip.clone().filter(|_| p.region.is_empty()) else {
+        return Ok(p);
+    };
+    let fail = |detail: String| PartError::Field {
+        origin: origin.to_string(),
+        part: p.name.clone(),
+        field: "probe_rs_chip".into(),
+        detail,
+    };
+    let regions = chip_regions(&chip).map_err(fail)?;
+    let source = format!("probe-rs target database, chip {chip}");
+    p.region = regions
+        .iter()
+        .map(|r| RegionToml {
+            name: r.name.clone(),
+            kind: r.kind.name().to_string(),
+            base: toml::Value::String(format!("{:#x}", r.base)),
+            size: r.size,
+            wait_states: None,
+            line_bytes: None,
+            source: source.clone(),
+        })
+        .collect();
+    if p.link.is_none() {
+        let flash = regions
+            .iter()
+            .find(|r| r.kind == RegionKind::Flash && r.boot)
+            .or_else(|| regions.iter().find(|r| r.kind == RegionKind::Flash));
+        let ram = regions
+            .iter()
+            .filter(|r| r.kind == RegionKind::Sram)
+            .max_by_key(|r| r.size);
+        let (Some(flash), Some(ram)) = (flash, ram) else {
+            return Err(fail(format!(
+                "chip {chip} has no flash or no RAM in probe-rs's map; give [part.link] and the regions"
+            )));
+        };
+        p.link = Some(LinkToml {
+            code: flash.name.clone(),
+            constants: flash.name.clone(),
+            arenas: ram.name.clone(),
+            stack: ram.name.clone(),
+            source: format!(
+                "a default link over probe-rs's map of {chip}: code and constants in the boot flash, arenas and stack in the largest RAM"
+            ),
+        });
+    }
+    Ok(p)
 }
 
 fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
@@ -278,7 +366,12 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
             ));
         }
     }
-    let l = &p.link;
+    let Some(l) = &p.link else {
+        return Err(fail(
+            "link",
+            "no [part.link] (where code, constants, arenas and the stack go)".into(),
+        ));
+    };
     // RAM pools in flash would not run: the arenas and the stack go to memory that is written
     for (what, name) in [("arenas", &l.arenas), ("stack", &l.stack)] {
         if let Some(r) = regions
