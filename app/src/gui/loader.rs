@@ -113,3 +113,20 @@ pub fn start(
         paths,
     }
 }
+
+/// A load of `paths` that runs `load` instead of the loader (what a test hands the window to see
+/// how it takes a load that fails in a way no file makes it, a panic included).
+pub fn start_with(
+    paths: Vec<PathBuf>,
+    ctx: eframe::egui::Context,
+    load: impl FnOnce() -> Loaded + Send + 'static,
+) -> LoadJob {
+    let (_tx, events) = channel();
+    let job = Job::spawn("opening", move || ctx.request_repaint(), move |_| load());
+    LoadJob {
+        events,
+        job,
+        progress: "opening…".into(),
+        paths,
+    }
+}

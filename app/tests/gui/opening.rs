@@ -541,3 +541,36 @@ fn a_damaged_file_is_named_with_its_reason_in_the_central_panel() {
     harness.get_by_label_contains("stage pte · 8 nodes");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A load that panics (no file does: a bug) ends as a message naming its files, and the window
+/// takes new work: the next file opens and draws.
+#[test]
+fn a_load_that_panics_is_named_and_the_window_opens_the_next_file() {
+    let mut harness = app_with(&["model_fp32.pte"]);
+    let ctx = harness.ctx.clone();
+    let paths = vec![tiny("model_int8_cortex_m55.pte")];
+    harness.state_mut().job = Some(etscope::gui::loader::start_with(paths, ctx.clone(), || {
+        panic!("a load that panics")
+    }));
+    step_while(
+        &mut harness,
+        loading,
+        30,
+        "the panicked load was not reported",
+    );
+    let messages = harness.state().messages.clone();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("model_int8_cortex_m55.pte") && m.contains("bug in etscope")),
+        "{messages:?}"
+    );
+    // the window is not waiting: the next file opens and draws
+    let before = harness.state().docs.len();
+    harness
+        .state_mut()
+        .open(vec![tiny("model_int8_cortex_m55.pte")], &ctx);
+    step_while(&mut harness, loading, 30, "the next load did not finish");
+    harness.run_steps(2);
+    assert_eq!(harness.state().docs.len(), before + 1);
+}
