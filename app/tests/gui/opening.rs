@@ -574,3 +574,41 @@ fn a_load_that_panics_is_named_and_the_window_opens_the_next_file() {
     harness.run_steps(2);
     assert_eq!(harness.state().docs.len(), before + 1);
 }
+
+/// The program is on screen before its ETRecord's stages are read and built, and nothing is
+/// attached to it yet: the loader's preview comes before those steps, in the order they happen,
+/// and what attaches comes back for the window.
+#[test]
+fn the_program_is_shown_before_its_etrecord_is_read_or_anything_attaches() {
+    use std::cell::RefCell;
+    let events: RefCell<Vec<String>> = RefCell::new(Vec::new());
+    let progress = |s: String| events.borrow_mut().push(s);
+    let show = |docs: Vec<etscope_viewer::document::Document>| {
+        events
+            .borrow_mut()
+            .push(format!("shown {} program(s)", docs.len()));
+    };
+    let loaded = etscope::gui::loader::load_in_phases(
+        &[
+            tiny("model_int8_cortex_m55.pte"),
+            tiny("model_int8_cortex_m55.etrecord"),
+            tiny("etdump.etdp"),
+        ],
+        None,
+        &progress,
+        Some(&show),
+        etscope_viewer::document::EAGER_STAGE_NODES,
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let events = events.into_inner();
+    let at = |what: &str| {
+        events
+            .iter()
+            .position(|e| e.starts_with(what))
+            .unwrap_or_else(|| panic!("no {what:?} in {events:?}"))
+    };
+    let shown = at("shown 1 program");
+    assert!(shown < at("reading and building the stages"), "{events:?}");
+    // what attaches (the ETDump, the stages) comes back for the window to attach after it
+    assert!(!loaded.pending.is_empty());
+}
