@@ -7,6 +7,12 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 fn normal_deps(package: &str) -> BTreeSet<String> {
+    deps(package, &[])
+}
+
+/// The packages `cargo tree` lists for `package`'s normal dependencies, with `extra` arguments
+/// (`--depth 1`: its direct dependencies only).
+fn deps(package: &str, extra: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -22,6 +28,7 @@ fn normal_deps(package: &str) -> BTreeSet<String> {
             "-p",
             package,
         ])
+        .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
@@ -182,38 +189,7 @@ fn flatbuffers_types_stay_in_the_readers_and_the_writer() {
 /// it is that crate's business).
 #[test]
 fn only_the_app_depends_on_anyhow() {
-    let direct = |package: &str| -> BTreeSet<String> {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
-            .args([
-                "tree",
-                "--offline",
-                "--locked",
-                "-e",
-                "normal",
-                "--depth",
-                "1",
-                "--prefix",
-                "none",
-                "--format",
-                "{p}",
-                "-p",
-                package,
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("cargo tree runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.split_whitespace().next())
-            .map(str::to_string)
-            .collect()
-    };
+    let direct = |package: &str| deps(package, &["--depth", "1"]);
     assert!(
         direct("etscope").contains("anyhow"),
         "sanity: the app's direct dependencies were read"

@@ -44,40 +44,34 @@ pub fn run(
         .map_or_else(|| base.clone(), |p| fit::with_placement(&part, &base, p));
     let shown_est = placement.as_ref().map_or(&est, |p| &p.estimate);
     let mut what_if: Vec<Value> = Vec::new();
+    // the cycles of the quantize calls on the inputs (first) and of the dequantize calls on the
+    // outputs (last): what passing them as int8 leaves to the application
+    let entry: f64 = est
+        .rows
+        .iter()
+        .take_while(|r| r.op.contains("quantize_per_tensor") && !r.op.contains("dequantize"))
+        .filter_map(|r| r.cycles)
+        .sum();
+    let exit: f64 = est
+        .rows
+        .iter()
+        .rev()
+        .take_while(|r| r.op.contains("dequantize_per_tensor"))
+        .filter_map(|r| r.cycles)
+        .sum();
     if let Some(arenas) = fit::arenas_with_int8_inputs(&program, index) {
         let f = fit::refit(&part, &base, arenas);
-        // the quantize calls on the inputs are gone
-        let saved: f64 = est
-            .rows
-            .iter()
-            .take_while(|r| r.op.contains("quantize_per_tensor") && !r.op.contains("dequantize"))
-            .filter_map(|r| r.cycles)
-            .sum();
         what_if.push(json!({
             "change": "inputs passed as int8 (ExecuTorch's QuantizeInputs: the application quantizes)",
             "ram_total": f.ram_total,
             "flash_total": f.flash_total,
-            "latency_ms": (est.total_cycles() - saved) / (options.mhz * 1000.0),
+            "latency_ms": (est.total_cycles() - entry) / (options.mhz * 1000.0),
             "fits": f.fits,
             "note": "with the part's default link; the arenas re-planned by ExecuTorch's greedy planner with each quantized input's int8 copy as the input (equal to the arena ExecuTorch plans after its own QuantizeInputs, tests/fixtures/quantize_io); the method allocator and the flash as the program's, though ExecuTorch's program has one call fewer (188 B less method allocator there) and adds constant methods for the input's scale and zero point (896 B more flash there). In the default flow ExecuTorch's QuantizeInputs program declares the int8 input contiguous and its Cortex-M convolution refuses it; the explicit-layout flow's runs (`lower --quantize-io`, core/tests/quantize_io.rs)",
         }));
     }
     if let Some(arenas) = fit::arenas_with_int8_io(&program, index, true) {
         let f = fit::refit(&part, &base, arenas);
-        // the quantize calls on the inputs and the dequantize calls on the outputs are gone
-        let entry: f64 = est
-            .rows
-            .iter()
-            .take_while(|r| r.op.contains("quantize_per_tensor") && !r.op.contains("dequantize"))
-            .filter_map(|r| r.cycles)
-            .sum();
-        let exit: f64 = est
-            .rows
-            .iter()
-            .rev()
-            .take_while(|r| r.op.contains("dequantize_per_tensor"))
-            .filter_map(|r| r.cycles)
-            .sum();
         what_if.push(json!({
             "change": "inputs and outputs passed as int8 (ExecuTorch's QuantizeInputs and QuantizeOutputs: the application quantizes and dequantizes)",
             "ram_total": f.ram_total,

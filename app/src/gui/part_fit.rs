@@ -29,8 +29,6 @@ pub struct PartFit {
     choices: Vec<Choice>,
     /// Why the last move was refused.
     refusal: Option<String>,
-    /// The calls the part's core refuses (a program lowered for another CMSIS-NN path).
-    would_not_run: Vec<(usize, String)>,
     /// Counts every pick and move (what the Profile tab's estimate follows).
     revision: u64,
     /// A placement asked for before the fit was priced (`--place auto|FILE`): `None` inside
@@ -102,7 +100,6 @@ impl PartFit {
     fn priced(&mut self, program: &Program, plan: usize) -> Option<()> {
         let part = self.part.as_ref()?;
         if self.priced.is_none() {
-            self.would_not_run = fit::would_not_run(program, plan, part.core);
             self.priced = Some(price(program, plan, part, &self.choices));
         }
         Some(())
@@ -157,10 +154,11 @@ impl PartFit {
                 Err(e) => self.refusal = Some(format!("--place: {e}")),
             }
         }
-        let refused = fit::not_run_note(&part, &self.would_not_run);
         let mut asked = None;
         let moved = match &self.priced {
             Some(Ok(p)) => {
+                // the calls the part's core refuses (a program lowered for another CMSIS-NN path)
+                let refused = fit::not_run_note(&part, &p.est.would_not_run);
                 asked = placement_bar(ui, &part, p, self.refusal.as_deref());
                 etscope_viewer::fit_view::fit_ui(
                     ui,

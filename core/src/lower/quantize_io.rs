@@ -68,18 +68,7 @@ pub fn quantize_inputs(mut module: Module) -> Result<(Module, Vec<InputQuantizat
         let Some(&out) = q.outputs.first() else {
             return Err(fail(PASS, format!("{} has no output", q.name)));
         };
-        let arg = |k: usize| {
-            int_arg(q, k)
-                .ok_or_else(|| fail(PASS, format!("{}: argument {k} is not an integer", q.name)))
-        };
-        quantization.push(InputQuantization {
-            index: k,
-            scale: float_arg(q, pos(q, "scale"))
-                .ok_or_else(|| fail(PASS, format!("{}: no scale", q.name)))?,
-            zero_point: arg(2)?,
-            quant_min: arg(3)?,
-            quant_max: arg(4)?,
-        });
+        quantization.push(quantization_of(q, k, PASS)?);
         inputs[k] = out;
         removed.push(reader);
     }
@@ -127,22 +116,7 @@ pub fn quantize_outputs(
         let Some(&codes) = dq.inputs.first() else {
             return Err(fail(OUTPUTS, format!("{} has no input", dq.name)));
         };
-        let arg = |k: usize| {
-            int_arg(dq, k).ok_or_else(|| {
-                fail(
-                    OUTPUTS,
-                    format!("{}: argument {k} is not an integer", dq.name),
-                )
-            })
-        };
-        quantization.push(OutputQuantization {
-            index: k,
-            scale: float_arg(dq, pos(dq, "scale"))
-                .ok_or_else(|| fail(OUTPUTS, format!("{}: no scale", dq.name)))?,
-            zero_point: arg(2)?,
-            quant_min: arg(3)?,
-            quant_max: arg(4)?,
-        });
+        quantization.push(quantization_of(dq, k, OUTPUTS)?);
         outputs[k] = codes;
     }
     // the graph's outputs and its output node's inputs name the int8 codes
@@ -162,4 +136,25 @@ pub fn quantize_outputs(
     module.graph.relink();
     remove_dead(&mut module.graph);
     Ok((module, quantization))
+}
+
+/// How `node` (a quantize or dequantize per tensor) quantizes value `index`: its scale, zero
+/// point and range, read by name.
+fn quantization_of(
+    node: &crate::ir::Node,
+    index: usize,
+    pass: &'static str,
+) -> Result<InputQuantization, LowerError> {
+    let int = |name: &str| {
+        int_arg(node, pos(node, name))
+            .ok_or_else(|| fail(pass, format!("{}: no integer {name}", node.name)))
+    };
+    Ok(InputQuantization {
+        index,
+        scale: float_arg(node, pos(node, "scale"))
+            .ok_or_else(|| fail(pass, format!("{}: no scale", node.name)))?,
+        zero_point: int("zero_point")?,
+        quant_min: int("quant_min")?,
+        quant_max: int("quant_max")?,
+    })
 }

@@ -158,18 +158,18 @@ fn linked_code(ops: &[String], core: Core, b: &LinkedBuild) -> ProgramCode {
             .collect(),
         ..ProgramCode::default()
     };
-    // the kernel registry's table is the runtime's .bss, as the object tables measured it
-    let objects = object_code(&[], core);
-    out.kernel_registry_ram = objects.kernel_registry_ram;
+    // the object tables, read once: the CMSIS-NN functions each kernel calls, and the kernel
+    // registry's table (the runtime's .bss)
+    let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
+    let calls = et
+        .as_ref()
+        .and_then(|t| Some((t, t.builds.get(build_of(core).0)?)));
+    out.kernel_registry_ram = calls.map_or(0, |(_, b)| b.kernel_registry_bss);
     let mut shared: BTreeMap<&str, i64> = BTreeMap::new();
     let mut once: BTreeMap<&str, i64> = BTreeMap::new();
     let mut kernels: i64 = 0;
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut entries: Vec<String> = Vec::new();
-    let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
-    let calls = et
-        .as_ref()
-        .and_then(|t| Some((t, t.builds.get(build_of(core).0)?)));
     for op in ops {
         if !seen.insert(op.as_str()) {
             continue;

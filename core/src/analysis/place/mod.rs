@@ -262,6 +262,22 @@ impl<'a> Model<'a> {
         self.part.regions.iter().position(|r| r.name == name)
     }
 
+    /// Every block's region where the part's default link puts it.
+    fn defaults(&self) -> Vec<usize> {
+        self.blocks
+            .iter()
+            .map(|b| self.region_index(&b.default_region).unwrap_or(0))
+            .collect()
+    }
+
+    /// The block a placement file's entry names: its whole name, or its name up to the
+    /// operator (`weights of #12` for `weights of #12 (quantized_conv2d)`).
+    fn block_named(&self, name: &str) -> Option<usize> {
+        self.blocks
+            .iter()
+            .position(|b| b.name == name || b.name.split(" (").next() == Some(name))
+    }
+
     /// The regions block `b` may go to.
     fn allowed(&self, b: &Block) -> Vec<usize> {
         self.part
@@ -327,11 +343,7 @@ impl<'a> Model<'a> {
     }
 
     fn assemble(&self, regions: &[usize]) -> Placement {
-        let defaults: Vec<usize> = self
-            .blocks
-            .iter()
-            .map(|b| self.region_index(&b.default_region).unwrap_or(0))
-            .collect();
+        let defaults = self.defaults();
         let before = self.priced(&defaults).total_cycles();
         let estimate = self.priced(regions);
         let used = self.used(regions);
@@ -443,11 +455,7 @@ impl<'a> Model<'a> {
 /// The advisor's placement of plan `est`'s program (whose fit on `part` is `fit`).
 pub fn advise(part: &Part, fit: &Fit, est: &CostEstimate) -> Placement {
     let m = Model::new(part, fit, est);
-    let mut regions: Vec<usize> = m
-        .blocks
-        .iter()
-        .map(|b| m.region_index(&b.default_region).unwrap_or(0))
-        .collect();
+    let mut regions = m.defaults();
     let size = |r: usize| part.regions.get(r).map_or(0, |x| x.size);
     // a region the default link overfills: move its largest blocks where there is room
     for over in 0..part.regions.len() {
@@ -503,11 +511,7 @@ pub fn advise(part: &Part, fit: &Fit, est: &CostEstimate) -> Placement {
 /// The default link's placement, priced (what `fit` reports without `--place`).
 pub fn default(part: &Part, fit: &Fit, est: &CostEstimate) -> Placement {
     let m = Model::new(part, fit, est);
-    let regions: Vec<usize> = m
-        .blocks
-        .iter()
-        .map(|b| m.region_index(&b.default_region).unwrap_or(0))
-        .collect();
+    let regions = m.defaults();
     m.assemble(&regions)
 }
 
@@ -568,33 +572,24 @@ pub fn apply(
     origin: &str,
 ) -> Result<Placement, PlaceError> {
     let m = Model::new(part, fit, est);
-    let mut regions: Vec<usize> = m
-        .blocks
-        .iter()
-        .map(|b| m.region_index(&b.default_region).unwrap_or(0))
-        .collect();
+    let mut regions = m.defaults();
     for (k, c) in choices.iter().enumerate() {
         let fail = |detail: String| PlaceError::Entry {
             origin: origin.to_string(),
             entry: k + 1,
             detail,
         };
-        // "weights of #12" names the block "weights of #12 (quantized_conv2d)"
-        let b = m
-            .blocks
-            .iter()
-            .position(|b| b.name == c.block || b.name.split(" (").next() == Some(c.block.as_str()))
-            .ok_or_else(|| {
-                fail(format!(
-                    "block {:?} is not a block of this program: {}",
-                    c.block,
-                    m.blocks
-                        .iter()
-                        .map(|b| format!("{:?}", b.name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?;
+        let b = m.block_named(&c.block).ok_or_else(|| {
+            fail(format!(
+                "block {:?} is not a block of this program: {}",
+                c.block,
+                m.blocks
+                    .iter()
+                    .map(|b| format!("{:?}", b.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
         let r = m.region_index(&c.region).ok_or_else(|| {
             fail(format!(
                 "region {:?} is not a region of {}: {}",
@@ -615,11 +610,10 @@ pub fn apply(
                 part.regions[r].kind.name()
             )));
         }
-        if let Some(first) = choices[..k].iter().position(|o| {
-            m.blocks.iter().position(|x| {
-                x.name == o.block || x.name.split(" (").next() == Some(o.block.as_str())
-            }) == Some(b)
-        }) {
+        if let Some(first) = choices[..k]
+            .iter()
+            .position(|o| m.block_named(&o.block) == Some(b))
+        {
             return Err(fail(format!(
                 "{:?} is placed a second time (entry {} placed it first)",
                 m.blocks[b].name,
