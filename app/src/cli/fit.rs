@@ -6,7 +6,7 @@
 //! reports the placed program instead: each pool and call's weights in the region the
 //! placement chose, the estimate before and after, and with `-o` the placement file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 use etscope_core::analysis::cost::{estimate, CostEstimate};
@@ -217,7 +217,6 @@ fn placement_json(part: &Part, p: &place::Placement, mhz: f64, how: &str) -> Val
         "bound_ms": ms(p.bound_cycles),
         "optimal": p.after_cycles - p.bound_cycles < 0.5,
         "note": place::note(part, p),
-        "not_written": not_written(p),
     })
 }
 
@@ -261,15 +260,6 @@ pub fn board_placement(
         .get(index)
         .ok_or_else(|| anyhow!("no plan {index}"))?;
     board_addresses(&part, &placed, plan, &FIRMWARE_REGIONS).map_err(|e| anyhow!("{how}: {e}"))
-}
-
-/// What a firmware needs for the placement that `-o` does not write yet.
-fn not_written(p: &place::Placement) -> Vec<String> {
-    let mut out = Vec::new();
-    if p.moved().any(|b| b.is_weights()) {
-        out.push("the weights placed in RAM as a .ptd the firmware loads there, and the program that reads them from it: not written yet; ExecuTorch's way is external constants (ExecutorchBackendConfig.external_constants) loaded through a NamedDataMap, or a DataLoader that copies the constant segment".to_string());
-    }
-    out
 }
 
 fn render_placement(part: &Part, p: &place::Placement, mhz: f64) -> String {
@@ -317,11 +307,8 @@ fn render_placement(part: &Part, p: &place::Placement, mhz: f64) -> String {
 ",
         place::note(part, p)
     ));
-    for w in not_written(p) {
-        s.push_str(&format!(
-            "not written: {w}
-"
-        ));
+    if p.moved().any(|b| b.is_weights()) {
+        s.push_str("with -o DIR: the program with these weights in a .ptd (ExecuTorch's external constants) and the C++ that copies them into their regions\n");
     }
     s
 }
@@ -357,6 +344,11 @@ fn write_files(
         Some((p, _)) => fit_files::Sections::placed(part, p),
         None => fit_files::Sections::default_link(part),
     };
+    let placed_program = match placed {
+        Some((p, _)) => place::placed_program(program, index, p)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?,
+        None => None,
+    };
     let mut files = vec![
         (
             "etscope_pools.h".to_string(),
@@ -364,7 +356,7 @@ fn write_files(
         ),
         (
             "etscope_regions.ld".to_string(),
-            fit_files::linker_fragment(part, pools, &sections),
+            fit_files::linker_fragment(part, pools, &sections, placed_program.as_ref()),
         ),
     ];
     if let Some((p, before)) = placed {
@@ -374,10 +366,32 @@ fn write_files(
             placed_cost_csv(before, &p.estimate),
         ));
     }
+    let mut binaries: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    if let Some(pp) = &placed_program {
+        let pte = dir.join(&name);
+        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+        if same(&pte, path) {
+            return Err(anyhow!(
+                "{}: -o {} is the program's own folder; the placed program would overwrite it",
+                path.display(),
+                dir.display()
+            ));
+        }
+        files.push((
+            "etscope_placed_weights.cpp".into(),
+            fit_files::placed_weights_source(&name, part, pp),
+        ));
+        binaries.push((crate::siblings::ptd_of(&pte), pp.ptd.clone()));
+        binaries.push((pte, pp.pte.clone()));
+    }
     let mut written = Vec::new();
     for (file, text) in files {
         let p = dir.join(file);
         std::fs::write(&p, text).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
+        written.push(p.display().to_string());
+    }
+    for (p, bytes) in binaries {
+        std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
         written.push(p.display().to_string());
     }
     Ok(written)

@@ -48,6 +48,7 @@ pub fn pte_info(p: &Program) -> Value {
             }
             let mut value_kinds: BTreeMap<&str, usize> = BTreeMap::new();
             let (mut constants, mut constant_bytes, mut planned) = (0usize, 0u64, 0usize);
+            let mut external = 0usize;
             // tensors may share one constant buffer (tied weights, views of a constant): count
             // each buffer once, at its largest use
             let mut buffers: BTreeMap<(u32, Option<&str>), u64> = BTreeMap::new();
@@ -56,6 +57,7 @@ pub fn pte_info(p: &Program) -> Value {
                 if let EValue::Tensor(t) = v {
                     if t.is_constant() {
                         constants += 1;
+                        external += usize::from(t.external_key().is_some());
                         let slot = buffers.entry((t.data_buffer_idx, t.external_key())).or_default();
                         *slot = (*slot).max(t.nbytes);
                     } else if t.allocation.is_some() {
@@ -88,6 +90,7 @@ pub fn pte_info(p: &Program) -> Value {
                 "inputs": plan.inputs,
                 "outputs": plan.outputs,
                 "constant_tensors": constants,
+                "external_constants": external,
                 "constant_bytes": constant_bytes,
                 "planned_tensors": planned,
                 "arena_count": plan.arena_count(),
@@ -234,6 +237,12 @@ fn render(path: &Path, info: &Value) -> String {
                     bytes(plan["constant_bytes"].as_u64().unwrap_or(0)),
                     field(plan, "planned_tensors"),
                 ));
+                if plan["external_constants"].as_u64().unwrap_or(0) > 0 {
+                    out.push_str(&format!(
+                        "  {} of the constants read from external data (a .ptd)\n",
+                        field(plan, "external_constants")
+                    ));
+                }
                 let listed = plan["arenas"].as_array().map_or(0, Vec::len);
                 for a in plan["arenas"].as_array().into_iter().flatten() {
                     out.push_str(&format!(

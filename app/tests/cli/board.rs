@@ -404,6 +404,43 @@ fn a_placed_program_runs_on_the_board_with_every_output_as_unplaced_and_its_pool
         let (a, b) = (tensors(&plain_out), tensors(&moved_out));
         assert!(!a.is_empty());
         assert_eq!(a, b, "{}: a placed run's outputs differ", pte.display());
+        // the placed program `fit -o` writes for ExecuTorch's runtime (its weights in the .ptd
+        // beside it) runs the same on the board, its weights copied where the placement says
+        let written = dir.join(format!("written{k}"));
+        json(&[
+            "fit",
+            p(pte),
+            "--part",
+            "mps3-an547",
+            "--place",
+            p(&place),
+            "-o",
+            p(&written),
+            "--json",
+        ]);
+        let placed_pte = written.join(pte.file_name().expect("name"));
+        assert!(placed_pte.with_extension("ptd").exists());
+        let out = dir.join(format!("written{k}.etdp"));
+        let from_ptd = json(&[
+            "board",
+            "run",
+            p(&placed_pte),
+            "--runs",
+            "2",
+            "--intermediates",
+            "--place",
+            p(&place),
+            "-o",
+            p(&out),
+            "--json",
+        ]);
+        assert_eq!(from_ptd["logs"], moved["logs"], "{}", pte.display());
+        assert_eq!(
+            tensors(&out),
+            a,
+            "{}: the placed program's outputs differ",
+            pte.display()
+        );
     }
     // a region the firmware keeps for itself is refused, naming it
     let bad = dir.join("dtcm.toml");

@@ -16,6 +16,7 @@ mod graph_layout;
 mod inspect;
 mod lower_plan;
 mod parts;
+mod placed;
 mod profile;
 mod run;
 

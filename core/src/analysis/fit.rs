@@ -189,7 +189,8 @@ pub fn fit(
         part,
         graph.arenas,
         budget,
-        program.bytes().len() as u64,
+        // the program's load image: the .pte and the .ptd its external constants come from
+        (program.bytes().len() as u64).saturating_add(program.external_data_bytes() as u64),
         code,
         inputs,
     ))

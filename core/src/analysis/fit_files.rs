@@ -155,8 +155,14 @@ impl Sections {
 }
 
 /// The linker fragment: the part's regions, and the runner's sections placed in `sections`,
-/// the program where the part's link puts constants.
-pub fn linker_fragment(part: &Part, pools: RunnerPools, sections: &Sections) -> String {
+/// the program where the part's link puts constants, and a placed program's `.ptd` and
+/// weight copies ([`placed_weights_sections`]).
+pub fn linker_fragment(
+    part: &Part,
+    pools: RunnerPools,
+    sections: &Sections,
+    placed: Option<&super::place::PlacedProgram>,
+) -> String {
     let mut s = format!(
         "/* Written by `etscope fit --part {} -o`: the part's memory regions (docs/parts.md) and\n * where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest. */\nMEMORY\n{{\n",
         part.name
@@ -201,7 +207,92 @@ pub fn linker_fragment(part: &Part, pools: RunnerPools, sections: &Sections) -> 
         s,
         "  network_model_sec : ALIGN(16) {{ KEEP(*(network_model_sec)) }} > {rom}"
     );
+    if let Some(p) = placed {
+        s.push_str(&placed_weights_sections(part, p));
+    }
     s.push_str("}\n");
+    s
+}
+
+/// The section a region's copy of the placed weights goes to (`.etscope_weights_DTCM`).
+pub fn weights_section(region: &str) -> String {
+    format!(".etscope_weights_{}", linker_name(region))
+}
+
+/// The linker fragment's lines for a placed program's weights: the `.ptd` in the link's
+/// constants region, and each region's copy of its range (no load image: the firmware fills it).
+pub fn placed_weights_sections(part: &Part, placed: &super::place::PlacedProgram) -> String {
+    let mut s = format!(
+        "  etscope_ptd_sec : ALIGN(16) {{ KEEP(*(etscope_ptd_sec)) }} > {} /* the .ptd */\n",
+        linker_name(&part.link.constants)
+    );
+    for r in &placed.regions {
+        let _ = writeln!(
+            s,
+            "  {0} (NOLOAD) : ALIGN(128) {{ *({0}) }} > {1} /* {2} bytes of weights */",
+            weights_section(&r.region),
+            linker_name(&r.region),
+            r.range.len()
+        );
+    }
+    s
+}
+
+/// A C++ source that wires a placed program's weights for ExecuTorch's runtime: the `.ptd`
+/// as a 16-aligned array in flash (as ExecuTorch's `pte_to_header.py` embeds the program), a
+/// buffer per region in the section the linker fragment puts there, a `DataLoader` that serves
+/// the `.ptd`'s reads from those copies, and `etscope_load_placed_weights()`, which copies each
+/// region's range once and returns the `FlatTensorDataMap` to pass to `load_method`.
+pub fn placed_weights_source(
+    program_name: &str,
+    part: &Part,
+    placed: &super::place::PlacedProgram,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "/* Written by `etscope fit {program_name} --part {} --place … -o`: the weights the placement\n * moved into RAM, read by ExecuTorch's runtime as external constants (a .ptd).\n *\n *   auto weights = etscope_load_placed_weights();   // once, before load_method\n *   if (!weights.ok()) {{ ... }}\n *   auto method = program->load_method(\"forward\", &memory_manager, event_tracer,\n *                                      &weights.get());\n *\n * Keep `weights` alive as long as the method. Link with the linker fragment beside this file\n * (its etscope_ptd_sec and .etscope_weights_* sections) and ExecuTorch's\n * extension_flat_tensor library. */",
+        part.name
+    );
+    s.push_str(
+        "#include <cstdint>\n#include <cstring>\n\n#include <executorch/extension/flat_tensor/flat_tensor_data_map.h>\n#include <executorch/runtime/core/data_loader.h>\n\n",
+    );
+    let _ = writeln!(
+        s,
+        "__attribute__((section(\"etscope_ptd_sec\"), aligned(16))) const unsigned char etscope_ptd[{}] = {{",
+        placed.ptd.len()
+    );
+    for chunk in placed.ptd.chunks(16) {
+        let line: Vec<String> = chunk.iter().map(|b| format!("0x{b:02x}")).collect();
+        let _ = writeln!(s, "    {},", line.join(", "));
+    }
+    s.push_str("};\n\nnamespace {\n\n");
+    for r in &placed.regions {
+        let _ = writeln!(
+            s,
+            "__attribute__((section(\"{}\"), aligned(128))) unsigned char weights_{}[{}]; /* in {} */",
+            weights_section(&r.region),
+            linker_name(&r.region),
+            r.range.len(),
+            r.region
+        );
+    }
+    s.push_str(
+        "\n/* Each region's range of the .ptd, and its copy. */\nstruct Copied {\n    size_t begin;\n    size_t end;\n    unsigned char* copy;\n};\n\nconst Copied copies[] = {\n",
+    );
+    for r in &placed.regions {
+        let _ = writeln!(
+            s,
+            "    {{{}u, {}u, weights_{}}}, /* {} */",
+            r.range.start,
+            r.range.end,
+            linker_name(&r.region),
+            r.keys.join(", ")
+        );
+    }
+    s.push_str(
+        "};\n\nusing executorch::runtime::Error;\nusing executorch::runtime::FreeableBuffer;\nusing executorch::runtime::Result;\n\n/* Reads inside a copied range come from its copy; the header and FlatBuffer from flash. */\nclass PlacedPtdLoader final : public executorch::runtime::DataLoader {\n public:\n    Result<FreeableBuffer> load(size_t offset, size_t size, const SegmentInfo&) const override {\n        if (offset > sizeof(etscope_ptd) || size > sizeof(etscope_ptd) - offset) {\n            return Error::InvalidArgument;\n        }\n        for (const Copied& c : copies) {\n            if (offset >= c.begin && offset + size <= c.end) {\n                return FreeableBuffer(c.copy + (offset - c.begin), size, nullptr);\n            }\n        }\n        return FreeableBuffer(etscope_ptd + offset, size, nullptr);\n    }\n    Result<size_t> size() const override {\n        return sizeof(etscope_ptd);\n    }\n};\n\nPlacedPtdLoader placed_ptd_loader;\n\n} // namespace\n\nResult<executorch::extension::FlatTensorDataMap> etscope_load_placed_weights() {\n    for (const Copied& c : copies) {\n        std::memcpy(c.copy, etscope_ptd + c.begin, c.end - c.begin);\n    }\n    return executorch::extension::FlatTensorDataMap::load(&placed_ptd_loader);\n}\n",
+    );
     s
 }
 

@@ -165,6 +165,11 @@ impl FlatTensorFile {
             .map(|e| &self.bytes[e.range.clone()])
     }
 
+    /// The size of the whole file.
+    pub fn file_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Total bytes of tensor data.
     pub fn data_bytes(&self) -> usize {
         self.entries.iter().map(|e| e.range.len()).sum()

@@ -3,7 +3,7 @@
 //!
 //! - [`pte`] — programs (`.pte`): plans, values, instructions, delegates, segments
 //! - [`bundled`] — BundledPrograms (`.bpte`): test cases and the embedded program
-//! - [`flat_tensor`] — external weights (`.ptd`)
+//! - [`flat_tensor`], [`flat_tensor_write`] — external weights (`.ptd`), read and written
 //! - [`etrecord`], [`export_json`], [`torch_save`] — ETRecords: `torch.export` stages and their
 //!   weights (a restricted pickle reader)
 //! - [`etdump`], [`debug_buffer`], [`etdump_write`] — ETDumps: events and captured tensors
@@ -20,6 +20,7 @@ pub mod ethos_u;
 pub mod etrecord;
 pub mod export_json;
 pub mod flat_tensor;
+pub mod flat_tensor_write;
 pub mod flatbuf;
 pub(crate) mod generated;
 pub mod kind;

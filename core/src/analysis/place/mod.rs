@@ -12,6 +12,7 @@
 //! the user wrote ([`parse`]).
 //!
 //! - [`file`] — a placement as a file (`--place FILE`, `placement.toml`)
+//! - [`program`] — the placed program for ExecuTorch's runtime: the moved weights in a `.ptd`
 //!
 //! What may go where: pools to RAM (DTCM or SRAM; the link's own arena region); weights to RAM
 //! or where the link reads them. ITCM is left to code and external memory to what the link
@@ -19,8 +20,10 @@
 //! the link puts them.
 
 mod file;
+mod program;
 
 pub use file::{parse, to_toml, Choice};
+pub use program::{key_of, placed_program, PlacedProgram, PtdRegion};
 
 use std::collections::BTreeMap;
 
@@ -124,6 +127,8 @@ pub enum PlaceError {
     Toml { origin: String, detail: String },
     #[error("{0}")]
     Board(String),
+    #[error("the placed program: {0}")]
+    Program(String),
     #[error("{origin}: entry {entry}: {detail}")]
     Entry {
         origin: String,

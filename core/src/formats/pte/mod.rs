@@ -10,8 +10,10 @@
 //! holding one may index `values[i]` for any `i` it found inside the program.
 
 pub mod features;
+mod patch;
 mod read;
 pub mod write;
+pub mod write_external;
 pub mod write_plan;
 
 use serde::Serialize;
@@ -368,6 +370,11 @@ impl Program {
     /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The size of the attached external data file (`.ptd`), 0 without one.
+    pub fn external_data_bytes(&self) -> usize {
+        self.external_data.as_ref().map_or(0, |d| d.file_bytes())
     }
 
     /// The keys (fully qualified names) of the tensors this program keeps in external data,

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::formats::flatbuf::{root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::formats::generated::program::executorch_flatbuffer as fb;
 
+use super::patch::{self, alignment_of, field_at};
 use super::read::parse_extended_header;
 
 const WHAT: &str = "program (.pte) to re-plan";
@@ -33,32 +34,11 @@ fn invalid(detail: impl Into<String>) -> Error {
 }
 
 fn read_u32(b: &[u8], at: usize) -> Result<u32> {
-    b.get(at..at + 4)
-        .and_then(|s| s.try_into().ok())
-        .map(u32::from_le_bytes)
-        .ok_or_else(|| invalid(format!("offset {at} is outside the FlatBuffer")))
+    patch::read_u32(WHAT, b, at)
 }
 
 fn put(b: &mut [u8], at: usize, bytes: &[u8]) -> Result<()> {
-    b.get_mut(at..at + bytes.len())
-        .ok_or_else(|| invalid(format!("offset {at} is outside the FlatBuffer")))?
-        .copy_from_slice(bytes);
-    Ok(())
-}
-
-/// Where a table's field lives (absolute), if the table has it.
-fn field_at(table: &flatbuffers::Table<'_>, field: flatbuffers::VOffsetT) -> Option<usize> {
-    let v = table.vtable().get(field);
-    (v != 0).then(|| table.loc() + usize::from(v))
-}
-
-/// The largest power of two (from 16 to 4096) that divides `x`.
-fn alignment_of(x: u64) -> u64 {
-    let mut a = 4096;
-    while a > 16 && !x.is_multiple_of(a) {
-        a /= 2;
-    }
-    a
+    patch::put(WHAT, b, at, bytes)
 }
 
 /// `bytes` with plan `plan_index`'s tensors at `placements`, its arenas (`memory_id` → bytes)
