@@ -4,6 +4,7 @@ pub mod board;
 pub mod board_check;
 pub mod cli;
 pub mod eval_runner;
+pub mod firmware_files;
 pub mod gui;
 pub mod job;
 pub mod load;

@@ -6,7 +6,7 @@
 //! reports the placed program instead: each pool and call's weights in the region the
 //! placement chose, the estimate before and after, and with `-o` the placement file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::analysis::cost::{estimate, CostEstimate};
@@ -117,7 +117,7 @@ pub fn run(
         doc["placement"] = placement_json(&part, p, options.mhz, place.unwrap_or_default());
     }
     if let Some(dir) = out {
-        doc["written"] = json!(write_files(
+        doc["written"] = json!(crate::firmware_files::write(
             dir,
             path,
             &program,
@@ -309,106 +309,6 @@ fn render_placement(part: &Part, p: &place::Placement, mhz: f64) -> String {
     ));
     if p.moved().any(|b| b.is_weights()) {
         s.push_str("with -o DIR: the program with these weights in a .ptd (ExecuTorch's external constants) and the C++ that copies them into their regions\n");
-    }
-    s
-}
-
-/// `etscope_pools.h` and `etscope_regions.ld` in `dir` (made if missing); the paths written.
-fn write_files(
-    dir: &Path,
-    path: &Path,
-    program: &etscope_core::formats::pte::Program,
-    index: usize,
-    part: &Part,
-    f: &Fit,
-    placed: Option<(&place::Placement, &CostEstimate)>,
-) -> Result<Vec<String>> {
-    use etscope_core::analysis::fit_files;
-    let inputs = program
-        .plans
-        .get(index)
-        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?
-        .inputs
-        .len();
-    let pools = fit_files::runner_pools(
-        &f.arenas,
-        f.budget.method_allocator,
-        f.budget.temp_allocator,
-        inputs as u64,
-    );
-    std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().to_string());
-    let sections = match placed {
-        Some((p, _)) => fit_files::Sections::placed(part, p),
-        None => fit_files::Sections::default_link(part),
-    };
-    let placed_program = match placed {
-        Some((p, _)) => place::placed_program(program, index, p)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?,
-        None => None,
-    };
-    let mut files = vec![
-        (
-            "etscope_pools.h".to_string(),
-            fit_files::header(&name, part, f, pools),
-        ),
-        (
-            "etscope_regions.ld".to_string(),
-            fit_files::linker_fragment(part, pools, &sections, placed_program.as_ref()),
-        ),
-    ];
-    if let Some((p, before)) = placed {
-        files.push(("placement.toml".into(), place::to_toml(p, &name, part)));
-        files.push((
-            "placed_cost.csv".into(),
-            placed_cost_csv(before, &p.estimate),
-        ));
-    }
-    let mut binaries: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    if let Some(pp) = &placed_program {
-        let pte = dir.join(&name);
-        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
-        if same(&pte, path) {
-            return Err(anyhow!(
-                "{}: -o {} is the program's own folder; the placed program would overwrite it",
-                path.display(),
-                dir.display()
-            ));
-        }
-        files.push((
-            "etscope_placed_weights.cpp".into(),
-            fit_files::placed_weights_source(&name, part, pp),
-        ));
-        binaries.push((crate::siblings::ptd_of(&pte), pp.ptd.clone()));
-        binaries.push((pte, pp.pte.clone()));
-    }
-    let mut written = Vec::new();
-    for (file, text) in files {
-        let p = dir.join(file);
-        std::fs::write(&p, text).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
-        written.push(p.display().to_string());
-    }
-    for (p, bytes) in binaries {
-        std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
-        written.push(p.display().to_string());
-    }
-    Ok(written)
-}
-
-/// Each call's estimated cycles with the default link and placed.
-fn placed_cost_csv(before: &CostEstimate, after: &CostEstimate) -> String {
-    let mut s = String::from("instruction_id,op,cycles_default_link,cycles_placed\n");
-    for (b, a) in before.rows.iter().zip(&after.rows) {
-        let c = |x: Option<f64>| x.map_or(String::new(), |c| format!("{c:.0}"));
-        s.push_str(&format!(
-            "{},{},{},{}\n",
-            b.instruction_id,
-            b.op,
-            c(b.cycles),
-            c(a.cycles)
-        ));
     }
     s
 }

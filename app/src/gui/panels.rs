@@ -21,6 +21,8 @@ pub enum ExportKind {
     ChromeTrace,
     /// The Memory tab's placement on its part, as `fit --place FILE` reads it.
     Placement,
+    /// Everything `fit --place FILE -o DIR` writes for a firmware, into a folder.
+    Firmware,
 }
 
 impl ExportKind {
@@ -31,6 +33,7 @@ impl ExportKind {
             ExportKind::ProfileCsv | ExportKind::MemoryCsv => "csv",
             ExportKind::ChromeTrace => "json",
             ExportKind::Placement => "toml",
+            ExportKind::Firmware => "",
         }
     }
 }
@@ -55,9 +58,37 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             ExportKind::MemoryCsv => "memory",
             ExportKind::ChromeTrace => "trace",
             ExportKind::Placement => "placement",
+            ExportKind::Firmware => "firmware",
         },
         kind.extension()
     );
+    if kind == ExportKind::Firmware {
+        let dir = rfd::FileDialog::new()
+            .pick_folder()
+            .unwrap_or_else(|| PathBuf::from(default_name.trim_end_matches('.')));
+        let program_path = dv
+            .sources
+            .given
+            .iter()
+            .chain(&dv.sources.found)
+            .find(|p| p.extension().is_some_and(|e| e == "pte"));
+        let written = match (program_path, dv.doc.program.as_ref()) {
+            (Some(path), Some(program)) => {
+                dv.part_fit
+                    .write_firmware_files(&dir, path, program, dv.doc.plan_index)
+            }
+            _ => None,
+        };
+        app.messages.push(match written {
+            Some(Ok(files)) => format!("wrote {}", files.join(", ")),
+            Some(Err(e)) => format!("{e:#}"),
+            None => {
+                "nothing to export: open a program (.pte) and pick a part in the Memory tab first"
+                    .into()
+            }
+        });
+        return;
+    }
     let path = rfd::FileDialog::new()
         .set_file_name(&default_name)
         .save_file()
@@ -91,6 +122,7 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
         ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty())
             .then(|| export::chrome_trace(&dv.timeline_runs, ticks, times)),
         ExportKind::Placement => dv.part_fit.placement_toml(&dv.doc.title),
+        ExportKind::Firmware => None,
         ExportKind::GraphPng => {
             let rect = dv.views[dv.stage].last_rect;
             app.request_png(path, rect, ctx);
@@ -268,6 +300,10 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ("Export memory plan as CSV", ExportKind::MemoryCsv),
                 ("Export trace for Perfetto", ExportKind::ChromeTrace),
                 ("Export placement on the part", ExportKind::Placement),
+                (
+                    "Export for the firmware on the part (folder)",
+                    ExportKind::Firmware,
+                ),
             ] {
                 if ui
                     .add_enabled(!app.docs.is_empty(), egui::Button::new(label))

@@ -91,6 +91,29 @@ impl PartFit {
         Some((self.revision, part.name.as_str(), &placement.estimate))
     }
 
+    /// Writes into `dir` what `fit --place FILE -o DIR` writes for this placement: the pool
+    /// sizes, the linker fragment, the placement and, when weights move into RAM, the placed
+    /// program with its `.ptd` and loader (`None` without a priced placement).
+    pub fn write_firmware_files(
+        &self,
+        dir: &std::path::Path,
+        program_path: &std::path::Path,
+        program: &Program,
+        plan: usize,
+    ) -> Option<anyhow::Result<Vec<String>>> {
+        let part = self.part.as_ref()?;
+        let p = self.priced.as_ref()?.as_ref().ok()?;
+        Some(crate::firmware_files::write(
+            dir,
+            program_path,
+            program,
+            plan,
+            part,
+            &p.placed,
+            Some((&p.placement, &p.est)),
+        ))
+    }
+
     /// The placement as `fit --place FILE` reads it back (`None` without one).
     pub fn placement_toml(&self, program_name: &str) -> Option<String> {
         let part = self.part.as_ref()?;

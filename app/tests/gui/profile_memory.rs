@@ -496,6 +496,48 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
     let one = cli(Some(&file));
     assert_eq!(one["placement"]["moved"], 1);
     harness.get_by_label_contains(&line(&one["placement"]));
+    // File ▸ Export for the firmware writes what `fit --place FILE -o DIR` writes, byte for byte
+    // (the placed program, its .ptd and loader among them)
+    let (from_window, from_cli) = (dir.join("window"), dir.join("cli"));
+    let dv = &harness.state().docs[0];
+    let written = dv
+        .part_fit
+        .write_firmware_files(
+            &from_window,
+            &pte,
+            dv.doc.program.as_ref().expect("program"),
+            dv.doc.plan_index,
+        )
+        .expect("a placement to export")
+        .expect("written");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .args(["fit", "--json", "--part", "ek-ra8d1"])
+        .arg(&pte)
+        .arg("--place")
+        .arg(&file)
+        .arg("-o")
+        .arg(&from_cli)
+        .output()
+        .expect("cli runs");
+    assert!(out.status.success());
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&from_window), names(&from_cli));
+    assert_eq!(written.len(), names(&from_cli).len());
+    assert!(names(&from_cli).contains(&"model_int8_cortex_m55.ptd".to_string()));
+    for n in names(&from_cli) {
+        assert!(
+            std::fs::read(from_window.join(&n)).expect("window's")
+                == std::fs::read(from_cli.join(&n)).expect("cli's"),
+            "{n} differs between the window's export and the CLI's"
+        );
+    }
     // the Profile tab's estimate on the part's core prices the memory as placed
     harness.state_mut().cost = etscope_viewer::cost_view::CostPicker {
         core: etscope_core::cortex_m::Core::M85,
