@@ -152,17 +152,10 @@ fn one_sample(
         .map_err(|e| anyhow!("{name}: cannot run on the emulated board: {e}"))?;
     let device = captured_on_board(program, &image.bytes, elf, scratch, name)
         .map_err(|e| anyhow!("sample {sample}: {e}"))?;
-    let op_of = |i: usize| {
-        let graph_op = program.plans[plan]
-            .main_instructions()
-            .get(i)
-            .and_then(|ins| match ins {
-                etscope_core::formats::pte::Instruction::KernelCall { op_index, .. } => {
-                    program.plans[plan].operators.get(*op_index)
-                }
-                _ => None,
-            });
-        graph_op.map_or_else(String::new, |o| format!("{}.{}", o.name, o.overload))
+    let calls = program.instruction_calls(plan);
+    let op_of = |i: usize| match calls.get(i) {
+        Some(etscope_core::formats::pte::InstructionCall::Kernel(op)) => op.clone(),
+        _ => String::new(),
     };
     let mut diffs = Vec::new();
     for t in &device {

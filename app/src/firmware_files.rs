@@ -27,11 +27,8 @@ pub fn write(
     placed: Option<(&place::Placement, &CostEstimate)>,
 ) -> Result<Vec<String>> {
     let inputs = program
-        .plans
-        .get(index)
-        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?
-        .inputs
-        .len();
+        .input_count(index)
+        .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let pools = fit_files::runner_pools(
         &f.arenas,
         f.budget.method_allocator,

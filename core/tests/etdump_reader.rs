@@ -144,7 +144,7 @@ fn profile_statistics_equal_the_inspectors() {
                 _ => "model_fp32.pte",
             };
             let program = Program::parse(common::read(&model.join(pte_name))).expect("pte");
-            let prof = profile(&d, program.plans.first());
+            let prof = profile(&d, Some(&program.instruction_ops(0)));
             let insp: Vec<Value> = common::json(&model.join(&table))
                 .as_array()
                 .cloned()

@@ -56,12 +56,11 @@ fn own_artifacts_attach_and_others_are_refused() {
     let all: Vec<_> = common::models().iter().flat_map(|m| sets(m)).collect();
     for (pte, _, _) in &all {
         let prog = program(pte);
-        let plan = &prog.plans[0];
         for (other, dumps, record) in &all {
             let same = other == pte;
             for d in dumps {
                 let dump = ETDump::parse(&common::read(d)).expect("etdump");
-                let verdict = check_etdump(plan, &dump);
+                let verdict = check_etdump(&prog, 0, &dump);
                 if same {
                     verdict
                         .unwrap_or_else(|e| panic!("{}: own {}: {e}", pte.display(), d.display()));
@@ -76,7 +75,7 @@ fn own_artifacts_attach_and_others_are_refused() {
             }
             if let Some(r) = record {
                 let rec = ETRecord::parse(&common::read(r)).expect("etrecord");
-                let verdict = check_etrecord(plan, &rec);
+                let verdict = check_etrecord(&prog, 0, &rec);
                 if same {
                     verdict
                         .unwrap_or_else(|e| panic!("{}: own {}: {e}", pte.display(), r.display()));
@@ -106,7 +105,7 @@ fn the_reason_names_what_contradicts() {
     let tiny = common::tiny();
     let cortex = program(&tiny.join("model_int8_cortex_m55.pte"));
     let xnn = ETDump::parse(&common::read(&tiny.join("etdump_xnnpack.etdp"))).expect("etdump");
-    let e = check_etdump(&cortex.plans[0], &xnn)
+    let e = check_etdump(&cortex, 0, &xnn)
         .expect_err("refused")
         .to_string();
     assert!(
@@ -114,7 +113,7 @@ fn the_reason_names_what_contradicts() {
         "{e}"
     );
     let fp32 = ETDump::parse(&common::read(&tiny.join("etdump.etdp"))).expect("etdump");
-    let e = check_etdump(&cortex.plans[0], &fp32)
+    let e = check_etdump(&cortex, 0, &fp32)
         .expect_err("refused")
         .to_string();
     assert!(e.contains("instruction 0") && e.contains("float32"), "{e}");

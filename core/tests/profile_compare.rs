@@ -30,7 +30,7 @@ fn side(pte: &str, etrecord: Option<&str>, etdump: &str) -> (Graph, Profile) {
     let record = etrecord.map(|r| ETRecord::parse(&read(r)).expect("etrecord"));
     let graph = program_graph(&program, record.as_ref()).expect("graph");
     let dump = ETDump::parse(&read(etdump)).expect("etdump");
-    let prof = profile(&dump, program.plans.first());
+    let prof = profile(&dump, Some(&program.instruction_ops(0)));
     (graph, prof)
 }
 

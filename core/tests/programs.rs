@@ -294,7 +294,7 @@ fn a_float_kernel_fed_int8_codes_is_named_and_not_run() {
     // ExecuTorch 1.5.1's Cortex-M flow on a standalone hardswish: aten::hardswish on int8
     let dir = programs().join("cortex_m_hardswish");
     let program = Program::parse(common::read(&dir.join("model.pte"))).expect("parses");
-    let found = notes(&program.plans[0], Device::default());
+    let found = notes(&program, 0, Device::default());
     assert!(
         found
             .iter()
@@ -324,7 +324,7 @@ fn quantization_parameters_that_disagree_across_an_edge_are_named() {
     let program = Program::parse(bytes.clone()).expect("parses");
     let plan = &program.plans[0];
     assert!(
-        notes(plan, Device::default()).is_empty(),
+        notes(&program, 0, Device::default()).is_empty(),
         "the real program is consistent"
     );
     let scale = plan
@@ -359,7 +359,7 @@ fn quantization_parameters_that_disagree_across_an_edge_are_named() {
         let mut broken = bytes.clone();
         broken[h..h + 8].copy_from_slice(&(scale * 2.0).to_le_bytes());
         let program = Program::parse(broken).expect("still parses");
-        let found = notes(&program.plans[0], Device::default());
+        let found = notes(&program, 0, Device::default());
         if found
             .iter()
             .any(|n| n.why.contains("rescaled") && n.kind == "lowering")

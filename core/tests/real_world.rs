@@ -448,7 +448,7 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
             target: Target::for_program(&program, 0),
             ..Device::default()
         };
-        let found: Vec<_> = notes(&program.plans[0], own)
+        let found: Vec<_> = notes(&program, 0, own)
             .into_iter()
             .filter(|n| n.kind == "device")
             .collect();
@@ -472,7 +472,7 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
                     target: Target::for_program(&program, 0),
                     ..Device::default()
                 };
-                let found = notes(&program.plans[0], own);
+                let found = notes(&program, 0, own);
                 assert!(found.is_empty(), "{}: {found:?}", path.display());
                 // (and no lowering note: these models lower cleanly)
             }
@@ -486,7 +486,7 @@ fn static_device_notes_flag_exactly_the_programs_the_board_gets_wrong() {
         cmsis_nn: CmsisNn::Fixed4a8f5b5d,
         ..Device::default()
     };
-    assert!(notes(&program.plans[0], fixed).is_empty());
+    assert!(notes(&program, 0, fixed).is_empty());
 }
 
 #[test]
@@ -497,7 +497,7 @@ fn an_activation_left_in_float_between_quantized_ops_is_named() {
     // hardtanh between a dequantize and a quantize
     let mut flagged = 0;
     for (label, program) in op_programs() {
-        let lowering: Vec<_> = notes(&program.plans[0], Device::default())
+        let lowering: Vec<_> = notes(&program, 0, Device::default())
             .into_iter()
             .filter(|n| n.kind == "lowering")
             .collect();
@@ -733,7 +733,7 @@ fn a_helium_program_run_for_a_core_without_helium_is_told_it_loses_its_bias() {
             target,
             ..Device::default()
         };
-        let found = notes(plan, device)
+        let found = notes(&program, 0, device)
             .into_iter()
             .filter(|n| n.op == "cortex_m::quantized_linear" && n.why.contains("without its bias"))
             .count();
@@ -812,7 +812,7 @@ fn check_failures(board: &str, list: &str, target: Target, expected: usize, lowe
         rt.set_cmsis_nn(CmsisNn::default());
         let data: Vec<TensorData> = inputs.iter().map(|p| npy(p)).collect();
         let run = rt.run(&data, false);
-        let device_notes: Vec<_> = notes(&program.plans[0], device)
+        let device_notes: Vec<_> = notes(&program, 0, device)
             .into_iter()
             .filter(|n| n.why.starts_with("fails on this core"))
             .collect();

@@ -174,7 +174,7 @@ fn etrecords_of_executorch_0_2_and_0_4_read_right_and_run() {
         // it belongs to its program, and the stage computes what the program computes
         let program =
             Program::parse(common::read(&dir.join(version).join("model.pte"))).expect("pte");
-        check_etrecord(&program.plans[0], &rec).expect("belongs to its program");
+        check_etrecord(&program, 0, &rec).expect("belongs to its program");
         let weights = rec
             .stage_weights(edge)
             .expect("weights of an old torch.save");

@@ -3,7 +3,6 @@
 
 use etscope_core::analysis::profile::{profile, Profile};
 use etscope_core::formats::etdump::ETDump;
-use etscope_core::formats::pte::ExecutionPlan;
 
 /// Every run received so far, merged into one ETDump, with its profile kept current.
 #[derive(Debug, Default)]
@@ -32,8 +31,9 @@ impl LiveProfile {
         self.frames
     }
 
-    /// The per-op statistics over every inference received so far.
-    pub fn profile(&self, plan: Option<&ExecutionPlan>) -> Option<Profile> {
-        self.merged.as_ref().map(|m| profile(m, plan))
+    /// The per-op statistics over every inference received so far, the instructions named by
+    /// `ops` ([`etscope_core::formats::pte::Program::instruction_ops`]).
+    pub fn profile(&self, ops: Option<&[String]>) -> Option<Profile> {
+        self.merged.as_ref().map(|m| profile(m, ops))
     }
 }

@@ -11,7 +11,7 @@ use etscope_core::dtype::ScalarType;
 use etscope_core::formats::etdump::{
     DebugEvent, DebugValue, ETDump, Event, ProfileEvent, RunData, TensorRef,
 };
-use etscope_core::formats::pte::{ExecutionPlan, Instruction};
+use etscope_core::formats::pte::InstructionCall;
 
 use crate::wire::{Record, TargetInfo, TensorRecord, WireFrame};
 
@@ -267,26 +267,21 @@ impl Assembler {
     }
 
     /// The runs held, as a standard ETDump and its debug buffer (empty when no tensors came).
-    /// Operator events are named `native_call_<op>` from the plan, as ExecuTorch names them.
+    /// Operator events are named `native_call_<op>` from what each instruction calls
+    /// ([`etscope_core::formats::pte::Program::instruction_calls`]), as ExecuTorch names them.
     /// Times are in nanoseconds when the target declared its tick rate (what ExecuTorch's
     /// Inspector reads by default, and what etscope shows without a rate of its own), in the
     /// target's ticks when it did not.
-    pub fn to_etdump(&self, plan: &ExecutionPlan) -> (ETDump, Vec<u8>) {
+    pub fn to_etdump(&self, calls: &[InstructionCall]) -> (ETDump, Vec<u8>) {
         let to_ns = ticks_to_ns(self.target().map(|t| t.tick_hz));
-        let names: Vec<String> = plan
-            .main_instructions()
+        let names: Vec<String> = calls
             .iter()
-            .map(|ins| match ins {
-                Instruction::KernelCall { op_index, .. } => plan
-                    .operators
-                    .get(*op_index)
-                    .map(|o| {
-                        let q = o.qualified();
-                        format!("native_call_{}", q.rsplit("::").next().unwrap_or(&q))
-                    })
-                    .unwrap_or_else(|| "OPERATOR_CALL".into()),
-                Instruction::DelegateCall { .. } => "DELEGATE_CALL".into(),
-                _ => "OPERATOR_CALL".into(),
+            .map(|call| match call {
+                InstructionCall::Kernel(q) => {
+                    format!("native_call_{}", q.rsplit("::").next().unwrap_or(q))
+                }
+                InstructionCall::Delegate(_) => "DELEGATE_CALL".into(),
+                InstructionCall::Other(_) => "OPERATOR_CALL".into(),
             })
             .collect();
         // the ETDumps' own debug data first (their offsets point there), captured outputs after

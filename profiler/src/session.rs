@@ -295,13 +295,13 @@ pub fn rebuild(bytes: &[u8], program: &Program, pte: &str) -> Result<SavedCaptur
             });
         }
     }
-    let Some(plan) = program.plans.first() else {
+    if program.method_names().is_empty() {
         return Err(SessionError::File {
             path: pte.into(),
             detail: "the program has no execution plan".into(),
         });
-    };
-    let (etdump, debug_buffer) = all.to_etdump(plan);
+    }
+    let (etdump, debug_buffer) = all.to_etdump(&program.instruction_calls(0));
     Ok(SavedCapture {
         etdump,
         debug_buffer,

@@ -67,7 +67,7 @@ fn the_board_stream_decodes_the_same_in_any_chunking() {
                 a.add(f);
             }
         }
-        let (dump, buf) = a.to_etdump(&program.plans[0]);
+        let (dump, buf) = a.to_etdump(&program.instruction_calls(0));
         assert_eq!(dump, whole.etdump, "chunk {chunk}");
         assert_eq!(buf, whole.debug_buffer);
     }

@@ -443,11 +443,11 @@ impl Document {
         })
     }
 
-    /// The execution plan of the method this document shows.
-    pub fn plan(&self) -> Option<&etscope_core::formats::pte::ExecutionPlan> {
+    /// The name of the method this document shows (`None` without a program).
+    pub fn method_name(&self) -> Option<&str> {
         self.program
             .as_ref()
-            .and_then(|p| p.plans.get(self.plan_index))
+            .and_then(|p| p.method_names().get(self.plan_index).copied())
     }
 
     /// [`Document::from_program_bytes`] without the pass stages: `pass_stages_deferred` is set
@@ -559,17 +559,17 @@ impl Document {
             Some(FileKind::Npy) => {
                 // an input for host runs (and diffs)
                 let t = etscope_core::formats::npy::read_npy(bytes).map_err(read)?;
-                if let Some(want) = self
-                    .plan()
-                    .and_then(|pl| pl.inputs.first().and_then(|&i| pl.tensor(i)))
+                if let Some((dtype, shape)) = self
+                    .program
+                    .as_ref()
+                    .and_then(|p| p.input_tensor(self.plan_index, 0))
                 {
-                    let shape: Vec<usize> = want.sizes.iter().map(|&s| s.max(0) as usize).collect();
-                    if shape != t.shape || want.scalar_type != t.dtype {
+                    if shape != t.shape || dtype != t.dtype {
                         return Err(OpenError::Mismatch {
                             name: name.into(),
                             detail: format!(
                                 "the program takes {}{shape:?}, this array is {}{:?}",
-                                want.scalar_type.short_name(),
+                                dtype.short_name(),
                                 t.dtype.short_name(),
                                 t.shape
                             ),
@@ -682,13 +682,12 @@ impl Document {
 
     /// Whether an ETRecord belongs to this document's program (ExecuTorch's identity checks).
     fn check_etrecord(&self, name: &str, rec: &ETRecord) -> Result<(), OpenError> {
-        if let Some(plan) = self.plan() {
-            etscope_core::analysis::identity::check_etrecord(plan, rec).map_err(|e| {
-                OpenError::Mismatch {
+        if let Some(program) = &self.program {
+            etscope_core::analysis::identity::check_etrecord(program, self.plan_index, rec)
+                .map_err(|e| OpenError::Mismatch {
                     name: name.into(),
                     detail: e.to_string(),
-                }
-            })?;
+                })?;
         }
         Ok(())
     }
@@ -763,16 +762,18 @@ impl Document {
     }
 
     fn attach_etdump(&mut self, name: &str, dump: ETDump) -> Result<(), OpenError> {
-        let plan = self.plan();
-        if let Some(plan) = plan {
-            etscope_core::analysis::identity::check_etdump(plan, &dump).map_err(|e| {
-                OpenError::Mismatch {
+        let ops = self
+            .program
+            .as_ref()
+            .map(|p| p.instruction_ops(self.plan_index));
+        if let Some(program) = &self.program {
+            etscope_core::analysis::identity::check_etdump(program, self.plan_index, &dump)
+                .map_err(|e| OpenError::Mismatch {
                     name: name.into(),
                     detail: e.to_string(),
-                }
-            })?;
+                })?;
         }
-        let prof = profile(&dump, plan);
+        let prof = profile(&dump, ops.as_deref());
         self.profile = Some(prof);
         self.etdump = Some(dump);
         if self.debug_buffer.is_some() {

@@ -3,7 +3,7 @@
 //! quantization, placement), stack trace, module path, and for a delegate its backend data.
 
 use egui::{CollapsingHeader, Grid, RichText, Ui};
-use etscope_core::formats::pte::Program;
+use etscope_core::formats::pte::{EthosU, Program};
 use etscope_core::ir::{Graph, NodeId, Storage};
 
 use crate::graph_view::value_summary;
@@ -151,15 +151,12 @@ pub fn inspector_ui(
         });
     // the plan this graph is of (the method the window shows)
     let plan_index = program.and_then(|p| p.plan_index(&graph.method));
-    let plan = program.zip(plan_index).and_then(|(p, i)| p.plans.get(i));
-    if let (Some(iid), Some(plan)) = (n.instruction_id, plan) {
+    if let (Some(iid), Some(program), Some(plan_index)) = (n.instruction_id, program, plan_index) {
         let device = device
-            .or_else(|| {
-                program
-                    .map(|p| etscope_core::runtime::Device::for_program(p, plan_index.unwrap_or(0)))
-            })
-            .unwrap_or_default();
-        if let Some(note) = etscope_core::analysis::device_notes::note_for(plan, iid, device) {
+            .unwrap_or_else(|| etscope_core::runtime::Device::for_program(program, plan_index));
+        if let Some(note) =
+            etscope_core::analysis::device_notes::note_for(program, plan_index, iid, device)
+        {
             ui.colored_label(
                 egui::Color32::from_rgb(240, 150, 60),
                 match note.kind {
@@ -169,51 +166,46 @@ pub fn inspector_ui(
             );
         }
     }
-    if let (Some(d), Some(p)) = (n.delegate, program) {
-        if let Some(del) = plan.and_then(|plan| plan.delegates.get(d)) {
-            CollapsingHeader::new("delegate")
-                .default_open(true)
-                .show(ui, |ui| {
-                    ui.label(format!("backend: {}", del.id));
-                    ui.label(format!(
-                        "blob: {} bytes",
-                        p.delegate_blob(del).map(|b| b.len()).unwrap_or(0)
-                    ));
-                    for c in &del.compile_specs {
-                        ui.monospace(format!("{} = {}", c.key, c.value_text()));
-                    }
-                    if del.id == etscope_core::formats::ethos_u::BACKEND_ID {
-                        match p
-                            .delegate_blob(del)
-                            .and_then(etscope_core::formats::ethos_u::decode)
-                        {
-                            Ok(v) => {
-                                ui.label(format!("Ethos-U: {}", v.summary()));
-                                for (what, list) in [("input", &v.inputs), ("output", &v.outputs)] {
-                                    for (k, io) in list.iter().enumerate() {
-                                        ui.monospace(format!(
-                                            "{what} {k}: shape {:?} × {} B, region {} offset {}",
-                                            io.shape, io.elem_size, io.region, io.offset
-                                        ));
-                                    }
-                                }
-                                let names: Vec<String> = v
-                                    .blocks
-                                    .iter()
-                                    .map(|(n, len)| format!("{n} ({len} B)"))
-                                    .collect();
-                                ui.small(format!("blocks: {}", names.join(", ")));
-                            }
-                            Err(e) => {
-                                ui.colored_label(
-                                    egui::Color32::from_rgb(240, 120, 90),
-                                    format!("Ethos-U payload not decoded: {e}"),
-                                );
+    if let Some(del) = n
+        .delegate
+        .zip(program.zip(plan_index))
+        .and_then(|(d, (p, i))| p.delegate_summary(i, d))
+    {
+        CollapsingHeader::new("delegate")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.label(format!("backend: {}", del.id));
+                ui.label(format!("blob: {} bytes", del.blob_bytes));
+                for c in &del.compile_specs {
+                    ui.monospace(format!("{} = {}", c.key, c.value));
+                }
+                match &del.ethos_u {
+                    Some(EthosU::Decoded(v)) => {
+                        ui.label(format!("Ethos-U: {}", v.summary()));
+                        for (what, list) in [("input", &v.inputs), ("output", &v.outputs)] {
+                            for (k, io) in list.iter().enumerate() {
+                                ui.monospace(format!(
+                                    "{what} {k}: shape {:?} × {} B, region {} offset {}",
+                                    io.shape, io.elem_size, io.region, io.offset
+                                ));
                             }
                         }
+                        let names: Vec<String> = v
+                            .blocks
+                            .iter()
+                            .map(|(n, len)| format!("{n} ({len} B)"))
+                            .collect();
+                        ui.small(format!("blocks: {}", names.join(", ")));
                     }
-                });
-        }
+                    Some(EthosU::NotDecoded { error }) => {
+                        ui.colored_label(
+                            egui::Color32::from_rgb(240, 120, 90),
+                            format!("Ethos-U payload not decoded: {error}"),
+                        );
+                    }
+                    None => {}
+                }
+            });
     }
     if !n.args.is_empty() {
         CollapsingHeader::new(format!("arguments ({})", n.args.len()))

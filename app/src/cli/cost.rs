@@ -131,7 +131,7 @@ fn weights_note(part: &Part, options: &CostOptions) -> String {
 pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
     let (part, options) = options(machine)?;
     let program = load::program(path)?;
-    let (index, _) = super::pick_plan(&program, method, path)?;
+    let index = super::pick_plan(&program, method, path)?;
     let est = estimate(&program, index, options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if as_json {
         let mut doc = to_json(&est);

@@ -52,9 +52,7 @@ pub(super) fn program_and_record(
     // a neighbour found by name that cannot be read, or belongs to another program, is a
     // warning: the program is compared without it
     let rec = load::etrecord(&sibling).and_then(|rec| {
-        if let Some(plan) = program.default_plan() {
-            load::ensure_etrecord_fits(plan, &rec, &sibling, pte)?;
-        }
+        load::ensure_etrecord_fits(&program, program.default_plan_index(), &rec, &sibling, pte)?;
         Ok(rec)
     });
     match rec {
@@ -101,9 +99,7 @@ fn source(
             let graph = program_graph(&program, rec.as_ref().map(|(r, _)| r))
                 .ok_or_else(|| anyhow!("{}: no execution plan", pte.display()))?;
             let dump = load::etdump(d)?;
-            if let Some(plan) = program.default_plan() {
-                load::ensure_etdump_fits(plan, &dump, d, pte)?;
-            }
+            load::ensure_etdump_fits(&program, program.default_plan_index(), &dump, d, pte)?;
             let buf = load::bytes(b)?;
             let captured = captured_tensors(&dump, &buf)
                 .with_context(|| format!("{} with {}", d.display(), b.display()))?;

@@ -35,10 +35,7 @@ fn shipped_edge(
         anyhow!("{why} lowers B's ETRecord again: {e} (put B's .etrecord beside it)")
     })?;
     // an ETRecord beside B that another export wrote would lower another program's variants
-    let plan = program
-        .default_plan()
-        .ok_or_else(|| anyhow!("{}: no plan", pte.display()))?;
-    load::ensure_etrecord_fits(plan, &rec, &record, pte)?;
+    load::ensure_etrecord_fits(&program, program.default_plan_index(), &rec, &record, pte)?;
     let (core, named) = choice.core(&program, program.default_plan_index())?;
     let options = Options::lowered_for(&program, core);
     let edge =

@@ -31,7 +31,7 @@ pub fn run(
     let (part, options) = super::cost::options(machine)?;
     let part = part.ok_or_else(|| anyhow!("fit needs --part (`etscope parts` lists them)"))?;
     let program = load::program(path)?;
-    let (index, _) = super::pick_plan(&program, method, path)?;
+    let index = super::pick_plan(&program, method, path)?;
     let est = estimate(&program, index, options).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let (code, cmsis) = fit::code_sizes(&program, index, part.core);
     let base =
@@ -255,11 +255,8 @@ pub fn board_placement(
     let (code, _) = fit::code_sizes(program, index, part.core);
     let base = fit::fit(program, index, &part, code)?;
     let placed = placement(&part, &base, &est, how)?;
-    let plan = program
-        .plans
-        .get(index)
-        .ok_or_else(|| anyhow!("no plan {index}"))?;
-    board_addresses(&part, &placed, plan, &FIRMWARE_REGIONS).map_err(|e| anyhow!("{how}: {e}"))
+    board_addresses(&part, &placed, program, index, &FIRMWARE_REGIONS)
+        .map_err(|e| anyhow!("{how}: {e}"))
 }
 
 fn render_placement(part: &Part, p: &place::Placement, mhz: f64) -> String {

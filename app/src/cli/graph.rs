@@ -48,7 +48,7 @@ pub fn load_graph(path: &Path, stage: Option<&str>, method: Option<&str>) -> Res
         }
         _ => {
             let program = load::program(path)?;
-            let (index, _) = super::pick_plan(&program, method, path)?;
+            let index = super::pick_plan(&program, method, path)?;
             graph_from_plan(&program, index)
                 .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))
         }

@@ -9,7 +9,7 @@ use etscope_core::formats::etdump::{ETDump, Event};
 use etscope_core::formats::etrecord::{stage_short_name, ETRecord};
 use etscope_core::formats::flat_tensor::FlatTensorFile;
 use etscope_core::formats::kind::FileKind;
-use etscope_core::formats::pte::{EValue, Program};
+use etscope_core::formats::pte::Program;
 use serde_json::{json, Value};
 
 use crate::load;
@@ -36,81 +36,26 @@ pub fn run(path: &Path, as_json: bool) -> Result<()> {
 
 /// JSON summary of a program.
 pub fn pte_info(p: &Program) -> Value {
-    let plans: Vec<Value> = p
-        .plans
-        .iter()
-        .map(|plan| {
-            let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-            for c in &plan.chains {
-                for i in &c.instructions {
-                    *kinds.entry(i.kind()).or_default() += 1;
-                }
-            }
-            let mut value_kinds: BTreeMap<&str, usize> = BTreeMap::new();
-            let (mut constants, mut constant_bytes, mut planned) = (0usize, 0u64, 0usize);
-            let mut external = 0usize;
-            // tensors may share one constant buffer (tied weights, views of a constant): count
-            // each buffer once, at its largest use
-            let mut buffers: BTreeMap<(u32, Option<&str>), u64> = BTreeMap::new();
-            for v in &plan.values {
-                *value_kinds.entry(v.kind()).or_default() += 1;
-                if let EValue::Tensor(t) = v {
-                    if t.is_constant() {
-                        constants += 1;
-                        external += usize::from(t.external_key().is_some());
-                        let slot = buffers.entry((t.data_buffer_idx, t.external_key())).or_default();
-                        *slot = (*slot).max(t.nbytes);
-                    } else if t.allocation.is_some() {
-                        planned += 1;
-                    }
-                }
-            }
-            constant_bytes += buffers.values().sum::<u64>();
-            json!({
-                "name": plan.name,
-                "instructions": plan.main_instructions().len(),
-                "constant_buffers": buffers.len(),
-                "instruction_kinds": kinds,
-                "chains": plan.chains.len(),
-                "values": plan.values.len(),
-                "value_kinds": value_kinds,
-                "operators": plan.operators.iter().map(|o| o.qualified()).collect::<Vec<_>>(),
-                "delegates": plan.delegates.len(),
-                "delegate_backends": plan.delegates.iter().map(|d| json!({
-                    "id": d.id,
-                    "blob_bytes": p.delegate_blob(d).map(|b| b.len()).unwrap_or(0),
-                    "ethos_u": (d.id == etscope_core::formats::ethos_u::BACKEND_ID).then(|| {
-                        match p.delegate_blob(d).and_then(etscope_core::formats::ethos_u::decode) {
-                            Ok(v) => json!(v),
-                            Err(e) => json!({"error": e.to_string()}),
-                        }
-                    }),
-                    "compile_specs": d.compile_specs.iter().map(|c| json!({"key": c.key, "value": c.value_text()})).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-                "inputs": plan.inputs,
-                "outputs": plan.outputs,
-                "constant_tensors": constants,
-                "external_constants": external,
-                "constant_bytes": constant_bytes,
-                "planned_tensors": planned,
-                "arena_count": plan.arena_count(),
-                // a hostile plan can declare millions; the first MAX_LISTED_ARENAS are listed
-                "arenas": plan.non_const_buffer_sizes.iter().enumerate().skip(1).take(super::MAX_LISTED_ARENAS)
-                    .map(|(id, &size)| json!({"memory_id": id, "size": size})).collect::<Vec<_>>(),
-                // where the program does not compute what the model means (a float operator
-                // left on int8 codes) or the device computes it otherwise: the window's device
-                // notes, for the core the program was lowered for
-                "notes": etscope_core::analysis::device_notes::notes(
-                    plan,
-                    etscope_core::runtime::Device {
-                        target: etscope_core::runtime::Target::of_program(p, 0).unwrap_or_default(),
-                        ..Default::default()
-                    },
-                )
-                .iter()
-                .map(|n| json!({"instruction": n.instruction, "op": n.op, "kind": n.kind, "why": n.why}))
-                .collect::<Vec<_>>(),
-            })
+    let plans: Vec<Value> = (0..p.method_names().len())
+        .filter_map(|i| {
+            let mut v = serde_json::to_value(p.plan_summary(i, super::MAX_LISTED_ARENAS)?).ok()?;
+            // where the program does not compute what the model means (a float operator left
+            // on int8 codes) or the device computes it otherwise: the window's device notes,
+            // for the core the program was lowered for
+            v["notes"] = json!(etscope_core::analysis::device_notes::notes(
+                p,
+                i,
+                etscope_core::runtime::Device {
+                    target: etscope_core::runtime::Target::of_program(p, 0).unwrap_or_default(),
+                    ..Default::default()
+                },
+            )
+            .iter()
+            .map(
+                |n| json!({"instruction": n.instruction, "op": n.op, "kind": n.kind, "why": n.why})
+            )
+            .collect::<Vec<_>>());
+            Some(v)
         })
         .collect();
     json!({

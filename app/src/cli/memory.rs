@@ -24,7 +24,7 @@ pub fn run(
         ));
     }
     let program = load::program(path)?;
-    let (index, _) = super::pick_plan(&program, method, path)?;
+    let index = super::pick_plan(&program, method, path)?;
     let graph = graph_from_plan(&program, index)
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
     let plan = derive(&graph);

@@ -909,21 +909,18 @@ fn print_json(v: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
-/// The plan named `method`, or the first.
-fn pick_plan<'a>(
-    program: &'a etscope_core::formats::pte::Program,
+/// The index of the plan named `method`, or of the one run when none is named.
+fn pick_plan(
+    program: &etscope_core::formats::pte::Program,
     method: Option<&str>,
     path: &std::path::Path,
-) -> Result<(usize, &'a etscope_core::formats::pte::ExecutionPlan)> {
+) -> Result<usize> {
+    let names = program.method_names();
     let found = match method {
-        Some(m) => program.plans.iter().enumerate().find(|(_, p)| p.name == m),
-        None => {
-            let i = program.default_plan_index();
-            program.plans.get(i).map(|p| (i, p))
-        }
+        Some(m) => program.plan_index(m),
+        None => Some(program.default_plan_index()).filter(|&i| i < names.len()),
     };
     found.ok_or_else(|| {
-        let names: Vec<&str> = program.plans.iter().map(|p| p.name.as_str()).collect();
         anyhow::anyhow!(
             "{}: no execution plan {:?} (plans: {names:?})",
             path.display(),

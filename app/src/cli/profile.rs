@@ -38,17 +38,18 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
     let program = load::program(pte)?;
     let dump = load::etdump(etdump)?;
     let record = etrecord.map(load::etrecord).transpose()?;
-    let (plan_index, plan) = super::pick_plan(&program, None, pte)?;
+    let plan_index = super::pick_plan(&program, None, pte)?;
+    let method = program.method_names()[plan_index];
     if let Some(t) = ticks_per_us {
         if !(t.is_finite() && t > 0.0) {
             bail!("--ticks-per-us must be a positive number, got {t}");
         }
     }
-    load::ensure_etdump_fits(plan, &dump, etdump, pte)?;
+    load::ensure_etdump_fits(&program, plan_index, &dump, etdump, pte)?;
     if let (Some(rec), Some(path)) = (&record, etrecord) {
-        load::ensure_etrecord_fits(plan, rec, path, pte)?;
+        load::ensure_etrecord_fits(&program, plan_index, rec, path, pte)?;
     }
-    let prof = profile(&dump, Some(plan));
+    let prof = profile(&dump, Some(&program.instruction_ops(plan_index)));
     // a capture saved by etscope stores nanoseconds when its target declared a clock: its raw
     // stream beside it says so
     let target = load::capture_target(etdump);
@@ -124,7 +125,7 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
                 if let (Some(rec), Some(obj)) = (&record, v.as_object_mut()) {
                     obj.insert(
                         "debug_handles".into(),
-                        json!(rec.debug_handles(&plan.name, r.instruction_id)),
+                        json!(rec.debug_handles(method, r.instruction_id)),
                     );
                 }
                 if let (Some(rate), Some(obj)) = (rate, v.as_object_mut()) {

@@ -63,11 +63,11 @@ fn load_side(
 ) -> Result<Loaded> {
     let program = load::program(pte)?;
     let dump = load::etdump(etdump)?;
-    let (_, plan) = super::pick_plan(&program, None, pte)?;
-    load::ensure_etdump_fits(plan, &dump, etdump, pte)?;
+    let plan = super::pick_plan(&program, None, pte)?;
+    load::ensure_etdump_fits(&program, plan, &dump, etdump, pte)?;
     let record = etrecord.map(load::etrecord).transpose()?;
     if let (Some(rec), Some(path)) = (&record, etrecord) {
-        load::ensure_etrecord_fits(plan, rec, path, pte)?;
+        load::ensure_etrecord_fits(&program, plan, rec, path, pte)?;
     }
     let graph = if with_graph {
         Some(
@@ -78,7 +78,7 @@ fn load_side(
         None
     };
     Ok(Loaded {
-        profile: profile(&dump, Some(plan)),
+        profile: profile(&dump, Some(&program.instruction_ops(plan))),
         graph,
     })
 }

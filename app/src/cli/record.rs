@@ -120,11 +120,9 @@ pub fn open_target(args: &TargetArgs) -> Result<TargetSource> {
 }
 
 fn live_table(recorder: &Recorder, program: &Program, clear: bool) {
-    let Some(plan) = program.default_plan() else {
-        return;
-    };
-    let (dump, _) = recorder.live().to_etdump(plan);
-    let prof = profile(&dump, Some(plan));
+    let plan = program.default_plan_index();
+    let (dump, _) = recorder.live().to_etdump(&program.instruction_calls(plan));
+    let prof = profile(&dump, Some(&program.instruction_ops(plan)));
     let s = recorder.stats();
     let mut out = String::new();
     if clear {

@@ -167,13 +167,11 @@ fn prepare_source(
     match source {
         RunSource::Program(pte) => {
             let program = load::program(pte)?;
-            let (index, _) = super::pick_plan(&program, method, pte)?;
+            let index = super::pick_plan(&program, method, pte)?;
             let runtime = prepare_within(&program, index, choice, max_bytes)
                 .with_context(|| pte.display().to_string())?;
-            let notes = etscope_core::analysis::device_notes::notes(
-                &program.plans[index],
-                runtime.device(),
-            );
+            let notes =
+                etscope_core::analysis::device_notes::notes(&program, index, runtime.device());
             Ok((runtime, notes))
         }
         RunSource::Stage(file, name) => {

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use etscope_core::analysis::profile::op_name;
 use etscope_core::formats::debug_buffer::captured_tensors;
 use serde_json::json;
 
@@ -20,10 +19,13 @@ pub fn run(
     let d = load::etdump(etdump)?;
     let buf = load::bytes(buffer)?;
     let program = pte.map(load::program).transpose()?;
-    let plan = program.as_ref().and_then(|p| p.default_plan());
-    if let (Some(plan), Some(pte)) = (plan, pte) {
-        load::ensure_etdump_fits(plan, &d, etdump, pte)?;
+    if let (Some(program), Some(pte)) = (&program, pte) {
+        load::ensure_etdump_fits(program, program.default_plan_index(), &d, etdump, pte)?;
     }
+    let ops = program
+        .as_ref()
+        .map(|p| p.instruction_ops(p.default_plan_index()))
+        .unwrap_or_default();
     let captured = captured_tensors(&d, &buf)
         .with_context(|| format!("{} with {}", etdump.display(), buffer.display()))?;
     let multi_run = captured
@@ -40,7 +42,8 @@ pub fn run(
         let op = if c.is_program_output {
             "output".to_string()
         } else {
-            plan.and_then(|p| op_name(p, c.instruction_id.max(0) as usize))
+            ops.get(c.instruction_id.max(0) as usize)
+                .cloned()
                 .unwrap_or_default()
         };
         let mut file = if c.is_program_output {

@@ -58,11 +58,15 @@ impl EtscopeApp {
         let side_of = |doc: &etscope_viewer::document::Document| -> Result<Side, String> {
             let program = doc.program.clone().ok_or("no program")?;
             // host runs diff the default method; another shown here would be compared with it
-            let shown = doc.plan().map(|p| p.name.clone()).unwrap_or_default();
+            let shown = doc.method_name().unwrap_or_default().to_string();
             if doc.plan_index != program.default_plan_index() {
                 return Err(format!(
                     "Diff runs the program's {:?} method; this window shows {shown:?} (pick it in the method list to compare)",
-                    program.default_plan().map_or("", |p| p.name.as_str())
+                    program
+                        .method_names()
+                        .get(program.default_plan_index())
+                        .copied()
+                        .unwrap_or_default()
                 ));
             }
             let rec = doc.whole_etrecord_later().map(|read| {

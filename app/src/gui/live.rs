@@ -186,9 +186,10 @@ fn locate(elf: Option<&PathBuf>) -> Result<Locate, String> {
 }
 
 fn snapshot(recorder: &Recorder, program: &Program) -> Option<LiveSnapshot> {
-    let plan = program.default_plan()?;
-    let (etdump, debug_buffer) = recorder.live().to_etdump(plan);
-    let profile = profile(&etdump, Some(plan));
+    let plan = program.default_plan_index();
+    program.method_names().get(plan)?;
+    let (etdump, debug_buffer) = recorder.live().to_etdump(&program.instruction_calls(plan));
+    let profile = profile(&etdump, Some(&program.instruction_ops(plan)));
     let captured = if debug_buffer.is_empty() {
         Vec::new()
     } else {

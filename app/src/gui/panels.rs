@@ -242,22 +242,23 @@ fn method_picker(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let Some(dv) = app.docs.get(app.active) else {
         return;
     };
-    let Some(program) = dv.doc.program.as_ref().filter(|p| p.plans.len() > 1) else {
+    let Some(program) = dv
+        .doc
+        .program
+        .as_ref()
+        .filter(|p| p.method_names().len() > 1)
+    else {
         return;
     };
-    let shown = dv.doc.plan().map(|p| p.name.clone()).unwrap_or_default();
+    let shown = dv.doc.method_name().unwrap_or_default().to_string();
     let mut picked = None;
     ui.label("method");
     egui::ComboBox::from_id_salt("method")
         .selected_text(shown.as_str())
         .show_ui(ui, |ui| {
-            for plan in &program.plans {
-                if ui
-                    .selectable_label(plan.name == shown, plan.name.as_str())
-                    .clicked()
-                    && plan.name != shown
-                {
-                    picked = Some(plan.name.clone());
+            for name in program.method_names() {
+                if ui.selectable_label(name == shown, name).clicked() && name != shown {
+                    picked = Some(name.to_string());
                 }
             }
         })

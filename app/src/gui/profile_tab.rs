@@ -242,13 +242,10 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
             .program
             .as_ref()
             .ok_or_else(|| "this document has no program to compare captures of".to_string())?;
-        let plan = program
-            .plans
-            .get(dv.doc.plan_index)
-            .ok_or_else(|| "the program has no such plan".to_string())?;
-        crate::load::ensure_etdump_fits(plan, &dump, path, Path::new(&dv.doc.title))
+        let plan = dv.doc.plan_index;
+        crate::load::ensure_etdump_fits(program, plan, &dump, path, Path::new(&dv.doc.title))
             .map_err(|e| format!("{e:#}"))?;
-        Ok(profile(&dump, Some(plan)))
+        Ok(profile(&dump, Some(&program.instruction_ops(plan))))
     };
     match read() {
         Ok(b) => {

@@ -165,25 +165,28 @@ pub fn capture_origin(
     }
 }
 
-/// Refuses an ETDump that was not recorded running `plan` of the program at `pte`.
+/// Refuses an ETDump that was not recorded running plan `plan_index` of `program` (read from
+/// `pte`).
 pub fn ensure_etdump_fits(
-    plan: &etscope_core::formats::pte::ExecutionPlan,
+    program: &Program,
+    plan_index: usize,
     dump: &etscope_core::formats::etdump::ETDump,
     etdump: &Path,
     pte: &Path,
 ) -> Result<()> {
-    etscope_core::analysis::identity::check_etdump(plan, dump)
+    etscope_core::analysis::identity::check_etdump(program, plan_index, dump)
         .with_context(|| format!("{}: does not belong to {}", etdump.display(), pte.display()))
 }
 
-/// Refuses an ETRecord that was not made for `plan` of the program at `pte`.
+/// Refuses an ETRecord that was not made for plan `plan_index` of `program` (read from `pte`).
 pub fn ensure_etrecord_fits(
-    plan: &etscope_core::formats::pte::ExecutionPlan,
+    program: &Program,
+    plan_index: usize,
     rec: &etscope_core::formats::etrecord::ETRecord,
     etrecord: &Path,
     pte: &Path,
 ) -> Result<()> {
-    etscope_core::analysis::identity::check_etrecord(plan, rec).with_context(|| {
+    etscope_core::analysis::identity::check_etrecord(program, plan_index, rec).with_context(|| {
         format!(
             "{}: does not belong to {}",
             etrecord.display(),

@@ -60,12 +60,13 @@ fn n_inferences_stream_losslessly_and_match_the_host_runtime_bit_for_bit() {
     }
 
     // the saved capture reads back through core with the live view's statistics
-    let (live_dump, _) = recorder.live().to_etdump(plan);
-    let live = profile(&live_dump, Some(plan));
+    let (live_dump, _) = recorder.live().to_etdump(&program.instruction_calls(0));
+    let ops = program.instruction_ops(0);
+    let live = profile(&live_dump, Some(&ops));
     let saved = save_capture(&raw, &program, &pte.display().to_string(), &out).expect("saved");
     assert_eq!(saved.counts.runs, runs);
     let reread = ETDump::parse(&std::fs::read(&out).expect("etdp")).expect("ETDump parses");
-    let from_disk = profile(&reread, Some(plan));
+    let from_disk = profile(&reread, Some(&ops));
     assert_eq!(from_disk.runs, runs as usize);
     assert_eq!(from_disk.rows.len(), n);
     assert_eq!(

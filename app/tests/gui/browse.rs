@@ -242,7 +242,7 @@ fn the_method_list_shows_forward_first_and_switches_to_any_other_method() {
         let app = harness.state();
         assert!(app.messages.is_empty(), "{:?}", app.messages);
         let dv = &app.docs[0];
-        assert_eq!(dv.doc.plan().map(|p| p.name.as_str()), Some("forward"));
+        assert_eq!(dv.doc.method_name(), Some("forward"));
     }
     // the menu bar's method list names the method shown; picking another shows its graph
     harness.get_by_value("forward").click();
@@ -259,10 +259,7 @@ fn the_method_list_shows_forward_first_and_switches_to_any_other_method() {
     harness.run_steps(3);
     let app = harness.state();
     let dv = &app.docs[0];
-    assert_eq!(
-        dv.doc.plan().map(|p| p.name.as_str()),
-        Some("__et_training_fqn_forward")
-    );
+    assert_eq!(dv.doc.method_name(), Some("__et_training_fqn_forward"));
     assert_eq!(
         dv.doc.pte_graph().map(|g| g.method.as_str()),
         Some("__et_training_fqn_forward")

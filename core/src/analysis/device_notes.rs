@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::formats::pte::{EValue, ExecutionPlan, Instruction};
+use crate::formats::pte::{EValue, ExecutionPlan, Instruction, Program};
 use crate::kernels::cmsis::core_buffers::{call_in_program, fails_on, tensor_arg};
 use crate::kernels::cmsis::notes::Call;
 use crate::kernels::Device;
@@ -115,8 +115,18 @@ fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Strin
     None
 }
 
-/// The note for instruction `id` of `plan` on `device`, if the board computes something else.
-pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote> {
+/// The note for instruction `id` of plan `plan_index` of `program` on `device`, if the board
+/// computes something else.
+pub fn note_for(
+    program: &Program,
+    plan_index: usize,
+    id: usize,
+    device: Device,
+) -> Option<DeviceNote> {
+    note_in(program.plans.get(plan_index)?, id, device)
+}
+
+fn note_in(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote> {
     let Instruction::KernelCall { op_index, args } = plan.main_instructions().get(id)? else {
         return None;
     };
@@ -165,9 +175,12 @@ pub fn note_for(plan: &ExecutionPlan, id: usize, device: Device) -> Option<Devic
     .and_then(note)
 }
 
-/// Every note of `plan` on `device`, in instruction order.
-pub fn notes(plan: &ExecutionPlan, device: Device) -> Vec<DeviceNote> {
+/// Every note of plan `plan_index` of `program` on `device`, in instruction order.
+pub fn notes(program: &Program, plan_index: usize, device: Device) -> Vec<DeviceNote> {
+    let Some(plan) = program.plans.get(plan_index) else {
+        return Vec::new();
+    };
     (0..plan.main_instructions().len())
-        .filter_map(|i| note_for(plan, i, device))
+        .filter_map(|i| note_in(plan, i, device))
         .collect()
 }

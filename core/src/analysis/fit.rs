@@ -98,11 +98,7 @@ pub fn code_sizes(
     plan_index: usize,
     core: crate::cortex_m::Core,
 ) -> (CodeSizes, crate::part::code::ProgramCode) {
-    let ops: Vec<String> = program
-        .plans
-        .get(plan_index)
-        .map(|p| p.operators.iter().map(|o| o.qualified()).collect())
-        .unwrap_or_default();
+    let ops = program.operator_names(plan_index);
     let code = crate::part::code::program_code(&ops, core);
     let measured = |bytes: u64| (bytes > 0).then_some(bytes);
     (
@@ -181,10 +177,7 @@ pub fn fit(
     let plan = crate::plan::derive(&graph);
     let budget = ram_budget(program, plan_index, &plan)
         .ok_or_else(|| FitError::Budget("ExecuTorch's types are not laid out for it".into()))?;
-    let inputs = program
-        .plans
-        .get(plan_index)
-        .map_or(0, |p| p.inputs.len() as u64);
+    let inputs = program.input_count(plan_index).unwrap_or(0) as u64;
     Ok(assemble(
         part,
         graph.arenas,

@@ -11,7 +11,7 @@ use thiserror::Error;
 use crate::formats::etdump::{DebugValue, ETDump, Event};
 use crate::formats::etrecord::ETRecord;
 use crate::formats::export_json::InputKind;
-use crate::formats::pte::{EValue, ExecutionPlan, Instruction};
+use crate::formats::pte::{EValue, ExecutionPlan, Instruction, Program};
 
 /// A file that does not belong to the program it was given with.
 #[derive(Debug, Error)]
@@ -33,8 +33,32 @@ fn short_op(plan: &ExecutionPlan, id: usize) -> Option<String> {
     }
 }
 
-/// Checks that `dump` was recorded running `plan`.
-pub fn check_etdump(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram> {
+fn plan_of(program: &Program, plan_index: usize) -> Result<&ExecutionPlan, NotThisProgram> {
+    program
+        .plans
+        .get(plan_index)
+        .ok_or_else(|| NotThisProgram(format!("the program has no method {plan_index}")))
+}
+
+/// Checks that `dump` was recorded running plan `plan_index` of `program`.
+pub fn check_etdump(
+    program: &Program,
+    plan_index: usize,
+    dump: &ETDump,
+) -> Result<(), NotThisProgram> {
+    etdump_fits(plan_of(program, plan_index)?, dump)
+}
+
+/// Checks that `rec` was made for plan `plan_index` of `program`.
+pub fn check_etrecord(
+    program: &Program,
+    plan_index: usize,
+    rec: &ETRecord,
+) -> Result<(), NotThisProgram> {
+    etrecord_fits(plan_of(program, plan_index)?, rec)
+}
+
+fn etdump_fits(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram> {
     let n = plan.main_instructions().len();
     let fail = |detail: String| {
         Err(NotThisProgram(format!(
@@ -127,8 +151,7 @@ fn check_debug_output(
     Ok(())
 }
 
-/// Checks that `rec` was made for `plan`.
-pub fn check_etrecord(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThisProgram> {
+fn etrecord_fits(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThisProgram> {
     let n = plan.main_instructions().len();
     let fail = |detail: String| {
         Err(NotThisProgram(format!(

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::formats::etdump::{ETDump, Event, ProfileEvent, RunData};
-use crate::formats::pte::{ExecutionPlan, Instruction};
 
 /// Summary statistics over a list of durations (ticks).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,8 +167,9 @@ struct Acc {
     delegate: Vec<(String, Vec<u64>)>,
 }
 
-/// Aggregates per-instruction statistics; `plan` (if given) names the ops.
-pub fn profile(etdump: &ETDump, plan: Option<&ExecutionPlan>) -> Profile {
+/// Aggregates per-instruction statistics; `ops` (if given: what each main-chain instruction
+/// calls, [`crate::formats::pte::Program::instruction_ops`]) names them.
+pub fn profile(etdump: &ETDump, ops: Option<&[String]>) -> Profile {
     let runs = inference_runs(etdump);
     let mut acc: BTreeMap<usize, Acc> = BTreeMap::new();
     let mut method_execute = Vec::new();
@@ -191,8 +191,10 @@ pub fn profile(etdump: &ETDump, plan: Option<&ExecutionPlan>) -> Profile {
         .into_iter()
         .filter(|(_, a)| !a.main.is_empty() || !a.delegate.is_empty())
         .map(|(iid, a)| {
-            let op = plan
-                .and_then(|pl| op_name(pl, iid))
+            let op = ops
+                .and_then(|o| o.get(iid))
+                .filter(|o| !o.is_empty())
+                .cloned()
                 .unwrap_or_else(|| a.event_name.trim_start_matches("native_call_").to_string());
             OpRow {
                 instruction_id: iid,
@@ -237,20 +239,6 @@ fn add_event(a: &mut Acc, p: &ProfileEvent) {
             a.event_name = p.name.clone();
         }
         a.main.push(p.duration());
-    }
-}
-
-/// The qualified operator (or delegate) name of instruction `iid`.
-pub fn op_name(plan: &ExecutionPlan, iid: usize) -> Option<String> {
-    match plan.main_instructions().get(iid)? {
-        Instruction::KernelCall { op_index, .. } => {
-            plan.operators.get(*op_index).map(|o| o.qualified())
-        }
-        Instruction::DelegateCall { delegate_index, .. } => plan
-            .delegates
-            .get(*delegate_index)
-            .map(|d| format!("delegate::{}", d.id)),
-        other => Some(other.kind().to_string()),
     }
 }
 

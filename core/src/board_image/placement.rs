@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::BoardPlacement;
 use crate::analysis::place::{PlaceError, Placement};
-use crate::formats::pte::{EValue, ExecutionPlan};
+use crate::formats::pte::{EValue, Program};
 use crate::part::Part;
 
 /// The addresses a placement on the emulated board's part gives the board image: each region
@@ -17,10 +17,15 @@ use crate::part::Part;
 pub fn board_addresses(
     part: &Part,
     placement: &Placement,
-    plan: &ExecutionPlan,
+    program: &Program,
+    plan_index: usize,
     reserved: &[(&str, &str)],
 ) -> Result<BoardPlacement, PlaceError> {
     let fail = |detail: String| PlaceError::Board(format!("on the emulated board: {detail}"));
+    let plan = program
+        .plans
+        .get(plan_index)
+        .ok_or_else(|| fail(format!("the program has no plan {plan_index}")))?;
     let arenas = &plan.non_const_buffer_sizes;
     let mut out = BoardPlacement {
         arena_at: vec![0; arenas.len()],

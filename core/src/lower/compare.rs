@@ -267,18 +267,11 @@ pub fn program_constant(
     plan_index: usize,
     v: ValueId,
 ) -> Option<TensorData> {
-    use crate::formats::pte::EValue;
-    let EValue::Tensor(t) = program.plans.get(plan_index)?.values.get(v)? else {
-        return None;
-    };
-    let bytes = program.constant_bytes(t).ok()?;
-    let shape: Vec<usize> = t.sizes.iter().map(|&s| s.max(0) as usize).collect();
-    let elem = t.scalar_type.element_size()?;
-    let logical = crate::tensor::undo_dim_order(&shape, &t.dim_order, elem, bytes).ok()?;
+    let (dtype, shape, bytes) = program.constant_logical(plan_index, v)?;
     Some(TensorData {
-        dtype: t.scalar_type,
+        dtype,
         shape,
-        bytes: logical,
+        bytes,
     })
 }
 

@@ -155,8 +155,8 @@ pub fn wire(data: &[u8]) {
     }
     decoder.finish();
     PROGRAM.with(|p| {
-        if let Some(plan) = p.as_ref().and_then(|p| p.plans.first()) {
-            let (d, buf) = a.to_etdump(plan);
+        if let Some(p) = p.as_ref().filter(|p| !p.method_names().is_empty()) {
+            let (d, buf) = a.to_etdump(&p.instruction_calls(0));
             let _ = ETDump::parse(&d.to_bytes());
             let _ = captured_tensors(&d, &buf);
         }

@@ -10,11 +10,16 @@
 //! holding one may index `values[i]` for any `i` it found inside the program.
 
 pub mod features;
+mod outline;
 mod patch;
 mod read;
 pub mod write;
 pub mod write_external;
 pub mod write_plan;
+
+pub use outline::{
+    ArenaSize, CompileSpecText, DelegateSummary, EthosU, InstructionCall, PlanSummary,
+};
 
 use serde::Serialize;
 
