@@ -25,7 +25,7 @@ pub fn write(
     part: &Part,
     f: &Fit,
     placed: Option<(&place::Placement, &CostEstimate)>,
-) -> Result<Vec<String>> {
+) -> Result<Written> {
     let inputs = program
         .input_count(index)
         .ok_or_else(|| anyhow!("{}: no plan {index}", path.display()))?;
@@ -83,6 +83,11 @@ pub fn write(
         binaries.push((crate::siblings::ptd_of(&pte), pp.ptd.clone()));
         binaries.push((pte, pp.pte.clone()));
     }
+    let removed = if placed_program.is_none() {
+        remove_earlier_placed_program(dir, &name)
+    } else {
+        Vec::new()
+    };
     let mut written = Vec::new();
     for (file, text) in files {
         let p = dir.join(file);
@@ -93,7 +98,49 @@ pub fn write(
         std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
         written.push(p.display().to_string());
     }
-    Ok(written)
+    Ok(Written { written, removed })
+}
+
+/// What [`write`] wrote, and the files of an earlier placed program it removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    pub written: Vec<String>,
+    /// An earlier `-o` into the folder wrote a placed program this placement does not make
+    /// (its loader would link against sections the new fragment no longer has).
+    pub removed: Vec<String>,
+}
+
+/// Removes what an earlier `-o` wrote of a placed program `name` into `dir`: the loader etscope
+/// wrote (its first line says so) and the program with its `.ptd` when that program reads only
+/// the constants etscope moves. The paths removed.
+fn remove_earlier_placed_program(dir: &Path, name: &str) -> Vec<String> {
+    let mut removed = Vec::new();
+    let loader = dir.join("etscope_placed_weights.cpp");
+    let ours =
+        std::fs::read_to_string(&loader).is_ok_and(|t| t.starts_with("/* Written by `etscope fit"));
+    if !ours {
+        return removed;
+    }
+    let pte = dir.join(name);
+    let ptd = crate::siblings::ptd_of(&pte);
+    let placed_by_etscope = std::fs::read(&pte)
+        .ok()
+        .and_then(|b| etscope_core::formats::pte::Program::parse(b).ok())
+        .is_some_and(|p| {
+            let keys = p.external_keys();
+            !keys.is_empty() && keys.iter().all(|k| k.starts_with("etscope.constant_"))
+        });
+    let mut paths = vec![loader];
+    if placed_by_etscope {
+        paths.push(pte);
+        paths.push(ptd);
+    }
+    for p in paths {
+        if std::fs::remove_file(&p).is_ok() {
+            removed.push(p.display().to_string());
+        }
+    }
+    removed
 }
 
 /// Each call's estimated cycles with the default link and placed.

@@ -1,6 +1,7 @@
 //! Files that belong with a program, found beside it by name, so opening `model.pte` alone
 //! brings what a user would have picked anyway: `model.etrecord` (stages, debug handles),
-//! `model.ptd` (weights kept outside the program), `model.etdp` with its debug buffer
+//! `model.ptd` (weights kept outside the program; else the `_default_external_constant.ptd`
+//! ExecuTorch's export writes), `model.etdp` with its debug buffer
 //! `model.bin` (the names `etscope board run -o model.etdp` writes), and an input array
 //! `model.input.npy` or, failing that, `input.npy`. Only names are matched here; whether a file
 //! really belongs to the program is the loader's check (a file that does not fit is skipped
@@ -26,6 +27,18 @@ pub fn ptd_of(program: &Path) -> PathBuf {
     program.with_extension("ptd")
 }
 
+/// The name ExecuTorch's export gives the `.ptd` of external constants
+/// (`write_tensor_data_to_file`, the default tag).
+pub const EXPORTED_PTD: &str = "_default_external_constant.ptd";
+
+/// The external weights beside a program: `model.ptd`, or else the `.ptd` ExecuTorch's export
+/// wrote beside it ([`EXPORTED_PTD`]); `None` when neither exists.
+pub fn ptd_beside(program: &Path) -> Option<PathBuf> {
+    [ptd_of(program), program.with_file_name(EXPORTED_PTD)]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
 /// The ETDump a program's name points to: `model.etdp`.
 pub fn etdump_of(program: &Path) -> PathBuf {
     program.with_extension("etdp")
@@ -37,9 +50,10 @@ pub fn debug_buffer_of(etdump: &Path) -> PathBuf {
 }
 
 /// The files beside `program` that its name points to, in loading order, that exist (the
-/// names every command looks for too: [`etrecord_of`], [`ptd_of`], [`etdump_of`]).
+/// names every command looks for too: [`etrecord_of`], [`ptd_beside`], [`etdump_of`]).
 pub fn beside(program: &Path) -> Vec<PathBuf> {
-    let mut found = vec![etrecord_of(program), ptd_of(program)];
+    let mut found = vec![etrecord_of(program)];
+    found.extend(ptd_beside(program));
     let etdump = etdump_of(program);
     if etdump.is_file() {
         found.push(debug_buffer_of(&etdump));

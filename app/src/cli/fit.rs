@@ -39,9 +39,11 @@ pub fn run(
     let placement = place
         .map(|how| placement(&part, &base, &est, how))
         .transpose()?;
-    let shown = placement
-        .as_ref()
-        .map_or_else(|| base.clone(), |p| fit::with_placement(&part, &base, p));
+    let shown = match &placement {
+        Some(p) => place::placed_fit(&part, &base, p, &program, index)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?,
+        None => base.clone(),
+    };
     let shown_est = placement.as_ref().map_or(&est, |p| &p.estimate);
     let mut what_if: Vec<Value> = Vec::new();
     // the cycles of the quantize calls on the inputs (first) and of the dequantize calls on the
@@ -94,7 +96,8 @@ pub fn run(
     }
     if placement.is_none() {
         let advised = place::advise(&part, &base, &est);
-        let f = fit::with_placement(&part, &base, &advised);
+        let f = place::placed_fit(&part, &base, &advised, &program, index)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
         let moved = advised.moved().count();
         what_if.push(json!({
             "change": format!("placement by the advisor (`--place auto`): {moved} blocks moved"),
@@ -117,15 +120,19 @@ pub fn run(
         doc["placement"] = placement_json(&part, p, options.mhz, place.unwrap_or_default());
     }
     if let Some(dir) = out {
-        doc["written"] = json!(crate::firmware_files::write(
+        let w = crate::firmware_files::write(
             dir,
             path,
             &program,
             index,
             &part,
             &shown,
-            placement.as_ref().map(|p| (p, &est))
-        )?);
+            placement.as_ref().map(|p| (p, &est)),
+        )?;
+        doc["written"] = json!(w.written);
+        if !w.removed.is_empty() {
+            doc["removed"] = json!(w.removed);
+        }
     }
     doc["flash"]["sources"] = json!(fit::code_sources(cmsis.model));
     doc["flash"]["linked"] = json!(cmsis.model == etscope_core::part::code::CodeModel::Linked);
@@ -175,6 +182,14 @@ pub fn run(
     if let Some(w) = doc["written"].as_array() {
         for p in w {
             println!("wrote {}", p.as_str().unwrap_or_default());
+        }
+    }
+    if let Some(r) = doc["removed"].as_array() {
+        for p in r {
+            println!(
+                "removed {} (an earlier placed program this placement does not make)",
+                p.as_str().unwrap_or_default()
+            );
         }
     }
     gate(check, &shown, not_run.as_deref())
@@ -373,7 +388,9 @@ fn render(
         part.core.name(),
         mhz,
         if f.fits { "fits" } else { "does NOT fit" },
-        not_run.map_or(String::new(), |n| format!(", but {n}"))
+        not_run.map_or(String::new(), |n| {
+            format!("{} {n}", if f.fits { ", but" } else { ", and" })
+        })
     );
     let mut t = Table::new(&["pool", ">bytes", "region"]);
     for p in &f.pools {
@@ -394,11 +411,16 @@ fn render(
         f.flash_total,
         if f.flash_complete {
             ""
+        } else if f.not_modelled.iter().any(|n| n.contains(".ptd")) {
+            " at least (the program's .ptd is not beside it)"
         } else {
             " at least (an operator's kernel is not measured)"
         },
         f.code_note()
     ));
+    for n in &f.not_modelled {
+        s.push_str(&format!("not counted: {n}\n"));
+    }
     let mut r = Table::new(&["region", ">used", ">size", ""]);
     for u in f.regions.iter().filter(|u| u.used > 0) {
         r.row(vec![

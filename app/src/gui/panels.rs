@@ -80,7 +80,12 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             _ => None,
         };
         app.messages.push(match written {
-            Some(Ok(files)) => format!("wrote {}", files.join(", ")),
+            Some(Ok(w)) if w.removed.is_empty() => format!("wrote {}", w.written.join(", ")),
+            Some(Ok(w)) => format!(
+                "wrote {}; removed {} (an earlier placed program this placement does not make)",
+                w.written.join(", "),
+                w.removed.join(", ")
+            ),
             Some(Err(e)) => format!("{e:#}"),
             None => {
                 "nothing to export: open a program (.pte) and pick a part in the Memory tab first"

@@ -100,7 +100,7 @@ impl PartFit {
         program_path: &std::path::Path,
         program: &Program,
         plan: usize,
-    ) -> Option<anyhow::Result<Vec<String>>> {
+    ) -> Option<anyhow::Result<crate::firmware_files::Written>> {
         let part = self.part.as_ref()?;
         let p = self.priced.as_ref()?.as_ref().ok()?;
         Some(crate::firmware_files::write(
@@ -231,7 +231,8 @@ fn price(
     let base = fit::fit(program, plan, part, code).map_err(|e| e.to_string())?;
     let placement =
         place::apply(part, &base, &est, choices, "the Memory tab").map_err(|e| e.to_string())?;
-    let placed = fit::with_placement(part, &base, &placement);
+    let placed =
+        place::placed_fit(part, &base, &placement, program, plan).map_err(|e| e.to_string())?;
     Ok(Priced {
         base,
         est,

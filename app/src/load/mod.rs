@@ -87,8 +87,8 @@ pub fn program(path: &Path) -> Result<Program> {
             .program),
         FileKind::Pte => {
             let mut program = Program::parse(data).with_context(|| path.display().to_string())?;
-            let ptd = crate::siblings::ptd_of(path);
-            if !program.external_keys().is_empty() && ptd.exists() {
+            let ptd = crate::siblings::ptd_beside(path);
+            if let Some(ptd) = ptd.filter(|_| !program.external_keys().is_empty()) {
                 // a neighbour found by name: a warning when it cannot be used, never a refusal
                 // of the program (its graph, plan and memory need no weights; a run that does
                 // names the missing tensor)

@@ -358,11 +358,21 @@ fn a_placed_program_runs_on_the_board_with_every_output_as_unplaced_and_its_pool
             "{}: {logs:?}",
             pte.display()
         );
+        // the copies hold the weights fit counts, each constant 16-aligned there
+        let (tensors, copied) = logs
+            .iter()
+            .find_map(|l| {
+                let rest = l.strip_prefix("placed: ")?;
+                let (n, rest) = rest.split_once(" constant tensors copied out of the image, ")?;
+                Some((
+                    n.parse::<u64>().ok()?,
+                    rest.strip_suffix(" bytes")?.parse::<u64>().ok()?,
+                ))
+            })
+            .unwrap_or_else(|| panic!("{}: no copy line in {logs:?}", pte.display()));
         assert!(
-            logs.iter().any(|l| l.ends_with(&format!(
-                "constant tensors copied out of the image, {weights} bytes"
-            ))),
-            "{}: {logs:?}",
+            copied <= weights && weights - copied < 16 * tensors,
+            "{}: copied {copied} B in {tensors} tensors, fit counts {weights} B",
             pte.display()
         );
         let reads = logs

@@ -457,6 +457,47 @@ fn graph_json_arguments_carry_their_typed_data_equal_to_the_programs_values() {
     }
 }
 
+/// The `.ptd` ExecuTorch's export writes (`_default_external_constant.ptd`) is found beside a
+/// program whose own-named `.ptd` is absent, and a run reads its weights from it.
+#[test]
+fn the_ptd_executorch_writes_is_found_beside_the_program() {
+    let dir = fresh_dir("exported-ptd");
+    let src = fixture("programs/external_weights");
+    let pte = dir.join("exported.pte");
+    std::fs::copy(src.join("model.pte"), &pte).expect("copy");
+    let input = src.join("input_0.npy");
+    let out = etscope(&["run", p(&pte), "--input", p(&input)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("_default_external_constant.ptd"),
+        "{err}"
+    );
+    std::fs::copy(
+        src.join("model.ptd"),
+        dir.join("_default_external_constant.ptd"),
+    )
+    .expect("copy");
+    let dump = dir.join("out");
+    json(&[
+        "run",
+        p(&pte),
+        "--input",
+        p(&input),
+        "--dump",
+        p(&dump),
+        "--json",
+    ]);
+    let want = std::fs::read(src.join("output_0.npy")).expect("expected");
+    let got = etscope_core::formats::npy::read_npy(
+        &std::fs::read(dump.join("output_0.npy")).expect("output"),
+    )
+    .expect("npy");
+    let want = etscope_core::formats::npy::read_npy(&want).expect("npy");
+    assert_eq!(got.shape, want.shape);
+    assert_eq!(got.bytes, want.bytes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A neighbour found by name that cannot be used is a warning and skipped: the program still
 /// opens (a run that needs the missing weights names them).
 #[test]

@@ -194,6 +194,39 @@ fn placed_cortex_m_programs_read_their_moved_weights_from_the_ptd_and_compute_as
                 "{}: {err}",
                 p(pte)
             );
+            // without its .ptd, fit says the flash is a lower bound and why
+            let lone = json(&["fit", p(&placed), "--part", part, "--json"]);
+            assert_eq!(lone["flash"]["complete"], false, "{}", p(pte));
+            assert!(
+                lone["not_modelled"]
+                    .as_array()
+                    .expect("not_modelled")
+                    .iter()
+                    .any(|n| n.as_str().is_some_and(|n| n.contains(".ptd"))),
+                "{lone}"
+            );
+            // a later -o that moves no weights removes the earlier placed program and loader
+            let nothing = dir.join("nothing.toml");
+            std::fs::write(&nothing, "").expect("write");
+            std::fs::rename(dir.join("away.ptd"), &ptd).expect("move back");
+            let again = json(&[
+                "fit",
+                p(pte),
+                "--part",
+                part,
+                "--place",
+                p(&nothing),
+                "-o",
+                p(&dir),
+                "--json",
+            ]);
+            assert_eq!(
+                again["removed"].as_array().map(Vec::len),
+                Some(3),
+                "{again}"
+            );
+            assert!(!placed.exists() && !ptd.exists());
+            assert!(!dir.join("etscope_placed_weights.cpp").exists());
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
@@ -276,7 +309,7 @@ fn the_placed_weights_source_compiles_and_links_into_its_regions() {
     );
     std::fs::write(
         dir.join("image.ld"),
-        "INCLUDE etscope_regions.ld\nENTRY(etscope_load_placed_weights)\n__dso_handle = 0; /* the C library defines it in a firmware; -nostdlib here */\nSECTIONS\n{\n  .text : { *(.text*) *(.rodata*) } > ITCM\n  .data : { *(.data*) *(.bss*) } > SRAM\n}\n",
+        "INCLUDE etscope_regions.ld\nENTRY(etscope_load_placed_weights)\nSECTIONS\n{\n  .text : { *(.text*) *(.rodata*) } > ITCM\n  .data : { *(.data*) *(.bss*) } > SRAM\n}\n",
     )
     .expect("write");
     let ld = std::process::Command::new("arm-none-eabi-g++")
@@ -339,10 +372,13 @@ fn the_placed_weights_source_compiles_and_links_into_its_regions() {
     let flash = d["part"]["link"]["constants"].as_str().expect("constants");
     assert!(inside((ptd_at, ptd_size), region(flash)));
     let mut copies = 0;
+    let mut copied_per_region: std::collections::BTreeMap<String, (u64, u64)> =
+        std::collections::BTreeMap::new();
     for b in d["placement"]["blocks"].as_array().expect("blocks") {
         let r = b["region"].as_str().expect("region");
         if b["name"].as_str().is_some_and(|n| n.starts_with("weights")) && r != flash {
             let symbol = format!("(anonymous namespace)::weights_{}", r.to_uppercase());
+            // the copy holds the block's constants, each 16-aligned, as fit counts them
             let (addr, len) = symbols
                 .lines()
                 .find(|l| l.ends_with(&symbol))
@@ -355,10 +391,30 @@ fn the_placed_weights_source_compiles_and_links_into_its_regions() {
                 })
                 .unwrap_or_else(|| panic!("{symbol} not in the image:\n{symbols}"));
             assert!(inside((addr, len), region(r)), "{symbol} at {addr:#x}");
-            assert!(len >= b["bytes"].as_u64().expect("bytes"));
+            copied_per_region
+                .entry(r.to_string())
+                .and_modify(|(_, n)| *n += b["bytes"].as_u64().expect("bytes"))
+                .or_insert((len, b["bytes"].as_u64().expect("bytes")));
             copies += 1;
         }
     }
     assert!(copies > 0, "the advisor moved no weights: {d}");
+    for (region, (reserved, counted)) in &copied_per_region {
+        assert_eq!(
+            reserved, counted,
+            "{region}: the copy reserves what fit counts"
+        );
+        let used = d["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .find(|x| x["name"] == region.as_str())
+            .and_then(|x| x["used"].as_u64())
+            .expect("used");
+        assert!(
+            used >= *reserved,
+            "{region}: used {used} < the copy's {reserved}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

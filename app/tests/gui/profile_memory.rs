@@ -529,7 +529,7 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
         v
     };
     assert_eq!(names(&from_window), names(&from_cli));
-    assert_eq!(written.len(), names(&from_cli).len());
+    assert_eq!(written.written.len(), names(&from_cli).len());
     assert!(names(&from_cli).contains(&"model_int8_cortex_m55.ptd".to_string()));
     for n in names(&from_cli) {
         assert!(

@@ -178,7 +178,7 @@ pub fn fit(
     let budget = ram_budget(program, plan_index, &plan)
         .ok_or_else(|| FitError::Budget("ExecuTorch's types are not laid out for it".into()))?;
     let inputs = program.input_count(plan_index).unwrap_or(0) as u64;
-    Ok(assemble(
+    let mut fit = assemble(
         part,
         graph.arenas,
         budget,
@@ -186,7 +186,15 @@ pub fn fit(
         (program.bytes().len() as u64).saturating_add(program.external_data_bytes() as u64),
         code,
         inputs,
-    ))
+    );
+    let external = program.external_keys().len();
+    if external > 0 && program.external_data_bytes() == 0 {
+        fit.flash_complete = false;
+        fit.not_modelled.push(format!(
+            "the .ptd that {external} external constants come from (not found beside the program): its bytes are not in flash"
+        ));
+    }
+    Ok(fit)
 }
 
 /// The pools, regions and totals of a program whose arenas are `arenas` (memory ids 1, 2, …).
@@ -280,6 +288,23 @@ pub fn with_placement(
         base.code,
         base.inputs,
     )
+}
+
+/// `fit` with a program of `program` bytes in flash (the same pools): the placed program
+/// `fit -o` writes, whose moved weights sit in a `.ptd` beside it.
+pub fn with_program_bytes(part: &Part, fit: &Fit, program: u64) -> Fit {
+    let mut out = totals(
+        part,
+        fit.pools.clone(),
+        fit.arenas.clone(),
+        fit.budget.clone(),
+        program,
+        fit.code,
+        fit.inputs,
+    );
+    out.not_modelled = fit.not_modelled.clone();
+    out.flash_complete = fit.flash_complete;
+    out
 }
 
 /// The totals and each region's use of `pools` with the program and its code where the

@@ -214,9 +214,10 @@ pub fn linker_fragment(
     s
 }
 
-/// The section a region's copy of the placed weights goes to (`.etscope_weights_DTCM`).
+/// The section a region's copy of the placed weights goes to (`.bss.etscope_weights_DTCM`: a
+/// `.bss` name, so the compiler emits no bytes for it).
 pub fn weights_section(region: &str) -> String {
-    format!(".etscope_weights_{}", linker_name(region))
+    format!(".bss.etscope_weights_{}", linker_name(region))
 }
 
 /// The linker fragment's lines for a placed program's weights: the `.ptd` in the link's
@@ -229,10 +230,10 @@ pub fn placed_weights_sections(part: &Part, placed: &super::place::PlacedProgram
     for r in &placed.regions {
         let _ = writeln!(
             s,
-            "  {0} (NOLOAD) : ALIGN(128) {{ *({0}) }} > {1} /* {2} bytes of weights */",
+            "  {0} (NOLOAD) : ALIGN(16) {{ *({0}) }} > {1} /* {2} bytes of weights */",
             weights_section(&r.region),
             linker_name(&r.region),
-            r.range.len()
+            r.copy_bytes()
         );
     }
     s
@@ -251,11 +252,11 @@ pub fn placed_weights_source(
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "/* Written by `etscope fit {program_name} --part {} --place … -o`: the weights the placement\n * moved into RAM, read by ExecuTorch's runtime as external constants (a .ptd).\n *\n *   auto weights = etscope_load_placed_weights();   // once, before load_method\n *   if (!weights.ok()) {{ ... }}\n *   auto method = program->load_method(\"forward\", &memory_manager, event_tracer,\n *                                      &weights.get());\n *\n * Keep `weights` alive as long as the method. Link with the linker fragment beside this file\n * (its etscope_ptd_sec and .etscope_weights_* sections) and ExecuTorch's\n * extension_flat_tensor library. */",
+        "/* Written by `etscope fit {program_name} --part {} --place … -o`: the weights the placement\n * moved into RAM, read by ExecuTorch's runtime as external constants (the .ptd beside the\n * program, embedded below). Declare and call it where the program is loaded:\n *\n *   executorch::runtime::Result<executorch::extension::FlatTensorDataMap>\n *   etscope_load_placed_weights();\n *\n *   auto weights = etscope_load_placed_weights();   // once, before load_method\n *   if (!weights.ok()) {{ ... }}\n *   auto method = program->load_method(\"forward\", &memory_manager, event_tracer,\n *                                      &weights.get());\n *\n * Keep `weights` alive as long as the method. Link with the linker fragment beside this file\n * (its etscope_ptd_sec and .bss.etscope_weights_* sections) and ExecuTorch's\n * extension_flat_tensor library. */",
         part.name
     );
     s.push_str(
-        "#include <cstdint>\n#include <cstring>\n\n#include <executorch/extension/flat_tensor/flat_tensor_data_map.h>\n#include <executorch/runtime/core/data_loader.h>\n\n",
+        "#include <cstdint>\n#include <cstring>\n#include <new>\n\n#include <executorch/extension/flat_tensor/flat_tensor_data_map.h>\n#include <executorch/runtime/core/data_loader.h>\n\n",
     );
     let _ = writeln!(
         s,
@@ -270,10 +271,10 @@ pub fn placed_weights_source(
     for r in &placed.regions {
         let _ = writeln!(
             s,
-            "__attribute__((section(\"{}\"), aligned(128))) unsigned char weights_{}[{}]; /* in {} */",
+            "__attribute__((section(\"{}\"), aligned(16))) unsigned char weights_{}[{}]; /* in {} */",
             weights_section(&r.region),
             linker_name(&r.region),
-            r.range.len(),
+            r.copy_bytes(),
             r.region
         );
     }
@@ -291,7 +292,7 @@ pub fn placed_weights_source(
         );
     }
     s.push_str(
-        "};\n\nusing executorch::runtime::Error;\nusing executorch::runtime::FreeableBuffer;\nusing executorch::runtime::Result;\n\n/* Reads inside a copied range come from its copy; the header and FlatBuffer from flash. */\nclass PlacedPtdLoader final : public executorch::runtime::DataLoader {\n public:\n    Result<FreeableBuffer> load(size_t offset, size_t size, const SegmentInfo&) const override {\n        if (offset > sizeof(etscope_ptd) || size > sizeof(etscope_ptd) - offset) {\n            return Error::InvalidArgument;\n        }\n        for (const Copied& c : copies) {\n            if (offset >= c.begin && offset + size <= c.end) {\n                return FreeableBuffer(c.copy + (offset - c.begin), size, nullptr);\n            }\n        }\n        return FreeableBuffer(etscope_ptd + offset, size, nullptr);\n    }\n    Result<size_t> size() const override {\n        return sizeof(etscope_ptd);\n    }\n};\n\nPlacedPtdLoader placed_ptd_loader;\n\n} // namespace\n\nResult<executorch::extension::FlatTensorDataMap> etscope_load_placed_weights() {\n    for (const Copied& c : copies) {\n        std::memcpy(c.copy, etscope_ptd + c.begin, c.end - c.begin);\n    }\n    return executorch::extension::FlatTensorDataMap::load(&placed_ptd_loader);\n}\n",
+        "};\n\nusing executorch::runtime::Error;\nusing executorch::runtime::FreeableBuffer;\nusing executorch::runtime::Result;\n\n/* Reads inside a copied range come from its copy; the header and FlatBuffer from flash. */\nclass PlacedPtdLoader final : public executorch::runtime::DataLoader {\n public:\n    Result<FreeableBuffer> load(size_t offset, size_t size, const SegmentInfo&) const override {\n        if (offset > sizeof(etscope_ptd) || size > sizeof(etscope_ptd) - offset) {\n            return Error::InvalidArgument;\n        }\n        for (const Copied& c : copies) {\n            if (offset >= c.begin && offset + size <= c.end) {\n                return FreeableBuffer(c.copy + (offset - c.begin), size, nullptr);\n            }\n        }\n        return FreeableBuffer(etscope_ptd + offset, size, nullptr);\n    }\n    Result<size_t> size() const override {\n        return sizeof(etscope_ptd);\n    }\n};\n\n/* Constructed in place, never destroyed: no static destructor to register. */\nalignas(PlacedPtdLoader) unsigned char loader_storage[sizeof(PlacedPtdLoader)];\nPlacedPtdLoader* loader = nullptr;\n\n} // namespace\n\nResult<executorch::extension::FlatTensorDataMap> etscope_load_placed_weights() {\n    for (const Copied& c : copies) {\n        std::memcpy(c.copy, etscope_ptd + c.begin, c.end - c.begin);\n    }\n    if (loader == nullptr) {\n        loader = new (loader_storage) PlacedPtdLoader();\n    }\n    return executorch::extension::FlatTensorDataMap::load(loader);\n}\n",
     );
     s
 }

@@ -75,14 +75,14 @@ pub fn board_addresses(
             let EValue::Tensor(t) = value else {
                 continue;
             };
-            if !t.is_constant() || !constants.contains(&t.data_buffer_idx) {
+            if !t.is_constant() || !constants.contains(&t.constant_id()) {
                 continue;
             }
-            let address = match copied.get(&t.data_buffer_idx) {
+            let address = match copied.get(&t.constant_id()) {
                 Some(&a) => a,
                 None => {
                     let a = take(t.nbytes)?;
-                    copied.insert(t.data_buffer_idx, a);
+                    copied.insert(t.constant_id(), a);
                     a
                 }
             };

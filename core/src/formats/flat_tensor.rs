@@ -170,8 +170,15 @@ impl FlatTensorFile {
         self.bytes.len()
     }
 
-    /// Total bytes of tensor data.
+    /// Total bytes of tensor data, each segment once (several keys may share one).
     pub fn data_bytes(&self) -> usize {
-        self.entries.iter().map(|e| e.range.len()).sum()
+        let mut segments: Vec<(usize, usize)> = self
+            .entries
+            .iter()
+            .map(|e| (e.segment_index, e.range.len()))
+            .collect();
+        segments.sort_unstable();
+        segments.dedup_by_key(|s| s.0);
+        segments.iter().map(|s| s.1).sum()
     }
 }

@@ -5,8 +5,9 @@
 //! `FT01` identifier, then the 40-byte `FH01` header padded to 48 (FlatBuffer alignment 16:
 //! the FlatBuffer's offset field says 48, its size excludes the header), the rest of the
 //! FlatBuffer, zero padding to the segment base (alignment 128), then each segment at an offset
-//! aligned to 128 from the base. Segment `i` holds `segments[i]`; every named entry points at
-//! one segment (several entries may share one).
+//! aligned to `alignment` from the base (ExecuTorch's `FlatTensorConfig.segment_alignment`, 128
+//! by default). Segment `i` holds `segments[i]`; every named entry points at one segment
+//! (several entries may share one).
 
 use flatbuffers::FlatBufferBuilder;
 
@@ -16,7 +17,7 @@ use crate::formats::generated::flat_tensor::executorch_flatbuffer::ScalarType as
 use crate::formats::generated::flat_tensor::flat_tensor_flatbuffer as fb;
 
 const WHAT: &str = "external tensor data (.ptd) to write";
-/// ExecuTorch's `FlatTensorConfig.segment_alignment`.
+/// ExecuTorch's `FlatTensorConfig.segment_alignment` by default.
 pub const SEGMENT_ALIGNMENT: u64 = 128;
 /// `FlatTensorHeader.EXPECTED_LENGTH` and its padding to `_FLATBUFFER_ALIGNMENT` (16).
 const HEADER_LENGTH: u32 = 40;
@@ -43,9 +44,20 @@ fn round_up(x: u64, to: u64) -> u64 {
     x.div_ceil(to).saturating_mul(to)
 }
 
-/// The `.ptd` bytes holding `segments` under `entries`' keys. A key twice or an entry pointing
-/// past the segments is refused.
-pub fn write_flat_tensor(segments: &[&[u8]], entries: &[NamedEntry]) -> Result<WrittenFlatTensor> {
+/// The `.ptd` bytes holding `segments`, each at an offset aligned to `alignment` (a power of
+/// two), under `entries`' keys. A key twice, an entry pointing past the segments or an
+/// alignment that is no power of two is refused.
+pub fn write_flat_tensor(
+    segments: &[&[u8]],
+    entries: &[NamedEntry],
+    alignment: u64,
+) -> Result<WrittenFlatTensor> {
+    if !alignment.is_power_of_two() {
+        return Err(Error::invalid(
+            WHAT,
+            format!("segment alignment {alignment} is no power of two"),
+        ));
+    }
     for (i, e) in entries.iter().enumerate() {
         if e.segment >= segments.len() {
             return Err(Error::invalid(
@@ -69,7 +81,7 @@ pub fn write_flat_tensor(segments: &[&[u8]], entries: &[NamedEntry]) -> Result<W
         let at = if offsets.is_empty() {
             0
         } else {
-            round_up(end, SEGMENT_ALIGNMENT)
+            round_up(end, alignment)
         };
         offsets.push(at);
         end = at.saturating_add(s.len() as u64);
@@ -196,7 +208,7 @@ mod tests {
                 layout: None,
             },
         ];
-        let w = write_flat_tensor(&[&a, &b], &entries).expect("writes");
+        let w = write_flat_tensor(&[&a, &b], &entries, SEGMENT_ALIGNMENT).expect("writes");
         let f = FlatTensorFile::parse(w.bytes.clone()).expect("reads back");
         assert_eq!(f.get("a"), Some(&a[..]));
         assert_eq!(f.get("a_again"), Some(&a[..]));
@@ -207,6 +219,12 @@ mod tests {
             assert_eq!(r.start % SEGMENT_ALIGNMENT as usize, 0);
         }
         assert_eq!(&w.bytes[w.segment_ranges[1].clone()], &b[..]);
-        assert!(write_flat_tensor(&[&a], &entries).is_err());
+        assert!(write_flat_tensor(&[&a], &entries, SEGMENT_ALIGNMENT).is_err());
+        let packed = write_flat_tensor(&[&a, &b], &entries, 16).expect("writes");
+        assert_eq!(
+            packed.segment_ranges[1].start - packed.segment_ranges[0].start,
+            16
+        );
+        assert!(write_flat_tensor(&[&a], &entries[..1], 24).is_err());
     }
 }

@@ -108,7 +108,7 @@ pub struct Traffic {
     pub weight_bytes: u64,
     /// Bytes of planned tensors the call reads or writes, per memory id.
     pub arena_bytes: Vec<(u32, u64)>,
-    /// The call's constant tensors: each one's index in the constant segment and its bytes
+    /// The call's constant tensors: each one's constant (`Tensor::constant_id`) and its bytes
     /// (what a placement moves).
     #[serde(skip)]
     pub constants: Vec<(u32, u64)>,
@@ -124,9 +124,7 @@ impl Traffic {
         let mut visit = |tensor: &crate::formats::pte::Tensor| {
             if tensor.is_constant() {
                 t.weight_bytes = t.weight_bytes.saturating_add(tensor.nbytes);
-                if tensor.data_buffer_idx > 0 {
-                    t.constants.push((tensor.data_buffer_idx, tensor.nbytes));
-                }
+                t.constants.push((tensor.constant_id(), tensor.nbytes));
             } else if let Some(a) = &tensor.allocation {
                 match t.arena_bytes.iter_mut().find(|(id, _)| *id == a.memory_id) {
                     Some((_, b)) => *b = b.saturating_add(tensor.nbytes),

@@ -14,8 +14,8 @@
 //! - [`file`] — a placement as a file (`--place FILE`, `placement.toml`)
 //! - [`program`] — the placed program for ExecuTorch's runtime: the moved weights in a `.ptd`
 //!
-//! What may go where: pools to RAM (DTCM or SRAM; the link's own arena region); weights to RAM
-//! or where the link reads them. ITCM is left to code and external memory to what the link
+//! What may go where: pools to DTCM or SRAM (or the link's own arena region); weights to DTCM
+//! or SRAM, or where the link reads them. ITCM is left to code and external memory to what the link
 //! puts there. The code, the program's load image, the kernel registry and the stack stay where
 //! the link puts them.
 
@@ -23,7 +23,7 @@ mod file;
 mod program;
 
 pub use file::{parse, to_toml, Choice};
-pub use program::{key_of, placed_program, PlacedProgram, PtdRegion};
+pub use program::{key_of, placed_fit, placed_program, PlacedProgram, PtdRegion};
 
 use std::collections::BTreeMap;
 
@@ -33,6 +33,10 @@ use thiserror::Error;
 use super::cost::{CostEstimate, RegionCost};
 use super::fit::{Fit, RegionUse};
 use crate::part::{Part, RegionKind};
+
+/// The alignment of each constant copied into RAM: in the placed program's `.ptd` and in the
+/// board's copies (ExecuTorch aligns constants to 16 bytes).
+pub const COPY_ALIGNMENT: u64 = 16;
 
 /// One block a placement moves.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,7 +52,7 @@ pub struct Block {
     pub memory_cycles: f64,
     /// The same where the default link puts it.
     pub default_memory_cycles: f64,
-    /// A call's weights: the constant-segment indices (`data_buffer_idx`) of its tensors.
+    /// A call's weights: the constants of its tensors ([`crate::formats::pte::Tensor::constant_id`]).
     #[serde(skip)]
     pub constants: Vec<u32>,
     #[serde(skip)]
@@ -193,11 +197,19 @@ impl<'a> Model<'a> {
         let mut weights_of = BTreeMap::new();
         for row in &est.rows {
             let Some(t) = &row.traffic else { continue };
-            let fresh: u64 = t
+            // each constant once, at its widest read, 16-aligned as its copy is laid out
+            let mut unowned: BTreeMap<u32, u64> = BTreeMap::new();
+            for &(idx, b) in t
                 .constants
                 .iter()
                 .filter(|(idx, _)| !owner.contains_key(idx))
-                .map(|&(_, b)| b)
+            {
+                let slot = unowned.entry(idx).or_default();
+                *slot = (*slot).max(b);
+            }
+            let fresh: u64 = unowned
+                .values()
+                .map(|b| b.div_ceil(COPY_ALIGNMENT).saturating_mul(COPY_ALIGNMENT))
                 .fold(0u64, u64::saturating_add);
             if fresh > 0 {
                 let b = blocks.len();
@@ -560,8 +572,12 @@ pub fn note(part: &Part, p: &Placement) -> String {
             unknown.join(", ")
         ));
     }
-    if p.after_cycles >= p.before_cycles {
+    if p.bound_cycles >= p.before_cycles - 0.5 {
         s.push_str("; no move lowers the estimate");
+    } else if p.after_cycles >= p.before_cycles {
+        s.push_str(
+            "; this placement does not lower the estimate, though moves can (`--place auto`)",
+        );
     }
     s
 }
@@ -609,7 +625,7 @@ pub fn apply(
         })?;
         if !m.allowed(&m.blocks[b]).contains(&r) {
             return Err(fail(format!(
-                "{:?} may not go to {} ({}): pools go to DTCM or SRAM, weights to RAM or where the link reads them; ITCM is left to code",
+                "{:?} may not go to {} ({}): pools and weights go to DTCM or SRAM regions (or stay where the link puts them); ITCM is left to code and external memory to what the link puts there",
                 m.blocks[b].name,
                 c.region,
                 part.regions[r].kind.name()

@@ -36,6 +36,41 @@ pub struct PtdRegion {
     pub keys: Vec<String>,
 }
 
+impl PtdRegion {
+    /// The bytes its copy takes in the region: the range rounded up to the copies' alignment,
+    /// which is each of its constants 16-aligned, the bytes the placement counts there.
+    pub fn copy_bytes(&self) -> u64 {
+        (self.range.len() as u64)
+            .div_ceil(super::COPY_ALIGNMENT)
+            .saturating_mul(super::COPY_ALIGNMENT)
+    }
+}
+
+/// The fit of plan `plan_index` of `program` placed as `placement` says: its pools where the
+/// placement puts them ([`crate::analysis::fit::with_placement`]) and, when weights move into
+/// RAM, the flash of the placed program `fit -o` writes (its `.pte` and its `.ptd`). A program
+/// that reads a `.ptd` already keeps its flash (its weights are in that `.ptd`).
+pub fn placed_fit(
+    part: &crate::part::Part,
+    base: &crate::analysis::fit::Fit,
+    placement: &Placement,
+    program: &Program,
+    plan_index: usize,
+) -> Result<crate::analysis::fit::Fit, PlaceError> {
+    let placed = crate::analysis::fit::with_placement(part, base, placement);
+    if !program.external_keys().is_empty() {
+        return Ok(placed);
+    }
+    Ok(match placed_program(program, plan_index, placement)? {
+        Some(p) => crate::analysis::fit::with_program_bytes(
+            part,
+            &placed,
+            (p.pte.len() as u64).saturating_add(p.ptd.len() as u64),
+        ),
+        None => placed,
+    })
+}
+
 /// The key of constant `data_buffer_idx` in the written `.ptd` (a tensor of another layout
 /// reading the same data gets `…_v<value>` beside it).
 pub fn key_of(data_buffer_idx: u32) -> String {
@@ -67,7 +102,7 @@ pub fn placed_program(
     }
     if !program.external_keys().is_empty() {
         return Err(fail(
-            "the program reads external data (a .ptd) already; ExecuTorch's runtime takes one per method, so etscope does not write a second".into(),
+            "the program reads external data (a .ptd) already; etscope writes a placed program only from one that keeps every constant in itself".into(),
         ));
     }
     let plan = program
@@ -87,9 +122,7 @@ pub fn placed_program(
                 .iter()
                 .enumerate()
                 .filter_map(|(v, value)| match value {
-                    EValue::Tensor(t) if t.is_constant() && t.data_buffer_idx == idx => {
-                        Some((v, t))
-                    }
+                    EValue::Tensor(t) if t.is_constant() && t.constant_id() == idx => Some((v, t)),
                     _ => None,
                 })
                 .collect();
@@ -132,7 +165,8 @@ pub fn placed_program(
         }
         region_segments.push((region.to_string(), first..segments.len(), keys));
     }
-    let written = write_flat_tensor(&segments, &entries).map_err(|e| fail(e.to_string()))?;
+    let written = write_flat_tensor(&segments, &entries, super::COPY_ALIGNMENT)
+        .map_err(|e| fail(e.to_string()))?;
     let pte = with_external_constants(program.bytes(), plan_index, &moves)
         .map_err(|e| fail(e.to_string()))?;
     let regions = region_segments

@@ -107,6 +107,18 @@ impl Tensor {
         (self.data_buffer_idx > 0 || self.external_key().is_some()) && self.allocation.is_none()
     }
 
+    /// Which constant data the tensor reads, the same for every tensor that reads the same
+    /// data: its constant-segment index (`data_buffer_idx`), or for external data its
+    /// `data_buffer_idx` with the high bit set (ExecuTorch numbers external buffers apart, from
+    /// 0).
+    pub fn constant_id(&self) -> u32 {
+        if self.external_key().is_some() {
+            0x8000_0000 | self.data_buffer_idx
+        } else {
+            self.data_buffer_idx
+        }
+    }
+
     /// The key of this tensor in external data (`.ptd`), when the program keeps it there.
     pub fn external_key(&self) -> Option<&str> {
         self.extra
@@ -515,7 +527,7 @@ impl Program {
             let data = self.external_data.as_ref().ok_or_else(|| {
                 Error::invalid(
                     "constant tensor",
-                    format!("{key:?} is stored in external data: open the program's .ptd with it"),
+                    format!("{key:?} is stored in external data (a .ptd) that is not attached: put it beside the program under the program's name with .ptd (or as the _default_external_constant.ptd ExecuTorch's export writes), or open it with the program"),
                 )
             })?;
             let blob = data

@@ -231,16 +231,14 @@ impl Program {
         let (mut constants, mut external, mut planned) = (0usize, 0usize, 0usize);
         // tensors may share one constant buffer (tied weights, views of a constant): count
         // each buffer once, at its largest use
-        let mut buffers: BTreeMap<(u32, Option<&str>), u64> = BTreeMap::new();
+        let mut buffers: BTreeMap<u32, u64> = BTreeMap::new();
         for v in &plan.values {
             *value_kinds.entry(v.kind()).or_default() += 1;
             if let EValue::Tensor(t) = v {
                 if t.is_constant() {
                     constants += 1;
                     external += usize::from(t.external_key().is_some());
-                    let slot = buffers
-                        .entry((t.data_buffer_idx, t.external_key()))
-                        .or_default();
+                    let slot = buffers.entry(t.constant_id()).or_default();
                     *slot = (*slot).max(t.nbytes);
                 } else if t.allocation.is_some() {
                     planned += 1;
