@@ -3,6 +3,7 @@
 pub mod board;
 pub mod board_check;
 pub mod cli;
+pub mod diff_side;
 pub mod eval_runner;
 pub mod firmware_files;
 pub mod gui;

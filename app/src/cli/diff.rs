@@ -6,15 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
-use etscope_core::analysis::diff::{diff, Source, Threshold};
-use etscope_core::analysis::diff_sources::{
-    program_graph, program_source_cancellable, stage_source_cancellable,
-};
+use etscope_core::analysis::diff::{diff, Threshold};
+use etscope_core::analysis::diff_sources::program_graph;
 use etscope_core::formats::debug_buffer::captured_tensors;
 use etscope_core::formats::etrecord::ETRecord;
-use etscope_core::tensor::TensorData;
 
 use super::run::DeviceChoice;
+use crate::diff_side::{record_now, DiffSide};
 use crate::load;
 use crate::table::Table;
 
@@ -64,35 +62,31 @@ pub(super) fn program_and_record(
     }
 }
 
-fn source(
+/// The side `spec` names, resolved: its files read and checked against each other.
+fn side(
     spec: &Spec,
     label: &str,
-    inputs: &[TensorData],
     etdump_program: Option<&Path>,
     choice: &DeviceChoice,
-) -> Result<Source> {
-    match spec {
+) -> Result<DiffSide> {
+    Ok(match spec {
         Spec::Program(pte) => {
             let (program, rec) = program_and_record(pte)?;
-            let rec = rec.as_ref().map(|(r, e)| (r, e.as_str()));
             let device = choice.device(&program, 0)?;
-            program_source_cancellable(label, &program, rec, inputs, Some(device), None)
-                .with_context(|| pte.display().to_string())
-        }
-        Spec::Stage(file, name) => {
-            let rec = load::etrecord(file)?;
-            let device = choice.device_for_stage()?;
-            stage_source_cancellable(
-                label,
-                &rec,
-                &file.display().to_string(),
-                name,
-                inputs,
+            DiffSide::Program {
+                label: label.to_string(),
+                record: rec.map(|(r, e)| (record_now(r), e)),
+                program,
                 device,
-                None,
-            )
-            .with_context(|| format!("{}#{name}", file.display()))
+            }
         }
+        Spec::Stage(file, name) => DiffSide::Stage {
+            label: label.to_string(),
+            name: name.clone(),
+            record: record_now(load::etrecord(file)?),
+            export: file.display().to_string(),
+            device: choice.device_for_stage()?,
+        },
         Spec::Etdump(d, b) => {
             let pte = etdump_program.ok_or_else(|| anyhow!("{}: which program made this ETDump? put a .pte on the other side or pass --etdump-program", d.display()))?;
             let (program, rec) = program_and_record(pte)?;
@@ -103,13 +97,14 @@ fn source(
             let buf = load::bytes(b)?;
             let captured = captured_tensors(&dump, &buf)
                 .with_context(|| format!("{} with {}", d.display(), b.display()))?;
-            let source = Source::from_captured(label, graph, &captured);
-            Ok(match rec {
-                Some((_, export)) => source.with_export(export),
-                None => source,
-            })
+            DiffSide::Captured {
+                label: label.to_string(),
+                graph,
+                captured,
+                export: rec.map(|(_, export)| export),
+            }
         }
-    }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -140,8 +135,12 @@ pub fn run(
     let prog_for_b = etdump_program
         .map(Path::to_path_buf)
         .or_else(|| other_program(&sa));
-    let src_a = source(&sa, a, &tensors, prog_for_a.as_deref(), device)?;
-    let src_b = source(&sb, b, &tensors, prog_for_b.as_deref(), device)?;
+    let src_a = side(&sa, a, prog_for_a.as_deref(), device)?
+        .source(&tensors, None)
+        .map_err(|e| anyhow!(e))?;
+    let src_b = side(&sb, b, prog_for_b.as_deref(), device)?
+        .source(&tensors, None)
+        .map_err(|e| anyhow!(e))?;
     let report = diff(&src_a, &src_b, threshold)?;
     if as_json {
         return super::print_json(&report);
