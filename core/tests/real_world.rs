@@ -848,3 +848,63 @@ fn check_failures(board: &str, list: &str, target: Target, expected: usize, lowe
     let op_failures = failed.keys().filter(|k| !k.contains("__model_")).count();
     assert!(checked >= op_failures, "{checked} failures checked");
 }
+
+/// The call view reads a call's core-deciding facts (`CallView::core_call`, by schema name, from
+/// the IR) as the raw-plan reader the kernels' layer keeps (`core_buffers::call_in_program`, by
+/// position) does, for every kernel call of every program lowered for a Cortex-M core here: the
+/// two may not drift while both exist.
+#[test]
+fn the_call_view_decodes_the_core_call_the_raw_reader_does() {
+    use etscope_core::formats::pte::Instruction;
+    use etscope_core::ir::call::CallView;
+    use etscope_core::kernels::cmsis::core_buffers::call_in_program;
+    let mut programs: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![common::fixtures()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("fixtures") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "pte") {
+                programs.push(p);
+            }
+        }
+    }
+    let (mut judged, mut refused) = (0, 0);
+    for pte in &programs {
+        let Ok(program) = Program::parse(common::read(pte)) else {
+            continue;
+        };
+        let Some(graph) = etscope_core::ir::from_pte::graph_from_plan(&program, 0) else {
+            continue;
+        };
+        let plan = &program.plans[0];
+        for (iid, ins) in plan.main_instructions().iter().enumerate() {
+            let Instruction::KernelCall { op_index, args } = ins else {
+                continue;
+            };
+            let op = &plan.operators[*op_index].name;
+            let raw = call_in_program(plan, op, args);
+            let node = graph
+                .node_for_instruction(iid)
+                .expect("a node per instruction");
+            let view = CallView::new(&graph, node).core_call();
+            assert_eq!(
+                format!("{view:?}"),
+                format!("{raw:?}"),
+                "{} instruction {iid} ({op})",
+                pte.display()
+            );
+            judged += usize::from(raw.is_some());
+            refused += usize::from(raw.is_some_and(|c| {
+                etscope_core::kernels::cmsis::core_buffers::fails_on(
+                    etscope_core::kernels::Target::CortexM55,
+                    c,
+                )
+                .is_some()
+            }));
+        }
+    }
+    assert!(judged > 50, "only {judged} calls a core may refuse");
+    assert!(refused > 0, "no call an M55 refuses among the fixtures");
+}

@@ -54,6 +54,7 @@ pub fn graph_from_export(g: &ExportedGraph, stage: &str, method: &str) -> Graph 
             consumers: Vec::new(),
             data: None,
             logical_order: None,
+            constant_id: None,
             // sizes come from the ETRecord's JSON: an overflowing product has no byte count
             nbytes: meta.and_then(|m| {
                 m.sizes

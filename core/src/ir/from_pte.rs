@@ -122,6 +122,7 @@ fn value_info(values: &[EValue], i: usize, v: &EValue) -> ValueInfo {
         info.shape = t.shape();
         info.dim_order = t.dim_order.clone();
         info.nbytes = Some(t.nbytes);
+        info.constant_id = t.is_constant().then(|| t.constant_id());
         info.storage = if t.is_constant() {
             Storage::Constant
         } else if t.allocation.is_some() {

@@ -6,9 +6,11 @@
 //!   instruction become values with `alias_of` set; their consumers get edges from the source's
 //!   producer.
 //! - From an ETRecord stage ([`from_export`]): nodes are the graph's call_function nodes.
+//! - [`call`]: one node's call read by its schema's argument names.
 //!
 //! Node identity across artifacts: instruction id ↔ debug handle ↔ ETRecord node.
 
+pub mod call;
 mod check;
 pub mod from_export;
 pub mod from_pte;
@@ -319,6 +321,9 @@ pub struct ValueInfo {
     pub consumers: Vec<NodeId>,
     /// Size in bytes where known.
     pub nbytes: Option<u64>,
+    /// Which constant data a constant tensor reads, the same for every value reading the same
+    /// data (`.pte`: [`crate::formats::pte::Tensor::constant_id`]; `None` otherwise).
+    pub constant_id: Option<u32>,
     /// A non-tensor value's contents (`.pte` plans hold ints, lists and strings as values).
     pub data: Option<ArgData>,
     /// The model's dims in the order this tensor's sizes list them (`[0, 2, 3, 1]`: NHWC of the
@@ -346,6 +351,7 @@ impl ValueInfo {
             nbytes: None,
             data: Some(data),
             logical_order: None,
+            constant_id: None,
         }
     }
 

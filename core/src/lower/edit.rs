@@ -122,6 +122,7 @@ pub fn new_tensor(
         kind: "Tensor",
         dtype: Some(dtype),
         logical_order: Some((0..shape.len()).collect()),
+        constant_id: None,
         shape,
         dim_order,
         quant: None,

@@ -1,12 +1,10 @@
-//! The shape of one kernel call as the program states it: the NHWC geometry of a convolution,
-//! a pool or a linear, or the element counts of anything else. `_nhwc` ops give NHWC sizes;
-//! the other `cortex_m::` spatial ops give NCHW sizes (stored channels-last).
+//! The shape of one kernel call as the program states it, read through its IR node
+//! ([`CallView`], each argument by its schema name): the NHWC geometry of a convolution, a pool
+//! or a linear, or the element counts of anything else. `_nhwc` ops give NHWC sizes; the other
+//! `cortex_m::` spatial ops give NCHW sizes (stored channels-last).
 
-use crate::formats::pte::{EValue, ExecutionPlan, Tensor};
-use crate::kernels::cmsis::core_buffers::int_list;
-pub use crate::kernels::cmsis::core_buffers::tensor_arg as tensor_arg_of;
-use crate::kernels::cmsis::core_buffers::tensor_arg;
-
+use crate::ir::call::CallView;
+use crate::ir::ValueInfo;
 /// A convolution-like call's geometry (NHWC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spatial {
@@ -37,21 +35,19 @@ impl Spatial {
 }
 
 /// Elements of a tensor (`None` when a size is negative or the product overflows).
-pub fn elements(t: &Tensor) -> Option<usize> {
-    t.sizes
-        .iter()
-        .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))
+pub fn elements(t: &ValueInfo) -> Option<usize> {
+    t.elements()
 }
 
 /// Bytes of a tensor.
-pub fn bytes(t: &Tensor) -> Option<usize> {
-    elements(t)?.checked_mul(t.scalar_type.element_size().unwrap_or(1))
+pub fn bytes(t: &ValueInfo) -> Option<usize> {
+    elements(t)?.checked_mul(t.dtype.and_then(|d| d.element_size()).unwrap_or(1))
 }
 
 /// The sizes of a 4-D activation as NHWC.
-fn nhwc(t: &Tensor, nhwc_sizes: bool) -> Option<[usize; 4]> {
+fn nhwc(t: &ValueInfo, nhwc_sizes: bool) -> Option<[usize; 4]> {
     let s: Vec<usize> = t
-        .sizes
+        .shape
         .iter()
         .map(|&x| usize::try_from(x).ok())
         .collect::<Option<_>>()?;
@@ -62,9 +58,9 @@ fn nhwc(t: &Tensor, nhwc_sizes: bool) -> Option<[usize; 4]> {
     }
 }
 
-/// A pair from an int list argument (one value for both; `default` when absent).
-fn pair(plan: &ExecutionPlan, args: &[usize], k: usize, default: usize) -> (usize, usize) {
-    let v = int_list(plan, args, k);
+/// A pair from int list argument `k` (one value for both; `default` when absent).
+fn pair(call: &CallView<'_>, k: usize, default: usize) -> (usize, usize) {
+    let v = call.ints_at(k);
     let at = |i: usize| {
         v.get(i)
             .or(v.first())
@@ -78,22 +74,22 @@ fn pair(plan: &ExecutionPlan, args: &[usize], k: usize, default: usize) -> (usiz
 /// argument read by its schema name: `input`, the out tensor last, the kernel from the `weight`
 /// (`[O,H,W,I]` or `[1,H,W,C·m]`) or from the pool's `kernel_size`, `stride`, `padding` and
 /// `dilation` (a pool without one, and a transposed convolution's `output_padding`, are not it).
-pub fn spatial(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Spatial> {
-    let arg = |name: &str| crate::ops::arg_of(op, name);
-    let is_nhwc = op.ends_with("_nhwc");
-    let input = nhwc(tensor_arg(plan, args, arg("input")?)?, is_nhwc)?;
-    let out = nhwc(tensor_arg(plan, args, args.len().checked_sub(1)?)?, is_nhwc)?;
-    let (kernel_h, kernel_w) = match arg("kernel_size") {
-        Some(k) => pair(plan, args, k, 1),
+pub fn spatial(call: &CallView<'_>) -> Option<Spatial> {
+    let is_nhwc = call.op().ends_with("_nhwc");
+    let input = nhwc(call.tensor("input")?, is_nhwc)?;
+    let out = nhwc(call.out()?, is_nhwc)?;
+    let (kernel_h, kernel_w) = match call.position("kernel_size") {
+        Some(k) => pair(call, k, 1),
         None => {
-            let w = tensor_arg(plan, args, arg("weight")?)?;
-            let h = usize::try_from(*w.sizes.get(1)?).ok()?;
-            let x = usize::try_from(*w.sizes.get(2)?).ok()?;
+            let w = call.tensor("weight")?;
+            let h = usize::try_from(*w.shape.get(1)?).ok()?;
+            let x = usize::try_from(*w.shape.get(2)?).ok()?;
             (h, x)
         }
     };
     let named = |name: &str, default: usize| {
-        arg(name).map_or((default, default), |k| pair(plan, args, k, default))
+        call.position(name)
+            .map_or((default, default), |k| pair(call, k, default))
     };
     let (stride, padding, dilation) = (
         named("stride", 1),
@@ -114,27 +110,4 @@ pub fn spatial(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Spatial
         padding,
         dilation,
     })
-}
-
-/// An int argument.
-pub fn int_arg(plan: &ExecutionPlan, args: &[usize], k: usize) -> Option<i64> {
-    match plan.values.get(*args.get(k)?)? {
-        EValue::Int(v) => Some(*v),
-        _ => None,
-    }
-}
-
-/// The tensors among a call's arguments (tensor lists flattened), the out tensor last.
-pub fn tensors<'p>(plan: &'p ExecutionPlan, args: &[usize]) -> Vec<&'p Tensor> {
-    let mut out = Vec::new();
-    for &a in args {
-        match plan.values.get(a) {
-            Some(EValue::Tensor(t)) => out.push(t),
-            Some(EValue::TensorList(items)) => {
-                out.extend(items.iter().filter_map(|&i| plan.tensor(i as usize)))
-            }
-            _ => {}
-        }
-    }
-    out
 }

@@ -19,7 +19,8 @@ use serde::Serialize;
 
 use super::Term;
 use crate::cortex_m::{Core, Isa};
-use crate::formats::pte::{EValue, ExecutionPlan};
+use crate::ir::call::CallView;
+use crate::ir::Storage;
 use crate::part::{Part, Region, RegionKind};
 
 /// Name of the term of the weights' region.
@@ -116,30 +117,24 @@ pub struct Traffic {
 
 impl Traffic {
     /// The constant and planned tensors among a call's arguments (tensor lists flattened).
-    pub fn of_call(plan: &ExecutionPlan, args: &[usize], weight_reads: f64) -> Traffic {
+    pub fn of_call(call: &CallView<'_>, weight_reads: f64) -> Traffic {
         let mut t = Traffic {
             weight_reads,
             ..Traffic::default()
         };
-        let mut visit = |tensor: &crate::formats::pte::Tensor| {
-            if tensor.is_constant() {
-                t.weight_bytes = t.weight_bytes.saturating_add(tensor.nbytes);
-                t.constants.push((tensor.constant_id(), tensor.nbytes));
-            } else if let Some(a) = &tensor.allocation {
-                match t.arena_bytes.iter_mut().find(|(id, _)| *id == a.memory_id) {
-                    Some((_, b)) => *b = b.saturating_add(tensor.nbytes),
-                    None => t.arena_bytes.push((a.memory_id, tensor.nbytes)),
+        for tensor in call.tensors() {
+            let nbytes = tensor.nbytes.unwrap_or(0);
+            match (tensor.storage, tensor.constant_id, &tensor.placement) {
+                (Storage::Constant, id, _) => {
+                    t.weight_bytes = t.weight_bytes.saturating_add(nbytes);
+                    if let Some(id) = id {
+                        t.constants.push((id, nbytes));
+                    }
                 }
-            }
-        };
-        for &a in args {
-            match plan.values.get(a) {
-                Some(EValue::Tensor(x)) => visit(x),
-                Some(EValue::TensorList(items)) => {
-                    for &i in items {
-                        if let Some(x) = plan.tensor(i as usize) {
-                            visit(x);
-                        }
+                (_, _, Some(a)) => {
+                    match t.arena_bytes.iter_mut().find(|(id, _)| *id == a.memory_id) {
+                        Some((_, b)) => *b = b.saturating_add(nbytes),
+                        None => t.arena_bytes.push((a.memory_id, nbytes)),
                     }
                 }
                 _ => {}

@@ -33,10 +33,10 @@ pub use cores::{priced_core, priced_cores, Core, Timing};
 pub use memory::{MemoryCosts, RegionCost, Traffic};
 pub use mix::Mix;
 
-use crate::formats::pte::{Instruction, Program};
+use crate::formats::pte::{InstructionCall, Program};
+use crate::ir::call::CallView;
 use crate::kernels::cmsis::core_buffers;
-use crate::ops::arg_of as arg;
-use call::{bytes, elements, int_arg, spatial, tensor_arg_of, tensors};
+use call::{bytes, elements, spatial};
 
 /// What an estimate is, said wherever one is shown (CLI, JSON, the window).
 pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings, plus the wait states of the memory the data sits in where known (docs/cost-model.md); no code fetch, instruction cache or bus contention";
@@ -245,15 +245,14 @@ pub enum CostError {
     Unpriced(&'static str),
 }
 
-/// The estimate of plan `plan_index` of `program` under `options`.
+/// The estimate of plan `plan_index` of `program` under `options`: each kernel call priced
+/// from its IR node ([`CallView`], arguments by schema name), in instruction order.
 pub fn estimate(
     program: &Program,
     plan_index: usize,
     options: CostOptions,
 ) -> Result<CostEstimate, CostError> {
-    let plan = program
-        .plans
-        .get(plan_index)
+    let graph = crate::ir::from_pte::graph_from_plan(program, plan_index)
         .ok_or(CostError::NoPlan(plan_index))?;
     if !(options.mhz.is_finite() && options.mhz > 0.0) {
         return Err(CostError::Clock(options.mhz));
@@ -262,23 +261,24 @@ pub fn estimate(
     let memory = options.memory;
     let mut rows = Vec::new();
     let mut would_not_run = Vec::new();
-    for (id, ins) in plan.main_instructions().iter().enumerate() {
-        match ins {
-            Instruction::KernelCall { op_index, args } => {
-                let Some(op) = plan.operators.get(*op_index) else {
-                    rows.push(unpriced(id, "?", "the call names no operator"));
+    for (id, call) in program.instruction_calls(plan_index).iter().enumerate() {
+        match call {
+            InstructionCall::Kernel(qualified) => {
+                let Some(node) = graph.node_for_instruction(id) else {
+                    rows.push(unpriced(id, qualified, "the call has no node"));
                     continue;
                 };
-                if let Some(why) = core_buffers::call_in_program(plan, &op.name, args)
+                let view = CallView::new(&graph, node);
+                if let Some(why) = view
+                    .core_call()
                     .and_then(|c| core_buffers::fails_on(options.core.kernel_target(), c))
                 {
                     would_not_run.push((id, why.to_string()));
                 }
-                let qualified = op.qualified();
-                match price_call(&pricer, plan, &op.name, &op.overload, args) {
+                match price_call(&pricer, &view) {
                     Ok(mut priced) => {
                         priced.add(pricer.mix("ExecuTorch call overhead", loops::CALL_OVERHEAD));
-                        let traffic = Traffic::of_call(plan, args, priced.weight_reads);
+                        let traffic = Traffic::of_call(&view, priced.weight_reads);
                         priced.terms.extend(traffic.terms(
                             memory.weights,
                             |_| memory.arenas,
@@ -286,7 +286,7 @@ pub fn estimate(
                         ));
                         rows.push(CostRow {
                             instruction_id: id,
-                            op: qualified,
+                            op: qualified.clone(),
                             path: priced.path.clone(),
                             macs: priced.macs,
                             cycles: Some(priced.cycles()),
@@ -295,15 +295,10 @@ pub fn estimate(
                             note: None,
                         });
                     }
-                    Err(why) => rows.push(unpriced(id, &qualified, &why)),
+                    Err(why) => rows.push(unpriced(id, qualified, &why)),
                 }
             }
-            Instruction::DelegateCall { delegate_index, .. } => {
-                let name = plan
-                    .delegates
-                    .get(*delegate_index)
-                    .map(|d| d.id.clone())
-                    .unwrap_or_default();
+            InstructionCall::Delegate(name) => {
                 rows.push(unpriced(
                     id,
                     &format!("delegate {name}"),
@@ -311,7 +306,7 @@ pub fn estimate(
                 ));
             }
             // moves, frees and jumps are pointer work, a few cycles each
-            _ => {}
+            InstructionCall::Other(_) => {}
         }
     }
     Ok(CostEstimate {
@@ -335,70 +330,56 @@ fn unpriced(id: usize, op: &str, why: &str) -> CostRow {
 }
 
 /// One kernel call priced, or why it cannot be.
-fn price_call(
-    p: &Pricer,
-    plan: &crate::formats::pte::ExecutionPlan,
-    name: &str,
-    overload: &str,
-    args: &[usize],
-) -> Result<Priced, String> {
+fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
+    let name = call.op();
     let shape = || format!("{name}: the program does not give the call's shapes");
     let out_elems = || {
-        tensors(plan, args)
+        call.tensors()
             .last()
             .and_then(|t| elements(t))
             .ok_or_else(shape)
     };
     match name {
         "cortex_m::quantized_conv2d" | "cortex_m::quantized_conv2d_nhwc" => {
-            let g = spatial(plan, name, args).ok_or_else(shape)?;
-            let wi = arg(name, "weight")
-                .and_then(|k| tensor_arg_of(plan, args, k))
-                .and_then(|w| w.sizes.get(3).and_then(|&s| usize::try_from(s).ok()))
+            let g = spatial(call).ok_or_else(shape)?;
+            let wi = call
+                .tensor("weight")
+                .and_then(|w| w.shape.get(3).and_then(|&s| usize::try_from(s).ok()))
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::conv(p, &g, wi))
         }
         "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
-            let g = spatial(plan, name, args).ok_or_else(shape)?;
-            let m = arg(name, "depth_multiplier")
-                .and_then(|k| int_arg(plan, args, k))
+            let g = spatial(call).ok_or_else(shape)?;
+            let m = call
+                .int("depth_multiplier")
                 .and_then(|m| usize::try_from(m).ok())
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::depthwise(p, &g, m))
         }
         "cortex_m::quantized_transpose_conv2d" | "cortex_m::quantized_transpose_conv2d_nhwc" => {
-            let g = spatial(plan, name, args).ok_or_else(shape)?;
-            let wi = arg(name, "weight")
-                .and_then(|k| tensor_arg_of(plan, args, k))
-                .and_then(|w| w.sizes.get(3).and_then(|&s| usize::try_from(s).ok()))
+            let g = spatial(call).ok_or_else(shape)?;
+            let wi = call
+                .tensor("weight")
+                .and_then(|w| w.shape.get(3).and_then(|&s| usize::try_from(s).ok()))
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::transpose_conv(p, &g, wi))
         }
         "cortex_m::quantized_linear" => {
-            let w = arg(name, "weights")
-                .and_then(|k| tensor_arg_of(plan, args, k))
-                .ok_or_else(shape)?;
-            let (cols, k) = match w.sizes.as_slice() {
+            let w = call.tensor("weights").ok_or_else(shape)?;
+            let (cols, k) = match w.shape.as_slice() {
                 &[n, k] => (usize::try_from(n).ok(), usize::try_from(k).ok()),
                 _ => (None, None),
             };
             let (cols, k) = (cols.ok_or_else(shape)?, k.ok_or_else(shape)?);
-            let input = arg(name, "input")
-                .and_then(|k| tensor_arg_of(plan, args, k))
-                .and_then(elements)
-                .ok_or_else(shape)?;
+            let input = call.tensor("input").and_then(elements).ok_or_else(shape)?;
             Ok(cmsis_conv::linear(p, input / k.max(1), cols, k, false))
         }
         "cortex_m::quantized_batch_matmul" => {
-            let lhs = arg(name, "lhs")
-                .and_then(|k| tensor_arg_of(plan, args, k))
-                .ok_or_else(shape)?;
-            let rhs = arg(name, "rhs_transposed")
-                .and_then(|k| tensor_arg_of(plan, args, k))
-                .ok_or_else(shape)?;
-            let dims = |t: &crate::formats::pte::Tensor| -> Option<(usize, usize, usize)> {
+            let lhs = call.tensor("lhs").ok_or_else(shape)?;
+            let rhs = call.tensor("rhs_transposed").ok_or_else(shape)?;
+            let dims = |t: &crate::ir::ValueInfo| -> Option<(usize, usize, usize)> {
                 let s: Vec<usize> = t
-                    .sizes
+                    .shape
                     .iter()
                     .map(|&x| usize::try_from(x).ok())
                     .collect::<Option<_>>()?;
@@ -419,10 +400,10 @@ fn price_call(
             Ok(one)
         }
         "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => Ok(
-            cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, true),
+            cmsis_other::pool(p, &spatial(call).ok_or_else(shape)?, true),
         ),
         "cortex_m::quantized_max_pool2d" | "cortex_m::quantized_max_pool2d_nhwc" => Ok(
-            cmsis_other::pool(p, &spatial(plan, name, args).ok_or_else(shape)?, false),
+            cmsis_other::pool(p, &spatial(call).ok_or_else(shape)?, false),
         ),
         "cortex_m::softmax" => Ok(cmsis_other::softmax(p, out_elems()?)),
         "cortex_m::quantized_add" => Ok(cmsis_other::elementwise(
@@ -453,10 +434,10 @@ fn price_call(
         "cortex_m::quantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, true)),
         "cortex_m::dequantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, false)),
         "cortex_m::pad" => {
-            let out = tensors(plan, args).last().copied().ok_or_else(shape)?;
+            let out = call.tensors().last().copied().ok_or_else(shape)?;
             let b = bytes(out).ok_or_else(shape)?;
             let last = out
-                .sizes
+                .shape
                 .last()
                 .and_then(|&s| usize::try_from(s).ok())
                 .unwrap_or(1);
@@ -468,7 +449,8 @@ fn price_call(
             ))
         }
         _ => {
-            let Some(id) = crate::ops::lookup(name, overload) else {
+            // the node's registry entry, looked up when the graph was built
+            let Some(id) = call.node.op_id else {
                 return Err(format!(
                     "{name}: an operator etscope does not know; no cost model"
                 ));
@@ -477,7 +459,7 @@ fn price_call(
             if name.starts_with("cortex_m::") {
                 return Err(format!("{name}: no cost model of this Cortex-M kernel yet"));
             }
-            Ok(portable::price(p, plan, name, category, args))
+            Ok(portable::price(p, call, category))
         }
     }
 }
@@ -503,10 +485,10 @@ mod tests {
         let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
         for core in priced_cores() {
             let e = estimate(&p, 0, options(core)).expect("estimate");
-            let calls = p.plans[0]
-                .main_instructions()
+            let calls = p
+                .instruction_calls(0)
                 .iter()
-                .filter(|i| matches!(i, Instruction::KernelCall { .. }))
+                .filter(|c| matches!(c, InstructionCall::Kernel(_)))
                 .count();
             assert_eq!(e.rows.len(), calls, "{core:?}");
             assert_eq!(e.unpriced(), 0, "{core:?}");

@@ -2,11 +2,12 @@
 //! soft-float library on cores without one): priced per element or per MAC by the operator's
 //! category in the registry. A coarser model than the CMSIS-NN paths; the row says so.
 
-use super::call::{elements, tensors};
+use super::call::elements;
 use super::mix::Mix;
 use super::{Priced, Pricer};
 use crate::dtype::ScalarType;
-use crate::formats::pte::ExecutionPlan;
+use crate::ir::call::CallView;
+use crate::ir::ValueInfo;
 use crate::ops::Category;
 
 /// Loop overhead of one element of a portable elementwise loop (index, loads, store).
@@ -28,10 +29,10 @@ fn transcendental(op: &str) -> bool {
 /// the operator's schema names: a matrix product's shared dimension (`mm`/`bmm`/`matmul`:
 /// `self`'s last; `addmm`/`baddbmm`: `mat1`/`batch1`'s last; `linear`: the weight's last), a
 /// convolution's weight elements per output channel (in-channels ÷ groups × kernel).
-fn reduction(op: &str, ts: &[&crate::formats::pte::Tensor]) -> Option<usize> {
+fn reduction(op: &str, ts: &[&ValueInfo]) -> Option<usize> {
     let last = |i: usize| -> Option<usize> {
         ts.get(i)
-            .and_then(|t| t.sizes.last())
+            .and_then(|t| t.shape.last())
             .and_then(|&d| usize::try_from(d).ok())
     };
     let name = op.split("::").nth(1).unwrap_or(op);
@@ -41,21 +42,16 @@ fn reduction(op: &str, ts: &[&crate::formats::pte::Tensor]) -> Option<usize> {
         "mm" | "bmm" | "matmul" => last(0),
         _ => ts.get(1).and_then(|t| {
             let n = elements(t)?;
-            let o = usize::try_from(*t.sizes.first()?).ok()?;
+            let o = usize::try_from(*t.shape.first()?).ok()?;
             n.checked_div(o)
         }),
     }
 }
 
-/// A portable kernel call of `op` (qualified name) in `category`.
-pub fn price(
-    p: &Pricer,
-    plan: &ExecutionPlan,
-    op: &str,
-    category: Category,
-    args: &[usize],
-) -> Priced {
-    let ts = tensors(plan, args);
+/// A portable kernel call in `category`.
+pub fn price(p: &Pricer, call: &CallView<'_>, category: Category) -> Priced {
+    let op = call.op();
+    let ts = call.tensors();
     // a convolution or matmul's MACs count its output (its out argument, last); anything else
     // by its largest operand: an op with several outputs (batch norm's mean and invstd) lists
     // small tensors last
@@ -66,7 +62,7 @@ pub fn price(
     .unwrap_or(0) as f64;
     let float = ts
         .last()
-        .is_some_and(|t| t.scalar_type == ScalarType::Float);
+        .is_some_and(|t| t.dtype == Some(ScalarType::Float));
     let fop = if float { p.timing.float_op } else { 0.0 };
     let mut out = Priced::new("portable kernel", 0);
     match category {
