@@ -11,33 +11,73 @@ use thiserror::Error;
 use crate::formats::etdump::{DebugValue, ETDump, Event};
 use crate::formats::etrecord::ETRecord;
 use crate::formats::export_json::InputKind;
-use crate::formats::pte::{EValue, ExecutionPlan, Instruction, Program};
+use crate::formats::pte::{InstructionCall, Program};
+use crate::ScalarType;
 
 /// A file that does not belong to the program it was given with.
 #[derive(Debug, Error)]
 #[error("{0}")]
 pub struct NotThisProgram(pub String);
 
-fn kind_of(plan: &ExecutionPlan, id: usize) -> Option<&Instruction> {
-    plan.main_instructions().get(id)
+/// What the checks read of one method: its name, what each main-chain instruction calls, the
+/// output (dtype, sizes) of each kernel call and the sizes of each input tensor.
+struct Method {
+    name: String,
+    calls: Vec<InstructionCall>,
+    outputs: Vec<Option<(ScalarType, Vec<i64>)>>,
+    inputs: Vec<Option<Vec<i64>>>,
 }
 
-/// The operator a kernel-call instruction calls, without its namespace (`convolution.out`).
-fn short_op(plan: &ExecutionPlan, id: usize) -> Option<String> {
-    match kind_of(plan, id)? {
-        Instruction::KernelCall { op_index, .. } => plan.operators.get(*op_index).map(|o| {
-            let q = o.qualified();
-            q.rsplit("::").next().unwrap_or(&q).to_string()
-        }),
-        _ => None,
-    }
-}
-
-fn plan_of(program: &Program, plan_index: usize) -> Result<&ExecutionPlan, NotThisProgram> {
-    program
-        .plans
+fn method_of(program: &Program, plan_index: usize) -> Result<Method, NotThisProgram> {
+    let no_method = || NotThisProgram(format!("the program has no method {plan_index}"));
+    let name = program
+        .method_names()
         .get(plan_index)
-        .ok_or_else(|| NotThisProgram(format!("the program has no method {plan_index}")))
+        .map(|n| n.to_string())
+        .ok_or_else(no_method)?;
+    let graph = crate::ir::from_pte::graph_from_plan(program, plan_index).ok_or_else(no_method)?;
+    let calls = program.instruction_calls(plan_index);
+    let outputs = (0..calls.len())
+        .map(|iid| {
+            let node = graph.node_for_instruction(iid)?;
+            if !matches!(calls.get(iid), Some(InstructionCall::Kernel(_))) {
+                return None;
+            }
+            let out = crate::ir::call::CallView::new(&graph, node).out()?;
+            Some((out.dtype?, out.shape.clone()))
+        })
+        .collect();
+    let inputs = graph
+        .inputs
+        .iter()
+        .map(|&v| {
+            graph
+                .values
+                .get(v)
+                .filter(|t| t.is_tensor())
+                .map(|t| t.shape.clone())
+        })
+        .collect();
+    Ok(Method {
+        name,
+        calls,
+        outputs,
+        inputs,
+    })
+}
+
+impl Method {
+    /// The operator a kernel-call instruction calls, without its namespace (`convolution.out`).
+    fn short_op(&self, id: usize) -> Option<String> {
+        match self.calls.get(id)? {
+            InstructionCall::Kernel(q) => Some(q.rsplit("::").next().unwrap_or(q).to_string()),
+            _ => None,
+        }
+    }
+
+    fn is_delegate(&self, id: usize) -> bool {
+        matches!(self.calls.get(id), Some(InstructionCall::Delegate(_)))
+    }
 }
 
 /// Checks that `dump` was recorded running plan `plan_index` of `program`.
@@ -46,7 +86,7 @@ pub fn check_etdump(
     plan_index: usize,
     dump: &ETDump,
 ) -> Result<(), NotThisProgram> {
-    etdump_fits(plan_of(program, plan_index)?, dump)
+    etdump_fits(&method_of(program, plan_index)?, dump)
 }
 
 /// Checks that `rec` was made for plan `plan_index` of `program`.
@@ -55,11 +95,11 @@ pub fn check_etrecord(
     plan_index: usize,
     rec: &ETRecord,
 ) -> Result<(), NotThisProgram> {
-    etrecord_fits(plan_of(program, plan_index)?, rec)
+    etrecord_fits(&method_of(program, plan_index)?, rec)
 }
 
-fn etdump_fits(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram> {
-    let n = plan.main_instructions().len();
+fn etdump_fits(plan: &Method, dump: &ETDump) -> Result<(), NotThisProgram> {
+    let n = plan.calls.len();
     let fail = |detail: String| {
         Err(NotThisProgram(format!(
             "{detail} (ETDump of another program?)"
@@ -79,12 +119,11 @@ fn etdump_fits(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram
                     let delegate_event = p.delegate_debug_id_int >= 0
                         || p.delegate_debug_id_str.is_some()
                         || p.name == "DELEGATE_CALL";
-                    let is_delegate =
-                        matches!(kind_of(plan, id), Some(Instruction::DelegateCall { .. }));
+                    let is_delegate = plan.is_delegate(id);
                     if delegate_event && !is_delegate {
                         return fail(format!(
                             "a delegate event at instruction {id}, which calls {} in the program",
-                            short_op(plan, id).unwrap_or_else(|| "no delegate".into())
+                            plan.short_op(id).unwrap_or_else(|| "no delegate".into())
                         ));
                     }
                     if p.name == "OPERATOR_CALL" && is_delegate {
@@ -93,7 +132,7 @@ fn etdump_fits(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram
                         ));
                     }
                     if let Some(op) = p.name.strip_prefix("native_call_") {
-                        match short_op(plan, id) {
+                        match plan.short_op(id) {
                             Some(have) if have == op => {}
                             have => {
                                 return fail(format!(
@@ -124,35 +163,27 @@ fn etdump_fits(plan: &ExecutionPlan, dump: &ETDump) -> Result<(), NotThisProgram
 }
 
 /// A captured kernel output must have the type and element count of the instruction's output.
-fn check_debug_output(
-    plan: &ExecutionPlan,
-    id: usize,
-    value: &DebugValue,
-) -> Result<(), NotThisProgram> {
+fn check_debug_output(plan: &Method, id: usize, value: &DebugValue) -> Result<(), NotThisProgram> {
     let DebugValue::Tensor(t) = value else {
         return Ok(());
     };
-    let Some(Instruction::KernelCall { args, .. }) = kind_of(plan, id) else {
-        return Ok(());
-    };
-    let Some(EValue::Tensor(out)) = args.last().and_then(|&a| plan.values.get(a)) else {
+    let Some(Some((dtype, want))) = plan.outputs.get(id) else {
         return Ok(());
     };
     let numel = |s: &[i64]| s.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
-    let want: Vec<i64> = out.sizes.iter().map(|&s| i64::from(s)).collect();
-    if t.scalar_type != out.scalar_type || numel(&t.sizes) != numel(&want) {
+    if t.scalar_type != *dtype || numel(&t.sizes) != numel(want) {
         return Err(NotThisProgram(format!(
             "instruction {id} captured {}{:?}, the program's output is {}{want:?}",
             t.scalar_type.short_name(),
             t.sizes,
-            out.scalar_type.short_name()
+            dtype.short_name()
         )));
     }
     Ok(())
 }
 
-fn etrecord_fits(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThisProgram> {
-    let n = plan.main_instructions().len();
+fn etrecord_fits(plan: &Method, rec: &ETRecord) -> Result<(), NotThisProgram> {
+    let n = plan.calls.len();
     let fail = |detail: String| {
         Err(NotThisProgram(format!(
             "{detail} (ETRecord of another program?)"
@@ -165,12 +196,12 @@ fn etrecord_fits(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThisProg
         .unwrap_or_default();
     if let Some(map) = rec.debug_handle_map.get(&plan.name) {
         for &id in map.keys() {
-            let Some(ins) = kind_of(plan, id) else {
+            if id >= n {
                 return fail(format!(
                     "its debug_handle_map names instruction {id}, the program has {n}"
                 ));
-            };
-            let is_delegate = matches!(ins, Instruction::DelegateCall { .. });
+            }
+            let is_delegate = plan.is_delegate(id);
             if delegates.contains(&id) != is_delegate {
                 return fail(format!(
                     "instruction {id} is {} in the program, {} in the ETRecord",
@@ -204,16 +235,9 @@ fn etrecord_fits(plan: &ExecutionPlan, rec: &ETRecord) -> Result<(), NotThisProg
             .filter(|(_, k)| *k == InputKind::UserInput)
             .map(|(name, _)| g.tensors.get(name).map(|t| t.sizes.clone()))
             .collect();
-        let program: Vec<Option<Vec<i64>>> = plan
-            .inputs
-            .iter()
-            .map(|&i| {
-                plan.tensor(i)
-                    .map(|t| t.sizes.iter().map(|&s| i64::from(s)).collect())
-            })
-            .collect();
+        let program = &plan.inputs;
         if !user.is_empty() && user.len() == program.len() {
-            for (k, (a, b)) in user.iter().zip(&program).enumerate() {
+            for (k, (a, b)) in user.iter().zip(program).enumerate() {
                 if let (Some(a), Some(b)) = (a, b) {
                     if a != b {
                         return fail(format!(
