@@ -93,11 +93,12 @@ const WEIGHTED: Traits = Traits {
 };
 
 /// An operator with an `out` variant: overloads `[functional, "out"]`.
+/// An operator's row: its name, overloads (and which are out variants), category, traits and
+/// host kernel; the methods below add its schema and what else it has.
 const fn op(
     name: &'static str,
     overloads: &'static [&'static str],
     out_overloads: &'static [&'static str],
-    schema: Option<&'static str>,
     category: Category,
     traits: Traits,
     kernel: Option<crate::kernels::KernelFn>,
@@ -106,7 +107,7 @@ const fn op(
         name,
         overloads,
         out_overloads,
-        schema,
+        schema: None,
         category,
         traits,
         kernel,
@@ -123,55 +124,6 @@ const fn op(
         },
         computed_by: None,
     }
-}
-
-const fn laid(mut d: OpDef, layout: LayoutRule) -> OpDef {
-    d.layout = layout;
-    d
-}
-
-/// Computed on the emulated board by the portable kernel `OP_<symbol>` (image code `code`).
-const fn on_board(mut d: OpDef, code: u32, symbol: &'static str) -> OpDef {
-    d.board = Some(BoardKernel {
-        code,
-        symbol,
-        family: BoardFamily::Portable,
-    });
-    d
-}
-
-/// Computed on the emulated board by the integer kernel `OP_<symbol>` beside the dispatch.
-const fn on_board_integer(mut d: OpDef, code: u32, symbol: &'static str) -> OpDef {
-    d.board = Some(BoardKernel {
-        code,
-        symbol,
-        family: BoardFamily::Integer,
-    });
-    d
-}
-
-/// `ActivationFusionPass` folds it into its producer's range.
-const fn fused_activation(mut d: OpDef) -> OpDef {
-    d.cortex_m.fused_activation = true;
-    d
-}
-
-/// `ActivationFusionPass` folds an activation after it into its output range.
-const fn takes_fused_activation(mut d: OpDef) -> OpDef {
-    d.cortex_m.takes_fused_activation = true;
-    d
-}
-
-/// `QuantizedClampActivationPass` makes it a clamp on int8 tensors.
-const fn int8_clamp(mut d: OpDef) -> OpDef {
-    d.cortex_m.int8_clamp = true;
-    d
-}
-
-/// Computed by another operator's kernel (`form`).
-const fn computed_by(mut d: OpDef, form: &'static KernelForm) -> OpDef {
-    d.computed_by = Some(form);
-    d
 }
 
 use FormArg::{Arg, First, OutputSizes, ZeroPair};
@@ -208,27 +160,85 @@ const VIEW: KernelForm = KernelForm {
     args: &[First, OutputSizes],
 };
 
-/// `RemovePermutesAroundElementwiseOps` moves a layout permute through it.
-const fn permute_transparent(mut d: OpDef) -> OpDef {
-    d.cortex_m.permute_transparent = true;
-    d
-}
+/// What an operator's row adds to it, one method each, so a row reads as one chain.
+impl OpDef {
+    /// Its schema (`(Tensor self, ...) -> Tensor`), from which arguments are found by name.
+    const fn schema(mut self, schema: &'static str) -> OpDef {
+        self.schema = Some(schema);
+        self
+    }
 
-/// How `CortexMQuantizer` annotates it.
-const fn quantizer(mut d: OpDef, role: QuantizerRole) -> OpDef {
-    d.cortex_m.quantizer = role;
-    d
-}
+    const fn laid(mut self, layout: LayoutRule) -> OpDef {
+        self.layout = layout;
+        self
+    }
 
-/// The output dtype follows `rule` (not the first input's).
-const fn typed(mut d: OpDef, rule: OutputDtype) -> OpDef {
-    d.output_dtype = rule;
-    d
-}
+    /// Computed on the emulated board by the portable kernel `OP_<symbol>` (image code `code`).
+    const fn on_board(mut self, code: u32, symbol: &'static str) -> OpDef {
+        self.board = Some(BoardKernel {
+            code,
+            symbol,
+            family: BoardFamily::Portable,
+        });
+        self
+    }
 
-const fn noted(mut d: OpDef, rule: NoteFn) -> OpDef {
-    d.device_note = Some(rule);
-    d
+    /// Computed on the emulated board by the integer kernel `OP_<symbol>` beside the dispatch.
+    const fn on_board_integer(mut self, code: u32, symbol: &'static str) -> OpDef {
+        self.board = Some(BoardKernel {
+            code,
+            symbol,
+            family: BoardFamily::Integer,
+        });
+        self
+    }
+
+    /// `ActivationFusionPass` folds it into its producer's range.
+    const fn fused_activation(mut self) -> OpDef {
+        self.cortex_m.fused_activation = true;
+        self
+    }
+
+    /// `ActivationFusionPass` folds an activation after it into its output range.
+    const fn takes_fused_activation(mut self) -> OpDef {
+        self.cortex_m.takes_fused_activation = true;
+        self
+    }
+
+    /// `QuantizedClampActivationPass` makes it a clamp on int8 tensors.
+    const fn int8_clamp(mut self) -> OpDef {
+        self.cortex_m.int8_clamp = true;
+        self
+    }
+
+    /// Computed by another operator's kernel (`form`).
+    const fn computed_by(mut self, form: &'static KernelForm) -> OpDef {
+        self.computed_by = Some(form);
+        self
+    }
+
+    /// `RemovePermutesAroundElementwiseOps` moves a layout permute through it.
+    const fn permute_transparent(mut self) -> OpDef {
+        self.cortex_m.permute_transparent = true;
+        self
+    }
+
+    /// How `CortexMQuantizer` annotates it.
+    const fn quantizer(mut self, role: QuantizerRole) -> OpDef {
+        self.cortex_m.quantizer = role;
+        self
+    }
+
+    /// The output dtype follows `rule` (not the first input's).
+    const fn typed(mut self, rule: OutputDtype) -> OpDef {
+        self.output_dtype = rule;
+        self
+    }
+
+    const fn noted(mut self, rule: NoteFn) -> OpDef {
+        self.device_note = Some(rule);
+        self
+    }
 }
 
 const DEFAULT_OUT: &[&str] = &["default", "out"];
@@ -438,248 +448,846 @@ fn alloc(_: &mut Ctx<'_>, _: &[usize]) -> R {
 /// Every operator etscope knows.
 pub(super) static OPS: &[OpDef] = &[
     // ---- portable aten: convolution, normalization, pooling, linear algebra
-    quantizer(takes_fused_activation(on_board(op("aten::convolution", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"), Convolution, WEIGHTED, Some(pt::convolution)), 67, "CONVOLUTION")), QuantizerRole::Pattern),
-    computed_by(op("aten::conv2d", &["default"], &[], Some("(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"), Convolution, WEIGHTED, None), &CONV2D),
-    on_board(op("aten::_native_batch_norm_legit_no_training", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, NONE, Some(pt::batch_norm)), 191, "BATCH_NORM"),
-    computed_by(op("aten::batch_norm", &["default"], &[], Some("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"), Normalization, NONE, None), &BATCH_NORM),
-    on_board(op("aten::native_layer_norm", DEFAULT_OUT, OUT, Some("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::layer_norm)), 69, "LAYER_NORM"),
-    quantizer(on_board(op("aten::avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, Some(pt::avg_pool2d)), 54, "AVG_POOL2D"), QuantizerRole::Pattern),
-    quantizer(takes_fused_activation(op("aten::max_pool2d", &["default"], &[], Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None)), QuantizerRole::Pattern),
+    op("aten::convolution", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(pt::convolution))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
+        .on_board(67, "CONVOLUTION")
+        .takes_fused_activation()
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::conv2d", &["default"], &[], Convolution, WEIGHTED, None)
+        .schema("(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor")
+        .computed_by(&CONV2D),
+    op("aten::_native_batch_norm_legit_no_training", DEFAULT_OUT, OUT, Normalization, NONE, Some(pt::batch_norm))
+        .schema("(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
+        .on_board(191, "BATCH_NORM"),
+    op("aten::batch_norm", &["default"], &[], Normalization, NONE, None)
+        .schema("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
+        .computed_by(&BATCH_NORM),
+    op("aten::native_layer_norm", DEFAULT_OUT, OUT, Normalization, FLOAT_ONLY, Some(nn::layer_norm))
+        .schema("(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)")
+        .on_board(69, "LAYER_NORM"),
+    op("aten::avg_pool2d", DEFAULT_OUT, OUT, Pooling, NONE, Some(pt::avg_pool2d))
+        .schema("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor")
+        .on_board(54, "AVG_POOL2D")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::max_pool2d", &["default"], &[], Pooling, NONE, None)
+        .schema("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor")
+        .takes_fused_activation()
+        .quantizer(QuantizerRole::Pattern),
     // the explicit-layout flow's NHWC variants (ExecuTorch 1.5.1 `backends/transforms/
     // channels_last_ops.py`): intermediate stages of the lowering only, no kernel of their own
-    op("channels_last::convolution", DEFAULT, NO_OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"), Convolution, WEIGHTED, None),
-    op("channels_last::avg_pool2d", DEFAULT, NO_OUT, Some("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"), Pooling, NONE, None),
-    op("channels_last::max_pool2d", DEFAULT, NO_OUT, Some("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"), Pooling, NONE, None),
-    op("channels_last::permute_copy", DEFAULT, NO_OUT, Some("(Tensor input, int[] dims) -> Tensor"), DataMovement, MOVE, None),
-    quantizer(takes_fused_activation(on_board(op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Some("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"), Pooling, NONE, Some(nn::max_pool2d_with_indices)), 55, "MAX_POOL2D_WITH_INDICES")), QuantizerRole::Pattern),
-    typed(on_board(laid(op("aten::addmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"), Linear, NONE, Some(pt::addmm)), LayoutRule::Reset), 63, "ADDMM"), OutputDtype::Promoted),
-    typed(on_board(laid(op("aten::mm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(pt::mm)), LayoutRule::Reset), 64, "MM"), OutputDtype::Promoted),
-    quantizer(typed(on_board(laid(op("aten::bmm", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mat2) -> Tensor"), Linear, NONE, Some(nn::bmm)), LayoutRule::Reset), 65, "BMM"), OutputDtype::Promoted), QuantizerRole::Pattern),
-    quantizer(takes_fused_activation(typed(on_board(laid(op("aten::linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"), Linear, WEIGHTED, Some(pt::linear)), LayoutRule::Reset), 66, "ATEN_LINEAR"), OutputDtype::Promoted)), QuantizerRole::Pattern),
+    op("channels_last::convolution", DEFAULT, NO_OUT, Convolution, WEIGHTED, None)
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"),
+    op("channels_last::avg_pool2d", DEFAULT, NO_OUT, Pooling, NONE, None)
+        .schema("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"),
+    op("channels_last::max_pool2d", DEFAULT, NO_OUT, Pooling, NONE, None)
+        .schema("(Tensor input, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"),
+    op("channels_last::permute_copy", DEFAULT, NO_OUT, DataMovement, MOVE, None)
+        .schema("(Tensor input, int[] dims) -> Tensor"),
+    op("aten::max_pool2d_with_indices", DEFAULT_OUT, OUT, Pooling, NONE, Some(nn::max_pool2d_with_indices))
+        .schema("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
+        .on_board(55, "MAX_POOL2D_WITH_INDICES")
+        .takes_fused_activation()
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::addmm", DEFAULT_OUT, OUT, Linear, NONE, Some(pt::addmm))
+        .schema("(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(63, "ADDMM")
+        .typed(OutputDtype::Promoted),
+    op("aten::mm", DEFAULT_OUT, OUT, Linear, NONE, Some(pt::mm))
+        .schema("(Tensor self, Tensor mat2) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(64, "MM")
+        .typed(OutputDtype::Promoted),
+    op("aten::bmm", DEFAULT_OUT, OUT, Linear, NONE, Some(nn::bmm))
+        .schema("(Tensor self, Tensor mat2) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(65, "BMM")
+        .typed(OutputDtype::Promoted)
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::linear", DEFAULT_OUT, OUT, Linear, WEIGHTED, Some(pt::linear))
+        .schema("(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(66, "ATEN_LINEAR")
+        .typed(OutputDtype::Promoted)
+        .takes_fused_activation()
+        .quantizer(QuantizerRole::Pattern),
     // ---- activations
-    quantizer(int8_clamp(fused_activation(on_board(op("aten::relu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, ACTIVATION, Some(relu)), 32, "RELU"))), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::sigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(sigmoid)), 33, "SIGMOID"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::tanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(tanh)), 34, "TANH"), QuantizerRole::Pattern),
-    permute_transparent(quantizer(int8_clamp(fused_activation(on_board_integer(op("aten::hardtanh", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"), Activation, ACTIVATION, Some(pt::hardtanh)), 25, "HARDTANH"))), QuantizerRole::SharedQparams)),
-    permute_transparent(quantizer(int8_clamp(fused_activation(on_board(op("aten::clamp", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"), Activation, ACTIVATION, Some(tensor::clamp)), 44, "CLAMP"))), QuantizerRole::SharedQparams)),
-    quantizer(on_board(op("aten::gelu", DEFAULT_OUT, OUT, Some("(Tensor self, *, str approximate='none') -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu)), 42, "GELU"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(pt::softmax)), 58, "FLOAT_SOFTMAX"), QuantizerRole::Pattern),
-    computed_by(op("aten::softmax", &["int"], &[], Some("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"), Activation, NONE, None), &SOFTMAX),
-    quantizer(op("aten::hardswish", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(hardswish)), QuantizerRole::Pattern),
-    quantizer(fused_activation(op("aten::hardsigmoid", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, FLOAT_ACTIVATION, Some(hardsigmoid))), QuantizerRole::Pattern),
-    quantizer(op("aten::silu", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, None), QuantizerRole::Pattern),
-    on_board(op("aten::elu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"), Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(math::elu)), 129, "ELU"),
+    op("aten::relu", DEFAULT_OUT, OUT, Activation, ACTIVATION, Some(relu))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(32, "RELU")
+        .fused_activation()
+        .int8_clamp()
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::sigmoid", DEFAULT_OUT, OUT, Activation, FLOAT_ACTIVATION, Some(sigmoid))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(33, "SIGMOID")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::tanh", DEFAULT_OUT, OUT, Activation, FLOAT_ACTIVATION, Some(tanh))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(34, "TANH")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::hardtanh", DEFAULT_OUT, OUT, Activation, ACTIVATION, Some(pt::hardtanh))
+        .schema("(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
+        .on_board_integer(25, "HARDTANH")
+        .fused_activation()
+        .int8_clamp()
+        .quantizer(QuantizerRole::SharedQparams)
+        .permute_transparent(),
+    op("aten::clamp", DEFAULT_OUT, OUT, Activation, ACTIVATION, Some(tensor::clamp))
+        .schema("(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
+        .on_board(44, "CLAMP")
+        .fused_activation()
+        .int8_clamp()
+        .quantizer(QuantizerRole::SharedQparams)
+        .permute_transparent(),
+    op("aten::gelu", DEFAULT_OUT, OUT, Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(nn::gelu))
+        .schema("(Tensor self, *, str approximate='none') -> Tensor")
+        .on_board(42, "GELU")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::_softmax", DEFAULT_OUT, OUT, Activation, FLOAT_ONLY, Some(pt::softmax))
+        .schema("(Tensor self, int dim, bool half_to_float) -> Tensor")
+        .on_board(58, "FLOAT_SOFTMAX")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::softmax", &["int"], &[], Activation, NONE, None)
+        .schema("(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
+        .computed_by(&SOFTMAX),
+    op("aten::hardswish", DEFAULT_OUT, OUT, Activation, FLOAT_ACTIVATION, Some(hardswish))
+        .schema("(Tensor self) -> Tensor")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::hardsigmoid", DEFAULT_OUT, OUT, Activation, FLOAT_ACTIVATION, Some(hardsigmoid))
+        .schema("(Tensor self) -> Tensor")
+        .fused_activation()
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::silu", DEFAULT_OUT, OUT, Activation, Traits { float_only: true, ..ELEMENTWISE }, None)
+        .schema("(Tensor self) -> Tensor")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::elu", DEFAULT_OUT, OUT, Activation, Traits { float_only: true, ..ELEMENTWISE }, Some(math::elu))
+        .schema("(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor")
+        .on_board(129, "ELU"),
     // ---- elementwise arithmetic and comparison
-    permute_transparent(quantizer(takes_fused_activation(typed(on_board(op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(add)), 26, "ADD"), OutputDtype::Promoted)), QuantizerRole::Pattern)),
-    permute_transparent(quantizer(takes_fused_activation(typed(on_board(op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(sub)), 27, "SUB"), OutputDtype::Promoted)), QuantizerRole::Pattern)),
-    permute_transparent(quantizer(typed(on_board(op("aten::mul", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(mul)), 28, "MUL"), OutputDtype::Promoted), QuantizerRole::Pattern)),
-    quantizer(on_board(op("aten::div", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(div)), 29, "DIV"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(maximum)), 30, "ATEN_MAXIMUM"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::minimum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(minimum)), 31, "ATEN_MINIMUM"), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::eq", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(eq)), 71, "EQ"), OutputDtype::Own), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::ne", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ne)), 72, "NE"), OutputDtype::Own), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::lt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(lt)), 73, "LT"), OutputDtype::Own), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::le", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(le)), 74, "LE"), OutputDtype::Own), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::gt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(gt)), 75, "GT"), OutputDtype::Own), QuantizerRole::SharedQparams),
-    quantizer(typed(on_board(op("aten::ge", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Some("(Tensor self, Scalar other) -> Tensor"), Elementwise, ELEMENTWISE, Some(ge)), 76, "GE"), OutputDtype::Own), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::where", &["self", "self_out"], &["self_out"], Some("(Tensor condition, Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(tensor::where_)), 77, "WHERE"), QuantizerRole::SharedQparams),
-    on_board(op("aten::exp", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(exp_k)), 37, "EXP"),
-    quantizer(on_board(op("aten::log", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(log_k)), 38, "LOG"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::sqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(sqrt_k)), 39, "SQRT"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::rsqrt", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(rsqrt_k)), 40, "RSQRT"), QuantizerRole::Pattern),
+    op("aten::add", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(add))
+        .schema("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+        .on_board(26, "ADD")
+        .typed(OutputDtype::Promoted)
+        .takes_fused_activation()
+        .quantizer(QuantizerRole::Pattern)
+        .permute_transparent(),
+    op("aten::sub", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(sub))
+        .schema("(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+        .on_board(27, "SUB")
+        .typed(OutputDtype::Promoted)
+        .takes_fused_activation()
+        .quantizer(QuantizerRole::Pattern)
+        .permute_transparent(),
+    op("aten::mul", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(mul))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(28, "MUL")
+        .typed(OutputDtype::Promoted)
+        .quantizer(QuantizerRole::Pattern)
+        .permute_transparent(),
+    op("aten::div", &["Tensor", "Scalar", "out", "Scalar_out"], &["out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(div))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(29, "DIV")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::maximum", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(maximum))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(30, "ATEN_MAXIMUM")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::minimum", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(minimum))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(31, "ATEN_MINIMUM")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::eq", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Elementwise, ELEMENTWISE, Some(eq))
+        .schema("(Tensor self, Scalar other) -> Tensor")
+        .on_board(71, "EQ")
+        .typed(OutputDtype::Own)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::ne", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Elementwise, ELEMENTWISE, Some(ne))
+        .schema("(Tensor self, Scalar other) -> Tensor")
+        .on_board(72, "NE")
+        .typed(OutputDtype::Own)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::lt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Elementwise, ELEMENTWISE, Some(lt))
+        .schema("(Tensor self, Scalar other) -> Tensor")
+        .on_board(73, "LT")
+        .typed(OutputDtype::Own)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::le", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Elementwise, ELEMENTWISE, Some(le))
+        .schema("(Tensor self, Scalar other) -> Tensor")
+        .on_board(74, "LE")
+        .typed(OutputDtype::Own)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::gt", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Elementwise, ELEMENTWISE, Some(gt))
+        .schema("(Tensor self, Scalar other) -> Tensor")
+        .on_board(75, "GT")
+        .typed(OutputDtype::Own)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::ge", &["Scalar", "Tensor", "Scalar_out", "Tensor_out"], &["Scalar_out", "Tensor_out"], Elementwise, ELEMENTWISE, Some(ge))
+        .schema("(Tensor self, Scalar other) -> Tensor")
+        .on_board(76, "GE")
+        .typed(OutputDtype::Own)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::where", &["self", "self_out"], &["self_out"], Elementwise, ELEMENTWISE, Some(tensor::where_))
+        .schema("(Tensor condition, Tensor self, Tensor other) -> Tensor")
+        .on_board(77, "WHERE")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::exp", DEFAULT_OUT, OUT, Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(exp_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(37, "EXP"),
+    op("aten::log", DEFAULT_OUT, OUT, Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(log_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(38, "LOG")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::sqrt", DEFAULT_OUT, OUT, Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(sqrt_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(39, "SQRT")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::rsqrt", DEFAULT_OUT, OUT, Elementwise, Traits { float_only: true, ..ELEMENTWISE }, Some(rsqrt_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(40, "RSQRT")
+        .quantizer(QuantizerRole::Pattern),
     // ---- portable math (kernels/portable/math.rs)
-    on_board(op("aten::abs", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(abs_k)), 36, "ABS"),
-    on_board(op("aten::neg", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(neg_k)), 35, "NEG"),
-    on_board(op("aten::expm1", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(expm1_k)), 78, "EXPM1"),
-    quantizer(on_board(op("aten::log2", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log2_k)), 79, "LOG2"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::log10", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log10_k)), 80, "LOG10"), QuantizerRole::Pattern),
-    quantizer(on_board(op("aten::log1p", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(log1p_k)), 81, "LOG1P"), QuantizerRole::Pattern),
-    on_board(op("aten::reciprocal", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(reciprocal_k)), 41, "RECIPROCAL"),
-    on_board(op("aten::sin", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(sin_k)), 82, "SIN"),
-    on_board(op("aten::cos", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(cos_k)), 83, "COS"),
-    on_board(op("aten::tan", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(tan_k)), 84, "TAN"),
-    on_board(op("aten::asin", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(asin_k)), 85, "ASIN"),
-    on_board(op("aten::acos", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(acos_k)), 86, "ACOS"),
-    on_board(op("aten::atan", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(atan_k)), 87, "ATAN"),
-    on_board(op("aten::sinh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(sinh_k)), 88, "SINH"),
-    on_board(op("aten::cosh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(cosh_k)), 89, "COSH"),
-    on_board(op("aten::asinh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(asinh_k)), 90, "ASINH"),
-    on_board(op("aten::acosh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(acosh_k)), 91, "ACOSH"),
-    on_board(op("aten::atanh", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(atanh_k)), 92, "ATANH"),
-    on_board(op("aten::erf", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(erf_k)), 93, "ERF"),
-    on_board(op("aten::floor", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(floor_k)), 94, "FLOOR"),
-    on_board(op("aten::ceil", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(ceil_k)), 95, "CEIL"),
-    on_board(op("aten::round", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(round_k)), 96, "ROUND"),
-    on_board(op("aten::trunc", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(trunc_k)), 97, "TRUNC"),
-    on_board(op("aten::sign", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(sign_k)), 98, "SIGN"),
-    on_board(op("aten::isnan", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(isnan_k)), 100, "ISNAN"),
-    on_board(op("aten::isinf", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(isinf_k)), 101, "ISINF"),
-    on_board(op("aten::logical_not", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_not_k)), 102, "LOGICAL_NOT"),
-    on_board(op("aten::bitwise_not", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_not_k)), 99, "BITWISE_NOT"),
-    on_board(op("aten::leaky_relu", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar negative_slope=0.01) -> Tensor"), Activation, ACTIVATION, Some(math::leaky_relu)), 43, "LEAKY_RELU"),
-    on_board(op("aten::_log_softmax", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, bool half_to_float) -> Tensor"), Activation, FLOAT_ONLY, Some(math::log_softmax)), 59, "LOG_SOFTMAX"),
-    on_board(op("aten::atan2", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(atan2_k)), 103, "ATAN2"),
-    on_board(op("aten::pow", &["Tensor_Scalar", "Tensor_Tensor", "Tensor_Scalar_out", "Tensor_Tensor_out"], &["Tensor_Scalar_out", "Tensor_Tensor_out"], Some("(Tensor self, Tensor exponent) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(pow_k)), 104, "POW"),
-    on_board(op("aten::pow", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Scalar self, Tensor exponent) -> Tensor"), Elementwise, FLOAT_ELEMENTWISE, Some(math::pow_scalar_base)), 177, "POW_SCALAR"),
-    on_board(op("aten::fmod", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(fmod_k)), 105, "FMOD"),
-    on_board(op("aten::remainder", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(remainder_k)), 106, "REMAINDER"),
-    quantizer(on_board(op("aten::div", &["Tensor_mode", "Scalar_mode", "out_mode", "Scalar_mode_out"], &["out_mode", "Scalar_mode_out"], Some("(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::div_mode)), 156, "DIV_MODE"), QuantizerRole::Pattern),
-    on_board(op("aten::logical_and", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_and_k)), 107, "LOGICAL_AND"),
-    on_board(op("aten::logical_or", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_or_k)), 108, "LOGICAL_OR"),
-    on_board(op("aten::logical_xor", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(logical_xor_k)), 109, "LOGICAL_XOR"),
-    on_board(op("aten::bitwise_and", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_and_k)), 110, "BITWISE_AND"),
-    on_board(op("aten::bitwise_left_shift", &["Tensor", "Tensor_Scalar", "Tensor_out", "Tensor_Scalar_out"], &["Tensor_out", "Tensor_Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(left_shift_k)), 175, "BITWISE_LEFT_SHIFT"),
-    on_board(op("aten::bitwise_right_shift", &["Tensor", "Tensor_Scalar", "Tensor_out", "Tensor_Scalar_out"], &["Tensor_out", "Tensor_Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(right_shift_k)), 176, "BITWISE_RIGHT_SHIFT"),
-    on_board(op("aten::bitwise_or", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_or_k)), 111, "BITWISE_OR"),
-    on_board(op("aten::bitwise_xor", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(bitwise_xor_k)), 112, "BITWISE_XOR"),
-    on_board(laid(op("aten::scalar_tensor", DEFAULT_OUT, OUT, Some("(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::scalar_tensor)), LayoutRule::Reset), 143, "SCALAR_TENSOR"),
-    on_board(op("aten::logit", DEFAULT_OUT, OUT, Some("(Tensor self, float? eps=None) -> Tensor"), Activation, FLOAT_ELEMENTWISE, Some(math::logit)), 174, "LOGIT"),
-    on_board(op("aten::glu", DEFAULT_OUT, OUT, Some("(Tensor self, int dim=-1) -> Tensor"), Activation, FLOAT_ONLY, Some(math::glu)), 130, "GLU"),
-    on_board(op("aten::rsub", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::rsub)), 140, "RSUB"),
-    on_board(op("aten::floor_divide", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(math::floor_divide)), 141, "FLOOR_DIVIDE"),
-    on_board(laid(op("aten::zeros", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::zeros)), LayoutRule::Reset), 132, "ZEROS"),
-    on_board(laid(op("aten::ones", DEFAULT_OUT, OUT, Some("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(math::ones)), LayoutRule::Reset), 133, "ONES"),
-    on_board(op("aten::fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Scalar value) -> Tensor"), Other, NONE, Some(math::fill)), 131, "FILL"),
-    on_board(op("aten::fill", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor value) -> Tensor"), Other, NONE, Some(math::fill_tensor)), 144, "FILL_TENSOR"),
-    quantizer(on_board(op("aten::detach_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"), QuantizerRole::SharedQparams),
-    on_board(op("aten::lift_fresh_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"),
-    quantizer(on_board(op("aten::clamp", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"), Activation, ELEMENTWISE, Some(math::clamp_tensor)), 169, "CLAMP_TENSOR"), QuantizerRole::SharedQparams),
-    on_board(op("aten::_adaptive_avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] output_size) -> Tensor"), Pooling, NONE, Some(nn::adaptive_avg_pool2d)), 122, "ADAPTIVE_AVG_POOL2D"),
-    on_board(op("aten::native_group_norm", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"), Normalization, FLOAT_ONLY, Some(nn::group_norm)), 173, "GROUP_NORM"),
-    on_board(op("aten::cumsum", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::cumsum)), 126, "CUMSUM"),
-    on_board(op("aten::var", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"), Other, FLOAT_ONLY, Some(nn::var)), 127, "VAR_CORRECTION"),
-    on_board(op("aten::var", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"), Other, FLOAT_ONLY, Some(nn::var_unbiased)), 128, "VAR_UNBIASED"),
-    on_board(op("aten::var_mean", &["correction", "correction_out"], &["correction_out"], Some("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"), Other, FLOAT_ONLY, Some(nn::var_mean)), 168, "VAR_MEAN"),
-    on_board(op("aten::max", &["dim", "dim_max"], &["dim_max"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::max_dim)), 166, "MAX_DIM"),
-    on_board(op("aten::min", &["dim", "dim_min"], &["dim_min"], Some("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::min_dim)), 167, "MIN_DIM"),
-    on_board(op("aten::topk", &["default", "values"], &["values"], Some("(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"), Other, NONE, Some(index::topk)), 181, "TOPK"),
-    quantizer(on_board(laid(op("aten::gather", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"), DataMovement, DATA, Some(index::gather)), LayoutRule::Reset), 151, "GATHER"), QuantizerRole::SharedQparams),
-    quantizer(on_board(laid(op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, Tensor?[] indices) -> Tensor"), DataMovement, DATA, Some(index::index_tensor)), LayoutRule::Reset), 145, "INDEX"), QuantizerRole::SharedQparams),
-    on_board(op("aten::scatter", &["src", "src_out"], &["src_out"], Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter)), 152, "SCATTER"),
-    on_board(op("aten::scatter_add", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"), DataMovement, DATA, Some(index::scatter_add)), 153, "SCATTER_ADD"),
-    on_board(op("aten::index_put_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put_in_place)), 147, "INDEX_PUT_IN_PLACE"),
-    quantizer(on_board(op("aten::index_put", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"), DataMovement, DATA, Some(index::index_put)), 146, "INDEX_PUT"), QuantizerRole::SharedQparams),
-    on_board(op("aten::scatter", &["value", "value_out"], &["value_out"], Some("(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"), DataMovement, DATA, Some(index::scatter_value)), 154, "SCATTER_VALUE"),
-    on_board(op("aten::masked_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask, Tensor source) -> Tensor"), DataMovement, DATA, Some(rearrange::masked_scatter)), 185, "MASKED_SCATTER"),
-    quantizer(on_board(op("aten::as_strided_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"), DataMovement, DATA, Some(rearrange::as_strided_copy)), 179, "AS_STRIDED_COPY"), QuantizerRole::SharedQparams),
-    on_board(op("aten::empty", &["memory_format", "out"], OUT, Some("(SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(rearrange::empty)), 180, "EMPTY"),
-    on_board(op("dim_order_ops::_empty_dim_order", DEFAULT_OUT, OUT, Some("(int[] size, *, int[]? dim_order=None) -> Tensor"), Other, NONE, Some(rearrange::empty)), 180, "EMPTY"),
-    on_board(op("aten::_upsample_bilinear2d_aa", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"), DataMovement, FLOAT_ONLY, Some(nn::upsample_bilinear2d_aa)), 189, "UPSAMPLE_BILINEAR2D_AA"),
-    on_board(op("aten::nonzero", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(rearrange::nonzero)), 182, "NONZERO"),
-    on_board(op("aten::masked_select", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor mask) -> Tensor"), DataMovement, DATA, Some(rearrange::masked_select)), 183, "MASKED_SELECT"),
-    quantizer(on_board(op("aten::repeat_interleave", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor repeats, *, SymInt? output_size=None) -> Tensor"), DataMovement, DATA, Some(rearrange::repeat_interleave)), 184, "REPEAT_INTERLEAVE"), QuantizerRole::SharedQparams),
-    on_board(op("aten::grid_sampler_2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"), Other, FLOAT_ONLY, Some(nn::grid_sampler_2d)), 188, "GRID_SAMPLER2D"),
-    on_board(op("aten::_cdist_forward", DEFAULT_OUT, OUT, Some("(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"), Other, FLOAT_ONLY, Some(nn::cdist)), 186, "CDIST_FORWARD"),
-    on_board(op("aten::_pdist_forward", DEFAULT_OUT, OUT, Some("(Tensor self, float p=2) -> Tensor"), Other, FLOAT_ONLY, Some(nn::pdist)), 187, "PDIST_FORWARD"),
-    on_board(op("aten::select_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(rearrange::select_scatter)), 171, "SELECT_SCATTER"),
-    on_board(op("aten::masked_fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Some("(Tensor self, Tensor mask, Scalar value) -> Tensor"), Elementwise, NONE, Some(rearrange::masked_fill)), 157, "MASKED_FILL"),
-    quantizer(on_board(op("aten::pixel_shuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int upscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_shuffle)), 158, "PIXEL_SHUFFLE"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::pixel_unshuffle", DEFAULT_OUT, OUT, Some("(Tensor self, int downscale_factor) -> Tensor"), DataMovement, DATA, Some(rearrange::pixel_unshuffle)), 159, "PIXEL_UNSHUFFLE"), QuantizerRole::SharedQparams),
-    on_board(op("aten::reflection_pad1d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad1d)), 160, "REFLECTION_PAD1D"),
-    on_board(op("aten::reflection_pad2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[4] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad2d)), 161, "REFLECTION_PAD2D"),
-    on_board(op("aten::reflection_pad3d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[6] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::reflection_pad3d)), 162, "REFLECTION_PAD3D"),
-    on_board(op("aten::replication_pad1d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[2] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad1d)), 163, "REPLICATION_PAD1D"),
-    on_board(op("aten::replication_pad2d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[4] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad2d)), 164, "REPLICATION_PAD2D"),
-    on_board(op("aten::replication_pad3d", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[6] padding) -> Tensor"), DataMovement, DATA, Some(rearrange::replication_pad3d)), 165, "REPLICATION_PAD3D"),
-    on_board(op("aten::narrow_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"), DataMovement, DATA, Some(rearrange::narrow_copy)), 170, "NARROW_COPY"),
-    quantizer(on_board(op("aten::unfold_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dimension, int size, int step) -> Tensor"), DataMovement, DATA, Some(rearrange::unfold_copy)), 178, "UNFOLD_COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::unbind_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::unbind_copy)), 139, "UNBIND_COPY"), QuantizerRole::SharedQparams),
-    on_board(op("aten::slice_scatter", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(index::slice_scatter)), 172, "SLICE_SCATTER"),
-    on_board(laid(op("aten::diagonal_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"), DataMovement, DATA, Some(index::diagonal_copy)), LayoutRule::Reset), 155, "DIAGONAL_COPY"),
-    on_board(op("aten::upsample_bilinear2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_bilinear2d)), 57, "UPSAMPLE_BILINEAR2D"),
+    op("aten::abs", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(abs_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(36, "ABS"),
+    op("aten::neg", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(neg_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(35, "NEG"),
+    op("aten::expm1", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(expm1_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(78, "EXPM1"),
+    op("aten::log2", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(log2_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(79, "LOG2")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::log10", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(log10_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(80, "LOG10")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::log1p", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(log1p_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(81, "LOG1P")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::reciprocal", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(reciprocal_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(41, "RECIPROCAL"),
+    op("aten::sin", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(sin_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(82, "SIN"),
+    op("aten::cos", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(cos_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(83, "COS"),
+    op("aten::tan", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(tan_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(84, "TAN"),
+    op("aten::asin", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(asin_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(85, "ASIN"),
+    op("aten::acos", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(acos_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(86, "ACOS"),
+    op("aten::atan", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(atan_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(87, "ATAN"),
+    op("aten::sinh", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(sinh_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(88, "SINH"),
+    op("aten::cosh", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(cosh_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(89, "COSH"),
+    op("aten::asinh", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(asinh_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(90, "ASINH"),
+    op("aten::acosh", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(acosh_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(91, "ACOSH"),
+    op("aten::atanh", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(atanh_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(92, "ATANH"),
+    op("aten::erf", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(erf_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(93, "ERF"),
+    op("aten::floor", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(floor_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(94, "FLOOR"),
+    op("aten::ceil", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(ceil_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(95, "CEIL"),
+    op("aten::round", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(round_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(96, "ROUND"),
+    op("aten::trunc", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(trunc_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(97, "TRUNC"),
+    op("aten::sign", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(sign_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(98, "SIGN"),
+    op("aten::isnan", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(isnan_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(100, "ISNAN"),
+    op("aten::isinf", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(isinf_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(101, "ISINF"),
+    op("aten::logical_not", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(logical_not_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(102, "LOGICAL_NOT"),
+    op("aten::bitwise_not", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(bitwise_not_k))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(99, "BITWISE_NOT"),
+    op("aten::leaky_relu", DEFAULT_OUT, OUT, Activation, ACTIVATION, Some(math::leaky_relu))
+        .schema("(Tensor self, Scalar negative_slope=0.01) -> Tensor")
+        .on_board(43, "LEAKY_RELU"),
+    op("aten::_log_softmax", DEFAULT_OUT, OUT, Activation, FLOAT_ONLY, Some(math::log_softmax))
+        .schema("(Tensor self, int dim, bool half_to_float) -> Tensor")
+        .on_board(59, "LOG_SOFTMAX"),
+    op("aten::atan2", DEFAULT_OUT, OUT, Elementwise, FLOAT_ELEMENTWISE, Some(atan2_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(103, "ATAN2"),
+    op("aten::pow", &["Tensor_Scalar", "Tensor_Tensor", "Tensor_Scalar_out", "Tensor_Tensor_out"], &["Tensor_Scalar_out", "Tensor_Tensor_out"], Elementwise, FLOAT_ELEMENTWISE, Some(pow_k))
+        .schema("(Tensor self, Tensor exponent) -> Tensor")
+        .on_board(104, "POW"),
+    op("aten::pow", &["Scalar", "Scalar_out"], &["Scalar_out"], Elementwise, FLOAT_ELEMENTWISE, Some(math::pow_scalar_base))
+        .schema("(Scalar self, Tensor exponent) -> Tensor")
+        .on_board(177, "POW_SCALAR"),
+    op("aten::fmod", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(fmod_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(105, "FMOD"),
+    op("aten::remainder", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(remainder_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(106, "REMAINDER"),
+    op("aten::div", &["Tensor_mode", "Scalar_mode", "out_mode", "Scalar_mode_out"], &["out_mode", "Scalar_mode_out"], Elementwise, ELEMENTWISE, Some(math::div_mode))
+        .schema("(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor")
+        .on_board(156, "DIV_MODE")
+        .quantizer(QuantizerRole::Pattern),
+    op("aten::logical_and", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(logical_and_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(107, "LOGICAL_AND"),
+    op("aten::logical_or", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(logical_or_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(108, "LOGICAL_OR"),
+    op("aten::logical_xor", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(logical_xor_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(109, "LOGICAL_XOR"),
+    op("aten::bitwise_and", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(bitwise_and_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(110, "BITWISE_AND"),
+    op("aten::bitwise_left_shift", &["Tensor", "Tensor_Scalar", "Tensor_out", "Tensor_Scalar_out"], &["Tensor_out", "Tensor_Scalar_out"], Elementwise, ELEMENTWISE, Some(left_shift_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(175, "BITWISE_LEFT_SHIFT"),
+    op("aten::bitwise_right_shift", &["Tensor", "Tensor_Scalar", "Tensor_out", "Tensor_Scalar_out"], &["Tensor_out", "Tensor_Scalar_out"], Elementwise, ELEMENTWISE, Some(right_shift_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(176, "BITWISE_RIGHT_SHIFT"),
+    op("aten::bitwise_or", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(bitwise_or_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(111, "BITWISE_OR"),
+    op("aten::bitwise_xor", &["Tensor", "Scalar", "Tensor_out", "Scalar_out"], &["Tensor_out", "Scalar_out"], Elementwise, ELEMENTWISE, Some(bitwise_xor_k))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(112, "BITWISE_XOR"),
+    op("aten::scalar_tensor", DEFAULT_OUT, OUT, Other, NONE, Some(math::scalar_tensor))
+        .schema("(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(143, "SCALAR_TENSOR"),
+    op("aten::logit", DEFAULT_OUT, OUT, Activation, FLOAT_ELEMENTWISE, Some(math::logit))
+        .schema("(Tensor self, float? eps=None) -> Tensor")
+        .on_board(174, "LOGIT"),
+    op("aten::glu", DEFAULT_OUT, OUT, Activation, FLOAT_ONLY, Some(math::glu))
+        .schema("(Tensor self, int dim=-1) -> Tensor")
+        .on_board(130, "GLU"),
+    op("aten::rsub", &["Scalar", "Scalar_out"], &["Scalar_out"], Elementwise, ELEMENTWISE, Some(math::rsub))
+        .schema("(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+        .on_board(140, "RSUB"),
+    op("aten::floor_divide", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(math::floor_divide))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .on_board(141, "FLOOR_DIVIDE"),
+    op("aten::zeros", DEFAULT_OUT, OUT, Other, NONE, Some(math::zeros))
+        .schema("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(132, "ZEROS"),
+    op("aten::ones", DEFAULT_OUT, OUT, Other, NONE, Some(math::ones))
+        .schema("(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(133, "ONES"),
+    op("aten::fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Other, NONE, Some(math::fill))
+        .schema("(Tensor self, Scalar value) -> Tensor")
+        .on_board(131, "FILL"),
+    op("aten::fill", &["Tensor", "Tensor_out"], &["Tensor_out"], Other, NONE, Some(math::fill_tensor))
+        .schema("(Tensor self, Tensor value) -> Tensor")
+        .on_board(144, "FILL_TENSOR"),
+    op("aten::detach_copy", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(45, "COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::lift_fresh_copy", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(45, "COPY"),
+    op("aten::clamp", &["Tensor", "Tensor_out"], &["Tensor_out"], Activation, ELEMENTWISE, Some(math::clamp_tensor))
+        .schema("(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor")
+        .on_board(169, "CLAMP_TENSOR")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::_adaptive_avg_pool2d", DEFAULT_OUT, OUT, Pooling, NONE, Some(nn::adaptive_avg_pool2d))
+        .schema("(Tensor self, SymInt[2] output_size) -> Tensor")
+        .on_board(122, "ADAPTIVE_AVG_POOL2D"),
+    op("aten::native_group_norm", DEFAULT_OUT, OUT, Normalization, FLOAT_ONLY, Some(nn::group_norm))
+        .schema("(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)")
+        .on_board(173, "GROUP_NORM"),
+    op("aten::cumsum", DEFAULT_OUT, OUT, Other, NONE, Some(nn::cumsum))
+        .schema("(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+        .on_board(126, "CUMSUM"),
+    op("aten::var", &["correction", "correction_out"], &["correction_out"], Other, FLOAT_ONLY, Some(nn::var))
+        .schema("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor")
+        .on_board(127, "VAR_CORRECTION"),
+    op("aten::var", &["dim", "out"], OUT, Other, FLOAT_ONLY, Some(nn::var_unbiased))
+        .schema("(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor")
+        .on_board(128, "VAR_UNBIASED"),
+    op("aten::var_mean", &["correction", "correction_out"], &["correction_out"], Other, FLOAT_ONLY, Some(nn::var_mean))
+        .schema("(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)")
+        .on_board(168, "VAR_MEAN"),
+    op("aten::max", &["dim", "dim_max"], &["dim_max"], Other, NONE, Some(index::max_dim))
+        .schema("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
+        .on_board(166, "MAX_DIM"),
+    op("aten::min", &["dim", "dim_min"], &["dim_min"], Other, NONE, Some(index::min_dim))
+        .schema("(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
+        .on_board(167, "MIN_DIM"),
+    op("aten::topk", &["default", "values"], &["values"], Other, NONE, Some(index::topk))
+        .schema("(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)")
+        .on_board(181, "TOPK"),
+    op("aten::gather", DEFAULT_OUT, OUT, DataMovement, DATA, Some(index::gather))
+        .schema("(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(151, "GATHER")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::index", &["Tensor", "Tensor_out"], &["Tensor_out"], DataMovement, DATA, Some(index::index_tensor))
+        .schema("(Tensor self, Tensor?[] indices) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(145, "INDEX")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::scatter", &["src", "src_out"], &["src_out"], DataMovement, DATA, Some(index::scatter))
+        .schema("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
+        .on_board(152, "SCATTER"),
+    op("aten::scatter_add", DEFAULT_OUT, OUT, DataMovement, DATA, Some(index::scatter_add))
+        .schema("(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
+        .on_board(153, "SCATTER_ADD"),
+    op("aten::index_put_", &["", "default"], &["", "default"], DataMovement, DATA, Some(index::index_put_in_place))
+        .schema("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor")
+        .on_board(147, "INDEX_PUT_IN_PLACE"),
+    op("aten::index_put", DEFAULT_OUT, OUT, DataMovement, DATA, Some(index::index_put))
+        .schema("(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor")
+        .on_board(146, "INDEX_PUT")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::scatter", &["value", "value_out"], &["value_out"], DataMovement, DATA, Some(index::scatter_value))
+        .schema("(Tensor self, int dim, Tensor index, Scalar value) -> Tensor")
+        .on_board(154, "SCATTER_VALUE"),
+    op("aten::masked_scatter", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::masked_scatter))
+        .schema("(Tensor self, Tensor mask, Tensor source) -> Tensor")
+        .on_board(185, "MASKED_SCATTER"),
+    op("aten::as_strided_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::as_strided_copy))
+        .schema("(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor")
+        .on_board(179, "AS_STRIDED_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::empty", &["memory_format", "out"], OUT, Other, NONE, Some(rearrange::empty))
+        .schema("(SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor")
+        .on_board(180, "EMPTY"),
+    op("dim_order_ops::_empty_dim_order", DEFAULT_OUT, OUT, Other, NONE, Some(rearrange::empty))
+        .schema("(int[] size, *, int[]? dim_order=None) -> Tensor")
+        .on_board(180, "EMPTY"),
+    op("aten::_upsample_bilinear2d_aa", DEFAULT_OUT, OUT, DataMovement, FLOAT_ONLY, Some(nn::upsample_bilinear2d_aa))
+        .schema("(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor")
+        .on_board(189, "UPSAMPLE_BILINEAR2D_AA"),
+    op("aten::nonzero", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::nonzero))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(182, "NONZERO"),
+    op("aten::masked_select", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::masked_select))
+        .schema("(Tensor self, Tensor mask) -> Tensor")
+        .on_board(183, "MASKED_SELECT"),
+    op("aten::repeat_interleave", &["Tensor", "Tensor_out"], &["Tensor_out"], DataMovement, DATA, Some(rearrange::repeat_interleave))
+        .schema("(Tensor repeats, *, SymInt? output_size=None) -> Tensor")
+        .on_board(184, "REPEAT_INTERLEAVE")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::grid_sampler_2d", DEFAULT_OUT, OUT, Other, FLOAT_ONLY, Some(nn::grid_sampler_2d))
+        .schema("(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor")
+        .on_board(188, "GRID_SAMPLER2D"),
+    op("aten::_cdist_forward", DEFAULT_OUT, OUT, Other, FLOAT_ONLY, Some(nn::cdist))
+        .schema("(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor")
+        .on_board(186, "CDIST_FORWARD"),
+    op("aten::_pdist_forward", DEFAULT_OUT, OUT, Other, FLOAT_ONLY, Some(nn::pdist))
+        .schema("(Tensor self, float p=2) -> Tensor")
+        .on_board(187, "PDIST_FORWARD"),
+    op("aten::select_scatter", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::select_scatter))
+        .schema("(Tensor self, Tensor src, int dim, SymInt index) -> Tensor")
+        .on_board(171, "SELECT_SCATTER"),
+    op("aten::masked_fill", &["Scalar", "Scalar_out"], &["Scalar_out"], Elementwise, NONE, Some(rearrange::masked_fill))
+        .schema("(Tensor self, Tensor mask, Scalar value) -> Tensor")
+        .on_board(157, "MASKED_FILL"),
+    op("aten::pixel_shuffle", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::pixel_shuffle))
+        .schema("(Tensor self, int upscale_factor) -> Tensor")
+        .on_board(158, "PIXEL_SHUFFLE")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::pixel_unshuffle", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::pixel_unshuffle))
+        .schema("(Tensor self, int downscale_factor) -> Tensor")
+        .on_board(159, "PIXEL_UNSHUFFLE")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::reflection_pad1d", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::reflection_pad1d))
+        .schema("(Tensor self, SymInt[2] padding) -> Tensor")
+        .on_board(160, "REFLECTION_PAD1D"),
+    op("aten::reflection_pad2d", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::reflection_pad2d))
+        .schema("(Tensor self, SymInt[4] padding) -> Tensor")
+        .on_board(161, "REFLECTION_PAD2D"),
+    op("aten::reflection_pad3d", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::reflection_pad3d))
+        .schema("(Tensor self, SymInt[6] padding) -> Tensor")
+        .on_board(162, "REFLECTION_PAD3D"),
+    op("aten::replication_pad1d", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::replication_pad1d))
+        .schema("(Tensor self, SymInt[2] padding) -> Tensor")
+        .on_board(163, "REPLICATION_PAD1D"),
+    op("aten::replication_pad2d", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::replication_pad2d))
+        .schema("(Tensor self, SymInt[4] padding) -> Tensor")
+        .on_board(164, "REPLICATION_PAD2D"),
+    op("aten::replication_pad3d", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::replication_pad3d))
+        .schema("(Tensor self, SymInt[6] padding) -> Tensor")
+        .on_board(165, "REPLICATION_PAD3D"),
+    op("aten::narrow_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::narrow_copy))
+        .schema("(Tensor self, int dim, SymInt start, SymInt length) -> Tensor")
+        .on_board(170, "NARROW_COPY"),
+    op("aten::unfold_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(rearrange::unfold_copy))
+        .schema("(Tensor self, int dimension, int size, int step) -> Tensor")
+        .on_board(178, "UNFOLD_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::unbind_copy", &["int", "int_out"], &["int_out"], DataMovement, DATA, Some(tensor::unbind_copy))
+        .schema("(Tensor self, int dim=0) -> Tensor[]")
+        .on_board(139, "UNBIND_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::slice_scatter", DEFAULT_OUT, OUT, DataMovement, DATA, Some(index::slice_scatter))
+        .schema("(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor")
+        .on_board(172, "SLICE_SCATTER"),
+    op("aten::diagonal_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(index::diagonal_copy))
+        .schema("(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(155, "DIAGONAL_COPY"),
+    op("aten::upsample_bilinear2d", &["vec", "vec_out"], &["vec_out"], DataMovement, DATA, Some(shape::upsample_bilinear2d))
+        .schema("(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor")
+        .on_board(57, "UPSAMPLE_BILINEAR2D"),
     // ---- reductions over all or some dims (kernels/portable/nn.rs)
-    quantizer(on_board(op("aten::amin", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amin)), 113, "AMIN"), QuantizerRole::SharedQparams),
-    typed(on_board(op("aten::argmax", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmax)), 114, "ARGMAX"), OutputDtype::Own),
-    typed(on_board(op("aten::argmin", DEFAULT_OUT, OUT, Some("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::argmin)), 115, "ARGMIN"), OutputDtype::Own),
-    on_board(op("aten::any", &["all", "all_out"], &["all_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::any_all)), 117, "ANY_ALL"),
-    on_board(op("aten::any", &["dim", "dims", "out", "dims_out"], &["out", "dims_out"], Some("(Tensor self, int dim, bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::any)), 116, "ANY"),
-    on_board(op("aten::prod", &["default", "out"], &["out"], Some("(Tensor self, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::prod_all)), 119, "PROD_ALL"),
-    on_board(op("aten::prod", &["dim_int", "int_out"], &["int_out"], Some("(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::prod)), 118, "PROD"),
-    on_board(op("aten::max", &["default", "unary_out"], &["unary_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::max_all)), 120, "MAX_ALL"),
-    on_board(op("aten::min", &["default", "unary_out"], &["unary_out"], Some("(Tensor self) -> Tensor"), Other, NONE, Some(nn::min_all)), 121, "MIN_ALL"),
+    op("aten::amin", DEFAULT_OUT, OUT, Other, NONE, Some(nn::amin))
+        .schema("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+        .on_board(113, "AMIN")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::argmax", DEFAULT_OUT, OUT, Other, NONE, Some(nn::argmax))
+        .schema("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+        .on_board(114, "ARGMAX")
+        .typed(OutputDtype::Own),
+    op("aten::argmin", DEFAULT_OUT, OUT, Other, NONE, Some(nn::argmin))
+        .schema("(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+        .on_board(115, "ARGMIN")
+        .typed(OutputDtype::Own),
+    op("aten::any", &["all", "all_out"], &["all_out"], Other, NONE, Some(nn::any_all))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(117, "ANY_ALL"),
+    op("aten::any", &["dim", "dims", "out", "dims_out"], &["out", "dims_out"], Other, NONE, Some(nn::any))
+        .schema("(Tensor self, int dim, bool keepdim=False) -> Tensor")
+        .on_board(116, "ANY"),
+    op("aten::prod", &["default", "out"], &["out"], Other, NONE, Some(nn::prod_all))
+        .schema("(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+        .on_board(119, "PROD_ALL"),
+    op("aten::prod", &["dim_int", "int_out"], &["int_out"], Other, NONE, Some(nn::prod))
+        .schema("(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+        .on_board(118, "PROD"),
+    op("aten::max", &["default", "unary_out"], &["unary_out"], Other, NONE, Some(nn::max_all))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(120, "MAX_ALL"),
+    op("aten::min", &["default", "unary_out"], &["unary_out"], Other, NONE, Some(nn::min_all))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(121, "MIN_ALL"),
     // ---- data movement (kernels/portable/shape.rs)
-    quantizer(on_board(laid(op("aten::transpose_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim0, int dim1) -> Tensor"), DataMovement, DATA, Some(shape::transpose_copy)), LayoutRule::Reset), 51, "TRANSPOSE_COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(laid(op("aten::t_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(shape::t_copy)), LayoutRule::Reset), 50, "T_COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::flip", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, DATA, Some(shape::flip)), 124, "FLIP"), QuantizerRole::SharedQparams),
-    on_board(op("aten::roll", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"), DataMovement, DATA, Some(shape::roll)), 136, "ROLL"),
-    on_board(laid(op("aten::stack", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, DATA, Some(shape::stack)), LayoutRule::Reset), 137, "STACK"),
-    quantizer(on_board(op("aten::constant_pad_nd", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"), DataMovement, DATA, Some(shape::constant_pad_nd)), 123, "CONSTANT_PAD_ND"), QuantizerRole::SharedQparams),
-    on_board(op("aten::upsample_nearest2d", &["vec", "vec_out"], &["vec_out"], Some("(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"), DataMovement, DATA, Some(shape::upsample_nearest2d)), 56, "UPSAMPLE_NEAREST2D"),
-    quantizer(on_board(laid(op("aten::index_select", DEFAULT_OUT, OUT, Some("(Tensor self, int dim, Tensor index) -> Tensor"), DataMovement, DATA, Some(shape::index_select)), LayoutRule::Reset), 125, "INDEX_SELECT"), QuantizerRole::SharedQparams),
-    typed(on_board(laid(op("aten::embedding", DEFAULT_OUT, OUT, Some("(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"), DataMovement, DATA, Some(shape::embedding)), LayoutRule::Reset), 68, "EMBEDDING"), OutputDtype::Own),
-    on_board(op("aten::tril", DEFAULT_OUT, OUT, Some("(Tensor self, int diagonal=0) -> Tensor"), DataMovement, DATA, Some(shape::tril)), 138, "TRIL"),
-    quantizer(on_board(laid(op("aten::repeat", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] repeats) -> Tensor"), DataMovement, DATA, Some(shape::repeat)), LayoutRule::Reset), 135, "REPEAT"), QuantizerRole::SharedQparams),
+    op("aten::transpose_copy", &["int", "int_out"], &["int_out"], DataMovement, DATA, Some(shape::transpose_copy))
+        .schema("(Tensor self, int dim0, int dim1) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(51, "TRANSPOSE_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::t_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::t_copy))
+        .schema("(Tensor self) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(50, "T_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::flip", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::flip))
+        .schema("(Tensor self, int[] dims) -> Tensor")
+        .on_board(124, "FLIP")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::roll", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::roll))
+        .schema("(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
+        .on_board(136, "ROLL"),
+    op("aten::stack", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::stack))
+        .schema("(Tensor[] tensors, int dim=0) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(137, "STACK"),
+    op("aten::constant_pad_nd", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::constant_pad_nd))
+        .schema("(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
+        .on_board(123, "CONSTANT_PAD_ND")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::upsample_nearest2d", &["vec", "vec_out"], &["vec_out"], DataMovement, DATA, Some(shape::upsample_nearest2d))
+        .schema("(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor")
+        .on_board(56, "UPSAMPLE_NEAREST2D"),
+    op("aten::index_select", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::index_select))
+        .schema("(Tensor self, int dim, Tensor index) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(125, "INDEX_SELECT")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::embedding", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::embedding))
+        .schema("(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(68, "EMBEDDING")
+        .typed(OutputDtype::Own),
+    op("aten::tril", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::tril))
+        .schema("(Tensor self, int diagonal=0) -> Tensor")
+        .on_board(138, "TRIL"),
+    op("aten::repeat", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::repeat))
+        .schema("(Tensor self, SymInt[] repeats) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(135, "REPEAT")
+        .quantizer(QuantizerRole::SharedQparams),
     // ---- reductions
-    on_board(op("aten::mean", &["dim", "out"], OUT, Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean)), 60, "MEAN"),
-    on_board(op("aten::mean", &["default", "dtype_out"], &["dtype_out"], Some("(Tensor self, *, ScalarType? dtype=None) -> Tensor"), Other, FLOAT_ONLY, Some(nn::mean_all)), 142, "MEAN_ALL"),
-    quantizer(on_board(op("aten::amax", DEFAULT_OUT, OUT, Some("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"), Other, NONE, Some(nn::amax)), 62, "AMAX"), QuantizerRole::SharedQparams),
-    on_board(op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Some("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"), Other, NONE, Some(nn::sum)), 61, "SUM"),
+    op("aten::mean", &["dim", "out"], OUT, Other, FLOAT_ONLY, Some(nn::mean))
+        .schema("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+        .on_board(60, "MEAN"),
+    op("aten::mean", &["default", "dtype_out"], &["dtype_out"], Other, FLOAT_ONLY, Some(nn::mean_all))
+        .schema("(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+        .on_board(142, "MEAN_ALL"),
+    op("aten::amax", DEFAULT_OUT, OUT, Other, NONE, Some(nn::amax))
+        .schema("(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+        .on_board(62, "AMAX")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::sum", &["dim_IntList", "IntList_out"], &["IntList_out"], Other, NONE, Some(nn::sum))
+        .schema("(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+        .on_board(61, "SUM"),
     // ---- data movement
-    quantizer(on_board(laid(op("aten::permute_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int[] dims) -> Tensor"), DataMovement, MOVE, Some(pt::permute_copy)), LayoutRule::Permute(1)), 46, "PERMUTE_COPY"), QuantizerRole::SharedQparams),
-    computed_by(quantizer(on_board(laid(op("aten::view_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams), &VIEW),
-    computed_by(laid(op("aten::view", &["default"], &[], Some("(Tensor(a) self, SymInt[] size) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
-    computed_by(laid(op("aten::reshape", &["default"], &[], Some("(Tensor(a) self, SymInt[] shape) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
-    computed_by(laid(op("aten::_unsafe_view", &["default"], &[], Some("(Tensor self, SymInt[] size) -> Tensor"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
-    computed_by(laid(op("aten::flatten", &["using_ints"], &[], Some("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"), DataMovement, DATA, None), LayoutRule::Reset), &VIEW),
-    typed(on_board(op("aten::_to_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"), OutputDtype::DtypeArgument),
-    on_board(op("aten::copy_", &["", "default"], &["", "default"], Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_in_place)), 148, "COPY_IN_PLACE"),
-    on_board(op("aten::copy", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"), DataMovement, DATA, Some(shape::copy_out)), 149, "COPY_OUT"),
-    quantizer(on_board(op("aten::clone", DEFAULT_OUT, OUT, Some("(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::alias_copy", DEFAULT_OUT, OUT, Some("(Tensor self) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"), QuantizerRole::SharedQparams),
-    on_board(op("aten::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, DATA, Some(pt::copy)), 45, "COPY"),
-    quantizer(typed(on_board(op("dim_order_ops::_to_dim_order_copy", DEFAULT_OUT, OUT, Some("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 45, "COPY"), OutputDtype::DtypeArgument), QuantizerRole::SharedQparams),
-    quantizer(on_board_integer(op("dim_order_ops::_clone_dim_order", DEFAULT_OUT, OUT, Some("(Tensor self, *, bool non_blocking=False, int[]? dim_order=None) -> Tensor"), DataMovement, COPY, Some(pt::copy)), 15, "CLONE_DIM_ORDER"), QuantizerRole::SharedQparams),
-    quantizer(on_board(laid(op("aten::squeeze_copy", &["dims", "dim", "default", "dims_out", "dim_out", "out"], &["dims_out", "dim_out", "out"], None, DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(laid(op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, Some("(Tensor self, int dim) -> Tensor"), DataMovement, COPY, Some(pt::copy)), LayoutRule::Reset), 45, "COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(laid(op("aten::expand_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"), DataMovement, DATA, Some(shape::expand_copy)), LayoutRule::Reset), 47, "EXPAND_COPY"), QuantizerRole::SharedQparams),
-    on_board(laid(op("executorch_prim::et_view", &["default"], &["default"], Some("(Tensor self, int[] size) -> Tensor"), DataMovement, COPY, Some(pt::et_view)), LayoutRule::Reset), 150, "ET_VIEW"),
-    permute_transparent(quantizer(on_board(op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"), DataMovement, DATA, Some(tensor::slice_copy)), 48, "SLICE_COPY"), QuantizerRole::SharedQparams)),
-    quantizer(on_board(laid(op("aten::select_copy", &["int", "int_out"], &["int_out"], Some("(Tensor self, int dim, SymInt index) -> Tensor"), DataMovement, DATA, Some(tensor::select_copy)), LayoutRule::Reset), 49, "SELECT_COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::split_with_sizes_copy", DEFAULT_OUT, OUT, Some("(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_with_sizes_copy)), 53, "SPLIT_WITH_SIZES_COPY"), QuantizerRole::SharedQparams),
-    quantizer(on_board(op("aten::split_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], Some("(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"), DataMovement, DATA, Some(tensor::split_copy)), 190, "SPLIT_COPY"), QuantizerRole::SharedQparams),
-    permute_transparent(quantizer(typed(on_board(op("aten::cat", DEFAULT_OUT, OUT, Some("(Tensor[] tensors, int dim=0) -> Tensor"), DataMovement, NONE, Some(tensor::cat)), 52, "CAT"), OutputDtype::Promoted), QuantizerRole::SharedQparams)),
-    typed(on_board(laid(op("aten::full", DEFAULT_OUT, OUT, Some("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::full)), LayoutRule::Reset), 70, "FULL"), OutputDtype::Own),
-    on_board(op("aten::full_like", DEFAULT_OUT, OUT, Some("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"), Other, NONE, Some(tensor::full)), 70, "FULL"),
-    typed(on_board(laid(op("aten::arange", &["default", "start", "out", "start_out"], &["out", "start_out"], Some("(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"), Other, NONE, Some(tensor::arange)), LayoutRule::Reset), 134, "ARANGE"), OutputDtype::Own),
-    laid(op("memory.alloc", &[""], &[""], None, DataMovement, NONE, Some(alloc)), LayoutRule::Reset),
+    op("aten::permute_copy", DEFAULT_OUT, OUT, DataMovement, MOVE, Some(pt::permute_copy))
+        .schema("(Tensor self, int[] dims) -> Tensor")
+        .laid(LayoutRule::Permute(1))
+        .on_board(46, "PERMUTE_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::view_copy", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self, SymInt[] size) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(45, "COPY")
+        .quantizer(QuantizerRole::SharedQparams)
+        .computed_by(&VIEW),
+    op("aten::view", &["default"], &[], DataMovement, DATA, None)
+        .schema("(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+        .laid(LayoutRule::Reset)
+        .computed_by(&VIEW),
+    op("aten::reshape", &["default"], &[], DataMovement, DATA, None)
+        .schema("(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
+        .laid(LayoutRule::Reset)
+        .computed_by(&VIEW),
+    op("aten::_unsafe_view", &["default"], &[], DataMovement, DATA, None)
+        .schema("(Tensor self, SymInt[] size) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .computed_by(&VIEW),
+    op("aten::flatten", &["using_ints"], &[], DataMovement, DATA, None)
+        .schema("(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
+        .laid(LayoutRule::Reset)
+        .computed_by(&VIEW),
+    op("aten::_to_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(pt::copy))
+        .schema("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor")
+        .on_board(45, "COPY")
+        .typed(OutputDtype::DtypeArgument),
+    op("aten::copy_", &["", "default"], &["", "default"], DataMovement, DATA, Some(shape::copy_in_place))
+        .schema("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
+        .on_board(148, "COPY_IN_PLACE"),
+    op("aten::copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::copy_out))
+        .schema("(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
+        .on_board(149, "COPY_OUT"),
+    op("aten::clone", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
+        .on_board(45, "COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::alias_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(pt::copy))
+        .schema("(Tensor self) -> Tensor")
+        .on_board(45, "COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::_to_dim_order_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(pt::copy))
+        .schema("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor")
+        .on_board(45, "COPY"),
+    op("dim_order_ops::_to_dim_order_copy", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, int[]? dim_order=None) -> Tensor")
+        .on_board(45, "COPY")
+        .typed(OutputDtype::DtypeArgument)
+        .quantizer(QuantizerRole::SharedQparams),
+    op("dim_order_ops::_clone_dim_order", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self, *, bool non_blocking=False, int[]? dim_order=None) -> Tensor")
+        .on_board_integer(15, "CLONE_DIM_ORDER")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::squeeze_copy", &["dims", "dim", "default", "dims_out", "dim_out", "out"], &["dims_out", "dim_out", "out"], DataMovement, COPY, Some(pt::copy))
+        .laid(LayoutRule::Reset)
+        .on_board(45, "COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::unsqueeze_copy", DEFAULT_OUT, OUT, DataMovement, COPY, Some(pt::copy))
+        .schema("(Tensor self, int dim) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(45, "COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::expand_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(shape::expand_copy))
+        .schema("(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(47, "EXPAND_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("executorch_prim::et_view", &["default"], &["default"], DataMovement, COPY, Some(pt::et_view))
+        .schema("(Tensor self, int[] size) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(150, "ET_VIEW"),
+    op("aten::slice_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], DataMovement, DATA, Some(tensor::slice_copy))
+        .schema("(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor")
+        .on_board(48, "SLICE_COPY")
+        .quantizer(QuantizerRole::SharedQparams)
+        .permute_transparent(),
+    op("aten::select_copy", &["int", "int_out"], &["int_out"], DataMovement, DATA, Some(tensor::select_copy))
+        .schema("(Tensor self, int dim, SymInt index) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(49, "SELECT_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::split_with_sizes_copy", DEFAULT_OUT, OUT, DataMovement, DATA, Some(tensor::split_with_sizes_copy))
+        .schema("(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]")
+        .on_board(53, "SPLIT_WITH_SIZES_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::split_copy", &["Tensor", "Tensor_out"], &["Tensor_out"], DataMovement, DATA, Some(tensor::split_copy))
+        .schema("(Tensor self, SymInt split_size, int dim=0) -> Tensor[]")
+        .on_board(190, "SPLIT_COPY")
+        .quantizer(QuantizerRole::SharedQparams),
+    op("aten::cat", DEFAULT_OUT, OUT, DataMovement, NONE, Some(tensor::cat))
+        .schema("(Tensor[] tensors, int dim=0) -> Tensor")
+        .on_board(52, "CAT")
+        .typed(OutputDtype::Promoted)
+        .quantizer(QuantizerRole::SharedQparams)
+        .permute_transparent(),
+    op("aten::full", DEFAULT_OUT, OUT, Other, NONE, Some(tensor::full))
+        .schema("(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(70, "FULL")
+        .typed(OutputDtype::Own),
+    op("aten::full_like", DEFAULT_OUT, OUT, Other, NONE, Some(tensor::full))
+        .schema("(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor")
+        .on_board(70, "FULL"),
+    op("aten::arange", &["default", "start", "out", "start_out"], &["out", "start_out"], Other, NONE, Some(tensor::arange))
+        .schema("(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board(134, "ARANGE")
+        .typed(OutputDtype::Own),
+    op("memory.alloc", &[""], &[""], DataMovement, NONE, Some(alloc))
+        .laid(LayoutRule::Reset),
     // ---- quantized_decomposed
-    permute_transparent(on_board(op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(quantized::quantize_per_tensor)), 192, "QD_QUANTIZE")),
-    permute_transparent(on_board(op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, DEQUANTIZER, Some(quantized::dequantize_per_tensor)), 193, "QD_DEQUANTIZE")),
-    on_board(op("quantized_decomposed::dequantize_per_channel", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"), Quantize, NONE, Some(quantized::dequantize_per_channel)), 194, "QD_DEQUANTIZE_PER_CHANNEL"),
+    op("quantized_decomposed::quantize_per_tensor", DEFAULT_OUT, OUT, Quantize, QUANTIZER, Some(quantized::quantize_per_tensor))
+        .schema("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor")
+        .on_board(192, "QD_QUANTIZE")
+        .permute_transparent(),
+    op("quantized_decomposed::dequantize_per_tensor", DEFAULT_OUT, OUT, Quantize, DEQUANTIZER, Some(quantized::dequantize_per_tensor))
+        .schema("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor")
+        .on_board(193, "QD_DEQUANTIZE")
+        .permute_transparent(),
+    op("quantized_decomposed::dequantize_per_channel", DEFAULT_OUT, OUT, Quantize, NONE, Some(quantized::dequantize_per_channel))
+        .schema("(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor")
+        .on_board(194, "QD_DEQUANTIZE_PER_CHANNEL"),
     // ---- the Cortex-M backend (CMSIS-NN); schemas as ExecuTorch 1.5.1 declares them in
     // backends/cortex_m/ops/operators.yaml (the functional part, before the out argument)
-    on_board_integer(noted(op("cortex_m::quantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, QUANTIZER, Some(cm::quantize)), notes::unary), 1, "QUANTIZE"),
-    on_board_integer(noted(op("cortex_m::dequantize_per_tensor", DEFAULT_OUT, OUT, Some("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"), Quantize, DEQUANTIZER, Some(cm::dequantize)), notes::unary), 2, "DEQUANTIZE"),
-    on_board_integer(noted(laid(op("cortex_m::transpose", DEFAULT_OUT, OUT, Some("(Tensor input, int[] perm) -> Tensor"), DataMovement, MOVE, Some(cm::transpose)), LayoutRule::Permute(1)), notes::transpose), 13, "TRANSPOSE"),
-    on_board_integer(op("cortex_m::pad", DEFAULT_OUT, OUT, Some("(Tensor input, int[] pre_pad, int[] post_pad, int pad_value) -> Tensor"), DataMovement, MOVE, Some(cm::pad)), 14, "PAD"),
-    on_board_integer(op("cortex_m::quantized_conv2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor"), Convolution, WEIGHTED, Some(conv_nchw)), 5, "CONV"),
-    on_board_integer(laid(op("cortex_m::quantized_conv2d_nhwc", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor"), Convolution, WEIGHTED, Some(conv_nhwc)), LayoutRule::ChannelsLast), 3, "CONV_NHWC"),
-    on_board_integer(op("cortex_m::quantized_depthwise_conv2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor"), Convolution, WEIGHTED, Some(depthwise_nchw)), 6, "DEPTHWISE"),
-    on_board_integer(laid(op("cortex_m::quantized_depthwise_conv2d_nhwc", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor"), Convolution, WEIGHTED, Some(depthwise_nhwc)), LayoutRule::ChannelsLast), 4, "DEPTHWISE_NHWC"),
-    on_board_integer(noted(op("cortex_m::quantized_transpose_conv2d", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch) -> Tensor"), Convolution, WEIGHTED, Some(transpose_conv_nchw)), notes::transpose_conv_nchw), 24, "TRANSPOSE_CONV"),
-    on_board_integer(noted(laid(op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch) -> Tensor"), Convolution, WEIGHTED, Some(transpose_conv_nhwc)), LayoutRule::ChannelsLast), notes::transpose_conv_nhwc), 23, "TRANSPOSE_CONV_NHWC"),
-    on_board_integer(noted(laid(op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min) -> Tensor"), Linear, WEIGHTED, Some(conv::linear)), LayoutRule::Reset), notes::linear), 7, "LINEAR"),
-    on_board_integer(laid(op("cortex_m::quantized_batch_matmul", DEFAULT_OUT, OUT, Some("(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch) -> Tensor"), Linear, NONE, Some(conv::batch_matmul)), LayoutRule::Reset), 22, "QUANTIZED_BATCH_MATMUL"),
-    on_board_integer(op("cortex_m::quantized_avg_pool2d", DEFAULT_OUT, OUT, Some("(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch) -> Tensor"), Pooling, NONE, Some(avg_pool_nchw)), 9, "AVG_POOL"),
-    on_board_integer(laid(op("cortex_m::quantized_avg_pool2d_nhwc", DEFAULT_OUT, OUT, Some("(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch) -> Tensor"), Pooling, NONE, Some(avg_pool_nhwc)), LayoutRule::ChannelsLast), 8, "AVG_POOL_NHWC"),
-    on_board_integer(op("cortex_m::quantized_max_pool2d", DEFAULT_OUT, OUT, Some("(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max) -> Tensor"), Pooling, MOVE, Some(max_pool_nchw)), 11, "MAX_POOL"),
-    on_board_integer(laid(op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, Some("(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max) -> Tensor"), Pooling, MOVE, Some(max_pool_nhwc)), LayoutRule::ChannelsLast), 10, "MAX_POOL_NHWC"),
-    on_board_integer(noted(op("cortex_m::softmax", DEFAULT_OUT, OUT, Some("(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min) -> Tensor"), Activation, NONE, Some(cm::softmax)), notes::softmax), 12, "SOFTMAX"),
-    on_board_integer(noted(op("cortex_m::quantized_add", DEFAULT_OUT, OUT, Some("(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm::add)), notes::add), 16, "QUANTIZED_ADD"),
-    on_board_integer(noted(op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, Some("(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm::mul)), notes::mul_div), 17, "QUANTIZED_MUL"),
-    on_board_integer(noted(op("cortex_m::quantized_div", DEFAULT_OUT, OUT, Some("(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm::div)), notes::mul_div), 21, "QUANTIZED_DIV"),
-    on_board_integer(noted(op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, Some("(Tensor input, Tensor lut) -> Tensor"), Activation, ELEMENTWISE, Some(cm::activation)), notes::unary), 18, "QUANTIZED_ACTIVATION"),
-    on_board_integer(noted(op("cortex_m::minimum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm_min)), notes::min_max), 19, "MINIMUM"),
-    on_board_integer(noted(op("cortex_m::maximum", DEFAULT_OUT, OUT, Some("(Tensor self, Tensor other) -> Tensor"), Elementwise, ELEMENTWISE, Some(cm_max)), notes::min_max), 20, "MAXIMUM"),
+    op("cortex_m::quantize_per_tensor", DEFAULT_OUT, OUT, Quantize, QUANTIZER, Some(cm::quantize))
+        .schema("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor")
+        .noted(notes::unary)
+        .on_board_integer(1, "QUANTIZE"),
+    op("cortex_m::dequantize_per_tensor", DEFAULT_OUT, OUT, Quantize, DEQUANTIZER, Some(cm::dequantize))
+        .schema("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor")
+        .noted(notes::unary)
+        .on_board_integer(2, "DEQUANTIZE"),
+    op("cortex_m::transpose", DEFAULT_OUT, OUT, DataMovement, MOVE, Some(cm::transpose))
+        .schema("(Tensor input, int[] perm) -> Tensor")
+        .laid(LayoutRule::Permute(1))
+        .noted(notes::transpose)
+        .on_board_integer(13, "TRANSPOSE"),
+    op("cortex_m::pad", DEFAULT_OUT, OUT, DataMovement, MOVE, Some(cm::pad))
+        .schema("(Tensor input, int[] pre_pad, int[] post_pad, int pad_value) -> Tensor")
+        .on_board_integer(14, "PAD"),
+    op("cortex_m::quantized_conv2d", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(conv_nchw))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
+        .on_board_integer(5, "CONV"),
+    op("cortex_m::quantized_conv2d_nhwc", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(conv_nhwc))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
+        .laid(LayoutRule::ChannelsLast)
+        .on_board_integer(3, "CONV_NHWC"),
+    op("cortex_m::quantized_depthwise_conv2d", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(depthwise_nchw))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
+        .on_board_integer(6, "DEPTHWISE"),
+    op("cortex_m::quantized_depthwise_conv2d_nhwc", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(depthwise_nhwc))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
+        .laid(LayoutRule::ChannelsLast)
+        .on_board_integer(4, "DEPTHWISE_NHWC"),
+    op("cortex_m::quantized_transpose_conv2d", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(transpose_conv_nchw))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch) -> Tensor")
+        .noted(notes::transpose_conv_nchw)
+        .on_board_integer(24, "TRANSPOSE_CONV"),
+    op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(transpose_conv_nhwc))
+        .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch) -> Tensor")
+        .laid(LayoutRule::ChannelsLast)
+        .noted(notes::transpose_conv_nhwc)
+        .on_board_integer(23, "TRANSPOSE_CONV_NHWC"),
+    op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, Linear, WEIGHTED, Some(conv::linear))
+        .schema("(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .noted(notes::linear)
+        .on_board_integer(7, "LINEAR"),
+    op("cortex_m::quantized_batch_matmul", DEFAULT_OUT, OUT, Linear, NONE, Some(conv::batch_matmul))
+        .schema("(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch) -> Tensor")
+        .laid(LayoutRule::Reset)
+        .on_board_integer(22, "QUANTIZED_BATCH_MATMUL"),
+    op("cortex_m::quantized_avg_pool2d", DEFAULT_OUT, OUT, Pooling, NONE, Some(avg_pool_nchw))
+        .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch) -> Tensor")
+        .on_board_integer(9, "AVG_POOL"),
+    op("cortex_m::quantized_avg_pool2d_nhwc", DEFAULT_OUT, OUT, Pooling, NONE, Some(avg_pool_nhwc))
+        .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch) -> Tensor")
+        .laid(LayoutRule::ChannelsLast)
+        .on_board_integer(8, "AVG_POOL_NHWC"),
+    op("cortex_m::quantized_max_pool2d", DEFAULT_OUT, OUT, Pooling, MOVE, Some(max_pool_nchw))
+        .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max) -> Tensor")
+        .on_board_integer(11, "MAX_POOL"),
+    op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, Pooling, MOVE, Some(max_pool_nhwc))
+        .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max) -> Tensor")
+        .laid(LayoutRule::ChannelsLast)
+        .on_board_integer(10, "MAX_POOL_NHWC"),
+    op("cortex_m::softmax", DEFAULT_OUT, OUT, Activation, NONE, Some(cm::softmax))
+        .schema("(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min) -> Tensor")
+        .noted(notes::softmax)
+        .on_board_integer(12, "SOFTMAX"),
+    op("cortex_m::quantized_add", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm::add))
+        .schema("(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max) -> Tensor")
+        .noted(notes::add)
+        .on_board_integer(16, "QUANTIZED_ADD"),
+    op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm::mul))
+        .schema("(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift) -> Tensor")
+        .noted(notes::mul_div)
+        .on_board_integer(17, "QUANTIZED_MUL"),
+    op("cortex_m::quantized_div", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm::div))
+        .schema("(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale) -> Tensor")
+        .noted(notes::mul_div)
+        .on_board_integer(21, "QUANTIZED_DIV"),
+    op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, Activation, ELEMENTWISE, Some(cm::activation))
+        .schema("(Tensor input, Tensor lut) -> Tensor")
+        .noted(notes::unary)
+        .on_board_integer(18, "QUANTIZED_ACTIVATION"),
+    op("cortex_m::minimum", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm_min))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .noted(notes::min_max)
+        .on_board_integer(19, "MINIMUM"),
+    op("cortex_m::maximum", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm_max))
+        .schema("(Tensor self, Tensor other) -> Tensor")
+        .noted(notes::min_max)
+        .on_board_integer(20, "MAXIMUM"),
     // names the Cortex-M lowering matches in ExecuTorch's ATen and quantizer graphs, which no
     // program etscope runs holds (no kernel: named here so every operator name resolves)
-    int8_clamp(op("aten::relu_", DEFAULT, NO_OUT, None, Activation, NONE, None)),
-    int8_clamp(op("aten::hardtanh_", DEFAULT, NO_OUT, None, Activation, NONE, None)),
-    op("aten::pad", DEFAULT, NO_OUT, None, DataMovement, NONE, None),
-    typed(op("aten::matmul", DEFAULT, NO_OUT, None, Linear, NONE, None), OutputDtype::Promoted),
-    op("quantized_decomposed::quantize_per_channel", DEFAULT, NO_OUT, None, Quantize, NONE, None),
-    op("quantized_decomposed::quantize_per_token", DEFAULT, NO_OUT, None, Quantize, NONE, None),
-    op("quantized_decomposed::dequantize_per_token", DEFAULT, NO_OUT, None, Quantize, NONE, None),
+    op("aten::relu_", DEFAULT, NO_OUT, Activation, NONE, None)
+        .int8_clamp(),
+    op("aten::hardtanh_", DEFAULT, NO_OUT, Activation, NONE, None)
+        .int8_clamp(),
+    op("aten::pad", DEFAULT, NO_OUT, DataMovement, NONE, None),
+    op("aten::matmul", DEFAULT, NO_OUT, Linear, NONE, None)
+        .typed(OutputDtype::Promoted),
+    op("quantized_decomposed::quantize_per_channel", DEFAULT, NO_OUT, Quantize, NONE, None),
+    op("quantized_decomposed::quantize_per_token", DEFAULT, NO_OUT, Quantize, NONE, None),
+    op("quantized_decomposed::dequantize_per_token", DEFAULT, NO_OUT, Quantize, NONE, None),
 ];
 
 /// Name → the entries of that name (one per overload family).
