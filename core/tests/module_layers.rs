@@ -356,9 +356,9 @@ fn the_lowering_reads_scalar_arguments_by_schema_name() {
 /// runtime allocation model (`plan/budget.rs`), the placed program's writer
 /// (`analysis/place/program.rs`) and the fault injector, which writes broken copies of a
 /// program (`analysis/fault.rs`). The window, the CLI, the profiler and the viewer name none of
-/// it. Not yet, listed here so the list only shrinks (a file that stops naming the raw plan
-/// must leave it): the device notes and the kernels' buffer rules. The cost model and the
-/// identity checks read the IR and `Program`'s plain facts.
+/// it, and neither do the cost model, the identity checks, the device notes, the kernels' device
+/// rules or the core detection: they read the IR (`ir::call::CallView`) and `Program`'s plain
+/// facts.
 #[test]
 fn only_the_readers_and_writers_of_programs_name_the_raw_plan() {
     const READERS_AND_WRITERS: &[&str] = &[
@@ -371,12 +371,6 @@ fn only_the_readers_and_writers_of_programs_name_the_raw_plan() {
         "core/src/analysis/place/program.rs",
         // the fault injector writes broken copies of a program
         "core/src/analysis/fault.rs",
-    ];
-    const NOT_YET: &[&str] = &[
-        "core/src/analysis/device_notes.rs",
-        "core/src/kernels/cmsis/core_buffers.rs",
-        "core/src/kernels/cmsis/notes.rs",
-        "core/src/kernels/device.rs",
     ];
     let raw = [
         "ExecutionPlan",
@@ -443,22 +437,12 @@ fn only_the_readers_and_writers_of_programs_name_the_raw_plan() {
     );
     let outside: Vec<String> = naming
         .iter()
-        .filter(|(f, _)| {
-            !READERS_AND_WRITERS.iter().any(|a| f.starts_with(a)) && !NOT_YET.contains(&f.as_str())
-        })
+        .filter(|(f, _)| !READERS_AND_WRITERS.iter().any(|a| f.starts_with(a)))
         .map(|(f, line)| format!("{f}: {line}"))
         .collect();
     assert!(
         outside.is_empty(),
         "these read the raw plan; ask `Program` (formats/pte/outline.rs) or the IR instead: {outside:#?}"
-    );
-    let cleared: Vec<&&str> = NOT_YET
-        .iter()
-        .filter(|f| !naming.contains_key(**f))
-        .collect();
-    assert!(
-        cleared.is_empty(),
-        "no longer read the raw plan: take them off NOT_YET {cleared:?}"
     );
 }
 

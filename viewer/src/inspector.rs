@@ -154,9 +154,11 @@ pub fn inspector_ui(
     if let (Some(iid), Some(program), Some(plan_index)) = (n.instruction_id, program, plan_index) {
         let device = device
             .unwrap_or_else(|| etscope_core::runtime::Device::for_program(program, plan_index));
-        if let Some(note) =
-            etscope_core::analysis::device_notes::note_for(program, plan_index, iid, device)
-        {
+        // the notes are of the program's own graph, not of a pass's rewrite of it
+        let note = (graph.stage == "pte")
+            .then(|| etscope_core::analysis::device_notes::note_for(graph, iid, device))
+            .flatten();
+        if let Some(note) = note {
             ui.colored_label(
                 egui::Color32::from_rgb(240, 150, 60),
                 match note.kind {

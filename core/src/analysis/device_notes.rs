@@ -8,9 +8,11 @@
 
 use serde::Serialize;
 
-use crate::formats::pte::{EValue, ExecutionPlan, Instruction, Program};
-use crate::kernels::cmsis::core_buffers::{call_in_program, fails_on, tensor_arg};
-use crate::kernels::cmsis::notes::Call;
+use crate::formats::pte::Program;
+use crate::ir::call::CallView;
+use crate::ir::{ArgData, Graph, Node, NodeKind, ValueInfo};
+use crate::kernels::cmsis::core_buffers::fails_on;
+use crate::kernels::cmsis::notes::{ArgFacts, Call, Tensor};
 use crate::kernels::Device;
 use crate::ops::traits_of as traits;
 
@@ -25,54 +27,53 @@ pub struct DeviceNote {
     pub why: String,
 }
 
-fn producer_op(plan: &ExecutionPlan, value: usize) -> Option<&str> {
-    plan.main_instructions().iter().find_map(|ins| match ins {
-        Instruction::KernelCall { op_index, args }
-            if args.len() >= 2 && args[args.len() - 2] == value =>
-        {
-            plan.operators.get(*op_index).map(|o| o.name.as_str())
-        }
-        _ => None,
-    })
+/// The kernel calls of a program's graph, in instruction order.
+fn calls(graph: &Graph) -> impl Iterator<Item = &Node> {
+    graph.nodes.iter().filter(|n| n.kind == NodeKind::Operator)
 }
 
-fn consumer_ops(plan: &ExecutionPlan, value: usize) -> Vec<&str> {
-    plan.main_instructions()
-        .iter()
-        .filter_map(|ins| match ins {
-            Instruction::KernelCall { op_index, args } if args.first() == Some(&value) => {
-                plan.operators.get(*op_index).map(|o| o.name.as_str())
-            }
-            _ => None,
-        })
+/// The value argument `k` of `node` is (`.pte` graphs: every argument is a plan value).
+fn value_at(node: &Node, k: usize) -> Option<usize> {
+    node.args.get(k)?.value
+}
+
+/// The value `node` writes: its out argument (the one before the returned one).
+fn out_value(node: &Node) -> Option<usize> {
+    node.args
+        .len()
+        .checked_sub(2)
+        .and_then(|k| value_at(node, k))
+}
+
+fn producer_op(graph: &Graph, value: usize) -> Option<&str> {
+    calls(graph)
+        .find(|n| n.args.len() >= 2 && out_value(n) == Some(value))
+        .map(|n| n.op.as_str())
+}
+
+fn consumer_ops(graph: &Graph, value: usize) -> Vec<&str> {
+    calls(graph)
+        .filter(|n| value_at(n, 0) == Some(value))
+        .map(|n| n.op.as_str())
         .collect()
 }
 
-fn number(plan: &ExecutionPlan, v: usize) -> Option<f64> {
-    match plan.values.get(v)? {
-        EValue::Double(d) => Some(*d),
-        EValue::Int(i) => Some(*i as f64),
+fn number(node: &Node, k: usize) -> Option<f64> {
+    match &node.args.get(k)?.data {
+        ArgData::Float(d) => Some(*d),
+        ArgData::Int(i) => Some(*i as f64),
         _ => None,
     }
 }
 
 /// A dequantize whose scale or zero point is not the one its input was quantized with.
-fn qparams_note(plan: &ExecutionPlan, args: &[usize]) -> Option<String> {
-    let input = *args.first()?;
-    let (q_args, q_op) = plan.main_instructions().iter().find_map(|ins| match ins {
-        Instruction::KernelCall { op_index, args: qa }
-            if qa.len() >= 2 && qa[qa.len() - 2] == input =>
-        {
-            let name = plan.operators.get(*op_index)?.name.as_str();
-            traits(name).quantizes.then_some((qa, name))
-        }
-        _ => None,
-    })?;
-    let (s_in, z_in) = (
-        number(plan, *q_args.get(1)?)?,
-        number(plan, *q_args.get(2)?)?,
-    );
-    let (s_out, z_out) = (number(plan, *args.get(1)?)?, number(plan, *args.get(2)?)?);
+fn qparams_note(graph: &Graph, node: &Node) -> Option<String> {
+    let input = value_at(node, 0)?;
+    let q = calls(graph)
+        .find(|n| n.args.len() >= 2 && out_value(n) == Some(input) && traits(&n.op).quantizes)?;
+    let q_op = q.op.as_str();
+    let (s_in, z_in) = (number(q, 1)?, number(q, 2)?);
+    let (s_out, z_out) = (number(node, 1)?, number(node, 2)?);
     let same_scale = ((s_in - s_out) / s_in.abs().max(f64::MIN_POSITIVE)).abs() < 1e-6;
     (!same_scale || z_in != z_out).then(|| {
         format!(
@@ -82,16 +83,16 @@ fn qparams_note(plan: &ExecutionPlan, args: &[usize]) -> Option<String> {
 }
 
 /// The `lowering` note for a portable call, if any.
-fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<String> {
-    let x = tensor_arg(plan, args, 0)?;
+fn lowering_note(graph: &Graph, node: &Node, op: &str) -> Option<String> {
+    let dtype = CallView::new(graph, node).tensor_at(0)?.dtype?;
     let int = matches!(
-        x.scalar_type,
+        dtype,
         crate::ScalarType::Char | crate::ScalarType::Byte | crate::ScalarType::QInt8
     );
     if int && traits(op).float_only {
         return Some(format!(
             "a float-only kernel ({op}) applied to {} codes: it computes on the integers, not on the values they stand for",
-            x.scalar_type.short_name()
+            dtype.short_name()
         ));
     }
     // a float weighted layer left on quantized codes (ExecuTorch's default flow can leave a
@@ -99,13 +100,14 @@ fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Strin
     if int && traits(op).weighted && !op.starts_with("cortex_m::") {
         return Some(format!(
             "a float weighted layer ({op}) applied to {} codes: it multiplies and adds the integers with no requantization, not the values they stand for",
-            x.scalar_type.short_name()
+            dtype.short_name()
         ));
     }
     if !int && traits(op).fusable_activation {
-        let from_dq = producer_op(plan, *args.first()?).is_some_and(|p| traits(p).dequantizes);
-        let out = *args.get(args.len().checked_sub(2)?)?;
-        let to_q = consumer_ops(plan, out).iter().any(|c| traits(c).quantizes);
+        let from_dq = producer_op(graph, value_at(node, 0)?).is_some_and(|p| traits(p).dequantizes);
+        let to_q = consumer_ops(graph, out_value(node)?)
+            .iter()
+            .any(|c| traits(c).quantizes);
         if from_dq && to_q {
             return Some(format!(
                 "{op} left in float between a dequantize and a quantize: the quantizer did not fuse it into the op before (a float round trip on the device)"
@@ -115,26 +117,24 @@ fn lowering_note(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<Strin
     None
 }
 
-/// The note for instruction `id` of plan `plan_index` of `program` on `device`, if the board
-/// computes something else.
-pub fn note_for(
-    program: &Program,
-    plan_index: usize,
-    id: usize,
-    device: Device,
-) -> Option<DeviceNote> {
-    note_in(program.plans.get(plan_index)?, id, device)
+/// A tensor as the device rules see it.
+fn facts(t: &ValueInfo) -> Option<Tensor> {
+    Some(Tensor {
+        dtype: t.dtype?,
+        sizes: t.shape.clone(),
+        dim_order: t.dim_order.clone(),
+    })
 }
 
-fn note_in(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote> {
-    let Instruction::KernelCall { op_index, args } = plan.main_instructions().get(id)? else {
+/// The note for instruction `id` of a program's graph (`ir::from_pte`) on `device`, if the
+/// board computes something else.
+pub fn note_for(graph: &Graph, id: usize, device: Device) -> Option<DeviceNote> {
+    let node = graph.node_for_instruction(id)?;
+    if node.kind != NodeKind::Operator {
         return None;
-    };
-    let op = plan.operators.get(*op_index)?.name.clone();
-    let out = args
-        .len()
-        .checked_sub(2)
-        .and_then(|k| tensor_arg(plan, args, k));
+    }
+    let op = node.op.clone();
+    let view = CallView::new(graph, node);
     let note = |why: String| {
         Some(DeviceNote {
             instruction: id,
@@ -144,7 +144,7 @@ fn note_in(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote
         })
     };
     if traits(&op).dequantizes {
-        if let Some(why) = qparams_note(plan, args) {
+        if let Some(why) = qparams_note(graph, node) {
             return Some(DeviceNote {
                 instruction: id,
                 op: op.clone(),
@@ -154,22 +154,38 @@ fn note_in(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote
         }
     }
     if op.starts_with("aten::") {
-        return lowering_note(plan, &op, args).map(|why| DeviceNote {
+        return lowering_note(graph, node, &op).map(|why| DeviceNote {
             instruction: id,
             op: op.clone(),
             kind: "lowering",
             why,
         });
     }
-    if let Some(why) = call_in_program(plan, &op, args).and_then(|c| fails_on(device.target, c)) {
+    let core_call = view.core_call();
+    if let Some(why) = core_call.and_then(|c| fails_on(device.target, c)) {
         return note(format!("fails on this core: {why}"));
     }
     let rule = crate::ops::lookup(&op, "").and_then(|id| crate::ops::def(id).device_note)?;
+    let args: Vec<ArgFacts> = (0..node.args.len())
+        .map(
+            |k| match (view.tensor_at(k).and_then(facts), view.arg_at(k)) {
+                (Some(t), _) => ArgFacts::Tensor(t),
+                (None, Some(ArgData::Ints(_))) => ArgFacts::Ints(view.ints_at(k)),
+                _ => ArgFacts::Other,
+            },
+        )
+        .collect();
+    let out = node
+        .args
+        .len()
+        .checked_sub(2)
+        .and_then(|k| view.tensor_at(k))
+        .and_then(facts);
     rule(&Call {
-        plan,
         op: &op,
-        args,
-        out,
+        args: &args,
+        out: out.as_ref(),
+        core_call,
         device,
     })
     .and_then(note)
@@ -177,10 +193,10 @@ fn note_in(plan: &ExecutionPlan, id: usize, device: Device) -> Option<DeviceNote
 
 /// Every note of plan `plan_index` of `program` on `device`, in instruction order.
 pub fn notes(program: &Program, plan_index: usize, device: Device) -> Vec<DeviceNote> {
-    let Some(plan) = program.plans.get(plan_index) else {
+    let Some(graph) = crate::ir::from_pte::graph_from_plan(program, plan_index) else {
         return Vec::new();
     };
-    (0..plan.main_instructions().len())
-        .filter_map(|i| note_in(plan, i, device))
+    (0..graph.instruction_count)
+        .filter_map(|i| note_for(&graph, i, device))
         .collect()
 }

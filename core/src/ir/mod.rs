@@ -6,7 +6,8 @@
 //!   instruction become values with `alias_of` set; their consumers get edges from the source's
 //!   producer.
 //! - From an ETRecord stage ([`from_export`]): nodes are the graph's call_function nodes.
-//! - [`call`]: one node's call read by its schema's argument names.
+//! - [`call`]: one node's call read by its schema's argument names; [`target`]: the core a
+//!   program was lowered for, from its calls.
 //!
 //! Node identity across artifacts: instruction id ↔ debug handle ↔ ETRecord node.
 
@@ -20,6 +21,7 @@ pub mod qparams;
 pub mod quantity;
 pub mod quantity_structure;
 mod stated_quant;
+pub mod target;
 
 pub use check::CheckError;
 

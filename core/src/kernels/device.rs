@@ -1,8 +1,6 @@
 //! The device the `cortex_m::` kernels model: which core (its CMSIS-NN path: Helium, DSP or
-//! plain C) and which CMSIS-NN version, and how a program says which core it was lowered for.
-
-use super::cmsis::core_buffers;
-use crate::formats::pte::{EValue, Instruction, Program};
+//! plain C) and which CMSIS-NN version. How a program says which core it was lowered for is read
+//! from its calls above the kernels (`crate::ir::target`).
 
 /// The core whose arithmetic the Cortex-M kernels reproduce. They differ in `quantize`: scalar
 /// cores compute `nearbyint(x · (1/scale))`; Helium/MVE cores (M55) compute, for every full
@@ -71,56 +69,6 @@ impl Target {
     pub fn has_helium(self) -> bool {
         self == Target::CortexM55
     }
-
-    /// The core a Cortex-M program was lowered for, where the program says: the backend gives
-    /// `quantized_linear` a precomputed `kernel_sum` (and no bias) for Helium/MVE cores only, and
-    /// `quantized_batch_matmul` a scratch buffer only for MVE; a call a Helium core could not run
-    /// (`core_buffers`) was lowered for a core without one. `None` when nothing tells.
-    pub fn of_program(program: &Program, plan_index: usize) -> Option<Target> {
-        let plan = program.plans.get(plan_index)?;
-        for ins in plan.main_instructions() {
-            let Instruction::KernelCall { op_index, args } = ins else {
-                continue;
-            };
-            let Some(op) = plan.operators.get(*op_index) else {
-                continue;
-            };
-            let value = |k: usize| args.get(k).and_then(|&a| plan.values.get(a));
-            match op.name.as_str() {
-                "cortex_m::quantized_linear" => match (value(2), value(3)) {
-                    (_, Some(EValue::Tensor(_))) => return Some(Target::CortexM55),
-                    (_, Some(EValue::Null)) => return Some(Target::CortexMDsp),
-                    _ => {}
-                },
-                "cortex_m::quantized_batch_matmul" => {
-                    if let Some(EValue::Tensor(t)) = value(7) {
-                        let bytes: i64 = t.sizes.iter().map(|&s| i64::from(s)).product();
-                        return Some(if bytes > 0 {
-                            Target::CortexM55
-                        } else {
-                            Target::CortexMDsp
-                        });
-                    }
-                }
-                name => {
-                    // a call a Helium core cannot run was lowered for a core without one
-                    let call = core_buffers::call_in_program(plan, name, args);
-                    if call
-                        .and_then(|c| core_buffers::fails_on(Target::CortexM55, c))
-                        .is_some()
-                    {
-                        return Some(Target::CortexMDsp);
-                    }
-                }
-            }
-        }
-        None
-    }
-
-    /// The program's own target where it says, else the default (Cortex-M55).
-    pub fn for_program(program: &Program, plan_index: usize) -> Target {
-        Target::of_program(program, plan_index).unwrap_or_default()
-    }
 }
 
 /// The CMSIS-NN version whose kernels the device runs, where behaviour changed between versions.
@@ -155,15 +103,4 @@ pub struct Device {
     /// Whose C library the float kernels' `expf`, `tanhf`, ... are (the device's newlib unless
     /// a check against ExecuTorch's x86 runtime asks for the host's).
     pub libm: super::libm::Libm,
-}
-
-impl Device {
-    /// Plan `plan_index` of `program` on its own core (`Target::for_program`) with the pinned
-    /// CMSIS-NN.
-    pub fn for_program(program: &Program, plan_index: usize) -> Device {
-        Device {
-            target: Target::for_program(program, plan_index),
-            ..Device::default()
-        }
-    }
 }

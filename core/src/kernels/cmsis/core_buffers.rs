@@ -10,9 +10,8 @@
 //! Cortex-M4: every operator program that fails there is one of these, and no other does
 //! (`core/tests/real_world.rs::programs_lowered_for_another_core_fail_where_the_board_fails`).
 //! The kernels (the run stops), the static device notes and `Target::of_program` use this one
-//! rule.
+//! rule; the facts of a call in a program are read over the IR (`ir::call::CallView::core_call`).
 
-use crate::formats::pte::{EValue, ExecutionPlan, Tensor};
 use crate::kernels::Target;
 
 /// The facts of one call that decide whether a core can run it.
@@ -89,90 +88,5 @@ pub fn fails_on(target: Target, call: CoreCall) -> Option<&'static str> {
              fails the run",
         ),
         _ => None,
-    }
-}
-
-/// The facts of call `op(args)` of `plan` as the program states them, for the calls
-/// [`fails_on`] judges (`None` for any other call or when the program does not say).
-pub fn call_in_program(plan: &ExecutionPlan, op: &str, args: &[usize]) -> Option<CoreCall> {
-    let bytes = |k: usize| -> Option<usize> {
-        let t = tensor_arg(plan, args, k)?;
-        let n = t
-            .sizes
-            .iter()
-            .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))?;
-        n.checked_mul(t.scalar_type.element_size().unwrap_or(1))
-    };
-    // sizes are NHWC in the explicit-layout `_nhwc` ops, NCHW (stored channels-last) otherwise
-    let nhwc = op.ends_with("_nhwc");
-    let dim = |t: &crate::formats::pte::Tensor, nchw: usize, nhwc_i: usize| {
-        t.sizes
-            .get(if nhwc { nhwc_i } else { nchw })
-            .and_then(|&s| usize::try_from(s).ok())
-    };
-    match op {
-        "cortex_m::quantized_linear" => Some(CoreCall::Linear {
-            kernel_sum: matches!(
-                args.get(3).and_then(|&v| plan.values.get(v)),
-                Some(EValue::Tensor(_))
-            ),
-        }),
-        "cortex_m::quantized_batch_matmul" => Some(CoreCall::BatchMatmul {
-            scratch_bytes: bytes(7)?,
-        }),
-        "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
-            let (x, out) = (
-                tensor_arg(plan, args, 0)?,
-                tensor_arg(plan, args, args.len().checked_sub(2)?)?,
-            );
-            let dilation = int_list(plan, args, 5);
-            let d = |i: usize| {
-                dilation
-                    .get(i)
-                    .and_then(|&v| usize::try_from(v).ok())
-                    .unwrap_or(1)
-            };
-            let multiplier = match args.get(6).and_then(|&v| plan.values.get(v)) {
-                Some(EValue::Int(m)) => usize::try_from(*m).ok()?,
-                _ => return None,
-            };
-            Some(CoreCall::Depthwise {
-                scratch_bytes: bytes(13)?,
-                batch: dim(x, 0, 0)?,
-                in_channels: dim(x, 1, 3)?,
-                out_channels: dim(out, 1, 3)?,
-                depth_multiplier: multiplier,
-                dilation: (d(0), d(1)),
-            })
-        }
-        "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => {
-            Some(CoreCall::AvgPool {
-                scratch_bytes: bytes(8)?,
-                channels: dim(tensor_arg(plan, args, 0)?, 1, 3)?,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// Argument `k` of a call in `plan` as a tensor.
-pub fn tensor_arg<'p>(plan: &'p ExecutionPlan, args: &[usize], k: usize) -> Option<&'p Tensor> {
-    match plan.values.get(*args.get(k)?)? {
-        EValue::Tensor(t) => Some(t),
-        _ => None,
-    }
-}
-
-/// Argument `k` of a call in `plan` as an int list (empty when it is none).
-pub fn int_list(plan: &ExecutionPlan, args: &[usize], k: usize) -> Vec<i64> {
-    match args.get(k).and_then(|&v| plan.values.get(v)) {
-        Some(EValue::IntList(items)) => items
-            .iter()
-            .filter_map(|&i| match plan.values.get(i as usize) {
-                Some(EValue::Int(x)) => Some(*x),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
     }
 }

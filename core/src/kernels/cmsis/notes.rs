@@ -4,19 +4,55 @@
 //! The host kernels reproduce each of these, so a diff points at the op; the rules say why
 //! before anything runs.
 
-use super::core_buffers::{call_in_program, int_list, tensor_arg, CoreCall};
-use crate::formats::pte::{ExecutionPlan, Tensor};
+use super::core_buffers::CoreCall;
 use crate::kernels::{CmsisNn, Device};
+use crate::ScalarType;
 
-/// One kernel call of a program, as a rule sees it.
-pub struct Call<'p> {
-    pub plan: &'p ExecutionPlan,
+/// A tensor argument as a rule sees it: its type, sizes and storage order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    pub dtype: ScalarType,
+    pub sizes: Vec<i64>,
+    pub dim_order: Vec<u8>,
+}
+
+/// One argument of a call as a rule sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgFacts {
+    Tensor(Tensor),
+    Ints(Vec<i64>),
+    Other,
+}
+
+/// One kernel call of a program, as a rule sees it: plain facts its reader (the static device
+/// notes, over the IR) decoded, so the rules below the IR never open a program.
+pub struct Call<'c> {
     /// The operator's name (`cortex_m::softmax`).
-    pub op: &'p str,
-    pub args: &'p [usize],
+    pub op: &'c str,
+    pub args: &'c [ArgFacts],
     /// The out tensor.
-    pub out: Option<&'p Tensor>,
+    pub out: Option<&'c Tensor>,
+    /// The facts that decide whether a core runs it (`core_buffers::fails_on`).
+    pub core_call: Option<CoreCall>,
     pub device: Device,
+}
+
+impl Call<'_> {
+    /// Argument `k` as a tensor.
+    fn tensor(&self, k: usize) -> Option<&Tensor> {
+        match self.args.get(k)? {
+            ArgFacts::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Argument `k` as an int list (empty when it is none).
+    fn ints(&self, k: usize) -> &[i64] {
+        match self.args.get(k) {
+            Some(ArgFacts::Ints(v)) => v,
+            _ => &[],
+        }
+    }
 }
 
 /// A rule: why the device computes something else at this call, if it does.
@@ -35,12 +71,12 @@ fn row_major_bytes(t: &Tensor) -> bool {
 }
 
 fn numel(t: &Tensor) -> i64 {
-    t.sizes.iter().map(|&s| i64::from(s)).product()
+    t.sizes.iter().product()
 }
 
 /// `softmax`: rows of the last logical dim, read as consecutive bytes.
 pub fn softmax(c: &Call<'_>) -> Option<String> {
-    let x = tensor_arg(c.plan, c.args, 0)?;
+    let x = c.tensor(0)?;
     (!row_major_bytes(x)).then_some(())?;
     Some(format!(
         "the kernel normalises rows of {} consecutive bytes of a tensor stored with dim_order {:?}: \
@@ -53,9 +89,7 @@ pub fn softmax(c: &Call<'_>) -> Option<String> {
 /// `transpose`, `minimum`, `maximum`: logical sizes over a buffer in storage order.
 fn layout_unaware(c: &Call<'_>, n_in: usize, elementwise: bool) -> Option<String> {
     let out = c.out?;
-    let operands: Vec<&Tensor> = (0..n_in)
-        .filter_map(|k| tensor_arg(c.plan, c.args, k))
-        .collect();
+    let operands: Vec<&Tensor> = (0..n_in).filter_map(|k| c.tensor(k)).collect();
     // right on the board when every buffer is row-major, or (elementwise) when each operand is a
     // scalar or has the output's sizes and storage order
     let all_row_major = operands.iter().all(|t| row_major_bytes(t)) && row_major_bytes(out);
@@ -90,8 +124,8 @@ pub fn min_max(c: &Call<'_>) -> Option<String> {
 /// An elementwise kernel whose second operand is argument `b_arg`: elements paired by memory
 /// position.
 fn elementwise(c: &Call<'_>, b_arg: usize) -> Option<String> {
-    let a = tensor_arg(c.plan, c.args, 0)?;
-    let b = tensor_arg(c.plan, c.args, b_arg);
+    let a = c.tensor(0)?;
+    let b = c.tensor(b_arg);
     let same = |t: &Tensor| {
         t.sizes != a.sizes || row_major_bytes(t) == row_major_bytes(a) && t.dim_order == a.dim_order
     };
@@ -128,10 +162,7 @@ pub fn unary(c: &Call<'_>) -> Option<String> {
 
 /// `quantized_linear`: a Helium program's bias lives in a kernel sum only the MVE path reads.
 pub fn linear(c: &Call<'_>) -> Option<String> {
-    let kernel_sum = matches!(
-        call_in_program(c.plan, c.op, c.args),
-        Some(CoreCall::Linear { kernel_sum: true })
-    );
+    let kernel_sum = matches!(c.core_call, Some(CoreCall::Linear { kernel_sum: true }));
     (kernel_sum && !c.device.target.has_helium()).then_some(())?;
     Some(
         "the program was lowered for a Helium core: its bias is folded into a kernel sum that only \
@@ -145,9 +176,9 @@ fn transpose_conv(c: &Call<'_>, nhwc: bool) -> Option<String> {
     if c.device.cmsis_nn != CmsisNn::Dbf45dbf {
         return None;
     }
-    let x = tensor_arg(c.plan, c.args, 0)?;
+    let x = c.tensor(0)?;
     let channels = x.sizes.get(if nhwc { 3 } else { 1 }).copied().unwrap_or(0);
-    let (stride, pad) = (int_list(c.plan, c.args, 3), int_list(c.plan, c.args, 4));
+    let (stride, pad) = (c.ints(3), c.ints(4));
     let (sh, ph) = (
         stride.first().copied().unwrap_or(1),
         pad.first().copied().unwrap_or(0),
