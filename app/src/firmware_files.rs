@@ -36,9 +36,13 @@ pub fn write(
         inputs as u64,
     );
     std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    // the placed program is a .pte (a BundledProgram's program is written without its tests)
+    let name = path.file_name().map_or_else(String::new, |n| {
+        Path::new(n)
+            .with_extension("pte")
+            .to_string_lossy()
+            .to_string()
+    });
     let sections = match placed {
         Some((p, _)) => fit_files::Sections::placed(part, p),
         None => fit_files::Sections::default_link(part),
@@ -84,7 +88,7 @@ pub fn write(
         binaries.push((pte, pp.pte.clone()));
     }
     let removed = if placed_program.is_none() {
-        remove_earlier_placed_program(dir, &name)
+        remove_earlier_placed_program(dir, &name, path)
     } else {
         Vec::new()
     };
@@ -112,8 +116,9 @@ pub struct Written {
 
 /// Removes what an earlier `-o` wrote of a placed program `name` into `dir`: the loader etscope
 /// wrote (its first line says so) and the program with its `.ptd` when that program reads only
-/// the constants etscope moves. The paths removed.
-fn remove_earlier_placed_program(dir: &Path, name: &str) -> Vec<String> {
+/// the constants etscope moves. Never the program being fitted (`input`) or its `.ptd`: nothing
+/// is removed when the placed program would be it. The paths removed.
+fn remove_earlier_placed_program(dir: &Path, name: &str, input: &Path) -> Vec<String> {
     let mut removed = Vec::new();
     let loader = dir.join("etscope_placed_weights.cpp");
     let ours =
@@ -123,6 +128,10 @@ fn remove_earlier_placed_program(dir: &Path, name: &str) -> Vec<String> {
     }
     let pte = dir.join(name);
     let ptd = crate::siblings::ptd_of(&pte);
+    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    if same(&pte, input) || crate::siblings::ptd_beside(input).is_some_and(|p| same(&ptd, &p)) {
+        return removed;
+    }
     let placed_by_etscope = std::fs::read(&pte)
         .ok()
         .and_then(|b| etscope_core::formats::pte::Program::parse(b).ok())

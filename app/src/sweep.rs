@@ -172,7 +172,7 @@ fn row(
         b_accuracy: out.and_then(|o| o.b_accuracy),
         top1_agreement: out.and_then(|o| o.top1_agreement),
         snr_db_mean: out.and_then(|o| o.snr_db_mean),
-        arena_bytes: program.default_plan().map(|p| p.planned_bytes()),
+        arena_bytes: program.planned_bytes(program.default_plan_index()),
         flash_bytes: Some(program.bytes().len() as u64),
         cycles: core.and_then(|(c, _)| program_cycles(program, c)),
         cycles_core: core.map(|(c, _)| c.key()),

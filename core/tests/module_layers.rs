@@ -240,16 +240,9 @@ fn only_the_registry_binds_kernels() {
             .join("\n");
         for (at, _) in code.match_indices("kernels::") {
             let rest = &code[at + "kernels::".len()..];
-            // `kernels::{a, b::c}` names a and b::c; `kernels::a::b` names a
+            // `kernels::{a, b::{c, d}}` names a, b::c and b::d; `kernels::a::b` names a::b
             let named: Vec<String> = match rest.strip_prefix('{') {
-                Some(group) => group
-                    .split('}')
-                    .next()
-                    .unwrap_or("")
-                    .split(',')
-                    // `a as b` names a
-                    .filter_map(|n| n.split_whitespace().next().map(str::to_string))
-                    .collect(),
+                Some(group) => use_group(group),
                 None => vec![rest
                     .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
                     .next()
@@ -384,6 +377,18 @@ fn only_the_readers_and_writers_of_programs_name_the_raw_plan() {
         ".main_instructions()",
         ".plans",
         ".non_const_buffer_sizes",
+        ".default_plan()",
+    ];
+    // raw types named in a grouped import (`pte::{Program, Tensor}`)
+    let raw_in_group = [
+        "ExecutionPlan",
+        "EValue",
+        "Instruction",
+        "Tensor",
+        "Operator",
+        "Chain",
+        "Delegate",
+        "Frame",
     ];
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut naming: BTreeMap<String, String> = BTreeMap::new();
@@ -409,6 +414,25 @@ fn only_the_readers_and_writers_of_programs_name_the_raw_plan() {
                 let text = std::fs::read_to_string(&p).expect("source");
                 // a file's own unit tests may read the raw plan to check what it made
                 let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+                let joined: String = code(text)
+                    .map(|l| l.split("//").next().unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                for (at, _) in joined.match_indices("pte::{") {
+                    let group = joined[at + "pte::{".len()..]
+                        .split('}')
+                        .next()
+                        .unwrap_or("");
+                    if let Some(t) = group.split(',').map(str::trim).find(|item| {
+                        raw_in_group
+                            .iter()
+                            .any(|r| item.split_whitespace().next() == Some(r))
+                    }) {
+                        naming
+                            .entry(rel.clone())
+                            .or_insert_with(|| format!("pte::{{… {t} …}}"));
+                    }
+                }
                 for line in code(text) {
                     let line = without_strings(line);
                     let line = line.split("//").next().unwrap_or("");
@@ -444,6 +468,54 @@ fn only_the_readers_and_writers_of_programs_name_the_raw_plan() {
         outside.is_empty(),
         "these read the raw plan; ask `Program` (formats/pte/outline.rs) or the IR instead: {outside:#?}"
     );
+}
+
+/// The paths a `use` group names, from just after its `{` (nested groups expanded, `a as b`
+/// naming a).
+fn use_group(group: &str) -> Vec<String> {
+    // the group's text up to its own closing brace
+    let mut depth = 1;
+    let mut end = group.len();
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = i;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = &group[..end];
+    // split at top-level commas
+    let (mut items, mut start, mut level) = (Vec::new(), 0, 0);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => level += 1,
+            '}' => level -= 1,
+            ',' if level == 0 => {
+                items.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&body[start..]);
+    let mut out = Vec::new();
+    for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+        match item.split_once("::{") {
+            Some((prefix, inner)) => out.extend(
+                use_group(inner)
+                    .into_iter()
+                    .map(|n| format!("{prefix}::{n}")),
+            ),
+            None => out.extend(item.split_whitespace().next().map(str::to_string)),
+        }
+    }
+    out
 }
 
 /// `line` with the contents of its string literals blanked (a message may name a type).

@@ -40,8 +40,7 @@ pub fn run(
         .map(|how| placement(&part, &base, &est, how))
         .transpose()?;
     let shown = match &placement {
-        Some(p) => place::placed_fit(&part, &base, p, &program, index)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?,
+        Some(p) => place::placed_fit(&part, &base, p, &program, index),
         None => base.clone(),
     };
     let shown_est = placement.as_ref().map_or(&est, |p| &p.estimate);
@@ -96,8 +95,7 @@ pub fn run(
     }
     if placement.is_none() {
         let advised = place::advise(&part, &base, &est);
-        let f = place::placed_fit(&part, &base, &advised, &program, index)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let f = place::placed_fit(&part, &base, &advised, &program, index);
         let moved = advised.moved().count();
         what_if.push(json!({
             "change": format!("placement by the advisor (`--place auto`): {moved} blocks moved"),

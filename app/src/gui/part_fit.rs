@@ -231,8 +231,7 @@ fn price(
     let base = fit::fit(program, plan, part, code).map_err(|e| e.to_string())?;
     let placement =
         place::apply(part, &base, &est, choices, "the Memory tab").map_err(|e| e.to_string())?;
-    let placed =
-        place::placed_fit(part, &base, &placement, program, plan).map_err(|e| e.to_string())?;
+    let placed = place::placed_fit(part, &base, &placement, program, plan);
     Ok(Priced {
         base,
         est,

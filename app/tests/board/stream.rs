@@ -292,50 +292,16 @@ fn the_executorch_adapter_compiles_against_the_wheel_headers() {
     ) {
         return;
     }
-    let cache = std::env::var_os("ETSCOPE_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/etscope")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("executorch-1.5.1-headers");
-    let include = cache.join("executorch/include");
-    // the headers come from scripts/fetch_executorch_headers.sh (.ci/run calls it): the test
-    // command itself makes no network request
-    if !tools::prepared(
-        "the_executorch_adapter_compiles_against_the_wheel_headers",
-        &include.join("executorch/runtime/core/event_tracer.h"),
-        "scripts/fetch_executorch_headers.sh",
-    ) {
+    let Some(include) =
+        tools::executorch_include("the_executorch_adapter_compiles_against_the_wheel_headers")
+    else {
         return;
-    }
+    };
     let src =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../board/executorch/etscope_event_tracer.cpp");
     let obj = std::env::temp_dir().join(format!("etscope-adapter-{}.o", std::process::id()));
-    let out = std::process::Command::new("arm-none-eabi-g++")
-        .args([
-            "-std=c++17",
-            "-mcpu=cortex-m55",
-            "-mthumb",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-        ])
-        .arg(format!("-I{}", include.display()))
-        .arg(format!(
-            "-I{}",
-            include
-                .join("executorch/runtime/core/portable_type/c10")
-                .display()
-        ))
-        .args(["-DC10_USING_CUSTOM_GENERATED_MACROS", "-c"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&obj)
-        .output()
-        .expect("arm-none-eabi-g++ runs (apt: gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(e) = tools::compile_against_executorch(&include, &src, &obj) {
+        panic!("{e}");
+    }
     let _ = std::fs::remove_file(obj);
 }

@@ -227,6 +227,21 @@ fn placed_cortex_m_programs_read_their_moved_weights_from_the_ptd_and_compute_as
             );
             assert!(!placed.exists() && !ptd.exists());
             assert!(!dir.join("etscope_placed_weights.cpp").exists());
+            // the placed program fitted with -o into its own folder is never removed
+            json(&[
+                "fit",
+                p(pte),
+                "--part",
+                part,
+                "--place",
+                "auto",
+                "-o",
+                p(&dir),
+                "--json",
+            ]);
+            let own = json(&["fit", p(&placed), "--part", part, "-o", p(&dir), "--json"]);
+            assert!(own["removed"].is_null(), "{own}");
+            assert!(placed.exists() && ptd.exists(), "{} on {part}", p(pte));
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
@@ -247,18 +262,9 @@ fn the_placed_weights_source_compiles_and_links_into_its_regions() {
     if !super::tools::available(test, super::tools::BOARD_CXX) {
         return;
     }
-    let include = std::env::var_os("ETSCOPE_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/etscope")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("executorch-1.5.1-headers/executorch/include");
-    if !super::tools::prepared(
-        test,
-        &include.join("executorch/extension/flat_tensor/flat_tensor_data_map.h"),
-        "scripts/fetch_executorch_headers.sh",
-    ) {
+    let Some(include) = super::tools::executorch_include(test) else {
         return;
-    }
+    };
     let dir = fresh_dir("placed-cxx");
     let d = json(&[
         "fit",
@@ -274,39 +280,13 @@ fn the_placed_weights_source_compiles_and_links_into_its_regions() {
     let ptd_len = std::fs::metadata(dir.join("model_int8_cortex_m55.ptd"))
         .expect("ptd")
         .len();
-    let cxx = std::process::Command::new("arm-none-eabi-g++")
-        .current_dir(&dir)
-        .args([
-            "-std=c++17",
-            "-mcpu=cortex-m55",
-            "-mthumb",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-fno-exceptions",
-            "-fno-rtti",
-        ])
-        .arg(format!("-I{}", include.display()))
-        .arg(format!(
-            "-I{}",
-            include
-                .join("executorch/runtime/core/portable_type/c10")
-                .display()
-        ))
-        .args([
-            "-DC10_USING_CUSTOM_GENERATED_MACROS",
-            "-c",
-            "etscope_placed_weights.cpp",
-            "-o",
-            "weights.o",
-        ])
-        .output()
-        .expect("arm-none-eabi-g++ runs");
-    assert!(
-        cxx.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cxx.stderr)
-    );
+    if let Err(e) = super::tools::compile_against_executorch(
+        &include,
+        &dir.join("etscope_placed_weights.cpp"),
+        &dir.join("weights.o"),
+    ) {
+        panic!("{e}");
+    }
     std::fs::write(
         dir.join("image.ld"),
         "INCLUDE etscope_regions.ld\nENTRY(etscope_load_placed_weights)\nSECTIONS\n{\n  .text : { *(.text*) *(.rodata*) } > ITCM\n  .data : { *(.data*) *(.bss*) } > SRAM\n}\n",

@@ -104,3 +104,61 @@ pub fn prepared(test: &str, file: &std::path::Path, script: &str) -> bool {
     );
     false
 }
+
+/// The runtime headers of the `executorch` 1.5.1 wheel that `scripts/fetch_executorch_headers.sh`
+/// puts in the cache (`$ETSCOPE_CACHE_DIR`, else `~/.cache/etscope`), when `test` may use them:
+/// `None` (with a notice, or a panic when tools are required) when they are not there. The
+/// test command itself makes no network request.
+pub fn executorch_include(test: &str) -> Option<std::path::PathBuf> {
+    let include = std::env::var_os("ETSCOPE_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/etscope"))
+        })
+        .unwrap_or_else(std::env::temp_dir)
+        .join("executorch-1.5.1-headers/executorch/include");
+    prepared(
+        test,
+        &include.join("executorch/runtime/core/event_tracer.h"),
+        "scripts/fetch_executorch_headers.sh",
+    )
+    .then_some(include)
+}
+
+/// Compiles C++ `src` for a Cortex-M55 against ExecuTorch's headers at `include` into `obj`,
+/// warnings as errors; the compiler's output when it fails.
+pub fn compile_against_executorch(
+    include: &std::path::Path,
+    src: &std::path::Path,
+    obj: &std::path::Path,
+) -> Result<(), String> {
+    let out = std::process::Command::new("arm-none-eabi-g++")
+        .args([
+            "-std=c++17",
+            "-mcpu=cortex-m55",
+            "-mthumb",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+        ])
+        .arg(format!("-I{}", include.display()))
+        .arg(format!(
+            "-I{}",
+            include
+                .join("executorch/runtime/core/portable_type/c10")
+                .display()
+        ))
+        .args(["-DC10_USING_CUSTOM_GENERATED_MACROS", "-c"])
+        .arg(src)
+        .arg("-o")
+        .arg(obj)
+        .output()
+        .map_err(|e| {
+            format!("arm-none-eabi-g++ does not run ({e}; apt: gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib)")
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).to_string())
+    }
+}

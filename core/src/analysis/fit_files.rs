@@ -164,7 +164,7 @@ pub fn linker_fragment(
     placed: Option<&super::place::PlacedProgram>,
 ) -> String {
     let mut s = format!(
-        "/* Written by `etscope fit --part {} -o`: the part's memory regions (docs/parts.md) and\n * where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest. */\nMEMORY\n{{\n",
+        "/* Written by `etscope fit --part {} -o`: the part's memory regions (docs/parts.md) and\n * where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest, before any rule that gathers *(.bss.*): its pool and weight sections\n * have .bss names (no bytes in the image). */\nMEMORY\n{{\n",
         part.name
     );
     for r in &part.regions {

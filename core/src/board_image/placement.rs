@@ -69,7 +69,17 @@ pub fn board_addresses(
                 out.arena_at[id as usize] = take(size)?;
             }
         }
-        // every value reading one of the block's constants reads the one copy
+        // every value reading one of the block's constants reads the one copy, as wide as the
+        // widest of them
+        let mut widest: BTreeMap<u32, u64> = BTreeMap::new();
+        for value in &plan.values {
+            if let EValue::Tensor(t) = value {
+                if t.is_constant() && constants.contains(&t.constant_id()) {
+                    let w = widest.entry(t.constant_id()).or_default();
+                    *w = (*w).max(t.nbytes);
+                }
+            }
+        }
         let mut copied: BTreeMap<u32, u32> = BTreeMap::new();
         for (v, value) in plan.values.iter().enumerate() {
             let EValue::Tensor(t) = value else {
@@ -81,7 +91,7 @@ pub fn board_addresses(
             let address = match copied.get(&t.constant_id()) {
                 Some(&a) => a,
                 None => {
-                    let a = take(t.nbytes)?;
+                    let a = take(widest.get(&t.constant_id()).copied().unwrap_or(t.nbytes))?;
                     copied.insert(t.constant_id(), a);
                     a
                 }

@@ -25,9 +25,17 @@ impl Target {
             let call = CallView::new(&graph, node);
             match call.op() {
                 "cortex_m::quantized_linear" => {
-                    match call.position("kernel_sum").and_then(|k| call.arg_at(k)) {
+                    let k = call.position("kernel_sum");
+                    match k.and_then(|k| call.arg_at(k)) {
                         Some(ArgData::Tensor(_)) => return Some(Target::CortexM55),
-                        Some(ArgData::None) => return Some(Target::CortexMDsp),
+                        // the program's `None` (an unset value tells nothing)
+                        Some(ArgData::None)
+                            if k.and_then(|k| node.args.get(k)?.value)
+                                .and_then(|v| graph.values.get(v))
+                                .is_some_and(|v| v.kind == "Null") =>
+                        {
+                            return Some(Target::CortexMDsp)
+                        }
                         _ => {}
                     }
                 }

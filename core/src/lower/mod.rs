@@ -92,8 +92,9 @@ impl Options {
     /// [`crate::kernels::Target::for_program`], not which core of that path).
     pub fn lowered_for(program: &crate::formats::pte::Program, core: Core) -> Options {
         let explicit = program
-            .default_plan()
-            .is_some_and(|p| p.operators.iter().any(|o| o.name.ends_with("_nhwc")));
+            .operator_names(program.default_plan_index())
+            .iter()
+            .any(|o| o.split('.').next().is_some_and(|n| n.ends_with("_nhwc")));
         Options {
             flow: if explicit {
                 Flow::Explicit

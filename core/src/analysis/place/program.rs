@@ -49,26 +49,33 @@ impl PtdRegion {
 /// The fit of plan `plan_index` of `program` placed as `placement` says: its pools where the
 /// placement puts them ([`crate::analysis::fit::with_placement`]) and, when weights move into
 /// RAM, the flash of the placed program `fit -o` writes (its `.pte` and its `.ptd`). A program
-/// that reads a `.ptd` already keeps its flash (its weights are in that `.ptd`).
+/// that reads a `.ptd` already keeps its flash (its weights are in that `.ptd`); one etscope
+/// cannot write placed (constants inside its FlatBuffer) keeps its flash, and the fit says why.
 pub fn placed_fit(
     part: &crate::part::Part,
     base: &crate::analysis::fit::Fit,
     placement: &Placement,
     program: &Program,
     plan_index: usize,
-) -> Result<crate::analysis::fit::Fit, PlaceError> {
-    let placed = crate::analysis::fit::with_placement(part, base, placement);
+) -> crate::analysis::fit::Fit {
+    let mut placed = crate::analysis::fit::with_placement(part, base, placement);
     if !program.external_keys().is_empty() {
-        return Ok(placed);
+        return placed;
     }
-    Ok(match placed_program(program, plan_index, placement)? {
-        Some(p) => crate::analysis::fit::with_program_bytes(
+    match placed_program(program, plan_index, placement) {
+        Ok(Some(p)) => crate::analysis::fit::with_program_bytes(
             part,
             &placed,
             (p.pte.len() as u64).saturating_add(p.ptd.len() as u64),
         ),
-        None => placed,
-    })
+        Ok(None) => placed,
+        Err(e) => {
+            placed.not_modelled.push(format!(
+                "the flash of a placed program: {e}; the program's own bytes are counted"
+            ));
+            placed
+        }
+    }
 }
 
 /// The key of constant `data_buffer_idx` in the written `.ptd` (a tensor of another layout

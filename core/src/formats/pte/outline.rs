@@ -179,6 +179,11 @@ impl Program {
         Some((t.scalar_type, shape, logical))
     }
 
+    /// The bytes of all plan `plan_index`'s arenas together.
+    pub fn planned_bytes(&self, plan_index: usize) -> Option<u64> {
+        self.plans.get(plan_index).map(ExecutionPlan::planned_bytes)
+    }
+
     /// The number of inputs of plan `plan_index`.
     pub fn input_count(&self, plan_index: usize) -> Option<usize> {
         self.plans.get(plan_index).map(|p| p.inputs.len())

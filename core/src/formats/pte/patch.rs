@@ -2,7 +2,52 @@
 //! ([`super::write_plan`], [`super::write_external`]): read and write little-endian words at
 //! absolute offsets, and find where a table keeps a field.
 
+use super::read::parse_extended_header;
+use super::ExtendedHeader;
 use crate::error::{Error, Result};
+use crate::formats::flatbuf::{root_accepting_unaligned_empty_vectors, verifier_options};
+use crate::formats::generated::program::executorch_flatbuffer as fb;
+
+/// A program's FlatBuffer as a patching writer starts from: its extended header, its length in
+/// the file, and its bytes verified (an empty vector aligned to four only re-pointed, as the
+/// reader accepts it), which the writer copies and patches.
+pub(super) struct Opened {
+    pub header: Option<ExtendedHeader>,
+    pub len_in_file: usize,
+    pub flatbuffer: Vec<u8>,
+}
+
+/// Opens `bytes` for a writer (`what` names it in errors).
+pub(super) fn open(what: &str, bytes: &[u8]) -> Result<Opened> {
+    let header = parse_extended_header(bytes)?;
+    let len_in_file = header
+        .and_then(|h| usize::try_from(h.program_size).ok())
+        .filter(|&n| n > 0 && n <= bytes.len())
+        .unwrap_or(bytes.len());
+    let opts = verifier_options(len_in_file);
+    let mut realigned = None;
+    root_accepting_unaligned_empty_vectors(
+        &bytes[..len_in_file],
+        &mut realigned,
+        |b| fb::root_as_program_with_opts(&opts, b),
+        |b| fb::root_as_program_with_opts(&opts, b).map(|_| ()),
+    )
+    .map_err(|e| Error::invalid(what, e.to_string()))?;
+    Ok(Opened {
+        header,
+        len_in_file,
+        flatbuffer: realigned.unwrap_or_else(|| bytes[..len_in_file].to_vec()),
+    })
+}
+
+impl Opened {
+    /// The root table, over the bytes verified in [`open`].
+    pub fn root(&self, what: &str) -> Result<fb::Program<'_>> {
+        let opts = verifier_options(self.flatbuffer.len());
+        fb::root_as_program_with_opts(&opts, &self.flatbuffer)
+            .map_err(|e| Error::invalid(what, e.to_string()))
+    }
+}
 
 /// The `u32` at `at`, or an error naming `what` is being written.
 pub(super) fn read_u32(what: &str, b: &[u8], at: usize) -> Result<u32> {

@@ -10,16 +10,15 @@
 //! index into its external buffers there. Constants no tensor reads from the segment any more
 //! leave it: the segment is written again without them (the others keep their alignment and
 //! their `data_buffer_idx`, their offsets rewritten in place), and the segments behind it move
-//! up, each keeping its alignment.
+//! up, laid out at ExecuTorch's default segment alignment (128; a program exported with a larger
+//! `segment_alignment` comes back 128-aligned, which ExecuTorch's runtime does not check).
 
 use std::collections::BTreeSet;
 
 use flatbuffers::FlatBufferBuilder;
 
 use super::patch::{self, alignment_of, field_at};
-use super::read::parse_extended_header;
 use crate::error::{Error, Result};
-use crate::formats::flatbuf::{root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::formats::generated::program::executorch_flatbuffer as fb;
 
 const WHAT: &str = "program (.pte) with external constants to write";
@@ -51,21 +50,11 @@ pub fn with_external_constants(
     plan_index: usize,
     moves: &[ExternalTensor],
 ) -> Result<Vec<u8>> {
-    let header = parse_extended_header(bytes)?
+    let opened = patch::open(WHAT, bytes)?;
+    let header = opened
+        .header
         .ok_or_else(|| invalid("the program has no extended header, so no constant segment"))?;
-    let fb_len = usize::try_from(header.program_size)
-        .ok()
-        .filter(|&n| n > 0 && n <= bytes.len())
-        .ok_or_else(|| invalid("the extended header's program size is outside the file"))?;
-    let opts = verifier_options(fb_len);
-    let mut realigned = None;
-    let root = root_accepting_unaligned_empty_vectors(
-        &bytes[..fb_len],
-        &mut realigned,
-        |b| fb::root_as_program_with_opts(&opts, b),
-        |b| fb::root_as_program_with_opts(&opts, b).map(|_| ()),
-    )
-    .map_err(|e| invalid(e.to_string()))?;
+    let root = opened.root(WHAT)?;
     let constant_segment = root
         .constant_segment()
         .filter(|c| c.offsets().is_some_and(|o| o.len() > 1))
@@ -176,8 +165,16 @@ pub fn with_external_constants(
             )
         })
         .collect();
+    if constant_index >= segs.len() {
+        return Err(invalid(format!(
+            "the constant segment is segment {constant_index} of {}",
+            segs.len()
+        )));
+    }
     let segment_of = |i: usize| -> Result<&[u8]> {
-        let (offset, size, _, _) = segs[i];
+        let (offset, size, _, _) = *segs
+            .get(i)
+            .ok_or_else(|| invalid(format!("no segment {i}")))?;
         let start = old_base
             .checked_add(offset)
             .ok_or_else(|| invalid(format!("segment {i} overflows")))?;
@@ -197,7 +194,7 @@ pub fn with_external_constants(
     let root_table = b.create_vector(&new_tables.iter().map(|(_, t)| *t).collect::<Vec<_>>());
     b.finish_minimal(root_table);
     let appended = b.finished_data();
-    let mut out: Vec<u8> = realigned.as_deref().unwrap_or(&bytes[..fb_len]).to_vec();
+    let mut out: Vec<u8> = opened.flatbuffer.clone();
     out.resize(round_up(out.len() as u64, 16) as usize, 0);
     let base_of_appended = out.len();
     out.extend_from_slice(appended);
@@ -304,7 +301,10 @@ pub fn with_external_constants(
     out.extend_from_slice(&area);
     patch::put(WHAT, &mut out, 16, &program_size.to_le_bytes())?;
     patch::put(WHAT, &mut out, 24, &base.to_le_bytes())?;
-    patch::put(WHAT, &mut out, 32, &(area.len() as u64).to_le_bytes())?;
+    // a 24-byte header (before ExecuTorch 1.0) has no segment data size
+    if header.header_length >= 32 {
+        patch::put(WHAT, &mut out, 32, &(area.len() as u64).to_le_bytes())?;
+    }
     Ok(out)
 }
 

@@ -12,11 +12,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::formats::flatbuf::{root_accepting_unaligned_empty_vectors, verifier_options};
 use crate::formats::generated::program::executorch_flatbuffer as fb;
 
 use super::patch::{self, alignment_of, field_at};
-use super::read::parse_extended_header;
 
 const WHAT: &str = "program (.pte) to re-plan";
 
@@ -51,20 +49,9 @@ pub fn with_plan(
     arena_sizes: &BTreeMap<u32, u64>,
     chain_order: Option<&[usize]>,
 ) -> Result<Vec<u8>> {
-    let header = parse_extended_header(bytes)?;
-    let fb_len = header
-        .map(|h| h.program_size as usize)
-        .filter(|&n| n > 0)
-        .unwrap_or(bytes.len());
-    let opts = verifier_options(fb_len);
-    let mut realigned = None;
-    let root = root_accepting_unaligned_empty_vectors(
-        &bytes[..fb_len],
-        &mut realigned,
-        |b| fb::root_as_program_with_opts(&opts, b),
-        |b| fb::root_as_program_with_opts(&opts, b).map(|_| ()),
-    )
-    .map_err(|e| invalid(e.to_string()))?;
+    let opened = patch::open(WHAT, bytes)?;
+    let (header, fb_len) = (opened.header, opened.len_in_file);
+    let root = opened.root(WHAT)?;
     let plan = root
         .execution_plan()
         .and_then(|p| (plan_index < p.len()).then(|| p.get(plan_index)))
@@ -97,7 +84,7 @@ pub fn with_plan(
         ),
         None => None,
     };
-    let mut out: Vec<u8> = realigned.as_deref().unwrap_or(&bytes[..fb_len]).to_vec();
+    let mut out: Vec<u8> = opened.flatbuffer.clone();
     if let (Some(order), Some(at)) = (chain_order, instructions_at) {
         let vec = at + read_u32(&out, at)? as usize;
         let len = read_u32(&out, vec)? as usize;
