@@ -181,9 +181,11 @@ pub fn note_for(graph: &Graph, id: usize, device: Device) -> Option<DeviceNote> 
         .checked_sub(2)
         .and_then(|k| view.tensor_at(k))
         .and_then(facts);
+    let position = |name: &str| view.position(name);
     rule(&Call {
         op: &op,
         args: &args,
+        position: &position,
         out: out.as_ref(),
         core_call,
         device,

@@ -25,11 +25,14 @@ pub enum ArgFacts {
 }
 
 /// One kernel call of a program, as a rule sees it: plain facts its reader (the static device
-/// notes, over the IR) decoded, so the rules below the IR never open a program.
+/// notes, over the IR) decoded, so the rules below the IR never open a program, and the
+/// position of each argument by the name the operator's schema gives it (the registry, which
+/// sits above the kernels, answers).
 pub struct Call<'c> {
     /// The operator's name (`cortex_m::softmax`).
     pub op: &'c str,
     pub args: &'c [ArgFacts],
+    pub position: &'c dyn Fn(&str) -> Option<usize>,
     /// The out tensor.
     pub out: Option<&'c Tensor>,
     /// The facts that decide whether a core runs it (`core_buffers::fails_on`).
@@ -38,17 +41,22 @@ pub struct Call<'c> {
 }
 
 impl Call<'_> {
-    /// Argument `k` as a tensor.
-    fn tensor(&self, k: usize) -> Option<&Tensor> {
-        match self.args.get(k)? {
+    /// Argument `name` as a tensor.
+    fn tensor(&self, name: &str) -> Option<&Tensor> {
+        match self.args.get((self.position)(name)?)? {
             ArgFacts::Tensor(t) => Some(t),
             _ => None,
         }
     }
 
-    /// Argument `k` as an int list (empty when it is none).
-    fn ints(&self, k: usize) -> &[i64] {
-        match self.args.get(k) {
+    /// The first operand: `input`, or `self` in the binary kernels' schemas.
+    fn first(&self) -> Option<&Tensor> {
+        self.tensor("input").or_else(|| self.tensor("self"))
+    }
+
+    /// Argument `name` as an int list (empty when it is none).
+    fn ints(&self, name: &str) -> &[i64] {
+        match (self.position)(name).and_then(|k| self.args.get(k)) {
             Some(ArgFacts::Ints(v)) => v,
             _ => &[],
         }
@@ -76,7 +84,7 @@ fn numel(t: &Tensor) -> i64 {
 
 /// `softmax`: rows of the last logical dim, read as consecutive bytes.
 pub fn softmax(c: &Call<'_>) -> Option<String> {
-    let x = c.tensor(0)?;
+    let x = c.first()?;
     (!row_major_bytes(x)).then_some(())?;
     Some(format!(
         "the kernel normalises rows of {} consecutive bytes of a tensor stored with dim_order {:?}: \
@@ -87,9 +95,9 @@ pub fn softmax(c: &Call<'_>) -> Option<String> {
 }
 
 /// `transpose`, `minimum`, `maximum`: logical sizes over a buffer in storage order.
-fn layout_unaware(c: &Call<'_>, n_in: usize, elementwise: bool) -> Option<String> {
+fn layout_unaware(c: &Call<'_>, operands: &[&str], elementwise: bool) -> Option<String> {
     let out = c.out?;
-    let operands: Vec<&Tensor> = (0..n_in).filter_map(|k| c.tensor(k)).collect();
+    let operands: Vec<&Tensor> = operands.iter().filter_map(|n| c.tensor(n)).collect();
     // right on the board when every buffer is row-major, or (elementwise) when each operand is a
     // scalar or has the output's sizes and storage order
     let all_row_major = operands.iter().all(|t| row_major_bytes(t)) && row_major_bytes(out);
@@ -113,19 +121,19 @@ fn layout_unaware(c: &Call<'_>, n_in: usize, elementwise: bool) -> Option<String
 
 /// `transpose`.
 pub fn transpose(c: &Call<'_>) -> Option<String> {
-    layout_unaware(c, 1, false)
+    layout_unaware(c, &["input"], false)
 }
 
 /// `minimum` / `maximum`.
 pub fn min_max(c: &Call<'_>) -> Option<String> {
-    layout_unaware(c, 2, true)
+    layout_unaware(c, &["self", "other"], true)
 }
 
-/// An elementwise kernel whose second operand is argument `b_arg`: elements paired by memory
+/// An elementwise kernel (its second operand, if any, `other`): elements paired by memory
 /// position.
-fn elementwise(c: &Call<'_>, b_arg: usize) -> Option<String> {
-    let a = c.tensor(0)?;
-    let b = c.tensor(b_arg);
+fn elementwise(c: &Call<'_>) -> Option<String> {
+    let a = c.first()?;
+    let b = c.tensor("other");
     let same = |t: &Tensor| {
         t.sizes != a.sizes || row_major_bytes(t) == row_major_bytes(a) && t.dim_order == a.dim_order
     };
@@ -145,19 +153,19 @@ fn elementwise(c: &Call<'_>, b_arg: usize) -> Option<String> {
     ))
 }
 
-/// `quantized_add`: the second operand is argument 4.
+/// `quantized_add`.
 pub fn add(c: &Call<'_>) -> Option<String> {
-    elementwise(c, 4)
+    elementwise(c)
 }
 
-/// `quantized_mul` / `quantized_div`: the second operand is argument 2.
+/// `quantized_mul` / `quantized_div`.
 pub fn mul_div(c: &Call<'_>) -> Option<String> {
-    elementwise(c, 2)
+    elementwise(c)
 }
 
 /// One-operand elementwise kernels (quantize, dequantize, activation tables).
 pub fn unary(c: &Call<'_>) -> Option<String> {
-    elementwise(c, usize::MAX)
+    elementwise(c)
 }
 
 /// `quantized_linear`: a Helium program's bias lives in a kernel sum only the MVE path reads.
@@ -176,9 +184,9 @@ fn transpose_conv(c: &Call<'_>, nhwc: bool) -> Option<String> {
     if c.device.cmsis_nn != CmsisNn::Dbf45dbf {
         return None;
     }
-    let x = c.tensor(0)?;
+    let x = c.first()?;
     let channels = x.sizes.get(if nhwc { 3 } else { 1 }).copied().unwrap_or(0);
-    let (stride, pad) = (c.ints(3), c.ints(4));
+    let (stride, pad) = (c.ints("stride"), c.ints("padding"));
     let (sh, ph) = (
         stride.first().copied().unwrap_or(1),
         pad.first().copied().unwrap_or(0),
