@@ -363,7 +363,8 @@ pub enum Command {
         /// m55, m85; `etscope cost`) and measured ÷ estimated, far-off ratios flagged — only
         /// when the capture comes from a part with that core (declared by the capture, or
         /// by --capture-core); a host's or an emulator's capture is never priced as a part.
-        #[arg(long)]
+        /// `--core` names the same.
+        #[arg(long, visible_alias = "core", value_name = "CORE")]
         estimate: Option<String>,
         /// The estimate's clock in MHz (default: a clock parts with the core commonly run at).
         #[arg(long, requires = "estimate")]

@@ -376,7 +376,7 @@ fn run_refuses_a_c_library_function_newlib_computes_and_the_host_does_not_model(
 /// type — one parser, `etscope_core::core_name`.
 #[test]
 fn every_command_that_takes_a_core_takes_core_in_any_spelling() {
-    for cmd in ["run", "diff", "eval", "lower", "cost", "memory"] {
+    for cmd in ["run", "diff", "eval", "lower", "cost", "memory", "profile"] {
         let help = etscope(&[cmd, "--help"]);
         let text = String::from_utf8_lossy(&help.stdout);
         assert!(text.contains("--core"), "{cmd} --help: {text}");
