@@ -76,3 +76,26 @@ pub fn run(path: &Path, rtol: f64, atol: f64, as_json: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// `etscope bundled`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct BundledArgs {
+    pub file: std::path::PathBuf,
+    #[arg(long, default_value_t = 1e-5)]
+    pub rtol: f64,
+    #[arg(long, default_value_t = 1e-8)]
+    pub atol: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope bundled` with its arguments.
+pub fn main(args: BundledArgs) -> Result<()> {
+    let BundledArgs {
+        file,
+        rtol,
+        atol,
+        json,
+    } = args;
+    run(&file, rtol, atol, json)
+}

@@ -242,3 +242,52 @@ fn render(est: &CostEstimate, path: &Path) -> String {
     ));
     s
 }
+
+/// `etscope cost`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct CostArgs {
+    pub file: std::path::PathBuf,
+    #[arg(long)]
+    pub method: Option<String>,
+    /// m0plus (m0), m3, m4, m7, m33 (m35p), m55 or m85; any spelling (`cortex-m4`, `M0+`).
+    /// `--target` is the same. Default: the part's core, else m55.
+    #[arg(long, visible_alias = "target")]
+    pub core: Option<String>,
+    /// A part (`etscope parts`), or a part file (NAME.toml): its core, clock and the wait
+    /// states of the memory its weights are read from.
+    #[arg(long)]
+    pub part: Option<String>,
+    /// Clock in MHz (default: the part's, else a clock parts with the core commonly run at).
+    #[arg(long)]
+    pub mhz: Option<f64>,
+    /// Wait states of the flash the weights are read from, on every 16-byte line read
+    /// (default: the part's constants region's where its source states them, else 0).
+    #[arg(long)]
+    pub flash_wait_states: Option<u32>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope cost` with its arguments.
+pub fn main(args: CostArgs) -> Result<()> {
+    let CostArgs {
+        file,
+        method,
+        core,
+        part,
+        mhz,
+        flash_wait_states,
+        json,
+    } = args;
+    run(
+        &file,
+        method.as_deref(),
+        &Machine {
+            core: core.as_deref(),
+            part: part.as_deref(),
+            mhz,
+            flash_wait_states,
+        },
+        json,
+    )
+}

@@ -247,3 +247,58 @@ pub fn run(
 fn db(x: f64) -> String {
     etscope_core::analysis::diff::db_label(x)
 }
+
+/// `etscope diff`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    pub a: String,
+    pub b: String,
+    #[arg(long = "input", required = true)]
+    pub inputs: Vec<std::path::PathBuf>,
+    /// The program an `etdump:` source was captured from (default: the other side's .pte).
+    #[arg(long)]
+    pub etdump_program: Option<std::path::PathBuf>,
+    /// A node diverges below this signal-to-noise ratio (dB)...
+    #[arg(long, default_value_t = 20.0)]
+    pub min_snr: f64,
+    /// ...when it also lost at least this many dB against the error carried into it (0: any
+    /// node below --min-snr diverges).
+    #[arg(long, default_value_t = 10.0)]
+    pub min_drop: f64,
+    /// A node also diverges above this max abs error.
+    #[arg(long)]
+    pub max_abs: Option<f64>,
+    /// The core and CMSIS-NN version a `.pte` side runs as on the host.
+    #[command(flatten)]
+    pub device: super::run::DeviceChoice,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope diff` with its arguments.
+pub fn main(args: DiffArgs) -> Result<()> {
+    let DiffArgs {
+        a,
+        b,
+        inputs,
+        etdump_program,
+        min_snr,
+        min_drop,
+        max_abs,
+        device,
+        json,
+    } = args;
+    run(
+        &a,
+        &b,
+        &inputs,
+        etdump_program.as_deref(),
+        &device,
+        etscope_core::analysis::diff::Threshold {
+            min_snr_db: min_snr,
+            min_drop_db: min_drop,
+            max_abs: max_abs.unwrap_or(f64::INFINITY),
+        },
+        json,
+    )
+}

@@ -274,3 +274,102 @@ fn print_text(eval: &Evaluation, s: &Summary) {
     }
     print!("{}", t.render());
 }
+
+/// `etscope eval`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// The reference (a .pte, or FILE.etrecord#STAGE); omitted with --merge.
+    #[arg(required_unless_present = "merge")]
+    pub a: Option<String>,
+    /// The program compared with it.
+    #[arg(required_unless_present = "merge")]
+    pub b: Option<String>,
+    /// A folder of .npy samples, or one .npy/.npz whose leading dimension is the sample.
+    #[arg(long, required_unless_present = "merge")]
+    pub data: Option<std::path::PathBuf>,
+    /// Class indices, one per sample (.npy).
+    #[arg(long)]
+    pub labels: Option<std::path::PathBuf>,
+    /// Samples run in parallel (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run the K-th of N contiguous slices of the dataset (`K/N`).
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Also run B with each weighted layer kept in float (B's ETRecord beside it) and rank
+    /// the variants by what they recover, with their arena and flash bytes.
+    #[arg(long)]
+    pub sensitivity: bool,
+    /// With --sensitivity: only the float variants (each weighted layer in float alone),
+    /// not the only-quantized ones (every other layer in float), which take as long again.
+    #[arg(long, requires = "sensitivity")]
+    pub float_only: bool,
+    /// Write B with these groups kept in float (what --sensitivity names them) to `-o`, and
+    /// evaluate that program instead of B.
+    #[arg(long, value_delimiter = ',', requires = "out")]
+    pub keep_float: Vec<String>,
+    /// Where --keep-float writes the mixed program (.pte).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<std::path::PathBuf>,
+    /// Merge these `eval --json` documents (shards of one dataset) instead of running.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["a", "b", "data", "shard"])]
+    pub merge: Vec<std::path::PathBuf>,
+    /// Also run B (a .pte) on the emulated board (QEMU Cortex-M55) for each sample and say
+    /// where the board's outputs differ from the host's, instruction by instruction (they
+    /// must not). One boot per sample.
+    #[arg(long, conflicts_with = "merge")]
+    pub board: bool,
+    /// With --board: the board runs only the first N samples (of the slice).
+    #[arg(long, requires = "board")]
+    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub device: super::run::DeviceChoice,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope eval` with its arguments.
+pub fn main(args: EvalArgs) -> Result<()> {
+    let EvalArgs {
+        a,
+        b,
+        data,
+        labels,
+        jobs,
+        shard,
+        sensitivity,
+        float_only,
+        keep_float,
+        out,
+        merge,
+        board,
+        limit,
+        device,
+        json,
+    } = args;
+    match (a, b, data) {
+        (Some(a), Some(b), Some(data)) if merge.is_empty() => {
+            let b = match out.as_deref().filter(|_| !keep_float.is_empty()) {
+                Some(out) => super::eval_sensitivity::write_mixed(&b, &keep_float, out, &device)?,
+                None => b,
+            };
+            run(
+                &a,
+                &b,
+                &data,
+                labels.as_deref(),
+                jobs,
+                shard.as_deref(),
+                match (sensitivity, float_only) {
+                    (false, _) => super::eval_sensitivity::Sweep::Off,
+                    (true, true) => super::eval_sensitivity::Sweep::FloatOnly,
+                    (true, false) => super::eval_sensitivity::Sweep::All,
+                },
+                board.then_some(limit),
+                &device,
+                json,
+            )
+        }
+        _ => self::merge(&merge, json),
+    }
+}

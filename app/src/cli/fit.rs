@@ -459,3 +459,62 @@ fn render(
     }
     s
 }
+
+/// `etscope fit`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    pub file: std::path::PathBuf,
+    #[arg(long)]
+    pub method: Option<String>,
+    /// A part (`etscope parts`), or a part file (NAME.toml).
+    #[arg(long)]
+    pub part: String,
+    /// The clock in MHz (default: the part's).
+    #[arg(long)]
+    pub mhz: Option<f64>,
+    /// Write the pool sizes as a C header for ExecuTorch's Arm bare-metal runner
+    /// (`etscope_pools.h`) and the part's regions as a linker-script fragment
+    /// (`etscope_regions.ld`) into this folder; with --place also the placement
+    /// (`placement.toml`) and the estimate per call before and after it (`placed_cost.csv`).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<std::path::PathBuf>,
+    /// Place the pools and each call's weights in the part's regions: `auto` (the advisor:
+    /// the placement that lowers the estimate most under the regions' sizes), or a
+    /// placement file (`placement.toml`, as `-o` writes it).
+    #[arg(long)]
+    pub place: Option<String>,
+    /// Exit 1 (after the report) when the program does not fit the part or the part's core
+    /// does not run it: a CI gate.
+    #[arg(long)]
+    pub check: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope fit` with its arguments.
+pub fn main(args: FitArgs) -> Result<()> {
+    let FitArgs {
+        file,
+        method,
+        part,
+        mhz,
+        out,
+        place,
+        check,
+        json,
+    } = args;
+    run(
+        &file,
+        method.as_deref(),
+        out.as_deref(),
+        place.as_deref(),
+        check,
+        &super::cost::Machine {
+            core: None,
+            part: Some(&part),
+            mhz,
+            flash_wait_states: None,
+        },
+        json,
+    )
+}

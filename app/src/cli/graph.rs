@@ -184,3 +184,34 @@ pub fn run(
     print!("{}", t.render());
     Ok(())
 }
+
+/// `etscope graph`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct GraphArgs {
+    pub file: std::path::PathBuf,
+    /// ETRecord stage (`exported`, `edge`, `edge_after_transform`, or the entry name); the
+    /// first stage when omitted. Ignored for .pte/.bpte.
+    #[arg(long)]
+    pub stage: Option<String>,
+    /// Execution plan (method) of a .pte; the first when omitted.
+    #[arg(long)]
+    pub method: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    /// The geometry the window draws (every module unfolded): with --json, a "layout"
+    /// object of node boxes, edge polylines and module boxes (docs/cli-json.md).
+    #[arg(long)]
+    pub layout: bool,
+}
+
+/// Runs `etscope graph` with its arguments.
+pub fn main(args: GraphArgs) -> Result<()> {
+    let GraphArgs {
+        file,
+        stage,
+        method,
+        json,
+        layout,
+    } = args;
+    run(&file, stage.as_deref(), method.as_deref(), json, layout)
+}

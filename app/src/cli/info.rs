@@ -298,3 +298,17 @@ fn render(path: &Path, info: &Value) -> String {
     }
     out
 }
+
+/// `etscope info`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    pub file: std::path::PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope info` with its arguments.
+pub fn main(args: InfoArgs) -> Result<()> {
+    let InfoArgs { file, json } = args;
+    run(&file, json)
+}

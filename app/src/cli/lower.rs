@@ -268,3 +268,73 @@ fn numerics(
     }
     Ok(())
 }
+
+/// `etscope lower`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct LowerArgs {
+    pub file: std::path::PathBuf,
+    /// `default` (NCHW tensors stored channels-last) or `explicit` (`_nhwc` operators).
+    #[arg(long, default_value = "default")]
+    pub flow: String,
+    /// The core: m55, m85 (Helium), m4, m7, m33, m35p (DSP), m0, m0plus, m3, m23 (plain C);
+    /// any spelling (`cortex-m55`, `M0+`). `--target` is the same.
+    #[arg(long = "core", visible_alias = "target", default_value = "m55")]
+    pub target: String,
+    /// The method (`forward` when omitted).
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Every pass's graph as JSON: {"passes": [{"name", "changed", "graph"}]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the lowered program (.pte) here.
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<std::path::PathBuf>,
+    /// Run the edge graph and every pass stage on an input and name the first pass that
+    /// changes the outputs (the input: `--input`, else the ETRecord's representative one).
+    #[arg(long)]
+    pub numerics: bool,
+    /// The input for `--numerics` (.npy; repeat for several inputs).
+    #[arg(long)]
+    pub input: Vec<std::path::PathBuf>,
+    /// Keep these modules' weighted layers in float (comma-separated module paths, as
+    /// `eval` names its groups): a mixed program.
+    #[arg(long, value_delimiter = ',')]
+    pub keep_float: Vec<String>,
+    /// The program takes its inputs (`inputs`, the default), returns its outputs
+    /// (`outputs`) or both (`both`) as int8: ExecuTorch's `QuantizeInputs` /
+    /// `QuantizeOutputs` before the Cortex-M passes (the application quantizes and
+    /// dequantizes; every input must be read by a quantize, every output made by a
+    /// dequantize).
+    #[arg(long, value_name = "inputs|outputs|both", num_args = 0..=1, default_missing_value = "inputs", value_parser = ["inputs", "outputs", "both"])]
+    pub quantize_io: Option<String>,
+}
+
+/// Runs `etscope lower` with its arguments.
+pub fn main(args: LowerArgs) -> Result<()> {
+    let LowerArgs {
+        file,
+        flow,
+        target,
+        method,
+        json,
+        out,
+        numerics,
+        input,
+        keep_float,
+        quantize_io,
+    } = args;
+    run(
+        &file,
+        options(&flow, &target)?,
+        &Outputs {
+            out: out.as_deref(),
+            numerics: numerics || !input.is_empty(),
+            inputs: &input,
+            keep_float: &keep_float,
+            quantize_inputs: matches!(quantize_io.as_deref(), Some("inputs" | "both")),
+            quantize_outputs: matches!(quantize_io.as_deref(), Some("outputs" | "both")),
+        },
+        method.as_deref(),
+        json,
+    )
+}

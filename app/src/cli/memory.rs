@@ -230,3 +230,33 @@ pub fn run(
     }
     Ok(())
 }
+
+/// `etscope memory`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct MemoryArgs {
+    pub file: std::path::PathBuf,
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Also place every tensor anew with etscope's best-fit planner on the same lifetimes
+    /// (checked: no two live tensors share a byte) and show what each arena then needs.
+    #[arg(long)]
+    pub replan: bool,
+    /// The core whose RAM budget is shown (every Cortex-M is a 32-bit Arm target: the same
+    /// budget). `--target` is the same.
+    #[arg(long = "core", visible_alias = "target", default_value = "m55")]
+    pub target: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope memory` with its arguments.
+pub fn main(args: MemoryArgs) -> Result<()> {
+    let MemoryArgs {
+        file,
+        method,
+        replan,
+        target,
+        json,
+    } = args;
+    run(&file, method.as_deref(), replan, &target, json)
+}

@@ -39,3 +39,25 @@ pub fn run(files: &[PathBuf], siblings: bool, as_json: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// `etscope open`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct OpenArgs {
+    #[arg(required = true)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Open only the files given.
+    #[arg(long)]
+    pub no_siblings: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope open` with its arguments.
+pub fn main(args: OpenArgs) -> Result<()> {
+    let OpenArgs {
+        files,
+        no_siblings,
+        json,
+    } = args;
+    run(&files, !no_siblings, json)
+}

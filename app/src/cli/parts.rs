@@ -118,3 +118,16 @@ pub fn run(as_json: bool) -> Result<()> {
     println!("* a simulator's clock, assumed (it has no wall clock). Sources: docs/parts.md; --json has every region with its base, wait states and source.");
     Ok(())
 }
+
+/// `etscope parts`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct PartsArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope parts` with its arguments.
+pub fn main(args: PartsArgs) -> Result<()> {
+    let PartsArgs { json } = args;
+    run(json)
+}

@@ -211,3 +211,33 @@ fn write(
     }
     std::fs::write(out, &written).with_context(|| out.display().to_string())
 }
+
+/// `etscope plan`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    pub file: std::path::PathBuf,
+    #[arg(long)]
+    pub method: Option<String>,
+    /// `best` (the smallest valid plan per arena), or executorch, best_fit, in_place, exact,
+    /// exact_in_place, reorder (a memory-aware chain order; written into the program).
+    #[arg(long, default_value = "best")]
+    pub algorithm: String,
+    #[arg(long)]
+    pub json: bool,
+    /// Write the program re-planned with the chosen algorithm (new offsets, arenas declared
+    /// at the plan's peak; everything else unchanged).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// Runs `etscope plan` with its arguments.
+pub fn main(args: PlanArgs) -> Result<()> {
+    let PlanArgs {
+        file,
+        method,
+        algorithm,
+        json,
+        out,
+    } = args;
+    run(&file, method.as_deref(), &algorithm, out.as_deref(), json)
+}

@@ -14,7 +14,7 @@ use crate::load;
 use crate::table::Table;
 
 /// What `profile` was given.
-pub struct ProfileArgs<'a> {
+pub struct ProfileRun<'a> {
     pub pte: &'a Path,
     pub etdump: &'a Path,
     pub etrecord: Option<&'a Path>,
@@ -26,8 +26,8 @@ pub struct ProfileArgs<'a> {
     pub json: bool,
 }
 
-pub fn run(args: ProfileArgs<'_>) -> Result<()> {
-    let ProfileArgs {
+pub fn run(args: ProfileRun<'_>) -> Result<()> {
+    let ProfileRun {
         pte,
         etdump,
         etrecord,
@@ -309,4 +309,130 @@ pub fn run(args: ProfileArgs<'_>) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `etscope profile`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ProfileArgs {
+    #[arg(long)]
+    pub pte: std::path::PathBuf,
+    /// The ETDump (`.etdp`, e.g. a saved capture); not with --live.
+    #[arg(long, required_unless_present = "live")]
+    pub etdump: Option<std::path::PathBuf>,
+    /// Capture from a running target and refresh the table as runs arrive (same target
+    /// options as `record`); the capture is saved to --out.
+    #[arg(long)]
+    pub live: bool,
+    #[command(flatten)]
+    pub target: super::record::TargetArgs,
+    /// With --live: where to save the capture.
+    #[arg(long, short = 'o', default_value = "live_capture.etdp")]
+    pub out: std::path::PathBuf,
+    /// ETRecord of the same program: adds debug handles to the rows.
+    #[arg(long)]
+    pub etrecord: Option<std::path::PathBuf>,
+    /// Ticks per microsecond (1000 for a host ETDump in ns; core MHz for Cortex-M cycles).
+    #[arg(long)]
+    pub ticks_per_us: Option<f64>,
+    /// Beside every measured time, the estimate on this core (m0plus, m3, m4, m7, m33,
+    /// m55, m85; `etscope cost`) and measured ÷ estimated, far-off ratios flagged — only
+    /// when the capture comes from a part with that core (declared by the capture, or
+    /// by --capture-core); a host's or an emulator's capture is never priced as a part.
+    /// `--core` names the same.
+    #[arg(long, visible_alias = "core", value_name = "CORE")]
+    pub estimate: Option<String>,
+    /// The estimate's clock in MHz (default: a clock parts with the core commonly run at).
+    #[arg(long, requires = "estimate")]
+    pub mhz: Option<f64>,
+    /// The core of the part the ETDump was captured on, for a capture that declares none
+    /// (an ETDump a board wrote over its UART); refused when the capture declares another.
+    #[arg(long)]
+    pub capture_core: Option<String>,
+    /// A second capture B to compare with this one (A), operator by operator: p50, p90,
+    /// jitter and the change, sorted by impact.
+    #[arg(long, conflicts_with = "live")]
+    pub compare: Option<std::path::PathBuf>,
+    /// B's program, when B was captured running another export of the model (matched by
+    /// debug handle, module path or stack trace); default: --pte.
+    #[arg(long, requires = "compare")]
+    pub compare_pte: Option<std::path::PathBuf>,
+    /// B's ETRecord (its debug handles and module paths, for matching another export).
+    #[arg(long, requires = "compare")]
+    pub compare_etrecord: Option<std::path::PathBuf>,
+    /// B's ticks per microsecond, when its clock differs from A's (default: --ticks-per-us).
+    #[arg(long, requires = "compare")]
+    pub compare_ticks_per_us: Option<f64>,
+    /// With --compare: exit 1 when any matched operator's p50 grew by more than PCT percent
+    /// (a CI gate).
+    #[arg(long, requires = "compare", value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+    /// With --fail-if-slower: operators under PCT percent of A's total p50 are not gated
+    /// (their run-to-run noise is larger than any threshold).
+    #[arg(
+        long,
+        requires = "fail_if_slower",
+        value_name = "PCT",
+        default_value_t = 1.0
+    )]
+    pub gate_min_share: f64,
+    /// Also write the comparison (with --compare) or the table as CSV to this file.
+    #[arg(long)]
+    pub csv: Option<std::path::PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope profile` with its arguments.
+pub fn main(args: ProfileArgs) -> Result<()> {
+    let ProfileArgs {
+        pte,
+        etdump,
+        live,
+        target,
+        out,
+        etrecord,
+        ticks_per_us,
+        estimate,
+        mhz,
+        capture_core,
+        compare,
+        compare_pte,
+        compare_etrecord,
+        compare_ticks_per_us,
+        fail_if_slower,
+        gate_min_share,
+        csv,
+        json,
+    } = args;
+    match (live, etdump, compare) {
+        (true, _, _) => super::record::record(&pte, &target, &out, None, true, json),
+        (false, Some(etdump), Some(b)) => {
+            super::profile_compare::run(super::profile_compare::CompareArgs {
+                pte: &pte,
+                etdump: &etdump,
+                etrecord: etrecord.as_deref(),
+                ticks_per_us,
+                b_etdump: &b,
+                b_pte: compare_pte.as_deref(),
+                b_etrecord: compare_etrecord.as_deref(),
+                b_ticks_per_us: compare_ticks_per_us,
+                fail_if_slower,
+                gate_min_share,
+                csv: csv.as_deref(),
+                json,
+            })
+        }
+        (false, Some(etdump), None) => run(ProfileRun {
+            pte: &pte,
+            etdump: &etdump,
+            etrecord: etrecord.as_deref(),
+            ticks_per_us,
+            estimate: estimate.as_deref(),
+            mhz,
+            capture_core: capture_core.as_deref(),
+            csv: csv.as_deref(),
+            json,
+        }),
+        (false, None, _) => anyhow::bail!("profile needs --etdump FILE or --live"),
+    }
 }

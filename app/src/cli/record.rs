@@ -413,3 +413,43 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// `etscope record`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// The program the target runs (the capture is checked against it).
+    #[arg(long)]
+    pub pte: std::path::PathBuf,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Stop after this many runs (default: as many as the target announced, or until idle).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Rebuild OUT from a raw stream (`.etsw`) recorded earlier instead of reading a target.
+    #[arg(long)]
+    pub replay: Option<std::path::PathBuf>,
+    /// Show the per-operator table while recording.
+    #[arg(long)]
+    pub live: bool,
+    #[arg(long, short = 'o')]
+    pub out: std::path::PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope record` with its arguments.
+pub fn main(args: RecordArgs) -> Result<()> {
+    let RecordArgs {
+        pte,
+        target,
+        runs,
+        replay,
+        live,
+        out,
+        json,
+    } = args;
+    match replay {
+        Some(raw) => self::replay(&raw, &pte, &out, json),
+        None => record(&pte, &target, &out, runs, live, json),
+    }
+}

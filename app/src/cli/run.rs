@@ -319,3 +319,72 @@ pub fn run(
     }
     Ok(())
 }
+
+/// `etscope run`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// A `.pte` program, or `FILE.etrecord#STAGE`: a lowering stage, run exactly as a
+    /// program is.
+    #[arg(required_unless_present = "pte")]
+    pub source: Option<String>,
+    /// The program (the same as SOURCE).
+    #[arg(long, conflicts_with = "source")]
+    pub pte: Option<std::path::PathBuf>,
+    /// One `.npy` per program input, in order.
+    #[arg(long = "input")]
+    pub inputs: Vec<std::path::PathBuf>,
+    /// Write `output_<k>.npy` and every node's out tensors (`instr_<id>.npy` for a program's
+    /// instructions, `node_<id>.npy` for a stage's nodes) here.
+    #[arg(long)]
+    pub dump: Option<std::path::PathBuf>,
+    /// The method to run, by name (default: `forward`, else the program's first method).
+    #[arg(long)]
+    pub method: Option<String>,
+    #[command(flatten)]
+    pub device: DeviceChoice,
+    /// Execute inside the program's memory plan (one buffer per arena at the planned
+    /// offsets), so a bad plan shows up as corrupted values.
+    #[arg(long)]
+    pub in_arenas: bool,
+    /// The most host memory the program's tensors may take together, in MiB (a guard
+    /// against corrupted sizes; raise it for a large program on a large machine).
+    #[arg(long, value_name = "MIB", default_value_t = 512)]
+    pub max_memory: u64,
+    /// Call the method N times with the same inputs, each call starting from the memory the
+    /// last one left (as ExecuTorch's runtime executes a loaded method: a program's state —
+    /// a mutable buffer, a KV cache — carries over); the last call's outputs are shown and
+    /// written.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub calls: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope run` with its arguments.
+pub fn main(args: RunArgs) -> Result<()> {
+    let RunArgs {
+        source,
+        pte,
+        inputs,
+        dump,
+        method,
+        device,
+        in_arenas,
+        max_memory,
+        calls,
+        json,
+    } = args;
+    run(
+        &RunSource::parse(source.as_deref(), pte.as_deref()),
+        &inputs,
+        dump.as_deref(),
+        method.as_deref(),
+        &RunChoices {
+            device,
+            in_arenas,
+            max_bytes: max_memory.saturating_mul(1 << 20),
+            calls,
+        },
+        json,
+    )
+}

@@ -106,3 +106,38 @@ pub fn run(
     }
     Ok(())
 }
+
+/// `etscope tensors`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct TensorsArgs {
+    #[arg(long)]
+    pub etdump: std::path::PathBuf,
+    #[arg(long)]
+    pub debug_buffer: std::path::PathBuf,
+    /// The program, to name each instruction's operator.
+    #[arg(long)]
+    pub pte: Option<std::path::PathBuf>,
+    /// Write each tensor as `.npy` into this directory.
+    #[arg(long)]
+    pub dump: Option<std::path::PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `etscope tensors` with its arguments.
+pub fn main(args: TensorsArgs) -> Result<()> {
+    let TensorsArgs {
+        etdump,
+        debug_buffer,
+        pte,
+        dump,
+        json,
+    } = args;
+    run(
+        &etdump,
+        &debug_buffer,
+        pte.as_deref(),
+        dump.as_deref(),
+        json,
+    )
+}
