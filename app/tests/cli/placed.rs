@@ -126,17 +126,20 @@ fn placed_cortex_m_programs_read_their_moved_weights_from_the_ptd_and_compute_as
     for (k, (pte, input)) in cases.iter().enumerate() {
         for part in ["ek-ra8d1", "nucleo-h7a3zi"] {
             let dir = fresh_dir(&format!("placed-cm-{k}-{part}"));
-            let d = json(&[
-                "fit",
-                p(pte),
-                "--part",
-                part,
-                "--place",
-                "auto",
-                "-o",
-                p(&dir),
-                "--json",
-            ]);
+            let advise_into_dir = || {
+                json(&[
+                    "fit",
+                    p(pte),
+                    "--part",
+                    part,
+                    "--place",
+                    "auto",
+                    "-o",
+                    p(&dir),
+                    "--json",
+                ])
+            };
+            let d = advise_into_dir();
             let moved: u64 = d["placement"]["blocks"]
                 .as_array()
                 .expect("blocks")
@@ -228,17 +231,7 @@ fn placed_cortex_m_programs_read_their_moved_weights_from_the_ptd_and_compute_as
             assert!(!placed.exists() && !ptd.exists());
             assert!(!dir.join("etscope_placed_weights.cpp").exists());
             // the placed program fitted with -o into its own folder is never removed
-            json(&[
-                "fit",
-                p(pte),
-                "--part",
-                part,
-                "--place",
-                "auto",
-                "-o",
-                p(&dir),
-                "--json",
-            ]);
+            advise_into_dir();
             let own = json(&["fit", p(&placed), "--part", part, "-o", p(&dir), "--json"]);
             assert!(own["removed"].is_null(), "{own}");
             assert!(placed.exists() && ptd.exists(), "{} on {part}", p(pte));
