@@ -116,6 +116,9 @@ pub fn run(
     );
     if let Some(p) = &placement {
         doc["placement"] = placement_json(&part, p, options.mhz, place.unwrap_or_default());
+        // the placed program's flash beside the program's: the external constants' entries
+        doc["placement"]["program_bytes"] = json!(base.program);
+        doc["placement"]["placed_program_bytes"] = json!(shown.program);
     }
     if let Some(dir) = out {
         let w = crate::firmware_files::write(
@@ -176,6 +179,13 @@ pub fn run(
     println!("part {}: {}", part.name, memory_note(&part, &options));
     if let Some(p) = &placement {
         print!("{}", render_placement(&part, p, options.mhz));
+        if shown.program > base.program {
+            println!(
+                "the placed program (its .pte and .ptd) takes {} B of flash, {} B more than the program: each moved constant's entry in the .ptd and its tensor table in the .pte",
+                shown.program,
+                shown.program - base.program
+            );
+        }
     }
     if let Some(w) = doc["written"].as_array() {
         for p in w {

@@ -182,6 +182,17 @@ fn placed_cortex_m_programs_read_their_moved_weights_from_the_ptd_and_compute_as
                 "{} on {part}",
                 p(pte)
             );
+            // fit --place counts the flash of the placed program it writes
+            assert_eq!(
+                d["placement"]["placed_program_bytes"].as_u64(),
+                Some(after + std::fs::metadata(&ptd).expect("ptd").len()),
+                "{}",
+                p(pte)
+            );
+            assert_eq!(
+                d["flash"]["program"],
+                d["placement"]["placed_program_bytes"]
+            );
             let flash = json(&["fit", p(&placed), "--part", part, "--json"]);
             assert_eq!(
                 flash["flash"]["program"].as_u64(),
