@@ -284,6 +284,18 @@ fn placement_bar(
             .small()
             .color(egui::Color32::GRAY),
     );
+    if p.placed.program > p.base.program {
+        // what `fit --place` says too: the external constants' entries cost flash
+        ui.label(
+            egui::RichText::new(format!(
+                "the placed program (its .pte and .ptd: File > Export for the firmware on the part) takes {} B of flash, {} B more than the program: each moved constant's entry",
+                p.placed.program,
+                p.placed.program - p.base.program
+            ))
+            .small()
+            .color(egui::Color32::GRAY),
+        );
+    }
     if let Some(why) = refusal {
         ui.colored_label(egui::Color32::from_rgb(240, 120, 90), why);
     }
