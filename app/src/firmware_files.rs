@@ -72,8 +72,7 @@ pub fn write(
     let mut binaries: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if let Some(pp) = &placed_program {
         let pte = dir.join(&name);
-        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
-        if same(&pte, path) {
+        if crate::siblings::same_file(&pte, path) {
             return Err(anyhow!(
                 "{}: -o {} is the program's own folder; the placed program would overwrite it",
                 path.display(),
@@ -128,7 +127,7 @@ fn remove_earlier_placed_program(dir: &Path, name: &str, input: &Path) -> Vec<St
     }
     let pte = dir.join(name);
     let ptd = crate::siblings::ptd_of(&pte);
-    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    let same = crate::siblings::same_file;
     if same(&pte, input) || crate::siblings::ptd_beside(input).is_some_and(|p| same(&ptd, &p)) {
         return removed;
     }

@@ -69,16 +69,19 @@ pub fn beside(program: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Whether `a` and `b` name the same file (equal, or the same once resolved).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (a.canonicalize(), b.canonicalize()),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 /// `given` plus the files beside each program in it, minus those already given and those in
 /// `declined` (removed by the user); returns the whole batch and the files that were added.
 pub fn with_files_beside(given: &[PathBuf], declined: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let same = |a: &Path, b: &Path| {
-        a == b
-            || matches!(
-                (a.canonicalize(), b.canonicalize()),
-                (Ok(x), Ok(y)) if x == y
-            )
-    };
+    let same = same_file;
     let mut batch = given.to_vec();
     let mut added = Vec::new();
     // inputs are per batch: one is enough, and one given wins over any found

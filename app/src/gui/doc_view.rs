@@ -71,6 +71,9 @@ pub struct DocView {
     pub cost: profile_tab::CostCache,
     /// Profile ▸ Compare with: this capture against another.
     pub capture_compare: Option<profile_tab::CaptureCompare>,
+    /// The core the program says it was lowered for (`Target::of_program`), read once: the
+    /// window asks every frame.
+    own_target: Option<etscope_core::kernels::Target>,
 }
 
 /// What a heat overlay was made of: the stage, the document's revision, and the estimate's core
@@ -171,7 +174,13 @@ impl DocView {
     /// The core the program's CMSIS-NN path stands for, where the program is a Cortex-M one
     /// (what the estimate and the lowering panel start on).
     pub fn program_core(&self) -> Option<etscope_core::cortex_m::Core> {
-        program_core(&self.doc)
+        self.own_target
+            .map(etscope_core::cortex_m::Core::standing_for)
+    }
+
+    /// The CMSIS-NN path of the core the program was lowered for, where it says one.
+    pub fn own_target(&self) -> Option<etscope_core::kernels::Target> {
+        self.own_target
     }
 
     pub fn new(doc: Document) -> DocView {
@@ -183,8 +192,15 @@ impl DocView {
             .map(etscope_viewer::profile_view::timeline)
             .unwrap_or_default();
         let arenas = doc.memory.as_ref().map_or(0, |m| m.arenas.len());
-        let core = program_core(&doc).unwrap_or(etscope_core::cortex_m::Core::M55);
+        let own_target = doc
+            .program
+            .as_ref()
+            .and_then(|p| etscope_core::kernels::Target::of_program(p, p.default_plan_index()));
+        let core = own_target
+            .map(etscope_core::cortex_m::Core::standing_for)
+            .unwrap_or(etscope_core::cortex_m::Core::M55);
         DocView {
+            own_target,
             heat: doc.profile.is_some(),
             heat_cache: None,
             heat_computed: 0,
@@ -384,11 +400,4 @@ impl EtscopeApp {
             }
         }
     }
-}
-
-/// The core `doc`'s program's CMSIS-NN path stands for, where its calls tell one.
-fn program_core(doc: &Document) -> Option<etscope_core::cortex_m::Core> {
-    let program = doc.program.as_ref()?;
-    etscope_core::kernels::Target::of_program(program, program.default_plan_index())
-        .map(etscope_core::cortex_m::Core::standing_for)
 }

@@ -29,20 +29,23 @@ const VERSIONS: [(CmsisNn, &str); 2] = [
 impl HostChoice {
     /// The device a host run of `program` models.
     pub fn device_for(&self, program: &Program) -> Device {
+        self.device_with_own(Target::of_program(program, program.default_plan_index()))
+    }
+
+    /// The device a host run models of a program lowered for `own` (where it says one).
+    pub fn device_with_own(&self, own: Option<Target>) -> Device {
         Device {
-            target: self
-                .target
-                .unwrap_or_else(|| Target::for_program(program, program.default_plan_index())),
+            target: self.target.or(own).unwrap_or_default(),
             cmsis_nn: self.cmsis_nn,
             libm: self.libm,
         }
     }
 
-    /// Two combo boxes: the core (naming what "the program's own" is for `program`) and the
-    /// CMSIS-NN version.
-    pub fn ui(&mut self, ui: &mut egui::Ui, program: Option<&Program>) {
+    /// Two combo boxes: the core (naming what "the program's own" is, `own`, for a document
+    /// with a program) and the CMSIS-NN version.
+    pub fn ui(&mut self, ui: &mut egui::Ui, own: Option<Option<Target>>) {
         ui.label("host runs as");
-        let own = program.map(|p| Target::for_program(p, p.default_plan_index()).name());
+        let own = own.map(|o| o.unwrap_or_default().name());
         let label = |t: Option<Target>| match (t, own) {
             (Some(t), _) => t.name().to_string(),
             (None, Some(o)) => format!("the program's own core: {o}"),

@@ -770,9 +770,13 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         .filter(|(i, d)| *i != active && d.doc.program.is_some())
         .map(|(i, d)| (i, d.doc.title.clone()))
         .collect();
-    let program = app.docs[active].doc.program.as_ref();
+    let own = app.docs[active]
+        .doc
+        .program
+        .is_some()
+        .then(|| app.docs[active].own_target());
     ui.horizontal(|ui| {
-        app.host.ui(ui, program);
+        app.host.ui(ui, own);
     });
     ui.horizontal(|ui| {
         app.host.libm_ui(ui);
@@ -852,7 +856,11 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         .id_salt(("inspector", node))
         .show(ui, |ui| {
             let graph = &dv.doc.stages[dv.stage].graph;
-            let device = dv.doc.program.as_ref().map(|p| app.host.device_for(p));
+            let device = dv
+                .doc
+                .program
+                .as_ref()
+                .map(|_| app.host.device_with_own(dv.own_target()));
             action = inspector_ui(ui, graph, node, dv.doc.program.as_ref(), device);
             if let Some(iid) = graph.nodes.get(node).and_then(|n| n.instruction_id) {
                 if let Some(row) = dv

@@ -264,9 +264,7 @@ fn a_placed_program_runs_on_the_board_with_every_output_as_unplaced_and_its_pool
     ) {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("etscope-cli-placed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = fresh_dir("cli-placed");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
     for (k, pte) in [
         tiny("model_int8_cortex_m55.pte"),

@@ -32,6 +32,7 @@ pub fn board_addresses(
         constant_at: Vec::new(),
     };
     let mut cursor: BTreeMap<&str, u64> = BTreeMap::new();
+    let widths = plan.constant_widths();
     for b in placement.moved() {
         let (ids, constants) = (b.memory_ids(), &b.constants);
         if ids.is_empty() && constants.is_empty() {
@@ -71,15 +72,6 @@ pub fn board_addresses(
         }
         // every value reading one of the block's constants reads the one copy, as wide as the
         // widest of them
-        let mut widest: BTreeMap<u32, u64> = BTreeMap::new();
-        for value in &plan.values {
-            if let EValue::Tensor(t) = value {
-                if t.is_constant() && constants.contains(&t.constant_id()) {
-                    let w = widest.entry(t.constant_id()).or_default();
-                    *w = (*w).max(t.nbytes);
-                }
-            }
-        }
         let mut copied: BTreeMap<u32, u32> = BTreeMap::new();
         for (v, value) in plan.values.iter().enumerate() {
             let EValue::Tensor(t) = value else {
@@ -91,7 +83,7 @@ pub fn board_addresses(
             let address = match copied.get(&t.constant_id()) {
                 Some(&a) => a,
                 None => {
-                    let a = take(widest.get(&t.constant_id()).copied().unwrap_or(t.nbytes))?;
+                    let a = take(widths.get(&t.constant_id()).copied().unwrap_or(t.nbytes))?;
                     copied.insert(t.constant_id(), a);
                     a
                 }

@@ -34,14 +34,10 @@ impl Spatial {
     }
 }
 
-/// Elements of a tensor (`None` when a size is negative or the product overflows).
-pub fn elements(t: &ValueInfo) -> Option<usize> {
-    t.elements()
-}
-
 /// Bytes of a tensor.
 pub fn bytes(t: &ValueInfo) -> Option<usize> {
-    elements(t)?.checked_mul(t.dtype.and_then(|d| d.element_size()).unwrap_or(1))
+    t.elements()?
+        .checked_mul(t.dtype.and_then(|d| d.element_size()).unwrap_or(1))
 }
 
 /// The sizes of a 4-D activation as NHWC.

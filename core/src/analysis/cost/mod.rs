@@ -35,8 +35,9 @@ pub use mix::Mix;
 
 use crate::formats::pte::{InstructionCall, Program};
 use crate::ir::call::CallView;
+use crate::ir::ValueInfo;
 use crate::kernels::cmsis::core_buffers;
-use call::{bytes, elements, spatial};
+use call::{bytes, spatial};
 
 /// What an estimate is, said wherever one is shown (CLI, JSON, the window).
 pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings, plus the wait states of the memory the data sits in where known (docs/cost-model.md); no code fetch, instruction cache or bus contention";
@@ -336,7 +337,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
     let out_elems = || {
         call.tensors()
             .last()
-            .and_then(|t| elements(t))
+            .and_then(|t| t.elements())
             .ok_or_else(shape)
     };
     match name {
@@ -371,7 +372,10 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
                 _ => (None, None),
             };
             let (cols, k) = (cols.ok_or_else(shape)?, k.ok_or_else(shape)?);
-            let input = call.tensor("input").and_then(elements).ok_or_else(shape)?;
+            let input = call
+                .tensor("input")
+                .and_then(ValueInfo::elements)
+                .ok_or_else(shape)?;
             Ok(cmsis_conv::linear(p, input / k.max(1), cols, k, false))
         }
         "cortex_m::quantized_batch_matmul" => {
@@ -444,7 +448,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
             Ok(cmsis_other::copy(
                 p,
                 b,
-                elements(out).unwrap_or(0) / last.max(1),
+                out.elements().unwrap_or(0) / last.max(1),
                 "pad (row copies)",
             ))
         }

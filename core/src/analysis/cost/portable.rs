@@ -2,7 +2,6 @@
 //! soft-float library on cores without one): priced per element or per MAC by the operator's
 //! category in the registry. A coarser model than the CMSIS-NN paths; the row says so.
 
-use super::call::elements;
 use super::mix::Mix;
 use super::{Priced, Pricer};
 use crate::dtype::ScalarType;
@@ -41,7 +40,7 @@ fn reduction(op: &str, ts: &[&ValueInfo]) -> Option<usize> {
         "addmm" | "baddbmm" | "linear" => last(1),
         "mm" | "bmm" | "matmul" => last(0),
         _ => ts.get(1).and_then(|t| {
-            let n = elements(t)?;
+            let n = t.elements()?;
             let o = usize::try_from(*t.shape.first()?).ok()?;
             n.checked_div(o)
         }),
@@ -56,8 +55,8 @@ pub fn price(p: &Pricer, call: &CallView<'_>, category: Category) -> Priced {
     // by its largest operand: an op with several outputs (batch norm's mean and invstd) lists
     // small tensors last
     let out_elems = match category {
-        Category::Convolution | Category::Linear => ts.last().and_then(|t| elements(t)),
-        _ => ts.iter().filter_map(|t| elements(t)).max(),
+        Category::Convolution | Category::Linear => ts.last().and_then(|t| t.elements()),
+        _ => ts.iter().filter_map(|t| t.elements()).max(),
     }
     .unwrap_or(0) as f64;
     let float = ts

@@ -120,19 +120,20 @@ pub fn placed_program(
     let mut entries: Vec<NamedEntry> = Vec::new();
     let mut moves: Vec<ExternalTensor> = Vec::new();
     let mut region_segments: Vec<(String, Range<usize>, Vec<String>)> = Vec::new();
+    // each constant's readers (value, tensor), in value order
+    let mut readers_of: BTreeMap<u32, Vec<(usize, &crate::formats::pte::Tensor)>> = BTreeMap::new();
+    for (v, value) in plan.values.iter().enumerate() {
+        if let EValue::Tensor(t) = value {
+            if t.is_constant() {
+                readers_of.entry(t.constant_id()).or_default().push((v, t));
+            }
+        }
+    }
     for region in &region_order {
         let first = segments.len();
         let mut keys = Vec::new();
         for &idx in by_region.get(region).into_iter().flatten() {
-            let readers: Vec<(usize, &crate::formats::pte::Tensor)> = plan
-                .values
-                .iter()
-                .enumerate()
-                .filter_map(|(v, value)| match value {
-                    EValue::Tensor(t) if t.is_constant() && t.constant_id() == idx => Some((v, t)),
-                    _ => None,
-                })
-                .collect();
+            let readers = readers_of.remove(&idx).unwrap_or_default();
             // the segment holds the largest read of the constant
             let Some(&(_, widest)) = readers.iter().max_by_key(|(_, t)| t.nbytes) else {
                 continue;

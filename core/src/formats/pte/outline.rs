@@ -95,6 +95,19 @@ impl std::fmt::Display for InstructionCall {
 }
 
 impl ExecutionPlan {
+    /// Each constant's data once ([`super::Tensor::constant_id`]) at its widest read: tensors
+    /// may share one (tied weights, views of a constant).
+    pub fn constant_widths(&self) -> BTreeMap<u32, u64> {
+        let mut widths: BTreeMap<u32, u64> = BTreeMap::new();
+        for t in self.values.iter().filter_map(EValue::as_tensor) {
+            if t.is_constant() {
+                let w = widths.entry(t.constant_id()).or_default();
+                *w = (*w).max(t.nbytes);
+            }
+        }
+        widths
+    }
+
     /// What main-chain instruction `iid` calls (`None` past the chain, or for a call whose
     /// operator or delegate index is out of the tables).
     pub fn instruction_call(&self, iid: usize) -> Option<InstructionCall> {
@@ -234,17 +247,13 @@ impl Program {
         }
         let mut value_kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
         let (mut constants, mut external, mut planned) = (0usize, 0usize, 0usize);
-        // tensors may share one constant buffer (tied weights, views of a constant): count
-        // each buffer once, at its largest use
-        let mut buffers: BTreeMap<u32, u64> = BTreeMap::new();
+        let buffers = plan.constant_widths();
         for v in &plan.values {
             *value_kinds.entry(v.kind()).or_default() += 1;
             if let EValue::Tensor(t) = v {
                 if t.is_constant() {
                     constants += 1;
                     external += usize::from(t.external_key().is_some());
-                    let slot = buffers.entry(t.constant_id()).or_default();
-                    *slot = (*slot).max(t.nbytes);
                 } else if t.allocation.is_some() {
                     planned += 1;
                 }

@@ -13,7 +13,7 @@
 //! up, laid out at ExecuTorch's default segment alignment (128; a program exported with a larger
 //! `segment_alignment` comes back 128-aligned, which ExecuTorch's runtime does not check).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use flatbuffers::FlatBufferBuilder;
 
@@ -230,12 +230,12 @@ pub fn with_external_constants(
         .min()
         .unwrap_or(16);
     let mut new_constants: Vec<u8> = Vec::with_capacity(old_constants.len());
-    let mut placed: Vec<(u64, u64)> = Vec::new(); // old offset → new offset
+    let mut placed: BTreeMap<u64, u64> = BTreeMap::new(); // old offset → new offset
     for (k, &off) in old_offsets.iter().enumerate().skip(1) {
         let keep = still_read.contains(&(k as u32));
         let new_off = if !keep {
             0
-        } else if let Some(&(_, n)) = placed.iter().find(|(o, _)| *o == off) {
+        } else if let Some(&n) = placed.get(&off) {
             n
         } else {
             let n = round_up(new_constants.len() as u64, constant_align);
@@ -246,7 +246,7 @@ pub fn with_external_constants(
                 .ok_or_else(|| invalid(format!("constant {k} lies outside its segment")))?;
             new_constants.resize(n as usize, 0);
             new_constants.extend_from_slice(data);
-            placed.push((off, n));
+            placed.insert(off, n);
             n
         };
         patch::put(WHAT, &mut out, offsets_at + 8 * k, &new_off.to_le_bytes())?;

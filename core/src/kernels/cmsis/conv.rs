@@ -91,6 +91,28 @@ pub(super) fn activation_in(
     Ok(Nhwc { dims, data })
 }
 
+/// A convolution's `input` (NHWC), `weight` and optional `bias` (int32), read by name.
+fn conv_operands<'c>(
+    ctx: &'c Ctx<'_>,
+    args: &[usize],
+    act: Act,
+) -> Result<
+    (
+        Nhwc,
+        &'c crate::kernels::value::HostTensor,
+        Option<Vec<i32>>,
+    ),
+    RuntimeError,
+> {
+    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
+    let weight = ctx.tensor(args, ctx.named("weight")?)?;
+    let bias = ctx
+        .opt_tensor(args, ctx.named("bias")?)?
+        .map(|b| i32s(ctx, b))
+        .transpose()?;
+    Ok((input, weight, bias))
+}
+
 /// The out activation's NHWC dims (checked against the op's layout).
 pub(super) fn activation_out(
     ctx: &Ctx<'_>,
@@ -389,12 +411,7 @@ pub fn conv2d(
     depthwise: bool,
     act: Act,
 ) -> Result<(), RuntimeError> {
-    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
-    let weight = ctx.tensor(args, ctx.named("weight")?)?;
-    let bias = ctx
-        .opt_tensor(args, ctx.named("bias")?)?
-        .map(|b| i32s(ctx, b))
-        .transpose()?;
+    let (input, weight, bias) = conv_operands(ctx, args, act)?;
     let win = window(ctx, args)?;
     let depth_multiplier = if depthwise {
         Some(ctx.int(args, ctx.named("depth_multiplier")?)?.max(1) as usize)
@@ -594,12 +611,7 @@ pub fn transpose_conv_rolling(t: &TransposeConv<'_>, out: &mut [i8]) {
 /// act_max, scratch, output_scratch, out)`: `arm_transpose_conv_wrapper_s8` of the device's
 /// CMSIS-NN version.
 pub fn transpose_conv2d(ctx: &mut Ctx<'_>, args: &[usize], act: Act) -> Result<(), RuntimeError> {
-    let input = activation_in(ctx, args, ctx.named("input")?, act)?;
-    let weight = ctx.tensor(args, ctx.named("weight")?)?;
-    let bias = ctx
-        .opt_tensor(args, ctx.named("bias")?)?
-        .map(|b| i32s(ctx, b))
-        .transpose()?;
+    let (input, weight, bias) = conv_operands(ctx, args, act)?;
     let (s, p) = (
         ctx.window_ints(args, ctx.named("stride")?)?,
         ctx.window_ints(args, ctx.named("padding")?)?,
