@@ -42,8 +42,15 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            // One line: "etscope: error: <file>: <what is wrong>".
-            eprintln!("etscope: error: {e:#}");
+            // One line: "etscope: error: <file>: <what is wrong>"; a message of several lines
+            // (a FlatBuffers verifier's trace of where it looked) is folded into it
+            let text = format!("{e:#}");
+            let folded: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("etscope: error: {}", folded.join("; "));
             let code = if e.downcast_ref::<etscope::cli::CannotRun>().is_some() {
                 etscope::cli::CannotRun::EXIT_CODE
             } else if e

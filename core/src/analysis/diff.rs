@@ -784,18 +784,16 @@ fn compare(
     let (xa, xb, _) = aligned(ga, ia, a, gb, ib, b)?;
     let mut m = metrics(&xa, &xb);
     if a.dtype.is_integer() && b.dtype.is_integer() && a.dtype == b.dtype {
-        let (ra, rb) = (
-            a.to_f64().map_err(|e| e.to_string())?,
-            b.to_f64().map_err(|e| e.to_string())?,
-        );
-        let one = ra
+        // `aligned` gives both sides' integer codes, element against element in the model's
+        // order: the codes compared as the other metrics compare them, not as stored
+        let one = xa
             .iter()
-            .zip(&rb)
+            .zip(&xb)
             .filter(|(x, y)| (*x - *y).abs() == 1.0)
             .count();
-        let more = ra
+        let more = xa
             .iter()
-            .zip(&rb)
+            .zip(&xb)
             .filter(|(x, y)| (*x - *y).abs() > 1.0)
             .count();
         m.off_by_one = Some(one);
