@@ -22,6 +22,7 @@ typedef struct {
   tview t;
   double *v;
   double one;
+  uint8_t scalar; /* 0 for a tensor, else the scalar's kind (V_INT, V_DOUBLE, V_BOOL) */
 } operand;
 
 /* ---- portable_tensor.c ---- */

@@ -275,14 +275,59 @@ int glu_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, k);
 }
 
-/* rsub.Scalar_out(self, other, alpha, out): other - alpha * self; floor_divide.out: floor(a / b);
- * both as the host's `math::binary` (float32 operands for a float32 out) */
+/* The type a binary operator computes in, as the host's `math::compute_type`: double where a
+ * double tensor leads, float32 where any operand is a float (a float scalar lifts an integer
+ * tensor to float32), else integer. */
+enum { CT_INTEGER, CT_F32, CT_F64 };
+static int compute_type(const operand *x, const operand *y) {
+  int y_tensor = !y->scalar, all_0d = x->t.rank == 0 && (!y_tensor || y->t.rank == 0);
+  if ((is_double(&x->t) && (all_0d || x->t.rank)) || (y_tensor && is_double(&y->t) && (all_0d || y->t.rank)))
+    return CT_F64;
+  if (is_float(&x->t) || is_double(&x->t) || (y_tensor && (is_float(&y->t) || is_double(&y->t))) ||
+      y->scalar == V_DOUBLE)
+    return CT_F32;
+  return CT_INTEGER;
+}
+
+/* utils::floor_divide of the portable kernels in float32 and in double: (a - fmod(a, b)) / b,
+ * one less where the remainder's sign differs from the divisor's; +-infinity (the sign of a)
+ * for a zero divisor */
+static float floor_divide_f32(float a, float b) {
+  if (b == 0.0f) return signbit(a) ? -INFINITY : INFINITY;
+  float m = fmodf(a, b), div = (a - m) / b;
+  return m != 0.0f && (signbit(b) != 0) != (signbit(m) != 0) ? div - 1.0f : div;
+}
+static double floor_divide_f64(double a, double b) {
+  if (b == 0.0) return signbit(a) ? -INFINITY : INFINITY;
+  double m = fmod(a, b), div = (a - m) / b;
+  return m != 0.0 && (signbit(b) != 0) != (signbit(m) != 0) ? div - 1.0 : div;
+}
+
+/* a / b rounded (trunc or floor) in the compute type, as div.out_mode and floor_divide.out;
+ * an integer zero divisor sets *by_zero */
+static double rounded_quotient(double p, double q, int ct, int floor_mode, int *by_zero) {
+  if (ct == CT_F64) return floor_mode ? floor_divide_f64(p, q) : trunc(p / q);
+  if (ct == CT_F32) return floor_mode ? (double)floor_divide_f32((float)p, (float)q) : (double)truncf((float)p / (float)q);
+  int64_t a = (int64_t)p, b = (int64_t)q;
+  if (b == 0) {
+    *by_zero = 1;
+    return 0.0;
+  }
+  if (b == -1) return (double)(int64_t)(0u - (uint64_t)a); /* wraps as the host's wrapping_div */
+  int64_t quotient = a / b;
+  int floor = floor_mode && (a < 0) != (b < 0) && a % b != 0;
+  return (double)(floor ? quotient - 1 : quotient);
+}
+
+/* rsub.Scalar_out(self, other, alpha, out): other - alpha * self (float32 operands for a float32
+ * out, as the host's `math::binary`); floor_divide.out: rounded_quotient */
 int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
   operand x, y;
   tview o;
   if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
     return -1;
   double alpha = op == OP_RSUB ? scalar(val(a, n, 2)) : 1.0;
+  int ct = compute_type(&x, &y), by_zero = 0;
   uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
   double *r = iy ? new_values(o.numel) : 0;
   if (!r) return -1;
@@ -292,9 +337,10 @@ int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
       p = (double)(float)p;
       q = (double)(float)q;
     }
-    double e = op == OP_RSUB ? q - alpha * p : floor(p / q);
+    double e = op == OP_RSUB ? q - alpha * p : rounded_quotient(p, q, ct, 1, &by_zero);
     r[i] = is_float(&o) ? (double)(float)e : e;
   }
+  if (by_zero) return fail("floor_divide: integer division by zero");
   return store(out_of(a, n), r, o.numel);
 }
 
@@ -327,7 +373,7 @@ int div_mode_op(const uint32_t *a, uint32_t n) {
   if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
     return -1;
   const value_rec *m = val(a, n, 2);
-  int trunc_mode = is_string(m, "trunc"), floor_mode = is_string(m, "floor");
+  int trunc_mode = is_string(m, "trunc"), floor_mode = is_string(m, "floor"), ct = compute_type(&x, &y), by_zero = 0;
   if (m && m->kind == V_STRING && !trunc_mode && !floor_mode && m->off != 0) return fail("div: an unknown rounding mode");
   uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
   double *r = iy ? new_values(o.numel) : 0;
@@ -338,11 +384,10 @@ int div_mode_op(const uint32_t *a, uint32_t n) {
       p = (double)(float)p;
       q = (double)(float)q;
     }
-    double e = p / q;
-    if (trunc_mode) e = trunc(e);
-    if (floor_mode) e = floor(e);
+    double e = trunc_mode || floor_mode ? rounded_quotient(p, q, ct, floor_mode, &by_zero) : p / q;
     r[i] = is_float(&o) ? (double)(float)e : e;
   }
+  if (by_zero) return fail("div: integer division by zero");
   return store(out_of(a, n), r, o.numel);
 }
 

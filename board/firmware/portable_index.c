@@ -261,7 +261,8 @@ int scatter_op(uint32_t op, const uint32_t *a, uint32_t n) {
     }
     double sval = src ? (from < (int64_t)sv.numel ? src[from] : NAN) : value;
     if (at < (int64_t)x.numel && (!src || from < (int64_t)sv.numel))
-      v[at] = op == OP_SCATTER_ADD ? v[at] + sval : sval;
+      /* float32 sums round at every add, as the kernel's out[i] += src[j] */
+      v[at] = op != OP_SCATTER_ADD ? sval : is_float(&x) ? (double)((float)v[at] + (float)sval) : v[at] + sval;
     next_index(&ix, idx);
   }
   return store(out_of(a, n), v, x.numel);

@@ -82,9 +82,59 @@ int linear_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, rows * outs);
 }
 
+/* The transposed convolution of convolution.out, 2-D or 1-D, weight [C_in, C_out / groups, KH, KW],
+ * as the portable kernel sums it: every output starts at its bias, then each input pixel
+ * scatters its taps into it, input row, input column, input channel, kernel row, kernel column
+ * in that order, in float32. */
+static int transposed_convolution(const uint32_t *a, uint32_t n, const tview *x, const double *xv, const tview *w,
+                                  const double *wv, const tview *b, const double *bv) {
+  int one_d = x->rank == 3 && w->rank == 3;
+  if (!one_d && (x->rank != 4 || w->rank != 4)) return fail("convolution: 3-D or 4-D tensors");
+  int32_t N = x->size[0], C = x->size[1], H = one_d ? 1 : x->size[2], W = x->size[one_d ? 2 : 3];
+  int32_t CI = w->size[0], OCG = w->size[1], KH = one_d ? 1 : w->size[2], KW = w->size[one_d ? 2 : 3];
+  int32_t sh = one_d ? 1 : (int32_t)window(val(a, n, 3), 0, 1), sw = (int32_t)window(val(a, n, 3), one_d ? 0 : 1, 1);
+  int32_t ph = one_d ? 0 : (int32_t)window(val(a, n, 4), 0, 0), pw = (int32_t)window(val(a, n, 4), one_d ? 0 : 1, 0);
+  int32_t dh = one_d ? 1 : (int32_t)window(val(a, n, 5), 0, 1), dw = (int32_t)window(val(a, n, 5), one_d ? 0 : 1, 1);
+  int32_t oph = one_d ? 0 : (int32_t)window(val(a, n, 7), 0, 0), opw = (int32_t)window(val(a, n, 7), one_d ? 0 : 1, 0);
+  int64_t groups = ival(val(a, n, 8));
+  if (groups < 1) groups = 1;
+  if (sh <= 0 || sw <= 0 || CI != C || C % groups) return fail("convolution: input, weight and groups do not fit");
+  int32_t ICG = C / (int32_t)groups, OC = OCG * (int32_t)groups;
+  int32_t OH = (H - 1) * sh - 2 * ph + dh * (KH - 1) + oph + 1, OW = (W - 1) * sw - 2 * pw + dw * (KW - 1) + opw + 1;
+  if (H < 1 || W < 1 || OH <= 0 || OW <= 0) return fail("convolution: the transposed output is empty");
+  if (b && b->numel != (uint32_t)OC) return fail("convolution: the bias does not match the output channels");
+  uint32_t plane = (uint32_t)OH * (uint32_t)OW, total = (uint32_t)N * (uint32_t)OC * plane;
+  float *acc = (float *)scratch(total * 4u + 4u);
+  double *r = new_values(total);
+  if (!acc || !r) return fail("convolution: larger than the board's work memory");
+  for (uint32_t k = 0; k < total; k++) acc[k] = bv ? (float)bv[(k / plane) % (uint32_t)OC] : 0.0f;
+  for (int32_t bn = 0; bn < N; bn++)
+    for (int32_t o = 0; o < OC; o++) {
+      int32_t g = o / OCG, j = o % OCG;
+      float *dst = acc + ((uint32_t)bn * (uint32_t)OC + (uint32_t)o) * plane;
+      for (int32_t iy = 0; iy < H; iy++)
+        for (int32_t ix = 0; ix < W; ix++)
+          for (int32_t i = g * ICG; i < (g + 1) * ICG; i++) {
+            float xval = (float)xv[(((int64_t)bn * C + i) * H + iy) * W + ix];
+            for (int32_t ky = 0; ky < KH; ky++) {
+              int32_t y = iy * sh + ky * dh - ph;
+              if (y < 0 || y >= OH) continue;
+              for (int32_t kx = 0; kx < KW; kx++) {
+                int32_t xo = ix * sw + kx * dw - pw;
+                if (xo < 0 || xo >= OW) continue;
+                dst[y * OW + xo] += xval * (float)wv[(((int64_t)i * OCG + j) * KH + ky) * KW + kx];
+              }
+            }
+          }
+    }
+  for (uint32_t k = 0; k < total; k++) r[k] = (double)acc[k];
+  return store(out_of(a, n), r, total);
+}
+
 /* convolution.out(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
- * groups, out), 2-D or 1-D: each output starts at its bias and adds weight × input in input
- * channel, kernel row, kernel column order, in float32. */
+ * groups, out), 2-D or 1-D: each output starts at zero, adds weight × input in input channel,
+ * kernel row, kernel column order, and adds its bias last, in float32, as the portable kernel's
+ * conv2d_impl does. */
 int convolution_op(const uint32_t *a, uint32_t n) {
   tview x, w, b;
   double *xv = load(val(a, n, 0), &x), *wv = xv ? load(val(a, n, 1), &w) : 0;
@@ -92,8 +142,8 @@ int convolution_op(const uint32_t *a, uint32_t n) {
   const value_rec *bvr = val(a, n, 2);
   double *bv = bvr && bvr->kind == V_TENSOR ? load(bvr, &b) : 0;
   if (bvr && bvr->kind == V_TENSOR && !bv) return -1;
-  if (ival(val(a, n, 6))) return fail("convolution: transposed convolution is not implemented");
   if (!is_float(&x) || !is_float(&w)) return fail("convolution: float tensors only");
+  if (ival(val(a, n, 6))) return transposed_convolution(a, n, &x, xv, &w, wv, bv ? &b : 0, bv);
   int one_d = x.rank == 3 && w.rank == 3;
   if (!one_d && (x.rank != 4 || w.rank != 4)) return fail("convolution: 3-D or 4-D tensors");
   int32_t N = x.size[0], C = x.size[1], H = one_d ? 1 : x.size[2], W = x.size[one_d ? 2 : 3];
@@ -116,7 +166,7 @@ int convolution_op(const uint32_t *a, uint32_t n) {
       int32_t g = o / OCG;
       for (int32_t y = 0; y < OH; y++)
         for (int32_t xo = 0; xo < OW; xo++) {
-          float acc = bv ? (float)bv[o] : 0.0f;
+          float acc = 0.0f;
           for (int32_t ic = 0; ic < ICG; ic++) {
             int32_t cin = g * ICG + ic;
             const double *src = xv + ((int64_t)bn * C + cin) * H * W;
@@ -131,6 +181,7 @@ int convolution_op(const uint32_t *a, uint32_t n) {
               }
             }
           }
+          if (bv) acc += (float)bv[o];
           r[k++] = (double)acc;
         }
     }
@@ -179,8 +230,9 @@ int layer_norm_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 7), rstds, rows);
 }
 
-/* native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out, mean, rstd), in the
- * host's float32 steps */
+/* native_group_norm.out(input, weight?, bias?, N, C, HxW, group, eps, out, mean, rstd), as the
+ * portable kernel: the sum and the sum of squares in float32, the mean, E[x^2] - mean^2, the
+ * reciprocal standard deviation and scale * x + shift in double, rounded to float32 */
 int group_norm_op(const uint32_t *a, uint32_t n) {
   tview x, tw, tb;
   double *xv = load(val(a, n, 0), &x);
@@ -193,7 +245,7 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
   if (C < 0) C = 0;
   if (HW < 0) HW = 0;
   if (G < 1) G = 1;
-  float eps = (float)dval(val(a, n, 7));
+  double eps = dval(val(a, n, 7));
   if (C % G || (uint64_t)(N * C * HW) != x.numel) return fail("group_norm: sizes do not fit the input");
   int64_t cg = C / G, count = cg * HW;
   double *out = new_values(x.numel), *means = new_values((uint32_t)(N * G)), *rstds = new_values((uint32_t)(N * G));
@@ -202,25 +254,24 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < G; g++) {
       int64_t base = (b * C + g * cg) * HW;
-      float sum = 0.0f;
-      double sq = 0.0;
+      float sum = 0.0f, sq = 0.0f;
       for (int64_t k = 0; k < count; k++) {
         float f = (float)xv[base + k];
         sum = sum + f;
-        sq = sq + (double)(f * f);
+        sq = sq + f * f;
       }
-      float nn = (float)(count > 0 ? count : 1), mean = sum / nn, var = (float)sq / nn - mean * mean;
-      float rstd = (float)(1.0 / (double)sqrtf(var + eps));
-      means[q] = mean;
-      rstds[q++] = rstd;
+      double nn = (double)(count > 0 ? count : 1), mean = (double)sum / nn, var = (double)sq / nn - mean * mean;
+      double rstd = 1.0 / sqrt(var + eps);
+      means[q] = (double)(float)mean;
+      rstds[q++] = (double)(float)rstd;
       for (int64_t ch = 0; ch < cg; ch++) {
         int64_t channel = g * cg + ch, at0 = base + ch * HW;
         if (!wv && !bv) {
-          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(((float)xv[at0 + k] - mean) * rstd);
+          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(float)((xv[at0 + k] - mean) * rstd);
         } else {
-          float w = wv ? (float)wv[channel] : 1.0f, bb = bv ? (float)bv[channel] : 0.0f;
-          float scale = rstd * w, shift = -scale * mean + bb;
-          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(scale * (float)xv[at0 + k] + shift);
+          double w = wv ? wv[channel] : 1.0, bb = bv ? bv[channel] : 0.0;
+          double scale = rstd * w, shift = -scale * mean + bb;
+          for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(float)(scale * xv[at0 + k] + shift);
         }
       }
     }
@@ -285,8 +336,9 @@ int distance_op(uint32_t op, const uint32_t *a, uint32_t n) {
 }
 
 /* _native_batch_norm_legit_no_training.out(input, weight?, bias?, mean, var, momentum, eps, out,
- * save_mean, save_invstd): per channel (x - mean) / sqrt(var + eps), scaled and shifted, in
- * float32 as the host */
+ * save_mean, save_invstd): as the portable kernel, per channel invstd = 1 / sqrt(var + eps) in
+ * double (eps is a double), then (x - mean) * invstd * weight + bias in float32, weight 1 and
+ * bias 0 when absent */
 int batch_norm_op(const uint32_t *a, uint32_t n) {
   tview x, tw, tb, tm, tv;
   double *xv = load(val(a, n, 0), &x);
@@ -298,14 +350,12 @@ int batch_norm_op(const uint32_t *a, uint32_t n) {
   if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with channels");
   uint32_t c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
   if (tm.numel != c || tv.numel != c || (wv && tw.numel != c) || (bv && tb.numel != c)) return fail("batch norm: statistics do not match the channels");
-  float eps = (float)dval(val(a, n, 6));
+  double eps = dval(val(a, n, 6));
   for (uint32_t i = 0; i < x.numel; i++) {
     uint32_t ch = (i / (inner ? inner : 1u)) % c;
-    float inv = 1.0f / sqrtf((float)vv[ch] + eps);
-    float y = ((float)xv[i] - (float)mv[ch]) * inv;
-    if (wv) y *= (float)wv[ch];
-    if (bv) y += (float)bv[ch];
-    xv[i] = (double)y;
+    float inv = (float)(1.0 / sqrt((double)(float)vv[ch] + eps));
+    float w = wv ? (float)wv[ch] : 1.0f, b = bv ? (float)bv[ch] : 0.0f;
+    xv[i] = (double)(((float)xv[i] - (float)mv[ch]) * inv * w + b);
   }
   return store(val(a, n, 7), xv, x.numel);
 }

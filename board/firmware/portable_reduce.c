@@ -114,6 +114,35 @@ static int group_variance(const double *v, const tview *x, uint32_t mask, uint32
   return 0;
 }
 
+/* Per-group mean and variance as ExecuTorch's portable var and var_mean compute them for a
+ * float32 out tensor: the sum, the mean and the sum of squared deviations in float32, the
+ * variance that sum over the double n - correction; both NaN where that is not positive. -1
+ * when the work memory is too small. */
+static int group_variance_f32(const double *v, const tview *x, uint32_t mask, uint32_t groups, uint32_t per,
+                              double c, double **mean_out, double **var_out) {
+  float *sum = (float *)scratch(groups * 8u + 8u);
+  uint32_t *gi = group_indices(x, mask);
+  double *mean = new_values(groups), *var = new_values(groups);
+  if (!sum || !gi || !mean || !var) return -1;
+  float *sum2 = sum + groups;
+  for (uint32_t g = 0; g < groups; g++) sum[g] = sum2[g] = 0.0f;
+  for (uint32_t i = 0; i < x->numel; i++) sum[gi[i]] += (float)v[i];
+  double den = (double)per - c;
+  for (uint32_t g = 0; g < groups; g++) sum[g] = sum[g] / (float)per;
+  for (uint32_t i = 0; i < x->numel; i++) {
+    float dlt = (float)v[i] - sum[gi[i]];
+    sum2[gi[i]] += dlt * dlt;
+  }
+  for (uint32_t g = 0; g < groups; g++) {
+    int undefined = per == 0 || den <= 0.0;
+    var[g] = undefined ? NAN : (double)sum2[g] / den;
+    mean[g] = undefined ? NAN : (double)sum[g];
+  }
+  *mean_out = mean;
+  *var_out = var;
+  return 0;
+}
+
 /* mean.out / sum.IntList_out / amax.out / amin.out / argmax.out / argmin.out / any / prod and
  * the whole-tensor `_ALL` forms: each out element reduces its group in logical order (float32
  * sums on float32 input; NaN-propagating extremes; the first index of an extreme, a NaN
@@ -160,7 +189,16 @@ int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
         break;
       case OP_MAX_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmax(acc[g], e); break;
       case OP_AMIN: case OP_MIN_ALL: acc[g] = e != e || acc[g] != acc[g] ? NAN : fmin(acc[g], e); break;
-      case OP_PROD: case OP_PROD_ALL: acc[g] *= e; break;
+      case OP_PROD: case OP_PROD_ALL: /* in the out tensor's type, as ExecuTorch multiplies */
+        if (is_float(&o))
+          acc[g] = (double)((float)acc[g] * (float)e);
+        else if (o.dt == ST_LONG)
+          acc[g] = (double)(int64_t)((uint64_t)(int64_t)acc[g] * (uint64_t)(int64_t)e);
+        else if (o.dt == ST_INT)
+          acc[g] = (double)(int32_t)((uint32_t)(int32_t)acc[g] * (uint32_t)(int32_t)e);
+        else
+          acc[g] *= e;
+        break;
       case OP_ANY: case OP_ANY_ALL: acc[g] = acc[g] != 0.0 || e != 0.0 ? 1.0 : 0.0; break;
       case OP_ARGMAX: case OP_ARGMIN: {
         uint32_t k = seen[g]++;
@@ -233,20 +271,8 @@ int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   if (groups != o.numel) return fail("var: the out tensor does not fit");
   double *mean = 0, *var = 0;
   if (is_float(&o)) {
-    float *sum = (float *)scratch(groups * 8u + 8u);
-    uint32_t *gi = group_indices(&x, mask);
-    var = new_values(groups);
-    if (!sum || !gi || !var) return fail("var: larger than the board's work memory");
-    float *sum2 = sum + groups;
-    for (uint32_t g = 0; g < groups; g++) sum[g] = sum2[g] = 0.0f;
-    for (uint32_t i = 0; i < x.numel; i++) sum[gi[i]] += (float)v[i];
-    double den = (double)per - c;
-    for (uint32_t g = 0; g < groups; g++) sum[g] = sum[g] / (float)per;
-    for (uint32_t i = 0; i < x.numel; i++) {
-      float dlt = (float)v[i] - sum[gi[i]];
-      sum2[gi[i]] += dlt * dlt;
-    }
-    for (uint32_t g = 0; g < groups; g++) var[g] = per == 0 || den <= 0.0 ? NAN : (double)sum2[g] / den;
+    if (group_variance_f32(v, &x, mask, groups, per, c, &mean, &var))
+      return fail("var: larger than the board's work memory");
     return store(out_of(a, n), var, groups);
   }
   if (group_variance(v, &x, mask, groups, per, c, &mean, &var)) return fail("var: larger than the board's work memory");
@@ -289,7 +315,8 @@ int extreme_dim_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store(val(a, n, 4), idxs, c);
 }
 
-/* var_mean.correction_out(self, dim?, correction?, keepdim, var, mean) */
+/* var_mean.correction_out(self, dim?, correction?, keepdim, var, mean): as var, with the mean;
+ * both NaN where n - correction is not positive */
 int var_mean_op(const uint32_t *a, uint32_t n) {
   tview x;
   double *v = load(val(a, n, 0), &x);
@@ -300,8 +327,13 @@ int var_mean_op(const uint32_t *a, uint32_t n) {
   const int64_t *dims = list(val(a, n, 1), &nd);
   if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
   double *mean = 0, *var = 0;
-  if (group_variance(v, &x, mask, groups, per, c, &mean, &var))
-    return fail("var_mean: larger than the board's work memory");
+  tview o;
+  if (view_of(val(a, n, 4), &o)) return -1;
+  int failed = is_float(&o) ? group_variance_f32(v, &x, mask, groups, per, c, &mean, &var)
+                            : group_variance(v, &x, mask, groups, per, c, &mean, &var);
+  if (failed) return fail("var_mean: larger than the board's work memory");
+  if (!is_float(&o) && (per == 0 || (double)per - c <= 0.0))
+    for (uint32_t g = 0; g < groups; g++) mean[g] = var[g] = NAN;
   if (store(val(a, n, 4), var, groups)) return -1;
   return store(val(a, n, 5), mean, groups);
 }

@@ -192,12 +192,14 @@ uint32_t product(const int32_t *s, uint32_t from, uint32_t to) {
 
 int operand_of(const value_rec *v, operand *o) {
   if (v && v->kind == V_TENSOR) {
+    o->scalar = 0;
     o->v = load(v, &o->t);
     return o->v ? 0 : -1;
   }
   if (!v || (v->kind != V_INT && v->kind != V_DOUBLE && v->kind != V_BOOL))
     return fail("portable: an operand is neither a tensor nor a scalar");
   o->one = scalar(v);
+  o->scalar = (uint8_t)v->kind;
   o->v = &o->one;
   o->t.rank = 0;
   o->t.numel = 1;

@@ -19,36 +19,6 @@ use etscope_core::runtime::{RunOptions, Runtime, RuntimeError, Target};
 use etscope_core::tensor::TensorData;
 use etscope_core::ScalarType;
 
-/// The operators ExecuTorch's x86 wheel runs with its optimized kernels
-/// (`kernels/optimized/optimized.yaml`, ExecuTorch 1.4 and 1.5): vectorized, other summation
-/// orders, polynomial `erf`; no Cortex-M build runs them, so etscope models the portable kernels
-/// and a program with one of these is compared within `OPTIMIZED_TOLERANCE` when not bit for bit.
-const OPTIMIZED_IN_THE_X86_WHEEL: &[&str] = &[
-    "_fft_c2r.out",
-    "_fft_r2c.out",
-    "_log_softmax.out",
-    "add.out",
-    "add.Scalar_out",
-    "bmm.out",
-    "div.out",
-    "div.Scalar_out",
-    "elu.out",
-    "exp.out",
-    "gelu.out",
-    "grid_sampler_2d.out",
-    "le.Scalar_out",
-    "le.Tensor_out",
-    "linear.out",
-    "mm.out",
-    "mul.out",
-    "mul.Scalar_out",
-    "native_layer_norm.out",
-    "sub.out",
-    "sum.IntList_out",
-    "sub.Scalar_out",
-    "where.self_out",
-];
-
 /// |etscope − ExecuTorch| ≤ this × max(1, |ExecuTorch|), for programs with an optimized kernel.
 const OPTIMIZED_TOLERANCE: f64 = 1e-5;
 
@@ -135,13 +105,7 @@ fn replay(dir: &Path) -> Outcome {
     let Some(methods) = case["methods"].as_object() else {
         return Outcome::Differs("case.json names no methods".into());
     };
-    let optimized: Vec<String> = program
-        .plans
-        .iter()
-        .flat_map(|p| &p.operators)
-        .map(|o| format!("{}.{}", o.name.trim_start_matches("aten::"), o.overload))
-        .filter(|o| OPTIMIZED_IN_THE_X86_WHEEL.contains(&o.as_str()))
-        .collect();
+    let optimized = common::optimized_in_the_x86_wheel(&program);
     let (mut within, mut nearer) = (false, false);
     for (name, calls) in methods {
         let Some(plan) = program.plan_index(name) else {

@@ -270,8 +270,8 @@ impl Assembler {
     /// Operator events are named `native_call_<op>` from what each instruction calls
     /// ([`etscope_core::formats::pte::Program::instruction_calls`]), as ExecuTorch names them.
     /// Times are in nanoseconds when the target declared its tick rate (what ExecuTorch's
-    /// Inspector reads by default, and what etscope shows without a rate of its own), in the
-    /// target's ticks when it did not.
+    /// Inspector reads by default, and what etscope shows without a rate of its own), and every
+    /// run says so ([`crate::declared_clock`]); in the target's ticks when it did not.
     pub fn to_etdump(&self, calls: &[InstructionCall]) -> (ETDump, Vec<u8>) {
         let to_ns = ticks_to_ns(self.target().map(|t| t.tick_hz));
         let names: Vec<String> = calls
@@ -343,6 +343,12 @@ impl Assembler {
                 allocators: Vec::new(),
                 events,
             });
+        }
+        // nanoseconds, and whose: said inside the file, so a copy without its raw stream keeps it
+        if let Some(t) = self.target().filter(|t| t.tick_hz > 0) {
+            for r in &mut runs {
+                crate::declared_clock::declare(r, t);
+            }
         }
         (ETDump { version: 0, runs }, debug)
     }

@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod capture;
 pub mod chip;
+pub mod declared_clock;
 pub mod elf;
 pub mod framing;
 pub mod replay;

@@ -56,21 +56,18 @@ pub fn run(args: ProfileRun<'_>) -> Result<()> {
     let emulated = target
         .as_ref()
         .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core));
-    let declared = match ticks_per_us {
-        Some(_) => None,
-        None => target.as_ref().map(|t| t.tick_hz),
-    };
-    if let (Some(hz), false) = (declared, as_json) {
+    let rate = load::capture_rate(etdump, ticks_per_us, target.as_ref())?;
+    if let (Some(t), None, false) = (&target, ticks_per_us, as_json) {
         eprintln!(
-            "times in µs: {} was captured from a {hz} Hz clock and stores nanoseconds (its raw stream {} says so)",
+            "times in µs: {} was captured from a {} Hz clock and stores nanoseconds (as it declares)",
             etdump.display(),
-            etscope_profiler::session::capture_paths(etdump).2.display()
+            t.tick_hz
         );
     }
     if emulated && !as_json {
         println!("times: {}", etscope_viewer::document::EMULATED_TIMES);
     }
-    let rate = ticks_per_us.or(declared.map(|_| 1000.0)).map(TickRate);
+    let rate = rate.map(TickRate);
     let machine = match (&target, args.capture_core) {
         (None, None) => CaptureMachine::Undeclared,
         (None, Some(c)) => {

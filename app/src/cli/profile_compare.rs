@@ -103,11 +103,12 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
         load::capture_target(args.etdump),
         load::capture_target(args.b_etdump),
     );
-    let rate_of = |given: Option<f64>, t: &Option<etscope_profiler::wire::TargetInfo>| {
-        given.or(t.as_ref().map(|_| 1000.0))
-    };
-    let a_rate = rate_of(args.ticks_per_us, &ta);
-    let b_rate = rate_of(args.b_ticks_per_us.or(args.ticks_per_us), &tb);
+    let a_rate = load::capture_rate(args.etdump, args.ticks_per_us, ta.as_ref())?;
+    // A's rate stands for B too unless B declares its own clock
+    let b_given = args
+        .b_ticks_per_us
+        .or(args.ticks_per_us.filter(|_| tb.is_none()));
+    let b_rate = load::capture_rate(args.b_etdump, b_given, tb.as_ref())?;
     fn side(l: &Loaded, rate: Option<f64>) -> CaptureSide<'_> {
         CaptureSide {
             profile: &l.profile,

@@ -141,13 +141,43 @@ pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
 }
 
 /// The target a capture saved by etscope was recorded from, with a clock: its raw stream beside
-/// it names the core and the tick rate (such a capture stores nanoseconds of that clock).
+/// it names the core and the tick rate (such a capture stores nanoseconds of that clock), and so
+/// does the ETDump itself ([`etscope_profiler::declared_clock`]) when it travels alone.
 pub fn capture_target(etdump: &Path) -> Option<etscope_profiler::wire::TargetInfo> {
     use etscope_profiler::session::{capture_paths, declared_target};
     std::fs::read(capture_paths(etdump).2)
         .ok()
         .and_then(|raw| declared_target(&raw))
+        .or_else(|| {
+            // the declaration etscope writes into the ETDump itself, for a copy without its raw
+            // stream
+            let bytes = std::fs::read(etdump).ok()?;
+            let dump = etscope_core::formats::etdump::ETDump::parse(&bytes).ok()?;
+            etscope_profiler::declared_clock::declared_in(&dump)
+        })
         .filter(|t| t.tick_hz > 0)
+}
+
+/// The ticks per µs to show `etdump`'s times at: `given`, or 1000 (nanoseconds) when the
+/// capture declares its clock; a `given` rate that contradicts the declaration is refused, since
+/// it would scale the stored nanoseconds as if they were ticks.
+pub fn capture_rate(
+    etdump: &Path,
+    given: Option<f64>,
+    target: Option<&etscope_profiler::wire::TargetInfo>,
+) -> anyhow::Result<Option<f64>> {
+    match (given, target) {
+        (Some(rate), Some(t)) if rate != 1000.0 => anyhow::bail!(
+            "{}: the capture declares its times in nanoseconds (from its target's {} Hz clock, {}); \
+             --ticks-per-us {rate} would read them as ticks — leave it out (or give 1000)",
+            etdump.display(),
+            t.tick_hz,
+            t.core
+        ),
+        (Some(rate), _) => Ok(Some(rate)),
+        (None, Some(_)) => Ok(Some(1000.0)),
+        (None, None) => Ok(None),
+    }
 }
 
 /// The machine and clock a capture comes from, as its declared target (if any) says: an

@@ -370,18 +370,6 @@ fn portable_operators_run_on_the_board_equal_to_the_host() {
             "float_conv_on_int8",
             "a float-only operator left on int8 tensors",
         ),
-        (
-            "conv_transpose1d",
-            "a transposed convolution: the firmware's is not",
-        ),
-        (
-            "conv_transpose2d",
-            "a transposed convolution: the firmware's is not",
-        ),
-        (
-            "conv_transpose2d_groups_dilation",
-            "a transposed convolution: the firmware's is not",
-        ),
     ];
     // and these, whose C library function the host does not model as newlib computes it (the
     // double-precision sin of a float64 tensor; refused on the host, naming the function)

@@ -33,14 +33,38 @@ fn board_run_records_every_instruction_and_the_capture_reads_back_everywhere() {
     assert_eq!(summary["lost_bytes"], 0);
     assert_eq!(summary["core"], "cortex-m55 (emulated)");
     // profile: 4 runs of every instruction of the program
-    let rows = json(&["profile", "--pte", p(&pte), "--etdump", p(&out), "--json"]);
-    let rows = rows["rows"].as_array().expect("rows");
+    let profiled = json(&["profile", "--pte", p(&pte), "--etdump", p(&out), "--json"]);
+    let rows = profiled["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6);
+    assert!(rows[0]["p50_us"].is_number(), "the declared clock gives µs");
     for (k, r) in rows.iter().enumerate() {
         assert_eq!(r["instruction_id"], k);
         assert_eq!(r["count"], 4);
         assert_eq!(r["raw"].as_array().map(Vec::len), Some(4));
     }
+    // copied alone, without its raw stream, the capture keeps its time unit (the ETDump
+    // declares it); a rate that would read its nanoseconds as ticks is refused
+    let alone = dir.join("alone");
+    std::fs::create_dir_all(&alone).expect("dir");
+    let copy = alone.join("copy.etdp");
+    std::fs::copy(&out, &copy).expect("copy");
+    let copied = json(&["profile", "--pte", p(&pte), "--etdump", p(&copy), "--json"]);
+    assert_eq!(copied["rows"], profiled["rows"]);
+    let wrong = etscope(&[
+        "profile",
+        "--pte",
+        p(&pte),
+        "--etdump",
+        p(&copy),
+        "--ticks-per-us",
+        "32",
+    ]);
+    assert_eq!(wrong.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        err.contains("copy.etdp") && err.contains("nanoseconds"),
+        "{err}"
+    );
     // tensors: every instruction's output of every run
     let tensors = json(&[
         "tensors",

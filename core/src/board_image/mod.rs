@@ -108,8 +108,7 @@ const FLOAT_ONLY: [&str; 10] = [
     "aten::hardtanh",
 ];
 
-/// A float-only operator called on integer tensors, or a transposed convolution (the firmware's
-/// convolution is not transposed): refused before the board starts.
+/// A float-only operator called on integer tensors: refused before the board starts.
 fn check_float_only(program: &Program, plan_index: usize) -> Result<(), BoardImageError> {
     let Some(plan) = program.plans.get(plan_index) else {
         return Ok(());
@@ -121,19 +120,6 @@ fn check_float_only(program: &Program, plan_index: usize) -> Result<(), BoardIma
         let Some(op) = plan.operators.get(*op_index) else {
             continue;
         };
-        // the firmware's convolution is not transposed (the host's is)
-        if op.name == "aten::convolution" {
-            let transposed = args
-                .get(6)
-                .and_then(|&a| plan.values.get(a))
-                .is_some_and(|v| matches!(v, crate::formats::pte::EValue::Bool(true)));
-            if transposed {
-                return Err(BoardImageError::Unsupported {
-                    instruction: i,
-                    op: format!("{} (transposed)", op.qualified()),
-                });
-            }
-        }
         if !FLOAT_ONLY.contains(&op.name.as_str()) {
             continue;
         }

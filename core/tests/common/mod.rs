@@ -167,3 +167,48 @@ pub fn rust_sources(dirs: &[&str]) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The operators ExecuTorch's x86 wheel runs with its optimized kernels
+/// (`kernels/optimized/optimized.yaml`, ExecuTorch 1.4 and 1.5): vectorized, other summation
+/// orders, polynomial `erf`; no Cortex-M build runs them, so etscope models the portable kernels
+/// and a program with one of these is compared within a tolerance when not bit for bit.
+pub const OPTIMIZED_IN_THE_X86_WHEEL: &[&str] = &[
+    "_fft_c2r.out",
+    "_fft_r2c.out",
+    "_log_softmax.out",
+    "add.out",
+    "add.Scalar_out",
+    "bmm.out",
+    "div.out",
+    "div.Scalar_out",
+    "elu.out",
+    "exp.out",
+    "gelu.out",
+    "grid_sampler_2d.out",
+    "le.Scalar_out",
+    "le.Tensor_out",
+    "linear.out",
+    "mm.out",
+    "mul.out",
+    "mul.Scalar_out",
+    "native_layer_norm.out",
+    "sub.out",
+    "sum.IntList_out",
+    "sub.Scalar_out",
+    "where.self_out",
+];
+
+/// The operators of `program` that ExecuTorch's x86 wheel runs with an optimized kernel
+/// (`namespace`-less `name.overload`).
+#[allow(dead_code)]
+pub fn optimized_in_the_x86_wheel(program: &etscope_core::formats::pte::Program) -> Vec<String> {
+    let mut ops: Vec<String> = program
+        .plans
+        .iter()
+        .flat_map(|p| &p.operators)
+        .map(|o| format!("{}.{}", o.name.trim_start_matches("aten::"), o.overload))
+        .filter(|o| OPTIMIZED_IN_THE_X86_WHEEL.contains(&o.as_str()))
+        .collect();
+    ops.dedup();
+    ops
+}

@@ -1,6 +1,7 @@
 //! The arithmetic of ExecuTorch's portable float convolution: every output element starts at
-//! its bias and adds `w · x` over input channel, kernel row and kernel column in that order,
-//! one rounding per multiply and per add (no fused multiply-add), as the portable kernel does.
+//! zero, adds `w · x` over input channel, kernel row and kernel column in that order, and adds
+//! its bias last, one rounding per multiply and per add (no fused multiply-add), as the portable
+//! kernel's `conv2d_impl` does.
 //!
 //! The loop runs a plane at a time: for each (output channel, input channel, ky, kx) one weight
 //! scales a strided window of the input plane into the output plane. Each output element keeps
@@ -66,9 +67,6 @@ fn accumulate_body<const WIDE: bool>(
         for o in 0..oc {
             let grp = o / ocg.max(1);
             let plane = &mut out[(b_ * oc + o) * oh * ow..(b_ * oc + o + 1) * oh * ow];
-            if let Some(b) = bias {
-                plane.iter_mut().for_each(|v| *v = b[o]);
-            }
             for ic in 0..icg {
                 let cin = grp * icg + ic;
                 let src = &x[(b_ * c + cin) * h * w..(b_ * c + cin + 1) * h * w];
@@ -101,6 +99,9 @@ fn accumulate_body<const WIDE: bool>(
                         }
                     }
                 }
+            }
+            if let Some(b) = bias {
+                plane.iter_mut().for_each(|v| *v += b[o]);
             }
         }
     }

@@ -1,8 +1,9 @@
 //! ExecuTorch's portable transposed convolution (`aten::convolution.out` with `transposed`),
-//! 2-D or 1-D (height 1): every output element gathers the input pixels whose kernel taps land
-//! on it, `out[n, o, y, x] = bias[o] + Σ x[n, i, iy, ix] · w[i, o % (O/g), ky, kx]` over the
-//! group's input channels and the taps with `y = iy·stride − pad + ky·dilation` (and likewise
-//! for x). Float32 throughout.
+//! 2-D or 1-D (height 1): `out[n, o, y, x] = bias[o] + Σ x[n, i, iy, ix] · w[i, o % (O/g), ky, kx]`
+//! over the group's input channels and the taps with `y = iy·stride − pad + ky·dilation` (and
+//! likewise for x). Float32 throughout, summed in the portable kernel's order: each output
+//! starts at its bias and the input pixels scatter into it row by row, column by column, channel
+//! by channel.
 
 /// Sizes and hyper-parameters, 2-D (a 1-D call has height 1).
 pub struct Transposed {
@@ -61,33 +62,40 @@ impl Transposed {
         let (sh, sw) = self.stride;
         let (ph, pw) = self.padding;
         let (dh, dw) = self.dilation;
-        let mut out = vec![0f32; crate::kernels::element_count(&[n, oc, oh, ow])?];
-        // the input pixel a tap lands from: `o = i·s − p + k·d` solved for `i`
-        let source = |o: usize, p: usize, k: usize, d: usize, s: usize, len: usize| {
-            let at = (o + p).checked_sub(k * d)?;
-            (at % s == 0 && at / s < len).then_some(at / s)
+        let out_len = crate::kernels::element_count(&[n, oc, oh, ow])?;
+        // as the portable kernel: the output starts at its bias, then each input pixel scatters
+        // its taps into it, input row, input column, input channel, kernel row, kernel column
+        // in that order, so every output element sums in the kernel's order
+        let plane = oh.checked_mul(ow)?;
+        let mut out: Vec<f32> = (0..out_len)
+            .map(|k| bias.map_or(0.0, |bb| bb[(k / plane) % oc]))
+            .collect();
+        // the output coordinate a tap lands on: `i·s + k·d − p`, if inside `0..len`
+        let target = |i: usize, s: usize, k: usize, d: usize, p: usize, len: usize| {
+            let at = (i * s + k * d).checked_sub(p)?;
+            (at < len).then_some(at)
         };
         for b in 0..n {
             for o in 0..oc {
                 let (g, j) = (o / ocg, o % ocg);
-                for y in 0..oh {
-                    for xo in 0..ow {
-                        let mut acc = 0f32;
+                let dst = &mut out[(b * oc + o) * plane..(b * oc + o + 1) * plane];
+                for iy in 0..h {
+                    for ix in 0..w {
                         for i in g * icg..(g + 1) * icg {
+                            let xv = x[((b * c + i) * h + iy) * w + ix];
                             for ky in 0..kh {
-                                let Some(iy) = source(y, ph, ky, dh, sh, h) else {
+                                let Some(y) = target(iy, sh, ky, dh, ph, oh) else {
                                     continue;
                                 };
                                 for kx in 0..kw {
-                                    let Some(ix) = source(xo, pw, kx, dw, sw, w) else {
+                                    let Some(xo) = target(ix, sw, kx, dw, pw, ow) else {
                                         continue;
                                     };
-                                    acc += x[((b * c + i) * h + iy) * w + ix]
-                                        * wt[((i * ocg + j) * kh + ky) * kw + kx];
+                                    dst[y * ow + xo] +=
+                                        xv * wt[((i * ocg + j) * kh + ky) * kw + kx];
                                 }
                             }
                         }
-                        out[((b * oc + o) * oh + y) * ow + xo] = acc + bias.map_or(0.0, |bb| bb[o]);
                     }
                 }
             }

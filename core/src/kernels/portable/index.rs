@@ -246,6 +246,8 @@ fn scatter_into(ctx: &mut Ctx<'_>, args: &[usize], add: bool) -> R {
         index.buf.to_f64(),
     );
     let mut out = input.buf.to_f64();
+    // float32 sums round to float32 at every add, as the kernel's `out[i] += src[j]`
+    let float32 = matches!(input.buf, Buf::F32(_));
     let mut k = 0;
     let mut err = None;
     each_index(&index.shape, |i| {
@@ -267,7 +269,11 @@ fn scatter_into(ctx: &mut Ctx<'_>, args: &[usize], add: bool) -> R {
             from += ii * sst.get(e).copied().unwrap_or(0);
         }
         if let (Some(o), Some(&v)) = (out.get_mut(at), sv.get(from)) {
-            *o = if add { *o + v } else { v };
+            *o = match (add, float32) {
+                (false, _) => v,
+                (true, true) => f64::from(*o as f32 + v as f32),
+                (true, false) => *o + v,
+            };
         }
         k += 1;
     });

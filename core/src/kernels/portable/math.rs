@@ -9,7 +9,7 @@ use crate::kernels::cmsis::ops::out_of;
 use crate::kernels::ctx::Ctx;
 use crate::kernels::libm::{Binary, Function};
 use crate::kernels::portable::tensor::{broadcast_operands, operand};
-use crate::kernels::value::Buf;
+use crate::kernels::value::{Buf, HostTensor};
 use crate::kernels::RuntimeError;
 
 type R = Result<(), RuntimeError>;
@@ -137,19 +137,19 @@ pub fn pow_scalar_base(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 }
 
 /// `aten::div.out_mode(self, other, *, rounding_mode, out)` (and `Scalar_mode_out`):
-/// `"trunc"` or `"floor"` rounds the quotient, `None` is true division.
+/// `"trunc"` or `"floor"` rounds the quotient as `floor_divide` does, in the operands' common
+/// type; `None` is true division.
 pub fn div_mode(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let mode = match ctx.values.get(ctx.arg(args, 2)?) {
         Some(crate::kernels::value::RValue::String(s)) => s.clone(),
         _ => String::new(),
     };
-    let round: fn(f64) -> f64 = match mode.as_str() {
-        "trunc" => f64::trunc,
-        "floor" => f64::floor,
-        "" => |q| q,
-        other => return Err(ctx.bad(format!("rounding mode {other:?}"))),
-    };
-    binary(ctx, args, move |a, b| round(a / b))
+    match mode.as_str() {
+        "trunc" => rounded_quotient(ctx, args, Rounding::Trunc),
+        "floor" => rounded_quotient(ctx, args, Rounding::Floor),
+        "" => binary(ctx, args, |a, b| a / b),
+        other => Err(ctx.bad(format!("rounding mode {other:?}"))),
+    }
 }
 
 /// `aten::remainder.Tensor_out` / `Scalar_out` as ExecuTorch's portable kernel computes it
@@ -315,8 +315,112 @@ pub fn rsub(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
 
 /// `aten::floor_divide.out(self, other, out)`: the quotient rounded down.
 pub fn floor_divide(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
-    binary(ctx, args, |a, b| (a / b).floor())
+    rounded_quotient(ctx, args, Rounding::Floor)
 }
+
+/// How a rounded quotient rounds.
+#[derive(Clone, Copy)]
+enum Rounding {
+    /// `std::trunc(a / b)`.
+    Trunc,
+    /// `utils::floor_divide(a, b)`.
+    Floor,
+}
+
+/// The type a binary operator computes in: the common type of its operands (a scalar operand
+/// only lifts an integer tensor to float32), as ExecuTorch's `get_compute_type`.
+#[derive(Clone, Copy, PartialEq)]
+enum ComputeType {
+    Integer,
+    F32,
+    F64,
+}
+
+fn compute_type(ctx: &Ctx<'_>, args: &[usize]) -> Result<ComputeType, RuntimeError> {
+    use crate::kernels::value::RValue;
+    let a = ctx.shared(args, 0)?;
+    let b = match ctx.values.get(ctx.arg(args, 1)?) {
+        Some(RValue::Tensor(t)) => Some(std::sync::Arc::clone(t)),
+        _ => None,
+    };
+    let float_scalar =
+        b.is_none() && matches!(ctx.values.get(ctx.arg(args, 1)?), Some(RValue::Double(_)));
+    let tensors: Vec<&HostTensor> = std::iter::once(&*a).chain(b.as_deref()).collect();
+    let all_0d = tensors.iter().all(|t| t.shape.is_empty());
+    let f64_leads =
+        |t: &&HostTensor| matches!(t.buf, Buf::F64(_)) && (all_0d || !t.shape.is_empty());
+    Ok(if tensors.iter().any(f64_leads) {
+        ComputeType::F64
+    } else if float_scalar
+        || tensors
+            .iter()
+            .any(|t| matches!(t.buf, Buf::F32(_) | Buf::F64(_)))
+    {
+        ComputeType::F32
+    } else {
+        ComputeType::Integer
+    })
+}
+
+/// `a / b` rounded by `rounding` in the operands' compute type, as the portable kernels'
+/// `div.out_mode` and `floor_divide.out` compute it: integers exactly (a zero divisor fails the
+/// call), floats in their own precision, floor as Python's `(a − fmod(a, b)) / b`, one less
+/// where the remainder's sign differs from the divisor's, and `±∞` (the sign of `a`) for a zero
+/// divisor.
+fn rounded_quotient(ctx: &mut Ctx<'_>, args: &[usize], rounding: Rounding) -> R {
+    match (compute_type(ctx, args)?, rounding) {
+        (ComputeType::F64, Rounding::Floor) => binary(ctx, args, floor_divide_f64),
+        (ComputeType::F64, Rounding::Trunc) => binary(ctx, args, |p, q| (p / q).trunc()),
+        (ComputeType::F32, Rounding::Floor) => binary(ctx, args, |p, q| {
+            f64::from(floor_divide_f32(p as f32, q as f32))
+        }),
+        (ComputeType::F32, Rounding::Trunc) => {
+            binary(ctx, args, |p, q| f64::from((p as f32 / q as f32).trunc()))
+        }
+        (ComputeType::Integer, _) => {
+            let divided_by_zero = std::cell::Cell::new(false);
+            binary(ctx, args, |p, q| {
+                let (p, q) = (p as i64, q as i64);
+                if q == 0 {
+                    divided_by_zero.set(true);
+                    return 0.0;
+                }
+                let quotient = p.wrapping_div(q);
+                let exact = p.wrapping_rem(q) == 0;
+                let floor = matches!(rounding, Rounding::Floor) && (p < 0) != (q < 0) && !exact;
+                (if floor { quotient - 1 } else { quotient }) as f64
+            })?;
+            if divided_by_zero.get() {
+                return Err(ctx.bad("integer division by zero"));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `utils::floor_divide` for each float type, in that type's arithmetic.
+macro_rules! floor_divide_in {
+    ($name:ident, $f:ty) => {
+        fn $name(a: $f, b: $f) -> $f {
+            if b == 0.0 {
+                return if a.is_sign_negative() {
+                    <$f>::NEG_INFINITY
+                } else {
+                    <$f>::INFINITY
+                };
+            }
+            let m = a % b;
+            let div = (a - m) / b;
+            if m != 0.0 && b.is_sign_negative() != m.is_sign_negative() {
+                div - 1.0
+            } else {
+                div
+            }
+        }
+    };
+}
+floor_divide_in!(floor_divide_f32, f32);
+floor_divide_in!(floor_divide_f64, f64);
 
 /// The out tensor filled with `v`.
 fn fill_with(ctx: &mut Ctx<'_>, args: &[usize], v: f64) -> R {

@@ -162,7 +162,7 @@ pub fn batch_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let bias = ctx.opt_tensor(args, 2)?.map(|t| f32s(ctx, t)).transpose()?;
     let mean = f32s(ctx, ctx.tensor(args, 3)?)?;
     let var = f32s(ctx, ctx.tensor(args, 4)?)?;
-    let eps = ctx.double(args, 6)? as f32;
+    let eps = ctx.double(args, 6)?;
     let x = f32s(ctx, input)?;
     let c = *input
         .shape
@@ -182,15 +182,13 @@ pub fn batch_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let mut out = vec![0f32; x.len()];
     for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
         let ch = (i / inner.max(1)) % c;
-        let inv = 1.0 / (var[ch] + eps).sqrt();
-        let mut y = (v - mean[ch]) * inv;
-        if let Some(w) = weight {
-            y *= w[ch];
-        }
-        if let Some(b) = bias {
-            y += b[ch];
-        }
-        *o = y;
+        // as the portable kernel: `1.0 / std::sqrt(var + eps)` in double (eps is a double),
+        // then `(x − mean) · invstd · weight + bias` in float32 with weight 1 and bias 0 when
+        // absent
+        let inv = (1.0 / (f64::from(var[ch]) + eps).sqrt()) as f32;
+        let w = weight.map_or(1.0, |w| w[ch]);
+        let b = bias.map_or(0.0, |b| b[ch]);
+        *o = (v - mean[ch]) * inv * w + b;
     }
     let shape = input.shape.clone();
     let out_v = *args.get(7).ok_or_else(|| ctx.bad("missing out"))?;

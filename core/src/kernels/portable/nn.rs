@@ -389,14 +389,27 @@ pub fn any(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     })
 }
 
+/// The product of `g` in the out tensor's type, as the portable kernel multiplies: float32
+/// rounding at every step, integers wrapping at their width.
+fn product_for(like: &Buf) -> fn(&[f64]) -> f64 {
+    match like {
+        Buf::F32(_) => |g| f64::from(g.iter().fold(1f32, |p, &v| p * v as f32)),
+        Buf::I64(_) => |g| g.iter().fold(1i64, |p, &v| p.wrapping_mul(v as i64)) as f64,
+        Buf::I32(_) => |g| f64::from(g.iter().fold(1i32, |p, &v| p.wrapping_mul(v as i32))),
+        _ => |g| g.iter().product(),
+    }
+}
+
 /// `aten::prod.out(input, dtype?, out)`.
 pub fn prod_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    reduce_all(ctx, args, |g| g.iter().product())
+    let product = product_for(&ctx.out_like(out_of(ctx, args)?)?);
+    reduce_all(ctx, args, product)
 }
 
 /// `aten::prod.int_out(input, dim, keepdim, dtype?, out)`.
 pub fn prod(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    reduction(ctx, args, |g| g.iter().product())
+    let product = product_for(&ctx.out_like(out_of(ctx, args)?)?);
+    reduction(ctx, args, product)
 }
 
 /// `aten::max.unary_out(input, out)`.
@@ -479,35 +492,33 @@ pub fn group_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
         for g in 0..groups {
             let base = (b * c + g * cg) * hw;
             let group = &x[base..base + count];
-            // float32 as the portable kernel computes: a float sum, the squares summed in
-            // double, the variance as E[x²] − mean², and per channel y = scale·x + shift
+            // as the portable kernel computes: the sum and the sum of squares in float32, the
+            // mean, the variance E[x²] − mean² and 1/√(var + eps) in double, and per channel
+            // y = scale·x + shift in double, rounded to float32
             let sum = group.iter().fold(0f32, |a, &v| a + v as f32);
-            let sq_sum = group
-                .iter()
-                .fold(0f64, |a, &v| a + f64::from(v as f32 * v as f32))
-                as f32;
-            let n = count.max(1) as f32;
-            let mean = sum / n;
-            let var = sq_sum / n - mean * mean;
-            let rstd = (1.0 / f64::from((var + eps as f32).sqrt())) as f32;
-            means.push(f64::from(mean));
-            rstds.push(f64::from(rstd));
+            let sq_sum = group.iter().fold(0f32, |a, &v| a + (v as f32) * (v as f32));
+            let n = count.max(1) as f64;
+            let mean = f64::from(sum) / n;
+            let var = f64::from(sq_sum) / n - mean * mean;
+            let rstd = 1.0 / (var + eps).sqrt();
+            means.push(f64::from(mean as f32));
+            rstds.push(f64::from(rstd as f32));
             for ch in 0..cg {
                 let channel = g * cg + ch;
                 let at0 = base + ch * hw;
                 match (&weight, &bias) {
                     (None, None) => {
                         for k in 0..hw {
-                            out[at0 + k] = f64::from((x[at0 + k] as f32 - mean) * rstd);
+                            out[at0 + k] = f64::from(((x[at0 + k] - mean) * rstd) as f32);
                         }
                     }
                     _ => {
-                        let wv = weight.as_ref().map_or(1.0, |w| w[channel] as f32);
-                        let bv = bias.as_ref().map_or(0.0, |b| b[channel] as f32);
+                        let wv = weight.as_ref().map_or(1.0, |w| w[channel]);
+                        let bv = bias.as_ref().map_or(0.0, |b| b[channel]);
                         let scale = rstd * wv;
                         let shift = -scale * mean + bv;
                         for k in 0..hw {
-                            out[at0 + k] = f64::from(scale * x[at0 + k] as f32 + shift);
+                            out[at0 + k] = f64::from((scale * x[at0 + k] + shift) as f32);
                         }
                     }
                 }
@@ -713,8 +724,20 @@ pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     };
     let mask = reduced_dims(ctx, &dims, input.shape.len())?;
     let x = input.buf.to_f64();
-    let vars = reduce(&x, &input.shape, &mask, |g| var_and_mean(g, c).0);
-    let means = reduce(&x, &input.shape, &mask, |g| var_and_mean(g, c).1);
+    // as the portable kernel: both NaN where `n − correction` is not positive; a float32 out
+    // tensor sums and divides in float32
+    let float32 = matches!(ctx.out_like(ctx.arg(args, 4)?)?, Buf::F32(_));
+    let undefined = |g: &[f64]| g.is_empty() || g.len() as f64 - c <= 0.0;
+    let vars = reduce(&x, &input.shape, &mask, |g| match (undefined(g), float32) {
+        (true, _) => f64::NAN,
+        (false, true) => var_f32(g, c),
+        (false, false) => var_and_mean(g, c).0,
+    });
+    let means = reduce(&x, &input.shape, &mask, |g| match (undefined(g), float32) {
+        (true, _) => f64::NAN,
+        (false, true) => f64::from(g.iter().fold(0f32, |a, &v| a + v as f32) / g.len() as f32),
+        (false, false) => var_and_mean(g, c).1,
+    });
     for (k, v) in [(4, vars), (5, means)] {
         let o = ctx.arg(args, k)?;
         ctx.write_values(o, &v)?;
