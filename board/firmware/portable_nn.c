@@ -6,6 +6,22 @@
 
 #include "portable.h"
 
+/* The most elements a kernel's output may have before its sizes are refused (well above the
+ * board's work memory, well below where a 32-bit byte count wraps). */
+#define MAX_ELEMENTS (1LL << 26)
+
+/* Whether a * b * c * d (each non-negative, from the program) stays within MAX_ELEMENTS,
+ * checked a factor at a time so no product wraps. */
+static int within_elements(int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t f[4] = {a, b, c, d}, p = 1;
+  for (int i = 0; i < 4; i++) {
+    if (f[i] < 0 || f[i] > MAX_ELEMENTS) return 0;
+    p *= f[i];
+    if (p > MAX_ELEMENTS) return 0;
+  }
+  return 1;
+}
+
 /* embedding.out(weight[rows, dim], indices, ...): rows of the weight by index */
 int embedding_op(const uint32_t *a, uint32_t n) {
   tview w, ix;
@@ -99,9 +115,15 @@ static int transposed_convolution(const uint32_t *a, uint32_t n, const tview *x,
   int64_t groups = ival(val(a, n, 8));
   if (groups < 1) groups = 1;
   if (sh <= 0 || sw <= 0 || CI != C || C % groups) return fail("convolution: input, weight and groups do not fit");
-  int32_t ICG = C / (int32_t)groups, OC = OCG * (int32_t)groups;
-  int32_t OH = (H - 1) * sh - 2 * ph + dh * (KH - 1) + oph + 1, OW = (W - 1) * sw - 2 * pw + dw * (KW - 1) + opw + 1;
-  if (H < 1 || W < 1 || OH <= 0 || OW <= 0) return fail("convolution: the transposed output is empty");
+  int32_t ICG = C / (int32_t)groups;
+  int64_t oc64 = (int64_t)OCG * groups;
+  int64_t oh64 = ((int64_t)H - 1) * sh - 2 * (int64_t)ph + (int64_t)dh * (KH - 1) + oph + 1;
+  int64_t ow64 = ((int64_t)W - 1) * sw - 2 * (int64_t)pw + (int64_t)dw * (KW - 1) + opw + 1;
+  if (H < 1 || W < 1 || oh64 <= 0 || ow64 <= 0) return fail("convolution: the transposed output is empty");
+  /* sizes from the program: no product may wrap before the work memory refuses it */
+  if (!within_elements(N, oc64, oh64, ow64))
+    return fail("convolution: the transposed output is larger than the board's work memory");
+  int32_t OC = (int32_t)oc64, OH = (int32_t)oh64, OW = (int32_t)ow64;
   if (b && b->numel != (uint32_t)OC) return fail("convolution: the bias does not match the output channels");
   uint32_t plane = (uint32_t)OH * (uint32_t)OW, total = (uint32_t)N * (uint32_t)OC * plane;
   float *acc = (float *)scratch(total * 4u + 4u);
@@ -155,10 +177,14 @@ int convolution_op(const uint32_t *a, uint32_t n) {
   if (groups < 1) groups = 1;
   if (sh == 0 || sw == 0 || (int64_t)ICG * groups != C || OC % groups || (bv && b.numel != (uint32_t)OC))
     return fail("convolution: input, weight and groups do not fit");
-  int32_t OH = (H + 2 * ph - (dh * (KH - 1) + 1)) / sh + 1, OW = (W + 2 * pw - (dw * (KW - 1) + 1)) / sw + 1;
-  if (OH <= 0 || OW <= 0) return fail("convolution: the kernel is larger than the input");
+  int64_t oh64 = ((int64_t)H + 2 * (int64_t)ph - ((int64_t)dh * (KH - 1) + 1)) / sh + 1;
+  int64_t ow64 = ((int64_t)W + 2 * (int64_t)pw - ((int64_t)dw * (KW - 1) + 1)) / sw + 1;
+  if (oh64 <= 0 || ow64 <= 0) return fail("convolution: the kernel is larger than the input");
+  if (!within_elements(N, OC, oh64, ow64))
+    return fail("convolution: the output is larger than the board's work memory");
+  int32_t OH = (int32_t)oh64, OW = (int32_t)ow64;
   int32_t OCG = OC / (int32_t)groups;
-  uint32_t total = (uint32_t)(N * OC * OH * OW), k = 0;
+  uint32_t total = (uint32_t)N * (uint32_t)OC * (uint32_t)OH * (uint32_t)OW, k = 0;
   double *r = new_values(total);
   if (!r) return -1;
   for (int32_t bn = 0; bn < N; bn++)
@@ -188,8 +214,9 @@ int convolution_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, k);
 }
 
-/* native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out, mean, rstd): the
- * statistics in double, each output rounded to float32 before the affine step */
+/* native_layer_norm.out(input, normalized_shape, weight?, bias?, eps, out, mean, rstd): as the
+ * portable kernel's layer_norm_scalar, the sums and E[x^2] - mean^2 in float32, sqrtf(var + eps)
+ * with eps a float, each output (x - mean) / std * w + b in float32, rstd 1.0 / std in double */
 int layer_norm_op(const uint32_t *a, uint32_t n) {
   tview x, tw, tb;
   double *xv = load(val(a, n, 0), &x);
@@ -205,26 +232,25 @@ int layer_norm_op(const uint32_t *a, uint32_t n) {
     if (x.size[x.rank - nk + k] != shape[k]) return fail("native_layer_norm: the normalized shape does not end the input");
   uint32_t inner = product(x.size, x.rank - nk, x.rank);
   if (inner == 0 || (wv && tw.numel != inner) || (bv && tb.numel != inner)) return fail("native_layer_norm: weight or bias does not fit");
-  double eps = dval(val(a, n, 4));
+  float eps = (float)dval(val(a, n, 4)), nn = (float)inner;
   uint32_t rows = x.numel / inner;
   double *out = new_values(x.numel), *means = new_values(rows), *rstds = new_values(rows);
   if (!out || !means || !rstds) return -1;
   for (uint32_t q = 0; q < rows; q++) {
     const double *row = xv + (uint64_t)q * inner;
-    double sum = -0.0, var = -0.0; /* Rust's float sums start at -0.0 */
-    for (uint32_t i = 0; i < inner; i++) sum += row[i];
-    double mean = sum / (double)inner;
-    for (uint32_t i = 0; i < inner; i++) var += (row[i] - mean) * (row[i] - mean);
-    var /= (double)inner;
-    double rstd = 1.0 / sqrt(var + eps);
+    float sum = 0.0f, sq_sum = 0.0f;
     for (uint32_t i = 0; i < inner; i++) {
-      float y = (float)((row[i] - mean) * rstd);
-      if (wv) y *= (float)wv[i];
-      if (bv) y += (float)bv[i];
-      out[(uint64_t)q * inner + i] = (double)y;
+      float f = (float)row[i];
+      sum += f;
+      sq_sum += f * f;
     }
-    means[q] = (double)(float)mean;
-    rstds[q] = (double)(float)rstd;
+    float mean = sum / nn, sd = sqrtf(sq_sum / nn - mean * mean + eps);
+    for (uint32_t i = 0; i < inner; i++) {
+      float w = wv ? (float)wv[i] : 1.0f, b = bv ? (float)bv[i] : 0.0f;
+      out[(uint64_t)q * inner + i] = (double)(((float)row[i] - mean) / sd * w + b);
+    }
+    means[q] = (double)mean;
+    rstds[q] = (double)(float)(1.0 / (double)sd);
   }
   if (store(val(a, n, 5), out, x.numel) || store(val(a, n, 6), means, rows)) return -1;
   return store(val(a, n, 7), rstds, rows);
@@ -246,7 +272,14 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
   if (HW < 0) HW = 0;
   if (G < 1) G = 1;
   double eps = dval(val(a, n, 7));
-  if (C % G || (uint64_t)(N * C * HW) != x.numel) return fail("group_norm: sizes do not fit the input");
+  if (C % G || !within_elements(N, C, HW, 1) || (uint64_t)(N * C * HW) != x.numel)
+    return fail("group_norm: sizes do not fit the input");
+  if ((wv && tw.numel != (uint64_t)C) || (bv && tb.numel != (uint64_t)C))
+    return fail("group_norm: weight or bias does not match the channels");
+  tview ts;
+  if (view_of(val(a, n, 9), &ts)) return -1;
+  if (!within_elements(N, G, 1, 1) || (uint64_t)(N * G) != ts.numel)
+    return fail("group_norm: the statistics do not match their out tensors");
   int64_t cg = C / G, count = cg * HW;
   double *out = new_values(x.numel), *means = new_values((uint32_t)(N * G)), *rstds = new_values((uint32_t)(N * G));
   if (!out || !means || !rstds) return -1;

@@ -328,6 +328,12 @@ fn whole_etdumps_sent_in_chunks_with_their_debug_data_read_back_as_sent() {
     let got = rebuild(&stream, &program, "model_fp32.pte").expect("rebuilds");
     let original = ETDump::parse(&etdump_bytes).expect("parses");
     assert_eq!(got.counts.etdumps, 1);
+    // the runs as sent (a 1 GHz clock: nanoseconds are its ticks), each declaring that clock
+    let target = etscope_profiler::declared_clock::declared_in(&got.etdump).expect("declared");
+    assert_eq!(
+        (target.tick_hz, target.core.as_str()),
+        (1_000_000_000, "host")
+    );
     assert_eq!(
         got.etdump.runs,
         original
@@ -335,6 +341,10 @@ fn whole_etdumps_sent_in_chunks_with_their_debug_data_read_back_as_sent() {
             .iter()
             .filter(|r| r.name != "Default")
             .cloned()
+            .map(|mut r| {
+                etscope_profiler::declared_clock::declare(&mut r, &target);
+                r
+            })
             .collect::<Vec<_>>()
     );
     let sent = captured_tensors(&original, &debug).expect("resolves");

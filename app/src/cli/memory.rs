@@ -192,10 +192,13 @@ pub fn run(
             println!("  not counted: {n}");
         }
     }
+    // what "findings" means here: defects of the plan as written, not room to save
     if plan.findings.is_empty() {
-        println!("\nfindings: none");
+        println!(
+            "\nplan defects (live tensors sharing a byte, tensors outside their arena, unused tensors): none"
+        );
     } else {
-        println!("\nfindings:");
+        println!("\nplan defects:");
         for f in &plan.findings {
             let msg = match f {
                 Finding::Overlap { message, .. }
@@ -205,6 +208,13 @@ pub fn run(
             };
             println!("  {msg}");
         }
+    }
+    let waste: u64 = plan.arenas.iter().map(|a| a.waste()).sum();
+    if !replan && waste > 0 {
+        println!(
+            "room: the arenas declare {} over their lower bound; `memory --replan` places them anew with etscope's best fit, `etscope plan` compares every planner",
+            bytes(waste)
+        );
     }
     if replan {
         println!("\nbest fit (etscope's planner on the same lifetimes, checked; `etscope plan` lists every planner):");

@@ -94,6 +94,10 @@ pub fn program(path: &Path) -> Result<Program> {
                 // names the missing tensor)
                 if let Err(e) = attach_external(&mut program, &ptd) {
                     warn_skipped(&ptd, &e);
+                    program.note_refused_external_data(format!(
+                        "{} is beside it but was refused ({e:#})",
+                        ptd.display()
+                    ));
                 }
             }
             Ok(program)
@@ -166,6 +170,12 @@ pub fn capture_rate(
     given: Option<f64>,
     target: Option<&etscope_profiler::wire::TargetInfo>,
 ) -> anyhow::Result<Option<f64>> {
+    if let Some(rate) = given.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        anyhow::bail!(
+            "{}: a tick rate of {rate} per microsecond is not a positive number",
+            etdump.display()
+        );
+    }
     match (given, target) {
         (Some(rate), Some(t)) if rate != 1000.0 => anyhow::bail!(
             "{}: the capture declares its times in nanoseconds (from its target's {} Hz clock, {}); \

@@ -208,6 +208,18 @@ fn placed_cortex_m_programs_read_their_moved_weights_from_the_ptd_and_compute_as
                 "{}: {err}",
                 p(pte)
             );
+            // a .ptd beside it that cannot serve it is named as refused, not asked for again
+            std::fs::write(&ptd, b"not a FlatTensor file").expect("write");
+            let out = etscope(&["run", p(&placed), "--input", p(input)]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success()
+                    && err.contains("is beside it but was refused")
+                    && !err.contains("put it beside"),
+                "{}: {err}",
+                p(pte)
+            );
+            std::fs::remove_file(&ptd).expect("remove");
             // without its .ptd, fit says the flash is a lower bound and why
             let lone = json(&["fit", p(&placed), "--part", part, "--json"]);
             assert_eq!(lone["flash"]["complete"], false, "{}", p(pte));

@@ -9,9 +9,11 @@
 //! overload is one of [`OpDef::out_overloads`] is in the kernel's form: inputs, out tensors,
 //! then the returned value, exactly the argument list a `.pte` kernel call carries.
 
+mod cost_model;
 mod schema;
 mod table;
 
+pub use cost_model::CostModel;
 pub use schema::{ArgSpec, ArgType, Default as ArgDefault, Schema};
 
 use crate::kernels::KernelFn;
@@ -125,6 +127,8 @@ pub struct OpDef {
     /// The kernel that computes a call of this operator when it has none of its own (`conv2d`
     /// is a `convolution.out`, every view a `view_copy.out`), and how its arguments map.
     pub computed_by: Option<&'static KernelForm>,
+    /// How the cost model prices a call (`analysis::cost`).
+    pub cost: CostModel,
 }
 
 /// Another operator's out variant that computes a call, with its arguments built from the
@@ -378,6 +382,25 @@ mod tests {
                 assert!(d.parsed_schema().is_some(), "{}: schema {s:?}", d.name);
             }
         }
+    }
+
+    /// The cost column: a Cortex-M backend operator is priced by the CMSIS-NN path its kernel
+    /// takes, never as portable code; a portable one never by a CMSIS-NN model.
+    #[test]
+    fn every_cortex_m_operator_has_a_cmsis_nn_cost_model() {
+        let mut backend = 0;
+        for d in all() {
+            let cortex_m = d.name.starts_with("cortex_m::");
+            assert_eq!(
+                d.cost.is_cmsis_nn(),
+                cortex_m,
+                "{}: cost model {:?}",
+                d.name,
+                d.cost
+            );
+            backend += usize::from(cortex_m);
+        }
+        assert!(backend >= 23, "{backend} Cortex-M operators");
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::{
-    BoardFamily, BoardKernel, Category, CortexMRules, FormArg, KernelForm, LayoutRule, OpDef, OpId,
-    OutputDtype, QuantizerRole, Schema, Traits,
+    BoardFamily, BoardKernel, Category, CortexMRules, CostModel, FormArg, KernelForm, LayoutRule,
+    OpDef, OpId, OutputDtype, QuantizerRole, Schema, Traits,
 };
 use crate::kernels::cmsis::conv::Act;
 use crate::kernels::cmsis::notes::{self, NoteFn};
@@ -123,6 +123,7 @@ const fn op(
             permute_transparent: false,
         },
         computed_by: None,
+        cost: CostModel::Portable,
     }
 }
 
@@ -170,6 +171,12 @@ impl OpDef {
 
     const fn laid(mut self, layout: LayoutRule) -> OpDef {
         self.layout = layout;
+        self
+    }
+
+    /// Priced by the CMSIS-NN kernel model `cost` (a backend operator's path).
+    const fn priced(mut self, cost: CostModel) -> OpDef {
+        self.cost = cost;
         self
     }
 
@@ -1187,92 +1194,115 @@ pub(super) static OPS: &[OpDef] = &[
     // ---- the Cortex-M backend (CMSIS-NN); schemas as ExecuTorch 1.5.1 declares them in
     // backends/cortex_m/ops/operators.yaml (the functional part, before the out argument)
     op("cortex_m::quantize_per_tensor", DEFAULT_OUT, OUT, Quantize, QUANTIZER, Some(cm::quantize))
+        .priced(CostModel::CmsisQuantize)
         .schema("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor")
         .noted(notes::unary)
         .on_board_integer(1, "QUANTIZE"),
     op("cortex_m::dequantize_per_tensor", DEFAULT_OUT, OUT, Quantize, DEQUANTIZER, Some(cm::dequantize))
+        .priced(CostModel::CmsisDequantize)
         .schema("(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor")
         .noted(notes::unary)
         .on_board_integer(2, "DEQUANTIZE"),
     op("cortex_m::transpose", DEFAULT_OUT, OUT, DataMovement, MOVE, Some(cm::transpose))
+        .priced(CostModel::CmsisTranspose)
         .schema("(Tensor input, int[] perm) -> Tensor")
         .laid(LayoutRule::Permute(1))
         .noted(notes::transpose)
         .on_board_integer(13, "TRANSPOSE"),
     op("cortex_m::pad", DEFAULT_OUT, OUT, DataMovement, MOVE, Some(cm::pad))
+        .priced(CostModel::CmsisPad)
         .schema("(Tensor input, int[] pre_pad, int[] post_pad, int pad_value) -> Tensor")
         .on_board_integer(14, "PAD"),
     op("cortex_m::quantized_conv2d", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(conv_nchw))
+        .priced(CostModel::CmsisConv)
         .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
         .on_board_integer(5, "CONV"),
     op("cortex_m::quantized_conv2d_nhwc", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(conv_nhwc))
+        .priced(CostModel::CmsisConv)
         .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
         .laid(LayoutRule::ChannelsLast)
         .on_board_integer(3, "CONV_NHWC"),
     op("cortex_m::quantized_depthwise_conv2d", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(depthwise_nchw))
+        .priced(CostModel::CmsisDepthwise)
         .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
         .on_board_integer(6, "DEPTHWISE"),
     op("cortex_m::quantized_depthwise_conv2d_nhwc", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(depthwise_nhwc))
+        .priced(CostModel::CmsisDepthwise)
         .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch) -> Tensor")
         .laid(LayoutRule::ChannelsLast)
         .on_board_integer(4, "DEPTHWISE_NHWC"),
     op("cortex_m::quantized_transpose_conv2d", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(transpose_conv_nchw))
+        .priced(CostModel::CmsisTransposeConv)
         .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch) -> Tensor")
         .noted(notes::transpose_conv_nchw)
         .on_board_integer(24, "TRANSPOSE_CONV"),
     op("cortex_m::quantized_transpose_conv2d_nhwc", DEFAULT_OUT, OUT, Convolution, WEIGHTED, Some(transpose_conv_nhwc))
+        .priced(CostModel::CmsisTransposeConv)
         .schema("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, Tensor output_scratch) -> Tensor")
         .laid(LayoutRule::ChannelsLast)
         .noted(notes::transpose_conv_nhwc)
         .on_board_integer(23, "TRANSPOSE_CONV_NHWC"),
     op("cortex_m::quantized_linear", DEFAULT_OUT, OUT, Linear, WEIGHTED, Some(conv::linear))
+        .priced(CostModel::CmsisLinear)
         .schema("(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts, int activation_max, int activation_min) -> Tensor")
         .laid(LayoutRule::Reset)
         .noted(notes::linear)
         .on_board_integer(7, "LINEAR"),
     op("cortex_m::quantized_batch_matmul", DEFAULT_OUT, OUT, Linear, NONE, Some(conv::batch_matmul))
+        .priced(CostModel::CmsisBatchMatmul)
         .schema("(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point, int output_zero_point, int output_multiplier, int output_shift, Tensor scratch) -> Tensor")
         .laid(LayoutRule::Reset)
         .on_board_integer(22, "QUANTIZED_BATCH_MATMUL"),
     op("cortex_m::quantized_avg_pool2d", DEFAULT_OUT, OUT, Pooling, NONE, Some(avg_pool_nchw))
+        .priced(CostModel::CmsisAvgPool)
         .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch) -> Tensor")
         .on_board_integer(9, "AVG_POOL"),
     op("cortex_m::quantized_avg_pool2d_nhwc", DEFAULT_OUT, OUT, Pooling, NONE, Some(avg_pool_nhwc))
+        .priced(CostModel::CmsisAvgPool)
         .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift, Tensor scratch) -> Tensor")
         .laid(LayoutRule::ChannelsLast)
         .on_board_integer(8, "AVG_POOL_NHWC"),
     op("cortex_m::quantized_max_pool2d", DEFAULT_OUT, OUT, Pooling, MOVE, Some(max_pool_nchw))
+        .priced(CostModel::CmsisMaxPool)
         .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max) -> Tensor")
         .on_board_integer(11, "MAX_POOL"),
     op("cortex_m::quantized_max_pool2d_nhwc", DEFAULT_OUT, OUT, Pooling, MOVE, Some(max_pool_nhwc))
+        .priced(CostModel::CmsisMaxPool)
         .schema("(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max) -> Tensor")
         .laid(LayoutRule::ChannelsLast)
         .on_board_integer(10, "MAX_POOL_NHWC"),
     op("cortex_m::softmax", DEFAULT_OUT, OUT, Activation, NONE, Some(cm::softmax))
+        .priced(CostModel::CmsisSoftmax)
         .schema("(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier, int input_shift, int diff_min) -> Tensor")
         .noted(notes::softmax)
         .on_board_integer(12, "SOFTMAX"),
     op("cortex_m::quantized_add", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm::add))
+        .priced(CostModel::CmsisAdd)
         .schema("(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other, int other_zero_point, int other_multiplier, int other_shift, int output_zero_point, int output_multiplier, int output_shift, int activation_min, int activation_max) -> Tensor")
         .noted(notes::add)
         .on_board_integer(16, "QUANTIZED_ADD"),
     op("cortex_m::quantized_mul", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm::mul))
+        .priced(CostModel::CmsisMul)
         .schema("(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, int output_multiplier, int output_shift) -> Tensor")
         .noted(notes::mul_div)
         .on_board_integer(17, "QUANTIZED_MUL"),
     op("cortex_m::quantized_div", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm::div))
+        .priced(CostModel::CmsisDiv)
         .schema("(Tensor self, int self_zero_point, Tensor other, int other_zero_point, int output_zero_point, float output_scale) -> Tensor")
         .noted(notes::mul_div)
         .on_board_integer(21, "QUANTIZED_DIV"),
     op("cortex_m::quantized_activation", DEFAULT_OUT, OUT, Activation, ELEMENTWISE, Some(cm::activation))
+        .priced(CostModel::CmsisLut)
         .schema("(Tensor input, Tensor lut) -> Tensor")
         .noted(notes::unary)
         .on_board_integer(18, "QUANTIZED_ACTIVATION"),
     op("cortex_m::minimum", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm_min))
+        .priced(CostModel::CmsisMinMax)
         .schema("(Tensor self, Tensor other) -> Tensor")
         .noted(notes::min_max)
         .on_board_integer(19, "MINIMUM"),
     op("cortex_m::maximum", DEFAULT_OUT, OUT, Elementwise, ELEMENTWISE, Some(cm_max))
+        .priced(CostModel::CmsisMinMax)
         .schema("(Tensor self, Tensor other) -> Tensor")
         .noted(notes::min_max)
         .on_board_integer(20, "MAXIMUM"),

@@ -37,6 +37,7 @@ use crate::formats::pte::{InstructionCall, Program};
 use crate::ir::call::CallView;
 use crate::ir::ValueInfo;
 use crate::kernels::cmsis::core_buffers;
+use crate::ops::CostModel;
 use call::{bytes, spatial};
 
 /// What an estimate is, said wherever one is shown (CLI, JSON, the window).
@@ -330,7 +331,7 @@ fn unpriced(id: usize, op: &str, why: &str) -> CostRow {
     }
 }
 
-/// One kernel call priced, or why it cannot be.
+/// One kernel call priced by its operator's cost column, or why it cannot be.
 fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
     let name = call.op();
     let shape = || format!("{name}: the program does not give the call's shapes");
@@ -340,8 +341,16 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
             .and_then(|t| t.elements())
             .ok_or_else(shape)
     };
-    match name {
-        "cortex_m::quantized_conv2d" | "cortex_m::quantized_conv2d_nhwc" => {
+    // the node's registry entry, looked up when the graph was built: its cost column says
+    // which kernel model prices the call
+    let Some(id) = call.node.op_id else {
+        return Err(format!(
+            "{name}: an operator etscope does not know; no cost model"
+        ));
+    };
+    let def = crate::ops::def(id);
+    match def.cost {
+        CostModel::CmsisConv => {
             let g = spatial(call).ok_or_else(shape)?;
             let wi = call
                 .tensor("weight")
@@ -349,7 +358,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::conv(p, &g, wi))
         }
-        "cortex_m::quantized_depthwise_conv2d" | "cortex_m::quantized_depthwise_conv2d_nhwc" => {
+        CostModel::CmsisDepthwise => {
             let g = spatial(call).ok_or_else(shape)?;
             let m = call
                 .int("depth_multiplier")
@@ -357,7 +366,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::depthwise(p, &g, m))
         }
-        "cortex_m::quantized_transpose_conv2d" | "cortex_m::quantized_transpose_conv2d_nhwc" => {
+        CostModel::CmsisTransposeConv => {
             let g = spatial(call).ok_or_else(shape)?;
             let wi = call
                 .tensor("weight")
@@ -365,7 +374,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::transpose_conv(p, &g, wi))
         }
-        "cortex_m::quantized_linear" => {
+        CostModel::CmsisLinear => {
             let w = call.tensor("weights").ok_or_else(shape)?;
             let (cols, k) = match w.shape.as_slice() {
                 &[n, k] => (usize::try_from(n).ok(), usize::try_from(k).ok()),
@@ -378,7 +387,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
                 .ok_or_else(shape)?;
             Ok(cmsis_conv::linear(p, input / k.max(1), cols, k, false))
         }
-        "cortex_m::quantized_batch_matmul" => {
+        CostModel::CmsisBatchMatmul => {
             let lhs = call.tensor("lhs").ok_or_else(shape)?;
             let rhs = call.tensor("rhs_transposed").ok_or_else(shape)?;
             let dims = |t: &crate::ir::ValueInfo| -> Option<(usize, usize, usize)> {
@@ -403,41 +412,43 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
             one.macs *= b as u64;
             Ok(one)
         }
-        "cortex_m::quantized_avg_pool2d" | "cortex_m::quantized_avg_pool2d_nhwc" => Ok(
-            cmsis_other::pool(p, &spatial(call).ok_or_else(shape)?, true),
-        ),
-        "cortex_m::quantized_max_pool2d" | "cortex_m::quantized_max_pool2d_nhwc" => Ok(
-            cmsis_other::pool(p, &spatial(call).ok_or_else(shape)?, false),
-        ),
-        "cortex_m::softmax" => Ok(cmsis_other::softmax(p, out_elems()?)),
-        "cortex_m::quantized_add" => Ok(cmsis_other::elementwise(
+        CostModel::CmsisAvgPool => Ok(cmsis_other::pool(
+            p,
+            &spatial(call).ok_or_else(shape)?,
+            true,
+        )),
+        CostModel::CmsisMaxPool => Ok(cmsis_other::pool(
+            p,
+            &spatial(call).ok_or_else(shape)?,
+            false,
+        )),
+        CostModel::CmsisSoftmax => Ok(cmsis_other::softmax(p, out_elems()?)),
+        CostModel::CmsisAdd => Ok(cmsis_other::elementwise(
             p,
             out_elems()?,
             "arm_elementwise_add_s8",
         )),
-        "cortex_m::quantized_mul" => Ok(cmsis_other::elementwise(
+        CostModel::CmsisMul => Ok(cmsis_other::elementwise(
             p,
             out_elems()?,
             "arm_elementwise_mul_s8",
         )),
-        "cortex_m::quantized_div" => {
+        CostModel::CmsisDiv => {
             let mut e =
                 cmsis_other::elementwise(p, out_elems()?, "quantized_div (scalar, float divide)");
             e.add_cycles("float divides", p.timing.float_div * out_elems()? as f64);
             Ok(e)
         }
-        "cortex_m::quantized_activation" => {
-            Ok(cmsis_other::bytewise(p, out_elems()?, "LUT activation"))
-        }
-        "cortex_m::minimum" | "cortex_m::maximum" => Ok(cmsis_other::bytewise(
+        CostModel::CmsisLut => Ok(cmsis_other::bytewise(p, out_elems()?, "LUT activation")),
+        CostModel::CmsisMinMax => Ok(cmsis_other::bytewise(
             p,
             out_elems()?,
             "arm_minimum_s8 / arm_maximum_s8",
         )),
-        "cortex_m::transpose" => Ok(cmsis_other::bytewise(p, out_elems()?, "arm_transpose_s8")),
-        "cortex_m::quantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, true)),
-        "cortex_m::dequantize_per_tensor" => Ok(cmsis_other::quantize(p, out_elems()?, false)),
-        "cortex_m::pad" => {
+        CostModel::CmsisTranspose => Ok(cmsis_other::bytewise(p, out_elems()?, "arm_transpose_s8")),
+        CostModel::CmsisQuantize => Ok(cmsis_other::quantize(p, out_elems()?, true)),
+        CostModel::CmsisDequantize => Ok(cmsis_other::quantize(p, out_elems()?, false)),
+        CostModel::CmsisPad => {
             let out = call.tensors().last().copied().ok_or_else(shape)?;
             let b = bytes(out).ok_or_else(shape)?;
             let last = out
@@ -452,19 +463,7 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
                 "pad (row copies)",
             ))
         }
-        _ => {
-            // the node's registry entry, looked up when the graph was built
-            let Some(id) = call.node.op_id else {
-                return Err(format!(
-                    "{name}: an operator etscope does not know; no cost model"
-                ));
-            };
-            let category = crate::ops::def(id).category;
-            if name.starts_with("cortex_m::") {
-                return Err(format!("{name}: no cost model of this Cortex-M kernel yet"));
-            }
-            Ok(portable::price(p, call, category))
-        }
+        CostModel::Portable => Ok(portable::price(p, call, def.category)),
     }
 }
 

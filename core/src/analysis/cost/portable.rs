@@ -6,7 +6,6 @@ use super::mix::Mix;
 use super::{Priced, Pricer};
 use crate::dtype::ScalarType;
 use crate::ir::call::CallView;
-use crate::ir::ValueInfo;
 use crate::ops::Category;
 
 /// Loop overhead of one element of a portable elementwise loop (index, loads, store).
@@ -25,21 +24,21 @@ fn transcendental(op: &str) -> bool {
 }
 
 /// The length of the sum behind one output element (MACs = outputs × this), from the operands
-/// the operator's schema names: a matrix product's shared dimension (`mm`/`bmm`/`matmul`:
-/// `self`'s last; `addmm`/`baddbmm`: `mat1`/`batch1`'s last; `linear`: the weight's last), a
-/// convolution's weight elements per output channel (in-channels ÷ groups × kernel).
-fn reduction(op: &str, ts: &[&ValueInfo]) -> Option<usize> {
-    let last = |i: usize| -> Option<usize> {
-        ts.get(i)
+/// the operator's schema names: a matrix product's shared dimension (`addmm`: `mat1`'s last,
+/// `baddbmm`: `batch1`'s, `linear`: `weight`'s, `mm`/`bmm`/`matmul`: `self`'s), a convolution's
+/// weight elements per output channel (in-channels ÷ groups × kernel).
+fn reduction(call: &CallView<'_>, category: Category) -> Option<usize> {
+    let last = |name: &str| {
+        call.tensor(name)
             .and_then(|t| t.shape.last())
             .and_then(|&d| usize::try_from(d).ok())
     };
-    let name = op.split("::").nth(1).unwrap_or(op);
-    let base = name.split('.').next().unwrap_or(name);
-    match base {
-        "addmm" | "baddbmm" | "linear" => last(1),
-        "mm" | "bmm" | "matmul" => last(0),
-        _ => ts.get(1).and_then(|t| {
+    match category {
+        Category::Linear => last("mat1")
+            .or_else(|| last("batch1"))
+            .or_else(|| last("weight"))
+            .or_else(|| last("self")),
+        _ => call.tensors().get(1).and_then(|t| {
             let n = t.elements()?;
             let o = usize::try_from(*t.shape.first()?).ok()?;
             n.checked_div(o)
@@ -66,7 +65,7 @@ pub fn price(p: &Pricer, call: &CallView<'_>, category: Category) -> Priced {
     let mut out = Priced::new("portable kernel", 0);
     match category {
         Category::Convolution | Category::Linear => {
-            let k = reduction(op, &ts).unwrap_or(1) as f64;
+            let k = reduction(call, category).unwrap_or(1) as f64;
             let macs = out_elems * k;
             out.path = "portable convolution/matmul loop (coarse: per MAC)".into();
             out.macs = macs as u64;

@@ -376,6 +376,8 @@ pub struct Program {
     pub(crate) bytes: Vec<u8>,
     /// The `.ptd` holding the tensors stored outside the program, once attached.
     pub(crate) external_data: Option<std::sync::Arc<crate::formats::flat_tensor::FlatTensorFile>>,
+    /// Why a `.ptd` offered for it was not attached (said where a missing tensor is named).
+    pub(crate) external_refused: Option<String>,
 }
 
 impl Program {
@@ -409,6 +411,12 @@ impl Program {
         keys.sort_unstable();
         keys.dedup();
         keys
+    }
+
+    /// Records why the `.ptd` offered for this program was refused, so a run that needs one of
+    /// its tensors says so rather than asking for a file that is there.
+    pub fn note_refused_external_data(&mut self, why: String) {
+        self.external_refused = Some(why);
     }
 
     /// Attaches the `.ptd` file that holds this program's external tensors, checking that it
@@ -525,9 +533,13 @@ impl Program {
     pub fn constant_bytes(&self, tensor: &Tensor) -> Result<&[u8]> {
         if let Some(key) = tensor.external_key() {
             let data = self.external_data.as_ref().ok_or_else(|| {
+                let remedy = match &self.external_refused {
+                    Some(why) => format!("{why}; give the .ptd this program was exported with"),
+                    None => "put it beside the program under the program's name with .ptd (or as the _default_external_constant.ptd ExecuTorch's export writes), or open it with the program".to_string(),
+                };
                 Error::invalid(
                     "constant tensor",
-                    format!("{key:?} is stored in external data (a .ptd) that is not attached: put it beside the program under the program's name with .ptd (or as the _default_external_constant.ptd ExecuTorch's export writes), or open it with the program"),
+                    format!("{key:?} is stored in external data (a .ptd) that is not attached: {remedy}"),
                 )
             })?;
             let blob = data

@@ -191,6 +191,7 @@ pub(super) fn parse_program(bytes: Vec<u8>) -> Result<Program> {
         inline_delegate_data,
         bytes,
         external_data: None,
+        external_refused: None,
     };
     check_constants(&program)?;
     Ok(program)

@@ -40,27 +40,25 @@ pub fn layer_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     let rows = x.len() / inner;
     let mut out = vec![0f32; x.len()];
     let (mut means, mut rstds) = (vec![0f32; rows], vec![0f32; rows]);
+    // as the portable kernel's `layer_norm_scalar`: the sum and the sum of squares in float32,
+    // the variance E[x²] − mean², `sqrtf(var + eps)` with eps as a float, each output
+    // `(x − mean) / std · w + b` in float32 (w 1 and b 0 when absent), rstd `1.0 / std` in
+    // double
+    let eps = eps as f32;
+    let n = inner as f32;
     for r in 0..rows {
         let row = &x[r * inner..(r + 1) * inner];
-        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / inner as f64;
-        let var = row
-            .iter()
-            .map(|&v| (f64::from(v) - mean).powi(2))
-            .sum::<f64>()
-            / inner as f64;
-        let rstd = 1.0 / (var + eps).sqrt();
+        let sum = row.iter().fold(0f32, |a, &v| a + v);
+        let sq_sum = row.iter().fold(0f32, |a, &v| a + v * v);
+        let mean = sum / n;
+        let std = (sq_sum / n - mean * mean + eps).sqrt();
         for (i, &v) in row.iter().enumerate() {
-            let mut y = ((f64::from(v) - mean) * rstd) as f32;
-            if let Some(w) = weight {
-                y *= w[i];
-            }
-            if let Some(b) = bias {
-                y += b[i];
-            }
-            out[r * inner + i] = y;
+            let w = weight.map_or(1.0, |w| w[i]);
+            let b = bias.map_or(0.0, |b| b[i]);
+            out[r * inner + i] = (v - mean) / std * w + b;
         }
-        means[r] = mean as f32;
-        rstds[r] = rstd as f32;
+        means[r] = mean;
+        rstds[r] = (1.0 / f64::from(std)) as f32;
     }
     let shape = input.shape.clone();
     let mut stat_shape = shape.clone();
@@ -481,9 +479,23 @@ pub fn group_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     );
     let eps = ctx.double(args, 7)?;
     let x = input.buf.to_f64();
-    if c % groups != 0 || n * c * hw != x.len() {
+    let sizes_fit = n
+        .checked_mul(c)
+        .and_then(|nc| nc.checked_mul(hw))
+        .is_some_and(|all| all == x.len());
+    if c % groups != 0 || !sizes_fit {
         return Err(ctx.bad("group norm sizes do not fit the input"));
     }
+    if weight.as_ref().is_some_and(|w| w.len() != c) || bias.as_ref().is_some_and(|b| b.len() != c)
+    {
+        return Err(ctx.bad("group norm weight or bias does not match the channels"));
+    }
+    // one mean and one rstd per (sample, group): as many as the planned statistics hold
+    let stats_out = ctx.out_shape(ctx.arg(args, 9)?)?;
+    if n.checked_mul(groups) != crate::kernels::element_count(&stats_out) {
+        return Err(ctx.bad("group norm statistics do not match their out tensors"));
+    }
+    ctx.charge(&[n, c.max(1), hw.max(1)])?;
     let cg = c / groups;
     let count = cg * hw;
     let mut out = vec![0.0; x.len()];
