@@ -331,7 +331,7 @@ static double p_distance(const double *x, const double *y, uint32_t m, double p)
       acc += powf(d, (float)p);
   }
   if (p == 2.0) acc = sqrtf(acc);
-  else if (p != 0.0 && p != 1.0 && !isinf(p)) acc = powf(acc, 1.0f / (float)p);
+  else if (p != 0.0 && p != 1.0 && !isinf(p)) acc = (float)pow((double)acc, 1.0 / (double)(float)p); /* std::pow(float, double) */
   return (double)acc;
 }
 

@@ -163,7 +163,8 @@ int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   }
   if (reduced_dims(dims, nd, &x, &mask, &groups, &per)) return -1;
   if (groups != o.numel) return fail("reduction: the out tensor does not fit");
-  int f32 = op == OP_MEAN || (op == OP_SUM && is_float(&x));
+  /* sums in the out tensor's type, as the portable kernels accumulate (CTYPE_OUT) */
+  int f32 = (op == OP_MEAN || op == OP_SUM) && is_float(&o);
   int arg = op == OP_ARGMAX || op == OP_ARGMIN;
   double *acc = new_values(groups), *best_at = arg ? new_values(groups) : 0;
   int counted = arg || op == OP_AMAX;
@@ -218,33 +219,30 @@ int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
     }
   }
   if (op == OP_MEAN)
-    for (uint32_t g = 0; g < groups; g++) acc[g] = (double)((float)acc[g] / (float)(per ? per : 1u));
+    for (uint32_t g = 0; g < groups; g++)
+      acc[g] = f32 ? (double)((float)acc[g] / (float)(per ? per : 1u)) : acc[g] / (double)(float)(per ? per : 1u);
   if (op == OP_ANY || op == OP_ANY_ALL)
     for (uint32_t g = 0; g < groups; g++) acc[g] = acc[g] != 0.0 ? 1.0 : 0.0;
   return store(out_of(a, n), arg ? best_at : acc, groups);
 }
 
-/* cumsum.out(self, dim, dtype?, out): float32 running sums on float32, else double */
+/* cumsum.out(self, dim, dtype?, out): running sums in the out tensor's type (float32 or double),
+ * each element its input plus the one before it, the first copied, as the portable kernel */
 int cumsum_op(const uint32_t *a, uint32_t n) {
-  tview x;
+  tview x, o;
   double *v = load(val(a, n, 0), &x);
   uint32_t d = 0;
-  if (!v || dim_of(ival(val(a, n, 1)), x.rank ? x.rank : 1u, &d)) return -1;
+  if (!v || view_of(out_of(a, n), &o) || dim_of(ival(val(a, n, 1)), x.rank ? x.rank : 1u, &d)) return -1;
   uint32_t len = x.rank ? (uint32_t)x.size[d] : 1u;
   uint32_t inner = x.rank ? product(x.size, d + 1, x.rank) : 1u, outer = x.rank ? product(x.size, 0, d) : 1u;
-  for (uint32_t o = 0; o < outer; o++)
+  for (uint32_t q = 0; q < outer; q++)
     for (uint32_t i = 0; i < inner; i++) {
-      double acc = 0.0;
-      float acc32 = 0.0f;
       for (uint32_t k = 0; k < len; k++) {
-        uint64_t at = ((uint64_t)o * len + k) * inner + i;
-        if (is_float(&x)) {
-          acc32 += (float)v[at];
-          v[at] = (double)acc32;
-        } else {
-          acc += v[at];
-          v[at] = acc;
-        }
+        uint64_t at = ((uint64_t)q * len + k) * inner + i, before = at - inner;
+        if (is_float(&o))
+          v[at] = k == 0 ? (double)(float)v[at] : (double)((float)v[at] + (float)v[before]);
+        else if (k > 0)
+          v[at] = v[at] + v[before];
       }
     }
   return store(out_of(a, n), v, x.numel);
@@ -279,14 +277,20 @@ int var_op(uint32_t op, const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), var, groups);
 }
 
-/* mean.dtype_out(self, dtype?, out): every element, float32 sum */
+/* mean.dtype_out(self, dtype?, out): every element, summed in the out tensor's type */
 int mean_all_op(const uint32_t *a, uint32_t n) {
-  tview x;
+  tview x, o;
   double *v = load(val(a, n, 0), &x);
-  if (!v) return -1;
-  float s = -0.0f;
-  for (uint32_t i = 0; i < x.numel; i++) s += (float)v[i];
-  double m = (double)(s / (float)(x.numel ? x.numel : 1u));
+  if (!v || view_of(out_of(a, n), &o)) return -1;
+  float count = (float)(x.numel ? x.numel : 1u), s = -0.0f;
+  double m, sd = -0.0;
+  if (is_float(&o)) {
+    for (uint32_t i = 0; i < x.numel; i++) s += (float)v[i];
+    m = (double)(s / count);
+  } else {
+    for (uint32_t i = 0; i < x.numel; i++) sd += v[i];
+    m = sd / (double)count;
+  }
   return store(out_of(a, n), &m, 1);
 }
 

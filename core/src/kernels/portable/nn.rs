@@ -237,18 +237,30 @@ fn reduction(
     ctx.write(o, shape, Buf::from_f64_like(&like, &values))
 }
 
-/// `aten::mean.out(input, dims?, keepdim, dtype?, out)`.
+/// Whether a reduction's out tensor is float32: the portable kernels accumulate in the out
+/// tensor's type (`CTYPE_OUT`), whatever the input's.
+fn out_is_f32(ctx: &Ctx<'_>, args: &[usize]) -> Result<bool, RuntimeError> {
+    Ok(matches!(ctx.out_like(out_of(ctx, args)?)?, Buf::F32(_)))
+}
+
+/// `aten::mean.out(input, dims?, keepdim, dtype?, out)`: the sum in the out tensor's type,
+/// divided by the count (as a float, as the kernel divides).
 pub fn mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    if out_is_f32(ctx, args)? {
+        return reduction(ctx, args, |g| {
+            let s: f32 = g.iter().map(|&v| v as f32).sum();
+            f64::from(s / g.len().max(1) as f32)
+        });
+    }
     reduction(ctx, args, |g| {
-        let s: f32 = g.iter().map(|&v| v as f32).sum();
-        f64::from(s / g.len().max(1) as f32)
+        g.iter().sum::<f64>() / f64::from(g.len().max(1) as f32)
     })
 }
 
-/// `aten::sum.IntList_out(input, dims?, keepdim, dtype?, out)`.
+/// `aten::sum.IntList_out(input, dims?, keepdim, dtype?, out)`: in the out tensor's type.
 pub fn sum(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
-    let float = matches!(ctx.tensor(args, 0)?.buf, Buf::F32(_));
-    reduction(ctx, args, |g| {
+    let float = out_is_f32(ctx, args)?;
+    reduction(ctx, args, move |g| {
         if float {
             f64::from(g.iter().map(|&v| v as f32).sum::<f32>())
         } else {
@@ -549,7 +561,9 @@ pub fn cumsum(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let input = ctx.shared(args, 0)?;
     let rank = input.shape.len().max(1);
     let d = ctx.dim(ctx.int(args, 1)?, rank)?;
-    let float = matches!(input.buf, Buf::F32(_));
+    // in the out tensor's type, each element the one before it plus its input, the first
+    // copied as it is (as the portable kernel)
+    let float = out_is_f32(ctx, args)?;
     let len = input.shape.get(d).copied().unwrap_or(1);
     let inner: usize = input.shape.get(d + 1..).map_or(1, |s| s.iter().product());
     let outer: usize = input.shape[..d.min(input.shape.len())].iter().product();
@@ -557,16 +571,17 @@ pub fn cumsum(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let mut out = x.clone();
     for o in 0..outer {
         for i in 0..inner {
-            let (mut acc, mut acc32) = (0.0f64, 0f32);
+            let mut prev: Option<f64> = None;
             for k in 0..len {
                 let at = (o * len + k) * inner + i;
-                if float {
-                    acc32 += x[at] as f32;
-                    out[at] = f64::from(acc32);
-                } else {
-                    acc += x[at];
-                    out[at] = acc;
-                }
+                let v = match (prev, float) {
+                    (None, true) => f64::from(x[at] as f32),
+                    (None, false) => x[at],
+                    (Some(p), true) => f64::from(x[at] as f32 + p as f32),
+                    (Some(p), false) => x[at] + p,
+                };
+                out[at] = v;
+                prev = Some(v);
             }
         }
     }
@@ -634,19 +649,47 @@ pub fn var_unbiased(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeErro
     variance(ctx, args, c)
 }
 
-/// `aten::mean.dtype_out(self, *, dtype?, out)`: the mean of every element, summed in float32
-/// as `mean.out` sums.
+/// `aten::mean.dtype_out(self, *, dtype?, out)`: the mean of every element, summed in the out
+/// tensor's type as `mean.out` sums.
 pub fn mean_all(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let x = ctx.tensor(args, 0)?.buf.to_f64();
-    let s: f32 = x.iter().map(|&v| v as f32).sum();
-    let m = f64::from(s / x.len().max(1) as f32);
+    let count = x.len().max(1) as f32;
+    let m = if out_is_f32(ctx, args)? {
+        f64::from(x.iter().map(|&v| v as f32).sum::<f32>() / count)
+    } else {
+        x.iter().sum::<f64>() / f64::from(count)
+    };
     let o = out_of(ctx, args)?;
     ctx.write_values(o, &[m])
 }
 
+/// The C library's `powf` and `pow`: a distance's terms take the first, its root the second.
+struct Pow {
+    f32: fn(f32, f32) -> f32,
+    f64: fn(f64, f64) -> f64,
+}
+
+impl Pow {
+    /// The functions a `p`-norm calls: none for p = 0, 1, 2 or ∞ (counts, sums, `sqrtf`,
+    /// maxima), so a library whose double `pow` is not modelled refuses only the others.
+    fn of(ctx: &Ctx<'_>, p: f64) -> Result<Pow, RuntimeError> {
+        if p == 0.0 || p == 1.0 || p == 2.0 || p.is_infinite() {
+            // not called for these norms
+            return Ok(Pow {
+                f32: f32::powf,
+                f64: f64::powf,
+            });
+        }
+        Ok(Pow {
+            f32: ctx.libm_f32_binary(Binary::Pow)?,
+            f64: ctx.libm_f64_binary(Binary::Pow)?,
+        })
+    }
+}
+
 /// The `p`-norm distance of two float32 rows, accumulated in float32 as the portable kernel
 /// does (`p` = 0 counts differences, ∞ takes the largest).
-fn p_distance(a: &[f64], b: &[f64], p: f64, powf: fn(f32, f32) -> f32) -> f64 {
+fn p_distance(a: &[f64], b: &[f64], p: f64, pow: &Pow) -> f64 {
     let diffs = a
         .iter()
         .zip(b)
@@ -661,7 +704,9 @@ fn p_distance(a: &[f64], b: &[f64], p: f64, powf: fn(f32, f32) -> f32) -> f64 {
         diffs.map(|d| d * d).sum::<f32>().sqrt()
     } else {
         let p32 = p as f32;
-        powf(diffs.map(|d| powf(d, p32)).sum::<f32>(), 1.0 / p32)
+        // `Lp::finish`: `std::pow(agg, 1.0 / p)` promotes to the double `pow`
+        let agg = diffs.map(|d| (pow.f32)(d, p32)).sum::<f32>();
+        return f64::from((pow.f64)(f64::from(agg), 1.0 / f64::from(p32)) as f32);
     };
     f64::from(d)
 }
@@ -682,7 +727,7 @@ pub fn cdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let batches: usize = a.shape[..ra - 2].iter().product();
     ctx.charge(&[batches, pn, rn, m])?;
     let (x, y) = (a.buf.to_f64(), b.buf.to_f64());
-    let powf = ctx.libm_f32_binary(Binary::Pow)?;
+    let pow = Pow::of(ctx, p)?;
     let mut out = Vec::with_capacity(batches * pn * rn);
     for bt in 0..batches {
         for i in 0..pn {
@@ -692,7 +737,7 @@ pub fn cdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
                     row,
                     &y[(bt * rn + j) * m..(bt * rn + j + 1) * m],
                     p,
-                    powf,
+                    &pow,
                 ));
             }
         }
@@ -710,7 +755,7 @@ pub fn pdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
         .map_err(|_| ctx.bad("pdist needs a 2-D tensor"))?;
     ctx.charge(&[n, n, m])?;
     let x = a.buf.to_f64();
-    let powf = ctx.libm_f32_binary(Binary::Pow)?;
+    let pow = Pow::of(ctx, p)?;
     let mut out = Vec::with_capacity(n * n.saturating_sub(1) / 2);
     for i in 0..n {
         for j in i + 1..n {
@@ -718,7 +763,7 @@ pub fn pdist(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
                 &x[i * m..(i + 1) * m],
                 &x[j * m..(j + 1) * m],
                 p,
-                powf,
+                &pow,
             ));
         }
     }
