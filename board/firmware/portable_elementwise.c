@@ -127,7 +127,7 @@ int unary(uint32_t op, const uint32_t *a, uint32_t n) {
       case OP_RECIPROCAL: d = 1.0 / d; break;
       case OP_LEAKY_RELU:
         /* ExecuTorch: the slope cast to the tensor's type, the product in it */
-        d = is_float(&x) ? (double)(f > 0.0f ? f : f * slope32) : d > 0.0 ? d : d * slope;
+        d = is_float(&x) ? (double)(f >= 0.0f ? f : f * slope32) : d >= 0.0 ? d : d * slope;
         break;
       default:
         /* ExecuTorch's max_override/min_override: a NaN element stays NaN */

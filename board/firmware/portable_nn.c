@@ -287,6 +287,11 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
   for (int64_t b = 0; b < N; b++)
     for (int64_t g = 0; g < G; g++) {
       int64_t base = (b * C + g * cg) * HW;
+      if (count == 0) { /* an empty group: mean 0, rstd NaN, as the kernel writes */
+        means[q] = 0.0;
+        rstds[q++] = NAN;
+        continue;
+      }
       float sum = 0.0f, sq = 0.0f;
       for (int64_t k = 0; k < count; k++) {
         float f = (float)xv[base + k];

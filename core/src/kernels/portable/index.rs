@@ -232,6 +232,12 @@ fn scatter_into(ctx: &mut Ctx<'_>, args: &[usize], add: bool) -> R {
     let rank = input.shape.len();
     let d = ctx.dim(ctx.int(args, 1)?, rank)?;
     let index = ctx.shared(args, 2)?;
+    if rank == 0 || index.shape.len() > rank {
+        return Err(ctx.bad(format!(
+            "scatter of an index {:?} into {:?}: a 0-dim self, or an index of more dims than self, is not implemented",
+            index.shape, input.shape
+        )));
+    }
     // a scalar value (`scatter.value_out`) is every source element
     let (src_shape, sv) = match ctx.values.get(ctx.arg(args, 3)?) {
         Some(RValue::Tensor(t)) => (t.shape.clone(), t.buf.to_f64()),

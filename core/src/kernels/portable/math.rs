@@ -225,10 +225,10 @@ pub fn leaky_relu(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
         let slope = slope as f32;
         return unary(ctx, args, move |x| {
             let x = x as f32;
-            f64::from(if x > 0.0 { x } else { x * slope })
+            f64::from(if x >= 0.0 { x } else { x * slope })
         });
     }
-    unary(ctx, args, move |x| if x > 0.0 { x } else { x * slope })
+    unary(ctx, args, move |x| if x >= 0.0 { x } else { x * slope })
 }
 
 /// `aten::_log_softmax.out(self, dim, half_to_float, out)`: `x − max − log Σ exp(x − max)`
@@ -237,8 +237,9 @@ pub fn log_softmax(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let input = ctx.shared(args, 0)?;
     let d = ctx.dim(ctx.int(args, 1)?, input.shape.len())?;
     let size = input.shape.get(d).copied().unwrap_or(1);
-    let inner: usize = input.shape[d + 1..].iter().product();
-    let outer: usize = input.shape[..d].iter().product();
+    // a 0-dim tensor is one line of one element
+    let inner: usize = input.shape.get(d + 1..).map_or(1, |s| s.iter().product());
+    let outer: usize = input.shape.get(..d).map_or(1, |s| s.iter().product());
     let x = input.buf.to_f64();
     let mut out = vec![0.0; x.len()];
     ctx.charge(&[outer, inner, size])?;

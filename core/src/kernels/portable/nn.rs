@@ -516,6 +516,12 @@ pub fn group_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
         for g in 0..groups {
             let base = (b * c + g * cg) * hw;
             let group = &x[base..base + count];
+            if count == 0 {
+                // an empty group: mean 0, rstd NaN, as the kernel writes
+                means.push(0.0);
+                rstds.push(f64::NAN);
+                continue;
+            }
             // as the portable kernel computes: the sum and the sum of squares in float32, the
             // mean, the variance E[x²] − mean² and 1/√(var + eps) in double, and per channel
             // y = scale·x + shift in double, rounded to float32
