@@ -15,65 +15,91 @@ use etscope_viewer::search::Hit;
 use super::*;
 use crate::job::Job;
 
-/// View state of one open document.
+/// View state of one open document: the graph's, and each tab's own state beside it.
 pub struct DocView {
     pub doc: Document,
     pub stage: usize,
     pub views: Vec<GraphView>,
     pub search: String,
     pub hits: Vec<Hit>,
-    pub profile_table: ProfileTableState,
-    pub timeline: TimelineState,
-    pub timeline_runs: Vec<Vec<Span>>,
-    pub memory: Vec<MemoryViewState>,
-    pub heat: bool,
-    /// The heat overlay of (stage, document revision, the estimate's core and clock), computed
-    /// once, not per frame.
-    pub(super) heat_cache: Option<(HeatKey, etscope_viewer::diff_view::NodeColors)>,
-    /// How many times the heat overlay was computed (what its cache saves is counted).
-    pub heat_computed: u64,
     pub neighbourhood: Option<Neighbourhood>,
     /// Two stages side by side in the Graph tab.
     pub side_by_side: Option<etscope_viewer::stage_compare::StageCompare>,
+    /// The heat overlay on the graph.
+    pub heat: HeatOverlay,
     /// The comparison shown in the Diff tab, with the other side's stage.
     pub diff: Option<(
         etscope_viewer::diff_view::DiffView,
         etscope_viewer::document::StageView,
     )>,
+    /// Why the last comparison could not be made, shown in the Diff tab itself.
+    pub diff_error: Option<String>,
+    /// The Profile tab.
+    pub profile: ProfileTabState,
+    /// The Memory tab.
+    pub memory: MemoryTabState,
+    /// "Lower for": the choices and a running lowering.
+    pub lowering: lowering::LoweringState,
+    /// The stages computed after a load or when first shown.
+    pub stage_jobs: StageJobs,
     /// Shown while its files are still being attached; the loaded document replaces it.
     pub preview: bool,
     /// Where its files came from: chosen, found beside the program, removed by the user.
     pub sources: DocSources,
-    /// Why the last comparison could not be made, shown in the Diff tab itself.
-    pub diff_error: Option<String>,
-    /// Every planner's placement of the plan's tensors per arena (Memory tab), computed when
-    /// first shown.
-    pub replan: Option<Vec<etscope_core::plan::alternatives::ArenaAlternatives>>,
-    /// The planners and the budget being computed (Memory tab), until `replan` is set.
-    pub replan_job: Option<Job<Replanned>>,
-    /// The program's whole RAM budget (Memory tab), computed with `replan`.
-    pub budget: Option<etscope_core::plan::budget::RamBudget>,
-    /// The planner drawn beside the program's own plan (`best`: the smallest).
-    pub compare_plan: String,
-    /// "Lower for": the choices and a running lowering.
-    pub lowering: lowering::LoweringState,
-    /// The Memory tab's part and the program's fit on it.
-    pub part_fit: super::part_fit::PartFit,
-    /// The program's pass stages being computed after a load (see
-    /// `Document::pass_stages_deferred`).
-    pub pass_job: Option<Job<Vec<etscope_viewer::document::StageView>>>,
-    /// A stage being built because it is shown (see `StageView::unbuilt`): its ETRecord entry
-    /// and the worker's result.
-    pub stage_build: Option<StageBuild>,
-    /// ETRecord entries whose stage could not be built (said once; not tried again).
-    pub stage_build_failed: Vec<String>,
-    /// The program's estimate on the chosen core and the capture against it (Profile tab).
-    pub cost: profile_tab::CostCache,
-    /// Profile ▸ Compare with: this capture against another.
-    pub capture_compare: Option<profile_tab::CaptureCompare>,
     /// The core the program says it was lowered for (`Target::of_program`), read once: the
     /// window asks every frame.
     own_target: Option<etscope_core::kernels::Target>,
+}
+
+/// The graph's heat overlay: whether it is shown, and what it was computed from.
+#[derive(Default)]
+pub struct HeatOverlay {
+    pub on: bool,
+    /// The overlay of (stage, document revision, the estimate's core and clock), computed once,
+    /// not per frame.
+    pub(super) cache: Option<(HeatKey, etscope_viewer::diff_view::NodeColors)>,
+    /// How many times the overlay was computed (what its cache saves is counted).
+    pub computed: u64,
+}
+
+/// The Profile tab's state.
+#[derive(Default)]
+pub struct ProfileTabState {
+    pub table: ProfileTableState,
+    pub timeline: TimelineState,
+    pub timeline_runs: Vec<Vec<Span>>,
+    /// The program's estimate on the chosen core and the capture against it.
+    pub cost: profile_tab::CostCache,
+    /// Compare with: this capture against another.
+    pub capture_compare: Option<profile_tab::CaptureCompare>,
+}
+
+/// The Memory tab's state.
+pub struct MemoryTabState {
+    /// Each arena's view.
+    pub arenas: Vec<MemoryViewState>,
+    /// Every planner's placement of the plan's tensors per arena, computed when first shown.
+    pub replan: Option<Vec<etscope_core::plan::alternatives::ArenaAlternatives>>,
+    /// The planners and the budget being computed, until `replan` is set.
+    pub replan_job: Option<Job<Replanned>>,
+    /// The program's whole RAM budget, computed with `replan`.
+    pub budget: Option<etscope_core::plan::budget::RamBudget>,
+    /// The planner drawn beside the program's own plan (`best`: the smallest).
+    pub compare_plan: String,
+    /// The part and the program's fit on it.
+    pub part_fit: super::part_fit::PartFit,
+}
+
+/// The stages a document computes on workers: its pass stages after a load (see
+/// `Document::pass_stages_deferred`) and a stage built because it is shown (see
+/// `StageView::unbuilt`).
+#[derive(Default)]
+pub struct StageJobs {
+    pub pass: Option<Job<Vec<etscope_viewer::document::StageView>>>,
+    /// The ETRecord entry being built and the worker's result.
+    pub build: Option<StageBuild>,
+    /// ETRecord entries whose stage could not be built (said once; not tried again).
+    pub failed: Vec<String>,
 }
 
 /// What a heat overlay was made of: the stage, the document's revision, and the estimate's core
@@ -94,7 +120,7 @@ pub(super) fn start_replan(dv: &mut DocView, ctx: &egui::Context) {
     let program = dv.doc.program.clone();
     let plan_index = dv.doc.plan_index;
     let ctx = ctx.clone();
-    dv.replan_job = Some(Job::spawn(
+    dv.memory.replan_job = Some(Job::spawn(
         "running the memory planners",
         move || ctx.request_repaint(),
         move |_| {
@@ -115,14 +141,14 @@ pub struct StageBuild {
 
 /// Starts building the shown stage of `dv` when it waits to be built, nothing builds yet and it
 /// has not failed before (a failure, a panic included, is said once and not retried).
-fn start_stage_build(dv: &mut DocView, ctx: &egui::Context) {
-    if dv.stage_build.is_some() {
+pub(super) fn start_stage_build(dv: &mut DocView, ctx: &egui::Context) {
+    if dv.stage_jobs.build.is_some() {
         return;
     }
     let Some((entry, build)) = dv.doc.stage_builder(dv.stage) else {
         return;
     };
-    if dv.stage_build_failed.contains(&entry) {
+    if dv.stage_jobs.failed.contains(&entry) {
         return;
     }
     let ctx = ctx.clone();
@@ -131,7 +157,7 @@ fn start_stage_build(dv: &mut DocView, ctx: &egui::Context) {
         move || ctx.request_repaint(),
         move |_| build(),
     );
-    dv.stage_build = Some(StageBuild { entry, job });
+    dv.stage_jobs.build = Some(StageBuild { entry, job });
 }
 
 /// Computes a loaded document's deferred pass stages in a worker (the load's peak is over by
@@ -151,7 +177,7 @@ pub(super) fn start_pass_stages(dv: &mut DocView, ctx: &egui::Context) {
         return;
     };
     let ctx = ctx.clone();
-    dv.pass_job = Some(Job::spawn(
+    dv.stage_jobs.pass = Some(Job::spawn(
         "computing the pass stages",
         move || ctx.request_repaint(),
         move |_| etscope_viewer::document::pass_stage_views(graph),
@@ -201,35 +227,35 @@ impl DocView {
             .unwrap_or(etscope_core::cortex_m::Core::M55);
         DocView {
             own_target,
-            heat: doc.profile.is_some(),
-            heat_cache: None,
-            heat_computed: 0,
+            heat: HeatOverlay {
+                on: doc.profile.is_some(),
+                ..Default::default()
+            },
             doc,
             stage,
             views,
             search: String::new(),
             hits: Vec::new(),
-            profile_table: ProfileTableState::default(),
-            timeline: TimelineState::default(),
-            timeline_runs,
-            memory: vec![MemoryViewState::default(); arenas],
             neighbourhood: None,
-            diff: None,
             side_by_side: None,
+            diff: None,
+            diff_error: None,
+            profile: ProfileTabState {
+                timeline_runs,
+                ..Default::default()
+            },
+            memory: MemoryTabState {
+                arenas: vec![MemoryViewState::default(); arenas],
+                replan: None,
+                replan_job: None,
+                budget: None,
+                compare_plan: "best".into(),
+                part_fit: Default::default(),
+            },
+            lowering: lowering::LoweringState::for_core(core),
+            stage_jobs: StageJobs::default(),
             preview: false,
             sources: DocSources::default(),
-            diff_error: None,
-            replan: None,
-            replan_job: None,
-            stage_build: None,
-            stage_build_failed: Vec::new(),
-            budget: None,
-            compare_plan: "best".into(),
-            lowering: lowering::LoweringState::for_core(core),
-            part_fit: Default::default(),
-            pass_job: None,
-            cost: Default::default(),
-            capture_compare: None,
         }
     }
 
@@ -239,23 +265,23 @@ impl DocView {
         &mut self,
         picker: etscope_viewer::cost_view::CostPicker,
     ) -> Option<&[Option<egui::Color32>]> {
-        if !self.heat || Some(self.stage) != self.doc.pte_stage {
+        if !self.heat.on || Some(self.stage) != self.doc.pte_stage {
             return None;
         }
         let key = (self.stage, self.doc.revision, picker);
-        if self.heat_cache.as_ref().map(|c| c.0) != Some(key) {
+        if self.heat.cache.as_ref().map(|c| c.0) != Some(key) {
             let stage = self.doc.stages.get(self.stage)?;
             let colors = match &self.doc.profile {
                 Some(profile) => etscope_viewer::profile_view::heat_overlay(&stage.graph, profile),
                 None => {
-                    let est = self.cost.estimate(&self.doc, picker)?;
+                    let est = self.profile.cost.estimate(&self.doc, picker)?;
                     etscope_viewer::cost_view::estimate_heat_overlay(&stage.graph, est)
                 }
             };
-            self.heat_cache = Some((key, colors));
-            self.heat_computed += 1;
+            self.heat.cache = Some((key, colors));
+            self.heat.computed += 1;
         }
-        self.heat_cache.as_ref().map(|c| c.1.as_slice())
+        self.heat.cache.as_ref().map(|c| c.1.as_slice())
     }
 
     /// The selected node of the current stage.
@@ -319,85 +345,84 @@ impl DocSources {
     }
 }
 
-impl EtscopeApp {
-    /// Starts building the shown stage when it waits to be built, and puts built stages in
-    /// place (a failure is a message; the stage stays unbuilt).
-    pub(super) fn poll_stage_builds(&mut self, ctx: &egui::Context) {
-        if let Some(dv) = self.docs.get_mut(self.active) {
-            start_stage_build(dv, ctx);
-        }
-        for dv in &mut self.docs {
-            let Some(build) = &mut dv.stage_build else {
-                continue;
-            };
-            let Some(outcome) = build.job.poll() else {
-                continue;
-            };
-            let entry = build.entry.clone();
-            dv.stage_build = None;
-            let built = match outcome.into_result() {
-                Ok(result) => result.map_err(|e| format!("building the stage {entry}: {e}")),
-                Err(panicked) => Err(panicked), // names the stage already
-            };
-            match built {
-                Ok(view) => {
-                    if let Some(i) = dv.doc.set_built_stage(&entry, view) {
-                        dv.views[i] = GraphView::default();
-                    }
+impl DocView {
+    /// Puts every finished job of this document in place: its pass stages, its memory
+    /// planners, a stage built when shown, a lowering. What failed is added to `messages`.
+    pub(super) fn poll_jobs(&mut self, messages: &mut Vec<String>) {
+        self.poll_pass_stages(messages);
+        self.poll_replan(messages);
+        self.poll_stage_build(messages);
+        lowering::poll(self);
+    }
+
+    /// Puts a built stage in place (a failure is a message; the stage stays unbuilt).
+    fn poll_stage_build(&mut self, messages: &mut Vec<String>) {
+        let Some(build) = &mut self.stage_jobs.build else {
+            return;
+        };
+        let Some(outcome) = build.job.poll() else {
+            return;
+        };
+        let entry = build.entry.clone();
+        self.stage_jobs.build = None;
+        let built = match outcome.into_result() {
+            Ok(result) => result.map_err(|e| format!("building the stage {entry}: {e}")),
+            Err(panicked) => Err(panicked), // names the stage already
+        };
+        match built {
+            Ok(view) => {
+                if let Some(i) = self.doc.set_built_stage(&entry, view) {
+                    self.views[i] = GraphView::default();
                 }
-                Err(e) => {
-                    // said once; the stage stays unbuilt and says it could not be built
-                    self.messages.push(e);
-                    dv.stage_build_failed.push(entry);
-                }
+            }
+            Err(e) => {
+                // said once; the stage stays unbuilt and says it could not be built
+                messages.push(e);
+                self.stage_jobs.failed.push(entry);
             }
         }
     }
 
     /// Puts the planners' results in place; a cancelled or failed run says so and is not
-    /// started again for that document.
-    pub(super) fn poll_replans(&mut self) {
-        for dv in &mut self.docs {
-            let Some(job) = &mut dv.replan_job else {
-                continue;
-            };
-            let cancelled = job.is_cancelled();
-            let Some(outcome) = job.poll() else { continue };
-            dv.replan_job = None;
-            match outcome.into_result() {
-                Ok(_) if cancelled => {
-                    self.messages.push("memory planners cancelled".into());
-                    dv.replan = Some(Vec::new());
-                }
-                Ok((alternatives, budget)) => {
-                    dv.replan = Some(alternatives);
-                    dv.budget = budget;
-                }
-                Err(e) => {
-                    self.messages.push(e);
-                    dv.replan = Some(Vec::new());
-                }
+    /// started again for this document.
+    fn poll_replan(&mut self, messages: &mut Vec<String>) {
+        let Some(job) = &mut self.memory.replan_job else {
+            return;
+        };
+        let cancelled = job.is_cancelled();
+        let Some(outcome) = job.poll() else { return };
+        self.memory.replan_job = None;
+        match outcome.into_result() {
+            Ok(_) if cancelled => {
+                messages.push("memory planners cancelled".into());
+                self.memory.replan = Some(Vec::new());
+            }
+            Ok((alternatives, budget)) => {
+                self.memory.replan = Some(alternatives);
+                self.memory.budget = budget;
+            }
+            Err(e) => {
+                messages.push(e);
+                self.memory.replan = Some(Vec::new());
             }
         }
     }
 
     /// Adds the pass stages computed after a load (a failed computation is said; the
     /// program's own stages stay).
-    pub(super) fn poll_pass_jobs(&mut self) {
-        for dv in &mut self.docs {
-            let Some(job) = &mut dv.pass_job else {
-                continue;
-            };
-            let Some(outcome) = job.poll() else { continue };
-            dv.pass_job = None;
-            match outcome.into_result() {
-                Ok(views) => {
-                    dv.doc.set_pass_stages(views);
-                    dv.views
-                        .resize_with(dv.doc.stages.len(), GraphView::default);
-                }
-                Err(e) => self.messages.push(e),
+    fn poll_pass_stages(&mut self, messages: &mut Vec<String>) {
+        let Some(job) = &mut self.stage_jobs.pass else {
+            return;
+        };
+        let Some(outcome) = job.poll() else { return };
+        self.stage_jobs.pass = None;
+        match outcome.into_result() {
+            Ok(views) => {
+                self.doc.set_pass_stages(views);
+                self.views
+                    .resize_with(self.doc.stages.len(), GraphView::default);
             }
+            Err(e) => messages.push(e),
         }
     }
 }

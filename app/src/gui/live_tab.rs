@@ -217,8 +217,8 @@ pub fn poll(app: &mut EtscopeApp) {
                     etscope_profiler::session::is_emulated(core),
                 ));
             }
-            dv.timeline_runs = etscope_viewer::profile_view::timeline(&s.etdump);
-            dv.heat = true;
+            dv.profile.timeline_runs = etscope_viewer::profile_view::timeline(&s.etdump);
+            dv.heat.on = true;
         }
     }
     if was_running && !session.running() {
@@ -460,7 +460,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if let Some(note) = super::profile_tab::time_note(&dv.doc) {
             ui.label(RichText::new(note).italics());
         }
-        dv.cost.follow_capture(&dv.doc, &mut app.cost);
+        dv.profile.cost.follow_capture(&dv.doc, &mut app.cost);
         let before = app.cost;
         ui.horizontal(|ui| app.cost.ui(ui));
         if app.cost != before {
@@ -468,7 +468,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         // the live profile changes every frame: measured against the (cached) estimate here
         let machine = etscope_viewer::document::capture_machine(dv.doc.declared_time.as_ref());
-        let vs = dv.cost.estimate(&dv.doc, app.cost).map(|est| {
+        let vs = dv.profile.cost.estimate(&dv.doc, app.cost).map(|est| {
             etscope_core::analysis::cost::measured::measured_vs_estimate(
                 &profile,
                 &machine,
@@ -482,7 +482,7 @@ pub fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         let vs = vs.and_then(Result::ok);
         ScrollArea::vertical().id_salt("live-table").show(ui, |ui| {
-            clicked = profile_view::table_ui(ui, &profile, &mut dv.profile_table, vs.as_ref());
+            clicked = profile_view::table_ui(ui, &profile, &mut dv.profile.table, vs.as_ref());
         });
         if let Some(i) = clicked {
             dv.select_instruction(i);

@@ -16,8 +16,8 @@ pub(super) fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         .and_then(|n| n.instruction_id);
     // every planner's placement of the same tensors and the RAM budget, computed once per
     // document on a worker (a large plan takes the planners seconds)
-    if dv.replan.is_none() {
-        match &dv.replan_job {
+    if dv.memory.replan.is_none() {
+        match &dv.memory.replan_job {
             Some(job) => {
                 if super::busy::job_line(ui, job) {
                     job.cancel();
@@ -27,17 +27,21 @@ pub(super) fn memory_tab(dv: &mut DocView, ui: &mut egui::Ui) {
         }
     }
     if let Some(program) = dv.doc.program.as_ref() {
-        dv.part_fit.ui(ui, program, program.default_plan_index());
+        dv.memory
+            .part_fit
+            .ui(ui, program, program.default_plan_index());
         // the Profile tab's estimate prices the memory as placed here
-        dv.cost.follow_placement(dv.part_fit.placed_estimate());
+        dv.profile
+            .cost
+            .follow_placement(dv.memory.part_fit.placed_estimate());
     }
     // borrowed, not cloned: the plan and the graph are read, the per-arena view states written
     let (doc, states, replan, compare, budget) = (
         &dv.doc,
-        &mut dv.memory,
-        &dv.replan,
-        &mut dv.compare_plan,
-        &dv.budget,
+        &mut dv.memory.arenas,
+        &dv.memory.replan,
+        &mut dv.memory.compare_plan,
+        &dv.memory.budget,
     );
     let Some(plan) = doc.memory.as_ref() else {
         ui.label("Open a .pte to see its memory plan.");

@@ -28,7 +28,9 @@ use etscope_viewer::document::Document;
 
 pub use compare::DiffJob;
 use doc_view::start_pass_stages;
-pub use doc_view::{DocSources, DocView, StageBuild};
+pub use doc_view::{
+    DocSources, DocView, HeatOverlay, MemoryTabState, ProfileTabState, StageBuild, StageJobs,
+};
 use loader::{LoadEvent, LoadJob};
 use screenshot::{ScreenshotState, TimingsReported};
 use settings::Settings;
@@ -415,7 +417,7 @@ impl EtscopeApp {
     fn apply_start(&mut self, ctx: &egui::Context) {
         if self.start_applied
             || self.job.is_some()
-            || self.docs.iter().any(|d| d.pass_job.is_some())
+            || self.docs.iter().any(|d| d.stage_jobs.pass.is_some())
         {
             return;
         }
@@ -433,7 +435,7 @@ impl EtscopeApp {
                     // asked for on the command line: the graph shows it where no capture does
                     for dv in &mut self.docs {
                         if dv.doc.profile.is_none() && dv.doc.program.is_some() {
-                            dv.heat = true;
+                            dv.heat.on = true;
                         }
                     }
                 }
@@ -443,9 +445,9 @@ impl EtscopeApp {
         if let Some(name) = self.start.part.clone() {
             if etscope_core::part::find(&name).is_some() {
                 for dv in &mut self.docs {
-                    dv.part_fit.pick(Some(&name));
+                    dv.memory.part_fit.pick(Some(&name));
                     if let Some(place) = &self.start.place {
-                        dv.part_fit.request(place);
+                        dv.memory.part_fit.request(place);
                     }
                 }
             } else {
@@ -634,20 +636,29 @@ impl EtscopeApp {
         }
     }
 
+    /// Every job, polled in one place once a frame: the load, another method, a comparison,
+    /// the dataset run and the live capture (the window's), then each document's own
+    /// ([`DocView::poll_jobs`]), after the shown stage's build is started if it waits for one.
+    fn poll_jobs(&mut self, ctx: &egui::Context) {
+        self.poll_job(ctx);
+        self.poll_method();
+        numerics::poll(self);
+        self.poll_diff();
+        live_tab::poll(self);
+        if let Some(dv) = self.docs.get_mut(self.active) {
+            doc_view::start_stage_build(dv, ctx);
+        }
+        let mut messages = Vec::new();
+        for dv in &mut self.docs {
+            dv.poll_jobs(&mut messages);
+        }
+        self.messages.extend(messages);
+    }
+
     /// One frame: draws everything into `ui` and applies what the user did.
     pub fn frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        self.poll_job(&ctx);
-        self.poll_pass_jobs();
-        self.poll_replans();
-        self.poll_method();
-        numerics::poll(self);
-        self.poll_stage_builds(&ctx);
-        self.poll_diff();
-        for dv in &mut self.docs {
-            lowering::poll(dv);
-        }
-        live_tab::poll(self);
+        self.poll_jobs(&ctx);
         self.apply_start(&ctx);
         self.handle_dropped_files(&ctx);
         self.handle_shortcuts(&ctx);

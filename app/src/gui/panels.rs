@@ -74,7 +74,8 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
             .find(|p| p.extension().is_some_and(|e| e == "pte"));
         let written = match (program_path, dv.doc.program.as_ref()) {
             (Some(path), Some(program)) => {
-                dv.part_fit
+                dv.memory
+                    .part_fit
                     .write_firmware_files(&dir, path, program, dv.doc.plan_index)
             }
             _ => None,
@@ -114,19 +115,23 @@ pub fn export(app: &mut EtscopeApp, kind: ExportKind, ctx: &egui::Context) {
                 .doc
                 .profile
                 .as_ref()
-                .filter(|_| dv.heat && Some(dv.stage) == dv.doc.pte_stage)
+                .filter(|_| dv.heat.on && Some(dv.stage) == dv.doc.pte_stage)
                 .map(|p| profile_view::heat_overlay(&stage.graph, p));
             Some(export::graph_svg(stage, overlay.as_deref()))
         }
         ExportKind::ProfileCsv => dv.doc.profile.as_ref().map(|p| {
             // what the Profile tab shows beside each operator: the estimate too
-            let vs = dv.cost.measured(&dv.doc, picker, rate).and_then(Result::ok);
+            let vs = dv
+                .profile
+                .cost
+                .measured(&dv.doc, picker, rate)
+                .and_then(Result::ok);
             export::profile_csv(p, rate, vs, times)
         }),
         ExportKind::MemoryCsv => dv.doc.memory.as_ref().map(export::memory_csv),
-        ExportKind::ChromeTrace => (!dv.timeline_runs.is_empty())
-            .then(|| export::chrome_trace(&dv.timeline_runs, ticks, times)),
-        ExportKind::Placement => dv.part_fit.placement_toml(&dv.doc.title),
+        ExportKind::ChromeTrace => (!dv.profile.timeline_runs.is_empty())
+            .then(|| export::chrome_trace(&dv.profile.timeline_runs, ticks, times)),
+        ExportKind::Placement => dv.memory.part_fit.placement_toml(&dv.doc.title),
         ExportKind::Firmware => None,
         ExportKind::GraphPng => {
             let rect = dv.views[dv.stage].last_rect;
@@ -334,7 +339,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui.add_enabled(
                     dv.doc.program.is_some(),
                     egui::Checkbox::new(
-                        &mut dv.heat,
+                        &mut dv.heat.on,
                         if dv.doc.profile.is_some() {
                             "Heat overlay (profile)"
                         } else {
@@ -493,10 +498,10 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         let label = match (st.pass, &st.unbuilt) {
             (Some(pass), _) => format!("pte + {pass}  ({} ops)", st.graph.op_count()),
-            (None, Some(entry)) if dv.stage_build_failed.contains(entry) => {
+            (None, Some(entry)) if dv.stage_jobs.failed.contains(entry) => {
                 format!("{}  (could not be built)", st.name)
             }
-            (None, Some(_)) if dv.stage_build.is_some() && dv.stage == i => {
+            (None, Some(_)) if dv.stage_jobs.build.is_some() && dv.stage == i => {
                 format!("{}  (building…)", st.name)
             }
             (None, Some(_)) => format!("{}  (built when shown)", st.name),
@@ -642,9 +647,9 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     } else if app_tab_is_diff {
         ui.label(RichText::new("Legend (Diff)").strong());
         ui.weak("nodes coloured by the SNR of their row: the scale above the panes");
-    } else if dv.heat && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
+    } else if dv.heat.on && dv.doc.profile.is_some() && Some(dv.stage) == dv.doc.pte_stage {
         profile_view::heat_legend_ui(ui, "time share of the hottest op:");
-    } else if dv.heat && dv.doc.program.is_some() && Some(dv.stage) == dv.doc.pte_stage {
+    } else if dv.heat.on && dv.doc.program.is_some() && Some(dv.stage) == dv.doc.pte_stage {
         profile_view::heat_legend_ui(
             ui,
             &format!(
@@ -673,7 +678,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         ui.add_space(6.0);
     }
     let dv = &mut app.docs[app.active];
-    dv.profile_table.ticks_per_us = ticks;
+    dv.profile.table.ticks_per_us = ticks;
     match tab {
         Tab::Graph => {
             side_by_side_bar(dv, ui);
@@ -690,7 +695,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     let failed = stage
                         .unbuilt
                         .as_ref()
-                        .is_some_and(|e| dv.stage_build_failed.contains(e));
+                        .is_some_and(|e| dv.stage_jobs.failed.contains(e));
                     if failed {
                         ui.label(format!(
                             "The stage {} could not be built (the message says why); the other stages are there.",
@@ -698,7 +703,7 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                         ));
                         return;
                     }
-                    if dv.stage_build.is_some() {
+                    if dv.stage_jobs.build.is_some() {
                         busy(ui);
                     }
                     ui.label(format!(
@@ -710,8 +715,8 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             }
             // the overlay is cached per stage and document revision: borrowed, not rebuilt
             dv.heat_overlay(picker);
-            let overlay = if dv.heat && Some(stage_index) == dv.doc.pte_stage {
-                dv.heat_cache.as_ref().map(|c| c.1.as_slice())
+            let overlay = if dv.heat.on && Some(stage_index) == dv.doc.pte_stage {
+                dv.heat.cache.as_ref().map(|c| c.1.as_slice())
             } else {
                 None
             };
@@ -728,15 +733,15 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
         Tab::Profile => super::profile_tab::ui(app, ui),
         Tab::Timeline => {
-            if dv.timeline_runs.is_empty() {
+            if dv.profile.timeline_runs.is_empty() {
                 ui.label("No ETDump is open.");
             } else {
                 ui.label("scroll to zoom, drag to pan, double-click to reset; click a bar to select its node");
                 if let Some(i) = profile_view::timeline_ui(
                     ui,
-                    &dv.timeline_runs,
-                    &mut dv.timeline,
-                    &dv.profile_table,
+                    &dv.profile.timeline_runs,
+                    &mut dv.profile.timeline,
+                    &dv.profile.table,
                 ) {
                     dv.select_instruction(i);
                 }
@@ -870,7 +875,7 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     .and_then(|p| p.rows.iter().find(|r| r.instruction_id == iid))
                 {
                     ui.collapsing("profile", |ui| {
-                        let f = |x: f64| dv.profile_table.fmt(x);
+                        let f = |x: f64| dv.profile.table.fmt(x);
                         ui.monospace(format!(
                             "{} runs  avg {}  p50 {}  min {}  max {} {}",
                             row.stats.count,
@@ -878,7 +883,7 @@ fn inspector_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                             f(row.stats.p50),
                             f(row.stats.min as f64),
                             f(row.stats.max as f64),
-                            dv.profile_table.unit()
+                            dv.profile.table.unit()
                         ));
                     });
                 }

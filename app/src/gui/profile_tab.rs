@@ -218,7 +218,7 @@ pub(super) fn compare_with_document(app: &mut EtscopeApp, other: usize) {
             &capture_origin(bd.declared_time.as_ref()),
         )
     };
-    app.docs[a].capture_compare = Some(made);
+    app.docs[a].profile.capture_compare = Some(made);
 }
 
 /// Compares the active document's capture with a second capture of its program read from
@@ -255,7 +255,8 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
                 .unwrap_or_default();
             let name = format!("{file} ({})", dv.doc.title);
             let origin = crate::load::capture_origin(b_target.as_ref());
-            dv.capture_compare = Some(compare_docs(&dv.doc, rate, name, &b, None, b_rate, &origin));
+            dv.profile.capture_compare =
+                Some(compare_docs(&dv.doc, rate, name, &b, None, b_rate, &origin));
         }
         Err(e) => app.messages.push(e),
     }
@@ -280,7 +281,7 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     let Some(dv) = app.docs.get_mut(active) else {
         return;
     };
-    dv.cost.follow_capture(&dv.doc, &mut app.cost);
+    dv.profile.cost.follow_capture(&dv.doc, &mut app.cost);
     let picker = app.cost;
     if dv.doc.profile.is_some() {
         ui.horizontal_wrapped(|ui| {
@@ -300,13 +301,13 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             {
                 app.commands.push(Command::CompareCaptureDialog);
             }
-            if dv.capture_compare.is_some() && ui.button("close the comparison").clicked() {
-                dv.capture_compare = None;
+            if dv.profile.capture_compare.is_some() && ui.button("close the comparison").clicked() {
+                dv.profile.capture_compare = None;
             }
         });
     }
     let mut clicked = None;
-    if let Some(cc) = dv.capture_compare.as_mut() {
+    if let Some(cc) = dv.profile.capture_compare.as_mut() {
         match &cc.result {
             Err(e) => {
                 ui.colored_label(egui::Color32::from_rgb(220, 70, 60), e);
@@ -323,7 +324,7 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         }
     } else if dv.doc.profile.is_some() {
         // borrowed field by field: neither the profile nor its estimate is cloned per frame
-        let (doc, table, cost) = (&dv.doc, &mut dv.profile_table, &mut dv.cost);
+        let (doc, table, cost) = (&dv.doc, &mut dv.profile.table, &mut dv.profile.cost);
         let vs = cost.measured(doc, picker, rate);
         if let Some(profile) = &doc.profile {
             ui.heading(format!(
@@ -364,8 +365,8 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 });
         }
     } else {
-        let placed_on = dv.cost.placed_part(picker).map(str::to_string);
-        match dv.cost.estimate(&dv.doc, picker) {
+        let placed_on = dv.profile.cost.placed_part(picker).map(str::to_string);
+        match dv.profile.cost.estimate(&dv.doc, picker) {
             Some(est) => {
                 ui.weak("No capture is open: every call's estimated cost on the chosen core. Drop an ETDump on the window to see measured times beside it.");
                 if let Some(part) = placed_on {

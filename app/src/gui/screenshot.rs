@@ -59,10 +59,11 @@ impl EtscopeApp {
             }
         }
         if let ScreenshotState::Waiting(n) = self.screenshot_state {
-            let building = self
-                .docs
-                .iter()
-                .any(|d| d.stage_build.is_some() || d.replan_job.is_some() || d.pass_job.is_some());
+            let building = self.docs.iter().any(|d| {
+                d.stage_jobs.build.is_some()
+                    || d.memory.replan_job.is_some()
+                    || d.stage_jobs.pass.is_some()
+            });
             if self.diff_job.is_some()
                 || self.method_job.is_some()
                 || self.numerics.job.is_some()

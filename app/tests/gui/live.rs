@@ -53,7 +53,11 @@ fn the_live_view_streams_the_emulated_board_into_profile_timeline_and_diff() {
         .expect("the capture feeds the profile");
     assert_eq!(prof.runs, 4);
     assert_eq!(prof.rows.len(), 17);
-    assert_eq!(dv.timeline_runs.len(), 4, "the timeline shows every run");
+    assert_eq!(
+        dv.profile.timeline_runs.len(),
+        4,
+        "the timeline shows every run"
+    );
     assert_eq!(dv.doc.captured.len(), 17 * 4);
     harness.get_by_label_contains("4 of 4 complete, 0 incomplete");
     harness.get_by_label("Save as…");

@@ -61,7 +61,7 @@ fn compare_with_the_device_capture(harness: &mut Harness<'static, EtscopeApp>) {
 
 /// Whether the app is still loading: files, or a program's pass stages computed after a preview.
 fn loading(app: &EtscopeApp) -> bool {
-    app.job.is_some() || app.docs.iter().any(|d| d.pass_job.is_some())
+    app.job.is_some() || app.docs.iter().any(|d| d.stage_jobs.pass.is_some())
 }
 
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {
@@ -105,7 +105,7 @@ fn show_the_waiting_exported_stage(harness: &mut Harness<'static, EtscopeApp>) {
     harness.run_steps(2);
     step_while(
         harness,
-        |app| app.docs[app.active].stage_build.is_some(),
+        |app| app.docs[app.active].stage_jobs.build.is_some(),
         30,
         "the stage's build did not end",
     );

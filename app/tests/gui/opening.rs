@@ -177,7 +177,7 @@ fn an_etrecords_graphs_are_released_once_built_and_read_again_when_needed() {
     let mut harness = app_with(&["model_fp32.pte", "model_fp32.etrecord"]);
     step_while(
         &mut harness,
-        |app| app.docs.iter().any(|d| d.pass_job.is_some()),
+        |app| app.docs.iter().any(|d| d.stage_jobs.pass.is_some()),
         50,
         "the pass stages did not arrive",
     );
@@ -386,7 +386,7 @@ fn a_waiting_stage_whose_etrecord_vanished_is_reported() {
         "{:?}",
         app.messages
     );
-    assert!(app.docs[app.active].stage_build.is_none());
+    assert!(app.docs[app.active].stage_jobs.build.is_none());
     harness.get_by_label("exported  (could not be built)");
     // the program is still there to look at
     harness.get_by_label("pte  (6 ops)").click();

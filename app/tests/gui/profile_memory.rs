@@ -36,10 +36,10 @@ fn profile_table_rows_equal_the_cli_numbers() {
 fn the_heat_overlay_is_computed_once_not_per_frame() {
     let mut harness = app_with(&["model_fp32.pte", "etdump_profile_5runs.etdp"]);
     harness.state_mut().tab = etscope::gui::Tab::Graph;
-    harness.state_mut().docs[0].heat = true;
+    harness.state_mut().docs[0].heat.on = true;
     harness.run_steps(10);
     assert_eq!(
-        harness.state().docs[0].heat_computed,
+        harness.state().docs[0].heat.computed,
         1,
         "ten frames of the graph computed the overlay once"
     );
@@ -67,7 +67,7 @@ fn the_heat_overlay_is_computed_once_not_per_frame() {
     harness.run_steps(10);
     let dv = &mut harness.state_mut().docs[0];
     assert_eq!(
-        dv.heat_computed, 2,
+        dv.heat.computed, 2,
         "once more for the new capture, not per frame"
     );
     let stage = dv.stage;
@@ -90,7 +90,7 @@ fn times_follow_the_captures_declared_clock_not_the_toolbar() {
     harness.state_mut().tab = etscope::gui::Tab::Profile;
     harness.run_steps(2);
     assert_eq!(
-        harness.state().docs[0].profile_table.ticks_per_us,
+        harness.state().docs[0].profile.table.ticks_per_us,
         Some(1.0),
         "an ETDump that declares nothing: the toolbar's rate"
     );
@@ -104,7 +104,7 @@ fn times_follow_the_captures_declared_clock_not_the_toolbar() {
     dv.doc
         .set_live_capture(dump, prof, Vec::new(), Vec::new(), Some(32_000_000));
     harness.run_steps(2);
-    let table = &harness.state().docs[0].profile_table;
+    let table = &harness.state().docs[0].profile.table;
     assert_eq!(table.ticks_per_us, Some(1000.0), "the capture's clock");
     assert_eq!(table.fmt(32_000.0), "32.000", "32,000 ns are 32 µs");
     assert_eq!(table.unit(), "µs");
@@ -119,12 +119,13 @@ fn the_memory_tab_shows_the_best_plan_beside_the_programs_plan() {
     // the planners run on a worker, not inside the frame: after the first frame the job is
     // running and no plan is in yet
     assert!(
-        harness.state().docs[0].replan_job.is_some() && harness.state().docs[0].replan.is_none(),
+        harness.state().docs[0].memory.replan_job.is_some()
+            && harness.state().docs[0].memory.replan.is_none(),
         "the planners ran inside the frame"
     );
     step_while(
         &mut harness,
-        |app| app.docs[0].replan.is_none(),
+        |app| app.docs[0].memory.replan.is_none(),
         60,
         "the memory planners did not finish",
     );
@@ -159,6 +160,7 @@ fn the_memory_tab_on_a_part_shows_each_region_with_what_sits_in_it() {
     harness.run_steps(2);
     harness.get_by_value("(pick a part)");
     harness.state_mut().docs[0]
+        .memory
         .part_fit
         .pick(Some("nucleo-l4r5zi"));
     harness.run_steps(2);
@@ -187,11 +189,13 @@ fn the_memory_tab_says_when_the_parts_core_does_not_run_the_program() {
     harness.state_mut().tab = etscope::gui::Tab::Memory;
     harness.run_steps(2);
     harness.state_mut().docs[0]
+        .memory
         .part_fit
         .pick(Some("alif-e8-hp"));
     harness.run_steps(2);
     harness.get_by_label_contains("does NOT run on the alif-e8-hp's Cortex-M55");
     harness.state_mut().docs[0]
+        .memory
         .part_fit
         .pick(Some("nucleo-l4r5zi"));
     harness.run_steps(2);
@@ -245,7 +249,7 @@ fn without_a_capture_the_profile_tab_shows_the_estimate_and_the_heat_follows_it(
     }
     let picker = harness.state().cost;
     let dv = &mut harness.state_mut().docs[0];
-    dv.heat = true;
+    dv.heat.on = true;
     let colored = dv
         .heat_overlay(picker)
         .expect("an overlay from the estimate")
@@ -361,7 +365,7 @@ fn a_capture_of_another_program_is_not_compared() {
         said.contains("ds_cnn_m55_explicit_board.etdp") && said.contains("does not belong"),
         "{said}"
     );
-    assert!(harness.state().docs[0].capture_compare.is_none());
+    assert!(harness.state().docs[0].profile.capture_compare.is_none());
 }
 
 /// A second capture is read with its own clock: one that declares it (its raw stream beside it)
@@ -382,6 +386,7 @@ fn a_second_capture_is_compared_in_its_own_clock_or_refused() {
     });
     harness.run_steps(2);
     let cc = harness.state().docs[0]
+        .profile
         .capture_compare
         .as_ref()
         .expect("a comparison");
@@ -403,7 +408,10 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
     });
     harness.state_mut().tab = etscope::gui::Tab::Memory;
     harness.run_steps(2);
-    harness.state_mut().docs[0].part_fit.pick(Some("ek-ra8d1"));
+    harness.state_mut().docs[0]
+        .memory
+        .part_fit
+        .pick(Some("ek-ra8d1"));
     harness.run_steps(2);
     let cli = |place: Option<&std::path::Path>| -> serde_json::Value {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"));
@@ -477,6 +485,7 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
     harness.event(press(to.center(), false));
     harness.run_steps(2);
     let placed = harness.state().docs[0]
+        .memory
         .part_fit
         .placement()
         .expect("a placement")
@@ -501,6 +510,7 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
     let (from_window, from_cli) = (dir.join("window"), dir.join("cli"));
     let dv = &harness.state().docs[0];
     let written = dv
+        .memory
         .part_fit
         .write_firmware_files(
             &from_window,
@@ -550,6 +560,7 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
     let app = harness.state_mut();
     let dv = &mut app.docs[0];
     let est = dv
+        .profile
         .cost
         .estimate(
             &dv.doc,
