@@ -154,7 +154,7 @@ impl EtscopeApp {
                     }
                 }
                 Command::RemoveFound { doc, path } => {
-                    if self.job.is_none() && doc < self.docs.len() {
+                    if self.jobs.load.is_none() && doc < self.docs.len() {
                         if matches!(&self.live, Some((d, _)) if *d == doc) {
                             self.messages
                                 .push("stop the live session before removing a file".into());

@@ -26,7 +26,7 @@ pub struct DiffJob {
 impl EtscopeApp {
     pub fn compare(&mut self, target: DiffTarget) -> Result<(), String> {
         use etscope_core::analysis::diff::{diff, Threshold};
-        if self.diff_job.is_some() {
+        if self.jobs.diff.is_some() {
             return Err("a comparison is already running".into());
         }
         let i = self.active;
@@ -161,7 +161,7 @@ impl EtscopeApp {
                 Ok((report, a, b))
             },
         );
-        self.diff_job = Some(DiffJob {
+        self.jobs.diff = Some(DiffJob {
             doc: i,
             stage_b,
             job,
@@ -172,13 +172,13 @@ impl EtscopeApp {
     /// Takes a finished comparison from its worker; a worker that panicked is reported with
     /// the job's name, never waited for.
     pub(super) fn poll_diff(&mut self) {
-        let Some(running) = &mut self.diff_job else {
+        let Some(running) = &mut self.jobs.diff else {
             return;
         };
         let Some(outcome) = running.job.poll() else {
             return;
         };
-        let Some(job) = self.diff_job.take() else {
+        let Some(job) = self.jobs.diff.take() else {
             return;
         };
         let result = outcome.into_result().and_then(|r| r);

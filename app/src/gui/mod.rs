@@ -173,11 +173,8 @@ pub struct EtscopeApp {
     pub docs: Vec<DocView>,
     pub active: usize,
     pub tab: Tab,
-    pub job: Option<LoadJob>,
-    /// A comparison running on a worker thread.
-    pub diff_job: Option<DiffJob>,
-    /// Another method of a document's program being built (the method list).
-    pub method_job: Option<MethodJob>,
+    /// The window's own jobs: a load, a comparison, another method.
+    pub jobs: AppJobs,
     /// The Diff tab's comparison over a dataset.
     pub numerics: numerics::NumericsState,
     /// The live capture (Live tab) and the document it feeds.
@@ -194,14 +191,34 @@ pub struct EtscopeApp {
     /// The files of the last load that could not be used, shown in the central panel.
     pub load_errors: load_errors::LoadErrors,
     pub commands: Vec<Command>,
-    start: StartOptions,
-    start_applied: bool,
-    screenshot_state: ScreenshotState,
+    /// What the command line asked of this window, and how far it got.
+    launch: Launch,
+}
+
+/// The window's own jobs (each document's are its [`DocView`]'s), polled in
+/// `EtscopeApp::poll_jobs`.
+#[derive(Default)]
+pub struct AppJobs {
+    /// Files being opened.
+    pub load: Option<LoadJob>,
+    /// The origin of the files of the load running now (for its documents).
+    loading_sources: DocSources,
+    /// A comparison running on a worker thread.
+    pub diff: Option<DiffJob>,
+    /// Another method of a document's program being built (the method list).
+    pub method: Option<MethodJob>,
+}
+
+/// What the command line asked of the window (`--screenshot`, `--timings`, the files and picks
+/// to start with), and how far it got.
+struct Launch {
+    options: StartOptions,
+    /// The start options were applied once the files were in.
+    applied: bool,
+    screenshot: ScreenshotState,
     pending_png: Option<(PathBuf, egui::Rect)>,
     /// `--timings`: what has been reported so far.
     timings_reported: TimingsReported,
-    /// The origin of the files of the load running now (for its documents).
-    loading_sources: DocSources,
     /// Set when a `--screenshot` run closes with none of the files given open: the process
     /// then exits with this error ([`run_window`]).
     exit_failure: std::sync::Arc<std::sync::Mutex<Option<String>>>,
@@ -232,9 +249,7 @@ impl EtscopeApp {
             docs: Vec::new(),
             active: 0,
             tab: start.tab.unwrap_or(Tab::Graph),
-            job: None,
-            diff_job: None,
-            method_job: None,
+            jobs: AppJobs::default(),
             numerics: numerics::NumericsState {
                 data: start.data.clone(),
                 labels: start.labels.clone(),
@@ -251,16 +266,17 @@ impl EtscopeApp {
             messages: Vec::new(),
             load_errors: Default::default(),
             commands: Vec::new(),
-            start_applied: false,
-            screenshot_state: ScreenshotState::Idle,
-            pending_png: None,
-            timings_reported: TimingsReported::default(),
-            loading_sources: DocSources::default(),
-            exit_failure: Default::default(),
-            start,
+            launch: Launch {
+                options: start,
+                applied: false,
+                screenshot: ScreenshotState::Idle,
+                pending_png: None,
+                timings_reported: TimingsReported::default(),
+                exit_failure: Default::default(),
+            },
         };
-        if !app.start.files.is_empty() {
-            let files = app.start.files.clone();
+        if !app.launch.options.files.is_empty() {
+            let files = app.launch.options.files.clone();
             app.open(files, ctx);
         }
         app
@@ -274,11 +290,11 @@ impl EtscopeApp {
 
     /// [`Self::open`], not bringing the files in `declined`.
     fn open_declining(&mut self, paths: Vec<PathBuf>, declined: Vec<PathBuf>, ctx: &egui::Context) {
-        if paths.is_empty() || self.job.is_some() {
+        if paths.is_empty() || self.jobs.load.is_some() {
             return;
         }
         self.settings.remember(&paths);
-        let (batch, found) = if self.start.no_siblings {
+        let (batch, found) = if self.launch.options.no_siblings {
             (paths.clone(), Vec::new())
         } else {
             crate::siblings::with_files_beside(&paths, &declined)
@@ -295,14 +311,15 @@ impl EtscopeApp {
         sources.given.extend(paths);
         sources.found.extend(found);
         sources.declined.extend(declined);
-        self.loading_sources = sources;
-        self.job = Some(loader::start(
+        self.jobs.loading_sources = sources;
+        self.jobs.load = Some(loader::start(
             batch,
             target,
             loader::LoadPolicy {
-                preview: !self.start.no_preview,
+                preview: !self.launch.options.no_preview,
                 eager_stage_nodes: self
-                    .start
+                    .launch
+                    .options
                     .eager_stage_nodes
                     .unwrap_or(etscope_viewer::document::EAGER_STAGE_NODES),
             },
@@ -312,7 +329,9 @@ impl EtscopeApp {
 
     /// Applies finished loads.
     fn poll_job(&mut self, ctx: &egui::Context) {
-        let Some(job) = &mut self.job else { return };
+        let Some(job) = &mut self.jobs.load else {
+            return;
+        };
         let paths = job.paths.clone();
         let mut done = None;
         for event in job.poll() {
@@ -348,7 +367,7 @@ impl EtscopeApp {
                 shown.append(&mut documents);
                 documents = shown;
             }
-            let sources = std::mem::take(&mut self.loading_sources);
+            let sources = std::mem::take(&mut self.jobs.loading_sources);
             // a file found by name that does not fit is skipped, the program kept
             let errors: Vec<String> = errors
                 .into_iter()
@@ -364,7 +383,7 @@ impl EtscopeApp {
                     }
                 })
                 .collect();
-            if !self.start_applied {
+            if !self.launch.applied {
                 // the files given on the command line: what could not be used is said on the
                 // terminal too, as `etscope open` says it
                 for e in &errors {
@@ -408,26 +427,26 @@ impl EtscopeApp {
                     }
                 }
             }
-            self.job = None;
+            self.jobs.load = None;
         }
     }
 
     /// Applies command-line view options once the first documents are in (their pass stages
     /// too: a stage named on the command line may be one).
     fn apply_start(&mut self, ctx: &egui::Context) {
-        if self.start_applied
-            || self.job.is_some()
+        if self.launch.applied
+            || self.jobs.load.is_some()
             || self.docs.iter().any(|d| d.stage_jobs.pass.is_some())
         {
             return;
         }
-        self.start_applied = true;
-        if self.start.screenshot.is_some() {
+        self.launch.applied = true;
+        if self.launch.options.screenshot.is_some() {
             // armed before anything below can return early (no document open: the picture
             // shows why, and the window closes); it still waits for the jobs started below
-            self.screenshot_state = ScreenshotState::Waiting(12);
+            self.launch.screenshot = ScreenshotState::Waiting(12);
         }
-        if let Some(spec) = self.start.estimate.clone() {
+        if let Some(spec) = self.launch.options.estimate.clone() {
             match parse_estimate(&spec) {
                 Ok(picker) => {
                     self.cost = picker;
@@ -442,11 +461,11 @@ impl EtscopeApp {
                 Err(e) => self.messages.push(e),
             }
         }
-        if let Some(name) = self.start.part.clone() {
+        if let Some(name) = self.launch.options.part.clone() {
             if etscope_core::part::find(&name).is_some() {
                 for dv in &mut self.docs {
                     dv.memory.part_fit.pick(Some(&name));
-                    if let Some(place) = &self.start.place {
+                    if let Some(place) = &self.launch.options.place {
                         dv.memory.part_fit.request(place);
                     }
                 }
@@ -456,13 +475,13 @@ impl EtscopeApp {
                 ));
             }
         }
-        if let Some(path) = self.start.compare_capture.clone() {
+        if let Some(path) = self.launch.options.compare_capture.clone() {
             profile_tab::compare_with_capture(self, &path);
         }
         let Some(dv) = self.docs.get_mut(self.active) else {
             return;
         };
-        if let Some(target) = &self.start.lower {
+        if let Some(target) = &self.launch.options.lower {
             // lowered right away (not in a worker): the stages it names must exist below
             match etscope_core::lower::Core::parse(target) {
                 Some(cpu) => {
@@ -489,12 +508,12 @@ impl EtscopeApp {
         let Some(dv) = self.docs.get_mut(self.active) else {
             return;
         };
-        if let Some(s) = &self.start.stage {
+        if let Some(s) = &self.launch.options.stage {
             if let Some(i) = dv.doc.stages.iter().position(|st| &st.name == s) {
                 dv.switch_stage(i);
             }
         }
-        if let Some(other) = &self.start.side_by_side {
+        if let Some(other) = &self.launch.options.side_by_side {
             if let Some(j) = dv.doc.stages.iter().position(|st| &st.name == other) {
                 // earlier stage on the left
                 let (l, r) = if j < dv.stage {
@@ -505,7 +524,7 @@ impl EtscopeApp {
                 dv.side_by_side = etscope_viewer::stage_compare::StageCompare::new(&dv.doc, l, r);
             }
         }
-        if let Some(q) = self.start.select.clone() {
+        if let Some(q) = self.launch.options.select.clone() {
             let graph = &dv.doc.stages[dv.stage].graph;
             match etscope_viewer::search::search(graph, &q, 1).first() {
                 Some(hit) => {
@@ -524,7 +543,7 @@ impl EtscopeApp {
                 )),
             }
         }
-        if self.start.tab == Some(Tab::Diff) {
+        if self.launch.options.tab == Some(Tab::Diff) {
             let target = if self.docs.len() > 1 {
                 DiffTarget::Document((self.active + 1) % self.docs.len())
             } else {
@@ -534,11 +553,11 @@ impl EtscopeApp {
                 self.messages.push(e);
             }
         }
-        if self.start.eval {
+        if self.launch.options.eval {
             self.tab = Tab::Diff;
             numerics::start(self, ctx);
         }
-        if let Some(runs) = self.start.live_board {
+        if let Some(runs) = self.launch.options.live_board {
             self.live_form.kind = live_tab::TargetKind::Board;
             self.live_form.runs = runs.max(1);
             self.tab = Tab::Live;
@@ -562,11 +581,11 @@ impl EtscopeApp {
             }
         }
         // a method being built follows its document, or goes with it
-        if let Some(running) = &mut self.method_job {
+        if let Some(running) = &mut self.jobs.method {
             match running.doc.cmp(&i) {
                 std::cmp::Ordering::Equal => {
                     running.job.cancel();
-                    self.method_job = None;
+                    self.jobs.method = None;
                 }
                 std::cmp::Ordering::Greater => running.doc -= 1,
                 std::cmp::Ordering::Less => {}
@@ -585,7 +604,7 @@ impl EtscopeApp {
                 .push("stop the live session before showing another method".into());
             return;
         }
-        if self.method_job.is_some() {
+        if self.jobs.method.is_some() {
             self.messages
                 .push("another method is still being prepared".into());
             return;
@@ -600,7 +619,7 @@ impl EtscopeApp {
                     || {},
                     move |_| build().map_err(|e| e.to_string()),
                 );
-                self.method_job = Some(MethodJob {
+                self.jobs.method = Some(MethodJob {
                     doc,
                     method: method.to_string(),
                     job,
@@ -612,13 +631,13 @@ impl EtscopeApp {
 
     /// Puts a method built on its worker in place of the document it was picked in.
     fn poll_method(&mut self) {
-        let Some(running) = &mut self.method_job else {
+        let Some(running) = &mut self.jobs.method else {
             return;
         };
         let Some(outcome) = running.job.poll() else {
             return;
         };
-        let Some(MethodJob { doc, method, .. }) = self.method_job.take() else {
+        let Some(MethodJob { doc, method, .. }) = self.jobs.method.take() else {
             return;
         };
         match outcome.into_result().and_then(|r| r) {
@@ -689,7 +708,7 @@ pub fn run_window(start: StartOptions) -> anyhow::Result<()> {
         options,
         Box::new(move |cc| {
             let mut app = EtscopeApp::new(&cc.egui_ctx, cc.storage, start);
-            app.exit_failure = app_failure;
+            app.launch.exit_failure = app_failure;
             Ok(Box::new(app))
         }),
     )

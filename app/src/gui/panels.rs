@@ -415,7 +415,7 @@ fn menu_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 
 fn status_bar(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
-        if let Some(job) = &app.job {
+        if let Some(job) = &app.jobs.load {
             busy(ui);
             ui.label(&job.progress);
         } else if let Some(dv) = app.docs.get(app.active) {
@@ -454,7 +454,7 @@ fn welcome(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         if ui.button("Open…").clicked() {
             app.commands.push(Command::OpenDialog);
         }
-        if let Some(job) = &app.job {
+        if let Some(job) = &app.jobs.load {
             ui.add_space(12.0);
             ui.horizontal(|ui| {
                 busy(ui);
@@ -540,7 +540,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
     }
     super::lowering::controls(dv, ui);
     if dv.preview {
-        if let Some(job) = &app.job {
+        if let Some(job) = &app.jobs.load {
             ui.horizontal(|ui| {
                 busy(ui);
                 ui.weak(&job.progress);
@@ -555,7 +555,7 @@ fn side_panel(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui.label(super::loader::display_name(path))
                     .on_hover_text(path.display().to_string());
                 let remove = ui
-                    .add_enabled(app.job.is_none(), egui::Button::new("remove").small())
+                    .add_enabled(app.jobs.load.is_none(), egui::Button::new("remove").small())
                     .on_hover_text(
                         "reopen the program without this file; it is not looked for again",
                     );
@@ -759,7 +759,7 @@ fn diff_tab(app: &mut EtscopeApp, ui: &mut egui::Ui) {
             .default_open(true)
             .show(ui, |ui| super::numerics::ui(app, ui));
     }
-    if let Some(running) = &app.diff_job {
+    if let Some(running) = &app.jobs.diff {
         if super::busy::job_line(ui, &running.job) {
             running.job.cancel();
         }

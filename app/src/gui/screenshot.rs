@@ -37,35 +37,35 @@ impl EtscopeApp {
                 .collect()
         });
         for image in images {
-            if let Some((path, rect)) = self.pending_png.take() {
+            if let Some((path, rect)) = self.launch.pending_png.take() {
                 let result = save_png(&image, Some(rect), ctx.pixels_per_point(), &path);
                 self.messages.push(match result {
                     Ok(()) => format!("saved {}", path.display()),
                     Err(e) => format!("{}: {e}", path.display()),
                 });
-            } else if self.screenshot_state == ScreenshotState::Requested {
-                if let Some(path) = &self.start.screenshot {
+            } else if self.launch.screenshot == ScreenshotState::Requested {
+                if let Some(path) = &self.launch.options.screenshot {
                     if let Err(e) = save_png(&image, None, ctx.pixels_per_point(), path) {
                         eprintln!("etscope: error: {}: {e}", path.display());
                     }
                 }
-                if self.docs.is_empty() && !self.start.files.is_empty() {
+                if self.docs.is_empty() && !self.launch.options.files.is_empty() {
                     // each file's error was printed when its load ended; the run failed
-                    if let Ok(mut failure) = self.exit_failure.lock() {
+                    if let Ok(mut failure) = self.launch.exit_failure.lock() {
                         *failure = Some("none of the files opened".into());
                     }
                 }
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
         }
-        if let ScreenshotState::Waiting(n) = self.screenshot_state {
+        if let ScreenshotState::Waiting(n) = self.launch.screenshot {
             let building = self.docs.iter().any(|d| {
                 d.stage_jobs.build.is_some()
                     || d.memory.replan_job.is_some()
                     || d.stage_jobs.pass.is_some()
             });
-            if self.diff_job.is_some()
-                || self.method_job.is_some()
+            if self.jobs.diff.is_some()
+                || self.jobs.method.is_some()
                 || self.numerics.job.is_some()
                 || self.numerics.sensitivity_job.is_some()
                 || building
@@ -76,22 +76,22 @@ impl EtscopeApp {
                 ctx.request_repaint();
             } else if n == 0 {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));
-                self.screenshot_state = ScreenshotState::Requested;
+                self.launch.screenshot = ScreenshotState::Requested;
             } else {
-                self.screenshot_state = ScreenshotState::Waiting(n - 1);
+                self.launch.screenshot = ScreenshotState::Waiting(n - 1);
             }
             ctx.request_repaint();
         }
     }
     /// Asks for a PNG of `rect` (the graph canvas) to be saved at `path`.
     pub fn request_png(&mut self, path: PathBuf, rect: egui::Rect, ctx: &egui::Context) {
-        self.pending_png = Some((path, rect));
+        self.launch.pending_png = Some((path, rect));
         ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::default()));
     }
     /// `--timings`: prints the time since launch of the first frame that drew a graph and of the
     /// first frame with every file attached, then closes the window.
     pub(super) fn report_timings(&mut self, ctx: &egui::Context) {
-        let Some(launched) = self.start.timings else {
+        let Some(launched) = self.launch.options.timings else {
             return;
         };
         let ms = launched.elapsed().as_secs_f64() * 1e3;
@@ -100,8 +100,8 @@ impl EtscopeApp {
             .flatten()
             .map(|dv| (dv.doc.stages[dv.stage].graph.nodes.len(), dv.preview));
         if let Some((nodes, preview)) = shown {
-            if !self.timings_reported.first_graph {
-                self.timings_reported.first_graph = true;
+            if !self.launch.timings_reported.first_graph {
+                self.launch.timings_reported.first_graph = true;
                 let what = if preview {
                     ", files still attaching"
                 } else {
@@ -109,8 +109,8 @@ impl EtscopeApp {
                 };
                 eprintln!("etscope: first graph drawn after {ms:.0} ms ({nodes} nodes{what})");
             }
-            if self.job.is_none() && !self.timings_reported.attached {
-                self.timings_reported.attached = true;
+            if self.jobs.load.is_none() && !self.launch.timings_reported.attached {
+                self.launch.timings_reported.attached = true;
                 let files: usize = self.docs.iter().map(|dv| dv.doc.files.len()).sum();
                 let resident = resident_mb()
                     .map(|(now, peak)| format!(", {now:.0} MB resident (peak {peak:.0} MB)"))
@@ -120,8 +120,11 @@ impl EtscopeApp {
                 );
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
-        } else if self.job.is_none() && self.start_applied && !self.timings_reported.attached {
-            self.timings_reported.attached = true;
+        } else if self.jobs.load.is_none()
+            && self.launch.applied
+            && !self.launch.timings_reported.attached
+        {
+            self.launch.timings_reported.attached = true;
             eprintln!("etscope: nothing to draw after {ms:.0} ms");
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }

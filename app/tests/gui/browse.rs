@@ -252,7 +252,7 @@ fn the_method_list_shows_forward_first_and_switches_to_any_other_method() {
     // the other method's document is built on a worker, not inside the frame
     step_while(
         &mut harness,
-        |app| app.method_job.is_some(),
+        |app| app.jobs.method.is_some(),
         30,
         "the method was not built",
     );

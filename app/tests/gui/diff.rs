@@ -336,7 +336,7 @@ fn the_diff_tab_compares_two_programs_over_a_dataset() {
     harness.run_steps(1);
     step_while(
         &mut harness,
-        |app| app.numerics.opening.is_some() || app.diff_job.is_some(),
+        |app| app.numerics.opening.is_some() || app.jobs.diff.is_some(),
         60,
         "the sample's comparison did not finish",
     );

@@ -30,7 +30,7 @@ fn wait_for_diff(harness: &mut Harness<'static, EtscopeApp>) {
     harness.run_steps(1);
     step_while(
         harness,
-        |app| app.diff_job.is_some(),
+        |app| app.jobs.diff.is_some(),
         60,
         "the comparison did not finish",
     );
@@ -61,7 +61,7 @@ fn compare_with_the_device_capture(harness: &mut Harness<'static, EtscopeApp>) {
 
 /// Whether the app is still loading: files, or a program's pass stages computed after a preview.
 fn loading(app: &EtscopeApp) -> bool {
-    app.job.is_some() || app.docs.iter().any(|d| d.stage_jobs.pass.is_some())
+    app.jobs.load.is_some() || app.docs.iter().any(|d| d.stage_jobs.pass.is_some())
 }
 
 fn app_with(files: &[&str]) -> Harness<'static, EtscopeApp> {

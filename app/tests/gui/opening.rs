@@ -52,7 +52,7 @@ fn a_hostile_file_then_a_good_one_in_the_same_window() {
     harness
         .state_mut()
         .open(vec![h("deep_pickle.etrecord")], &ctx);
-    while harness.state().job.is_some() {
+    while harness.state().jobs.load.is_some() {
         harness.step();
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -60,7 +60,7 @@ fn a_hostile_file_then_a_good_one_in_the_same_window() {
     harness
         .state_mut()
         .open(vec![tiny("model_int8_cortex_m55.pte")], &ctx);
-    while harness.state().job.is_some() {
+    while harness.state().jobs.load.is_some() {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "loading did not finish"
@@ -549,9 +549,10 @@ fn a_load_that_panics_is_named_and_the_window_opens_the_next_file() {
     let mut harness = app_with(&["model_fp32.pte"]);
     let ctx = harness.ctx.clone();
     let paths = vec![tiny("model_int8_cortex_m55.pte")];
-    harness.state_mut().job = Some(etscope::gui::loader::start_with(paths, ctx.clone(), || {
-        panic!("a load that panics")
-    }));
+    harness.state_mut().jobs.load =
+        Some(etscope::gui::loader::start_with(paths, ctx.clone(), || {
+            panic!("a load that panics")
+        }));
     step_while(
         &mut harness,
         loading,
