@@ -40,7 +40,7 @@ int binary(uint32_t op, const uint32_t *a, uint32_t n) {
   for (uint32_t i = 0; i < o.numel; i++) {
     double p = x.v[ix[i]], q = y.v[iy[i]];
     if (f32)
-      r[i] = (double)(float)apply(op, (double)(float)p, (double)(float)(alpha * q));
+      r[i] = (double)(float)apply(op, (double)(float)p, (double)((float)alpha * (float)q)); /* val_alpha * val_b in float */
     else
       r[i] = apply(op, p, alpha * q);
   }
@@ -337,7 +337,9 @@ int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
       p = (double)(float)p;
       q = (double)(float)q;
     }
-    double e = op == OP_RSUB ? q - alpha * p : rounded_quotient(p, q, ct, 1, &by_zero);
+    double e = op != OP_RSUB              ? rounded_quotient(p, q, ct, 1, &by_zero)
+               : is_float(&o)               ? (double)((float)q - (float)alpha * (float)p)
+                                            : q - alpha * p;
     r[i] = is_float(&o) ? (double)(float)e : e;
   }
   if (by_zero) return fail("floor_divide: integer division by zero");

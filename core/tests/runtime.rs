@@ -151,7 +151,8 @@ fn inputs_of_the_wrong_shape_or_count_are_refused() {
         e.to_string().contains("expected float32[1, 3, 8, 8]"),
         "{e}"
     );
-    assert!(rt.run(&[], false).is_err());
+    let e = rt.run(&[], false).expect_err("count");
+    assert_eq!(e.to_string(), "the program takes 1 input(s), 0 given");
 }
 
 #[test]

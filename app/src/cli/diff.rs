@@ -227,11 +227,27 @@ pub fn run(
             let snr = r.metrics.map(|m| db(m.snr_db)).unwrap_or_default();
             // what the op lost is said only against what it was given
             let given = match (r.snr_in_db, r.drop_db()) {
+                (Some(s), _) if s.is_infinite() && s > 0.0 => {
+                    "equal going in: the op made the difference".to_string()
+                }
                 (Some(s), Some(lost)) => format!("{} dB carried in, the op lost {} dB", db(s), db(lost)),
                 _ => "nothing compared before it".to_string(),
             };
+            // the rule that fired: the SNR and its loss, or the largest difference
+            let by_snr = r.metrics.is_some_and(|m| {
+                m.snr_db < min_snr && r.drop_db().is_some_and(|d| d >= min_drop)
+            });
+            let rule = if by_snr {
+                format!("SNR < {min_snr} dB and a loss >= {min_drop} dB")
+            } else {
+                format!(
+                    "max abs {} > {}",
+                    r.metrics.map_or(0.0, |m| m.max_abs),
+                    threshold.max_abs
+                )
+            };
             println!(
-                "first divergence: A {} vs B {}: SNR {snr} dB, {given} (rule: SNR < {min_snr} dB and a loss >= {min_drop} dB{limit}){partly}",
+                "first divergence: A {} vs B {}: SNR {snr} dB, {given} (rule: {rule}){partly}",
                 at(&r.a_instructions, &r.a_ops),
                 at(&r.b_instructions, &r.b_ops),
             )

@@ -67,8 +67,13 @@ pub const FIRMWARE_REGIONS: [(&str, &str); 2] = [
 /// Why a program cannot become a board image.
 #[derive(Debug, Error)]
 pub enum BoardImageError {
-    #[error("instruction {instruction} calls {op}, which the board firmware does not implement (it runs {} operators, listed in docs/compatibility.md; the host runs this program with `etscope run`)", supported_operators().len())]
-    Unsupported { instruction: usize, op: String },
+    #[error("instruction {instruction} calls {op}, which the board firmware does not implement (it runs {} operators, listed in docs/compatibility.md); {}", supported_operators().len(), if *host_runs { "`etscope run` computes it on the host" } else { "the host has no kernel for it either" })]
+    Unsupported {
+        instruction: usize,
+        op: String,
+        /// Whether the host runtime has a kernel for the operator.
+        host_runs: bool,
+    },
     #[error("instruction {instruction} is a {kind}; the board firmware runs kernel calls only")]
     NotAKernelCall {
         instruction: usize,
@@ -85,7 +90,7 @@ pub enum BoardImageError {
     Feature(String),
     #[error("the image would take {0} bytes, more than the board's {MAX_BOARD_BYTES}")]
     TooLarge(usize),
-    #[error("instruction {instruction} calls {op} on {dtype} tensors; the board firmware computes it on float tensors only (a lowering that left a float operator on quantized tensors)")]
+    #[error("instruction {instruction} calls {op} on {dtype} tensors; the board firmware computes it on float32 tensors only{}", if matches!(dtype.as_str(), "int8" | "uint8") { " (a lowering that left a float operator on quantized tensors)" } else { "" })]
     FloatOnly {
         instruction: usize,
         op: String,

@@ -53,8 +53,13 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
                     .operators
                     .get(*op_index)
                     .map_or_else(|| format!("operator #{op_index}"), |o| o.qualified());
+                let host_runs = host_has_kernel(&op);
                 let Some((def, kernel)) = board_kernel(&op) else {
-                    return Err(BoardImageError::Unsupported { instruction: i, op });
+                    return Err(BoardImageError::Unsupported {
+                        instruction: i,
+                        op,
+                        host_runs,
+                    });
                 };
                 // the firmware's quantize and dequantize handle int8 and int16 codes
                 let int_side = match def.name {
@@ -72,6 +77,7 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
                     return Err(BoardImageError::Unsupported {
                         instruction: i,
                         op: format!("{op} on {held} tensors"),
+                        host_runs,
                     });
                 }
                 if dtype.is_some_and(|d| {
@@ -83,6 +89,7 @@ pub fn check_supported(program: &Program, plan_index: usize) -> Result<(), Board
                             "{op} on {} codes",
                             dtype.map_or_else(|| "?".to_string(), |d| d.short_name())
                         ),
+                        host_runs,
                     });
                 }
             }
@@ -130,4 +137,12 @@ fn unheld_type(plan: &ExecutionPlan, kernel: BoardKernel, args: &[usize]) -> Opt
             )
         })
         .map(|t| t.name().to_string())
+}
+
+/// Whether the host runtime has a kernel for `qualified` (`namespace::name.overload`): its own,
+/// or another operator's that computes it.
+fn host_has_kernel(qualified: &str) -> bool {
+    crate::ops::lookup_qualified(qualified)
+        .map(crate::ops::def)
+        .is_some_and(|d| d.kernel.is_some() || d.computed_by.is_some())
 }

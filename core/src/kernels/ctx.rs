@@ -503,7 +503,7 @@ pub fn f32s<'t>(ctx: &Ctx<'_>, t: &'t HostTensor) -> Result<&'t [f32], RuntimeEr
     match &t.buf {
         Buf::F32(v) => Ok(v),
         _ => Err(ctx.bad(format!(
-            "expected a float32 tensor, got {}",
+            "etscope's kernel for it is implemented for float32 tensors only, not {}",
             t.dtype.short_name()
         ))),
     }

@@ -33,6 +33,9 @@ pub enum RuntimeError {
     /// The inputs given do not fit the program.
     #[error("input {index}: {detail}")]
     Input { index: usize, detail: String },
+    /// Not as many inputs given as the program takes.
+    #[error("the program takes {expected} input(s), {given} given")]
+    InputCount { expected: usize, given: usize },
     /// The program itself is inconsistent.
     #[error("program: {0}")]
     Program(String),

@@ -275,13 +275,9 @@ impl Runtime {
         inputs: &[TensorData],
     ) -> Result<(), RuntimeError> {
         if inputs.len() != self.inputs.len() {
-            return Err(RuntimeError::Input {
-                index: inputs.len(),
-                detail: format!(
-                    "the program takes {} inputs, {} given",
-                    self.inputs.len(),
-                    inputs.len()
-                ),
+            return Err(RuntimeError::InputCount {
+                expected: self.inputs.len(),
+                given: inputs.len(),
             });
         }
         for (k, (&vi, given)) in self.inputs.iter().zip(inputs).enumerate() {

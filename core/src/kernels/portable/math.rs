@@ -311,6 +311,13 @@ pub fn round_half_even(x: f64) -> f64 {
 /// `aten::rsub.Scalar_out(self, other, alpha, out)`: `other − alpha·self`.
 pub fn rsub(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let alpha = ctx.double(args, 2)?;
+    if matches!(ctx.out_like(out_of(ctx, args)?)?, Buf::F32(_)) {
+        // in float32 steps, alpha cast to float first, as the kernel's `val_b - val_alpha * val_a`
+        let alpha = alpha as f32;
+        return binary(ctx, args, move |a, b| {
+            f64::from(b as f32 - alpha * a as f32)
+        });
+    }
     binary(ctx, args, move |a, b| b - alpha * a)
 }
 

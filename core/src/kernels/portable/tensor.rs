@@ -79,13 +79,17 @@ pub fn binary(
     let out = ctx.out_like(o)?;
     let buf = match (&out, &a.buf, &b.buf) {
         // float32 arithmetic stays float32, as the portable kernels compute it (f64 of two f32
-        // operands rounds back to the correctly rounded f32 result)
-        (Buf::F32(_), Buf::F32(_), _) | (Buf::F32(_), _, Buf::F32(_)) => Buf::F32(
-            x.iter()
-                .zip(&y)
-                .map(|(&p, &q)| f(f64::from(p as f32), f64::from((alpha * q) as f32)) as f32)
-                .collect(),
-        ),
+        // operands rounds back to the correctly rounded f32 result); alpha is cast to float
+        // first and `alpha · b` rounded in float, as `val_alpha * val_b`
+        (Buf::F32(_), Buf::F32(_), _) | (Buf::F32(_), _, Buf::F32(_)) => {
+            let alpha = alpha as f32;
+            Buf::F32(
+                x.iter()
+                    .zip(&y)
+                    .map(|(&p, &q)| f(f64::from(p as f32), f64::from(alpha * q as f32)) as f32)
+                    .collect(),
+            )
+        }
         _ => {
             let values: Vec<f64> = x.iter().zip(&y).map(|(&p, &q)| f(p, alpha * q)).collect();
             Buf::from_f64_like(&out, &values)
