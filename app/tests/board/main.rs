@@ -117,7 +117,7 @@ fn equals_the_host_on_the_board(
             assert!(
                 why.contains("does not implement")
                     || why.contains("runs kernel calls only")
-                    || why.contains("on float tensors only"),
+                    || why.contains("on float32 tensors only"),
                 "{name}: {e}"
             );
             return None;
