@@ -154,11 +154,13 @@ impl Row {
         let m = self.metrics?;
         // equal going in (or an input): all the error is the op's own, an unbounded loss
         let given = self.snr_in_db.unwrap_or(f64::INFINITY);
-        Some(if given.is_infinite() && given > 0.0 && m.snr_db.is_finite() {
-            f64::INFINITY
-        } else {
-            given.min(1e9) - m.snr_db
-        })
+        Some(
+            if given.is_infinite() && given > 0.0 && m.snr_db.is_finite() {
+                f64::INFINITY
+            } else {
+                given.min(1e9) - m.snr_db
+            },
+        )
     }
 
     /// Whether this group crosses `threshold` (with the error carried into it): a divergence.

@@ -148,6 +148,10 @@ struct Model<'a> {
     blocks: Vec<Block>,
     /// Instruction → the weights block its constants belong to.
     weights_of: BTreeMap<usize, usize>,
+    /// Per block, the rows of the estimate (indices, in order) whose memory traffic it carries:
+    /// a block is priced over these alone, not over every row (a 15,000-call program has
+    /// thousands of blocks).
+    rows_of: Vec<Vec<usize>>,
     /// Bytes each region holds that no placement moves.
     fixed: Vec<u64>,
 }
@@ -266,11 +270,34 @@ impl<'a> Model<'a> {
                 f
             })
             .collect();
+        let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+        let arena_blocks: Vec<(usize, &Vec<u32>)> = blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(b, block)| match &block.kind {
+                Kind::Arenas(ids) => Some((b, ids)),
+                _ => None,
+            })
+            .collect();
+        for (r, row) in est.rows.iter().enumerate() {
+            let Some(t) = &row.traffic else { continue };
+            if let Some(&b) = weights_of.get(&row.instruction_id) {
+                if let Some(rows) = rows_of.get_mut(b) {
+                    rows.push(r);
+                }
+            }
+            for &(b, ids) in &arena_blocks {
+                if t.arena_bytes.iter().any(|(id, _)| ids.contains(id)) {
+                    rows_of[b].push(r);
+                }
+            }
+        }
         Model {
             part,
             est,
             blocks,
             weights_of,
+            rows_of,
             fixed,
         }
     }
@@ -340,9 +367,9 @@ impl<'a> Model<'a> {
         let cost = self.cost(region);
         let dcache = self.est.options.memory.dcache_bytes;
         let block = &self.blocks[b];
-        self.est
-            .rows
-            .iter()
+        let rows = self.rows_of.get(b).map_or(&[][..], Vec::as_slice);
+        rows.iter()
+            .filter_map(|&r| self.est.rows.get(r))
             .filter_map(|row| Some((row, row.traffic.as_ref()?)))
             .map(|(row, t)| match &block.kind {
                 Kind::Weights(_) if self.weights_of.get(&row.instruction_id) == Some(&b) => {
@@ -356,7 +383,7 @@ impl<'a> Model<'a> {
                     .sum(),
                 _ => 0.0,
             })
-            .sum()
+            .fold(0.0, |sum, cycles| sum + cycles)
     }
 
     fn assemble(&self, regions: &[usize]) -> Placement {
