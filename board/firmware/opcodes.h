@@ -202,6 +202,7 @@ enum {
   OP_QD_QUANTIZE = 192, /* portable: quantized_decomposed::quantize_per_tensor */
   OP_QD_DEQUANTIZE = 193, /* portable: quantized_decomposed::dequantize_per_tensor */
   OP_QD_DEQUANTIZE_PER_CHANNEL = 194, /* portable: quantized_decomposed::dequantize_per_channel */
+  OP_BATCH_NORM_NO_STATS = 195, /* portable: aten::_native_batch_norm_legit */
 };
 
 /* 1 when integer.c runs `op`, 0 when portable.c dispatches it. */

@@ -86,6 +86,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case OP_UPSAMPLE_BILINEAR2D_AA: return upsample_aa_op(a, n);
     case OP_SPLIT_COPY: return split_op(a, n);
     case OP_BATCH_NORM: return batch_norm_op(a, n);
+    case OP_BATCH_NORM_NO_STATS: return batch_norm_no_stats_op(a, n);
     case OP_QD_QUANTIZE: case OP_QD_DEQUANTIZE: case OP_QD_DEQUANTIZE_PER_CHANNEL: return qd_op(op, a, n);
     case OP_ADDMM: case OP_MM: case OP_BMM: return matmul_op(op, a, n);
     case OP_ATEN_LINEAR: return linear_op(a, n);

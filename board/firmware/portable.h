@@ -109,6 +109,7 @@ int layer_norm_op(const uint32_t *a, uint32_t n);
 int group_norm_op(const uint32_t *a, uint32_t n);
 int distance_op(uint32_t op, const uint32_t *a, uint32_t n);
 int batch_norm_op(const uint32_t *a, uint32_t n);
+int batch_norm_no_stats_op(const uint32_t *a, uint32_t n);
 int qd_op(uint32_t op, const uint32_t *a, uint32_t n);
 
 /* ---- portable_index.c ---- */

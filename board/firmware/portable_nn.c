@@ -398,6 +398,54 @@ int batch_norm_op(const uint32_t *a, uint32_t n) {
   return store(val(a, n, 7), xv, x.numel);
 }
 
+/* _native_batch_norm_legit.no_stats_out(input, weight?, bias?, training, momentum, eps, out,
+ * save_mean, save_invstd): each channel normalised by its statistics over the batch and the
+ * spatial dims (an InstanceNorm), as the portable kernel: per sample the channel's sum and sum of
+ * squares in float32, added over the batch in float32, mean and E[x^2] - mean^2 in float32,
+ * invstd 1 / sqrt(var + eps) in double, then (x - mean) * invstd * weight + bias in float32 */
+int batch_norm_no_stats_op(const uint32_t *a, uint32_t n) {
+  tview x, tw, tb;
+  double *xv = load(val(a, n, 0), &x);
+  if (!xv) return -1;
+  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
+  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
+  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with a batch and channels");
+  uint32_t nb = (uint32_t)x.size[0], c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
+  if ((wv && tw.numel != c) || (bv && tb.numel != c)) return fail("batch norm: weight or bias does not match the channels");
+  double eps = dval(val(a, n, 5));
+  float *sums = (float *)scratch(c * 8u + 8u);
+  double *means = new_values(c), *invstds = new_values(c);
+  if (!sums || !means || !invstds) return fail("batch norm: larger than the board's work memory");
+  float *squares = sums + c;
+  for (uint32_t ch = 0; ch < c; ch++) sums[ch] = squares[ch] = 0.0f;
+  for (uint32_t b = 0; b < nb; b++)
+    for (uint32_t ch = 0; ch < c; ch++) {
+      const double *plane = xv + ((uint64_t)b * c + ch) * inner;
+      float s = 0.0f, q = 0.0f;
+      for (uint32_t k = 0; k < inner; k++) {
+        float f = (float)plane[k];
+        s += f;
+        q += f * f;
+      }
+      sums[ch] += s;
+      squares[ch] += q;
+    }
+  float per = (float)((uint64_t)nb * inner);
+  for (uint32_t ch = 0; ch < c; ch++) {
+    float m = sums[ch] / per;
+    means[ch] = (double)m;
+    invstds[ch] = (double)(float)(1.0 / sqrt((double)(squares[ch] / per - m * m) + eps));
+  }
+  for (uint32_t i = 0; i < x.numel; i++) {
+    uint32_t ch = (i / (inner ? inner : 1u)) % c;
+    float w = wv ? (float)wv[ch] : 1.0f, b = bv ? (float)bv[ch] : 0.0f;
+    xv[i] = (double)(((float)xv[i] - (float)means[ch]) * (float)invstds[ch] * w + b);
+  }
+  if (store(val(a, n, 6), xv, x.numel) || store(val(a, n, 7), means, c)) return -1;
+  return store(val(a, n, 8), invstds, c);
+}
+
 /* quantized_decomposed::quantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max,
  * dtype, out): zero_point + nearbyint(x * (1/scale)) in float, clamped, as the host's
  * `quantize_value`; dequantize_per_tensor / _per_channel: (q - zero_point) * scale in double */

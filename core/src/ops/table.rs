@@ -466,6 +466,9 @@ pub(super) static OPS: &[OpDef] = &[
     op("aten::_native_batch_norm_legit_no_training", DEFAULT_OUT, OUT, Normalization, NONE, Some(pt::batch_norm))
         .schema("(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
         .on_board(191, "BATCH_NORM"),
+    op("aten::_native_batch_norm_legit", &["no_stats", "no_stats_out"], &["no_stats_out"], Normalization, NONE, Some(pt::batch_norm_no_stats))
+        .schema("(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
+        .on_board(195, "BATCH_NORM_NO_STATS"),
     op("aten::batch_norm", &["default"], &[], Normalization, NONE, None)
         .schema("(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
         .computed_by(&BATCH_NORM),

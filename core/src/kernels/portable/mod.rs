@@ -195,6 +195,60 @@ pub fn batch_norm(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError>
     ctx.write(out_v, shape, Buf::F32(out))
 }
 
+/// `aten::_native_batch_norm_legit.no_stats_out(input, weight?, bias?, training, momentum, eps,
+/// out, save_mean, save_invstd)`: each channel normalised by its own statistics over the batch
+/// and the spatial dims (what an `InstanceNorm` exports to), as the portable kernel computes
+/// them: per sample the channel's sum and sum of squares in float32, added up over the batch in
+/// float32, the mean and E[x²] − mean² in float32, `1 / sqrt(var + eps)` in double, then
+/// `(x − mean) · invstd · weight + bias` in float32 (weight 1 and bias 0 when absent).
+pub fn batch_norm_no_stats(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
+    let input = ctx.tensor(args, 0)?;
+    let weight = ctx.opt_tensor(args, 1)?.map(|t| f32s(ctx, t)).transpose()?;
+    let bias = ctx.opt_tensor(args, 2)?.map(|t| f32s(ctx, t)).transpose()?;
+    let eps = ctx.double(args, 5)?;
+    let x = f32s(ctx, input)?;
+    let (n, c) = match input.shape.as_slice() {
+        [n, c, ..] => (*n, *c),
+        _ => return Err(ctx.bad("input needs a batch and a channel dimension")),
+    };
+    let inner: usize = input.shape.iter().skip(2).product();
+    let fits = crate::kernels::element_count(&[n, c, inner]) == Some(x.len());
+    if !fits || weight.is_some_and(|w| w.len() != c) || bias.is_some_and(|b| b.len() != c) {
+        return Err(ctx.bad(format!(
+            "weight/bias do not match the {c} channels of {:?}",
+            input.shape
+        )));
+    }
+    ctx.charge(&[n, c, inner.max(1)])?;
+    let (mut sums, mut squares) = (vec![0f32; c], vec![0f32; c]);
+    for b in 0..n {
+        for ch in 0..c {
+            let plane = &x[(b * c + ch) * inner..(b * c + ch + 1) * inner];
+            sums[ch] += plane.iter().fold(0f32, |a, &v| a + v);
+            squares[ch] += plane.iter().fold(0f32, |a, &v| a + v * v);
+        }
+    }
+    let per_channel = (n * inner) as f32;
+    let means: Vec<f32> = sums.iter().map(|&s| s / per_channel).collect();
+    let invstds: Vec<f32> = squares
+        .iter()
+        .zip(&means)
+        .map(|(&q, &m)| (1.0 / (f64::from(q / per_channel - m * m) + eps).sqrt()) as f32)
+        .collect();
+    let mut out = vec![0f32; x.len()];
+    for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
+        let ch = (i / inner.max(1)) % c;
+        let w = weight.map_or(1.0, |w| w[ch]);
+        let b = bias.map_or(0.0, |b| b[ch]);
+        *o = (v - means[ch]) * invstds[ch] * w + b;
+    }
+    let shape = input.shape.clone();
+    let (o_out, o_mean, o_invstd) = (ctx.arg(args, 6)?, ctx.arg(args, 7)?, ctx.arg(args, 8)?);
+    ctx.write(o_out, shape, Buf::F32(out))?;
+    ctx.write(o_mean, vec![c], Buf::F32(means))?;
+    ctx.write(o_invstd, vec![c], Buf::F32(invstds))
+}
+
 /// Elementwise `aten::<op>.out(input, out)`.
 pub fn unary(
     ctx: &mut Ctx<'_>,
