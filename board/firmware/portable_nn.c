@@ -22,6 +22,25 @@ static int within_elements(int64_t a, int64_t b, int64_t c, int64_t d) {
   return 1;
 }
 
+/* A norm's optional weight and bias (arguments `wk` and `wk + 1`): loaded when given, 0 when
+ * absent. */
+typedef struct {
+  tview tw, tb;
+  double *w, *b;
+} affine;
+
+/* A norm's input (argument 0, into `x`) and its weight and bias (`f`); 0 when one that is given
+ * cannot be read. */
+static double *norm_operands(const uint32_t *a, uint32_t n, uint32_t wk, tview *x, affine *f) {
+  memset(f, 0, sizeof *f);
+  double *xv = load(val(a, n, 0), x);
+  const value_rec *wr = val(a, n, wk), *br = val(a, n, wk + 1);
+  f->w = xv && wr && wr->kind == V_TENSOR ? load(wr, &f->tw) : 0;
+  f->b = xv && br && br->kind == V_TENSOR ? load(br, &f->tb) : 0;
+  int failed = (wr && wr->kind == V_TENSOR && !f->w) || (br && br->kind == V_TENSOR && !f->b);
+  return failed ? 0 : xv;
+}
+
 /* embedding.out(weight[rows, dim], indices, ...): rows of the weight by index */
 int embedding_op(const uint32_t *a, uint32_t n) {
   tview w, ix;
@@ -218,20 +237,17 @@ int convolution_op(const uint32_t *a, uint32_t n) {
  * portable kernel's layer_norm_scalar, the sums and E[x^2] - mean^2 in float32, sqrtf(var + eps)
  * with eps a float, each output (x - mean) / std * w + b in float32, rstd 1.0 / std in double */
 int layer_norm_op(const uint32_t *a, uint32_t n) {
-  tview x, tw, tb;
-  double *xv = load(val(a, n, 0), &x);
+  tview x;
+  affine f;
+  double *xv = norm_operands(a, n, 2, &x, &f);
   if (!xv) return -1;
-  const value_rec *wr = val(a, n, 2), *br = val(a, n, 3);
-  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0;
-  double *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
-  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
   uint32_t nk;
   const int64_t *shape = list(val(a, n, 1), &nk);
   if (nk > x.rank || !is_float(&x)) return fail("native_layer_norm: the normalized shape does not fit");
   for (uint32_t k = 0; k < nk; k++)
     if (x.size[x.rank - nk + k] != shape[k]) return fail("native_layer_norm: the normalized shape does not end the input");
   uint32_t inner = product(x.size, x.rank - nk, x.rank);
-  if (inner == 0 || (wv && tw.numel != inner) || (bv && tb.numel != inner)) return fail("native_layer_norm: weight or bias does not fit");
+  if (inner == 0 || (f.w && f.tw.numel != inner) || (f.b && f.tb.numel != inner)) return fail("native_layer_norm: weight or bias does not fit");
   float eps = (float)dval(val(a, n, 4)), nn = (float)inner;
   uint32_t rows = x.numel / inner;
   double *out = new_values(x.numel), *means = new_values(rows), *rstds = new_values(rows);
@@ -246,7 +262,7 @@ int layer_norm_op(const uint32_t *a, uint32_t n) {
     }
     float mean = sum / nn, sd = sqrtf(sq_sum / nn - mean * mean + eps);
     for (uint32_t i = 0; i < inner; i++) {
-      float w = wv ? (float)wv[i] : 1.0f, b = bv ? (float)bv[i] : 0.0f;
+      float w = f.w ? (float)f.w[i] : 1.0f, b = f.b ? (float)f.b[i] : 0.0f;
       out[(uint64_t)q * inner + i] = (double)(((float)row[i] - mean) / sd * w + b);
     }
     means[q] = (double)mean;
@@ -260,12 +276,10 @@ int layer_norm_op(const uint32_t *a, uint32_t n) {
  * portable kernel: the sum and the sum of squares in float32, the mean, E[x^2] - mean^2, the
  * reciprocal standard deviation and scale * x + shift in double, rounded to float32 */
 int group_norm_op(const uint32_t *a, uint32_t n) {
-  tview x, tw, tb;
-  double *xv = load(val(a, n, 0), &x);
+  tview x;
+  affine f;
+  double *xv = norm_operands(a, n, 1, &x, &f);
   if (!xv) return -1;
-  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
-  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
-  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
   int64_t N = ival(val(a, n, 3)), C = ival(val(a, n, 4)), HW = ival(val(a, n, 5)), G = ival(val(a, n, 6));
   if (N < 0) N = 0;
   if (C < 0) C = 0;
@@ -274,7 +288,7 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
   double eps = dval(val(a, n, 7));
   if (C % G || !within_elements(N, C, HW, 1) || (uint64_t)(N * C * HW) != x.numel)
     return fail("group_norm: sizes do not fit the input");
-  if ((wv && tw.numel != (uint64_t)C) || (bv && tb.numel != (uint64_t)C))
+  if ((f.w && f.tw.numel != (uint64_t)C) || (f.b && f.tb.numel != (uint64_t)C))
     return fail("group_norm: weight or bias does not match the channels");
   tview ts;
   if (view_of(val(a, n, 9), &ts)) return -1;
@@ -304,10 +318,10 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
       rstds[q++] = (double)(float)rstd;
       for (int64_t ch = 0; ch < cg; ch++) {
         int64_t channel = g * cg + ch, at0 = base + ch * HW;
-        if (!wv && !bv) {
+        if (!f.w && !f.b) {
           for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(float)((xv[at0 + k] - mean) * rstd);
         } else {
-          double w = wv ? wv[channel] : 1.0, bb = bv ? bv[channel] : 0.0;
+          double w = f.w ? f.w[channel] : 1.0, bb = f.b ? f.b[channel] : 0.0;
           double scale = rstd * w, shift = -scale * mean + bb;
           for (int64_t k = 0; k < HW; k++) out[at0 + k] = (double)(float)(scale * xv[at0 + k] + shift);
         }
@@ -378,21 +392,20 @@ int distance_op(uint32_t op, const uint32_t *a, uint32_t n) {
  * double (eps is a double), then (x - mean) * invstd * weight + bias in float32, weight 1 and
  * bias 0 when absent */
 int batch_norm_op(const uint32_t *a, uint32_t n) {
-  tview x, tw, tb, tm, tv;
-  double *xv = load(val(a, n, 0), &x);
+  tview x, tm, tv;
+  affine f;
+  double *xv = norm_operands(a, n, 1, &x, &f);
   if (!xv) return -1;
-  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
-  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
   double *mv = load(val(a, n, 3), &tm), *vv = mv ? load(val(a, n, 4), &tv) : 0;
-  if (!vv || (wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
+  if (!vv) return -1;
   if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with channels");
   uint32_t c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
-  if (tm.numel != c || tv.numel != c || (wv && tw.numel != c) || (bv && tb.numel != c)) return fail("batch norm: statistics do not match the channels");
+  if (tm.numel != c || tv.numel != c || (f.w && f.tw.numel != c) || (f.b && f.tb.numel != c)) return fail("batch norm: statistics do not match the channels");
   double eps = dval(val(a, n, 6));
   for (uint32_t i = 0; i < x.numel; i++) {
     uint32_t ch = (i / (inner ? inner : 1u)) % c;
     float inv = (float)(1.0 / sqrt((double)(float)vv[ch] + eps));
-    float w = wv ? (float)wv[ch] : 1.0f, b = bv ? (float)bv[ch] : 0.0f;
+    float w = f.w ? (float)f.w[ch] : 1.0f, b = f.b ? (float)f.b[ch] : 0.0f;
     xv[i] = (double)(((float)xv[i] - (float)mv[ch]) * inv * w + b);
   }
   return store(val(a, n, 7), xv, x.numel);
@@ -404,15 +417,13 @@ int batch_norm_op(const uint32_t *a, uint32_t n) {
  * squares in float32, added over the batch in float32, mean and E[x^2] - mean^2 in float32,
  * invstd 1 / sqrt(var + eps) in double, then (x - mean) * invstd * weight + bias in float32 */
 int batch_norm_no_stats_op(const uint32_t *a, uint32_t n) {
-  tview x, tw, tb;
-  double *xv = load(val(a, n, 0), &x);
+  tview x;
+  affine f;
+  double *xv = norm_operands(a, n, 1, &x, &f);
   if (!xv) return -1;
-  const value_rec *wr = val(a, n, 1), *br = val(a, n, 2);
-  double *wv = wr && wr->kind == V_TENSOR ? load(wr, &tw) : 0, *bv = br && br->kind == V_TENSOR ? load(br, &tb) : 0;
-  if ((wr && wr->kind == V_TENSOR && !wv) || (br && br->kind == V_TENSOR && !bv)) return -1;
   if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with a batch and channels");
   uint32_t nb = (uint32_t)x.size[0], c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
-  if ((wv && tw.numel != c) || (bv && tb.numel != c)) return fail("batch norm: weight or bias does not match the channels");
+  if ((f.w && f.tw.numel != c) || (f.b && f.tb.numel != c)) return fail("batch norm: weight or bias does not match the channels");
   double eps = dval(val(a, n, 5));
   float *sums = (float *)scratch(c * 8u + 8u);
   double *means = new_values(c), *invstds = new_values(c);
@@ -439,7 +450,7 @@ int batch_norm_no_stats_op(const uint32_t *a, uint32_t n) {
   }
   for (uint32_t i = 0; i < x.numel; i++) {
     uint32_t ch = (i / (inner ? inner : 1u)) % c;
-    float w = wv ? (float)wv[ch] : 1.0f, b = bv ? (float)bv[ch] : 0.0f;
+    float w = f.w ? (float)f.w[ch] : 1.0f, b = f.b ? (float)f.b[ch] : 0.0f;
     xv[i] = (double)(((float)xv[i] - (float)means[ch]) * (float)invstds[ch] * w + b);
   }
   if (store(val(a, n, 6), xv, x.numel) || store(val(a, n, 7), means, c)) return -1;
