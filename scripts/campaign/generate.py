@@ -15,6 +15,14 @@ two machines can split the work (`--first`, `--count`). Each program is one of:
 - a dynamic-shape program exported with a bound and run below it;
 - a program of two methods (`forward` and `second`).
 
+`--layers` makes another family instead (program `k` of it again a pure function of `k`): a
+random stack of 2–6 layers over a 4-D (or 3-D) float input — convolutions (stride, padding,
+dilation, groups, with and without bias, 1-D and 2-D), transposed convolutions (output padding,
+groups), batch norm in inference with random statistics, group, layer and instance norm, max and
+average pooling (ceil mode, padding), adaptive average pooling, nearest and bilinear upsampling,
+activations between them, and a linear head: the kernels whose order of operations shows in the
+last bit.
+
 Writes OUT/NNNNN/model.pte and case.json: per method, its calls, each call's inputs and
 ExecuTorch's outputs as .npy files. A program ExecuTorch's exporter or runtime rejects is not
 written; OUT/NNNNN.skipped says why (they are counted apart, never as etscope results).
@@ -262,10 +270,12 @@ def two_methods_program(rng, npr):
             {"kind": "two_methods", "ops": [first, second]})
 
 
-def build(k: int):
+def build(k: int, layers: bool = False):
     rng = random.Random(k * 7919 + 17)
     npr = np.random.default_rng(k)
     torch.manual_seed(k)
+    if layers:
+        return layer_program(rng, npr)
     roll = rng.random()
     if roll < 0.80:
         return dag_program(rng, npr)
@@ -274,6 +284,115 @@ def build(k: int):
     if roll < 0.94:
         return dynamic_program(rng, npr)
     return two_methods_program(rng, npr)
+
+
+class Layers(torch.nn.Module):
+    """A stack of layers applied in turn (the activations between them are functions)."""
+
+    def __init__(self, layers, activations):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(layers)
+        self.activations = activations
+
+    def forward(self, x):
+        for layer, act in zip(self.layers, self.activations):
+            x = layer(x)
+            if act is not None:
+                x = ACTIVATIONS[act](x)
+        return x
+
+
+ACTIVATIONS = {
+    "relu": torch.relu,
+    "gelu": torch.nn.functional.gelu,
+    "hardtanh": torch.nn.functional.hardtanh,
+    "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, 0.1),
+    "sigmoid": torch.sigmoid,
+}
+
+
+def layer_program(rng, npr):
+    """A random stack of convolution, normalisation, pooling and resizing layers, each kept only
+    where PyTorch runs it on the shape before it, then maybe a linear head."""
+    one_d = rng.random() < 0.2
+    c = rng.choice([1, 2, 3, 4, 6, 8])
+    shape = [rng.choice([1, 1, 2]), c] + ([] if one_d else [rng.choice([5, 7, 8, 9, 12, 16])])
+    shape.append(rng.choice([5, 7, 8, 9, 12, 16, 20]))
+    input_shape = list(shape)
+    layers, acts = [], []
+
+    def divisors(k):
+        return [d for d in range(1, k + 1) if k % d == 0]
+
+    def draw(c):
+        kind = rng.choice(["conv", "conv", "conv", "tconv", "bn", "gn", "ln", "in", "maxpool",
+                           "avgpool", "adaptive", "upsample"])
+        if kind in ("conv", "tconv"):
+            groups = rng.choice(divisors(c))
+            out_c = groups * rng.choice([1, 2, 3])
+            k = rng.choice([1, 2, 3, 5])
+            stride = rng.choice([1, 1, 2, 3])
+            dilation = rng.choice([1, 1, 2])
+            bias = rng.random() < 0.7
+            if kind == "conv":
+                cls = torch.nn.Conv1d if one_d else torch.nn.Conv2d
+                return cls(c, out_c, k, stride=stride, padding=rng.randrange(0, k // 2 + 2),
+                           dilation=dilation, groups=groups, bias=bias)
+            out_pad = rng.randrange(0, max(stride, dilation)) if stride > 1 else 0
+            cls = torch.nn.ConvTranspose1d if one_d else torch.nn.ConvTranspose2d
+            return cls(c, out_c, k, stride=stride, padding=rng.randrange(0, (dilation * (k - 1)) // 2 + 1),
+                       output_padding=out_pad, dilation=dilation, groups=groups, bias=bias)
+        if kind == "bn":
+            layer = (torch.nn.BatchNorm1d if one_d else torch.nn.BatchNorm2d)(c)
+            with torch.no_grad():
+                layer.running_mean.copy_(torch.from_numpy(npr.standard_normal(c).astype(np.float32)))
+                layer.running_var.copy_(torch.from_numpy(npr.uniform(0.2, 3.0, c).astype(np.float32)))
+                layer.weight.copy_(torch.from_numpy(npr.standard_normal(c).astype(np.float32)))
+                layer.bias.copy_(torch.from_numpy(npr.standard_normal(c).astype(np.float32)))
+            return layer
+        if kind == "gn":
+            return torch.nn.GroupNorm(rng.choice(divisors(c)), c, affine=rng.random() < 0.7)
+        if kind == "ln":
+            return torch.nn.LayerNorm(shape[-1:] if rng.random() < 0.5 or one_d else shape[-2:])
+        if kind == "in":
+            return (torch.nn.InstanceNorm1d if one_d else torch.nn.InstanceNorm2d)(c, affine=rng.random() < 0.5)
+        if kind in ("maxpool", "avgpool"):
+            k, stride = rng.choice([2, 3]), rng.choice([1, 2])
+            pad, ceil = rng.randrange(0, k // 2 + 1), rng.random() < 0.3
+            if kind == "maxpool":
+                return (torch.nn.MaxPool1d if one_d else torch.nn.MaxPool2d)(k, stride, pad, ceil_mode=ceil)
+            if one_d:
+                return torch.nn.AvgPool1d(k, stride, pad, ceil_mode=ceil)
+            return torch.nn.AvgPool2d(k, stride, pad, ceil_mode=ceil, count_include_pad=rng.random() < 0.5)
+        if kind == "adaptive":
+            size = rng.choice([1, 2, 3])
+            return torch.nn.AdaptiveAvgPool1d(size) if one_d else torch.nn.AdaptiveAvgPool2d((size, rng.choice([1, 2, 3])))
+        mode = rng.choice(["nearest", "bilinear"]) if not one_d else "nearest"
+        return torch.nn.Upsample(scale_factor=2, mode=mode,
+                                 **({"align_corners": rng.random() < 0.5} if mode == "bilinear" else {}))
+
+    for _ in range(rng.randint(2, 6)):
+        layer = draw(shape[1])
+        try:
+            with torch.no_grad():
+                out = layer.eval()(torch.zeros(shape))
+        except RuntimeError:
+            continue  # not a shape this layer takes
+        if out.numel() == 0 or out.numel() > 8192:
+            continue
+        layers.append(layer)
+        acts.append(rng.choice([None, None, "relu", "gelu", "hardtanh", "leaky_relu", "sigmoid"]))
+        shape = list(out.shape)
+    if rng.random() < 0.5:
+        layers.append(torch.nn.Sequential(torch.nn.Flatten(1), torch.nn.Linear(int(np.prod(shape[1:])), rng.choice([3, 10]))))
+        acts.append(None)
+    module = Layers(layers, acts).eval()
+    scale = rng.choice([0.5, 1.0, 3.0])
+    inputs = [torch.from_numpy((npr.standard_normal(input_shape) * scale).astype(np.float32))]
+    with torch.no_grad():
+        module(*inputs)
+    return ({"forward": (module, inputs)}, {"forward": [inputs]},
+            {"kind": "layers", "layers": [repr(layer) for layer in layers], "activations": acts})
 
 
 def export(methods):
@@ -285,9 +404,9 @@ def export(methods):
     return to_edge(exported).to_executorch()
 
 
-def write_case(out: pathlib.Path, k: int) -> str:
+def write_case(out: pathlib.Path, k: int, layers: bool = False) -> str:
     folder = out / f"{k:05d}"
-    methods, calls, meta = build(k)
+    methods, calls, meta = build(k, layers)
     program = export(methods)
     runtime = Runtime.get()
     loaded = runtime.load_program(program.buffer)
@@ -348,6 +467,7 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--references", action="store_true", help="add float64 eager outputs to written programs")
+    parser.add_argument("--layers", action="store_true", help="the layer-stack family (convolutions, norms, pooling)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.references:
@@ -359,7 +479,7 @@ def main() -> None:
         if (args.out / f"{k:05d}" / "case.json").exists():
             continue
         try:
-            kind = write_case(args.out, k)
+            kind = write_case(args.out, k, args.layers)
             kinds[kind] = kinds.get(kind, 0) + 1
         except Exception as e:  # the exporter or ExecuTorch's runtime rejected it
             skipped += 1
