@@ -27,7 +27,7 @@ Writes OUT/NNNNN/model.pte and case.json: per method, its calls, each call's inp
 ExecuTorch's outputs as .npy files. A program ExecuTorch's exporter or runtime rejects is not
 written; OUT/NNNNN.skipped says why (they are counted apart, never as etscope results).
 
-`--references` adds, to every written float DAG program, the outputs of the same module run
+`--references` adds, to every written float DAG or layer program, the outputs of the same module run
 eagerly by PyTorch in float64 (`forward_call0_reference<i>.npy`): the arbiter where ExecuTorch's
 x86 wheel runs an operator with an optimized kernel (not the portable one a device runs) and its
 answer and etscope's differ — the one nearer the float64 answer is the more exact.
@@ -444,9 +444,9 @@ def write_reference(out: pathlib.Path, k: int) -> bool:
     if not case_path.exists():
         return False
     case = json.loads(case_path.read_text())
-    if case.get("kind") != "dag" or case.get("integer"):
+    if case.get("kind") not in ("dag", "layers") or case.get("integer"):
         return False
-    methods, calls, _ = build(k)
+    methods, calls, _ = build(k, case.get("kind") == "layers")
     module = methods["forward"][0]
     inputs = [t.double() for t in calls["forward"][0]]
     with torch.no_grad():

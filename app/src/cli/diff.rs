@@ -241,7 +241,7 @@ pub fn run(
                 format!("SNR < {min_snr} dB and a loss >= {min_drop} dB")
             } else {
                 format!(
-                    "max abs {} > {}",
+                    "max abs {:.3e} > {:e}",
                     r.metrics.map_or(0.0, |m| m.max_abs),
                     threshold.max_abs
                 )
