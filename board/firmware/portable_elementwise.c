@@ -275,14 +275,13 @@ int glu_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), r, k);
 }
 
-/* The type a binary operator computes in, as the host's `math::compute_type`: double where a
- * double tensor leads, float32 where any operand is a float (a float scalar lifts an integer
- * tensor to float32), else integer. */
+/* The type floor_divide.out and div.out_mode compute in, as the host's `math::compute_type`:
+ * double where a tensor is double (0-dim or not: promoteTypes), float32 where any operand is a
+ * float (a float scalar lifts an integer tensor to float32), else integer. */
 enum { CT_INTEGER, CT_F32, CT_F64 };
 static int compute_type(const operand *x, const operand *y) {
-  int y_tensor = !y->scalar, all_0d = x->t.rank == 0 && (!y_tensor || y->t.rank == 0);
-  if ((is_double(&x->t) && (all_0d || x->t.rank)) || (y_tensor && is_double(&y->t) && (all_0d || y->t.rank)))
-    return CT_F64;
+  int y_tensor = !y->scalar;
+  if (is_double(&x->t) || (y_tensor && is_double(&y->t))) return CT_F64;
   if (is_float(&x->t) || is_double(&x->t) || (y_tensor && (is_float(&y->t) || is_double(&y->t))) ||
       y->scalar == V_DOUBLE)
     return CT_F32;

@@ -133,7 +133,7 @@ static int transposed_convolution(const uint32_t *a, uint32_t n, const tview *x,
   int32_t oph = one_d ? 0 : (int32_t)window(val(a, n, 7), 0, 0), opw = (int32_t)window(val(a, n, 7), one_d ? 0 : 1, 0);
   int64_t groups = ival(val(a, n, 8));
   if (groups < 1) groups = 1;
-  if (sh <= 0 || sw <= 0 || CI != C || C % groups) return fail("convolution: input, weight and groups do not fit");
+  if (C < 1 || groups > C || sh <= 0 || sw <= 0 || CI != C || C % groups) return fail("convolution: input, weight and groups do not fit");
   int32_t ICG = C / (int32_t)groups;
   int64_t oc64 = (int64_t)OCG * groups;
   int64_t oh64 = ((int64_t)H - 1) * sh - 2 * (int64_t)ph + (int64_t)dh * (KH - 1) + oph + 1;
@@ -158,10 +158,10 @@ static int transposed_convolution(const uint32_t *a, uint32_t n, const tview *x,
           for (int32_t i = g * ICG; i < (g + 1) * ICG; i++) {
             float xval = (float)xv[(((int64_t)bn * C + i) * H + iy) * W + ix];
             for (int32_t ky = 0; ky < KH; ky++) {
-              int32_t y = iy * sh + ky * dh - ph;
+              int64_t y = (int64_t)iy * sh + (int64_t)ky * dh - ph;
               if (y < 0 || y >= OH) continue;
               for (int32_t kx = 0; kx < KW; kx++) {
-                int32_t xo = ix * sw + kx * dw - pw;
+                int64_t xo = (int64_t)ix * sw + (int64_t)kx * dw - pw;
                 if (xo < 0 || xo >= OW) continue;
                 dst[y * OW + xo] += xval * (float)wv[(((int64_t)i * OCG + j) * KH + ky) * KW + kx];
               }
@@ -194,7 +194,7 @@ int convolution_op(const uint32_t *a, uint32_t n) {
   int32_t dh = one_d ? 1 : (int32_t)window(val(a, n, 5), 0, 1), dw = (int32_t)window(val(a, n, 5), one_d ? 0 : 1, 1);
   int64_t groups = ival(val(a, n, 8));
   if (groups < 1) groups = 1;
-  if (sh == 0 || sw == 0 || (int64_t)ICG * groups != C || OC % groups || (bv && b.numel != (uint32_t)OC))
+  if (C < 1 || groups > C || sh == 0 || sw == 0 || (int64_t)ICG * groups != C || OC % groups || (bv && b.numel != (uint32_t)OC))
     return fail("convolution: input, weight and groups do not fit");
   int64_t oh64 = ((int64_t)H + 2 * (int64_t)ph - ((int64_t)dh * (KH - 1) + 1)) / sh + 1;
   int64_t ow64 = ((int64_t)W + 2 * (int64_t)pw - ((int64_t)dw * (KW - 1) + 1)) / sw + 1;
@@ -256,9 +256,9 @@ int layer_norm_op(const uint32_t *a, uint32_t n) {
     const double *row = xv + (uint64_t)q * inner;
     float sum = 0.0f, sq_sum = 0.0f;
     for (uint32_t i = 0; i < inner; i++) {
-      float f = (float)row[i];
-      sum += f;
-      sq_sum += f * f;
+      float v32 = (float)row[i];
+      sum += v32;
+      sq_sum += v32 * v32;
     }
     float mean = sum / nn, sd = sqrtf(sq_sum / nn - mean * mean + eps);
     for (uint32_t i = 0; i < inner; i++) {
@@ -308,9 +308,9 @@ int group_norm_op(const uint32_t *a, uint32_t n) {
       }
       float sum = 0.0f, sq = 0.0f;
       for (int64_t k = 0; k < count; k++) {
-        float f = (float)xv[base + k];
-        sum = sum + f;
-        sq = sq + f * f;
+        float v32 = (float)xv[base + k];
+        sum = sum + v32;
+        sq = sq + v32 * v32;
       }
       double nn = (double)(count > 0 ? count : 1), mean = (double)sum / nn, var = (double)sq / nn - mean * mean;
       double rstd = 1.0 / sqrt(var + eps);
@@ -424,6 +424,10 @@ int batch_norm_no_stats_op(const uint32_t *a, uint32_t n) {
   if (x.rank < 2 || !is_float(&x)) return fail("batch norm: a float input with a batch and channels");
   uint32_t nb = (uint32_t)x.size[0], c = (uint32_t)x.size[1], inner = product(x.size, 2, x.rank);
   if ((f.w && f.tw.numel != c) || (f.b && f.tb.numel != c)) return fail("batch norm: weight or bias does not match the channels");
+  tview stats;
+  if (view_of(val(a, n, 7), &stats)) return -1;
+  /* one mean per channel: as many as the planned statistics hold, before anything is allocated */
+  if (stats.numel != c || !within_elements(nb, c, inner, 1)) return fail("batch norm: the statistics do not match the channels");
   double eps = dval(val(a, n, 5));
   float *sums = (float *)scratch(c * 8u + 8u);
   double *means = new_values(c), *invstds = new_values(c);
@@ -435,9 +439,9 @@ int batch_norm_no_stats_op(const uint32_t *a, uint32_t n) {
       const double *plane = xv + ((uint64_t)b * c + ch) * inner;
       float s = 0.0f, q = 0.0f;
       for (uint32_t k = 0; k < inner; k++) {
-        float f = (float)plane[k];
-        s += f;
-        q += f * f;
+        float v32 = (float)plane[k];
+        s += v32;
+        q += v32 * v32;
       }
       sums[ch] += s;
       squares[ch] += q;

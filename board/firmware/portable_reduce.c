@@ -144,8 +144,8 @@ static int group_variance_f32(const double *v, const tview *x, uint32_t mask, ui
 }
 
 /* mean.out / sum.IntList_out / amax.out / amin.out / argmax.out / argmin.out / any / prod and
- * the whole-tensor `_ALL` forms: each out element reduces its group in logical order (float32
- * sums on float32 input; NaN-propagating extremes; the first index of an extreme, a NaN
+ * the whole-tensor `_ALL` forms: each out element reduces its group in logical order (sums and
+ * products in the out tensor's type; NaN-propagating extremes; the first index of an extreme, a NaN
  * winning), as the host's `reduction` does. */
 int reduce_op(uint32_t op, const uint32_t *a, uint32_t n) {
   tview x, o;
@@ -333,6 +333,7 @@ int var_mean_op(const uint32_t *a, uint32_t n) {
   double *mean = 0, *var = 0;
   tview o;
   if (view_of(val(a, n, 4), &o)) return -1;
+  if (groups != o.numel) return fail("var_mean: the out tensor does not fit");
   int failed = is_float(&o) ? group_variance_f32(v, &x, mask, groups, per, c, &mean, &var)
                             : group_variance(v, &x, mask, groups, per, c, &mean, &var);
   if (failed) return fail("var_mean: larger than the board's work memory");

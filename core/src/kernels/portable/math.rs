@@ -335,8 +335,9 @@ enum Rounding {
     Floor,
 }
 
-/// The type a binary operator computes in: the common type of its operands (a scalar operand
-/// only lifts an integer tensor to float32), as ExecuTorch's `get_compute_type`.
+/// The type `floor_divide.out` and `div.out_mode` compute in: `promoteTypes` of the tensors'
+/// dtypes (a double tensor, 0-dim or not, makes it double; a scalar operand only lifts an
+/// integer tensor to float32), as ExecuTorch's kernels choose it.
 #[derive(Clone, Copy, PartialEq)]
 enum ComputeType {
     Integer,
@@ -354,10 +355,9 @@ fn compute_type(ctx: &Ctx<'_>, args: &[usize]) -> Result<ComputeType, RuntimeErr
     let float_scalar =
         b.is_none() && matches!(ctx.values.get(ctx.arg(args, 1)?), Some(RValue::Double(_)));
     let tensors: Vec<&HostTensor> = std::iter::once(&*a).chain(b.as_deref()).collect();
-    let all_0d = tensors.iter().all(|t| t.shape.is_empty());
-    let f64_leads =
-        |t: &&HostTensor| matches!(t.buf, Buf::F64(_)) && (all_0d || !t.shape.is_empty());
-    Ok(if tensors.iter().any(f64_leads) {
+    // `promoteTypes` of the tensors' dtypes: a 0-dim double tensor makes it double too (no
+    // PyTorch 0-dim rule in ExecuTorch's kernels)
+    Ok(if tensors.iter().any(|t| matches!(t.buf, Buf::F64(_))) {
         ComputeType::F64
     } else if float_scalar
         || tensors

@@ -211,9 +211,21 @@ pub fn batch_norm_no_stats(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), Runt
         [n, c, ..] => (*n, *c),
         _ => return Err(ctx.bad("input needs a batch and a channel dimension")),
     };
-    let inner: usize = input.shape.iter().skip(2).product();
-    let fits = crate::kernels::element_count(&[n, c, inner]) == Some(x.len());
-    if !fits || weight.is_some_and(|w| w.len() != c) || bias.is_some_and(|b| b.len() != c) {
+    // sizes from the program: checked before anything is allocated by them (one mean per
+    // channel, as many as the planned statistics hold)
+    let inner = crate::kernels::element_count(&input.shape[2..]);
+    let stats = crate::kernels::element_count(&ctx.out_shape(ctx.arg(args, 7)?)?);
+    let (Some(inner), true) = (
+        inner,
+        inner.and_then(|i| crate::kernels::element_count(&[n, c, i])) == Some(x.len())
+            && stats == Some(c),
+    ) else {
+        return Err(ctx.bad(format!(
+            "{:?} does not match its statistics' out tensors",
+            input.shape
+        )));
+    };
+    if weight.is_some_and(|w| w.len() != c) || bias.is_some_and(|b| b.len() != c) {
         return Err(ctx.bad(format!(
             "weight/bias do not match the {c} channels of {:?}",
             input.shape
@@ -228,7 +240,7 @@ pub fn batch_norm_no_stats(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), Runt
             squares[ch] += plane.iter().fold(0f32, |a, &v| a + v * v);
         }
     }
-    let per_channel = (n * inner) as f32;
+    let per_channel = n.saturating_mul(inner) as f32;
     let means: Vec<f32> = sums.iter().map(|&s| s / per_channel).collect();
     let invstds: Vec<f32> = squares
         .iter()
