@@ -285,55 +285,74 @@ fn the_runtime_executes_only_the_ir() {
     }
 }
 
-/// The lowering reads a scalar argument (an int, a float, an int list, a bool) by the name the
-/// operator's schema gives it (`edit::pos`), not by a bare position. Not yet: the layout passes
-/// (`lower/layout/`), which also read etscope's own layout permutes and `aten::pad`, which have
-/// no schema in the registry.
+/// The lowering and the graph passes read and write every argument past the input by the name
+/// the operator's schema gives it (`edit::pos`, `edit::pos_in`, `OpDef::arg`), never by a bare
+/// position: `tensor_arg(node, 1)`, `pair(node, 3, …)`, `set_arg(g, n, 1, …)`, `args[3]` and
+/// `args.get(2)` are refused. Position 0, the input every schema starts with, may be read as
+/// such.
 #[test]
-fn the_lowering_reads_scalar_arguments_by_schema_name() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lower");
-    let layout = root.join("layout");
-    let mut files = vec![root];
+fn the_lowering_and_the_passes_read_arguments_by_schema_name() {
+    // each reader and which of its arguments is the position
+    const READERS: [(&str, usize); 11] = [
+        ("int_arg(", 1),
+        ("float_arg(", 1),
+        ("ints_arg(", 1),
+        ("bool_arg(", 1),
+        ("tensor_arg(", 1),
+        ("arg(", 1),
+        ("pair(", 1),
+        ("int_at(", 2),
+        ("bool_at(", 2),
+        ("set_arg(", 2),
+        // a pass's own reader of a node's int arguments, `int(k)`
+        ("int(", 0),
+    ];
+    let bare_position = |a: &str| {
+        let a = a.trim();
+        !a.is_empty() && a.chars().all(|c| c.is_ascii_digit()) && a != "0"
+    };
     let mut offenders = Vec::new();
     let mut scanned = 0;
-    while let Some(p) = files.pop() {
-        if p == layout {
-            continue;
-        }
-        if p.is_dir() {
-            files.extend(
-                std::fs::read_dir(&p)
-                    .expect("dir")
-                    .map(|e| e.expect("entry").path()),
-            );
-            continue;
-        }
-        if p.extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
+    for (p, text) in sources("lower").into_iter().chain(sources("passes")) {
         scanned += 1;
-        let text = std::fs::read_to_string(&p).expect("source");
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
         for (k, line) in code.lines().enumerate() {
-            for reader in ["int_arg(", "float_arg(", "ints_arg(", "bool_arg("] {
-                let mut rest = line;
+            let line = without_strings(line);
+            if line.trim_start().starts_with("//") || line.contains("fn ") {
+                continue;
+            }
+            let mut bare = false;
+            for (reader, position) in READERS {
+                let mut rest = line.as_str();
                 while let Some(at) = rest.find(reader) {
+                    // a reader's own name, not the end of another's (`tensor_arg(` holds `arg(`)
+                    let whole = at == 0
+                        || !rest[..at]
+                            .chars()
+                            .last()
+                            .is_some_and(|c| c.is_alphanumeric() || c == '_');
                     rest = &rest[at + reader.len()..];
-                    // `reader(node, 3)`: the second argument is a bare number
                     let call: String = rest.chars().take_while(|&c| c != ')').collect();
-                    let bare = call.split(',').nth(1).is_some_and(|a| {
-                        !a.trim().is_empty() && a.trim().chars().all(|c| c.is_ascii_digit())
-                    });
-                    if bare && !line.trim_start().starts_with("pub fn") {
-                        offenders.push(format!("{}:{}: {}", p.display(), k + 1, line.trim()));
-                    }
+                    bare |= whole && call.split(',').nth(position).is_some_and(bare_position);
                 }
+            }
+            for index in ["args[", "args.get(", "args.get_mut("] {
+                let mut rest = line.as_str();
+                while let Some(at) = rest.find(index) {
+                    rest = &rest[at + index.len()..];
+                    let inside: String =
+                        rest.chars().take_while(|&c| c != ']' && c != ')').collect();
+                    bare |= bare_position(&inside);
+                }
+            }
+            if bare {
+                offenders.push(format!("{}:{}: {}", p.display(), k + 1, line.trim()));
             }
         }
     }
     assert!(
-        scanned > 15,
-        "sanity: the lowering's sources were read ({scanned})"
+        scanned > 30,
+        "sanity: the lowering's and the passes' sources were read ({scanned})"
     );
     assert!(
         offenders.is_empty(),

@@ -5,7 +5,7 @@
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Graph, Node, NodeKind, ValueId};
 
-use super::edit::{int_arg, op_name, pos};
+use super::edit::{int_arg, op_name, pos, pos_in};
 
 pub(super) const DQ_OPS: [&str; 4] = [
     "quantized_decomposed::dequantize_per_tensor",
@@ -75,7 +75,7 @@ pub(super) fn pattern_accepts(g: &Graph, n: &Node, flow: super::Flow) -> bool {
                 && int_arg(n, pos(n, "groups")).unwrap_or(1) == 1
         }
         "aten::add" | "aten::sub" | "aten::mul" => {
-            let alpha_ok = match arg(n, 2) {
+            let alpha_ok = match pos_in(n, "alpha").and_then(|k| arg(n, k)) {
                 None | Some(ArgData::None) | Some(ArgData::Int(_)) => true,
                 Some(ArgData::Float(f)) => f.fract() == 0.0,
                 _ => false,
@@ -199,7 +199,8 @@ pub(super) fn annotated(
         return false;
     }
     if op_name(n) == "aten::convolution" && flow == super::Flow::Default {
-        let weight_rank = super::edit::tensor_arg(n, 1).map(|w| g.values[w].shape.len());
+        let weight_rank =
+            super::edit::tensor_arg(n, pos(n, "weight")).map(|w| g.values[w].shape.len());
         if weight_rank != Some(4) {
             return false;
         }
@@ -209,7 +210,8 @@ pub(super) fn annotated(
     let weighted =
         crate::ops::lookup(op_name(n), "").is_some_and(|id| crate::ops::def(id).traits.weighted);
     if weighted {
-        let weight_dq = super::edit::tensor_arg(n, 1)
+        let weight_dq = pos_in(n, "weight")
+            .and_then(|k| super::edit::tensor_arg(n, k))
             .and_then(|w| producer(g, w))
             .is_some_and(is_dq);
         if !weight_dq {

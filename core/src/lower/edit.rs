@@ -30,6 +30,13 @@ pub fn pos(node: &Node, name: &str) -> usize {
     found.unwrap_or(usize::MAX)
 }
 
+/// The position of the argument `name` where `node`'s schema has one: for a pass that reads
+/// several operators (or overloads) of which only some take it (`keepdim` of `sum` and not of
+/// `sum.default`, `alpha` of `add` and not of `mul`).
+pub fn pos_in(node: &Node, name: &str) -> Option<usize> {
+    node.def().and_then(|d| d.arg(name))
+}
+
 /// Argument `k` of `node` (by position), `None` past the end.
 pub fn arg(node: &Node, k: usize) -> Option<&ArgData> {
     node.args.get(k).map(|a| &a.data)

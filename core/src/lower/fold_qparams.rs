@@ -33,8 +33,10 @@ pub fn quant_args_of(m: &Module, n: &Node) -> Option<QuantArgs> {
     }
     let args = if op_name(n).ends_with("_per_channel") {
         // (input, scales, zero_points, axis, quant_min, quant_max, dtype)
-        let scales = super::edit::tensor_arg(n, 1).and_then(|v| m.constant(v))?;
-        let zps = super::edit::tensor_arg(n, 2).and_then(|v| m.constant(v))?;
+        let scales = super::edit::tensor_arg(n, super::edit::pos(n, "scales"))
+            .and_then(|v| m.constant(v))?;
+        let zps = super::edit::tensor_arg(n, super::edit::pos(n, "zero_points"))
+            .and_then(|v| m.constant(v))?;
         let zero_points = zps.to_f64().ok()?.into_iter().map(|z| z as i64).collect();
         QuantArgs {
             scales: scales.to_f64().ok()?,

@@ -3,7 +3,7 @@
 
 use crate::ir::{ArgData, Storage};
 
-use super::edit::{make_node, new_tensor, op_name, unique_name};
+use super::edit::{make_node, new_tensor, op_name, pos_in, unique_name};
 use super::{LowerError, Module, Options, Pass};
 
 pub struct ReplaceScalarWithTensorArg;
@@ -23,7 +23,9 @@ impl Pass<Options> for ReplaceScalarWithTensorArg {
                 && node.overload == "Scalar"
                 && node.args.len() >= 2
                 && (node.args.len() != 3 || matches!(op_name(&node), "aten::add" | "aten::sub"));
-            let value = match node.args.get(1).map(|a| &a.data) {
+            // the scalar operand, by its schema name (`other` of add, sub, mul and div)
+            let other = pos_in(&node, "other").unwrap_or(usize::MAX);
+            let value = match node.args.get(other).map(|a| &a.data) {
                 Some(ArgData::Float(f)) => Some(*f),
                 Some(ArgData::Int(i)) => Some(*i as f64),
                 _ => None,
@@ -59,9 +61,11 @@ impl Pass<Options> for ReplaceScalarWithTensorArg {
                 nodes.push(full);
                 let op = node.op.clone();
                 node.set_op(&op, "Tensor");
-                node.args[1].data = ArgData::Tensor(out);
-                node.args[1].value = Some(out);
-                node.args[1].kind = "Tensor";
+                if let Some(arg) = node.args.get_mut(other) {
+                    arg.data = ArgData::Tensor(out);
+                    arg.value = Some(out);
+                    arg.kind = "Tensor";
+                }
                 node.inputs.push(out);
                 changed = true;
             }

@@ -1315,7 +1315,8 @@ pub(super) static OPS: &[OpDef] = &[
         .int8_clamp(),
     op("aten::hardtanh_", DEFAULT, NO_OUT, Activation, NONE, None)
         .int8_clamp(),
-    op("aten::pad", DEFAULT, NO_OUT, DataMovement, NONE, None),
+    op("aten::pad", DEFAULT, NO_OUT, DataMovement, NONE, None)
+        .schema("(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor"),
     op("aten::matmul", DEFAULT, NO_OUT, Linear, NONE, None)
         .typed(OutputDtype::Promoted),
     op("quantized_decomposed::quantize_per_channel", DEFAULT, NO_OUT, Quantize, NONE, None),

@@ -46,8 +46,19 @@ impl Pass for FoldActivation {
             };
             let q = &mut graph.nodes[quantize];
             q.came_from.push(origin);
-            q.args[0] = Arg::new(q.args[0].name.clone(), Some(x), ArgData::Tensor(x));
-            q.args[3] = Arg::new(q.args[3].name.clone(), Some(bound), ArgData::Int(new_min));
+            // the quantize's input and its lower bound, by their schema names
+            let (input, quant_min) = (
+                q.def().and_then(|d| d.arg("input")),
+                q.def().and_then(|d| d.arg("quant_min")),
+            );
+            for (k, value, data) in [
+                (input, x, ArgData::Tensor(x)),
+                (quant_min, bound, ArgData::Int(new_min)),
+            ] {
+                if let Some(arg) = k.and_then(|k| q.args.get_mut(k)) {
+                    *arg = Arg::new(arg.name.clone(), Some(value), data);
+                }
+            }
             for v in &mut q.inputs {
                 if *v == relu_out {
                     *v = x;
@@ -82,7 +93,7 @@ fn foldable(graph: &Graph, relu: usize) -> Option<(usize, i64)> {
     {
         return None;
     }
-    // quantize(input, scale, zero_point, quant_min, quant_max, dtype, out, out)
+    // quantize(input, scale, zero_point, quant_min, quant_max, dtype): its input is the ReLU's
     if q.args.first()?.value != Some(out) {
         return None;
     }
@@ -90,7 +101,12 @@ fn foldable(graph: &Graph, relu: usize) -> Option<(usize, i64)> {
         ArgData::Int(i) => Some(i),
         _ => None,
     };
-    let (zp, qmin, qmax) = (int(2)?, int(3)?, int(4)?);
+    let def = q.def()?;
+    let (zp, qmin, qmax) = (
+        int(def.arg("zero_point")?)?,
+        int(def.arg("quant_min")?)?,
+        int(def.arg("quant_max")?)?,
+    );
     (qmin..=qmax)
         .contains(&zp)
         .then_some((consumer, qmin.max(zp)))

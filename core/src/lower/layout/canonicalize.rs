@@ -8,7 +8,7 @@
 
 use crate::ir::{Arg, ArgData, Graph, NodeId, NodeKind};
 
-use super::super::edit::{ints_arg, op_name, remove_dead, replace_uses, tensor_arg};
+use super::super::edit::{ints_arg, op_name, pos, remove_dead, replace_uses, tensor_arg};
 use super::super::{LowerError, Module, Options, Pass};
 use super::view_map::{normalize_permutation, ViewMap};
 use super::LAYOUT_PERMUTE;
@@ -99,7 +99,7 @@ fn inverse(perm: &[usize]) -> Vec<usize> {
 /// `view(S).permute(P)` as `permute(P').view(S'')`: `(P', S'')`.
 fn view_permute_swap(g: &Graph, view: NodeId, permute: NodeId) -> Option<(Vec<i64>, Vec<i64>)> {
     let map = ViewMap::new(&input_shape(g, view), &output_shape(g, view));
-    let dims = ints_arg(&g.nodes[permute], 1)?;
+    let dims = ints_arg(&g.nodes[permute], pos(&g.nodes[permute], "dims"))?;
     let mapped = map.map_permutation_inverse(&dims)?;
     Some((
         mapped.into_iter().map(|d| d as i64).collect(),
@@ -110,7 +110,10 @@ fn view_permute_swap(g: &Graph, view: NodeId, permute: NodeId) -> Option<(Vec<i6
 /// `permute(P).view(S)` as `view(S').permute(P')`: `(S', P')`.
 fn permute_view_swap(g: &Graph, permute: NodeId, view: NodeId) -> Option<(Vec<i64>, Vec<i64>)> {
     let rank = input_shape(g, permute).len();
-    let dims = normalize_permutation(&ints_arg(&g.nodes[permute], 1)?, rank)?;
+    let dims = normalize_permutation(
+        &ints_arg(&g.nodes[permute], pos(&g.nodes[permute], "dims"))?,
+        rank,
+    )?;
     let map = ViewMap::new(&output_shape(g, permute), &output_shape(g, view));
     let order =
         map.map_permutation(&inverse(&dims).iter().map(|&d| d as i64).collect::<Vec<_>>())?;
@@ -159,7 +162,7 @@ fn fuse_sequential(g: &mut Graph, chain: &mut Vec<NodeId>) -> bool {
             }
             if is_permute(g, n) {
                 let rank = in_shape.len() as i64;
-                let dims: Vec<i64> = ints_arg(&g.nodes[n], 1)
+                let dims: Vec<i64> = ints_arg(&g.nodes[n], pos(&g.nodes[n], "dims"))
                     .unwrap_or_default()
                     .iter()
                     .map(|d| d.rem_euclid(rank.max(1)))
@@ -196,8 +199,9 @@ fn fuse_sequential(g: &mut Graph, chain: &mut Vec<NodeId>) -> bool {
                 let fused = if is_view(g, n) && is_view(g, next) {
                     Some(("aten::view_copy", output_shape(g, next)))
                 } else if is_permute(g, n) && is_permute(g, next) {
-                    let d1 = ints_arg(&g.nodes[n], 1).unwrap_or_default();
-                    let d2 = ints_arg(&g.nodes[next], 1).unwrap_or_default();
+                    let d1 = ints_arg(&g.nodes[n], pos(&g.nodes[n], "dims")).unwrap_or_default();
+                    let d2 =
+                        ints_arg(&g.nodes[next], pos(&g.nodes[next], "dims")).unwrap_or_default();
                     let composed = d2
                         .iter()
                         .map(|&d| d1.get(d as usize).copied().unwrap_or(d))

@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::{ArgData, Graph, NodeId, NodeKind, Storage, ValueId};
 
-use super::super::edit::{ints_arg, make_node, new_tensor, op_name, set_nodes, unique_name};
+use super::super::edit::{
+    ints_arg, make_node, new_tensor, op_name, pos, pos_in, set_nodes, unique_name,
+};
 use super::super::{LowerError, Module, Options, Pass};
 use super::LAYOUT_PERMUTE;
 
@@ -55,7 +57,7 @@ fn inverse(p: &[usize]) -> Perm {
 
 /// A permute's normalised permutation.
 fn permutation(g: &Graph, n: NodeId) -> Option<Perm> {
-    let raw = ints_arg(&g.nodes[n], 1)?;
+    let raw = ints_arg(&g.nodes[n], pos(&g.nodes[n], "dims"))?;
     super::view_map::normalize_permutation(&raw, raw.len())
 }
 
@@ -150,17 +152,15 @@ fn permutable(g: &Graph, n: NodeId) -> bool {
     let op = op_name(node);
     match op {
         "aten::constant_pad_nd" => {
-            ints_arg(node, super::super::edit::pos(node, "pad")).is_some_and(|p| p.len() % 2 == 0)
+            ints_arg(node, pos(node, "pad")).is_some_and(|p| p.len() % 2 == 0)
         }
-        // `aten::pad` has no schema in the registry: (input, pad, mode, value) by position
         "aten::pad" => {
-            let constant = matches!(
-                node.args.get(2).map(|a| &a.data),
-                None | Some(ArgData::None)
-            ) || matches!(node.args.get(2).map(|a| &a.data), Some(ArgData::Str(s)) if s == "constant");
-            constant && ints_arg(node, 1).is_some_and(|p| p.len() % 2 == 0)
+            let mode = node.args.get(pos(node, "mode")).map(|a| &a.data);
+            let constant = matches!(mode, None | Some(ArgData::None))
+                || matches!(mode, Some(ArgData::Str(s)) if s == "constant");
+            constant && ints_arg(node, pos(node, "pad")).is_some_and(|p| p.len() % 2 == 0)
         }
-        "aten::mean" | "aten::sum" => bool_at(g, n, 2),
+        "aten::mean" | "aten::sum" => pos_in(node, "keepdim").is_some_and(|k| bool_at(g, n, k)),
         // the registry's column (by name: a pass may have renamed the node's operator)
         _ if crate::ops::lookup(op, "")
             .is_some_and(|id| crate::ops::def(id).cortex_m.permute_transparent) =>
@@ -354,20 +354,25 @@ fn ints(v: Vec<i64>) -> ArgData {
 fn update_dims(g: &mut Graph, n: NodeId, start: &[usize]) {
     match op_name(&g.nodes[n]) {
         "aten::cat" | "aten::slice_copy" => {
-            if let Some(d) = int_at(g, n, 1).and_then(|d| pick(start, d)) {
-                set_arg(g, n, 1, ArgData::Int(d));
+            let k = pos(&g.nodes[n], "dim");
+            if let Some(d) = int_at(g, n, k).and_then(|d| pick(start, d)) {
+                set_arg(g, n, k, ArgData::Int(d));
             }
         }
         "aten::mean" | "aten::sum" => {
-            if let Some(dims) = ints_arg(&g.nodes[n], 1) {
+            let Some(k) = pos_in(&g.nodes[n], "dim") else {
+                return;
+            };
+            if let Some(dims) = ints_arg(&g.nodes[n], k) {
                 let mapped: Option<Vec<i64>> = dims.iter().map(|&d| pick(start, d)).collect();
                 if let Some(m) = mapped {
-                    set_arg(g, n, 1, ints(m));
+                    set_arg(g, n, k, ints(m));
                 }
             }
         }
         "aten::constant_pad_nd" | "aten::pad" => {
-            let Some(pad) = ints_arg(&g.nodes[n], 1) else {
+            let k = pos(&g.nodes[n], "pad");
+            let Some(pad) = ints_arg(&g.nodes[n], k) else {
                 return;
             };
             let rank = start.len();
@@ -387,7 +392,7 @@ fn update_dims(g: &mut Graph, n: NodeId, start: &[usize]) {
             while out.len() > 2 && out[out.len() - 2..] == [0, 0] {
                 out.truncate(out.len() - 2);
             }
-            set_arg(g, n, 1, ints(out));
+            set_arg(g, n, k, ints(out));
         }
         "aten::view_copy" | "aten::view" => {
             let (Some(i), Some(o)) = (
@@ -402,22 +407,22 @@ fn update_dims(g: &mut Graph, n: NodeId, start: &[usize]) {
             let inv = inverse(start);
             let unpermuted: Vec<i64> = (0..i.len()).map(|k| i[inv[k]]).collect();
             let shape = if o.len() > i.len() {
-                let Some(pos) = extra_ones(&o, &i) else {
+                let Some(ones_at) = extra_ones(&o, &i) else {
                     return;
                 };
                 let mut s = unpermuted;
-                for p in pos {
+                for p in ones_at {
                     s.insert(p, 1);
                 }
                 s
             } else if i.len() > o.len() {
-                let Some(pos) = extra_ones(&i, &o) else {
+                let Some(ones_at) = extra_ones(&i, &o) else {
                     return;
                 };
-                if pos.last().is_some_and(|&l| l >= start.len()) {
+                if ones_at.last().is_some_and(|&l| l >= start.len()) {
                     return;
                 }
-                let mut drop: Vec<usize> = pos.iter().map(|&p| start[p]).collect();
+                let mut drop: Vec<usize> = ones_at.iter().map(|&p| start[p]).collect();
                 drop.sort_unstable_by(|a, b| b.cmp(a));
                 let mut s = unpermuted;
                 for d in drop {
@@ -427,7 +432,8 @@ fn update_dims(g: &mut Graph, n: NodeId, start: &[usize]) {
             } else {
                 return;
             };
-            set_arg(g, n, 1, ints(shape.clone()));
+            let k = pos(&g.nodes[n], "size");
+            set_arg(g, n, k, ints(shape.clone()));
             if let Some(&out) = g.nodes[n].outputs.first() {
                 g.values[out].shape = shape;
             }
@@ -558,7 +564,8 @@ fn apply(m: &mut Module, sg: &Subgraph, added: &mut Vec<(NodeId, crate::ir::Node
         super::super::edit::replace_uses(g, po, no);
     }
     for (_, p, new) in &sg.edges_out_to_update {
-        set_arg(g, *p, 1, ints(new.iter().map(|&d| d as i64).collect()));
+        let k = pos(&g.nodes[*p], "dims");
+        set_arg(g, *p, k, ints(new.iter().map(|&d| d as i64).collect()));
     }
     // region values take the unpermuted shapes
     for &n in &sg.nodes {

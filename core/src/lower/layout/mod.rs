@@ -22,8 +22,8 @@ pub use variants::ChannelsLastVariants;
 use crate::ir::{ArgData, Storage};
 
 use super::edit::{
-    fail, ints_arg, make_node, meta, new_tensor, op_name, replace_in_node, set_nodes, tensor_arg,
-    unique_name,
+    fail, ints_arg, make_node, meta, new_tensor, op_name, pos, pos_in, replace_in_node, set_nodes,
+    tensor_arg, unique_name,
 };
 use super::{LowerError, Module, Options, Pass};
 
@@ -47,11 +47,12 @@ impl Pass<Options> for ConvertConv1dToConv2d {
         let mut nodes = Vec::with_capacity(old.len() + 4);
         let mut changed = false;
         for mut node in old {
-            let weight = tensor_arg(&node, 1)
-                .filter(|&w| m.graph.values[w].shape.len() == 3 && m.constants.contains_key(&w));
             let conv1d = op_name(&node) == "aten::convolution"
                 && node.args.len() == 9
-                && ints_arg(&node, 3).is_some_and(|s| s.len() == 1);
+                && ints_arg(&node, pos(&node, "stride")).is_some_and(|s| s.len() == 1);
+            let weight = pos_in(&node, "weight")
+                .and_then(|k| tensor_arg(&node, k))
+                .filter(|&w| m.graph.values[w].shape.len() == 3 && m.constants.contains_key(&w));
             let (Some(w), Some(x), Some(&out), true) =
                 (weight, tensor_arg(&node, 0), node.outputs.first(), conv1d)
             else {

@@ -6,7 +6,7 @@
 use crate::ir::{ArgData, Storage};
 
 use super::super::edit::{
-    bool_arg, ints_arg, make_node, new_tensor, op_name, set_nodes, tensor_arg, unique_name,
+    bool_arg, ints_arg, make_node, new_tensor, op_name, pos, set_nodes, tensor_arg, unique_name,
 };
 use super::super::{LowerError, Module, Options, Pass};
 use super::LAYOUT_PERMUTE;
@@ -56,14 +56,15 @@ impl Pass<Options> for ChannelsLastVariants {
                             && per_tensor(qout)
                             && matches!(
                                 node.args
-                                    .get(super::super::edit::pos(&node, "divisor_override"))
+                                    .get(pos(&node, "divisor_override"))
                                     .map(|a| &a.data),
                                 None | Some(ArgData::None)
                             )
                     }
                     _ => {
-                        let dilation = ints_arg(&node, 4).unwrap_or_else(|| vec![1, 1]);
-                        let ceil = bool_arg(&node, 5).unwrap_or(false);
+                        let dilation =
+                            ints_arg(&node, pos(&node, "dilation")).unwrap_or_else(|| vec![1, 1]);
+                        let ceil = bool_arg(&node, pos(&node, "ceil_mode")).unwrap_or(false);
                         let same = match (qin, qout) {
                             (Some(i), Some(o)) => {
                                 !o.per_channel()

@@ -5,7 +5,7 @@ use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node, Storage, ValueId};
 use crate::tensor::TensorData;
 
-use super::super::edit::{fail, ints_arg, make_node, new_tensor, unique_name};
+use super::super::edit::{fail, ints_arg, make_node, new_tensor, pos, unique_name};
 use super::super::qparams::{NodeQParams, QuantArgs};
 use super::super::{LowerError, Module};
 use super::PASS;
@@ -150,17 +150,18 @@ pub(super) fn permuted(t: &TensorData, perm: &[usize]) -> Result<TensorData, Low
 /// enough that the window arithmetic of the passes cannot overflow.
 const MAX_WINDOW: i64 = 1 << 16;
 
-pub(super) fn pair(node: &Node, k: usize, default: [i64; 2]) -> Result<[i64; 2], LowerError> {
+pub(super) fn pair(node: &Node, name: &str, default: [i64; 2]) -> Result<[i64; 2], LowerError> {
+    let k = pos(node, name);
     let p = match ints_arg(node, k) {
         None if node.args.get(k).is_none() => default,
         Some(v) if v.len() == 2 => [v[0], v[1]],
         Some(v) if v.len() == 1 => [v[0], v[0]],
-        _ => return Err(bad(node, &format!("argument {k} is not an int pair"))),
+        _ => return Err(bad(node, &format!("{name} is not an int pair"))),
     };
     if p.iter().any(|x| !(-MAX_WINDOW..=MAX_WINDOW).contains(x)) {
         return Err(bad(
             node,
-            &format!("argument {k} is {p:?}, beyond any window (|x| <= {MAX_WINDOW})"),
+            &format!("{name} is {p:?}, beyond any window (|x| <= {MAX_WINDOW})"),
         ));
     }
     Ok(p)

@@ -17,11 +17,12 @@ pub(super) fn convolution(
     isa: Isa,
 ) -> Result<Replacement, LowerError> {
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-    let weight = tensor_arg(node, 1).ok_or_else(|| bad(node, "no weight tensor"))?;
-    let mut bias = tensor_arg(node, 2);
-    let stride = pair(node, 3, [1, 1])?;
-    let padding = pair(node, 4, [0, 0])?;
-    let dilation = pair(node, 5, [1, 1])?;
+    let weight =
+        tensor_arg(node, pos(node, "weight")).ok_or_else(|| bad(node, "no weight tensor"))?;
+    let mut bias = tensor_arg(node, pos(node, "bias"));
+    let stride = pair(node, "stride", [1, 1])?;
+    let padding = pair(node, "padding", [0, 0])?;
+    let dilation = pair(node, "dilation", [1, 1])?;
     if bool_arg(node, pos(node, "transposed")) == Some(true) {
         return transpose_convolution(m, node, q, isa);
     }
@@ -146,12 +147,13 @@ pub(super) fn transpose_convolution(
     isa: Isa,
 ) -> Result<Replacement, LowerError> {
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-    let weight = tensor_arg(node, 1).ok_or_else(|| bad(node, "no weight tensor"))?;
-    let bias = tensor_arg(node, 2);
-    let stride = pair(node, 3, [1, 1])?;
-    let padding = pair(node, 4, [0, 0])?;
-    let dilation = pair(node, 5, [1, 1])?;
-    let output_padding = pair(node, 7, [0, 0])?;
+    let weight =
+        tensor_arg(node, pos(node, "weight")).ok_or_else(|| bad(node, "no weight tensor"))?;
+    let bias = tensor_arg(node, pos(node, "bias"));
+    let stride = pair(node, "stride", [1, 1])?;
+    let padding = pair(node, "padding", [0, 0])?;
+    let dilation = pair(node, "dilation", [1, 1])?;
+    let output_padding = pair(node, "output_padding", [0, 0])?;
     let (inq, wq, outq) = (
         input_q(node, q, 0)?,
         input_q(node, q, 1)?,

@@ -33,7 +33,7 @@ fn binary<'q>(node: &Node, q: &'q NodeQParams) -> Result<Binary<'q>, LowerError>
     );
     Ok(Binary {
         a: tensor_arg(node, 0).ok_or_else(|| bad(node, "no first operand"))?,
-        b: tensor_arg(node, 1).ok_or_else(|| bad(node, "no second operand"))?,
+        b: tensor_arg(node, pos(node, "other")).ok_or_else(|| bad(node, "no second operand"))?,
         qa,
         qb,
         out,

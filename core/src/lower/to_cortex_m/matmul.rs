@@ -4,7 +4,7 @@
 use crate::dtype::ScalarType;
 use crate::ir::{ArgData, Node, Storage};
 
-use super::super::edit::{add_constant, make_node, meta, new_tensor, tensor_arg};
+use super::super::edit::{add_constant, make_node, meta, new_tensor, pos, tensor_arg};
 use super::super::qparams::{quantize_multiplier, NodeQParams};
 use super::super::scratch::{self};
 use super::super::{Isa, LowerError, Module};
@@ -17,8 +17,9 @@ pub(super) fn linear(
     isa: Isa,
 ) -> Result<Replacement, LowerError> {
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-    let weight = tensor_arg(node, 1).ok_or_else(|| bad(node, "no weight tensor"))?;
-    let bias = tensor_arg(node, 2);
+    let weight =
+        tensor_arg(node, pos(node, "weight")).ok_or_else(|| bad(node, "no weight tensor"))?;
+    let bias = tensor_arg(node, pos(node, "bias"));
     let (inq, wq, outq) = (
         input_q(node, q, 0)?,
         input_q(node, q, 1)?,
@@ -115,7 +116,7 @@ pub(super) fn bmm(
     );
     let (mult, shift) = quantize_multiplier(lq.scale() * rq.scale() / outq.scale());
     let lhs = tensor_arg(node, 0).ok_or_else(|| bad(node, "no left operand"))?;
-    let rhs = tensor_arg(node, 1).ok_or_else(|| bad(node, "no right operand"))?;
+    let rhs = tensor_arg(node, pos(node, "mat2")).ok_or_else(|| bad(node, "no right operand"))?;
     let mut helpers = Vec::new();
     let rhs_t = match m.constant(rhs).cloned() {
         Some(data) => add_constant(

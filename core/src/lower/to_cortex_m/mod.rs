@@ -177,7 +177,7 @@ fn retype_new_calls(m: &mut Module) -> Vec<ValueId> {
                 "cortex_m::quantized_linear" | "cortex_m::transpose" => Vec::new(),
                 // against a one-element operand: the first operand's layout; else contiguous
                 "cortex_m::minimum" | "cortex_m::maximum" => {
-                    let one = tensor_arg(n, 1)
+                    let one = tensor_arg(n, pos(n, "other"))
                         .is_some_and(|b| m.graph.values[b].shape.iter().product::<i64>() == 1);
                     if one {
                         first_in.clone().unwrap_or_default()

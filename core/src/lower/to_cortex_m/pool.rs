@@ -19,9 +19,9 @@ pub(super) fn avg_pool2d(
     isa: Isa,
 ) -> Result<Option<Replacement>, LowerError> {
     let x = tensor_arg(node, 0).ok_or_else(|| bad(node, "no input tensor"))?;
-    let kernel = pair(node, 1, [1, 1])?;
-    let stride = pool_stride(node, 2, kernel)?;
-    let padding = pair(node, 3, [0, 0])?;
+    let kernel = pair(node, "kernel_size", [1, 1])?;
+    let stride = pool_stride(node, kernel)?;
+    let padding = pair(node, "padding", [0, 0])?;
     let ceil_mode = bool_arg(node, pos(node, "ceil_mode")).unwrap_or(false);
     let count_include_pad = bool_arg(node, pos(node, "count_include_pad")).unwrap_or(true);
     if node
@@ -121,10 +121,10 @@ pub(super) fn max_pool2d(
         }
         None => (inq.zp(), -128, 127),
     };
-    let kernel = pair(node, 1, [1, 1])?;
-    let stride = pool_stride(node, 2, kernel)?;
-    let padding = pair(node, 3, [0, 0])?;
-    let dilation = pair(node, 4, [1, 1])?;
+    let kernel = pair(node, "kernel_size", [1, 1])?;
+    let stride = pool_stride(node, kernel)?;
+    let padding = pair(node, "padding", [0, 0])?;
+    let dilation = pair(node, "dilation", [1, 1])?;
     let ceil_mode = bool_arg(node, pos(node, "ceil_mode")).unwrap_or(false);
     if dilation != [1, 1] || ceil_mode {
         return Ok(None);
@@ -198,9 +198,9 @@ pub(super) fn constant_pad(
 }
 
 /// A pool's stride (argument `k`): the kernel's when absent or empty, as PyTorch defaults it.
-fn pool_stride(node: &Node, k: usize, kernel: [i64; 2]) -> Result<[i64; 2], LowerError> {
-    match ints_arg(node, k) {
+fn pool_stride(node: &Node, kernel: [i64; 2]) -> Result<[i64; 2], LowerError> {
+    match ints_arg(node, pos(node, "stride")) {
         Some(v) if v.is_empty() => Ok(kernel),
-        _ => pair(node, k, kernel),
+        _ => pair(node, "stride", kernel),
     }
 }
