@@ -49,7 +49,8 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case OP_STACK: return stack_op(a, n);
     case OP_TRIL: return tril_op(a, n);
     case OP_UNBIND_COPY: return unbind_op(a, n);
-    case OP_RSUB: case OP_FLOOR_DIVIDE: return rsub_floor_op(op, a, n);
+    case OP_RSUB: return rsub_op(a, n);
+    case OP_FLOOR_DIVIDE: return div_mode_op(op, a, n);
     case OP_MEAN_ALL: return mean_all_op(a, n);
     case OP_INDEX: return index_op(a, n);
     case OP_INDEX_PUT: case OP_INDEX_PUT_IN_PLACE: return index_put_op(op, a, n);
@@ -58,7 +59,7 @@ int run_portable(uint32_t op, const uint32_t *a, uint32_t n) {
     case OP_GATHER: return gather_op(a, n);
     case OP_SCATTER: case OP_SCATTER_ADD: case OP_SCATTER_VALUE: return scatter_op(op, a, n);
     case OP_DIAGONAL_COPY: return diagonal_op(a, n);
-    case OP_DIV_MODE: return div_mode_op(a, n);
+    case OP_DIV_MODE: return div_mode_op(op, a, n);
     case OP_MASKED_FILL: return masked_fill_op(a, n);
     case OP_PIXEL_SHUFFLE: case OP_PIXEL_UNSHUFFLE: return pixel_shuffle_op(op, a, n);
     case OP_REFLECTION_PAD1D: case OP_REFLECTION_PAD2D: case OP_REFLECTION_PAD3D:

@@ -319,14 +319,13 @@ static double rounded_quotient(double p, double q, int ct, int floor_mode, int *
 }
 
 /* rsub.Scalar_out(self, other, alpha, out): other - alpha * self (float32 operands for a float32
- * out, as the host's `math::binary`); floor_divide.out: rounded_quotient */
-int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
+ * out, as the host's `math::binary`; alpha cast to float and the product rounded in float) */
+int rsub_op(const uint32_t *a, uint32_t n) {
   operand x, y;
   tview o;
   if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
     return -1;
-  double alpha = op == OP_RSUB ? scalar(val(a, n, 2)) : 1.0;
-  int ct = compute_type(&x, &y), by_zero = 0;
+  double alpha = scalar(val(a, n, 2));
   uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
   double *r = iy ? new_values(o.numel) : 0;
   if (!r) return -1;
@@ -336,12 +335,9 @@ int rsub_floor_op(uint32_t op, const uint32_t *a, uint32_t n) {
       p = (double)(float)p;
       q = (double)(float)q;
     }
-    double e = op != OP_RSUB              ? rounded_quotient(p, q, ct, 1, &by_zero)
-               : is_float(&o)               ? (double)((float)q - (float)alpha * (float)p)
-                                            : q - alpha * p;
+    double e = is_float(&o) ? (double)((float)q - (float)alpha * (float)p) : q - alpha * p;
     r[i] = is_float(&o) ? (double)(float)e : e;
   }
-  if (by_zero) return fail("floor_divide: integer division by zero");
   return store(out_of(a, n), r, o.numel);
 }
 
@@ -366,15 +362,18 @@ int elu_op(const uint32_t *a, uint32_t n) {
   return store(out_of(a, n), v, x.numel);
 }
 
-/* div.out_mode(self, other, rounding_mode, out): "trunc" or "floor" rounds the quotient, none
- * is true division (the host's `math::binary`) */
-int div_mode_op(const uint32_t *a, uint32_t n) {
+/* div.out_mode(self, other, rounding_mode, out): "trunc" or "floor" rounds the quotient
+ * (rounded_quotient), none is true division (the host's `math::binary`); floor_divide.out(self,
+ * other, out) as "floor" */
+int div_mode_op(uint32_t op, const uint32_t *a, uint32_t n) {
   operand x, y;
   tview o;
   if (operand_of(val(a, n, 0), &x) || operand_of(val(a, n, 1), &y) || view_of(out_of(a, n), &o))
     return -1;
-  const value_rec *m = val(a, n, 2);
-  int trunc_mode = is_string(m, "trunc"), floor_mode = is_string(m, "floor"), ct = compute_type(&x, &y), by_zero = 0;
+  /* floor_divide.out(self, other, out) is div with rounding_mode "floor" */
+  const value_rec *m = op == OP_FLOOR_DIVIDE ? 0 : val(a, n, 2);
+  int trunc_mode = is_string(m, "trunc"), floor_mode = op == OP_FLOOR_DIVIDE || is_string(m, "floor");
+  int ct = compute_type(&x, &y), by_zero = 0;
   if (m && m->kind == V_STRING && !trunc_mode && !floor_mode && m->off != 0) return fail("div: an unknown rounding mode");
   uint32_t *ix = broadcast_index(&x.t, &o), *iy = ix ? broadcast_index(&y.t, &o) : 0;
   double *r = iy ? new_values(o.numel) : 0;
@@ -388,7 +387,7 @@ int div_mode_op(const uint32_t *a, uint32_t n) {
     double e = trunc_mode || floor_mode ? rounded_quotient(p, q, ct, floor_mode, &by_zero) : p / q;
     r[i] = is_float(&o) ? (double)(float)e : e;
   }
-  if (by_zero) return fail("div: integer division by zero");
+  if (by_zero) return fail(op == OP_FLOOR_DIVIDE ? "floor_divide: integer division by zero" : "div: integer division by zero");
   return store(out_of(a, n), r, o.numel);
 }
 

@@ -40,11 +40,6 @@ pub fn run(args: ProfileRun<'_>) -> Result<()> {
     let record = etrecord.map(load::etrecord).transpose()?;
     let plan_index = super::pick_plan(&program, None, pte)?;
     let method = program.method_names()[plan_index];
-    if let Some(t) = ticks_per_us {
-        if !(t.is_finite() && t > 0.0) {
-            bail!("--ticks-per-us must be a positive number, got {t}");
-        }
-    }
     load::ensure_etdump_fits(&program, plan_index, &dump, etdump, pte)?;
     if let (Some(rec), Some(path)) = (&record, etrecord) {
         load::ensure_etrecord_fits(&program, plan_index, rec, path, pte)?;
@@ -52,7 +47,7 @@ pub fn run(args: ProfileRun<'_>) -> Result<()> {
     let prof = profile(&dump, Some(&program.instruction_ops(plan_index)));
     // a capture saved by etscope stores nanoseconds when its target declared a clock: its raw
     // stream beside it says so
-    let target = load::capture_target(etdump);
+    let target = load::capture_target(etdump, &dump);
     let emulated = target
         .as_ref()
         .is_some_and(|t| etscope_profiler::session::is_emulated(&t.core));

@@ -53,6 +53,9 @@ impl std::error::Error for GateFailed {}
 struct Loaded {
     profile: etscope_core::analysis::profile::Profile,
     graph: Option<Graph>,
+    /// The capture's declared target (a capture saved by etscope from a target with a clock
+    /// holds nanoseconds, and says which machine it comes from).
+    target: Option<etscope_profiler::wire::TargetInfo>,
 }
 
 fn load_side(
@@ -79,6 +82,7 @@ fn load_side(
     };
     Ok(Loaded {
         profile: profile(&dump, Some(&program.instruction_ops(plan))),
+        target: load::capture_target(etdump, &dump),
         graph,
     })
 }
@@ -97,12 +101,7 @@ pub fn run(args: CompareArgs<'_>) -> Result<()> {
         .b_etrecord
         .or(if other_export { None } else { args.etrecord });
     let b = load_side(b_pte, args.b_etdump, b_etrecord, other_export)?;
-    // each capture's declared target, read once: a capture saved by etscope from a target with
-    // a clock holds nanoseconds, and says which machine it comes from
-    let (ta, tb) = (
-        load::capture_target(args.etdump),
-        load::capture_target(args.b_etdump),
-    );
+    let (ta, tb) = (&a.target, &b.target);
     let a_rate = load::capture_rate(args.etdump, args.ticks_per_us, ta.as_ref())?;
     // A's rate stands for B too unless B declares its own clock
     let b_given = args

@@ -225,17 +225,12 @@ pub(super) fn compare_with_document(app: &mut EtscopeApp, other: usize) {
 /// `path` (refused, naming the file, when it belongs to another program).
 pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
     let rate = app.ticks_per_us();
-    // B's own clock: the one its raw stream declares (nanoseconds stored), else the toolbar's
-    // B's declared target, read once: its clock (nanoseconds stored) and its machine
-    let b_target = crate::load::capture_target(path);
-    let b_rate = b_target
-        .as_ref()
-        .map(|_| 1000.0)
-        .or(app.settings.ticks_per_us);
+    let toolbar_rate = app.settings.ticks_per_us;
     let Some(dv) = app.docs.get_mut(app.active) else {
         return;
     };
-    let read = || -> Result<Profile, String> {
+    // B's profile, and its declared target: its clock (nanoseconds stored) and its machine
+    let read = || -> Result<(Profile, Option<etscope_profiler::wire::TargetInfo>), String> {
         let dump = crate::load::etdump(path).map_err(|e| format!("{e:#}"))?;
         let program = dv
             .doc
@@ -245,10 +240,13 @@ pub(super) fn compare_with_capture(app: &mut EtscopeApp, path: &Path) {
         let plan = dv.doc.plan_index;
         crate::load::ensure_etdump_fits(program, plan, &dump, path, Path::new(&dv.doc.title))
             .map_err(|e| format!("{e:#}"))?;
-        Ok(profile(&dump, Some(&program.instruction_ops(plan))))
+        let target = crate::load::capture_target(path, &dump);
+        Ok((profile(&dump, Some(&program.instruction_ops(plan))), target))
     };
     match read() {
-        Ok(b) => {
+        Ok((b, b_target)) => {
+            // B's own clock: the one it declares (nanoseconds stored), else the toolbar's
+            let b_rate = b_target.as_ref().map(|_| 1000.0).or(toolbar_rate);
             let file = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

@@ -390,12 +390,17 @@ pub fn with_siblings(given: &[PathBuf], siblings: bool) -> (Vec<PathBuf>, Vec<Pa
 }
 
 /// An ETDump saved by etscope from a target that declared its clock holds nanoseconds; its
-/// raw stream beside it (`capture_paths`) says so. The window then shows µs, as `profile` does.
+/// raw stream beside it (`capture_paths`), or the ETDump just attached, says so. The window then
+/// shows µs, as `profile` does.
 fn declare_capture_clock(doc: &mut Document, path: &std::path::Path, bytes: &[u8]) {
     if FileKind::detect(bytes) != Some(FileKind::Etdump) {
         return;
     }
-    if let Some(t) = super::capture_target(path) {
+    let target = doc
+        .etdump
+        .as_ref()
+        .and_then(|dump| super::capture_target(path, dump));
+    if let Some(t) = target {
         doc.declared_time = Some(etscope_viewer::document::DeclaredTime::from_target(
             t.tick_hz,
             &t.core,

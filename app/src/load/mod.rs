@@ -146,19 +146,14 @@ pub fn attach_external(program: &mut Program, path: &Path) -> Result<()> {
 
 /// The target a capture saved by etscope was recorded from, with a clock: its raw stream beside
 /// it names the core and the tick rate (such a capture stores nanoseconds of that clock), and so
-/// does the ETDump itself ([`etscope_profiler::declared_clock`]) when it travels alone.
-pub fn capture_target(etdump: &Path) -> Option<etscope_profiler::wire::TargetInfo> {
+/// does the ETDump itself, `dump` (read from `etdump`), when it travels alone
+/// ([`etscope_profiler::declared_clock`]).
+pub fn capture_target(etdump: &Path, dump: &ETDump) -> Option<etscope_profiler::wire::TargetInfo> {
     use etscope_profiler::session::{capture_paths, declared_target};
     std::fs::read(capture_paths(etdump).2)
         .ok()
         .and_then(|raw| declared_target(&raw))
-        .or_else(|| {
-            // the declaration etscope writes into the ETDump itself, for a copy without its raw
-            // stream
-            let bytes = std::fs::read(etdump).ok()?;
-            let dump = etscope_core::formats::etdump::ETDump::parse(&bytes).ok()?;
-            etscope_profiler::declared_clock::declared_in(&dump)
-        })
+        .or_else(|| etscope_profiler::declared_clock::declared_in(dump))
         .filter(|t| t.tick_hz > 0)
 }
 

@@ -370,18 +370,17 @@ impl<'a> Model<'a> {
         let rows = self.rows_of.get(b).map_or(&[][..], Vec::as_slice);
         rows.iter()
             .filter_map(|&r| self.est.rows.get(r))
-            .filter_map(|row| Some((row, row.traffic.as_ref()?)))
-            .map(|(row, t)| match &block.kind {
-                Kind::Weights(_) if self.weights_of.get(&row.instruction_id) == Some(&b) => {
-                    cost.cycles(t.weight_bytes_fetched(dcache))
-                }
+            .filter_map(|row| row.traffic.as_ref())
+            .map(|t| match &block.kind {
+                // `rows_of` holds a weights block's calls only: those priced where it sits
+                Kind::Weights(_) => cost.cycles(t.weight_bytes_fetched(dcache)),
                 Kind::Arenas(ids) => t
                     .arena_bytes
                     .iter()
                     .filter(|(id, _)| ids.contains(id))
                     .map(|&(_, bytes)| cost.cycles(bytes as f64))
                     .sum(),
-                _ => 0.0,
+                Kind::Pool => 0.0,
             })
             .fold(0.0, |sum, cycles| sum + cycles)
     }

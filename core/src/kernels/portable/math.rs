@@ -161,18 +161,9 @@ pub fn remainder_kernel(ctx: &mut Ctx<'_>, args: &[usize]) -> R {
     let o = out_of(ctx, args)?;
     let like = ctx.out_like(o)?;
     if !matches!(like, Buf::F32(_) | Buf::F64(_)) {
-        let divided_by_zero = std::cell::Cell::new(false);
-        binary(ctx, args, |x, y| {
-            if y == 0.0 {
-                divided_by_zero.set(true);
-                return 0.0;
-            }
+        return integer_division(ctx, args, "remainder: integer division by zero", |x, y| {
             x % y
-        })?;
-        if divided_by_zero.get() {
-            return Err(ctx.bad("remainder: integer division by zero"));
-        }
-        return Ok(());
+        });
     }
     binary(ctx, args, |a, b| {
         let mut rem = (a % b) as f32;
@@ -386,24 +377,37 @@ fn rounded_quotient(ctx: &mut Ctx<'_>, args: &[usize], rounding: Rounding) -> R 
             binary(ctx, args, |p, q| f64::from((p as f32 / q as f32).trunc()))
         }
         (ComputeType::Integer, _) => {
-            let divided_by_zero = std::cell::Cell::new(false);
-            binary(ctx, args, |p, q| {
+            integer_division(ctx, args, "integer division by zero", |p, q| {
                 let (p, q) = (p as i64, q as i64);
-                if q == 0 {
-                    divided_by_zero.set(true);
-                    return 0.0;
-                }
                 let quotient = p.wrapping_div(q);
                 let exact = p.wrapping_rem(q) == 0;
                 let floor = matches!(rounding, Rounding::Floor) && (p < 0) != (q < 0) && !exact;
                 (if floor { quotient - 1 } else { quotient }) as f64
-            })?;
-            if divided_by_zero.get() {
-                return Err(ctx.bad("integer division by zero"));
-            }
-            Ok(())
+            })
         }
     }
+}
+
+/// `binary` over integer operands, `f` given a non-zero divisor: a zero divisor anywhere fails
+/// the call with `refusal`, as the portable kernels check it.
+fn integer_division(
+    ctx: &mut Ctx<'_>,
+    args: &[usize],
+    refusal: &str,
+    f: impl Fn(f64, f64) -> f64,
+) -> R {
+    let divided_by_zero = std::cell::Cell::new(false);
+    binary(ctx, args, |x, y| {
+        if y == 0.0 {
+            divided_by_zero.set(true);
+            return 0.0;
+        }
+        f(x, y)
+    })?;
+    if divided_by_zero.get() {
+        return Err(ctx.bad(refusal));
+    }
+    Ok(())
 }
 
 /// `utils::floor_divide` for each float type, in that type's arithmetic.

@@ -636,8 +636,7 @@ fn var_f32(g: &[f64], correction: f64) -> f64 {
 /// `var.correction_out` and `var.out` for `correction`: in float32 for a float32 out tensor,
 /// as the portable kernel computes (`var_f32`), else in double.
 fn variance(ctx: &mut Ctx<'_>, args: &[usize], c: f64) -> Result<(), RuntimeError> {
-    let out = out_of(ctx, args)?;
-    if matches!(ctx.out_like(out)?, Buf::F32(_)) {
+    if out_is_f32(ctx, args)? {
         return reduction(ctx, args, move |g| var_f32(g, c));
     }
     reduction(ctx, args, move |g| var_and_mean(g, c).0)
@@ -789,7 +788,7 @@ pub fn var_mean(ctx: &mut Ctx<'_>, args: &[usize]) -> Result<(), RuntimeError> {
     let x = input.buf.to_f64();
     // as the portable kernel: both NaN where `n − correction` is not positive; a float32 out
     // tensor sums and divides in float32
-    let float32 = matches!(ctx.out_like(ctx.arg(args, 4)?)?, Buf::F32(_));
+    let float32 = out_is_f32(ctx, args)?;
     let undefined = |g: &[f64]| g.is_empty() || g.len() as f64 - c <= 0.0;
     let vars = reduce(&x, &input.shape, &mask, |g| match (undefined(g), float32) {
         (true, _) => f64::NAN,
