@@ -135,8 +135,9 @@ pub fn run(
             doc["removed"] = json!(w.removed);
         }
     }
-    doc["flash"]["sources"] = json!(fit::code_sources(cmsis.model));
-    doc["flash"]["linked"] = json!(cmsis.model == etscope_core::part::code::CodeModel::Linked);
+    doc["flash"]["sources"] = json!(fit::LINKED_SOURCES);
+    doc["flash"]["linked"] = json!(true);
+    doc["flash"]["build"] = json!(cmsis.build);
     doc["flash"]["runtime_parts"] = json!(cmsis.runtime_parts);
     doc["flash"]["cmsis_nn_functions"] = json!(cmsis.cmsis_nn_functions);
     doc["flash"]["kernel_files"] = json!(cmsis.kernel_files);

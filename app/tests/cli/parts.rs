@@ -207,6 +207,15 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
             std::fs::metadata(pte).ok().map(|m| m.len())
         );
         assert!(fl["total"].as_u64() >= fl["program"].as_u64());
+        // the runtime's parts add up to it (string merging counted, negative)
+        let parts: i64 = fl["runtime_parts"]
+            .as_object()
+            .expect("runtime parts")
+            .values()
+            .filter_map(serde_json::Value::as_i64)
+            .sum();
+        assert_eq!(Some(parts), fl["runtime"].as_i64(), "{part}: {fl}");
+        assert!(fl["build"].is_string(), "{fl}");
         // every operator's kernel measured: the code is the runtime, the kernels and CMSIS-NN
         assert_eq!(fl["complete"], true, "{fl}");
         assert!(fl["unknown_ops"].as_array().is_some_and(Vec::is_empty));

@@ -36,7 +36,8 @@ pub struct CodeSizes {
     /// Whether every operator's kernel was measured.
     pub complete: bool,
     /// How the code was sized.
-    pub model: crate::part::code::CodeModel,
+    /// The linked build the code sizes come from (`part::code::ProgramCode::build`).
+    pub build: &'static str,
 }
 
 /// A region's use.
@@ -78,19 +79,8 @@ pub struct Fit {
 /// (`fit_files::runner_pools`), so that the pools add up to the pool it is built with.
 pub const RUNNER_PADDING: &str = "runner: arena alignment and the inputs' list";
 
-/// Where each code term comes from, by how it was sized.
-pub fn code_sources(model: crate::part::code::CodeModel) -> &'static str {
-    match model {
-        crate::part::code::CodeModel::Linked => LINKED_SOURCES,
-        crate::part::code::CodeModel::Objects => OBJECT_SOURCES,
-    }
-}
-
-/// The code terms from real linked images (the Helium and DSP builds).
-pub const LINKED_SOURCES: &str = "from real linked bare-metal images (Arm GNU toolchain GCC 12.2, newlib-nano, --gc-sections; scripts/code_size/linked/): runtime = an image with no operator registered (ExecuTorch's runtime as its Arm runner links it at -Oz, the runner's main and input preparation, the C library, the compiler's helpers, startup); kernels = what linking each of the program's operators alone added (its kernel at -O3 and its generated registration), each support, runtime and library object once and each kernel family's shared registration once; cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch at 455652a2, the public commit closest to 1.5.1. Within 3 % of four real images linked whole (tests/fixtures/linked_images.json); a real runner adds its logging, timing and any delegate";
-
-/// The code terms from object sizes (plain-C builds).
-pub const OBJECT_SOURCES: &str = "object sizes measured with the Arm GNU toolchain (GCC 12.2) for the part's CMSIS-NN path, not a linked image: runtime = ExecuTorch's core runtime at -Oz (text + rodata, the minimal platform layer); kernels = the kernel files the program's operators select at -O3 and the support files they call, each once and whole (a link keeps only the support functions called, so this errs high); cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch measured at 455652a2, the public commit closest to 1.5.1 (scripts/code_size/). Not counted: the C and C++ libraries, the compiler's helpers, startup code";
+/// Where each code term comes from: real linked images, one build per CMSIS-NN path.
+pub const LINKED_SOURCES: &str = "from real linked bare-metal images (Arm GNU toolchain GCC 12.2, newlib-nano, --gc-sections; scripts/code_size/linked/): runtime = an image with no operator registered (ExecuTorch's runtime as its Arm runner links it at -Oz, the runner's main and input preparation, the C library, the compiler's helpers, startup); kernels = what linking each of the program's operators alone added (its kernel at -O3 and its generated registration), each support, runtime and library object once and each kernel family's shared registration once; cmsis_nn = the CMSIS-NN functions those kernels call and what those call, each once, at -O3 (CMSIS-NN dbf45dbf). ExecuTorch at 455652a2, the public commit closest to 1.5.1. Builds: cortex-m55 for Helium cores, cortex-m4 for DSP cores (M4, M7, M33), cortex-m0plus for plain-C cores (an M3's Thumb-2 code was not linked: its figure is the M0+ build's). Within 3 % of seven real images linked whole (tests/fixtures/linked_images.json); a real runner adds its logging, timing and any delegate";
 
 /// The code plan `plan_index` of `program` links on `core`, as measured.
 pub fn code_sizes(
@@ -108,7 +98,7 @@ pub fn code_sizes(
             cmsis_nn: Some(code.cmsis_nn),
             kernel_registry_ram: code.kernel_registry_ram,
             complete: code.unknown_ops.is_empty(),
-            model: code.model,
+            build: code.build,
         },
         code,
     )
@@ -116,15 +106,11 @@ pub fn code_sizes(
 
 impl Fit {
     /// What the code figures are, in a few words (the CLI and the Memory tab say it).
-    pub fn code_note(&self) -> &'static str {
-        match self.code.model {
-            crate::part::code::CodeModel::Linked => {
-                "code sized from real linked images: runtime, C library and startup in an image with no operator, each operator as linking it added"
-            }
-            crate::part::code::CodeModel::Objects => {
-                "code: object sizes measured per build, not a linked image; the C library not counted"
-            }
-        }
+    pub fn code_note(&self) -> String {
+        format!(
+            "code sized from real linked images of the {} build: runtime, C library and startup in an image with no operator, each operator as linking it added",
+            self.code.build
+        )
     }
 }
 
@@ -501,7 +487,7 @@ mod tests {
                 cmsis_nn: Some(7000),
                 kernel_registry_ram: 0,
                 complete: true,
-                model: crate::part::code::CodeModel::Objects,
+                build: "cortex-m4",
             },
             1,
         );

@@ -1,17 +1,17 @@
 //! The code a program links on a core, in flash beside the program.
 //!
-//! Where a real linked image measured it (the Helium and DSP builds: `linked_code.json`,
-//! `scripts/code_size/linked/`): an image with no operator — ExecuTorch's runtime as its Arm
-//! runner links it, the runner's main and input preparation, the C library, the compiler's
-//! helpers, startup — then, per operator the program calls, what linking it alone added (its
-//! kernel, its registration), each support, runtime and library object once, each kernel
-//! family's shared registration once. Elsewhere (plain-C cores) the object sizes of
-//! `executorch_code.json` (`scripts/code_size/executorch.py`: each kernel file and support file
-//! whole, the runtime's objects whole, no C library), which err high.
+//! From real linked images (`linked_code.json`, `scripts/code_size/linked/`), one build per
+//! CMSIS-NN path — Helium (`cortex-m55`), DSP (`cortex-m4`), plain C (`cortex-m0plus`): an image
+//! with no operator — ExecuTorch's runtime as its Arm runner links it, the runner's main and
+//! input preparation, the C library, the compiler's helpers, startup — then, per operator the
+//! program calls, what linking it alone added (its kernel, its registration), each support,
+//! runtime and library object once, each kernel family's shared registration once.
 //!
-//! Either way the CMSIS-NN functions the kernels call, closed over what those call, each once
-//! (`cmsis_nn_code.json`, `scripts/code_size/cmsis_nn.py`: CMSIS-NN dbf45dbf, -O3), and
-//! ExecuTorch at 455652a2, the public commit closest to 1.5.1.
+//! Then the CMSIS-NN functions the kernels call, closed over what those call, each once
+//! (`cmsis_nn_code.json`, `scripts/code_size/cmsis_nn.py`: CMSIS-NN dbf45dbf, -O3), and which
+//! CMSIS-NN entry points each kernel calls and the kernel registry's table from the object
+//! tables (`executorch_code.json`, `scripts/code_size/executorch.py`). ExecuTorch at 455652a2,
+//! the public commit closest to 1.5.1.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,17 +43,12 @@ struct EtTable {
 
 #[derive(Deserialize)]
 struct EtBuild {
-    runtime_text: u64,
-    runtime_rodata: u64,
     kernel_registry_bss: u64,
     kernels: BTreeMap<String, EtKernel>,
-    support: BTreeMap<String, u64>,
 }
 
 #[derive(Deserialize)]
 struct EtKernel {
-    size: u64,
-    support: Vec<String>,
     cmsis_nn: Vec<String>,
 }
 
@@ -64,7 +59,9 @@ struct LinkedTable {
 
 #[derive(Deserialize)]
 struct LinkedBuild {
-    baseline: BTreeMap<String, u64>,
+    /// The image with no operator: `total` and its parts, which add up to it (`string_merge`
+    /// is negative: strings the linker merged across objects).
+    baseline: BTreeMap<String, i64>,
     ops: BTreeMap<String, LinkedOp>,
     #[serde(default)]
     failed: BTreeMap<String, String>,
@@ -80,26 +77,18 @@ struct LinkedOp {
     objects: BTreeMap<String, i64>,
 }
 
-/// How a program's code was sized.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CodeModel {
-    /// Real linked images: one with no operator, one per operator.
-    #[default]
-    Linked,
-    /// Object sizes, each file whole; no C library.
-    Objects,
-}
-
 /// What a program's code comes to on a core.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramCode {
-    pub model: CodeModel,
-    /// ExecuTorch's runtime; with [`CodeModel::Linked`] the whole image without operators (the
-    /// runtime as linked, the runner's main, the C library, the compiler's helpers, startup),
-    /// its parts in `runtime_parts`.
+    /// The linked build the sizes come from (`cortex-m55`, `cortex-m4`, `cortex-m0plus`): the
+    /// core's CMSIS-NN path, compiled for the build's CPU.
+    pub build: &'static str,
+    /// The whole image without operators (ExecuTorch's runtime as linked, the runner's main,
+    /// the C library, the compiler's helpers, startup), its parts in `runtime_parts`.
     pub runtime: u64,
-    pub runtime_parts: BTreeMap<String, u64>,
+    /// The parts add up to `runtime`; `string_merge` is negative (strings the linker merged
+    /// across objects).
+    pub runtime_parts: BTreeMap<String, i64>,
     /// The kernel files the operators select and the support files they call, each once.
     pub kernels: u64,
     pub kernel_files: BTreeMap<String, u64>,
@@ -126,14 +115,19 @@ fn build_of(core: Core) -> (&'static str, &'static str) {
     }
 }
 
-/// The code of a program whose operators are `ops` (qualified names) on `core`: from linked
-/// images where they were measured for its build, else from object sizes.
+/// The code of a program whose operators are `ops` (qualified names) on `core`, from the
+/// linked images of its build.
 pub fn program_code(ops: &[String], core: Core) -> ProgramCode {
     let (build, _) = build_of(core);
     let linked: Option<LinkedTable> = serde_json::from_str(include_str!("linked_code.json")).ok();
     match linked.as_ref().and_then(|t| t.builds.get(build)) {
         Some(b) => linked_code(ops, core, b),
-        None => object_code(ops, core),
+        // the tables are compiled in: only a broken build of etscope gets here
+        None => ProgramCode {
+            build,
+            unknown_ops: vec![format!("(no linked table for {build})")],
+            ..ProgramCode::default()
+        },
     }
 }
 
@@ -148,8 +142,12 @@ fn family(op: &str) -> &'static str {
 
 fn linked_code(ops: &[String], core: Core, b: &LinkedBuild) -> ProgramCode {
     let mut out = ProgramCode {
-        model: CodeModel::Linked,
-        runtime: b.baseline.get("total").copied().unwrap_or(0),
+        build: build_of(core).0,
+        runtime: b
+            .baseline
+            .get("total")
+            .and_then(|&t| u64::try_from(t).ok())
+            .unwrap_or(0),
         runtime_parts: b
             .baseline
             .iter()
@@ -221,62 +219,6 @@ fn linked_code(ops: &[String], core: Core, b: &LinkedBuild) -> ProgramCode {
     out
 }
 
-/// The code from object sizes, each file whole (plain-C builds, and the kernel registry).
-fn object_code(ops: &[String], core: Core) -> ProgramCode {
-    let (build, _) = build_of(core);
-    let mut out = ProgramCode {
-        model: CodeModel::Objects,
-        ..ProgramCode::default()
-    };
-    let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
-    let Some((et, b)) = et
-        .as_ref()
-        .and_then(|t| t.builds.get(build).map(|b| (t, b)))
-    else {
-        out.unknown_ops
-            .push(format!("(no measured ExecuTorch table for {build})"));
-        return out;
-    };
-    out.runtime = b.runtime_text.saturating_add(b.runtime_rodata);
-    out.kernel_registry_ram = b.kernel_registry_bss;
-    let mut support: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut entries: Vec<String> = Vec::new();
-    for op in ops {
-        let Some((key, kernel)) = et
-            .operators
-            .get(op)
-            .and_then(|k| b.kernels.get(k).map(|v| (k, v)))
-        else {
-            out.unknown_ops.push(op.clone());
-            continue;
-        };
-        out.kernel_files.insert(key.clone(), kernel.size);
-        for f in &kernel.support {
-            if let Some(&size) = b.support.get(f) {
-                support.insert(f, size);
-            }
-        }
-        entries.extend(kernel.cmsis_nn.iter().cloned());
-    }
-    out.support_files = support
-        .into_iter()
-        .map(|(f, s)| (f.to_string(), s))
-        .collect();
-    out.kernels = out
-        .kernel_files
-        .values()
-        .chain(out.support_files.values())
-        .fold(0u64, |a, &s| a.saturating_add(s));
-    out.cmsis_nn_functions = cmsis_nn_closure(entries, core);
-    out.cmsis_nn = out
-        .cmsis_nn_functions
-        .values()
-        .fold(0u64, |a, &s| a.saturating_add(s));
-    out.unknown_ops.sort();
-    out.unknown_ops.dedup();
-    out
-}
-
 /// The CMSIS-NN functions `entries` call, closed over their calls, with their sizes on `core`'s
 /// CMSIS-NN path.
 fn cmsis_nn_closure(entries: Vec<String>, core: Core) -> BTreeMap<String, u64> {
@@ -332,6 +274,11 @@ mod tests {
         // another path, other code
         let plain = program_code(&ops, Core::M0Plus);
         assert!(plain.cmsis_nn > 0 && plain.cmsis_nn != mve.cmsis_nn);
+        assert_eq!((plain.build, mve.build), ("cortex-m0plus", "cortex-m55"));
+        assert!(
+            plain.runtime > mve.runtime,
+            "soft float and Thumb-1: a larger image"
+        );
         // an operator no measured kernel implements makes the figure a lower bound, named
         let lstm = format!("cortex_m::{}.out", "quantized_lstm"); // not an operator of 1.5.1
         let odd = program_code(std::slice::from_ref(&lstm), Core::M55);

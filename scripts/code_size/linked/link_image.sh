@@ -1,6 +1,6 @@
 #!/bin/bash
 # Link a real bare-metal ExecuTorch image for one .pte and measure it.
-#   link_image.sh FILE.pte m55|m4 NAME [etscope-part]
+#   link_image.sh FILE.pte m55|m4|m0p NAME [etscope-part]
 # MAIN=runner (default): main also prepares inputs (extension/runner_util, as the Arm
 # executor_runner links extension_runner_util) and reads/logs outputs.
 # MAIN=minimal: load + load_method + execute only.
@@ -15,7 +15,8 @@ ROOT=/tmp/linkimg; CS=/tmp/codesize; ET=$CS/src/executorch; PY=/tmp/etvenv/bin/p
 case $CPU in
   m55) CPUF="-mcpu=cortex-m55 -mfloat-abi=hard"; OBJ=$CS/work/obj/cortex-m55; PART=${PART:-corstone-300};;
   m4)  CPUF="-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16"; OBJ=$CS/work/obj/cortex-m4; PART=${PART:-nucleo-l4r5zi};;
-  *) echo "cpu must be m55 or m4" >&2; exit 2;;
+  m0p) CPUF="-mcpu=cortex-m0plus -mfloat-abi=soft"; OBJ=$CS/work/obj/cortex-m0plus; PART=${PART:-nucleo-g0b1re};;
+  *) echo "cpu must be m55, m4 or m0p" >&2; exit 2;;
 esac
 # Exactly measure.py's flags (COMMON + DEFINES + include layout).
 COMMON="-mthumb -ffunction-sections -fdata-sections -fno-exceptions -fno-rtti -fno-unwind-tables -std=c++17 -DNDEBUG -Wno-psabi -Wno-deprecated-declarations -DC10_USING_CUSTOM_GENERATED_MACROS -DET_MIN_LOG_LEVEL=Info -DET_ENABLE_PROGRAM_VERIFICATION=0 -DET_ENABLE_DEPRECATED_CONSTANT_BUFFER=0 -DFLATBUFFERS_MAX_ALIGNMENT=1024"

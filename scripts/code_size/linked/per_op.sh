@@ -1,6 +1,6 @@
 #!/bin/bash
 # Per-operator linked code size of ExecuTorch bare-metal selective-build images.
-#   per_op.sh            # baseline (both ISAs) + every op in perop/ops.txt (xargs -P2) + aggregate
+#   per_op.sh            # baseline (every build in $CPUS) + every op in perop/ops.txt (xargs -P2) + aggregate
 #   per_op.sh base       # only common objects + baselines
 #   per_op.sh one OP FAMILY   # one op, both ISAs
 # Same objects, flags, libraries and link line as link_image.sh (MAIN=runner). Baseline = that image
@@ -14,7 +14,10 @@ INC="-I$CS/work/inc -I$CS/work/gen -I$ET/runtime/core/portable_type/c10 -I$CS/sr
 TG=$($PY -c "import torchgen,os;print(os.path.dirname(torchgen.__file__))")
 cpuflags() { case $1 in
   m55) echo "-mcpu=cortex-m55 -mfloat-abi=hard";;
-  m4)  echo "-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16";; esac; }
+  m4)  echo "-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16";;
+  m0p) echo "-mcpu=cortex-m0plus -mfloat-abi=soft";; esac; }
+# The builds to link: CPUS="m0p" per_op.sh links only the plain-C build (the others' results stay).
+CPUS=${CPUS:-m55 m4 m0p}
 
 # codegen DIR FAMILY OP|""  -> DIR/selected_operators.yaml, DIR/RegisterCodegenUnboxedKernelsEverything.cpp
 codegen() {
@@ -57,7 +60,7 @@ base() {
   codegen $P/gen/_empty_cortex_m cortex_m ""
   ( cd $ROOT/et && $PY -m codegen.tools.gen_selected_prim_ops --op-selection-yaml-path=$P/gen/_empty_portable/selected_operators.yaml --output-dir=$P/gen/_empty_portable >>$P/gen/_empty_portable/oplist.log 2>&1 )
   : > $P/empty.pte
-  for CPU in m55 m4; do
+  for CPU in $CPUS; do
     local C=$P/common/$CPU CXX="arm-none-eabi-g++ $(cpuflags $CPU) $COMMON $INC"
     mkdir -p $C
     for fam in portable quantized cortex_m; do
@@ -80,7 +83,7 @@ one() {
   local op=$1 fam=$2 safe=$(echo "$1" | tr ':.' '__') t0=$(date +%s.%N)
   local D=$P/gen/$safe
   rm -rf $D; codegen $D $fam "$op" || { echo "CODEGEN FAILED" > $D/FAILED; }
-  for CPU in m55 m4; do
+  for CPU in $CPUS; do
     local C=$P/common/$CPU B=$P/link/$CPU/$safe CXX="arm-none-eabi-g++ $(cpuflags $CPU) $COMMON $INC"
     rm -rf $B; mkdir -p $B; echo "$op" > $B/op.txt; echo "$fam" > $B/family.txt
     if [ -f $D/FAILED ]; then cp $D/codegen.log $B/fail.log; echo "codegen failed" > $B/FAILED; continue; fi
@@ -100,7 +103,7 @@ case ${1:-all} in
   one) one "$2" "$3";;
   all)
     base
-    export -f one codegen dolink cpuflags; export ROOT CS ET PY P COMMON INC TG
+    export -f one codegen dolink cpuflags; export ROOT CS ET PY P COMMON INC TG CPUS
     awk '{print $1, $2}' $P/ops.txt | xargs -P2 -L1 bash -c 'one "$0" "$1"' 2>&1 | tee $P/run.log
     python3 $ROOT/src/perop_aggregate.py;;
 esac

@@ -3,7 +3,7 @@
 import json, os, glob, subprocess
 from collections import defaultdict
 R = "/tmp/linkimg"; P = f"{R}/perop"
-ISA = {"m55": "cortex-m55", "m4": "cortex-m4"}
+ISA = {"m55": "cortex-m55", "m4": "cortex-m4", "m0p": "cortex-m0plus"}
 code = json.load(open("/work/main/core/src/part/executorch_code.json"))
 KARCH = ("libcortex_m_kernels.a", "libportable_kernels.a", "libquantized_kernels.a")
 
