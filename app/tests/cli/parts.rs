@@ -539,6 +539,33 @@ fn fit_check_exits_1_when_the_program_does_not_fit_or_run() {
             .is_some_and(|l| l.contains("fits, but does NOT run")),
         "{out}"
     );
+    // a Helium program on a DSP part runs there, but its linear layer loses its bias (the
+    // kernel sum only the MVE path reads): the gate fails, `cost` names the call
+    let m55 = tiny("model_int8_cortex_m55.pte");
+    let wrong = etscope(&[
+        "fit",
+        m55.to_str().expect("path"),
+        "--part",
+        "nucleo-l4r5zi",
+        "--check",
+    ]);
+    assert_eq!(wrong.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&wrong.stdout);
+    assert!(out.contains("without its bias"), "{out}");
+    let cost = json(&[
+        "cost",
+        m55.to_str().expect("path"),
+        "--part",
+        "nucleo-l4r5zi",
+        "--json",
+    ]);
+    let calls = cost["would_not_run"].as_array().expect("would_not_run");
+    assert!(
+        calls.iter().any(|c| c["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("without its bias"))),
+        "{calls:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

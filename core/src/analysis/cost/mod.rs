@@ -273,7 +273,7 @@ pub fn estimate(
                 let view = CallView::new(&graph, node);
                 if let Some(why) = view
                     .core_call()
-                    .and_then(|c| core_buffers::fails_on(options.core.kernel_target(), c))
+                    .and_then(|c| core_buffers::not_as_lowered_on(options.core.kernel_target(), c))
                 {
                     would_not_run.push((id, why.to_string()));
                 }

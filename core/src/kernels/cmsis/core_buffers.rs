@@ -90,3 +90,25 @@ pub fn fails_on(target: Target, call: CoreCall) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// Why `target` runs the call but computes another result than the core the program was
+/// lowered for, `None` when it computes the same. A Helium program's linear layer carries its
+/// bias folded into a kernel sum that only CMSIS-NN's MVE `arm_fully_connected_s8` reads; the
+/// DSP and plain-C paths take the (absent) bias, so the layer runs without it. ExecuTorch's run
+/// succeeds and its outputs are wrong.
+pub fn differs_on(target: Target, call: CoreCall) -> Option<&'static str> {
+    match call {
+        CoreCall::Linear { kernel_sum: true } if !target.has_helium() => Some(
+            "lowered for a Helium core: the layer's bias is folded into a kernel sum that only \
+             CMSIS-NN's MVE path reads, so this core computes the layer without its bias and every \
+             output after it is wrong",
+        ),
+        _ => None,
+    }
+}
+
+/// Why `target` would not run the call as the program means it: it fails ([`fails_on`]) or
+/// computes another result ([`differs_on`]).
+pub fn not_as_lowered_on(target: Target, call: CoreCall) -> Option<&'static str> {
+    fails_on(target, call).or_else(|| differs_on(target, call))
+}

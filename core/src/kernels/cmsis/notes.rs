@@ -170,13 +170,8 @@ pub fn unary(c: &Call<'_>) -> Option<String> {
 
 /// `quantized_linear`: a Helium program's bias lives in a kernel sum only the MVE path reads.
 pub fn linear(c: &Call<'_>) -> Option<String> {
-    let kernel_sum = matches!(c.core_call, Some(CoreCall::Linear { kernel_sum: true }));
-    (kernel_sum && !c.device.target.has_helium()).then_some(())?;
-    Some(
-        "the program was lowered for a Helium core: its bias is folded into a kernel sum that only \
-         CMSIS-NN's MVE path reads, so on this core the layer runs without its bias"
-            .to_string(),
-    )
+    let call = c.core_call?;
+    super::core_buffers::differs_on(c.device.target, call).map(str::to_string)
 }
 
 /// `quantized_transpose_conv2d[_nhwc]`: CMSIS-NN dbf45dbf's padding defect.
