@@ -97,7 +97,10 @@ pub fn run(
         let advised = place::advise(&part, &base, &est);
         let f = place::placed_fit(&part, &base, &advised, &program, index);
         let moved = advised.moved().count();
-        what_if.push(json!({
+        // an advisor that moves nothing is no what-if (its note says why, in the JSON's
+        // memory note and `--place auto`)
+        if moved > 0 {
+            what_if.push(json!({
             "change": format!("placement by the advisor (`--place auto`): {moved} blocks moved"),
             "ram_total": f.ram_total,
             "flash_total": f.flash_total,
@@ -105,6 +108,7 @@ pub fn run(
             "fits": f.fits,
             "note": place::note(&part, &advised),
         }));
+        }
     }
     let mut doc = to_json(
         &part,
@@ -151,6 +155,8 @@ pub fn run(
         .map(|(id, why)| json!({"instruction_id": id, "why": why}))
         .collect();
     doc["runs"] = json!(would_not_run.is_empty());
+    // calls without a model (a delegate's) are left out of the latency: a lower bound
+    doc["unpriced"] = json!(shown_est.unpriced());
     doc["would_not_run"] = json!(would_not_run);
     doc["mhz"] = json!(options.mhz);
     if as_json {
@@ -171,7 +177,8 @@ pub fn run(
             &shown,
             (
                 shown_est.total_ms(),
-                placement.is_some().then(|| est.total_ms())
+                placement.is_some().then(|| est.total_ms()),
+                shown_est.unpriced()
             ),
             &what_if,
             not_run.as_deref()
@@ -386,7 +393,7 @@ fn render(
     part: &Part,
     mhz: f64,
     f: &Fit,
-    (ms, default_link_ms): (f64, Option<f64>),
+    (ms, default_link_ms, unpriced): (f64, Option<f64>, usize),
     what_if: &[Value],
     not_run: Option<&str>,
 ) -> String {
@@ -444,13 +451,18 @@ fn render(
         ]);
     }
     s.push_str(&r.render());
+    let at_least = if unpriced > 0 {
+        format!("at least {ms:.3} ms ({unpriced} calls without a model are left out)")
+    } else {
+        format!("{ms:.3} ms")
+    };
     s.push_str(&match default_link_ms {
         None => format!(
-            "estimated latency: {ms:.3} ms (an estimate, `cost --part {}`)\n",
+            "estimated latency: {at_least} (an estimate, `cost --part {}`)\n",
             part.name
         ),
         Some(d) => format!(
-            "estimated latency: {ms:.3} ms as placed (an estimate; {d:.3} ms with the default link, as `cost --part {}` gives)\n",
+            "estimated latency: {at_least} as placed (an estimate; {d:.3} ms with the default link, as `cost --part {}` gives)\n",
             part.name
         ),
     });

@@ -16,6 +16,7 @@
 //! - [`loops`] — CMSIS-NN's loops as instruction mixes
 //! - [`call`] — a call's shape from the program
 //! - [`memory`] — a call's memory traffic and what its regions' wait states cost
+//! - [`delegates`] — where a delegate's work runs beside a Cortex-M (an NPU, or nowhere)
 //! - [`cmsis_conv`], [`cmsis_other`], [`portable`] — one function per kernel path
 //! - [`measured`] — a capture's times against the estimate, outliers flagged
 
@@ -23,6 +24,7 @@ pub mod call;
 pub mod cmsis_conv;
 pub mod cmsis_other;
 pub mod cores;
+pub mod delegates;
 pub mod loops;
 pub mod measured;
 pub mod memory;
@@ -191,7 +193,11 @@ pub struct CostEstimate {
 impl CostEstimate {
     /// Cycles of every priced row.
     pub fn total_cycles(&self) -> f64 {
-        self.rows.iter().filter_map(|r| r.cycles).sum()
+        // from +0: an empty sum of floats is -0, which prints as "-0.000 ms"
+        self.rows
+            .iter()
+            .filter_map(|r| r.cycles)
+            .fold(0.0, |a, c| a + c)
     }
 
     /// Milliseconds at the clock.
@@ -301,10 +307,13 @@ pub fn estimate(
                 }
             }
             InstructionCall::Delegate(name) => {
+                if delegates::host(name) == delegates::DelegateHost::NotOnCortexM {
+                    would_not_run.push((id, delegates::not_on_cortex_m(name)));
+                }
                 rows.push(unpriced(
                     id,
                     &format!("delegate {name}"),
-                    "a delegate's work runs on its own hardware (for Ethos-U, Vela's performance estimate prices it); etscope does not model it",
+                    &delegates::unpriced_why(name),
                 ));
             }
             // moves, frees and jumps are pointer work, a few cycles each
@@ -529,6 +538,34 @@ mod tests {
     }
 
     #[test]
+    fn a_float_layer_reads_its_weights_where_they_sit_once_per_mac() {
+        let p = fixture("tiny_conv_relu_linear/model_fp32.pte");
+        let slow = CostOptions {
+            memory: MemoryCosts {
+                weights: RegionCost {
+                    wait_states: 4,
+                    line_bytes: 16,
+                },
+                ..MemoryCosts::default()
+            },
+            ..options(Core::M4)
+        };
+        let e = estimate(&p, 0, slow).expect("estimate");
+        let conv = e
+            .rows
+            .iter()
+            .find(|r| r.op.contains("convolution"))
+            .expect("a float convolution");
+        let waits = conv
+            .terms
+            .iter()
+            .find(|t| t.name == memory::WEIGHT_TERM)
+            .expect("its weights' wait states");
+        // four bytes per MAC, a 16-byte line per four MACs, four wait states a line
+        assert_eq!(waits.cycles, (conv.macs as f64 * 4.0 / 16.0).ceil() * 4.0);
+    }
+
+    #[test]
     fn a_call_the_core_would_not_run_is_named() {
         // lowered for the M4: its linear carries no kernel sum, which Helium's kernel needs
         let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
@@ -556,6 +593,20 @@ mod tests {
             .expect("a delegate row");
         assert!(row.cycles.is_none());
         assert!(row.note.as_deref().unwrap_or("").contains("Vela"));
+        assert!(
+            e.would_not_run.is_empty(),
+            "the NPU runs it beside the core"
+        );
+    }
+
+    #[test]
+    fn an_xnnpack_program_does_not_run_on_a_cortex_m_and_its_empty_total_is_plus_zero() {
+        let p = fixture("tiny_conv_relu_linear/model_fp32_xnnpack.pte");
+        let e = estimate(&p, 0, options(Core::M4)).expect("estimate");
+        assert_eq!(e.would_not_run.len(), 1, "{:?}", e.would_not_run);
+        assert!(e.would_not_run[0].1.contains("XnnpackBackend"));
+        assert_eq!(e.unpriced(), 1);
+        assert!(e.total_cycles().is_sign_positive() && e.total_cycles() == 0.0);
     }
 
     #[test]

@@ -1,11 +1,16 @@
 //! ExecuTorch's portable kernels (plain C++ loops, every float operation on the FPU, or on the
 //! soft-float library on cores without one): priced per element or per MAC by the operator's
 //! category in the registry. A coarser model than the CMSIS-NN paths; the row says so.
+//!
+//! Their constant operands are read where they sit like CMSIS-NN's weights: the portable
+//! convolution and matmul loops load one weight element per MAC (no reuse in registers), an
+//! elementwise or copy loop one constant element per output element.
 
 use super::mix::Mix;
 use super::{Priced, Pricer};
 use crate::dtype::ScalarType;
 use crate::ir::call::CallView;
+use crate::ir::Storage;
 use crate::ops::Category;
 
 /// Loop overhead of one element of a portable elementwise loop (index, loads, store).
@@ -62,11 +67,27 @@ pub fn price(p: &Pricer, call: &CallView<'_>, category: Category) -> Priced {
         .last()
         .is_some_and(|t| t.dtype == Some(ScalarType::Float));
     let fop = if float { p.timing.float_op } else { 0.0 };
+    // the widest constant operand (a weight, not its bias), read once per MAC or per output
+    let constant_element = ts
+        .iter()
+        .take(ts.len().saturating_sub(1))
+        .filter(|t| t.storage == Storage::Constant && t.shape.len() >= 2)
+        .filter_map(|t| t.dtype.and_then(|d| d.element_size()))
+        .max()
+        .or_else(|| {
+            ts.iter()
+                .take(ts.len().saturating_sub(1))
+                .filter(|t| t.storage == Storage::Constant)
+                .filter_map(|t| t.dtype.and_then(|d| d.element_size()))
+                .max()
+        })
+        .unwrap_or(0) as f64;
     let mut out = Priced::new("portable kernel", 0);
     match category {
         Category::Convolution | Category::Linear => {
             let k = reduction(call, category).unwrap_or(1) as f64;
             let macs = out_elems * k;
+            out.weights_read(macs * constant_element);
             out.path = "portable convolution/matmul loop (coarse: per MAC)".into();
             out.macs = macs as u64;
             out.add(p.mix("MAC loop", MAC * macs));
@@ -82,10 +103,12 @@ pub fn price(p: &Pricer, call: &CallView<'_>, category: Category) -> Priced {
         Category::DataMovement => {
             out.path = "portable copy (coarse: per element)".into();
             out.add(p.mix("elements", MOVE * out_elems));
+            out.weights_read(out_elems * constant_element);
         }
         _ => {
             out.path = "portable elementwise loop (coarse: per element)".into();
             out.add(p.mix("elements", ELEMENT * out_elems));
+            out.weights_read(out_elems * constant_element);
             let per = if transcendental(op) {
                 if float {
                     p.timing.float_transcendental
