@@ -52,14 +52,24 @@ pub fn write(
             .map_err(|e| anyhow!("{}: {e}", path.display()))?,
         None => None,
     };
+    // the command that writes these files again (the placement as the file written beside them)
+    let command = format!(
+        "etscope fit {name} --part {}{} -o",
+        part.name,
+        if placed.is_some() {
+            " --place placement.toml"
+        } else {
+            ""
+        }
+    );
     let mut files = vec![
         (
             "etscope_pools.h".to_string(),
-            fit_files::header(&name, part, f, pools),
+            fit_files::header(&command, part, f, pools),
         ),
         (
             "etscope_regions.ld".to_string(),
-            fit_files::linker_fragment(part, pools, &sections, placed_program.as_ref()),
+            fit_files::linker_fragment(&command, part, pools, &sections, placed_program.as_ref()),
         ),
     ];
     if let Some((p, before)) = placed {

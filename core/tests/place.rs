@@ -286,6 +286,17 @@ fn a_placement_file_naming_what_the_program_lacks_is_refused_naming_the_entry() 
         e.to_string().contains("entry 2") && e.to_string().contains("entry 1 placed it first"),
         "{e}"
     );
+    // a size that is not the block's: the file was written for another program
+    let stale = [Choice {
+        block: "temp allocator".into(),
+        region: "dtcm".into(),
+        bytes: Some(1),
+    }];
+    let e = place::apply(&part, &f, &est, &stale, "mine.toml").unwrap_err();
+    assert!(
+        e.to_string().contains("says 1 bytes") && e.to_string().contains("entry 1"),
+        "{e}"
+    );
     // what the advisor writes reads back to the same placement
     let advised = place::advise(&part, &f, &est);
     let text = place::to_toml(&advised, "cnn.pte", &part);

@@ -64,7 +64,7 @@ pub fn memory_note(part: &Part, options: &CostOptions) -> String {
         return note;
     }
     format!(
-        "{note} (wait states as the part's source states them at its {} MHz; at {} MHz they may differ: --flash-wait-states sets them)",
+        "{note} (wait states as the part's source states them at its {} MHz; at {} MHz they may differ: `cost --flash-wait-states N`, or `wait_states` in a part file of your own, sets them)",
         part.mhz, options.mhz
     )
 }

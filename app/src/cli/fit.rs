@@ -172,7 +172,7 @@ pub fn run(
         "{}",
         render(
             path,
-            &part,
+            (&part, machine.part.unwrap_or(&part.name)),
             options.mhz,
             &shown,
             (
@@ -390,17 +390,23 @@ fn to_json(part: &Part, f: &Fit, cycles: f64, ms: f64, what_if: &[Value], note: 
 
 fn render(
     path: &Path,
-    part: &Part,
+    (part, part_arg): (&Part, &str),
     mhz: f64,
     f: &Fit,
     (ms, default_link_ms, unpriced): (f64, Option<f64>, usize),
     what_if: &[Value],
     not_run: Option<&str>,
 ) -> String {
+    // a part from a file says so (a file may reuse a built-in part's name)
+    let shown_part = if part_arg.eq_ignore_ascii_case(&part.name) {
+        part.name.clone()
+    } else {
+        format!("{} (from {part_arg})", part.name)
+    };
     let mut s = format!(
         "{} on {} ({} @ {} MHz): {}{}\n",
         path.display(),
-        part.name,
+        shown_part,
         part.core.name(),
         mhz,
         if f.fits { "fits" } else { "does NOT fit" },
@@ -451,6 +457,11 @@ fn render(
         ]);
     }
     s.push_str(&r.render());
+    let cost_command = if mhz == part.mhz {
+        format!("cost --part {part_arg}")
+    } else {
+        format!("cost --part {part_arg} --mhz {mhz}")
+    };
     let at_least = if unpriced > 0 {
         format!("at least {ms:.3} ms ({unpriced} calls without a model are left out)")
     } else {
@@ -458,12 +469,10 @@ fn render(
     };
     s.push_str(&match default_link_ms {
         None => format!(
-            "estimated latency: {at_least} (an estimate, `cost --part {}`)\n",
-            part.name
+            "estimated latency: {at_least} (an estimate, `{cost_command}`)\n"
         ),
         Some(d) => format!(
-            "estimated latency: {at_least} as placed (an estimate; {d:.3} ms with the default link, as `cost --part {}` gives)\n",
-            part.name
+            "estimated latency: {at_least} as placed (an estimate; {d:.3} ms with the default link, as `{cost_command}` gives)\n"
         ),
     });
     for w in what_if {

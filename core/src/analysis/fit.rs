@@ -74,6 +74,9 @@ pub struct Fit {
     pub inputs: u64,
 }
 
+/// What RAM the pools leave out, said with every fit.
+pub const STATIC_RAM_NOT_COUNTED: &str = "the stack and the heap (the application sizes them), and the static data of the runtime, the C library and the application besides the kernel registry (about 150 bytes of .data in the linked images)";
+
 /// The pool of what ExecuTorch's Arm runner takes from its method-allocator pool beyond the
 /// arenas and `Method::load`: each arena's rounding to 16 bytes and the inputs' `EValue` list
 /// (`fit_files::runner_pools`), so that the pools add up to the pool it is built with.
@@ -226,10 +229,16 @@ fn assemble(
         ("kernel registry", code.kernel_registry_ram),
     ] {
         if bytes > 0 {
+            // the registry is the runtime's .bss: static data, where the link puts the stack
+            let region = if name == "kernel registry" {
+                part.link.stack.clone()
+            } else {
+                ram.clone()
+            };
             pools.push(Pool {
                 name: name.to_string(),
                 bytes,
-                region: ram.clone(),
+                region,
             });
         }
     }
@@ -314,6 +323,15 @@ fn totals(
         .flatten()
         .fold(0u64, |a, &b| a.saturating_add(b));
     let flash_total = program.saturating_add(code_total);
+    let non_volatile = |name: &str| {
+        part.region(name).is_some_and(|r| {
+            matches!(
+                r.kind,
+                crate::part::RegionKind::Flash | crate::part::RegionKind::Mram
+            )
+        })
+    };
+    let code_copied = !non_volatile(&part.link.code) && non_volatile(&part.link.constants);
     let regions: Vec<RegionUse> = part
         .regions
         .iter()
@@ -325,7 +343,9 @@ fn totals(
             if part.link.constants == r.name {
                 used = used.saturating_add(program);
             }
-            if part.link.code == r.name {
+            // code run from RAM (copied to ITCM at start) keeps its load image in the
+            // non-volatile region the constants are read from
+            if part.link.code == r.name || (code_copied && part.link.constants == r.name) {
                 used = used.saturating_add(code_total);
             }
             RegionUse {
@@ -344,7 +364,13 @@ fn totals(
         flash_total,
         flash_complete: code.complete && measured.iter().all(Option::is_some),
         regions,
-        not_modelled: budget.method.not_modelled.clone(),
+        not_modelled: budget
+            .method
+            .not_modelled
+            .iter()
+            .cloned()
+            .chain([STATIC_RAM_NOT_COUNTED.to_string()])
+            .collect(),
         arenas,
         budget,
         inputs,
@@ -519,5 +545,43 @@ mod tests {
         // an arena larger than the region does not fit
         let big = assemble(&part, vec![10 << 20], budget, 5000, CodeSizes::default(), 0);
         assert!(!big.fits);
+    }
+
+    /// On a part whose link copies code into ITCM and keeps static data with the stack in
+    /// DTCM (the Alif E8's HP core), the code is in ITCM and in MRAM (its load image), the
+    /// kernel registry (the runtime's .bss) where the stack is; every fit says what it leaves out.
+    #[test]
+    fn code_run_from_ram_keeps_its_load_image_and_the_registry_sits_with_static_data() {
+        let part = crate::part::find("alif-e8-hp").expect("a built-in part");
+        let code = CodeSizes {
+            runtime: Some(50_000),
+            kernels: Some(20_000),
+            cmsis_nn: Some(10_000),
+            kernel_registry_ram: 24_000,
+            complete: true,
+            build: "cortex-m55",
+        };
+        let budget = RamBudget {
+            planned: 4096,
+            method_allocator: 300,
+            temp_allocator: 0,
+            scratch: 0,
+            flash: 9000,
+            planned_scratch: 0,
+            total_ram: 4396,
+            method: crate::plan::budget::MethodAllocation::default(),
+        };
+        let fit = assemble(&part, vec![4096], budget, 9000, code, 1);
+        let used = |name: &str| fit.regions.iter().find(|r| r.name == name).map(|r| r.used);
+        assert_eq!(part.link.code, "ITCM");
+        assert_eq!(used("ITCM"), Some(80_000));
+        assert_eq!(used(&part.link.constants), Some(89_000));
+        let registry = fit
+            .pools
+            .iter()
+            .find(|p| p.name == "kernel registry")
+            .expect("the registry");
+        assert_eq!(registry.region, part.link.stack);
+        assert!(fit.not_modelled.iter().any(|n| n.contains("the stack")));
     }
 }

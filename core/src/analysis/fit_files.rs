@@ -9,6 +9,7 @@
 //! allocator is the `.bss.tensor_arena` pool. A build with ETDump adds its debug buffer to the
 //! method-allocator pool, which the header says.
 
+use crate::part::linker_name;
 use std::fmt::Write;
 
 use super::fit::Fit;
@@ -52,35 +53,13 @@ pub fn runner_pools(
     }
 }
 
-/// A region name as a linker-script identifier (`Flash bank 1` → `FLASH_BANK_1`).
-pub fn linker_name(region: &str) -> String {
-    let mut out: String = region
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while out.contains("__") {
-        out = out.replace("__", "_");
-    }
-    let out = out.trim_matches('_').to_string();
-    if out.starts_with(|c: char| c.is_ascii_digit()) || out.is_empty() {
-        format!("R_{out}")
-    } else {
-        out
-    }
-}
-
 /// The header: the runner's three pool sizes, and each part of them as etscope computed it.
-pub fn header(program_name: &str, part: &Part, fit: &Fit, pools: RunnerPools) -> String {
+/// `command` is the command that wrote it (`etscope fit NAME --part P [--place …] -o`).
+pub fn header(command: &str, part: &Part, fit: &Fit, pools: RunnerPools) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "/* Written by `etscope fit {program_name} --part {} -o`: pool sizes for ExecuTorch's Arm\n * bare-metal runner (examples/arm/executor_runner), on a {} @ {} MHz.\n * The method-allocator pool holds the planned arenas (16-aligned; memory id 3, when a program\n * has one, goes to the fast-memory pool instead), the method allocator Method::load takes\n * (ExecuTorch 1.5.1's runtime, modelled byte for byte) and the inputs' EValue list; add\n * ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
+        "/* Written by `{command}`: pool sizes for ExecuTorch's\n * Arm bare-metal runner (examples/arm/executor_runner), on the {} ({} @ {} MHz).\n * The method-allocator pool holds the planned arenas (16-aligned; memory id 3, when a program\n * has one, goes to the fast-memory pool instead), the method allocator Method::load takes\n * (ExecuTorch 1.5.1's runtime, modelled byte for byte) and the inputs' EValue list; add\n * ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
         part.name,
         part.core.name(),
         part.mhz
@@ -158,13 +137,14 @@ impl Sections {
 /// the program where the part's link puts constants, and a placed program's `.ptd` and
 /// weight copies ([`placed_weights_sections`]).
 pub fn linker_fragment(
+    command: &str,
     part: &Part,
     pools: RunnerPools,
     sections: &Sections,
     placed: Option<&super::place::PlacedProgram>,
 ) -> String {
     let mut s = format!(
-        "/* Written by `etscope fit --part {} -o`: the part's memory regions (docs/parts.md) and\n * where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest, before any rule that gathers *(.bss.*): its pool and weight sections\n * have .bss names (no bytes in the image). */\nMEMORY\n{{\n",
+        "/* Written by `{command}`: the memory regions of the {} (docs/parts.md)\n * and where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest, before any rule that gathers *(.bss.*): its pool and weight sections\n * have .bss names (no bytes in the image). */\nMEMORY\n{{\n",
         part.name
     );
     for r in &part.regions {

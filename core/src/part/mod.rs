@@ -133,6 +133,8 @@ pub struct ChipRegion {
 pub enum PartError {
     #[error("{origin}: not TOML: {detail}")]
     Toml { origin: String, detail: String },
+    #[error("{origin}: not a part file (docs/parts.md): {detail}")]
+    Schema { origin: String, detail: String },
     #[error("{origin}: part {part:?}: {field}: {detail}")]
     Field {
         origin: String,
@@ -219,9 +221,25 @@ pub fn parse_with(
     origin: &str,
     chip_regions: &dyn Fn(&str) -> Result<Vec<ChipRegion>, String>,
 ) -> Result<Vec<Part>, PartError> {
-    let file: FileToml = toml::from_str(text).map_err(|e| PartError::Toml {
-        origin: origin.to_string(),
-        detail: e.to_string().trim().replace('\n', " "),
+    let file: FileToml = toml::from_str(text).map_err(|e| {
+        let origin = origin.to_string();
+        if toml::from_str::<toml::Table>(text).is_err() {
+            return PartError::Toml {
+                origin,
+                detail: e.to_string().trim().replace('\n', " "),
+            };
+        }
+        // well-formed TOML that is not a part: say what is wrong and on which line's table
+        let at = e.span().map_or(String::new(), |span| {
+            let start = span.start.min(text.len());
+            let line = text[..start].matches('\n').count() + 1;
+            let shown = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!(" (line {line}: `{shown}`)")
+        });
+        PartError::Schema {
+            origin,
+            detail: format!("{}{at}", e.message().trim()),
+        }
     })?;
     if file.part.is_empty() {
         return Err(PartError::Empty {
@@ -337,6 +355,19 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
         }
         if regions.iter().any(|o| o.name == r.name) {
             return Err(fail(&field("name"), "a second region of that name".into()));
+        }
+        if let Some(o) = regions
+            .iter()
+            .find(|o| linker_name(&o.name) == linker_name(&r.name))
+        {
+            return Err(fail(
+                &field("name"),
+                format!(
+                    "written {} in a linker script, as region {:?} is: `fit -o` would declare it twice",
+                    linker_name(&r.name),
+                    o.name
+                ),
+            ));
         }
         regions.push(Region {
             name: r.name.clone(),
@@ -454,6 +485,29 @@ pub fn find(name: &str) -> Option<Part> {
         .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
 }
 
+/// A region name as a linker-script identifier (`Flash bank 1` → `FLASH_BANK_1`).
+pub fn linker_name(region: &str) -> String {
+    let mut out: String = region
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let out = out.trim_matches('_').to_string();
+    if out.starts_with(|c: char| c.is_ascii_digit()) || out.is_empty() {
+        format!("R_{out}")
+    } else {
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,7 +619,24 @@ size = 512
                 "{field}: {err}"
             );
         }
+        // two regions one linker name: the fragment `fit -o` writes would declare it twice
+        let twin = format!(
+            "{good}[[part.region]]\nname = \"RAM\"\nkind = \"sram\"\nbase = \"0x30000000\"\nsize = 64\n"
+        );
+        let err = parse(&twin, "mine.toml").expect_err("twin").to_string();
+        assert!(err.contains("region \"RAM\": name: written RAM"), "{err}");
+        // TOML that is not a part file names what is wrong and the line's table
+        let err = parse(&good.replace("size = 512\n", ""), "mine.toml").expect_err("no size");
+        assert_eq!(
+            err.to_string(),
+            "mine.toml: not a part file (docs/parts.md): missing field `size` (line 17: `[[part.region]]`)"
+        );
         let err = parse("[[part]]\nname = 1", "x.toml").expect_err("not a part");
+        assert!(
+            err.to_string().starts_with("x.toml: not a part file"),
+            "{err}"
+        );
+        let err = parse("[[part]]\nname = ", "x.toml").expect_err("not TOML");
         assert!(err.to_string().starts_with("x.toml: not TOML"), "{err}");
         assert!(parse("", "empty.toml").is_err());
     }

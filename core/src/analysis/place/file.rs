@@ -14,7 +14,7 @@ use crate::part::Part;
 pub struct Choice {
     pub block: String,
     pub region: String,
-    /// Written for the reader; not read.
+    /// The block's bytes as written; when given, it must be the block's size in the program.
     #[serde(default)]
     pub bytes: Option<u64>,
 }

@@ -657,6 +657,14 @@ pub fn apply(
                 part.regions[r].kind.name()
             )));
         }
+        // a size written beside the block is the size of the block: a program that changed
+        // since the file was written is refused, not placed on stale sizes
+        if let Some(bytes) = c.bytes.filter(|&n| n != m.blocks[b].bytes) {
+            return Err(fail(format!(
+                "{:?} says {bytes} bytes; the block is {} bytes in this program (was the file written for another program?)",
+                m.blocks[b].name, m.blocks[b].bytes
+            )));
+        }
         if let Some(first) = choices[..k]
             .iter()
             .position(|o| m.block_named(&o.block) == Some(b))
