@@ -68,7 +68,7 @@ pub fn run(
             "flash_total": f.flash_total,
             "latency_ms": (est.total_cycles() - entry) / (options.mhz * 1000.0),
             "fits": f.fits,
-            "note": "with the part's default link; the arenas re-planned by ExecuTorch's greedy planner with each quantized input's int8 copy as the input (equal to the arena ExecuTorch plans after its own QuantizeInputs, tests/fixtures/quantize_io); the method allocator and the flash as the program's, though ExecuTorch's program has one call fewer (188 B less method allocator there) and adds constant methods for the input's scale and zero point (896 B more flash there). In the default flow ExecuTorch's QuantizeInputs program declares the int8 input contiguous and its Cortex-M convolution refuses it; the explicit-layout flow's runs (`lower --quantize-io`, core/tests/quantize_io.rs)",
+            "note": "with the part's default link; the arenas re-planned by ExecuTorch's greedy planner with each quantized input's int8 copy as the input (equal to the arena ExecuTorch plans after its own QuantizeInputs, tests/fixtures/quantize_io); the method allocator and the flash as the program's, though ExecuTorch's program has one call fewer (188 B less method allocator there) and adds constant methods for the input's scale and zero point (896 B more flash there). In the default flow, with a model exported with a contiguous multi-channel input that a convolution reads first, ExecuTorch's QuantizeInputs program declares the int8 input contiguous and its Cortex-M convolution refuses it (exported channels-last, it runs); the explicit-layout flow's runs (`lower --quantize-io`, core/tests/quantize_io.rs)",
         }));
     }
     if let Some(arenas) = fit::arenas_with_int8_io(&program, index, true) {
