@@ -407,6 +407,19 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
             etscope_viewer::document::EMULATED_TIMES,
             pte.display()
         );
+        // the firmware computes as the program's own core; ExecuTorch's build for the board's
+        // Cortex-M55 (CMSIS-NN's Helium path) may not run a program lowered for another
+        let refused = etscope_core::analysis::fit::would_not_run(
+            &program,
+            0,
+            etscope_core::cortex_m::Core::M55,
+        );
+        if let Some((id, why)) = refused.first() {
+            println!(
+                "core: the firmware computes as the core the program was lowered for, with etscope's C kernels; ExecuTorch's CMSIS-NN build for this board's Cortex-M55 would not run it as lowered (instruction {id}: {why}; `etscope fit {} --part mps3-an547`)",
+                pte.display()
+            );
+        }
         if job.place.is_some() {
             println!("placement: QEMU models no memory timing, so a placed run takes the instructions an unplaced one does; what the placement saves is an estimate (`etscope fit --place`)");
         }
