@@ -203,6 +203,7 @@ fn a_placement_priced_after_the_estimate_equals_the_estimate_asked_for_those_reg
                 },
                 arenas: sram,
                 dcache_bytes: 0,
+                ..MemoryCosts::default()
             },
         },
     )

@@ -120,12 +120,44 @@ fn weights_note(part: &Part, options: &CostOptions) -> String {
     };
     let cache = match &part.cache {
         Some(c) if c.data > 0 => format!(
-            "; a {} KiB data cache holds a call's weights when they fit in half of it",
-            c.data / 1024
+            "; a {}-byte data cache holds a call's weights when they fit in half of it",
+            c.data
         ),
         _ => String::new(),
     };
-    format!("{weights}; {arenas}{cache}")
+    format!("{weights}; {arenas}{cache}{}", code_note(part, m))
+}
+
+/// What the estimate charges for fetching code, in a clause (empty for code in fast memory).
+fn code_note(part: &Part, m: &etscope_core::analysis::cost::MemoryCosts) -> String {
+    let Some(r) = part.region(&part.link.code) else {
+        return String::new();
+    };
+    let ws = m.code.wait_states;
+    match (ws, m.icache_bytes) {
+        (0, _) if r.wait_states.is_none()
+            && matches!(r.kind, RegionKind::Flash | RegionKind::Mram | RegionKind::External) =>
+        {
+            format!(
+                "; code fetched from {} ({}): its wait states are not known, so code fetch is not charged",
+                r.name,
+                r.kind.name()
+            )
+        }
+        (0, _) => String::new(),
+        (_, None) => format!(
+            "; code fetched from {} ({ws} wait states): the core's instruction cache is not known (docs/parts.md), so code fetch is not charged",
+            r.name
+        ),
+        (_, Some(0)) => format!(
+            "; code fetched from {} ({ws} wait states) with no instruction cache: every instruction's fetch charged, no prefetch credited (an upper bound)",
+            r.name
+        ),
+        (_, Some(bytes)) => format!(
+            "; code fetched from {} ({ws} wait states) through a {bytes}-byte instruction cache: nothing when the program's kernel code fits in it, else each call's kernel code once (an upper bound)",
+            r.name
+        ),
+    }
 }
 
 pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {

@@ -13,7 +13,15 @@
 //!   ([`Traffic::arena_bytes`], per memory id). Re-reads of an input (a convolution's im2col)
 //!   are not counted: a first-order term, said in docs/cost-model.md.
 //!
-//! Code fetch, caches of instructions, bus contention and DMA are not modelled.
+//! - **code**: where the code region has wait states, the instructions the call fetches
+//!   ([`Traffic::code_term`]): with an instruction cache the part states, nothing when the
+//!   program's kernel code fits in it (resident after the first inference), else the call's
+//!   kernel code once per call (its linked bytes, `part::code`: an upper bound, as not every
+//!   path of a kernel runs); with none, every instruction it executes (4 bytes each on Thumb-2,
+//!   2 on Thumb-1, no prefetch buffer credited: an upper bound); with the cache not known,
+//!   nothing, and the notes say so.
+//!
+//! Bus contention and DMA are not modelled.
 
 use serde::Serialize;
 
@@ -27,6 +35,8 @@ use crate::part::{Part, Region, RegionKind};
 pub const WEIGHT_TERM: &str = "wait states on weight reads";
 /// Name of the term of the arenas' region.
 pub const ARENA_TERM: &str = "wait states on activation reads and writes";
+/// Name of the term of the code's region.
+pub const CODE_TERM: &str = "wait states on code fetch";
 
 /// What one access of a region costs beyond the compute terms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -81,6 +91,11 @@ pub struct MemoryCosts {
     pub arenas: RegionCost,
     /// Bytes of data cache the core runs with (0: none, or off).
     pub dcache_bytes: u32,
+    /// Where the code is fetched from.
+    pub code: RegionCost,
+    /// Bytes of instruction cache (or flash cache) the core runs with: `Some(0)` none or off,
+    /// `None` not known (code fetch is then not charged).
+    pub icache_bytes: Option<u32>,
 }
 
 impl MemoryCosts {
@@ -95,6 +110,8 @@ impl MemoryCosts {
             weights: cost(&part.link.constants),
             arenas: cost(&part.link.arenas),
             dcache_bytes: part.cache.as_ref().map_or(0, |c| c.data),
+            code: cost(&part.link.code),
+            icache_bytes: part.cache.as_ref().map(|c| c.instruction),
         }
     }
 }
@@ -113,6 +130,11 @@ pub struct Traffic {
     /// (what a placement moves).
     #[serde(skip)]
     pub constants: Vec<(u32, u64)>,
+    /// Bytes of the code the call runs: its operator's kernel and the CMSIS-NN functions it
+    /// calls, as linked (`part::code`).
+    pub code_bytes: u64,
+    /// Instructions the call executes.
+    pub instructions: f64,
 }
 
 impl Traffic {
@@ -168,6 +190,7 @@ impl Traffic {
             out.push(Term {
                 name: WEIGHT_TERM,
                 cycles: w,
+                instructions: 0.0,
             });
         }
         let a: f64 = self
@@ -179,9 +202,35 @@ impl Traffic {
             out.push(Term {
                 name: ARENA_TERM,
                 cycles: a,
+                instructions: 0.0,
             });
         }
         out
+    }
+}
+
+impl Traffic {
+    /// What fetching the call's code costs from `code` with an instruction cache of
+    /// `icache_bytes` (`None`: not known; `Some(0)`: none). `resident`: the program's kernel
+    /// code fits in the cache. `instruction_bytes`: bytes an instruction fetch moves.
+    pub fn code_term(
+        &self,
+        code: RegionCost,
+        icache_bytes: Option<u32>,
+        resident: bool,
+        instruction_bytes: f64,
+    ) -> Option<Term> {
+        let bytes = match icache_bytes? {
+            0 => self.instructions * instruction_bytes,
+            _ if resident => 0.0,
+            _ => self.code_bytes as f64,
+        };
+        let cycles = code.cycles(bytes);
+        (cycles > 0.0).then_some(Term {
+            name: CODE_TERM,
+            cycles,
+            instructions: 0.0,
+        })
     }
 }
 
@@ -201,6 +250,7 @@ mod tests {
             weight_bytes: 1_000,
             arena_bytes: vec![(1, 400), (2, 80)],
             constants: vec![(1, 1_000)],
+            ..Traffic::default()
         };
         let flash = RegionCost {
             wait_states: 3,
@@ -222,5 +272,32 @@ mod tests {
         assert!(t
             .terms(RegionCost::FREE, |_| RegionCost::FREE, 0)
             .is_empty());
+    }
+
+    #[test]
+    fn code_is_fetched_once_per_call_past_a_cache_it_overflows_and_every_instruction_without_one() {
+        let t = Traffic {
+            code_bytes: 8_000,
+            instructions: 100_000.0,
+            ..Traffic::default()
+        };
+        let flash = RegionCost {
+            wait_states: 5,
+            line_bytes: 16,
+        };
+        let cycles = |icache, resident| {
+            t.code_term(flash, icache, resident, 4.0)
+                .map(|term| term.cycles)
+        };
+        // not known: not charged
+        assert_eq!(cycles(None, false), None);
+        // a cache the program's code fits in: resident, nothing fetched
+        assert_eq!(cycles(Some(32_768), true), None);
+        // a cache it overflows: the call's code once
+        assert_eq!(cycles(Some(1_024), false), Some(500.0 * 5.0));
+        // no cache: every instruction, four bytes each
+        assert_eq!(cycles(Some(0), false), Some(25_000.0 * 5.0));
+        // zero-wait code memory costs nothing either way
+        assert_eq!(t.code_term(RegionCost::FREE, Some(0), false, 4.0), None);
     }
 }

@@ -7,7 +7,8 @@
 //! count for the call's shape (`cmsis_conv`, `cmsis_other`), priced at the core's instruction
 //! timings from its Technical Reference Manual (`cores`), plus the wait states of the memory
 //! each call's weights and activations sit in (`memory`), when a part or a placement gives
-//! them. It leaves out code fetch, instruction caches and bus contention; docs/cost-model.md
+//! them, and of fetching the code where the part states its instruction cache. It leaves out
+//! bus contention; docs/cost-model.md
 //! writes each term down and how it compares with published measurements
 //! (`core/tests/cost_model.rs`).
 //!
@@ -43,7 +44,7 @@ use crate::ops::CostModel;
 use call::{bytes, spatial};
 
 /// What an estimate is, said wherever one is shown (CLI, JSON, the window).
-pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings, plus the wait states of the memory the data sits in where known (docs/cost-model.md); no code fetch, instruction cache or bus contention";
+pub const ESTIMATE_WHAT: &str = "estimate: CMSIS-NN's compiled loops priced at the core's instruction timings, plus the wait states of the memory the data and the code sit in where known (docs/cost-model.md); no bus contention";
 
 /// What the estimate is asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,6 +85,9 @@ pub fn program_cycles(program: &Program, core: Core) -> Option<f64> {
 pub struct Term {
     pub name: &'static str,
     pub cycles: f64,
+    /// Instructions the term executes (what instruction fetch moves): a loop's mix counted, a
+    /// library call or float operation taken as one instruction a cycle; 0 for memory terms.
+    pub instructions: f64,
 }
 
 /// A priced kernel call: the path taken, its MACs and its terms.
@@ -113,7 +117,16 @@ impl Priced {
     }
 
     fn add_cycles(&mut self, name: &'static str, cycles: f64) {
-        self.add(Term { name, cycles });
+        self.add(Term {
+            name,
+            cycles,
+            instructions: cycles,
+        });
+    }
+
+    /// Instructions the call executes.
+    pub fn instructions(&self) -> f64 {
+        self.terms.iter().map(|t| t.instructions).sum()
     }
 
     /// `bytes` bytes of weights read by the loops (priced where the weights sit, `memory`).
@@ -153,14 +166,15 @@ impl Pricer {
     }
 
     fn mix(&self, name: &'static str, m: Mix) -> Term {
-        let c = m.cycles(&self.timing);
+        let expansion = if self.core == Core::M0Plus {
+            THUMB1_EXPANSION
+        } else {
+            1.0
+        };
         Term {
             name,
-            cycles: if self.core == Core::M0Plus {
-                c * THUMB1_EXPANSION
-            } else {
-                c
-            },
+            cycles: m.cycles(&self.timing) * expansion,
+            instructions: m.instructions() * expansion,
         }
     }
 }
@@ -267,6 +281,7 @@ pub fn estimate(
     }
     let pricer = Pricer::new(options.core).ok_or(CostError::Unpriced(options.core.name()))?;
     let memory = options.memory;
+    let code = CodeFetch::new(program, plan_index, options.core, memory.icache_bytes);
     let mut rows = Vec::new();
     let mut would_not_run = Vec::new();
     for (id, call) in program.instruction_calls(plan_index).iter().enumerate() {
@@ -286,11 +301,19 @@ pub fn estimate(
                 match price_call(&pricer, &view) {
                     Ok(mut priced) => {
                         priced.add(pricer.mix("ExecuTorch call overhead", loops::CALL_OVERHEAD));
-                        let traffic = Traffic::of_call(&view, priced.weight_reads);
+                        let mut traffic = Traffic::of_call(&view, priced.weight_reads);
+                        traffic.code_bytes = code.bytes_of(qualified);
+                        traffic.instructions = priced.instructions();
                         priced.terms.extend(traffic.terms(
                             memory.weights,
                             |_| memory.arenas,
                             memory.dcache_bytes,
+                        ));
+                        priced.terms.extend(traffic.code_term(
+                            memory.code,
+                            memory.icache_bytes,
+                            code.resident,
+                            code.instruction_bytes,
                         ));
                         rows.push(CostRow {
                             instruction_id: id,
@@ -325,6 +348,45 @@ pub fn estimate(
         rows,
         would_not_run,
     })
+}
+
+/// What the code-fetch term needs of a program: each operator's linked code, and whether the
+/// program's kernel code fits in the instruction cache. Sized only when the cache is known (the
+/// term is charged nothing otherwise).
+struct CodeFetch {
+    /// Bytes of code per operator (its kernel and the CMSIS-NN functions it calls).
+    per_op: std::collections::BTreeMap<String, u64>,
+    resident: bool,
+    instruction_bytes: f64,
+}
+
+impl CodeFetch {
+    fn new(program: &Program, plan_index: usize, core: Core, icache_bytes: Option<u32>) -> Self {
+        let mut fetch = CodeFetch {
+            per_op: std::collections::BTreeMap::new(),
+            resident: false,
+            instruction_bytes: if core == Core::M0Plus { 2.0 } else { 4.0 },
+        };
+        let Some(cache) = icache_bytes else {
+            return fetch;
+        };
+        let ops = program.operator_names(plan_index);
+        let code = |ops: &[String]| {
+            let c = crate::part::code::program_code(ops, core);
+            c.kernels.saturating_add(c.cmsis_nn)
+        };
+        fetch.resident = cache > 0 && code(&ops) <= u64::from(cache);
+        for op in &ops {
+            fetch
+                .per_op
+                .insert(op.clone(), code(std::slice::from_ref(op)));
+        }
+        fetch
+    }
+
+    fn bytes_of(&self, op: &str) -> u64 {
+        self.per_op.get(op).copied().unwrap_or(0)
+    }
 }
 
 fn unpriced(id: usize, op: &str, why: &str) -> CostRow {
@@ -535,6 +597,45 @@ mod tests {
         assert!(cycles(Core::M0Plus, 0) > cycles(Core::M4, 0));
         assert!(cycles(Core::M4, 0) > cycles(Core::M7, 0));
         assert!(cycles(Core::M4, 5) > cycles(Core::M4, 0));
+    }
+
+    #[test]
+    fn code_fetch_is_charged_per_call_past_a_small_instruction_cache_and_not_when_resident() {
+        let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
+        let code_cycles = |icache_bytes| {
+            let o = CostOptions {
+                memory: MemoryCosts {
+                    code: RegionCost {
+                        wait_states: 5,
+                        line_bytes: 16,
+                    },
+                    icache_bytes,
+                    ..MemoryCosts::default()
+                },
+                ..options(Core::M4)
+            };
+            let e = estimate(&p, 0, o).expect("estimate");
+            e.rows
+                .iter()
+                .flat_map(|r| &r.terms)
+                .filter(|t| t.name == memory::CODE_TERM)
+                .map(|t| t.cycles)
+                .sum::<f64>()
+        };
+        let linked = crate::part::code::program_code(
+            &["cortex_m::quantized_conv2d.out".to_string()],
+            Core::M4,
+        );
+        // a 1 KiB cache: each call fetches its kernel's code once, the convolution's included
+        assert!(
+            code_cycles(Some(1024))
+                >= ((linked.kernels + linked.cmsis_nn) as f64 / 16.0).ceil() * 5.0
+        );
+        // a cache the kernels fit in: resident; a cache not known: not charged
+        assert_eq!(code_cycles(Some(1 << 20)), 0.0);
+        assert_eq!(code_cycles(None), 0.0);
+        // no cache: every instruction executed, four bytes each
+        assert!(code_cycles(Some(0)) > 0.0);
     }
 
     #[test]
