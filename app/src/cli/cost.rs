@@ -154,7 +154,7 @@ fn code_note(part: &Part, m: &etscope_core::analysis::cost::MemoryCosts) -> Stri
             r.name
         ),
         (_, Some(bytes)) => format!(
-            "; code fetched from {} ({ws} wait states) through a {bytes}-byte instruction cache: nothing when the program's kernel code fits in it, else each call's kernel code once (an upper bound)",
+            "; code fetched from {} ({ws} wait states) through a {bytes}-byte instruction cache: a call fetches its operator's code when the cache (an LRU of whole operators' code) no longer holds it (an upper bound)",
             r.name
         ),
     }

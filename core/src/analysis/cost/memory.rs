@@ -14,12 +14,12 @@
 //!   are not counted: a first-order term, said in docs/cost-model.md.
 //!
 //! - **code**: where the code region has wait states, the instructions the call fetches
-//!   ([`Traffic::code_term`]): with an instruction cache the part states, nothing when the
-//!   program's kernel code fits in it (resident after the first inference), else the call's
-//!   kernel code once per call (its linked bytes, `part::code`: an upper bound, as not every
-//!   path of a kernel runs); with none, every instruction it executes (4 bytes each on Thumb-2,
-//!   2 on Thumb-1, no prefetch buffer credited: an upper bound); with the cache not known,
-//!   nothing, and the notes say so.
+//!   ([`Traffic::code_term`]): with an instruction cache the part states, the call's kernel
+//!   code (its linked bytes, `part::code`: an upper bound, as not every path of a kernel runs)
+//!   when the cache no longer holds it — an LRU cache of whole operators' code over the
+//!   repeated inference (`cost::CodeFetch`) — else nothing; with none, every instruction it
+//!   executes (4 bytes each on Thumb-2, 2 on Thumb-1, no prefetch buffer credited: an upper
+//!   bound); with the cache not known, nothing, and the notes say so.
 //!
 //! Bus contention and DMA are not modelled.
 
@@ -130,8 +130,9 @@ pub struct Traffic {
     /// (what a placement moves).
     #[serde(skip)]
     pub constants: Vec<(u32, u64)>,
-    /// Bytes of the code the call runs: its operator's kernel and the CMSIS-NN functions it
-    /// calls, as linked (`part::code`).
+    /// Bytes of code the call fetches through the instruction cache: its operator's kernel and
+    /// the CMSIS-NN functions it calls, as linked (`part::code`), when the cache no longer
+    /// holds them; 0 when it does.
     pub code_bytes: u64,
     /// Instructions the call executes.
     pub instructions: f64,
@@ -211,18 +212,17 @@ impl Traffic {
 
 impl Traffic {
     /// What fetching the call's code costs from `code` with an instruction cache of
-    /// `icache_bytes` (`None`: not known; `Some(0)`: none). `resident`: the program's kernel
-    /// code fits in the cache. `instruction_bytes`: bytes an instruction fetch moves.
+    /// `icache_bytes` (`None`: not known; `Some(0)`: none): the code it fetches through the
+    /// cache ([`Traffic::code_bytes`]), or with none every instruction it executes,
+    /// `instruction_bytes` each.
     pub fn code_term(
         &self,
         code: RegionCost,
         icache_bytes: Option<u32>,
-        resident: bool,
         instruction_bytes: f64,
     ) -> Option<Term> {
         let bytes = match icache_bytes? {
             0 => self.instructions * instruction_bytes,
-            _ if resident => 0.0,
             _ => self.code_bytes as f64,
         };
         let cycles = code.cycles(bytes);
@@ -275,7 +275,7 @@ mod tests {
     }
 
     #[test]
-    fn code_is_fetched_once_per_call_past_a_cache_it_overflows_and_every_instruction_without_one() {
+    fn code_is_fetched_once_on_a_miss_and_every_instruction_without_a_cache() {
         let t = Traffic {
             code_bytes: 8_000,
             instructions: 100_000.0,
@@ -285,19 +285,20 @@ mod tests {
             wait_states: 5,
             line_bytes: 16,
         };
-        let cycles = |icache, resident| {
-            t.code_term(flash, icache, resident, 4.0)
-                .map(|term| term.cycles)
-        };
+        let cycles = |t: &Traffic, icache| t.code_term(flash, icache, 4.0).map(|term| term.cycles);
         // not known: not charged
-        assert_eq!(cycles(None, false), None);
-        // a cache the program's code fits in: resident, nothing fetched
-        assert_eq!(cycles(Some(32_768), true), None);
-        // a cache it overflows: the call's code once
-        assert_eq!(cycles(Some(1_024), false), Some(500.0 * 5.0));
+        assert_eq!(cycles(&t, None), None);
+        // a cache that no longer holds the call's code: fetched once
+        assert_eq!(cycles(&t, Some(1_024)), Some(500.0 * 5.0));
+        // one that still holds it: nothing
+        let hit = Traffic {
+            code_bytes: 0,
+            ..t.clone()
+        };
+        assert_eq!(cycles(&hit, Some(1_024)), None);
         // no cache: every instruction, four bytes each
-        assert_eq!(cycles(Some(0), false), Some(25_000.0 * 5.0));
+        assert_eq!(cycles(&t, Some(0)), Some(25_000.0 * 5.0));
         // zero-wait code memory costs nothing either way
-        assert_eq!(t.code_term(RegionCost::FREE, Some(0), false, 4.0), None);
+        assert_eq!(t.code_term(RegionCost::FREE, Some(0), 4.0), None);
     }
 }
