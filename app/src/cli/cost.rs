@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use etscope_core::analysis::cost::{estimate, Core, CostEstimate, CostOptions, MemoryCosts};
-use etscope_core::part::{Part, RegionKind};
+use etscope_core::part::Part;
 use serde_json::json;
 
 use crate::load;
@@ -57,109 +57,6 @@ pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
     Ok((part, CostOptions { core, mhz, memory }))
 }
 
-/// What the estimate charges for where the weights sit, in a sentence.
-pub fn memory_note(part: &Part, options: &CostOptions) -> String {
-    let note = weights_note(part, options);
-    if options.mhz == part.mhz {
-        return note;
-    }
-    format!(
-        "{note} (wait states as the part's source states them at its {} MHz; at {} MHz they may differ: `cost --flash-wait-states N`, or `wait_states` in a part file of your own, sets them)",
-        part.mhz, options.mhz
-    )
-}
-
-fn weights_note(part: &Part, options: &CostOptions) -> String {
-    let m = &options.memory;
-    let weights = match part.constants_region() {
-        Some(r) => match r.wait_states {
-            Some(w) if w == m.weights.wait_states => format!(
-                "weights read in place from {} ({}): {w} wait states on every {}-byte line",
-                r.name,
-                r.kind.name(),
-                m.weights.line_bytes
-            ),
-            Some(w) => format!(
-                "weights read in place from {} ({}, {w} wait states by its source; {} charged as asked)",
-                r.name,
-                r.kind.name(),
-                m.weights.wait_states
-            ),
-            None if m.weights.wait_states > 0 => format!(
-                "weights read in place from {} ({}): {} wait states charged as asked",
-                r.name,
-                r.kind.name(),
-                m.weights.wait_states
-            ),
-            None => format!(
-                "weights read in place from {} ({}): its wait states at this clock are not known (docs/parts.md), so none are charged",
-                r.name,
-                r.kind.name()
-            ),
-        },
-        None => "the part's link names no constants region".to_string(),
-    };
-    let arenas = match part.region(&part.link.arenas) {
-        Some(r) => match r.wait_states {
-            Some(w) => format!(
-                "arenas in {} ({}): {w} wait states on every {}-byte access",
-                r.name,
-                r.kind.name(),
-                m.arenas.line_bytes
-            ),
-            None if matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm) => {
-                format!("arenas in {} ({}): zero wait states", r.name, r.kind.name())
-            }
-            None => format!(
-                "arenas in {} ({}): its wait states are not known, so none are charged",
-                r.name,
-                r.kind.name()
-            ),
-        },
-        None => String::new(),
-    };
-    let cache = match &part.cache {
-        Some(c) if c.data > 0 => format!(
-            "; a {}-byte data cache holds a call's weights when they fit in half of it",
-            c.data
-        ),
-        _ => String::new(),
-    };
-    format!("{weights}; {arenas}{cache}{}", code_note(part, m))
-}
-
-/// What the estimate charges for fetching code, in a clause (empty for code in fast memory).
-fn code_note(part: &Part, m: &etscope_core::analysis::cost::MemoryCosts) -> String {
-    let Some(r) = part.region(&part.link.code) else {
-        return String::new();
-    };
-    let ws = m.code.wait_states;
-    match (ws, m.icache_bytes) {
-        (0, _) if r.wait_states.is_none()
-            && matches!(r.kind, RegionKind::Flash | RegionKind::Mram | RegionKind::External) =>
-        {
-            format!(
-                "; code fetched from {} ({}): its wait states are not known, so code fetch is not charged",
-                r.name,
-                r.kind.name()
-            )
-        }
-        (0, _) => String::new(),
-        (_, None) => format!(
-            "; code fetched from {} ({ws} wait states): the core's instruction cache is not known (docs/parts.md), so code fetch is not charged",
-            r.name
-        ),
-        (_, Some(0)) => format!(
-            "; code fetched from {} ({ws} wait states) with no instruction cache: every instruction's fetch charged, no prefetch credited (an upper bound)",
-            r.name
-        ),
-        (_, Some(bytes)) => format!(
-            "; code fetched from {} ({ws} wait states) through a {bytes}-byte instruction cache: a call fetches its operator's code when the cache (an LRU of whole operators' code) no longer holds it (an upper bound)",
-            r.name
-        ),
-    }
-}
-
 pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bool) -> Result<()> {
     let (part, options) = options(machine)?;
     let program = load::program(path)?;
@@ -169,12 +66,19 @@ pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bo
         let mut doc = to_json(&est);
         if let (Some(p), Some(obj)) = (&part, doc.as_object_mut()) {
             obj.insert("part".into(), super::parts::to_json(p));
-            obj.insert("memory_note".into(), json!(memory_note(p, &options)));
+            obj.insert(
+                "memory_note".into(),
+                json!(etscope_core::analysis::cost::memory_note::note(p, &options)),
+            );
         }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         if let Some(p) = &part {
-            println!("part {}: {}", p.name, memory_note(p, &options));
+            println!(
+                "part {}: {}",
+                p.name,
+                etscope_core::analysis::cost::memory_note::note(p, &options)
+            );
         }
         print!("{}", render(&est, path));
     }

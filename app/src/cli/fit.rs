@@ -15,7 +15,7 @@ use etscope_core::analysis::place;
 use etscope_core::part::Part;
 use serde_json::{json, Value};
 
-use super::cost::{memory_note, Machine};
+use super::cost::Machine;
 use crate::load;
 use crate::table::Table;
 
@@ -116,7 +116,7 @@ pub fn run(
         shown_est.total_cycles(),
         shown_est.total_ms(),
         &what_if,
-        &memory_note(&part, &options),
+        &etscope_core::analysis::cost::memory_note::note(&part, &options),
     );
     if let Some(p) = &placement {
         doc["placement"] = placement_json(&part, p, options.mhz, place.unwrap_or_default());
@@ -184,7 +184,11 @@ pub fn run(
             not_run.as_deref()
         )
     );
-    println!("part {}: {}", part.name, memory_note(&part, &options));
+    println!(
+        "part {}: {}",
+        part.name,
+        etscope_core::analysis::cost::memory_note::note(&part, &options)
+    );
     if let Some(p) = &placement {
         print!("{}", render_placement(&part, p, options.mhz));
         if shown.program > base.program {

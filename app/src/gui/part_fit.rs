@@ -284,6 +284,15 @@ fn placement_bar(
             .small()
             .color(egui::Color32::GRAY),
     );
+    // what the estimate charges for memory on this part, and what it cannot (unsourced)
+    ui.label(
+        egui::RichText::new(format!(
+            "estimate's memory terms: {}",
+            etscope_core::analysis::cost::memory_note::note(part, &p.est.options)
+        ))
+        .small()
+        .color(egui::Color32::GRAY),
+    );
     if p.placed.program > p.base.program {
         // what `fit --place` says too: the external constants' entries cost flash
         ui.label(

@@ -439,6 +439,12 @@ fn the_memory_tab_advises_a_placement_and_a_dragged_block_is_priced_as_the_cli_p
     };
     // the default link first: nothing moved
     harness.get_by_label_contains("ms as placed (0 blocks moved)");
+    // what the estimate charges for memory, as `fit` says it (and what it cannot: unsourced)
+    let memory_note = cli(None)["memory_note"]
+        .as_str()
+        .expect("memory note")
+        .to_string();
+    harness.get_by_label_contains(&format!("estimate's memory terms: {memory_note}"));
     harness.get_by_label("Advise").click();
     harness.run_steps(2);
     let auto = cli(None);

@@ -17,6 +17,7 @@
 //! - [`loops`] — CMSIS-NN's loops as instruction mixes
 //! - [`call`] — a call's shape from the program
 //! - [`memory`] — a call's memory traffic and what its regions' wait states cost
+//! - [`memory_note`] — what the memory terms charge on a part, in words
 //! - [`delegates`] — where a delegate's work runs beside a Cortex-M (an NPU, or nowhere)
 //! - [`cmsis_conv`], [`cmsis_other`], [`portable`] — one function per kernel path
 //! - [`measured`] — a capture's times against the estimate, outliers flagged
@@ -29,6 +30,7 @@ pub mod delegates;
 pub mod loops;
 pub mod measured;
 pub mod memory;
+pub mod memory_note;
 pub mod mix;
 pub mod portable;
 
