@@ -52,12 +52,13 @@ pub fn write(
             .map_err(|e| anyhow!("{}: {e}", path.display()))?,
         None => None,
     };
-    // the command that writes these files again (the placement as the file written beside them)
+    // the command that writes these files again, the placement as the file written beside
+    // them (the same bytes from the window's export: no paths of this machine)
     let command = format!(
-        "etscope fit {name} --part {}{} -o",
+        "etscope fit {name} --part {}{} -o DIR",
         part.name,
         if placed.is_some() {
-            " --place placement.toml"
+            " --place DIR/placement.toml"
         } else {
             ""
         }

@@ -104,7 +104,7 @@ pub fn estimate_table_ui(ui: &mut Ui, est: &CostEstimate) -> Option<usize> {
         ui.colored_label(
             Color32::from_rgb(220, 120, 60),
             format!(
-                "instruction {id}: the {} would not run this call: {why}",
+                "instruction {id}: the {} would not run this call as lowered: {why}",
                 est.options.core.name()
             ),
         );

@@ -15,7 +15,7 @@ use crate::table::Table;
 
 /// The `--core` name as a core, or an error listing the choices.
 pub fn parse_core(name: &str) -> Result<Core> {
-    etscope_core::analysis::cost::priced_core(name).map_err(|e| anyhow!("--core: {e}"))
+    etscope_core::analysis::cost::priced_core(name).map_err(|e| anyhow!("core: {e}"))
 }
 
 /// What `cost` and `fit` were asked to price on: a core, or a part.
@@ -52,7 +52,18 @@ pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
         .unwrap_or_else(|| core.typical_mhz());
     let mut memory = part.as_ref().map(MemoryCosts::of_part).unwrap_or_default();
     if let Some(w) = m.flash_wait_states {
+        // without a part, the weights are read from flash lines of 16 bytes
+        if part.is_none() {
+            memory.weights = etscope_core::analysis::cost::RegionCost::FREE;
+        }
         memory.weights.wait_states = w;
+        // code read from the same flash waits as long
+        if part
+            .as_ref()
+            .is_some_and(|p| p.link.code == p.link.constants)
+        {
+            memory.code.wait_states = w;
+        }
     }
     Ok((part, CostOptions { core, mhz, memory }))
 }
@@ -130,7 +141,7 @@ fn render(est: &CostEstimate, path: &Path) -> String {
     );
     for (id, why) in &est.would_not_run {
         s.push_str(&format!(
-            "warning: instruction {id}: the {} would not run this call: {why}\n",
+            "warning: instruction {id}: the {} would not run this call as lowered: {why}\n",
             o.core.name()
         ));
     }
@@ -176,6 +187,32 @@ fn render(est: &CostEstimate, path: &Path) -> String {
             String::new()
         }
     ));
+    if !est.would_not_run.is_empty() {
+        s.push_str(&format!(
+            "this core does not run {} calls as the program was lowered (above): the total prices a run that fails or computes wrongly here\n",
+            est.would_not_run.len()
+        ));
+    }
+    // float layers left in an int8 Cortex-M program: usually what the quantizer left out
+    let float_layers: Vec<&etscope_core::analysis::cost::CostRow> = est
+        .rows
+        .iter()
+        .filter(|r| r.path.starts_with("portable convolution/matmul"))
+        .collect();
+    let cmsis = est.rows.iter().any(|r| r.op.starts_with("cortex_m::"));
+    let float_cycles: f64 = float_layers.iter().filter_map(|r| r.cycles).sum();
+    if cmsis && !float_layers.is_empty() && total > 0.0 {
+        s.push_str(&format!(
+            "{} convolution or matmul calls run in float on portable kernels (instructions {}): {:.0} % of the cycles; the quantizer left them out (a Cortex-M lowering quantizes only what its quantizer annotated)\n",
+            float_layers.len(),
+            float_layers
+                .iter()
+                .map(|r| r.instruction_id.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            100.0 * float_cycles / total
+        ));
+    }
     s
 }
 

@@ -97,8 +97,7 @@ pub fn run(
         let advised = place::advise(&part, &base, &est);
         let f = place::placed_fit(&part, &base, &advised, &program, index);
         let moved = advised.moved().count();
-        // an advisor that moves nothing is no what-if (its note says why, in the JSON's
-        // memory note and `--place auto`)
+        // an advisor that moves nothing is no what-if (`--place auto` says why)
         if moved > 0 {
             what_if.push(json!({
             "change": format!("placement by the advisor (`--place auto`): {moved} blocks moved"),

@@ -411,7 +411,7 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
         // Cortex-M55 (CMSIS-NN's Helium path) may not run a program lowered for another
         let refused = etscope_core::analysis::fit::would_not_run(
             &program,
-            0,
+            program.default_plan_index(),
             etscope_core::cortex_m::Core::M55,
         );
         if let Some((id, why)) = refused.first() {

@@ -388,10 +388,8 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
 /// What a capture's times are, where the window knows: an emulated board's are QEMU's
 /// instruction counts, not cycles.
 pub fn time_note(doc: &Document) -> Option<String> {
-    doc.declared_time.as_ref().filter(|t| t.emulated).map(|_| {
-        format!(
-            "times: {}; the estimate columns price a real core",
-            etscope_viewer::document::EMULATED_TIMES
-        )
-    })
+    doc.declared_time
+        .as_ref()
+        .filter(|t| t.emulated)
+        .map(|_| format!("times: {}", etscope_viewer::document::EMULATED_TIMES))
 }

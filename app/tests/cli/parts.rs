@@ -359,7 +359,9 @@ fn fit_adds_up_the_pools_per_region_and_prices_int8_inputs() {
         .is_some_and(|w| w.contains("kernel sum")));
     assert_eq!(on("nucleo-l4r5zi")["runs"], true);
     let out = etscope(&["fit", m4.to_str().expect("path"), "--part", "alif-e8-hp"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("does NOT run on the alif-e8-hp"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("does NOT run as lowered on the alif-e8-hp")
+    );
     // a part whose RAM is smaller than the arena does not fit, and says which region is over
     let dir = fresh_dir("fit-small");
     let file = dir.join("small.toml");
@@ -565,6 +567,33 @@ fn fit_check_exits_1_when_the_program_does_not_fit_or_run() {
             .as_str()
             .is_some_and(|w| w.contains("without its bias"))),
         "{calls:?}"
+    );
+    // a program delegated to XNNPACK does not run on a Cortex-M; its latency is a lower bound
+    let xnnpack = tiny("model_fp32_xnnpack.pte");
+    let host_only = etscope(&[
+        "fit",
+        xnnpack.to_str().expect("path"),
+        "--part",
+        "nucleo-l4r5zi",
+        "--check",
+    ]);
+    assert_eq!(host_only.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&host_only.stdout).to_string();
+    assert!(out.contains("delegates to XnnpackBackend"), "{out}");
+    assert!(
+        out.contains("estimated latency: at least 0.000 ms (1 calls without a model"),
+        "{out}"
+    );
+    // a part from a file says so, and the command that gives its estimate names the file
+    let out =
+        String::from_utf8_lossy(&fit(roomy.to_str().expect("path"), false).stdout).to_string();
+    assert!(
+        out.contains(&format!("on roomy (from {})", roomy.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("`cost --part {}`", roomy.display())),
+        "{out}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

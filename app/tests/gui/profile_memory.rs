@@ -193,7 +193,7 @@ fn the_memory_tab_says_when_the_parts_core_does_not_run_the_program() {
         .part_fit
         .pick(Some("alif-e8-hp"));
     harness.run_steps(2);
-    harness.get_by_label_contains("does NOT run on the alif-e8-hp's Cortex-M55");
+    harness.get_by_label_contains("does NOT run as lowered on the alif-e8-hp's Cortex-M55");
     harness.state_mut().docs[0]
         .memory
         .part_fit

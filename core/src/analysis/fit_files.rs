@@ -59,7 +59,7 @@ pub fn header(command: &str, part: &Part, fit: &Fit, pools: RunnerPools) -> Stri
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "/* Written by `{command}`: pool sizes for ExecuTorch's\n * Arm bare-metal runner (examples/arm/executor_runner), on the {} ({} @ {} MHz).\n * The method-allocator pool holds the planned arenas (16-aligned; memory id 3, when a program\n * has one, goes to the fast-memory pool instead), the method allocator Method::load takes\n * (ExecuTorch 1.5.1's runtime, modelled byte for byte) and the inputs' EValue list; add\n * ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
+        "/* Written by `{command}` (DIR: this file's folder): pool sizes for\n * ExecuTorch's Arm bare-metal runner (examples/arm/executor_runner), on the {} ({} @ {} MHz).\n * The method-allocator pool holds the planned arenas (16-aligned; memory id 3, when a program\n * has one, goes to the fast-memory pool instead), the method allocator Method::load takes\n * (ExecuTorch 1.5.1's runtime, modelled byte for byte) and the inputs' EValue list; add\n * ET_DEBUG_BUFFER_SIZE to it for a build with ETDump. */",
         part.name,
         part.core.name(),
         part.mhz
@@ -144,7 +144,7 @@ pub fn linker_fragment(
     placed: Option<&super::place::PlacedProgram>,
 ) -> String {
     let mut s = format!(
-        "/* Written by `{command}`: the memory regions of the {} (docs/parts.md)\n * and where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest, before any rule that gathers *(.bss.*): its pool and weight sections\n * have .bss names (no bytes in the image). */\nMEMORY\n{{\n",
+        "/* Written by `{command}` (DIR: this file's folder): the memory regions\n * of the {} (docs/parts.md) and where ExecuTorch's Arm bare-metal runner's pools go. INCLUDE it in a linker script that\n * places .text and the rest, before any rule that gathers *(.bss.*): its pool and weight sections\n * have .bss names (no bytes in the image). */\nMEMORY\n{{\n",
         part.name
     );
     for r in &part.regions {

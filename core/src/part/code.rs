@@ -14,6 +14,7 @@
 //! the public commit closest to 1.5.1.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
@@ -106,6 +107,25 @@ pub struct ProgramCode {
     pub unknown_why: BTreeMap<String, String>,
 }
 
+/// The measured tables, parsed once (they are compiled in; the estimate asks per operator).
+fn linked_table() -> Option<&'static LinkedTable> {
+    static T: OnceLock<Option<LinkedTable>> = OnceLock::new();
+    T.get_or_init(|| serde_json::from_str(include_str!("linked_code.json")).ok())
+        .as_ref()
+}
+
+fn executorch_table() -> Option<&'static EtTable> {
+    static T: OnceLock<Option<EtTable>> = OnceLock::new();
+    T.get_or_init(|| serde_json::from_str(include_str!("executorch_code.json")).ok())
+        .as_ref()
+}
+
+fn cmsis_table() -> Option<&'static CmsisTable> {
+    static T: OnceLock<Option<CmsisTable>> = OnceLock::new();
+    T.get_or_init(|| serde_json::from_str(include_str!("cmsis_nn_code.json")).ok())
+        .as_ref()
+}
+
 /// The CPU build of the measured tables for `core`'s CMSIS-NN path.
 fn build_of(core: Core) -> (&'static str, &'static str) {
     match core.isa() {
@@ -119,8 +139,7 @@ fn build_of(core: Core) -> (&'static str, &'static str) {
 /// linked images of its build.
 pub fn program_code(ops: &[String], core: Core) -> ProgramCode {
     let (build, _) = build_of(core);
-    let linked: Option<LinkedTable> = serde_json::from_str(include_str!("linked_code.json")).ok();
-    match linked.as_ref().and_then(|t| t.builds.get(build)) {
+    match linked_table().and_then(|t| t.builds.get(build)) {
         Some(b) => linked_code(ops, core, b),
         // the tables are compiled in: only a broken build of etscope gets here
         None => ProgramCode {
@@ -158,10 +177,7 @@ fn linked_code(ops: &[String], core: Core, b: &LinkedBuild) -> ProgramCode {
     };
     // the object tables, read once: the CMSIS-NN functions each kernel calls, and the kernel
     // registry's table (the runtime's .bss)
-    let et: Option<EtTable> = serde_json::from_str(include_str!("executorch_code.json")).ok();
-    let calls = et
-        .as_ref()
-        .and_then(|t| Some((t, t.builds.get(build_of(core).0)?)));
+    let calls = executorch_table().and_then(|t| Some((t, t.builds.get(build_of(core).0)?)));
     out.kernel_registry_ram = calls.map_or(0, |(_, b)| b.kernel_registry_bss);
     let mut shared: BTreeMap<&str, i64> = BTreeMap::new();
     let mut once: BTreeMap<&str, i64> = BTreeMap::new();
@@ -222,8 +238,7 @@ fn linked_code(ops: &[String], core: Core, b: &LinkedBuild) -> ProgramCode {
 /// The CMSIS-NN functions `entries` call, closed over their calls, with their sizes on `core`'s
 /// CMSIS-NN path.
 fn cmsis_nn_closure(entries: Vec<String>, core: Core) -> BTreeMap<String, u64> {
-    let table: Option<CmsisTable> = serde_json::from_str(include_str!("cmsis_nn_code.json")).ok();
-    let functions = table.as_ref().and_then(|t| t.paths.get(build_of(core).1));
+    let functions = cmsis_table().and_then(|t| t.paths.get(build_of(core).1));
     let mut todo = entries;
     let mut linked: BTreeMap<String, u64> = BTreeMap::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();

@@ -96,10 +96,12 @@ pub struct Part {
 /// The core's caches as the part's startup code leaves them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cache {
-    /// Bytes of data cache (0: none, or left off).
+    /// Bytes of data cache (0: none, left off, or not known: no credit either way).
     pub data: u32,
-    /// Bytes of instruction cache (0: none, or left off).
-    pub instruction: u32,
+    /// Bytes of instruction cache, or of a flash cache instruction fetch goes through:
+    /// `Some(0)` none (every instruction fetched from the code's region), `None` not known
+    /// (code fetch is not charged).
+    pub instruction: Option<u32>,
     pub source: String,
 }
 
@@ -170,8 +172,10 @@ struct PartToml {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CacheToml {
+    #[serde(default)]
     data: u32,
-    instruction: u32,
+    #[serde(default)]
+    instruction: Option<u32>,
     #[serde(default)]
     source: String,
 }
@@ -231,8 +235,7 @@ pub fn parse_with(
         }
         // well-formed TOML that is not a part: say what is wrong and on which line's table
         let at = e.span().map_or(String::new(), |span| {
-            let start = span.start.min(text.len());
-            let line = text[..start].matches('\n').count() + 1;
+            let line = text.get(..span.start).unwrap_or(text).matches('\n').count() + 1;
             let shown = text.lines().nth(line - 1).unwrap_or("").trim();
             format!(" (line {line}: `{shown}`)")
         });

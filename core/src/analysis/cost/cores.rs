@@ -39,17 +39,22 @@ pub fn priced_cores() -> Vec<Core> {
 /// The cost model's name for `name`, any spelling [`Core::parse`] reads, or a message naming
 /// it and why: a core the model has no timings of (the M23), or no core at all.
 pub fn priced_core(name: &str) -> Result<Core, String> {
-    let core = Core::parse_or_list(name)?;
+    let priced = || {
+        priced_cores()
+            .into_iter()
+            .map(Core::key)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(core) = Core::parse(name) else {
+        return Err(format!("unknown core {name:?}: one of {}", priced()));
+    };
     match core.timing() {
         Some(_) => Ok(core),
         None => Err(format!(
             "the cost model has no timings of the {}: one of {}",
             core.name(),
-            priced_cores()
-                .into_iter()
-                .map(Core::key)
-                .collect::<Vec<_>>()
-                .join(", ")
+            priced()
         )),
     }
 }

@@ -4,7 +4,8 @@
 //! microcontroller NPUs run it on the NPU (Arm's `EthosUBackend`, NXP's `NeutronBackend`):
 //! etscope does not price that work. The backends built for application processors, GPUs and
 //! phone NPUs (XNNPACK, Vulkan, Core ML, MPS, Qualcomm's QNN, MediaTek, OpenVINO, Arm's VGF) have
-//! no bare-metal Cortex-M build in ExecuTorch, so a program that delegates to one does not run
+//! no bare-metal Cortex-M build in ExecuTorch (Samsung's `EnnBackend` too), so a program that
+//! delegates to one does not run
 //! on a Cortex-M part at all. A backend etscope does not know is left unpriced and said so.
 
 /// Where a delegate of `backend` (its id in the program) runs beside a Cortex-M core.
@@ -31,6 +32,7 @@ const HOST_BACKENDS: &[&str] = &[
     "NeuropilotBackend",
     "OpenvinoBackend",
     "VgfBackend",
+    "EnnBackend",
 ];
 
 /// Where `backend`'s work runs.

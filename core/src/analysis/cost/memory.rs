@@ -14,9 +14,10 @@
 //!   are not counted: a first-order term, said in docs/cost-model.md.
 //!
 //! - **code**: where the code region has wait states, the instructions the call fetches
-//!   ([`Traffic::code_term`]): with an instruction cache the part states, the call's kernel
-//!   code (its linked bytes, `part::code`: an upper bound, as not every path of a kernel runs)
-//!   when the cache no longer holds it — an LRU cache of whole operators' code over the
+//!   ([`Traffic::code_term`]): with an instruction cache the part states, a CMSIS-NN call's
+//!   operator code (its linked bytes, `part::code`: an upper bound, as not every path of a
+//!   kernel runs; never more than the instructions it executes) when the cache no longer
+//!   holds it (portable kernels are not sized: not charged) — an LRU cache of whole operators' code over the
 //!   repeated inference (`cost::CodeFetch`) — else nothing; with none, every instruction it
 //!   executes (4 bytes each on Thumb-2, 2 on Thumb-1, no prefetch buffer credited: an upper
 //!   bound); with the cache not known, nothing, and the notes say so.
@@ -111,7 +112,7 @@ impl MemoryCosts {
             arenas: cost(&part.link.arenas),
             dcache_bytes: part.cache.as_ref().map_or(0, |c| c.data),
             code: cost(&part.link.code),
-            icache_bytes: part.cache.as_ref().map(|c| c.instruction),
+            icache_bytes: part.cache.as_ref().and_then(|c| c.instruction),
         }
     }
 }
@@ -132,8 +133,10 @@ pub struct Traffic {
     pub constants: Vec<(u32, u64)>,
     /// Bytes of code the call fetches through the instruction cache: its operator's kernel and
     /// the CMSIS-NN functions it calls, as linked (`part::code`), when the cache no longer
-    /// holds them; 0 when it does.
-    pub code_bytes: u64,
+    /// holds them; 0 when it does; `None` when the code a call runs cannot be sized: a portable
+    /// kernel (its linked code holds every dtype's instantiation, far more than a call runs),
+    /// or an operator not measured.
+    pub code_bytes: Option<u64>,
     /// Instructions the call executes.
     pub instructions: f64,
 }
@@ -213,17 +216,22 @@ impl Traffic {
 impl Traffic {
     /// What fetching the call's code costs from `code` with an instruction cache of
     /// `icache_bytes` (`None`: not known; `Some(0)`: none): the code it fetches through the
-    /// cache ([`Traffic::code_bytes`]), or with none every instruction it executes,
-    /// `instruction_bytes` each.
+    /// cache ([`Traffic::code_bytes`]) but never more than the instructions it executes,
+    /// `instruction_bytes` each; with no cache, every instruction it executes. A call whose
+    /// code is not sized (`code_bytes` `None`: a portable kernel, an operator not measured) is
+    /// not charged through a cache.
     pub fn code_term(
         &self,
         code: RegionCost,
         icache_bytes: Option<u32>,
         instruction_bytes: f64,
     ) -> Option<Term> {
-        let bytes = match icache_bytes? {
-            0 => self.instructions * instruction_bytes,
-            _ => self.code_bytes as f64,
+        // a call fetches at most every instruction it executes, once each
+        let executed = self.instructions * instruction_bytes;
+        let bytes = match (icache_bytes?, self.code_bytes) {
+            (0, _) => executed,
+            (_, None) => return None,
+            (_, Some(code)) => (code as f64).min(executed),
         };
         let cycles = code.cycles(bytes);
         (cycles > 0.0).then_some(Term {
@@ -277,7 +285,7 @@ mod tests {
     #[test]
     fn code_is_fetched_once_on_a_miss_and_every_instruction_without_a_cache() {
         let t = Traffic {
-            code_bytes: 8_000,
+            code_bytes: Some(8_000),
             instructions: 100_000.0,
             ..Traffic::default()
         };
@@ -292,10 +300,23 @@ mod tests {
         assert_eq!(cycles(&t, Some(1_024)), Some(500.0 * 5.0));
         // one that still holds it: nothing
         let hit = Traffic {
-            code_bytes: 0,
+            code_bytes: Some(0),
             ..t.clone()
         };
         assert_eq!(cycles(&hit, Some(1_024)), None);
+        // never more than the instructions it executes: a short call of a large kernel
+        let short = Traffic {
+            instructions: 100.0,
+            ..t.clone()
+        };
+        assert_eq!(cycles(&short, Some(1_024)), Some(25.0 * 5.0));
+        // code that cannot be sized: not charged through a cache; with none, every instruction
+        let not_sized = Traffic {
+            code_bytes: None,
+            ..t.clone()
+        };
+        assert_eq!(cycles(&not_sized, Some(1_024)), None);
+        assert_eq!(cycles(&not_sized, Some(0)), cycles(&t, Some(0)));
         // no cache: every instruction, four bytes each
         assert_eq!(cycles(&t, Some(0)), Some(25_000.0 * 5.0));
         // zero-wait code memory costs nothing either way

@@ -103,8 +103,47 @@ fn code_note(part: &Part, m: &MemoryCosts) -> String {
             r.name
         ),
         (_, Some(bytes)) => format!(
-            "; code fetched from {} ({ws} wait states) through a {bytes}-byte instruction cache: a call fetches its operator's code when the cache (an LRU of whole operators' code) no longer holds it (an upper bound)",
+            "; code fetched from {} ({ws} wait states) through a {bytes}-byte instruction cache: a CMSIS-NN call fetches its operator's code when the cache (an LRU of whole operators' code) no longer holds it, an upper bound; a portable kernel's fetch is not charged (its code is not sized)",
             r.name
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::part::find;
+
+    fn note_of(part: &Part, mhz: f64) -> String {
+        let options = CostOptions {
+            core: part.core,
+            mhz,
+            memory: MemoryCosts::of_part(part),
+        };
+        note(part, &options)
+    }
+
+    #[test]
+    fn the_note_says_what_code_fetch_is_charged_and_what_is_not_known() {
+        let l4 = find("nucleo-l4r5zi").expect("a part");
+        let n = note_of(&l4, l4.mhz);
+        assert!(n.contains("5 wait states on every 16-byte line"), "{n}");
+        assert!(n.contains("through a 1024-byte instruction cache"), "{n}");
+        assert!(n.contains("256-byte data cache"), "{n}");
+        // a cache not known: not charged, and said
+        let ra8 = find("ek-ra8d1").expect("a part");
+        let n = note_of(&ra8, ra8.mhz);
+        assert!(n.contains("instruction cache is not known"), "{n}");
+        // no cache at all: every instruction
+        let mut none = l4.clone();
+        if let Some(c) = none.cache.as_mut() {
+            c.instruction = Some(0);
+        }
+        assert!(note_of(&none, none.mhz).contains("with no instruction cache"));
+        // code in tightly coupled memory: no clause
+        let alif = find("alif-e8-hp").expect("a part");
+        assert!(!note_of(&alif, alif.mhz).contains("code fetched"));
+        // another clock than the part's: the wait states may differ, said
+        assert!(note_of(&l4, 80.0).contains("at 80 MHz they may differ"));
     }
 }

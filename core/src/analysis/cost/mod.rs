@@ -263,7 +263,7 @@ impl CostEstimate {
 pub enum CostError {
     #[error("the program has no execution plan {0}")]
     NoPlan(usize),
-    #[error("clock {0} MHz is not a positive number")]
+    #[error("clock {0} MHz is not a Cortex-M clock (between 1 and 2000 MHz; the clock is in MHz, not Hz)")]
     Clock(f64),
     #[error("the cost model has no timings of the {0}")]
     Unpriced(&'static str),
@@ -278,7 +278,7 @@ pub fn estimate(
 ) -> Result<CostEstimate, CostError> {
     let graph = crate::ir::from_pte::graph_from_plan(program, plan_index)
         .ok_or(CostError::NoPlan(plan_index))?;
-    if !(options.mhz.is_finite() && options.mhz > 0.0) {
+    if !(1.0..=2000.0).contains(&options.mhz) {
         return Err(CostError::Clock(options.mhz));
     }
     let pricer = Pricer::new(options.core).ok_or(CostError::Unpriced(options.core.name()))?;
@@ -355,18 +355,22 @@ pub fn estimate(
 /// (the inference repeated): a fully associative LRU cache of whole operators' code. A call
 /// misses, and fetches its operator's code (its kernel and the CMSIS-NN functions it calls, as
 /// linked), when the distinct code run since the same operator last ran, its own included,
-/// does not fit in the cache; else it hits and fetches nothing.
+/// does not fit in the cache; else it hits and fetches nothing. Only the Cortex-M backend's
+/// operators are sized: a portable kernel's linked code holds every dtype's instantiation (77 KB
+/// for `add.out`), far more than a call runs, so its calls are not charged (`None`), as an
+/// operator not measured is not.
 struct CodeFetch {
-    /// Bytes each call (by instruction id) fetches.
-    fetched: std::collections::BTreeMap<usize, u64>,
+    /// Bytes each call (by instruction id) fetches; `None`: its code not sized.
+    fetched: std::collections::BTreeMap<usize, Option<u64>>,
     instruction_bytes: f64,
 }
 
 impl CodeFetch {
     fn new(program: &Program, plan_index: usize, core: Core, icache_bytes: Option<u32>) -> Self {
+        let thumb1 = matches!(core, Core::M0 | Core::M0Plus | Core::M23);
         let mut fetch = CodeFetch {
             fetched: std::collections::BTreeMap::new(),
-            instruction_bytes: if core == Core::M0Plus { 2.0 } else { 4.0 },
+            instruction_bytes: if thumb1 { 2.0 } else { 4.0 },
         };
         // not known: not charged; none: every instruction (the term counts them)
         let Some(cache) = icache_bytes.filter(|&b| b > 0).map(u64::from) else {
@@ -381,20 +385,31 @@ impl CodeFetch {
                 _ => None,
             })
             .collect();
-        let mut size: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+        let mut size: std::collections::BTreeMap<&str, Option<u64>> =
+            std::collections::BTreeMap::new();
         for (_, op) in &calls {
             size.entry(op.as_str()).or_insert_with(|| {
+                if !op.starts_with("cortex_m::") {
+                    return None;
+                }
                 let c = crate::part::code::program_code(std::slice::from_ref(op), core);
-                c.kernels.saturating_add(c.cmsis_nn)
+                c.unknown_ops
+                    .is_empty()
+                    .then(|| c.kernels.saturating_add(c.cmsis_nn))
             });
         }
+        let bytes = |op: &str| size.get(op).copied().flatten().unwrap_or(0);
         let n = calls.len();
         for (i, (id, op)) in calls.iter().enumerate() {
-            let own = size.get(op.as_str()).copied().unwrap_or(0);
+            let Some(own) = size.get(op.as_str()).copied().flatten() else {
+                fetch.fetched.insert(*id, None);
+                continue;
+            };
             let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
             let mut between = 0u64;
             let mut hit = false;
-            // back through the repeated sequence to the operator's last run
+            // back through the repeated sequence to the operator's last run (itself, for an
+            // operator called once: everything else ran in between)
             for back in 1..=n {
                 let (_, other) = &calls[(i + n - back) % n];
                 if other == op {
@@ -402,20 +417,21 @@ impl CodeFetch {
                     break;
                 }
                 if seen.insert(other.as_str()) {
-                    between =
-                        between.saturating_add(size.get(other.as_str()).copied().unwrap_or(0));
+                    between = between.saturating_add(bytes(other));
                 }
                 if between.saturating_add(own) > cache {
                     break;
                 }
             }
-            fetch.fetched.insert(*id, if hit { 0 } else { own });
+            fetch.fetched.insert(*id, Some(if hit { 0 } else { own }));
         }
         fetch
     }
 
-    fn bytes_of(&self, id: usize) -> u64 {
-        self.fetched.get(&id).copied().unwrap_or(0)
+    /// What call `id` fetches: `Some(0)` when no cache is known (the term is then not
+    /// charged, or charged per instruction with none).
+    fn bytes_of(&self, id: usize) -> Option<u64> {
+        self.fetched.get(&id).copied().unwrap_or(Some(0))
     }
 }
 
@@ -801,8 +817,13 @@ mod tests {
     fn a_bad_clock_is_refused() {
         let p = fixture("tiny_conv_relu_linear/model_int8_cortex_m4_default.pte");
         let mut o = options(Core::M4);
-        o.mhz = 0.0;
-        assert!(matches!(estimate(&p, 0, o), Err(CostError::Clock(_))));
+        for mhz in [0.0, f64::NAN, 1e9, 0.001] {
+            o.mhz = mhz;
+            assert!(
+                matches!(estimate(&p, 0, o), Err(CostError::Clock(_))),
+                "{mhz}"
+            );
+        }
         assert!(matches!(
             estimate(&p, 7, options(Core::M4)),
             Err(CostError::NoPlan(7))
