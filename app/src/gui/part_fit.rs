@@ -128,6 +128,22 @@ impl PartFit {
         Some(())
     }
 
+    /// Prices the picked part and applies a requested placement (`--place`), so that the fit
+    /// and its estimate are ready where they are read (this tab, or the Profile tab's estimate
+    /// before this tab was ever shown); `false` when there is nothing to show.
+    pub fn settle(&mut self, program: &Program, plan: usize) -> bool {
+        if self.part.is_none() || self.priced(program, plan).is_none() {
+            return false;
+        }
+        if let Some(requested) = self.requested.take() {
+            match self.requested_choices(requested) {
+                Ok(choices) => self.reprice(program, plan, choices),
+                Err(e) => self.refusal = Some(format!("--place: {e}")),
+            }
+        }
+        true
+    }
+
     /// Applies `choices` anew (after a move or the advisor).
     fn reprice(&mut self, program: &Program, plan: usize, choices: Vec<Choice>) {
         let Some(part) = self.part.as_ref() else {
@@ -168,14 +184,8 @@ impl PartFit {
         let Some(part) = self.part.clone() else {
             return;
         };
-        if self.priced(program, plan).is_none() {
+        if !self.settle(program, plan) {
             return;
-        }
-        if let Some(requested) = self.requested.take() {
-            match self.requested_choices(requested) {
-                Ok(choices) => self.reprice(program, plan, choices),
-                Err(e) => self.refusal = Some(format!("--place: {e}")),
-            }
         }
         let mut asked = None;
         let moved = match &self.priced {

@@ -280,6 +280,19 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
         return;
     };
     dv.profile.cost.follow_capture(&dv.doc, &mut app.cost);
+    // a part picked (the Memory tab, `--part`): its memory as placed prices the estimate on
+    // its core, whether or not the Memory tab was shown
+    if let Some(program) = dv.doc.program.as_ref() {
+        if dv
+            .memory
+            .part_fit
+            .settle(program, program.default_plan_index())
+        {
+            dv.profile
+                .cost
+                .follow_placement(dv.memory.part_fit.placed_estimate());
+        }
+    }
     let picker = app.cost;
     if dv.doc.profile.is_some() {
         ui.horizontal_wrapped(|ui| {

@@ -214,6 +214,36 @@ fn capture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// Opened with `--part` (and no `--estimate`), the Profile tab estimates on the part's core and
+/// clock with its memory as the Memory tab places it, before that tab is ever shown: the total
+/// `cost --part` prints.
+#[test]
+fn a_part_on_the_command_line_sets_the_profile_estimate_to_its_core_and_memory() {
+    let pte = ds_asset("model_int8_cortex_m55.pte");
+    let mut harness = app_starting(StartOptions {
+        files: vec![pte.clone()],
+        part: Some("ek-ra8d1".into()),
+        no_siblings: true,
+        ..StartOptions::default()
+    });
+    harness.get_by_label("Profile").click();
+    harness.run_steps(3);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .args(["cost", "--part", "ek-ra8d1", "--json"])
+        .arg(&pte)
+        .output()
+        .expect("cli runs");
+    let cost: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let total = cost["total_cycles"].as_f64().expect("total");
+    harness
+        .get_all_by_label_contains(&format!(
+            "Estimated on Cortex-M85 @ 480 MHz: {total:.0} cycles"
+        ))
+        .next()
+        .expect("the part's estimate, as cost --part prints it");
+    harness.get_by_label_contains("where the Memory tab places it on the ek-ra8d1");
+}
+
 /// With no capture the Profile tab lists every call's estimate on the picked core (the numbers
 /// `etscope cost` prints), the graph's heat overlay follows the estimate, and picking another
 /// core changes both.
