@@ -412,6 +412,59 @@ impl EtscopeApp {
             if self.docs.len() > first_new {
                 self.active = first_new;
                 if self.cost_follows_program {
+                    if let Some(core) = self.docs[first_new].program_core() {
+                        self.cost = etscope_viewer::cost_view::CostPicker::for_core(core);
+                    }
+                }
+                if let Some(view) = carried {
+                    let dv = &mut self.docs[first_new];
+                    if let Some(pte) = dv.doc.pte_stage {
+                        if dv.stage == pte {
+                            if let Some(slot) = dv.views.get_mut(pte) {
+                                *slot = view;
+                            }
+                        }
+                    }
+                }
+            }
+            self.jobs.load = None;
+        }
+    }
+
+    /// Applies command-line view options once the first documents are in (their pass stages
+    /// too: a stage named on the command line may be one).
+    fn apply_start(&mut self, ctx: &egui::Context) {
+        if self.launch.applied
+            || self.jobs.load.is_some()
+            || self.docs.iter().any(|d| d.stage_jobs.pass.is_some())
+        {
+            return;
+        }
+        self.launch.applied = true;
+        if self.launch.options.screenshot.is_some() {
+            // armed before anything below can return early (no document open: the picture
+            // shows why, and the window closes); it still waits for the jobs started below
+            self.launch.screenshot = ScreenshotState::Waiting(12);
+        }
+        if let Some(spec) = self.launch.options.estimate.clone() {
+            match parse_estimate(&spec) {
+                Ok(picker) => {
+                    self.cost = picker;
+                    self.cost_follows_program = false;
+                    // asked for on the command line: the graph shows it where no capture does
+                    for dv in &mut self.docs {
+                        if dv.doc.profile.is_none() && dv.doc.program.is_some() {
+                            dv.heat.on = true;
+                        }
+                    }
+                }
+                Err(e) => self.messages.push(e),
+            }
+        }
+        if let Some(name) = self.launch.options.part.clone() {
+            if let Some(part) = etscope_core::part::find(&name) {
+                // the estimate on the part's core and clock, unless one was asked for
+                if self.launch.options.estimate.is_none() {
                     if let Ok(core) = etscope_core::analysis::cost::priced_core(part.core.key()) {
                         self.cost = etscope_viewer::cost_view::CostPicker {
                             core,
