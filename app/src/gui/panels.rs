@@ -737,6 +737,10 @@ fn central(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                 ui.label("No ETDump is open.");
             } else {
                 ui.label("scroll to zoom, drag to pan, double-click to reset; click a bar to select its node");
+                // an emulator's times are instruction counts: said here as on the Profile tab
+                if let Some(note) = super::profile_tab::time_note(&dv.doc) {
+                    ui.label(egui::RichText::new(note).italics());
+                }
                 if let Some(i) = profile_view::timeline_ui(
                     ui,
                     &dv.profile.timeline_runs,

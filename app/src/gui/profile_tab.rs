@@ -362,7 +362,12 @@ pub(super) fn ui(app: &mut EtscopeApp, ui: &mut egui::Ui) {
                     egui::Grid::new("rollup").striped(true).show(ui, |ui| {
                         ui.label("op");
                         ui.label("instructions");
-                        ui.label(format!("total ({})", table.unit()));
+                        // every run's time: the table above is per run
+                        ui.label(format!(
+                            "total over the {} runs ({})",
+                            profile.runs,
+                            table.unit()
+                        ));
                         ui.label("share");
                         ui.end_row();
                         for (op, n, total, share) in profile_view::rollup(profile) {
