@@ -92,6 +92,14 @@ pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bo
             );
         }
         print!("{}", render(&est, path));
+        // a simulator's clock is an assumption of the part's, said as `parts` says it
+        if let Some(note) = part
+            .as_ref()
+            .filter(|p| p.mhz == options.mhz)
+            .and_then(|p| p.mhz_note.as_ref())
+        {
+            println!("clock: {note}");
+        }
     }
     Ok(())
 }

@@ -40,6 +40,12 @@ fn weights_note(part: &Part, options: &CostOptions) -> String {
                 r.kind.name(),
                 m.weights.wait_states
             ),
+            // tightly coupled memory is zero-wait, as Arm describes it (docs/cost-model.md)
+            None if matches!(r.kind, RegionKind::Dtcm | RegionKind::Itcm) => format!(
+                "weights read in place from {} ({}): zero wait states",
+                r.name,
+                r.kind.name()
+            ),
             None => format!(
                 "weights read in place from {} ({}): its wait states at this clock are not known (docs/parts.md), so none are charged",
                 r.name,
