@@ -2,7 +2,7 @@
 # Per-operator linked code size of ExecuTorch bare-metal selective-build images.
 #   per_op.sh            # baseline (every build in $CPUS) + every op in perop/ops.txt (xargs -P2) + aggregate
 #   per_op.sh base       # only common objects + baselines
-#   per_op.sh one OP FAMILY   # one op, both ISAs
+#   per_op.sh one OP FAMILY   # one op, every build in $CPUS
 # Same objects, flags, libraries and link line as link_image.sh (MAIN=runner). Baseline = that image
 # with an EMPTY operator selection (codegen run with an empty selected_operators.yaml for all three
 # families) and an empty embedded .pte. Per op: codegen with a selected_operators.yaml holding only
