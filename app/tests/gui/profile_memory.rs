@@ -214,6 +214,31 @@ fn capture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// `etscope cost --json ARGS PTE`.
+fn cost_json(args: &[&str], pte: &std::path::Path) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
+        .arg("cost")
+        .args(args)
+        .arg("--json")
+        .arg(pte)
+        .output()
+        .expect("cli runs");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// The Profile tab shows the estimate's total on `machine` as the CLI's `cost` printed it.
+fn shows_total(
+    harness: &egui_kittest::Harness<'_, etscope::gui::EtscopeApp>,
+    machine: &str,
+    cost: &serde_json::Value,
+) {
+    let total = cost["total_cycles"].as_f64().expect("total");
+    harness
+        .get_all_by_label_contains(&format!("Estimated on {machine}: {total:.0} cycles"))
+        .next()
+        .expect("the estimate's total, as the CLI prints it");
+}
+
 /// Opened with `--part` (and no `--estimate`), the Profile tab estimates on the part's core and
 /// clock with its memory as the Memory tab places it, before that tab is ever shown: the total
 /// `cost --part` prints.
@@ -228,19 +253,8 @@ fn a_part_on_the_command_line_sets_the_profile_estimate_to_its_core_and_memory()
     });
     harness.get_by_label("Profile").click();
     harness.run_steps(3);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
-        .args(["cost", "--part", "ek-ra8d1", "--json"])
-        .arg(&pte)
-        .output()
-        .expect("cli runs");
-    let cost: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let total = cost["total_cycles"].as_f64().expect("total");
-    harness
-        .get_all_by_label_contains(&format!(
-            "Estimated on Cortex-M85 @ 480 MHz: {total:.0} cycles"
-        ))
-        .next()
-        .expect("the part's estimate, as cost --part prints it");
+    let cost = cost_json(&["--part", "ek-ra8d1"], &pte);
+    shows_total(&harness, "Cortex-M85 @ 480 MHz", &cost);
     harness.get_by_label_contains("where the Memory tab places it on the ek-ra8d1");
 }
 
@@ -257,19 +271,11 @@ fn without_a_capture_the_profile_tab_shows_the_estimate_and_the_heat_follows_it(
     });
     harness.get_by_label("Profile").click();
     harness.run_steps(3);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_etscope"))
-        .args(["cost", "--core", "m55", "--mhz", "400", "--json"])
-        .arg(ds_asset("model_int8_cortex_m55.pte"))
-        .output()
-        .expect("cli runs");
-    let cost: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let total = cost["total_cycles"].as_f64().expect("total");
-    harness
-        .get_all_by_label_contains(&format!(
-            "Estimated on Cortex-M55 @ 400 MHz: {total:.0} cycles"
-        ))
-        .next()
-        .expect("the estimate's total, as the CLI prints it");
+    let cost = cost_json(
+        &["--core", "m55", "--mhz", "400"],
+        &ds_asset("model_int8_cortex_m55.pte"),
+    );
+    shows_total(&harness, "Cortex-M55 @ 400 MHz", &cost);
     for r in cost["rows"].as_array().expect("rows") {
         let c = r["cycles"].as_f64().expect("cycles");
         harness
