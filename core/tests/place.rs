@@ -315,3 +315,28 @@ fn a_placement_file_naming_what_the_program_lacks_is_refused_naming_the_entry() 
         advised.blocks.iter().map(|b| &b.region).collect::<Vec<_>>()
     );
 }
+
+/// Where the link keeps static data and the stack in DTCM, the kernel registry (the runtime's
+/// .bss) sits there before any block moves in: the advisor fills DTCM only up to what is left,
+/// so a program that fits with the default link still fits as placed.
+#[test]
+fn the_advisor_leaves_room_for_the_static_data_the_link_keeps_in_fast_memory() {
+    let p = program("digits/cnn_int8_cortex_m55_default.pte");
+    let base = part_of(4, 1 << 20);
+    let (f0, _) = fit_and_estimate(&p, &base);
+    let registry = f0
+        .pools
+        .iter()
+        .find(|pool| pool.name == "kernel registry")
+        .map(|pool| pool.bytes)
+        .expect("the registry");
+    // DTCM holds the registry and a little more
+    let mut part = part_of(4, registry + 4096);
+    part.link.stack = "dtcm".into();
+    let (f, est) = fit_and_estimate(&p, &part);
+    assert!(f.fits, "the default link fits");
+    let advised = place::advise(&part, &f, &est);
+    assert!(advised.moved().count() > 0, "something moves to DTCM");
+    let placed = place::placed_fit(&part, &f, &advised, &p, 0);
+    assert!(placed.fits, "{:?}", placed.regions);
+}

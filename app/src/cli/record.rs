@@ -420,6 +420,12 @@ pub fn board_run(job: &BoardJob, live: bool, as_json: bool) -> Result<()> {
                 pte.display()
             );
         }
+        let external = program.external_keys().len();
+        if external > 0 && job.place.is_none() {
+            println!(
+                "placement: not applied: the program reads {external} constants from its .ptd (a placed program's moved weights); without --place FILE (the placement.toml beside it) they stay where the image holds them"
+            );
+        }
         if job.place.is_some() {
             println!("placement: QEMU models no memory timing, so a placed run takes the instructions an unplaced one does; what the placement saves is an estimate (`etscope fit --place`)");
         }

@@ -640,12 +640,22 @@ fn a_part_file_that_names_a_probe_rs_chip_takes_its_memory_map() {
             .find(|r| r["name"] == name)
             .and_then(|r| r["base"].as_u64())
     };
-    assert_eq!(at("BANK_1").map(|r| r.1), Some(base_of("Flash bank 1")));
+    // the two contiguous banks are one region, as the built-in part's flash and a linker's FLASH
+    assert_eq!(at("BANK_1+BANK_2").map(|r| r.1), Some(base_of("Flash")));
+    assert_eq!(
+        at("BANK_1+BANK_2").map(|r| r.2),
+        h7["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .find(|r| r["name"] == "Flash")
+            .map(|r| r["size"].as_u64())
+    );
     assert_eq!(
         at("DTCM").map(|r| (r.0, r.1)),
         Some((serde_json::json!("dtcm"), base_of("DTCM")))
     );
-    assert_eq!(d["part"]["link"]["constants"], "BANK_1");
+    assert_eq!(d["part"]["link"]["constants"], "BANK_1+BANK_2");
     assert_eq!(d["fits"], true);
     // a chip probe-rs does not know
     std::fs::write(

@@ -255,6 +255,29 @@ pub fn parse_with(
         .collect()
 }
 
+/// `regions` with flash banks that follow one another merged into one region, named by their
+/// names joined with `+`: a linker script's FLASH spans them, and a program may cross a bank's
+/// end (probe-rs lists each bank of a dual-bank chip apart).
+fn contiguous_flash_as_one(mut regions: Vec<ChipRegion>) -> Vec<ChipRegion> {
+    regions.sort_by_key(|r| r.base);
+    let mut out: Vec<ChipRegion> = Vec::with_capacity(regions.len());
+    for r in regions {
+        match out.last_mut() {
+            Some(prev)
+                if prev.kind == RegionKind::Flash
+                    && r.kind == RegionKind::Flash
+                    && prev.base.checked_add(prev.size) == Some(r.base) =>
+            {
+                prev.name = format!("{}+{}", prev.name, r.name);
+                prev.size = prev.size.saturating_add(r.size);
+                prev.boot |= r.boot;
+            }
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 /// `p` with the regions and default link of its probe-rs chip, when it lists none.
 fn from_chip(
     mut p: PartToml,
@@ -270,7 +293,7 @@ fn from_chip(
         field: "probe_rs_chip".into(),
         detail,
     };
-    let regions = chip_regions(&chip).map_err(fail)?;
+    let regions = contiguous_flash_as_one(chip_regions(&chip).map_err(fail)?);
     let source = format!("probe-rs target database, chip {chip}");
     p.region = regions
         .iter()

@@ -20,12 +20,55 @@ const MAC: Mix = Mix::scalar(5.0, 2.0, 0.0, 1.0, 1.0);
 /// One element of a copy (permute, cat, slice: an index computation per element).
 const MOVE: Mix = Mix::scalar(4.0, 1.0, 1.0, 0.5, 0.5);
 
+/// Operators whose portable kernel calls a C library function per element (`expf`, `tanhf`,
+/// `logf`, `powf`, …), by base name: `aten::tanh.out` is one, `aten::hardtanh.out` (a clamp),
+/// `hardsigmoid` and `logical_and` are not.
+const TRANSCENDENTAL: &[&str] = &[
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "logit",
+    "tanh",
+    "sigmoid",
+    "silu",
+    "gelu",
+    "elu",
+    "glu",
+    "softplus",
+    "erf",
+    "erfinv",
+    "pow",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "softmax",
+    "_softmax",
+    "log_softmax",
+    "_log_softmax",
+    "fmod",
+    "remainder",
+];
+
 fn transcendental(op: &str) -> bool {
-    [
-        "exp", "tanh", "sigmoid", "log", "gelu", "erf", "pow", "sqrt", "silu", "softmax", "rsqrt",
-    ]
-    .iter()
-    .any(|n| op.contains(n))
+    // `aten::tanh.out` → `tanh`; an in-place `tanh_` as `tanh`
+    let base = op.rsplit("::").next().unwrap_or(op);
+    let base = base.split('.').next().unwrap_or(base).trim_end_matches('_');
+    TRANSCENDENTAL.contains(&base)
 }
 
 /// The length of the sum behind one output element (MACs = outputs × this), from the operands
@@ -122,4 +165,29 @@ pub fn price(p: &Pricer, call: &CallView<'_>, category: Category) -> Priced {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transcendental;
+
+    #[test]
+    fn a_library_call_per_element_is_named_by_the_operator_not_a_substring() {
+        for op in [
+            "aten::tanh.out",
+            "aten::exp.out",
+            "aten::_softmax.out",
+            "aten::pow.Tensor_Scalar_out",
+        ] {
+            assert!(transcendental(op), "{op}");
+        }
+        for op in [
+            "aten::hardtanh.out",
+            "aten::hardsigmoid.out",
+            "aten::logical_and.out",
+            "aten::add.out",
+        ] {
+            assert!(!transcendental(op), "{op}");
+        }
+    }
 }

@@ -248,26 +248,30 @@ impl<'a> Model<'a> {
                 }
             }
         }
-        let code: u64 = [fit.code.runtime, fit.code.kernels, fit.code.cmsis_nn]
-            .iter()
-            .flatten()
-            .fold(0u64, |a, &b| a.saturating_add(b));
+        // what stays where the default link puts it: each region's use in the fit less the pools
+        // that are blocks (the code and its load image, the program's load image, which keeps
+        // every weight wherever a copy runs from, the kernel registry with the static data)
+        let movable = [
+            "method allocator pool",
+            "fast memory (memory id 3)",
+            "temp allocator",
+            "delegate scratch",
+        ];
         let fixed = part
             .regions
             .iter()
             .map(|r| {
-                let mut f = 0u64;
-                if r.name == part.link.code {
-                    f = f.saturating_add(code);
-                }
-                if r.name == part.link.constants {
-                    // the load image keeps every weight, wherever a copy runs from
-                    f = f.saturating_add(fit.program);
-                }
-                if r.name == part.link.arenas {
-                    f = f.saturating_add(fit.code.kernel_registry_ram);
-                }
-                f
+                let used = fit
+                    .regions
+                    .iter()
+                    .find(|u| u.name == r.name)
+                    .map_or(0, |u| u.used);
+                let blocks_here = fit
+                    .pools
+                    .iter()
+                    .filter(|p| p.region == r.name && movable.contains(&block_of_pool(&p.name)))
+                    .fold(0u64, |a, p| a.saturating_add(p.bytes));
+                used.saturating_sub(blocks_here)
             })
             .collect();
         let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
