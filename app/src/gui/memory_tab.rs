@@ -287,7 +287,7 @@ fn budget_ui(ui: &mut egui::Ui, b: &etscope_core::plan::budget::RamBudget) {
     ];
     ui.label(
         RichText::new(format!(
-            "RAM on a 32-bit Arm core (ExecuTorch 1.5.1's runtime): {} B · flash {} B (the program, read in place)",
+            "The program's own RAM in ExecuTorch 1.5.1's runtime (a 32-bit Arm core): {} B · flash {} B (the program, read in place); on a part, its pools add the runner's padding and the kernel registry, and the code",
             b.total_ram, b.flash
         ))
         .strong(),

@@ -462,27 +462,28 @@ impl EtscopeApp {
             }
         }
         if let Some(name) = self.launch.options.part.clone() {
-            if let Some(part) = etscope_core::part::find(&name) {
-                // the estimate on the part's core and clock, unless one was asked for
-                if self.launch.options.estimate.is_none() {
-                    if let Ok(core) = etscope_core::analysis::cost::priced_core(part.core.key()) {
-                        self.cost = etscope_viewer::cost_view::CostPicker {
-                            core,
-                            mhz: part.mhz,
-                        };
-                        self.cost_follows_program = false;
+            // a built-in part or a part file, read as the CLI reads `--part`
+            match crate::cli::parts::resolve(&name) {
+                Ok(part) => {
+                    // the estimate on the part's core and clock, unless one was asked for
+                    if self.launch.options.estimate.is_none() {
+                        if let Ok(core) = etscope_core::analysis::cost::priced_core(part.core.key())
+                        {
+                            self.cost = etscope_viewer::cost_view::CostPicker {
+                                core,
+                                mhz: part.mhz,
+                            };
+                            self.cost_follows_program = false;
+                        }
+                    }
+                    for dv in &mut self.docs {
+                        dv.memory.part_fit.pick_part(Some(part.clone()));
+                        if let Some(place) = &self.launch.options.place {
+                            dv.memory.part_fit.request(place);
+                        }
                     }
                 }
-                for dv in &mut self.docs {
-                    dv.memory.part_fit.pick(Some(&name));
-                    if let Some(place) = &self.launch.options.place {
-                        dv.memory.part_fit.request(place);
-                    }
-                }
-            } else {
-                self.messages.push(format!(
-                    "--part {name}: no such part (`etscope parts` lists them)"
-                ));
+                Err(e) => self.messages.push(format!("{e:#}")),
             }
         }
         if let Some(path) = self.launch.options.compare_capture.clone() {

@@ -39,7 +39,13 @@ pub struct PartFit {
 impl PartFit {
     /// Picks the built-in part `name` (`None`: none); the placement starts at the default link.
     pub fn pick(&mut self, name: Option<&str>) {
-        self.part = name.and_then(part::find);
+        self.pick_part(name.and_then(part::find));
+    }
+
+    /// Picks `part` (a built-in one, or one read from a part file); the placement starts at
+    /// the default link.
+    pub fn pick_part(&mut self, part: Option<Part>) {
+        self.part = part;
         self.priced = None;
         self.revision += 1;
         self.choices.clear();
@@ -260,7 +266,9 @@ fn placement_bar(
 ) -> Option<Vec<Choice>> {
     let ms = |c: f64| c / (part.mhz * 1000.0);
     let mut asked = None;
-    ui.horizontal(|ui| {
+    // wrapped: a long estimate line must not widen the tab past the window (it clipped the
+    // notes and the region bars below it)
+    ui.horizontal_wrapped(|ui| {
         ui.label("Placement");
         if ui
             .button("Default link")
