@@ -42,7 +42,14 @@ pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
                 p.core.name()
             ))
         }
-        (Some(p), _) => parse_core(p.core.key())?, // the cost model must have its timings
+        // the cost model must have the part's core's timings
+        (Some(p), _) => parse_core(p.core.key()).map_err(|e| {
+            anyhow!(
+                "--part {}: part {:?}: {e}",
+                m.part.unwrap_or_default(),
+                p.name
+            )
+        })?,
         (None, Some(c)) => c,
         (None, None) => Core::M55,
     };

@@ -480,7 +480,7 @@ fn render(
     });
     for w in what_if {
         s.push_str(&format!(
-            "what if {}{}: RAM {} B, flash {} B, {:.3} ms\n",
+            "what if {}{}: RAM {} B, flash {} B, {:.3} ms{}\n",
             w["change"].as_str().unwrap_or(""),
             if default_link_ms.is_some() {
                 " (with the default link, not the placement)"
@@ -489,7 +489,12 @@ fn render(
             },
             w["ram_total"],
             w["flash_total"],
-            w["latency_ms"].as_f64().unwrap_or(f64::NAN)
+            w["latency_ms"].as_f64().unwrap_or(f64::NAN),
+            match w["fits"].as_bool() {
+                Some(true) => ", fits",
+                Some(false) => ", does NOT fit",
+                None => "",
+            }
         ));
     }
     s

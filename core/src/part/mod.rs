@@ -342,8 +342,14 @@ fn checked(p: PartToml, origin: &str) -> Result<Part, PartError> {
         detail,
     };
     let core = Core::parse_or_list(&p.core).map_err(|e| fail("core", e))?;
-    if !(p.mhz.is_finite() && p.mhz > 0.0) {
-        return Err(fail("mhz", format!("{} is not a positive clock", p.mhz)));
+    if !(1.0..=2000.0).contains(&p.mhz) {
+        return Err(fail(
+            "mhz",
+            format!(
+                "{} is not a Cortex-M clock in MHz (between 1 and 2000)",
+                p.mhz
+            ),
+        ));
     }
     let mut regions: Vec<Region> = Vec::with_capacity(p.region.len());
     for r in &p.region {
@@ -617,6 +623,7 @@ size = 512
         for (bad, field) in [
             (good.replace("\"m33\"", "\"m99\""), "core"),
             (good.replace("mhz = 100", "mhz = 0"), "mhz"),
+            (good.replace("mhz = 100", "mhz = 5000"), "mhz"),
             (
                 good.replace("kind = \"sram\"", "kind = \"dram\""),
                 "region \"ram\": kind",
