@@ -99,6 +99,16 @@ pub fn run(path: &Path, method: Option<&str>, machine: &Machine<'_>, as_json: bo
             );
         }
         print!("{}", render(&est, path));
+        if part.is_none() {
+            println!(
+                "memory: {}",
+                if options.memory.weights.wait_states > 0 {
+                    "the weights' reads wait as asked (--flash-wait-states); activations and code at the core's own timing (zero-wait memory): `--part NAME` charges a part's regions"
+                } else {
+                    "every access at the core's own timing (zero-wait memory): `--part NAME` charges a part's wait states and caches (`etscope parts`)"
+                }
+            );
+        }
         // a simulator's clock is an assumption of the part's, said as `parts` says it
         if let Some(note) = part
             .as_ref()
