@@ -9,6 +9,7 @@ pub mod firmware_files;
 pub mod gui;
 pub mod job;
 pub mod load;
+pub mod part_spec;
 pub mod siblings;
 pub mod sweep;
 mod table;

@@ -31,7 +31,7 @@ pub struct Machine<'a> {
 /// part's core (a `--core` that contradicts it is refused), `--mhz` or the part's clock, and
 /// `--flash-wait-states` or the wait states of the part's constants region.
 pub fn options(m: &Machine<'_>) -> Result<(Option<Part>, CostOptions)> {
-    let part = m.part.map(super::parts::resolve).transpose()?;
+    let part = m.part.map(crate::part_spec::resolve).transpose()?;
     let named = m.core.map(parse_core).transpose()?;
     let core = match (&part, named) {
         (Some(p), Some(c)) if c != p.core => {

@@ -13,7 +13,7 @@ mod info;
 mod lower;
 mod memory;
 mod open;
-pub(crate) mod parts;
+mod parts;
 mod plan;
 mod profile;
 pub mod profile_compare;

@@ -463,7 +463,7 @@ impl EtscopeApp {
         }
         if let Some(name) = self.launch.options.part.clone() {
             // a built-in part or a part file, read as the CLI reads `--part`
-            match crate::cli::parts::resolve(&name) {
+            match crate::part_spec::resolve(&name) {
                 Ok(part) => {
                     // the estimate on the part's core and clock, unless one was asked for
                     if self.launch.options.estimate.is_none() {
