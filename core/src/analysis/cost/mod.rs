@@ -556,7 +556,13 @@ fn price_call(p: &Pricer, call: &CallView<'_>) -> Result<Priced, String> {
             e.add_cycles("float divides", p.timing.float_div * out_elems()? as f64);
             Ok(e)
         }
-        CostModel::CmsisLut => Ok(cmsis_other::bytewise(p, out_elems()?, "LUT activation")),
+        CostModel::CmsisLut => {
+            // one table entry read per element, from wherever the table (a constant) sits
+            let n = out_elems()?;
+            let mut priced = cmsis_other::bytewise(p, n, "LUT activation");
+            priced.weights_read(n as f64);
+            Ok(priced)
+        }
         CostModel::CmsisMinMax => Ok(cmsis_other::bytewise(
             p,
             out_elems()?,
@@ -724,6 +730,34 @@ mod tests {
             .collect();
         let misses = layers.iter().filter(|&&m| m).count();
         assert!(misses > 0 && misses < layers.len() / 2, "{layers:?}");
+    }
+
+    #[test]
+    fn a_lookup_table_activation_reads_one_entry_per_element_where_the_table_sits() {
+        let p = fixture("ops/quantized_activation__sigmoid_2x19__default__m55/model.pte");
+        let slow = CostOptions {
+            memory: MemoryCosts {
+                weights: RegionCost {
+                    wait_states: 2,
+                    line_bytes: 16,
+                },
+                ..MemoryCosts::default()
+            },
+            ..options(Core::M55)
+        };
+        let e = estimate(&p, 0, slow).expect("estimate");
+        let lut = e
+            .rows
+            .iter()
+            .find(|r| r.path.contains("LUT"))
+            .expect("the table activation");
+        let waits = lut
+            .terms
+            .iter()
+            .find(|t| t.name == memory::WEIGHT_TERM)
+            .expect("the table's reads");
+        // 2 × 19 elements, one byte each: three 16-byte lines' worth, two wait states each
+        assert_eq!(waits.cycles, (38.0f64 / 16.0).ceil() * 2.0);
     }
 
     #[test]
