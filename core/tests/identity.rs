@@ -118,3 +118,41 @@ fn the_reason_names_what_contradicts() {
         .to_string();
     assert!(e.contains("instruction 0") && e.contains("float32"), "{e}");
 }
+
+/// Three models of one input shape (1×3×16×16), each lowered in both Cortex-M flows: each
+/// program takes its own ETRecord and refuses the others', whose debug handles name other
+/// operators for its kernel calls (before, an ETRecord of another model with the same input
+/// and enough instructions was taken, and the diff blamed the whole network).
+#[test]
+fn an_etrecord_of_another_model_with_the_same_input_is_refused_by_its_operators() {
+    let models = ["inception", "resnet", "unet"];
+    let flows = ["default", "explicit"];
+    let path = |m: &str, f: &str, ext: &str| {
+        common::fixtures()
+            .join("models")
+            .join(m)
+            .join(format!("model_int8_cortex_m55_{f}.{ext}"))
+    };
+    let mut refused_by_operators = 0;
+    for m in models {
+        for f in flows {
+            let prog = program(&path(m, f, "pte"));
+            for other in models {
+                let rec =
+                    ETRecord::parse(&common::read(&path(other, f, "etrecord"))).expect("etrecord");
+                let verdict = check_etrecord(&prog, 0, &rec);
+                if other == m {
+                    verdict.unwrap_or_else(|e| panic!("{m} {f}: its own ETRecord: {e}"));
+                } else {
+                    let e = verdict.expect_err(&format!("{m} {f} took {other}'s ETRecord"));
+                    if e.to_string()
+                        .contains("name another operator or output size")
+                    {
+                        refused_by_operators += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(refused_by_operators > 0, "the operator check refused none");
+}

@@ -221,6 +221,35 @@ fn etrecord_fits(plan: &Method, rec: &ETRecord) -> Result<(), NotThisProgram> {
     } else if !rec.debug_handle_map.is_empty() {
         return fail(format!("it has no method {:?}", plan.name));
     }
+    // what each instruction calls against the operator of the ETRecord's nodes with its debug
+    // handles: an ETRecord of another model of the same input names other operators
+    let edge = rec.stages.iter().rev().find(|s| {
+        s.name.starts_with("edge") && s.graph.nodes.iter().any(|n| !n.debug_handles.is_empty())
+    });
+    if let (Some(map), Some(stage)) = (rec.debug_handle_map.get(&plan.name), edge) {
+        let numel = |sizes: &[i64]| {
+            sizes
+                .iter()
+                .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) })
+        };
+        let nodes: Vec<StageNode<'_>> = stage
+            .graph
+            .nodes
+            .iter()
+            .map(|n| StageNode {
+                handles: n.debug_handles.as_slice(),
+                op: n.target.as_str(),
+                numel: n
+                    .outputs
+                    .first()
+                    .and_then(|o| stage.graph.tensors.get(o))
+                    .and_then(|t| numel(&t.sizes)),
+            })
+            .collect();
+        if let Some(why) = operators_disagree(plan, map, &nodes, &stage.name) {
+            return fail(why);
+        }
+    }
     // the model's inputs: the edge stage's user inputs against the plan's input tensors
     let stage = rec
         .stages
@@ -255,6 +284,120 @@ fn etrecord_fits(plan: &Method, rec: &ETRecord) -> Result<(), NotThisProgram> {
         }
     }
     Ok(())
+}
+
+/// A node of an ETRecord stage as the operator check reads it: its debug handles, its operator
+/// and its first output's element count (`None`: symbolic or not known).
+pub struct StageNode<'a> {
+    pub handles: &'a [u32],
+    pub op: &'a str,
+    pub numel: Option<i64>,
+}
+
+/// The base name of an operator: `cortex_m::quantized_conv2d.out` and
+/// `executorch.exir.dialects.edge.ops.cortex_m.quantized_conv2d.default` are both
+/// `quantized_conv2d`.
+fn base_op(name: &str) -> &str {
+    let name = name.rsplit("::").next().unwrap_or(name);
+    let mut parts = name.rsplitn(2, '.');
+    match (parts.next(), parts.next()) {
+        // `…ops.cortex_m.quantized_conv2d.default`: the segment before the overload
+        (Some(_overload), Some(rest)) => rest.rsplit('.').next().unwrap_or(rest),
+        (Some(only), None) => only,
+        _ => name,
+    }
+}
+
+/// Why the program's kernel calls and the ETRecord's nodes for the same debug handles name
+/// different operators, when most of them do (a stage's op may be renamed on the way to the
+/// program — `view_copy` to `et_view`, a clone to its dim-order form — so one difference is
+/// not enough); `None` when they agree or cannot be compared.
+fn operators_disagree(
+    plan: &Method,
+    map: &std::collections::BTreeMap<usize, Vec<u32>>,
+    nodes: &[StageNode<'_>],
+    stage: &str,
+) -> Option<String> {
+    let mut by_handle: std::collections::BTreeMap<u32, Vec<(&str, Option<i64>)>> =
+        std::collections::BTreeMap::new();
+    for n in nodes {
+        for &h in n.handles {
+            by_handle
+                .entry(h)
+                .or_default()
+                .push((base_op(n.op), n.numel));
+        }
+    }
+    let numel = |s: &[i64]| s.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+    let (mut compared, mut differ) = (0usize, Vec::new());
+    for (&id, handles) in map {
+        let Some(op) = plan.short_op(id) else {
+            continue;
+        };
+        let op = base_op(&op).to_string();
+        let want = plan
+            .outputs
+            .get(id)
+            .and_then(|o| o.as_ref())
+            .and_then(|(_, sizes)| numel(sizes));
+        let named: Vec<(&str, Option<i64>)> = handles
+            .iter()
+            .filter_map(|h| by_handle.get(h))
+            .flatten()
+            .copied()
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        compared += 1;
+        let agrees = named
+            .iter()
+            .any(|&(n, k)| n == op && (k.is_none() || want.is_none() || k == want));
+        if !agrees {
+            let (n, k) = named
+                .iter()
+                .find(|(n, _)| *n == op)
+                .or(named.first())
+                .copied()
+                .unwrap_or(("", None));
+            let size = |k: Option<i64>| k.map_or(String::new(), |k| format!(" of {k} elements"));
+            differ.push(format!(
+                "instruction {id} calls {op}{}, its node in the ETRecord's {stage} is {n}{}",
+                size(want),
+                size(k)
+            ));
+        }
+    }
+    let first = differ.first()?;
+    (compared >= 3 && differ.len() * 2 > compared).then(|| {
+        format!(
+            "{} of the {compared} kernel calls it maps name another operator or output size than the program's: {first}",
+            differ.len()
+        )
+    })
+}
+
+/// [`check_etrecord`]'s operator check over a stage graph built elsewhere (an ETRecord read with
+/// its graphs released as each stage was built): `nodes` are the stage's (debug handles,
+/// operator) pairs.
+pub fn check_etrecord_operators(
+    program: &Program,
+    plan_index: usize,
+    rec: &ETRecord,
+    nodes: &[StageNode<'_>],
+    stage: &str,
+) -> Result<(), NotThisProgram> {
+    let plan = method_of(program, plan_index)?;
+    match rec
+        .debug_handle_map
+        .get(&plan.name)
+        .and_then(|map| operators_disagree(&plan, map, nodes, stage))
+    {
+        Some(why) => Err(NotThisProgram(format!(
+            "{why} (ETRecord of another program?)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A program's identity as the board and the capture carry it: FNV-1a (64 bit) over the `.pte`
