@@ -73,6 +73,22 @@ fn side(
         Spec::Program(pte) => {
             let (program, rec) = program_and_record(pte)?;
             let device = choice.device(&program, 0)?;
+            // what `run` says of this program on this core: a call that computes otherwise
+            // (a Helium program's linear without its bias on another core) is the divergence
+            // a per-row rule may miss when each loses a little
+            for n in etscope_core::analysis::device_notes::notes(&program, 0, device.clone()) {
+                eprintln!(
+                    "note: {label}: instruction {} ({}) {}: {}",
+                    n.instruction,
+                    n.op,
+                    if n.kind == "device" {
+                        "computes differently on the board"
+                    } else {
+                        "does not compute what the model means"
+                    },
+                    n.why
+                );
+            }
             DiffSide::Program {
                 label: label.to_string(),
                 record: rec.map(|(r, e)| (record_now(r), e)),
@@ -230,13 +246,15 @@ pub fn run(
                 (Some(s), _) if s.is_infinite() && s > 0.0 => {
                     "equal going in: the op made the difference".to_string()
                 }
-                (Some(s), Some(lost)) => format!("{} dB carried in, the op lost {} dB", db(s), db(lost)),
+                (Some(s), Some(lost)) => {
+                    format!("{} dB carried in, the op lost {} dB", db(s), db(lost))
+                }
                 _ => "nothing compared before it".to_string(),
             };
             // the rule that fired: the SNR and its loss, or the largest difference
-            let by_snr = r.metrics.is_some_and(|m| {
-                m.snr_db < min_snr && r.drop_db().is_some_and(|d| d >= min_drop)
-            });
+            let by_snr = r
+                .metrics
+                .is_some_and(|m| m.snr_db < min_snr && r.drop_db().is_some_and(|d| d >= min_drop));
             let rule = if by_snr {
                 format!("SNR < {min_snr} dB and a loss >= {min_drop} dB")
             } else {
@@ -252,9 +270,24 @@ pub fn run(
                 at(&r.b_instructions, &r.b_ops),
             )
         }
-        None => println!(
-            "no divergence (no node below {min_snr} dB SNR that lost >= {min_drop} dB against what it was given{limit}){partly}"
-        ),
+        None => {
+            println!(
+                "no divergence (no node below {min_snr} dB SNR that lost >= {min_drop} dB against what it was given{limit}){partly}"
+            );
+            // each node losing a little can still leave an output far below the rule's SNR
+            // the last row compared: the rows are in the graph's order, the outputs last
+            let last = report
+                .rows
+                .iter()
+                .rev()
+                .find_map(|r| r.metrics.as_ref().map(|m| (r.module.join(","), m.snr_db)));
+            if let Some((name, snr)) = last.filter(|(_, snr)| *snr < min_snr) {
+                println!(
+                    "but the last row compared ({name}) is at {} dB SNR, below {min_snr} dB: the loss is spread over several nodes, none of which lost {min_drop} dB alone (the SNR-in and loss columns show where it accumulates)",
+                    db(snr)
+                );
+            }
+        }
     }
     Ok(())
 }

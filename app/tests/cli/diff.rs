@@ -81,6 +81,21 @@ fn diff_runs_the_host_side_as_the_core_chosen_and_finds_what_that_core_changes()
         row["a_ops"].to_string().contains("quantized_linear"),
         "first divergence {row}"
     );
+    // and it says, as `run` does, that this core computes the layer without its bias
+    let noted = etscope(&[
+        "diff",
+        p(&pte),
+        &spec,
+        "--input",
+        p(&tiny("input.npy")),
+        "--target",
+        "m4",
+    ]);
+    let err = String::from_utf8_lossy(&noted.stderr);
+    assert!(
+        err.contains("note: ") && err.contains("without its bias"),
+        "{err}"
+    );
     let bad = etscope(&[
         "diff",
         p(&pte),
