@@ -76,7 +76,7 @@ fn side(
             // what `run` says of this program on this core: a call that computes otherwise
             // (a Helium program's linear without its bias on another core) is the divergence
             // a per-row rule may miss when each loses a little
-            for n in etscope_core::analysis::device_notes::notes(&program, 0, device.clone()) {
+            for n in etscope_core::analysis::device_notes::notes(&program, 0, device) {
                 eprintln!(
                     "note: {label}: instruction {} ({}) {}: {}",
                     n.instruction,
