@@ -133,7 +133,7 @@ impl DiffView {
 
     /// Draws the diff mode.
     pub fn ui(&mut self, ui: &mut Ui, stage_a: &StageView, stage_b: &StageView) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(
                 RichText::new(format!("A: {}   B: {}", self.report.a, self.report.b)).strong(),
             );
@@ -215,7 +215,11 @@ impl DiffView {
             }
         }
         let mut pick = None;
-        self.rows_table(ui, &mut pick);
+        // scrolled sideways, not clipped: a narrow window (the inspector open at 1280x800) cut
+        // the numbers short (16384 read 1638)
+        egui::ScrollArea::horizontal()
+            .id_salt("diff-rows-sideways")
+            .show(ui, |ui| self.rows_table(ui, &mut pick));
         if let Some(i) = pick {
             self.select_row(i);
         }
