@@ -715,39 +715,15 @@ impl Document {
     pub fn accepts_etrecord(&self, prepared: &PreparedEtrecord) -> Result<(), OpenError> {
         self.check_etrecord(&prepared.name, &prepared.rec)?;
         // a record read with its graphs released: the operator check over the stages built
-        // from them (the last edge stage whose nodes carry debug handles)
+        // from them
         let (Some(program), true) = (&self.program, prepared.rec.released) else {
             return Ok(());
         };
-        let Some(stage) = prepared.stages.iter().rev().find(|s| {
-            s.name.starts_with("edge") && s.graph.nodes.iter().any(|n| !n.debug_handles.is_empty())
-        }) else {
-            return Ok(());
-        };
-        let g = &stage.graph;
-        let nodes: Vec<etscope_core::analysis::identity::StageNode<'_>> = g
-            .nodes
-            .iter()
-            .map(|n| etscope_core::analysis::identity::StageNode {
-                handles: n.debug_handles.as_slice(),
-                op: n.op.as_str(),
-                numel: n
-                    .outputs
-                    .first()
-                    .and_then(|&v| g.values.get(v))
-                    .and_then(|v| {
-                        v.shape
-                            .iter()
-                            .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) })
-                    }),
-            })
-            .collect();
         etscope_core::analysis::identity::check_etrecord_operators(
             program,
             self.plan_index,
             &prepared.rec,
-            &nodes,
-            &stage.name,
+            prepared.stages.iter().map(|s| (s.name.as_str(), &s.graph)),
         )
         .map_err(|e| OpenError::Mismatch {
             name: prepared.name.clone(),

@@ -12,6 +12,9 @@ use crate::formats::etdump::{DebugValue, ETDump, Event};
 use crate::formats::etrecord::ETRecord;
 use crate::formats::export_json::InputKind;
 use crate::formats::pte::{InstructionCall, Program};
+use crate::ir::call::elements_of;
+use crate::ir::from_export::split_target;
+use crate::ops::base_name;
 use crate::ScalarType;
 
 /// A file that does not belong to the program it was given with.
@@ -224,26 +227,24 @@ fn etrecord_fits(plan: &Method, rec: &ETRecord) -> Result<(), NotThisProgram> {
     // what each instruction calls against the operator of the ETRecord's nodes with its debug
     // handles: an ETRecord of another model of the same input names other operators
     let edge = rec.stages.iter().rev().find(|s| {
-        s.name.starts_with("edge") && s.graph.nodes.iter().any(|n| !n.debug_handles.is_empty())
+        mapped_stage(
+            &s.name,
+            s.graph.nodes.iter().map(|n| n.debug_handles.as_slice()),
+        )
     });
     if let (Some(map), Some(stage)) = (rec.debug_handle_map.get(&plan.name), edge) {
-        let numel = |sizes: &[i64]| {
-            sizes
-                .iter()
-                .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) })
-        };
-        let nodes: Vec<StageNode<'_>> = stage
-            .graph
+        let g = &stage.graph;
+        let nodes: Vec<StageNode<'_>> = g
             .nodes
             .iter()
             .map(|n| StageNode {
                 handles: n.debug_handles.as_slice(),
-                op: n.target.as_str(),
-                numel: n
+                op: split_target(&n.target).0,
+                elements: n
                     .outputs
                     .first()
-                    .and_then(|o| stage.graph.tensors.get(o))
-                    .and_then(|t| numel(&t.sizes)),
+                    .and_then(|o| g.tensors.get(o))
+                    .and_then(|t| elements_of(&t.sizes)),
             })
             .collect();
         if let Some(why) = operators_disagree(plan, map, &nodes, &stage.name) {
@@ -287,25 +288,17 @@ fn etrecord_fits(plan: &Method, rec: &ETRecord) -> Result<(), NotThisProgram> {
 }
 
 /// A node of an ETRecord stage as the operator check reads it: its debug handles, its operator
-/// and its first output's element count (`None`: symbolic or not known).
-pub struct StageNode<'a> {
-    pub handles: &'a [u32],
-    pub op: &'a str,
-    pub numel: Option<i64>,
+/// (`namespace::name`) and its first output's element count (`None`: symbolic or not known).
+struct StageNode<'a> {
+    handles: &'a [u32],
+    op: String,
+    elements: Option<usize>,
 }
 
-/// The base name of an operator: `cortex_m::quantized_conv2d.out` and
-/// `executorch.exir.dialects.edge.ops.cortex_m.quantized_conv2d.default` are both
-/// `quantized_conv2d`.
-fn base_op(name: &str) -> &str {
-    let name = name.rsplit("::").next().unwrap_or(name);
-    let mut parts = name.rsplitn(2, '.');
-    match (parts.next(), parts.next()) {
-        // `…ops.cortex_m.quantized_conv2d.default`: the segment before the overload
-        (Some(_overload), Some(rest)) => rest.rsplit('.').next().unwrap_or(rest),
-        (Some(only), None) => only,
-        _ => name,
-    }
+/// The stage the operator check reads: an edge stage whose nodes carry debug handles (the
+/// last such one, nearest the program).
+fn mapped_stage<'a>(name: &str, mut handles: impl Iterator<Item = &'a [u32]>) -> bool {
+    name.starts_with("edge") && handles.any(|h| !h.is_empty())
 }
 
 /// Why the program's kernel calls and the ETRecord's nodes for the same debug handles name
@@ -318,29 +311,28 @@ fn operators_disagree(
     nodes: &[StageNode<'_>],
     stage: &str,
 ) -> Option<String> {
-    let mut by_handle: std::collections::BTreeMap<u32, Vec<(&str, Option<i64>)>> =
+    let mut by_handle: std::collections::BTreeMap<u32, Vec<(&str, Option<usize>)>> =
         std::collections::BTreeMap::new();
     for n in nodes {
         for &h in n.handles {
             by_handle
                 .entry(h)
                 .or_default()
-                .push((base_op(n.op), n.numel));
+                .push((base_name(&n.op), n.elements));
         }
     }
-    let numel = |s: &[i64]| s.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
     let (mut compared, mut differ) = (0usize, Vec::new());
     for (&id, handles) in map {
         let Some(op) = plan.short_op(id) else {
             continue;
         };
-        let op = base_op(&op).to_string();
+        let op = base_name(&op).to_string();
         let want = plan
             .outputs
             .get(id)
             .and_then(|o| o.as_ref())
-            .and_then(|(_, sizes)| numel(sizes));
-        let named: Vec<(&str, Option<i64>)> = handles
+            .and_then(|(_, sizes)| elements_of(sizes));
+        let named: Vec<(&str, Option<usize>)> = handles
             .iter()
             .filter_map(|h| by_handle.get(h))
             .flatten()
@@ -360,7 +352,7 @@ fn operators_disagree(
                 .or(named.first())
                 .copied()
                 .unwrap_or(("", None));
-            let size = |k: Option<i64>| k.map_or(String::new(), |k| format!(" of {k} elements"));
+            let size = |k: Option<usize>| k.map_or(String::new(), |k| format!(" of {k} elements"));
             differ.push(format!(
                 "instruction {id} calls {op}{}, its node in the ETRecord's {stage} is {n}{}",
                 size(want),
@@ -377,21 +369,38 @@ fn operators_disagree(
     })
 }
 
-/// [`check_etrecord`]'s operator check over a stage graph built elsewhere (an ETRecord read with
-/// its graphs released as each stage was built): `nodes` are the stage's (debug handles,
-/// operator) pairs.
-pub fn check_etrecord_operators(
+/// [`check_etrecord`]'s operator check over stage graphs built elsewhere (an ETRecord read with
+/// its graphs released as each stage was built): `stages` are (entry name, IR graph).
+pub fn check_etrecord_operators<'a>(
     program: &Program,
     plan_index: usize,
     rec: &ETRecord,
-    nodes: &[StageNode<'_>],
-    stage: &str,
+    stages: impl DoubleEndedIterator<Item = (&'a str, &'a crate::ir::Graph)>,
 ) -> Result<(), NotThisProgram> {
     let plan = method_of(program, plan_index)?;
+    let Some((stage, g)) = stages
+        .rev()
+        .find(|(name, g)| mapped_stage(name, g.nodes.iter().map(|n| n.debug_handles.as_slice())))
+    else {
+        return Ok(());
+    };
+    let nodes: Vec<StageNode<'_>> = g
+        .nodes
+        .iter()
+        .map(|n| StageNode {
+            handles: n.debug_handles.as_slice(),
+            op: n.op.clone(),
+            elements: n
+                .outputs
+                .first()
+                .and_then(|&v| g.values.get(v))
+                .and_then(|v| v.elements()),
+        })
+        .collect();
     match rec
         .debug_handle_map
         .get(&plan.name)
-        .and_then(|map| operators_disagree(&plan, map, nodes, stage))
+        .and_then(|map| operators_disagree(&plan, map, &nodes, stage))
     {
         Some(why) => Err(NotThisProgram(format!(
             "{why} (ETRecord of another program?)"

@@ -88,10 +88,16 @@ impl<'g> CallView<'g> {
 impl ValueInfo {
     /// Elements of a tensor (`None` when a size is negative or the product overflows).
     pub fn elements(&self) -> Option<usize> {
-        self.shape
-            .iter()
-            .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))
+        elements_of(&self.shape)
     }
+}
+
+/// Elements of a tensor of `sizes` (`None` when a size is negative, symbolic, or the product
+/// overflows).
+pub fn elements_of(sizes: &[i64]) -> Option<usize> {
+    sizes
+        .iter()
+        .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))
 }
 
 impl CallView<'_> {

@@ -271,6 +271,13 @@ pub fn arg_of(name: &str, arg: &str) -> Option<usize> {
     def(lookup(name, "")?).arg(arg)
 }
 
+/// An operator's name without namespace or overload: `aten::tanh.out`, `cortex_m::pad` and
+/// `tanh` are `tanh` and `pad`.
+pub fn base_name(qualified: &str) -> &str {
+    let name = qualified.rsplit("::").next().unwrap_or(qualified);
+    name.split('.').next().unwrap_or(name)
+}
+
 /// The entry of a qualified `name.overload` (`aten::add.Scalar_out`, `cortex_m::pad.out`).
 pub fn lookup_qualified(qualified: &str) -> Option<OpId> {
     match qualified.rsplit_once('.') {

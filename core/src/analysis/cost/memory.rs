@@ -14,13 +14,15 @@
 //!   are not counted: a first-order term, said in docs/cost-model.md.
 //!
 //! - **code**: where the code region has wait states, the instructions the call fetches
-//!   ([`Traffic::code_term`]): with an instruction cache the part states, a CMSIS-NN call's
-//!   operator code (its linked bytes, `part::code`: an upper bound, as not every path of a
-//!   kernel runs; never more than the instructions it executes) when the cache no longer
-//!   holds it (portable kernels are not sized: not charged) — an LRU cache of whole operators' code over the
-//!   repeated inference (`cost::CodeFetch`) — else nothing; with none, every instruction it
-//!   executes (4 bytes each on Thumb-2, 2 on Thumb-1, no prefetch buffer credited: an upper
-//!   bound); with the cache not known, nothing, and the notes say so.
+//!   ([`Traffic::code_term`]):
+//!   - with an instruction cache the part states: a CMSIS-NN call's operator code (its linked
+//!     bytes, `part::code`: an upper bound, as not every path of a kernel runs; never more than
+//!     the instructions it executes) when the cache — an LRU of whole operators' code over the
+//!     repeated inference (`cost::CodeFetch`) — no longer holds it, else nothing; portable
+//!     kernels are not sized and not charged;
+//!   - with none: every instruction the call executes (4 bytes each on Thumb-2, 2 on Thumb-1,
+//!     no prefetch buffer credited: an upper bound);
+//!   - with the cache not known: nothing, and the notes say so.
 //!
 //! Bus contention and DMA are not modelled.
 
@@ -211,9 +213,7 @@ impl Traffic {
         }
         out
     }
-}
 
-impl Traffic {
     /// What fetching the call's code costs from `code` with an instruction cache of
     /// `icache_bytes` (`None`: not known; `Some(0)`: none): the code it fetches through the
     /// cache ([`Traffic::code_bytes`]) but never more than the instructions it executes,

@@ -732,60 +732,55 @@ mod tests {
         assert!(misses > 0 && misses < layers.len() / 2, "{layers:?}");
     }
 
-    #[test]
-    fn a_lookup_table_activation_reads_one_entry_per_element_where_the_table_sits() {
-        let p = fixture("ops/quantized_activation__sigmoid_2x19__default__m55/model.pte");
+    /// The first row `pick` chooses of `rel` estimated on `core` with the weights behind
+    /// `wait_states` per 16-byte line, and the cycles of its weights' wait states.
+    fn weight_waits(
+        rel: &str,
+        core: Core,
+        wait_states: u32,
+        pick: impl Fn(&CostRow) -> bool,
+    ) -> (CostRow, f64) {
         let slow = CostOptions {
             memory: MemoryCosts {
                 weights: RegionCost {
-                    wait_states: 2,
+                    wait_states,
                     line_bytes: 16,
                 },
                 ..MemoryCosts::default()
             },
-            ..options(Core::M55)
+            ..options(core)
         };
-        let e = estimate(&p, 0, slow).expect("estimate");
-        let lut = e
-            .rows
-            .iter()
-            .find(|r| r.path.contains("LUT"))
-            .expect("the table activation");
-        let waits = lut
+        let e = estimate(&fixture(rel), 0, slow).expect("estimate");
+        let row = e.rows.into_iter().find(|r| pick(r)).expect("the row");
+        let waits = row
             .terms
             .iter()
             .find(|t| t.name == memory::WEIGHT_TERM)
-            .expect("the table's reads");
+            .map(|t| t.cycles)
+            .expect("its weights' wait states");
+        (row, waits)
+    }
+
+    #[test]
+    fn a_lookup_table_activation_reads_one_entry_per_element_where_the_table_sits() {
+        let (_, waits) = weight_waits(
+            "ops/quantized_activation__sigmoid_2x19__default__m55/model.pte",
+            Core::M55,
+            2,
+            |r| r.path.contains("LUT"),
+        );
         // 2 × 19 elements, one byte each: three 16-byte lines' worth, two wait states each
-        assert_eq!(waits.cycles, (38.0f64 / 16.0).ceil() * 2.0);
+        assert_eq!(waits, (38.0f64 / 16.0).ceil() * 2.0);
     }
 
     #[test]
     fn a_float_layer_reads_its_weights_where_they_sit_once_per_mac() {
-        let p = fixture("tiny_conv_relu_linear/model_fp32.pte");
-        let slow = CostOptions {
-            memory: MemoryCosts {
-                weights: RegionCost {
-                    wait_states: 4,
-                    line_bytes: 16,
-                },
-                ..MemoryCosts::default()
-            },
-            ..options(Core::M4)
-        };
-        let e = estimate(&p, 0, slow).expect("estimate");
-        let conv = e
-            .rows
-            .iter()
-            .find(|r| r.op.contains("convolution"))
-            .expect("a float convolution");
-        let waits = conv
-            .terms
-            .iter()
-            .find(|t| t.name == memory::WEIGHT_TERM)
-            .expect("its weights' wait states");
+        let (conv, waits) =
+            weight_waits("tiny_conv_relu_linear/model_fp32.pte", Core::M4, 4, |r| {
+                r.op.contains("convolution")
+            });
         // four bytes per MAC, a 16-byte line per four MACs, four wait states a line
-        assert_eq!(waits.cycles, (conv.macs as f64 * 4.0 / 16.0).ceil() * 4.0);
+        assert_eq!(waits, (conv.macs as f64 * 4.0 / 16.0).ceil() * 4.0);
     }
 
     #[test]

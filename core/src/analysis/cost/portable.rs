@@ -65,10 +65,8 @@ const TRANSCENDENTAL: &[&str] = &[
 ];
 
 fn transcendental(op: &str) -> bool {
-    // `aten::tanh.out` → `tanh`; an in-place `tanh_` as `tanh`
-    let base = op.rsplit("::").next().unwrap_or(op);
-    let base = base.split('.').next().unwrap_or(base).trim_end_matches('_');
-    TRANSCENDENTAL.contains(&base)
+    // an in-place `tanh_` as `tanh`
+    TRANSCENDENTAL.contains(&crate::ops::base_name(op).trim_end_matches('_'))
 }
 
 /// The length of the sum behind one output element (MACs = outputs × this), from the operands
